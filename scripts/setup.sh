@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Makes a Debian 12 machine ready to build and test Attention Lens. Idempotent; quick when done.
+#
+# Installs only what is missing and leaves alone what a user already has:
+#   - emcc: a user's own emsdk on PATH is used as is; otherwise Debian's emscripten (3.1.6).
+#   - xsimd >= 11 (wasm-capable): a system one is used; otherwise trixie's header-only
+#     libxsimd-dev is unpacked into .deps/ (bookworm's 8.1 has no wasm architecture).
+#   - Catch2 3: a system one is used; otherwise bookworm-backports' libcatch2-dev into .deps/.
+#   - chromium (browser tests), python3 for scripts, node modules (npm ci).
+# Neither trixie nor backports is added to the machine's apt sources: packages are fetched with
+# a temporary sources list and unpacked with dpkg -x.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps="$root/.deps"
+stamp="$deps/.setup-complete"
+mkdir -p "$deps"
+
+log() { printf '[setup] %s\n' "$*"; }
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); fi
+fi
+
+# Quick path: everything was verified before and nothing relevant changed.
+if [ -f "$stamp" ] && [ "${ATTN_SETUP_FORCE:-0}" != 1 ] \
+  && [ "$stamp" -nt "$root/package-lock.json" ] && [ -d "$root/node_modules" ]; then
+  exit 0
+fi
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" = 0 ]; then
+    log "apt-get update"
+    "${sudo_cmd[@]}" apt-get update -qq
+    apt_updated=1
+  fi
+  log "apt-get install $*"
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+need_pkgs=()
+command -v cmake >/dev/null 2>&1 || need_pkgs+=(cmake)
+command -v ninja >/dev/null 2>&1 || need_pkgs+=(ninja-build)
+command -v g++ >/dev/null 2>&1 || need_pkgs+=(g++)
+command -v clang++ >/dev/null 2>&1 || need_pkgs+=(clang)
+command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
+command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)
+command -v dpkg-deb >/dev/null 2>&1 || need_pkgs+=(dpkg)
+[ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
+# Emscripten: a user's own emcc (emsdk) on PATH wins.
+if ! command -v emcc >/dev/null 2>&1; then need_pkgs+=(emscripten); fi
+if [ ${#need_pkgs[@]} -gt 0 ]; then apt_install "${need_pkgs[@]}"; fi
+
+# emcc 3.1.6's JS optimizer needs Debian's node modules (acorn) when node is not Debian's.
+if [ -d /usr/share/nodejs ]; then export NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}"; fi
+
+# Downloads a .deb from another Debian suite without touching the machine's sources.
+fetch_deb() { # suite package
+  local suite="$1" pkg="$2" work="$deps/apt-$1"
+  mkdir -p "$work/lists/partial" "$work/archives"
+  printf 'deb http://deb.debian.org/debian %s main\n' "$suite" >"$work/sources.list"
+  local opts=(-o "Dir::Etc::sourcelist=$work/sources.list" -o "Dir::Etc::sourceparts=-"
+    -o "Dir::State::Lists=$work/lists" -o "APT::Get::List-Cleanup=0" -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root")
+  log "fetching $pkg from Debian $suite"
+  apt-get "${opts[@]}" update -qq
+  (cd "$work/archives" && apt-get "${opts[@]}" download -qq "$pkg")
+  local deb
+  deb=$(ls -t "$work/archives/${pkg}"_*.deb | head -n 1)
+  dpkg -x "$deb" "$deps/prefix"
+  log "unpacked $(basename "$deb") into .deps/prefix"
+}
+
+xsimd_version() { # include dir -> major version or empty
+  local cfg="$1/xsimd/config/xsimd_config.hpp"
+  [ -f "$cfg" ] && sed -n 's/^#define XSIMD_VERSION_MAJOR \([0-9]*\).*/\1/p' "$cfg" | head -n 1
+}
+sys_xsimd=$(xsimd_version /usr/include || true)
+if [ -n "$sys_xsimd" ] && [ "$sys_xsimd" -ge 11 ]; then
+  log "using system xsimd $sys_xsimd"
+elif [ -n "$(xsimd_version "$deps/prefix/usr/include" || true)" ]; then
+  :
+else
+  fetch_deb trixie libxsimd-dev
+fi
+
+catch2_ok() { [ -f "$1/Catch2/Catch2ConfigVersion.cmake" ] && grep -q 'PACKAGE_VERSION "3\.' "$1/Catch2/Catch2ConfigVersion.cmake"; }
+if catch2_ok /usr/lib/cmake || catch2_ok /usr/lib/x86_64-linux-gnu/cmake; then
+  log "using system Catch2 3"
+elif catch2_ok "$deps/prefix/usr/lib/cmake" || catch2_ok "$deps/prefix/usr/lib/x86_64-linux-gnu/cmake"; then
+  :
+else
+  fetch_deb bookworm-backports libcatch2-dev
+fi
+
+# Node modules (playwright-core drives Debian's chromium; it never downloads a browser).
+if [ ! -d "$root/node_modules" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
+  log "npm ci"
+  (cd "$root" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+touch "$stamp"
+log "ready: emcc $(emcc --version 2>/dev/null | head -n 1 | sed 's/.*) //'), $(cmake --version | head -n 1), node $(node --version)"
