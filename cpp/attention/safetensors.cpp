@@ -1,0 +1,878 @@
+// Bounded .safetensors reader and writer: a strict JSON header parser plus range-checked tensors.
+#include "attention/safetensors.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+#include "attention/error.hpp"
+
+namespace attn::safetensors {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; this build assumes a little-endian host");
+
+namespace {
+
+constexpr std::size_t kLengthFieldBytes = 8;
+constexpr int kMaxJsonDepth = 64;
+constexpr std::uint64_t kMaxExactInteger = std::uint64_t{1} << 53;  // JSON numbers are doubles
+constexpr std::size_t kMaxNameInMessage = 80;
+constexpr const char* kMetadataKey = "__metadata__";
+constexpr const char* kSupportedDTypes = "F32, F64, U8";
+
+[[noreturn]] void fail(const std::string& what) {
+  throw Error("safetensors: " + what);
+}
+
+std::string plural(std::uint64_t count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+// 'name', cut short (at a UTF-8 boundary) so a huge name cannot flood an error message.
+std::string quoted(std::string_view name) {
+  if (name.size() <= kMaxNameInMessage) return "'" + std::string(name) + "'";
+  std::size_t cut = kMaxNameInMessage;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  return "'" + std::string(name.substr(0, cut)) + "...'";
+}
+
+std::string tensor_label(std::string_view name) {
+  return "tensor " + quoted(name);
+}
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+// ---- UTF-8 -----------------------------------------------------------------------------------
+
+// Length of the valid UTF-8 sequence starting at text[pos], or 0 if it is malformed (truncated,
+// overlong, a surrogate, above U+10FFFF, or a stray continuation byte).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t pos) {
+  const auto lead = static_cast<unsigned char>(text[pos]);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // overlong
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // overlong
+    if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (text.size() - pos < length) return 0;
+  for (std::size_t i = 1; i < length; ++i) {
+    const auto byte = static_cast<unsigned char>(text[pos + i]);
+    const unsigned char lo = i == 1 ? low : 0x80, hi = i == 1 ? high : 0xBF;
+    if (byte < lo || byte > hi) return 0;
+  }
+  return length;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t length = utf8_sequence_length(text, pos);
+    if (length == 0) return false;
+    pos += length;
+  }
+  return true;
+}
+
+void check_header_utf8(std::string_view header) {
+  for (std::size_t pos = 0; pos < header.size();) {
+    const std::size_t length = utf8_sequence_length(header, pos);
+    if (length == 0) fail("header is not valid UTF-8 (at header byte " + std::to_string(pos) + ")");
+    pos += length;
+  }
+}
+
+void append_utf8(std::string& out, std::uint32_t code_point) {
+  if (code_point < 0x80) {
+    out += static_cast<char>(code_point);
+  } else if (code_point < 0x800) {
+    out += static_cast<char>(0xC0 | (code_point >> 6));
+    out += static_cast<char>(0x80 | (code_point & 0x3F));
+  } else if (code_point < 0x10000) {
+    out += static_cast<char>(0xE0 | (code_point >> 12));
+    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code_point & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (code_point >> 18));
+    out += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code_point & 0x3F));
+  }
+}
+
+// ---- JSON ------------------------------------------------------------------------------------
+
+struct JsonNumber {
+  std::string_view text;  // as written, for messages (points into the header)
+  bool integral = true;   // no fraction, no exponent
+  bool negative = false;
+  bool exact = true;  // integral and magnitude <= 2^53
+  std::uint64_t magnitude = 0;
+};
+
+struct JsonValue;
+struct JsonMember;
+using JsonArray = std::vector<JsonValue>;
+using JsonObject = std::vector<JsonMember>;  // in document order, duplicates kept
+
+struct JsonValue {
+  std::variant<std::nullptr_t, bool, JsonNumber, std::string, JsonArray, JsonObject> data;
+};
+
+struct JsonMember {
+  std::string key;
+  JsonValue value;
+};
+
+const char* kind_name(const JsonValue& value) {
+  static constexpr const char* kNames[] = {"null",     "a boolean", "a number",
+                                           "a string", "an array",  "an object"};
+  return kNames[value.data.index()];
+}
+
+// Strict RFC 8259 recursive-descent parser with a nesting limit. Works on bytes that were
+// already checked to be valid UTF-8.
+class JsonParser {
+ public:
+  explicit JsonParser(std::string_view text) : text_(text) {}
+
+  JsonValue parse_document() {
+    skip_whitespace();
+    JsonValue value = parse_value(0);
+    skip_whitespace();  // also accepts the writer's space padding
+    if (pos_ != text_.size()) error("unexpected content after the JSON value");
+    return value;
+  }
+
+ private:
+  [[noreturn]] void error(const std::string& what) const {
+    fail("invalid JSON header at byte " + std::to_string(pos_) + ": " + what);
+  }
+
+  bool at_end() const { return pos_ >= text_.size(); }
+  char peek() const { return at_end() ? '\0' : text_[pos_]; }
+
+  void skip_whitespace() {
+    while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) {
+      ++pos_;
+    }
+  }
+
+  void expect(char c) {
+    if (at_end()) error(std::string("expected '") + c + "' but the header ended");
+    if (peek() != c) error(std::string("expected '") + c + "'");
+    ++pos_;
+  }
+
+  JsonValue parse_value(int depth) {
+    if (at_end()) error("unexpected end of header, expected a value");
+    switch (peek()) {
+      case '{':
+        return parse_object(depth + 1);
+      case '[':
+        return parse_array(depth + 1);
+      case '"':
+        return JsonValue{parse_string()};
+      case 't':
+        return parse_literal("true", JsonValue{true});
+      case 'f':
+        return parse_literal("false", JsonValue{false});
+      case 'n':
+        return parse_literal("null", JsonValue{nullptr});
+      default:
+        return JsonValue{parse_number()};
+    }
+  }
+
+  void check_depth(int depth) const {
+    if (depth > kMaxJsonDepth) {
+      error("nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
+  }
+
+  JsonValue parse_object(int depth) {
+    check_depth(depth);
+    expect('{');
+    JsonObject members;
+    skip_whitespace();
+    if (peek() == '}') {
+      ++pos_;
+      return JsonValue{std::move(members)};
+    }
+    while (true) {
+      skip_whitespace();
+      if (peek() != '"') error("expected a string key");
+      std::string key = parse_string();
+      skip_whitespace();
+      expect(':');
+      skip_whitespace();
+      members.push_back(JsonMember{std::move(key), parse_value(depth)});
+      skip_whitespace();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      expect('}');
+      return JsonValue{std::move(members)};
+    }
+  }
+
+  JsonValue parse_array(int depth) {
+    check_depth(depth);
+    expect('[');
+    JsonArray elements;
+    skip_whitespace();
+    if (peek() == ']') {
+      ++pos_;
+      return JsonValue{std::move(elements)};
+    }
+    while (true) {
+      skip_whitespace();
+      elements.push_back(parse_value(depth));
+      skip_whitespace();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      expect(']');
+      return JsonValue{std::move(elements)};
+    }
+  }
+
+  JsonValue parse_literal(std::string_view word, JsonValue value) {
+    if (text_.substr(pos_, word.size()) != word) error("invalid literal");
+    pos_ += word.size();
+    return value;
+  }
+
+  std::string parse_string() {
+    expect('"');
+    std::string out;
+    while (true) {
+      if (at_end()) error("unterminated string");
+      const char c = text_[pos_];
+      if (c == '"') {
+        ++pos_;
+        return out;
+      }
+      if (static_cast<unsigned char>(c) < 0x20) error("control character in a string");
+      if (c == '\\') {
+        parse_escape(out);
+      } else {
+        out += c;
+        ++pos_;
+      }
+    }
+  }
+
+  void parse_escape(std::string& out) {
+    ++pos_;  // the backslash
+    if (at_end()) error("unterminated escape sequence");
+    const char c = text_[pos_++];
+    switch (c) {
+      case '"':
+        out += '"';
+        return;
+      case '\\':
+        out += '\\';
+        return;
+      case '/':
+        out += '/';
+        return;
+      case 'b':
+        out += '\b';
+        return;
+      case 'f':
+        out += '\f';
+        return;
+      case 'n':
+        out += '\n';
+        return;
+      case 'r':
+        out += '\r';
+        return;
+      case 't':
+        out += '\t';
+        return;
+      case 'u':
+        append_utf8(out, parse_unicode_escape());
+        return;
+      default:
+        --pos_;
+        error(std::string("invalid escape '\\") + c + "'");
+    }
+  }
+
+  // After "\u": four hex digits, and for a high surrogate a following "\uDC00".."\uDFFF".
+  std::uint32_t parse_unicode_escape() {
+    const std::uint32_t unit = parse_hex4();
+    if (unit >= 0xDC00 && unit <= 0xDFFF) error("unpaired low surrogate in \\u escape");
+    if (unit < 0xD800 || unit > 0xDBFF) return unit;
+    if (text_.substr(pos_, 2) != "\\u") error("high surrogate not followed by a \\u low surrogate");
+    pos_ += 2;
+    const std::uint32_t low = parse_hex4();
+    if (low < 0xDC00 || low > 0xDFFF) error("high surrogate not followed by a low surrogate");
+    return 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+  }
+
+  std::uint32_t parse_hex4() {
+    std::uint32_t value = 0;
+    for (int i = 0; i < 4; ++i) {
+      if (at_end()) error("truncated \\u escape");
+      const char c = text_[pos_];
+      std::uint32_t digit = 0;
+      if (c >= '0' && c <= '9') {
+        digit = static_cast<std::uint32_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        digit = static_cast<std::uint32_t>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        digit = static_cast<std::uint32_t>(c - 'A' + 10);
+      } else {
+        error("invalid hex digit in \\u escape");
+      }
+      value = value * 16 + digit;
+      ++pos_;
+    }
+    return value;
+  }
+
+  bool at_digit() const { return !at_end() && peek() >= '0' && peek() <= '9'; }
+
+  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+  JsonNumber parse_number() {
+    const std::size_t start = pos_;
+    JsonNumber number;
+    if (peek() == '-') {
+      number.negative = true;
+      ++pos_;
+    }
+    if (!at_digit()) error("unexpected character, expected a value");
+    if (peek() == '0') {
+      ++pos_;
+      if (at_digit()) error("leading zero in a number");
+    } else {
+      while (at_digit()) accumulate_digit(number);
+    }
+    if (peek() == '.') {
+      ++pos_;
+      number.integral = false;
+      if (!at_digit()) error("expected a digit after the decimal point");
+      while (at_digit()) ++pos_;
+    }
+    if (peek() == 'e' || peek() == 'E') {
+      ++pos_;
+      number.integral = false;
+      if (peek() == '+' || peek() == '-') ++pos_;
+      if (!at_digit()) error("expected a digit in the exponent");
+      while (at_digit()) ++pos_;
+    }
+    number.exact = number.exact && number.integral;
+    number.text = text_.substr(start, pos_ - start);
+    return number;
+  }
+
+  void accumulate_digit(JsonNumber& number) {
+    const auto digit = static_cast<std::uint64_t>(text_[pos_++] - '0');
+    if (!number.exact) return;
+    number.magnitude = number.magnitude * 10 + digit;  // cannot overflow: magnitude <= 2^53 here
+    if (number.magnitude > kMaxExactInteger) number.exact = false;
+  }
+
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
+
+// ---- header interpretation ---------------------------------------------------------------------
+
+struct Header {
+  std::vector<TensorInfo> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+// A non-negative integer no larger than 2^53 (and size_t), or an error naming `what`.
+std::size_t as_index(const JsonValue& value, const std::string& what) {
+  const auto* number = std::get_if<JsonNumber>(&value.data);
+  if (number == nullptr) fail(what + " must be a non-negative integer, found " + kind_name(value));
+  const std::string text(number->text);
+  if (!number->integral) fail(what + " must be an integer, found " + text);
+  if (number->negative && number->magnitude != 0) fail(what + " is negative (" + text + ")");
+  if (!number->exact || number->magnitude > std::numeric_limits<std::size_t>::max()) {
+    fail(what + " is too large (" + text + ")");
+  }
+  return static_cast<std::size_t>(number->magnitude);
+}
+
+// The entry's member named `key`, nullptr if absent; throws if it appears twice.
+const JsonValue* find_field(const JsonObject& entry, std::string_view key,
+                            const std::string& label) {
+  const JsonValue* found = nullptr;
+  for (const JsonMember& member : entry) {
+    if (member.key != key) continue;
+    if (found != nullptr) fail(label + " has a duplicate '" + std::string(key) + "' key");
+    found = &member.value;
+  }
+  return found;
+}
+
+const JsonValue& require_field(const JsonObject& entry, std::string_view key,
+                               const std::string& label) {
+  const JsonValue* value = find_field(entry, key, label);
+  if (value == nullptr) fail(label + " has no " + std::string(key));
+  return *value;
+}
+
+DType parse_dtype(const JsonValue& value, const std::string& label) {
+  const auto* text = std::get_if<std::string>(&value.data);
+  if (text == nullptr) fail(label + " dtype must be a string, found " + kind_name(value));
+  if (*text == "F32") return DType::F32;
+  if (*text == "F64") return DType::F64;
+  if (*text == "U8") return DType::U8;
+  fail(label + " has unsupported dtype " + quoted(*text) + " (supported: " + kSupportedDTypes +
+       ")");
+}
+
+std::vector<std::size_t> parse_shape(const JsonValue& value, const std::string& label,
+                                     const Limits& limits) {
+  const auto* entries = std::get_if<JsonArray>(&value.data);
+  if (entries == nullptr) fail(label + " shape must be an array, found " + kind_name(value));
+  if (entries->size() > limits.max_rank) {
+    fail(label + " has rank " + std::to_string(entries->size()) + ", more than the limit of " +
+         std::to_string(limits.max_rank));
+  }
+  std::vector<std::size_t> shape;
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    shape.push_back(as_index((*entries)[i], label + " shape entry " + std::to_string(i)));
+  }
+  return shape;
+}
+
+// product(shape) * element_size, or nothing if it does not fit in size_t.
+std::optional<std::size_t> checked_byte_count(const std::vector<std::size_t>& shape,
+                                              std::size_t element_size) {
+  if (std::find(shape.begin(), shape.end(), std::size_t{0}) != shape.end()) return 0;
+  std::size_t total = element_size;
+  for (const std::size_t dim : shape) {
+    if (total > std::numeric_limits<std::size_t>::max() / dim) return std::nullopt;
+    total *= dim;
+  }
+  return total;
+}
+
+// "(192 F32 values = 768 bytes)"
+std::string size_text(std::size_t bytes, DType dtype) {
+  const std::string values = std::string(dtype_name(dtype)) + " value";
+  std::string text = "(";
+  text += plural(bytes / dtype_size(dtype), values);
+  text += " = " + plural(bytes, "byte") + ")";
+  return text;
+}
+
+std::size_t shape_byte_count(const TensorInfo& tensor, const std::string& label,
+                             std::size_t limit) {
+  const auto bytes = checked_byte_count(tensor.shape, dtype_size(tensor.dtype));
+  if (!bytes) fail(label + " has shape " + shape_text(tensor.shape) + " whose size overflows");
+  if (*bytes > limit) {
+    fail(label + " has shape " + shape_text(tensor.shape) + " " + size_text(*bytes, tensor.dtype) +
+         ", more than the limit of " + plural(limit, "byte"));
+  }
+  return *bytes;
+}
+
+void parse_data_offsets(const JsonValue& value, const std::string& label, std::size_t data_size,
+                        TensorInfo& tensor) {
+  const auto* pair = std::get_if<JsonArray>(&value.data);
+  if (pair == nullptr || pair->size() != 2) {
+    fail(label + " data_offsets must be an array of two integers [begin, end]");
+  }
+  tensor.begin = as_index((*pair)[0], label + " data_offsets begin");
+  tensor.end = as_index((*pair)[1], label + " data_offsets end");
+  const std::string range =
+      "[" + std::to_string(tensor.begin) + ", " + std::to_string(tensor.end) + "]";
+  if (tensor.begin > tensor.end) fail(label + " has data_offsets " + range + " with begin > end");
+  if (tensor.end > data_size) {
+    fail(label + " has data_offsets " + range + " past the end of the data buffer (" +
+         plural(data_size, "byte") + ")");
+  }
+}
+
+TensorInfo parse_tensor(const std::string& name, const JsonValue& value, std::size_t data_size,
+                        const Limits& limits) {
+  const std::string label = tensor_label(name);
+  const auto* entry = std::get_if<JsonObject>(&value.data);
+  if (entry == nullptr) {
+    fail(label + " must be an object with dtype, shape and data_offsets, found " +
+         kind_name(value));
+  }
+  TensorInfo tensor;
+  tensor.name = name;
+  tensor.dtype = parse_dtype(require_field(*entry, "dtype", label), label);
+  tensor.shape = parse_shape(require_field(*entry, "shape", label), label, limits);
+  const std::size_t bytes = shape_byte_count(tensor, label, limits.max_total_bytes);
+  parse_data_offsets(require_field(*entry, "data_offsets", label), label, data_size, tensor);
+  if (tensor.end - tensor.begin != bytes) {
+    fail(label + " has shape " + shape_text(tensor.shape) + " " + size_text(bytes, tensor.dtype) +
+         " but data_offsets span " + plural(tensor.end - tensor.begin, "byte"));
+  }
+  return tensor;
+}
+
+std::map<std::string, std::string> parse_metadata(const JsonValue& value) {
+  const auto* entries = std::get_if<JsonObject>(&value.data);
+  if (entries == nullptr) {
+    fail(std::string(kMetadataKey) + " must be an object of strings, found " + kind_name(value));
+  }
+  std::map<std::string, std::string> metadata;
+  for (const JsonMember& member : *entries) {
+    const auto* text = std::get_if<std::string>(&member.value.data);
+    if (text == nullptr) {
+      fail(std::string(kMetadataKey) + " value for key " + quoted(member.key) +
+           " must be a string, found " + kind_name(member.value));
+    }
+    if (!metadata.emplace(member.key, *text).second) {
+      fail(std::string(kMetadataKey) + " has a duplicate key " + quoted(member.key));
+    }
+  }
+  return metadata;
+}
+
+void check_no_overlap(const std::vector<TensorInfo>& tensors) {
+  std::vector<const TensorInfo*> ranges;  // empty ranges overlap nothing
+  for (const TensorInfo& tensor : tensors) {
+    if (tensor.begin < tensor.end) ranges.push_back(&tensor);
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const TensorInfo* a, const TensorInfo* b) { return a->begin < b->begin; });
+  for (std::size_t i = 1; i < ranges.size(); ++i) {
+    const TensorInfo& before = *ranges[i - 1];
+    const TensorInfo& after = *ranges[i];
+    if (after.begin < before.end) {
+      fail("tensors " + quoted(before.name) + " [" + std::to_string(before.begin) + ", " +
+           std::to_string(before.end) + "] and " + quoted(after.name) + " [" +
+           std::to_string(after.begin) + ", " + std::to_string(after.end) + "] overlap");
+    }
+  }
+}
+
+Header interpret_header(const JsonValue& root, std::size_t data_size, const Limits& limits) {
+  const auto* members = std::get_if<JsonObject>(&root.data);
+  if (members == nullptr)
+    fail(std::string("header must be a JSON object, found ") + kind_name(root));
+  Header header;
+  std::set<std::string_view> seen;
+  for (const JsonMember& member : *members) {
+    if (!seen.insert(member.key).second) {
+      fail(member.key == kMetadataKey ? "header has more than one __metadata__"
+                                      : "duplicate tensor name " + quoted(member.key));
+    }
+    if (member.key == kMetadataKey) {
+      header.metadata = parse_metadata(member.value);
+      continue;
+    }
+    if (header.tensors.size() == limits.max_tensors) {
+      fail("header lists more than " + plural(limits.max_tensors, "tensor") + " (the limit)");
+    }
+    header.tensors.push_back(parse_tensor(member.key, member.value, data_size, limits));
+  }
+  check_no_overlap(header.tensors);
+  return header;
+}
+
+// ---- file layout ------------------------------------------------------------------------------
+
+std::size_t read_header_length(std::span<const std::uint8_t> bytes, const Limits& limits) {
+  if (bytes.size() < kLengthFieldBytes) {
+    fail("file is " + plural(bytes.size(), "byte") +
+         " long, too short for the 8-byte header length");
+  }
+  std::uint64_t length = 0;
+  for (std::size_t i = 0; i < kLengthFieldBytes; ++i) {
+    length |= std::uint64_t{bytes[i]} << (8 * i);
+  }
+  const std::size_t available = bytes.size() - kLengthFieldBytes;
+  if (length > available) {
+    fail("header length says " + plural(length, "byte") + " but the file has only " +
+         std::to_string(available) + " after the length field");
+  }
+  if (length > limits.max_header_bytes) {
+    fail("header length " + plural(length, "byte") + " is more than the limit of " +
+         plural(limits.max_header_bytes, "byte"));
+  }
+  return static_cast<std::size_t>(length);
+}
+
+template <typename T>
+std::vector<T> copy_values(const std::vector<std::uint8_t>& data, const TensorInfo& tensor) {
+  std::vector<T> values((tensor.end - tensor.begin) / sizeof(T));
+  if (!values.empty()) {
+    std::memcpy(values.data(), data.data() + tensor.begin, values.size() * sizeof(T));
+  }
+  return values;
+}
+
+template <typename T>
+std::vector<std::uint8_t> to_bytes(std::span<const T> values) {
+  std::vector<std::uint8_t> bytes(values.size_bytes());
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// ---- writer -----------------------------------------------------------------------------------
+
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += "\\u00";
+          out += kHex[static_cast<unsigned char>(c) >> 4];
+          out += kHex[static_cast<unsigned char>(c) & 0xF];
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+void check_writable_text(std::string_view text, const std::string& what) {
+  if (!is_valid_utf8(text)) fail(what + " is not valid UTF-8");
+}
+
+void check_writable(const std::vector<TensorToWrite>& tensors,
+                    const std::map<std::string, std::string>& metadata) {
+  std::set<std::string_view> names;
+  for (const TensorToWrite& tensor : tensors) {
+    const std::string label = tensor_label(tensor.name);
+    check_writable_text(tensor.name, "a tensor name");
+    if (tensor.name == kMetadataKey) fail("a tensor cannot be named __metadata__");
+    if (!names.insert(tensor.name).second) fail("duplicate tensor name " + quoted(tensor.name));
+    const auto bytes = checked_byte_count(tensor.shape, dtype_size(tensor.dtype));
+    if (!bytes) fail(label + " has shape " + shape_text(tensor.shape) + " whose size overflows");
+    if (*bytes != tensor.bytes.size()) {
+      fail(label + " has shape " + shape_text(tensor.shape) + " " +
+           size_text(*bytes, tensor.dtype) + " but " + plural(tensor.bytes.size(), "byte") +
+           " were given");
+    }
+  }
+  for (const auto& [key, value] : metadata) {
+    check_writable_text(key, "a metadata key");
+    check_writable_text(value, "metadata value for key " + quoted(key));
+  }
+}
+
+std::string metadata_json(const std::map<std::string, std::string>& metadata) {
+  std::string out = "{";
+  for (const auto& [key, value] : metadata) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, key);
+    out += ':';
+    append_json_string(out, value);
+  }
+  return out + "}";
+}
+
+std::string tensor_json(const TensorToWrite& tensor, std::size_t begin) {
+  std::string out = "{\"dtype\":\"" + std::string(dtype_name(tensor.dtype)) + "\",\"shape\":[";
+  for (std::size_t i = 0; i < tensor.shape.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(tensor.shape[i]);
+  }
+  out += "],\"data_offsets\":[" + std::to_string(begin) + "," +
+         std::to_string(begin + tensor.bytes.size()) + "]}";
+  return out;
+}
+
+std::string header_json(const std::vector<TensorToWrite>& tensors,
+                        const std::map<std::string, std::string>& metadata) {
+  std::string out = "{";
+  if (!metadata.empty()) {
+    append_json_string(out, kMetadataKey);
+    out += ':' + metadata_json(metadata);
+  }
+  std::size_t offset = 0;
+  for (const TensorToWrite& tensor : tensors) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, tensor.name);
+    out += ':' + tensor_json(tensor, offset);
+    offset += tensor.bytes.size();
+  }
+  out += '}';
+  out.append((8 - out.size() % 8) % 8, ' ');
+  return out;
+}
+
+void check_value_count(const std::string& name, const std::vector<std::size_t>& shape,
+                       std::size_t count) {
+  const auto expected = checked_byte_count(shape, 1);
+  if (!expected || *expected != count) {
+    fail(tensor_label(name) + " has shape " + shape_text(shape) + " but " + plural(count, "value") +
+         " were given");
+  }
+}
+
+const TensorInfo& typed_info(const File& file, const std::string& name, DType expected) {
+  const TensorInfo& tensor = file.info(name);
+  if (tensor.dtype != expected) {
+    fail(tensor_label(name) + " is " + dtype_name(tensor.dtype) + ", expected " +
+         dtype_name(expected));
+  }
+  return tensor;
+}
+
+}  // namespace
+
+// ---- public API -------------------------------------------------------------------------------
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::F32:
+      return "F32";
+    case DType::F64:
+      return "F64";
+    case DType::U8:
+      return "U8";
+  }
+  return "unknown";
+}
+
+std::size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::F32:
+      return 4;
+    case DType::F64:
+      return 8;
+    case DType::U8:
+      return 1;
+  }
+  fail("unknown dtype value " + std::to_string(static_cast<int>(dtype)));
+}
+
+std::size_t TensorInfo::element_count() const {
+  std::size_t count = 1;
+  for (const std::size_t dim : shape) count *= dim;
+  return count;
+}
+
+File File::parse(std::span<const std::uint8_t> bytes, const Limits& limits) {
+  if (bytes.size() > limits.max_total_bytes) {
+    fail("file is " + plural(bytes.size(), "byte") + " long, more than the limit of " +
+         plural(limits.max_total_bytes, "byte"));
+  }
+  const std::size_t header_size = read_header_length(bytes, limits);
+  const std::string_view header(reinterpret_cast<const char*>(bytes.data()) + kLengthFieldBytes,
+                                header_size);
+  check_header_utf8(header);
+  const JsonValue root = JsonParser(header).parse_document();
+  const auto data = bytes.subspan(kLengthFieldBytes + header_size);
+  Header parsed = interpret_header(root, data.size(), limits);
+
+  File file;
+  file.tensors_ = std::move(parsed.tensors);
+  file.metadata_ = std::move(parsed.metadata);
+  file.data_.assign(data.begin(), data.end());
+  return file;
+}
+
+bool File::contains(const std::string& name) const {
+  return std::any_of(tensors_.begin(), tensors_.end(),
+                     [&](const TensorInfo& tensor) { return tensor.name == name; });
+}
+
+const TensorInfo& File::info(const std::string& name) const {
+  for (const TensorInfo& tensor : tensors_) {
+    if (tensor.name == name) return tensor;
+  }
+  std::string names;
+  for (std::size_t i = 0; i < tensors_.size() && i < 16; ++i) {
+    names += (i > 0 ? ", " : "") + quoted(tensors_[i].name);
+  }
+  if (tensors_.size() > 16) names += ", ...";
+  fail("no tensor named " + quoted(name) +
+       (tensors_.empty() ? " (the file has no tensors)" : " (the file has " + names + ")"));
+}
+
+std::vector<float> File::f32(const std::string& name) const {
+  return copy_values<float>(data_, typed_info(*this, name, DType::F32));
+}
+
+std::vector<double> File::f64(const std::string& name) const {
+  return copy_values<double>(data_, typed_info(*this, name, DType::F64));
+}
+
+std::vector<std::uint8_t> File::u8(const std::string& name) const {
+  return copy_values<std::uint8_t>(data_, typed_info(*this, name, DType::U8));
+}
+
+TensorToWrite make_f32(std::string name, std::vector<std::size_t> shape,
+                       std::span<const float> values) {
+  check_value_count(name, shape, values.size());
+  return TensorToWrite{std::move(name), DType::F32, std::move(shape), to_bytes(values)};
+}
+
+TensorToWrite make_u8(std::string name, std::vector<std::size_t> shape,
+                      std::span<const std::uint8_t> values) {
+  check_value_count(name, shape, values.size());
+  return TensorToWrite{std::move(name), DType::U8, std::move(shape), to_bytes(values)};
+}
+
+std::vector<std::uint8_t> write(const std::vector<TensorToWrite>& tensors,
+                                const std::map<std::string, std::string>& metadata) {
+  check_writable(tensors, metadata);
+  const std::string header = header_json(tensors, metadata);
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i < kLengthFieldBytes; ++i) {
+    out.push_back(static_cast<std::uint8_t>(std::uint64_t{header.size()} >> (8 * i)));
+  }
+  out.insert(out.end(), header.begin(), header.end());
+  for (const TensorToWrite& tensor : tensors) {
+    out.insert(out.end(), tensor.bytes.begin(), tensor.bytes.end());
+  }
+  return out;
+}
+
+}  // namespace attn::safetensors

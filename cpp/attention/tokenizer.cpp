@@ -1,0 +1,163 @@
+// Word and character tokenizers over validated UTF-8, and the FNV-1a token -> embedding row map.
+#include "attention/tokenizer.hpp"
+
+#include <utility>
+
+#include "attention/error.hpp"
+
+namespace attn {
+namespace {
+
+constexpr char32_t kRightSingleQuote = 0x2019;  // ’, the typographic apostrophe
+
+struct CodePoint {
+  char32_t value = 0;
+  std::size_t begin = 0;  // byte offsets, [begin, end)
+  std::size_t end = 0;
+};
+
+[[noreturn]] void fail_utf8(std::size_t offset, const std::string& what) {
+  throw Error("invalid UTF-8 at byte " + std::to_string(offset) + ": " + what);
+}
+
+unsigned char byte_at(std::string_view text, std::size_t pos) {
+  return static_cast<unsigned char>(text[pos]);
+}
+
+struct Sequence {
+  std::size_t length = 0;  // bytes, lead included
+  char32_t lead_bits = 0;  // payload bits of the lead byte
+  char32_t smallest = 0;   // anything below this is an overlong encoding
+};
+
+Sequence sequence_for_lead(unsigned char lead, std::size_t pos) {
+  if (lead < 0x80) return {1, lead, 0};
+  if (lead < 0xC0) fail_utf8(pos, "unexpected continuation byte");
+  if (lead < 0xE0) return {2, lead & 0x1Fu, 0x80};
+  if (lead < 0xF0) return {3, lead & 0x0Fu, 0x800};
+  if (lead < 0xF8) return {4, lead & 0x07u, 0x10000};
+  fail_utf8(pos, "invalid lead byte");
+}
+
+// Decodes the code point starting at text[pos]; throws on malformed UTF-8 (a stray continuation
+// byte, an invalid lead byte, a truncated sequence, an overlong form, a surrogate, > U+10FFFF).
+CodePoint decode_at(std::string_view text, std::size_t pos) {
+  const Sequence sequence = sequence_for_lead(byte_at(text, pos), pos);
+  char32_t value = sequence.lead_bits;
+  for (std::size_t i = 1; i < sequence.length; ++i) {
+    if (pos + i >= text.size()) fail_utf8(pos, "truncated sequence at the end of the text");
+    const unsigned char next = byte_at(text, pos + i);
+    if ((next & 0xC0) != 0x80)
+      fail_utf8(pos, "truncated sequence (byte " + std::to_string(pos + i) +
+                         " is not a continuation byte)");
+    value = (value << 6) | (next & 0x3F);
+  }
+  if (value < sequence.smallest) fail_utf8(pos, "overlong encoding");
+  if (value >= 0xD800 && value <= 0xDFFF) fail_utf8(pos, "encoded UTF-16 surrogate");
+  if (value > 0x10FFFF) fail_utf8(pos, "code point above U+10FFFF");
+  return {value, pos, pos + sequence.length};
+}
+
+enum class CharClass { Word, Space, Apostrophe, Symbol };
+
+bool is_ascii_word_char(char32_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool is_ascii_space(char32_t c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+CharClass classify(char32_t c) {
+  if (c == '\'' || c == kRightSingleQuote) return CharClass::Apostrophe;
+  if (c >= 0x80 || is_ascii_word_char(c)) return CharClass::Word;
+  if (is_ascii_space(c)) return CharClass::Space;
+  return CharClass::Symbol;
+}
+
+// Collects tokens as byte ranges of the input, enforcing the token limit.
+class TokenList {
+ public:
+  TokenList(std::string_view text, std::size_t max_tokens) : text_(text), max_(max_tokens) {}
+
+  void add(std::size_t begin, std::size_t end) {
+    if (tokens_.size() == max_) {
+      throw Error("text has more than " + std::to_string(max_) + " tokens (the limit)");
+    }
+    tokens_.push_back(Token{std::string(text_.substr(begin, end - begin)), begin, end});
+  }
+
+  std::vector<Token> take() { return std::move(tokens_); }
+
+ private:
+  std::string_view text_;
+  std::size_t max_;
+  std::vector<Token> tokens_;
+};
+
+bool word_char_at(std::string_view text, std::size_t pos) {
+  return pos < text.size() && classify(decode_at(text, pos).value) == CharClass::Word;
+}
+
+std::vector<Token> tokenize_words(std::string_view text, std::size_t max_tokens) {
+  TokenList tokens(text, max_tokens);
+  bool in_word = false;
+  std::size_t word_begin = 0;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const CodePoint cp = decode_at(text, pos);
+    pos = cp.end;
+    const CharClass kind = classify(cp.value);
+    // In a word, the previous code point was a word character: keep "don't" together.
+    if (kind == CharClass::Apostrophe && in_word && word_char_at(text, cp.end)) continue;
+    if (kind == CharClass::Word) {
+      if (!in_word) word_begin = cp.begin;
+      in_word = true;
+      continue;
+    }
+    if (in_word) tokens.add(word_begin, cp.begin);
+    in_word = false;
+    if (kind != CharClass::Space) tokens.add(cp.begin, cp.end);
+  }
+  if (in_word) tokens.add(word_begin, text.size());
+  return tokens.take();
+}
+
+std::vector<Token> tokenize_characters(std::string_view text, std::size_t max_tokens) {
+  TokenList tokens(text, max_tokens);
+  for (std::size_t pos = 0; pos < text.size();) {
+    const CodePoint cp = decode_at(text, pos);
+    tokens.add(cp.begin, cp.end);
+    pos = cp.end;
+  }
+  return tokens.take();
+}
+
+unsigned char fold_ascii_case(unsigned char byte) {
+  return byte >= 'A' && byte <= 'Z' ? static_cast<unsigned char>(byte - 'A' + 'a') : byte;
+}
+
+}  // namespace
+
+std::vector<Token> tokenize(std::string_view text, TokenizerKind kind, std::size_t max_tokens) {
+  switch (kind) {
+    case TokenizerKind::Word:
+      return tokenize_words(text, max_tokens);
+    case TokenizerKind::Character:
+      return tokenize_characters(text, max_tokens);
+  }
+  throw Error("tokenize: unknown tokenizer kind " + std::to_string(static_cast<int>(kind)));
+}
+
+std::uint32_t token_id(std::string_view token, std::uint32_t vocab_size) {
+  if (vocab_size == 0) throw Error("token_id: vocab_size must be at least 1, got 0");
+  constexpr std::uint32_t kOffsetBasis = 2166136261u;
+  constexpr std::uint32_t kPrime = 16777619u;
+  std::uint32_t hash = kOffsetBasis;
+  for (const char c : token) {
+    hash ^= fold_ascii_case(static_cast<unsigned char>(c));
+    hash *= kPrime;
+  }
+  return hash % vocab_size;
+}
+
+}  // namespace attn
