@@ -1,0 +1,485 @@
+// AttentionLayer: validation, seeded init, weight I/O and the traced forward (see layer.hpp).
+#include "attention/layer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "attention/error.hpp"
+#include "attention/ops/matmul.hpp"
+#include "attention/ops/sdpa.hpp"
+#include "attention/rng.hpp"
+#include "attention/safetensors.hpp"
+
+namespace attn {
+
+namespace {
+
+std::string str(std::size_t value) {
+  return std::to_string(value);
+}
+std::string shape_str(std::size_t rows, std::size_t cols) {
+  return "[" + str(rows) + ", " + str(cols) + "]";
+}
+
+// "4 and 8" style list of the head counts that divide d_model (for the error message).
+std::string divisors_of(std::size_t d_model) {
+  std::string list;
+  for (std::size_t h = 1; h <= d_model && h <= 64; ++h) {
+    if (d_model % h == 0) list += (list.empty() ? "" : ", ") + str(h);
+  }
+  return list;
+}
+
+void require_finite(std::span<const float> values, const std::string& name) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) {
+      throw Error(name + "[" + str(i) + "] is " + (std::isnan(values[i]) ? "NaN" : "infinite") +
+                  ": values must be finite");
+    }
+  }
+}
+
+void require_size(const std::vector<float>& values, std::size_t rows, std::size_t cols,
+                  const std::string& name) {
+  if (values.size() != rows * cols) {
+    throw Error(name + " has " + str(values.size()) + " values, expected " + shape_str(rows, cols) +
+                " = " + str(rows * cols));
+  }
+}
+
+void require_empty(const std::vector<float>& values, const std::string& name,
+                   const std::string& why) {
+  if (!values.empty()) throw Error(name + " was given, but " + why);
+}
+
+// "h" as the 1-based subscript used in equations and titles.
+std::string head_label(std::size_t h) {
+  return str(h + 1);
+}
+
+std::size_t step_rank(const std::string& id) {
+  const auto& order = step_order();
+  return static_cast<std::size_t>(std::find(order.begin(), order.end(), id) - order.begin());
+}
+
+}  // namespace
+
+AttentionLayer::AttentionLayer(const LayerConfig& config) : config_(config) {
+  if (config.d_model == 0 || config.d_model > kMaxModelDim) {
+    throw Error("dModel must be between 1 and " + str(kMaxModelDim) + ", got " +
+                str(config.d_model));
+  }
+  if (config.heads == 0 || config.heads > kMaxHeads) {
+    throw Error("heads must be between 1 and " + str(kMaxHeads) + ", got " + str(config.heads));
+  }
+  if (config.head_dim == 0) {
+    if (config.d_model % config.heads != 0) {
+      throw Error("heads must divide dModel (d_k = dModel / heads): " + str(config.d_model) +
+                  " is not divisible by " + str(config.heads) +
+                  "; possible head counts: " + divisors_of(config.d_model));
+    }
+    head_dim_ = config.d_model / config.heads;
+  } else {
+    if (config.head_dim > kMaxModelDim) {
+      throw Error("headDim must be at most " + str(kMaxModelDim) + ", got " + str(config.head_dim));
+    }
+    head_dim_ = config.head_dim;
+  }
+  if (config.positional == PositionalKind::Rope && head_dim_ % 2 != 0) {
+    throw Error("RoPE rotates pairs of dimensions, so d_k must be even; d_k = " + str(head_dim_));
+  }
+  if (config.positional == PositionalKind::Alibi) alibi_slopes_ = alibi_slopes(config.heads);
+
+  const std::size_t inner = inner_dim();
+  LayerWeights init;
+  NumpyRandomState rng(config.seed);
+  init.in_proj_weight.resize(3 * inner * config.d_model);
+  const double xavier = std::sqrt(6.0 / double(config.d_model + 3 * inner));
+  rng.fill_uniform(init.in_proj_weight, -xavier, xavier);
+  if (config.out_proj) {
+    init.out_proj_weight.resize(config.d_model * inner);
+    const double bound = 1.0 / std::sqrt(double(inner));
+    rng.fill_uniform(init.out_proj_weight, -bound, bound);
+  }
+  if (config.bias) {
+    const double bound = 1.0 / std::sqrt(double(config.d_model));
+    init.in_proj_bias.resize(3 * inner);
+    rng.fill_uniform(init.in_proj_bias, -bound, bound);
+    if (config.out_proj) {
+      init.out_proj_bias.resize(config.d_model);
+      rng.fill_uniform(init.out_proj_bias, -bound, bound);
+    }
+  }
+  set_weights(std::move(init));
+}
+
+void AttentionLayer::set_weights(LayerWeights weights) {
+  const std::size_t inner = inner_dim();
+  const std::size_t d = config_.d_model;
+  require_size(weights.in_proj_weight, 3 * inner, d, "in_proj_weight");
+  require_finite(weights.in_proj_weight, "in_proj_weight");
+  if (config_.out_proj) {
+    require_size(weights.out_proj_weight, d, inner, "out_proj.weight");
+    require_finite(weights.out_proj_weight, "out_proj.weight");
+  } else {
+    require_empty(weights.out_proj_weight, "out_proj.weight",
+                  "the layer was created without an output projection");
+  }
+  if (config_.bias) {
+    require_size(weights.in_proj_bias, 1, 3 * inner, "in_proj_bias");
+    require_finite(weights.in_proj_bias, "in_proj_bias");
+    if (config_.out_proj) {
+      require_size(weights.out_proj_bias, 1, d, "out_proj.bias");
+      require_finite(weights.out_proj_bias, "out_proj.bias");
+    }
+  } else {
+    require_empty(weights.in_proj_bias, "in_proj_bias", "the layer was created with bias: false");
+    require_empty(weights.out_proj_bias, "out_proj.bias", "the layer was created with bias: false");
+  }
+  weights_ = std::move(weights);
+  prepare_weights();
+}
+
+void AttentionLayer::prepare_weights() {
+  const std::size_t inner = inner_dim();
+  const std::size_t d = config_.d_model;
+  in_proj_t_.resize(d, 3 * inner);
+  transpose(ConstMatView(weights_.in_proj_weight.data(), 3 * inner, d), in_proj_t_);
+  if (config_.out_proj) {
+    out_proj_t_.resize(inner, d);
+    transpose(ConstMatView(weights_.out_proj_weight.data(), d, inner), out_proj_t_);
+  }
+}
+
+void AttentionLayer::load_safetensors(std::span<const std::uint8_t> bytes) {
+  const auto file = safetensors::File::parse(bytes);
+  const std::size_t inner = inner_dim();
+  const std::size_t d = config_.d_model;
+  // name -> expected shape, in state_dict order
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> expected = {
+      {"in_proj_weight", {3 * inner, d}}};
+  if (config_.bias) expected.push_back({"in_proj_bias", {3 * inner}});
+  if (config_.out_proj) expected.push_back({"out_proj.weight", {d, inner}});
+  if (config_.bias && config_.out_proj) expected.push_back({"out_proj.bias", {d}});
+  auto is_expected = [&](const std::string& name) {
+    return std::any_of(expected.begin(), expected.end(),
+                       [&](const auto& entry) { return entry.first == name; });
+  };
+  std::string wanted;
+  for (const auto& [name, shape] : expected) wanted += (wanted.empty() ? "" : ", ") + name;
+  for (const auto& tensor : file.tensors()) {
+    if (!is_expected(tensor.name)) {
+      throw Error("unexpected tensor '" + tensor.name +
+                  "' in the weights file; this layer (bias: " + (config_.bias ? "true" : "false") +
+                  ") takes exactly: " + wanted);
+    }
+  }
+  auto shape_text = [](const std::vector<std::size_t>& shape) {
+    std::string text;
+    for (auto s : shape) text += (text.empty() ? "" : ", ") + str(s);
+    return "[" + text + "]";
+  };
+  for (const auto& [name, shape] : expected) {
+    if (!file.contains(name)) {
+      throw Error("the weights file has no tensor '" + name + "'; this layer takes: " + wanted);
+    }
+    if (file.info(name).shape != shape) {
+      throw Error("tensor '" + name + "' has shape " + shape_text(file.info(name).shape) +
+                  ", expected " + shape_text(shape) + " for dModel " + str(d) + " and " +
+                  str(config_.heads) + " heads");
+    }
+  }
+  LayerWeights loaded;
+  for (const auto& [name, shape] : expected) {
+    if (!file.contains(name)) {
+      throw Error("the weights file has no tensor '" + name + "'; this layer takes: " + wanted);
+    }
+    if (file.info(name).shape != shape) {
+      std::string want = "[", got = "[";
+      for (auto s : shape) want += (want.size() > 1 ? ", " : "") + str(s);
+      for (auto s : file.info(name).shape) got += (got.size() > 1 ? ", " : "") + str(s);
+      throw Error("tensor '" + name + "' has shape " + got + "], expected " + want +
+                  "] for dModel " + str(d) + " and " + str(config_.heads) + " heads");
+    }
+  }
+  loaded.in_proj_weight = file.f32("in_proj_weight");
+  if (config_.out_proj) loaded.out_proj_weight = file.f32("out_proj.weight");
+  if (config_.bias) {
+    loaded.in_proj_bias = file.f32("in_proj_bias");
+    if (config_.out_proj) loaded.out_proj_bias = file.f32("out_proj.bias");
+  }
+  set_weights(std::move(loaded));
+}
+
+std::vector<std::uint8_t> AttentionLayer::save_safetensors() const {
+  const std::size_t inner = inner_dim();
+  const std::size_t d = config_.d_model;
+  std::vector<safetensors::TensorToWrite> tensors;
+  tensors.push_back(
+      safetensors::make_f32("in_proj_weight", {3 * inner, d}, weights_.in_proj_weight));
+  if (config_.bias) {
+    tensors.push_back(safetensors::make_f32("in_proj_bias", {3 * inner}, weights_.in_proj_bias));
+  }
+  if (config_.out_proj) {
+    tensors.push_back(
+        safetensors::make_f32("out_proj.weight", {d, inner}, weights_.out_proj_weight));
+    if (config_.bias) {
+      tensors.push_back(safetensors::make_f32("out_proj.bias", {d}, weights_.out_proj_bias));
+    }
+  }
+  return safetensors::write(tensors,
+                            {{"format", "pt"}, {"heads", str(config_.heads)}, {"d_model", str(d)}});
+}
+
+void AttentionLayer::validate_forward(std::span<const float> x,
+                                      const ForwardOptions& options) const {
+  const std::size_t d = config_.d_model;
+  const std::size_t n = options.n;
+  if (n == 0) throw Error("n must be at least 1 (the number of query tokens), got 0");
+  if (n > kMaxSequence) {
+    throw Error("n = " + str(n) + " exceeds the limit of " + str(kMaxSequence) + " tokens");
+  }
+  if (x.size() != n * d) {
+    throw Error("x has " + str(x.size()) + " values, expected n * dModel = " + str(n) + " * " +
+                str(d) + " = " + str(n * d));
+  }
+  require_finite(x, "x");
+  const bool cross = !options.kv.empty();
+  const std::size_t kv_n = cross ? options.kv_n : n;
+  if (cross) {
+    if (kv_n == 0) throw Error("kvN must be at least 1 when kv is given, got 0");
+    if (kv_n > kMaxSequence) {
+      throw Error("kvN = " + str(kv_n) + " exceeds the limit of " + str(kMaxSequence) + " tokens");
+    }
+    if (options.kv.size() != kv_n * d) {
+      throw Error("kv has " + str(options.kv.size()) + " values, expected kvN * dModel = " +
+                  str(kv_n) + " * " + str(d) + " = " + str(kv_n * d));
+    }
+    require_finite(options.kv, "kv");
+  }
+  validate_mask(options.mask, n, kv_n);
+  const std::size_t per_head = n * kv_n;
+  if (per_head > kMaxScoreValues) {
+    throw Error("n * kvN = " + str(per_head) + " attention scores per head exceed the limit of " +
+                str(kMaxScoreValues));
+  }
+  const std::size_t all_heads = per_head * config_.heads;
+  if (options.want_weights && all_heads > kMaxScoreValues) {
+    throw Error("heads * n * kvN = " + str(all_heads) + " attention weights exceed the limit of " +
+                str(kMaxScoreValues) + "; pass weights: false to compute the output only");
+  }
+  if (options.want_trace && all_heads > kMaxTraceValues) {
+    throw Error("a trace of heads * n * kvN = " + str(all_heads) +
+                " cells per step exceeds the limit of " + str(kMaxTraceValues) +
+                "; use fewer tokens or heads, or pass trace: false");
+  }
+}
+
+void AttentionLayer::record(std::string id, std::string title, std::string equation,
+                            ConstMatView data, int head, std::string rows, std::string cols) {
+  if (!tracing_) return;
+  Step step{std::move(id), std::move(title), std::move(equation), {data.rows, data.cols},
+            head,          std::move(rows),  std::move(cols),     {}};
+  step.data.resize(data.rows * data.cols);
+  for (std::size_t r = 0; r < data.rows; ++r) {
+    std::copy(data.row(r), data.row(r) + data.cols, step.data.begin() + r * data.cols);
+  }
+  result_.trace.steps.push_back(std::move(step));
+}
+
+ConstMatView AttentionLayer::add_positional(std::span<const float> x, std::size_t rows,
+                                            Matrix& with_pe, const char* step_id) {
+  const std::size_t d = config_.d_model;
+  const bool is_input = std::string(step_id) == "input";
+  const ConstMatView raw(x.data(), rows, d);
+  const std::string symbol = is_input ? "X" : "X_{src}";
+  const std::string title = is_input ? "Input to attention" : "Source sequence (keys and values)";
+  const bool additive = config_.positional == PositionalKind::Sinusoidal ||
+                        config_.positional == PositionalKind::Learned;
+  if (!additive) {
+    record(step_id, title, symbol + "_{in} = " + symbol, raw, -1, "position", "dimension");
+    return raw;
+  }
+  positional_.resize(rows, d);
+  if (config_.positional == PositionalKind::Sinusoidal) {
+    sinusoidal_encoding(positional_);
+    if (is_input) {
+      record("positional", "Sinusoidal positional encoding",
+             R"(PE_{(pos,2i)} = \sin\left(\frac{pos}{10000^{2i/d_{model}}}\right),\quad )"
+             R"(PE_{(pos,2i+1)} = \cos\left(\frac{pos}{10000^{2i/d_{model}}}\right))",
+             positional_, -1, "position", "dimension");
+    }
+  } else {
+    learned_encoding(positional_, config_.seed);
+    if (is_input) {
+      record("positional", "Learned positional embedding",
+             R"(PE = P[0{:}n] \quad (P \text{ a learned table, one row per position}))",
+             positional_, -1, "position", "dimension");
+    }
+  }
+  with_pe.resize(rows, d);
+  for (std::size_t i = 0; i < rows * d; ++i) with_pe.data()[i] = x[i] + positional_.data()[i];
+  record(step_id, title, symbol + "_{in} = " + symbol + " + PE", with_pe, -1, "position",
+         "dimension");
+  return with_pe;
+}
+
+const ForwardResult& AttentionLayer::forward(std::span<const float> x,
+                                             const ForwardOptions& options) {
+  validate_forward(x, options);
+  const bool cross = !options.kv.empty();
+  const std::size_t n = options.n;
+  const std::size_t kv_n = cross ? options.kv_n : n;
+  const std::size_t d = config_.d_model;
+  const std::size_t dk = head_dim_;
+  const std::size_t inner = inner_dim();
+  const std::size_t heads = config_.heads;
+  tracing_ = options.want_trace;
+  result_.trace.steps.clear();
+
+  record("embedding", "Token embeddings", R"(X \in \mathbb{R}^{n \times d_{model}})",
+         ConstMatView(x.data(), n, d), -1, "position", "dimension");
+  const ConstMatView input = add_positional(x, n, input_, "input");
+  const ConstMatView source = cross ? add_positional(options.kv, kv_n, source_, "source") : input;
+
+  // Projections: Q = X W_Qᵀ + b_Q, K and V likewise from the source (one product if self).
+  const float* in_bias = config_.bias ? weights_.in_proj_bias.data() : nullptr;
+  const MatView w_in = in_proj_t_.view();  // [d, 3·inner]
+  MatView q_all, k_all, v_all;
+  if (!cross) {
+    q_proj_.resize(n, 3 * inner);
+    matmul(input, w_in, q_proj_, in_bias);
+    q_all = q_proj_.view().col_block(0, inner);
+    k_all = q_proj_.view().col_block(inner, inner);
+    v_all = q_proj_.view().col_block(2 * inner, inner);
+  } else {
+    q_proj_.resize(n, inner);
+    kv_proj_.resize(kv_n, 2 * inner);
+    matmul(input, w_in.col_block(0, inner), q_proj_, in_bias);
+    matmul(source, w_in.col_block(inner, 2 * inner), kv_proj_, in_bias ? in_bias + inner : nullptr);
+    q_all = q_proj_.view();
+    k_all = kv_proj_.view().col_block(0, inner);
+    v_all = kv_proj_.view().col_block(inner, inner);
+  }
+  const std::string src = cross ? "X_{src}" : "X";
+  for (std::size_t h = 0; h < heads; ++h) {
+    const std::string s = head_label(h);
+    auto projection = [&](const char* m, const std::string& from) {
+      const std::string bias = config_.bias ? " + b_{" + std::string(m) + "," + s + "}" : "";
+      return std::string(m) + "_{" + s + "} = " + from + "_{in} W_{" + m + "," + s + "}^\\top" +
+             bias;
+    };
+    record("q", "Queries, head " + s, projection("Q", "X"), q_all.col_block(h * dk, dk), int(h),
+           "query", "dimension");
+    record("k", "Keys, head " + s, projection("K", src), k_all.col_block(h * dk, dk), int(h), "key",
+           "dimension");
+    record("v", "Values, head " + s, projection("V", src), v_all.col_block(h * dk, dk), int(h),
+           "key", "dimension");
+  }
+  if (config_.positional == PositionalKind::Rope) {
+    for (std::size_t h = 0; h < heads; ++h) {
+      const std::string s = head_label(h);
+      apply_rope(q_all.col_block(h * dk, dk));
+      apply_rope(k_all.col_block(h * dk, dk));
+      record("q_rotated", "Queries rotated by position (RoPE), head " + s,
+             R"(\hat{q}_{pos} = R_{\Theta, pos}\, q_{pos},\ \theta_i = 10000^{-2i/d_k})",
+             q_all.col_block(h * dk, dk), int(h), "query", "dimension");
+      record("k_rotated", "Keys rotated by position (RoPE), head " + s,
+             R"(\hat{k}_{pos} = R_{\Theta, pos}\, k_{pos},\ \theta_i = 10000^{-2i/d_k})",
+             k_all.col_block(h * dk, dk), int(h), "key", "dimension");
+    }
+  }
+
+  const std::uint8_t* visible = nullptr;
+  if (masks_anything(options.mask)) {
+    build_visibility(options.mask, n, kv_n, visible_);
+    visible = visible_.data();
+  }
+  SdpaParams params;
+  params.scale = options.scale ? float(1.0 / std::sqrt(double(dk))) : 1.0f;
+  params.visible = visible;
+  if (!alibi_slopes_.empty()) bias_.resize(n, kv_n);
+
+  result_.attention.resize(options.want_weights ? heads * n * kv_n : 0);
+  if (!options.want_weights) scratch_weights_.resize(n, kv_n);
+  concat_.resize(n, inner);
+  Matrix scores_copy, scaled_copy, masked_copy;
+  SdpaSnapshots snapshots{&scores_copy, &scaled_copy, &masked_copy};
+  const std::string scale_eq =
+      options.scale ? "\\frac{S_{%}}{\\sqrt{d_k}} = \\frac{S_{%}}{\\sqrt{" + str(dk) + "}}"
+                    : "S_{%} \\quad (\\text{scaling off})";
+  for (std::size_t h = 0; h < heads; ++h) {
+    const std::string s = head_label(h);
+    MatView weights = options.want_weights
+                          ? MatView(result_.attention.data() + h * n * kv_n, n, kv_n)
+                          : scratch_weights_.view();
+    if (!alibi_slopes_.empty()) {
+      alibi_bias(bias_, alibi_slopes_[h]);
+      params.bias = bias_.data();
+    }
+    const MatView context = concat_.view().col_block(h * dk, dk);
+    scaled_dot_product_attention(q_all.col_block(h * dk, dk), k_all.col_block(h * dk, dk),
+                                 v_all.col_block(h * dk, dk), params, weights, context, packed_,
+                                 tracing_ ? &snapshots : nullptr);
+    if (!tracing_) continue;
+    auto subst = [&](std::string eq) {
+      for (auto pos = eq.find('%'); pos != std::string::npos; pos = eq.find('%'))
+        eq.replace(pos, 1, s);
+      return eq;
+    };
+    const std::string q = config_.positional == PositionalKind::Rope ? "\\hat{Q}" : "Q";
+    const std::string k = config_.positional == PositionalKind::Rope ? "\\hat{K}" : "K";
+    record("scores", "Scores QKᵀ, head " + s,
+           subst("S_{%} = " + q + "_{%} " + k + "_{%}^\\top,\\quad S_{ij} = q_i \\cdot k_j"),
+           scores_copy, int(h), "query", "key");
+    record("scaled", "Scaled scores, head " + s, subst("\\tilde{S}_{%} = " + scale_eq), scaled_copy,
+           int(h), "query", "key");
+    if (!alibi_slopes_.empty()) {
+      record("alibi", "ALiBi distance bias, head " + s,
+             subst("B_{%,ij} = -m_{%} |i - j|,\\quad m_{%} = " + std::to_string(alibi_slopes_[h])),
+             bias_, int(h), "query", "key");
+    }
+    const std::string bias_term = alibi_slopes_.empty() ? "" : " + B_{%}";
+    record("masked", "Masked scores, head " + s,
+           subst("\\tilde{S}_{%}" + bias_term +
+                 " + M,\\quad M_{ij} = \\begin{cases} 0 & \\text{visible} \\\\ -\\infty & "
+                 "\\text{masked} \\end{cases}"),
+           masked_copy, int(h), "query", "key");
+    record("weights", "Attention weights, head " + s,
+           subst("A_{%} = \\operatorname{softmax}_{\\text{row}}\\left(\\tilde{S}_{%}" + bias_term +
+                 " + M\\right),\\quad A_{ij} = \\frac{e^{x_{ij} - \\max_k x_{ik}}}{\\sum_k "
+                 "e^{x_{ik} - \\max_k x_{ik}}}"),
+           weights, int(h), "query", "key");
+    record("context", "Weighted sum of values, head " + s,
+           subst("Z_{%} = A_{%} V_{%},\\quad z_i = \\sum_j A_{ij} v_j"), context, int(h), "query",
+           "dimension");
+  }
+
+  record("concat", "Heads concatenated",
+         R"(Z = \operatorname{Concat}(Z_1, \ldots, Z_h) \in \mathbb{R}^{n \times h d_k})", concat_,
+         -1, "query", "dimension");
+  if (config_.out_proj) {
+    result_.output.resize(n, d);
+    matmul(concat_, out_proj_t_, result_.output,
+           config_.bias ? weights_.out_proj_bias.data() : nullptr);
+    record("output", "Output projection",
+           config_.bias ? R"(Y = Z W_O^\top + b_O)" : R"(Y = Z W_O^\top)", result_.output, -1,
+           "query", "dimension");
+  } else {
+    result_.output.resize(n, inner);
+    std::copy(concat_.data(), concat_.data() + n * inner, result_.output.data());
+    record("output", "Output (no output projection)", R"(Y = Z)", result_.output, -1, "query",
+           "dimension");
+  }
+  if (tracing_) {
+    std::stable_sort(
+        result_.trace.steps.begin(), result_.trace.steps.end(),
+        [](const Step& a, const Step& b) { return step_rank(a.id) < step_rank(b.id); });
+  }
+  return result_;
+}
+
+}  // namespace attn

@@ -1,0 +1,114 @@
+// AttentionLayer: multi-head (self- or cross-) attention with PyTorch nn.MultiheadAttention
+// weights, seeded initialisation, positional encodings, masks, and a full step trace.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "attention/ops/masks.hpp"
+#include "attention/ops/positional.hpp"
+#include "attention/tensor.hpp"
+#include "attention/trace.hpp"
+
+namespace attn {
+
+// Bounds that keep one call inside a browser tab's memory; exceeding one throws attn::Error.
+inline constexpr std::size_t kMaxModelDim = 4096;
+inline constexpr std::size_t kMaxHeads = 256;
+inline constexpr std::size_t kMaxSequence = 65536;                    // n and kv_n
+inline constexpr std::size_t kMaxScoreValues = std::size_t{1} << 26;  // n·kv_n·(heads if kept)
+inline constexpr std::size_t kMaxTraceValues = std::size_t{1} << 22;  // heads·n·kv_n with trace
+
+struct LayerConfig {
+  std::size_t d_model = 64;
+  std::size_t heads = 4;
+  std::size_t head_dim = 0;  // d_k; 0 means d_model / heads (which must then divide d_model)
+  bool bias = true;          // in_proj_bias and out_proj.bias
+  bool out_proj = true;      // false: the output is the concatenated heads (no W_O)
+  PositionalKind positional = PositionalKind::None;
+  std::uint32_t seed = 42;  // seeded initialisation of weights and tables
+};
+
+// Weights in nn.MultiheadAttention layout (inner = heads · head_dim; = d_model by default):
+// Q = X·W_qᵀ + b_q with W_q = in_proj_weight rows [0, inner), W_k the next inner rows, W_v
+// the last.
+struct LayerWeights {
+  std::vector<float> in_proj_weight;   // [3·inner, d_model]
+  std::vector<float> in_proj_bias;     // [3·inner], empty without bias
+  std::vector<float> out_proj_weight;  // [d_model, inner], empty without out_proj
+  std::vector<float> out_proj_bias;    // [d_model], empty without bias or out_proj
+};
+
+struct ForwardOptions {
+  std::size_t n = 0;          // queries
+  std::span<const float> kv;  // cross-attention source [kv_n, d_model]; empty: self
+  std::size_t kv_n = 0;       // ignored for self-attention
+  MaskSpec mask;
+  bool scale = true;         // divide scores by √d_k
+  bool want_weights = true;  // fill ForwardResult::attention
+  bool want_trace = false;   // fill ForwardResult::trace
+};
+
+struct ForwardResult {
+  Matrix output;                 // [n, d_model] (or [n, inner] without out_proj)
+  std::vector<float> attention;  // [heads, n, kv_n] softmax weights, if requested
+  Trace trace;                   // every step, if requested
+};
+
+class AttentionLayer {
+ public:
+  // Validates the config (heads dividing d_model, sizes within bounds) and initialises the
+  // weights from `seed`: in_proj Xavier-uniform and out_proj uniform(±1/√inner) as PyTorch
+  // does, biases uniform(±1/√d_model) (PyTorch starts them at zero; nonzero shows their role).
+  explicit AttentionLayer(const LayerConfig& config);
+
+  const LayerConfig& config() const { return config_; }
+  std::size_t head_dim() const { return head_dim_; }
+  std::size_t inner_dim() const { return config_.heads * head_dim_; }
+  std::size_t output_dim() const { return config_.out_proj ? config_.d_model : inner_dim(); }
+
+  // Validates every size (naming the tensor and the expected shape) and that all values are
+  // finite; on error the previous weights stay.
+  void set_weights(LayerWeights weights);
+  const LayerWeights& weights() const { return weights_; }
+
+  // Loads PyTorch state_dict tensors by name: in_proj_weight, out_proj.weight and, with
+  // bias, in_proj_bias and out_proj.bias (F32). Missing, extra or misshapen tensors throw.
+  void load_safetensors(std::span<const std::uint8_t> bytes);
+  std::vector<std::uint8_t> save_safetensors() const;
+
+  // x: [n, d_model] token embeddings. With sinusoidal or learned encodings the table is added
+  // to x (and to kv, each with positions from 0). The result is owned by the layer and
+  // stays valid until the next forward().
+  const ForwardResult& forward(std::span<const float> x, const ForwardOptions& options);
+
+ private:
+  void validate_forward(std::span<const float> x, const ForwardOptions& options) const;
+  void prepare_weights();  // the transposed copies the kernels multiply by
+  ConstMatView add_positional(std::span<const float> x, std::size_t rows, Matrix& with_pe,
+                              const char* step_id);
+  void record(std::string id, std::string title, std::string equation, ConstMatView data, int head,
+              std::string rows, std::string cols);
+
+  LayerConfig config_;
+  std::size_t head_dim_ = 0;
+  LayerWeights weights_;
+  Matrix in_proj_t_;   // [d_model, 3·inner] = in_proj_weightᵀ
+  Matrix out_proj_t_;  // [inner, d_model] = out_proj_weightᵀ
+  std::vector<float> alibi_slopes_;
+
+  // Workspace, reused across calls (grows to the largest size seen, never shrinks).
+  Matrix input_, source_, positional_;
+  Matrix q_proj_, kv_proj_;  // [n, inner] and [kv_n, 2·inner] (or [n, 3·inner] for self)
+  Matrix concat_;            // [n, inner]
+  Matrix scratch_weights_;   // [n, kv_n] when the weights are not kept
+  Matrix bias_;              // [n, kv_n] ALiBi
+  std::vector<std::uint8_t> visible_;
+  AlignedVector<float> packed_;
+  ForwardResult result_;
+  bool tracing_ = false;
+};
+
+}  // namespace attn

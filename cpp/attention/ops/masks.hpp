@@ -1,0 +1,65 @@
+// Attention masks: which keys each query may see (causal, key padding, sliding window,
+// prefix-LM, explicit cells), and writing -inf into the scores of the hidden ones.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "attention/tensor.hpp"
+
+namespace attn {
+
+enum class MaskKind {
+  None,           // every key visible
+  Causal,         // key j visible to query i iff j <= i (top-left aligned when n != kv_n)
+  SlidingWindow,  // causal and local: j in (i - window, i] — the query and window-1 keys before it
+  PrefixLM,       // keys j < prefix visible to every query; the rest causal
+};
+
+MaskKind parse_mask_kind(
+    std::string_view name);  // "none" | "causal" | "sliding-window" | "prefix-lm"
+const char* mask_kind_name(MaskKind kind);
+
+struct MaskSpec {
+  MaskKind kind = MaskKind::None;
+  std::size_t window = 0;                 // SlidingWindow: visible keys per query, >= 1
+  std::size_t prefix = 0;                 // PrefixLM: bidirectional prefix length
+  std::vector<std::uint8_t> key_padding;  // [kv_n], 1 = padded key (hidden from every query)
+  std::vector<std::uint8_t> cells;        // [n * kv_n], 1 = hidden cell; empty = none
+};
+
+// Throws attn::Error if the spec does not fit n queries and kv_n keys (padding or cell
+// vectors of the wrong length, a sliding window of 0).
+void validate_mask(const MaskSpec& spec, std::size_t n, std::size_t kv_n);
+
+// True iff query i may attend to key j under the spec's kind, padding and cells.
+inline bool is_visible(const MaskSpec& spec, std::size_t i, std::size_t j, std::size_t kv_n) {
+  if (!spec.key_padding.empty() && spec.key_padding[j] != 0) return false;
+  if (!spec.cells.empty() && spec.cells[i * kv_n + j] != 0) return false;
+  switch (spec.kind) {
+    case MaskKind::None:
+      return true;
+    case MaskKind::Causal:
+      return j <= i;
+    case MaskKind::SlidingWindow:
+      return j <= i && i - j < spec.window;
+    case MaskKind::PrefixLM:
+      return j < spec.prefix || j <= i;
+  }
+  return true;
+}
+
+// True iff the spec may hide something (a kind other than None, a padded key or a hidden
+// cell); false lets the forward skip masking entirely.
+bool masks_anything(const MaskSpec& spec);
+
+// visible [n * kv_n]: 1 where query i may attend to key j. Validates first.
+void build_visibility(const MaskSpec& spec, std::size_t n, std::size_t kv_n,
+                      std::vector<std::uint8_t>& visible);
+
+// scores_ij = -inf where visible_ij == 0.  scores [n, kv_n], visible [n * kv_n].
+void apply_mask(MatView scores, const std::uint8_t* visible);
+
+}  // namespace attn

@@ -1,0 +1,43 @@
+// Positional information: sinusoidal and learned encodings added to the input, rotary
+// embeddings (RoPE) applied to queries and keys, and ALiBi's linear distance bias on scores.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "attention/tensor.hpp"
+
+namespace attn {
+
+enum class PositionalKind {
+  None,        // self-attention is permutation-equivariant
+  Sinusoidal,  // PE(pos, 2i) = sin(pos / 10000^{2i/d}), PE(pos, 2i+1) = cos(…), added to X
+  Learned,     // a seeded random table PE[pos] ~ N(0, 0.5²), added to X
+  Rope,        // q and k rotated pairwise by angle pos · 10000^{-2i/d_k} (needs even d_k)
+  Alibi,       // scores_ij += -m_h · |i - j| with the ALiBi head slopes m_h
+};
+
+PositionalKind parse_positional_kind(std::string_view name);  // none|sinusoidal|learned|rope|alibi
+const char* positional_kind_name(PositionalKind kind);
+
+// out [n, d]: the sinusoidal table of "Attention Is All You Need" for positions 0..n-1,
+// computed in double and rounded once (so it equals NumPy's to float precision).
+void sinusoidal_encoding(MatView out);
+
+// out [n, d]: rows 0..n-1 of a seeded table (row p does not depend on n).
+void learned_encoding(MatView out, std::uint32_t seed);
+
+// In place on x [n, d_k] (d_k even): each pair (x_{2i}, x_{2i+1}) of row pos is rotated by
+// pos · θ_i, θ_i = 10000^{-2i/d_k}.
+void apply_rope(MatView x);
+
+// ALiBi slopes for `heads` heads (Press et al.): 2^{-8h/H} for h = 1..H when H is a power of
+// two, interleaved from the next power of two otherwise.
+std::vector<float> alibi_slopes(std::size_t heads);
+
+// bias [n, kv_n]: bias_ij = -slope · |i - j|.
+void alibi_bias(MatView bias, float slope);
+
+}  // namespace attn

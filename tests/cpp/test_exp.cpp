@@ -1,0 +1,55 @@
+// Tests of the vectorized exp against double-precision std::exp.
+#include <catch2/catch_test_macros.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attention/ops/exp.hpp"
+#include "attention/ops/simd.hpp"
+
+TEST_CASE("exp_values is within 1e-6 relative error of exp in double", "[exp]") {
+  // A dense sweep of every input where e^x is a normal float.
+  std::vector<float> x;
+  for (double v = -87.0; v <= 88.0; v += 0.00137) x.push_back(static_cast<float>(v));
+  x.push_back(0.0f);
+  x.push_back(-0.0f);
+  x.push_back(1e-8f);
+  std::vector<float> out(x.size());
+  attn::exp_values(x.data(), out.data(), x.size());
+  double worst = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(static_cast<double>(x[i]));
+    worst = std::max(worst, std::abs(out[i] - want) / want);
+  }
+  INFO("largest relative error " << worst);
+  REQUIRE(worst <= 1e-6);
+}
+
+TEST_CASE("exp_values maps -inf and very negative inputs to exactly 0", "[exp]") {
+  std::vector<float> x = {-std::numeric_limits<float>::infinity(), -1e4f, -200.0f, -88.0f};
+  std::vector<float> out(x.size(), 1.0f);
+  attn::exp_values(x.data(), out.data(), x.size());
+  for (float v : out) REQUIRE(v == 0.0f);
+  float zero = 0.0f, one = 0.0f;
+  attn::exp_values(&zero, &one, 1);
+  REQUIRE(one == 1.0f);
+}
+
+TEST_CASE("exp_values handles every length and misaligned starts", "[exp]") {
+  const std::size_t w = attn::simd::kWidth;
+  std::vector<float> storage(4 * w + 8);
+  for (std::size_t i = 0; i < storage.size(); ++i) storage[i] = -3.0f + 0.37f * float(i);
+  for (std::size_t offset = 0; offset < 3; ++offset) {
+    for (std::size_t count = 1; count <= 2 * w + 1; ++count) {
+      std::vector<float> out(count + 2, -1.0f);
+      attn::exp_values(storage.data() + offset, out.data() + 1, count);
+      REQUIRE(out[0] == -1.0f);          // nothing written before
+      REQUIRE(out[count + 1] == -1.0f);  // nor after
+      for (std::size_t i = 0; i < count; ++i) {
+        const double want = std::exp(double(storage[offset + i]));
+        REQUIRE(std::abs(out[i + 1] - want) <= 1e-6 * want);
+      }
+    }
+  }
+}
