@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# npm run build: the wasm module and JS API (dist/attention-lens.mjs + .wasm, the single-file
+# variant, the .d.ts) and the page (dist/index.html), after set-up if needed.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$ATTN_ROOT"
+bash scripts/setup.sh
+
+build_wasm() { # preset
+  local preset="$1" dir="build/$1"
+  if [ ! -f "$dir/build.ninja" ]; then
+    emcmake cmake --preset "$preset" >"build/$preset.configure.log" 2>&1 ||
+      { cat "build/$preset.configure.log"; exit 1; }
+  fi
+  cmake --build --preset "$preset"
+}
+mkdir -p build
+build_wasm wasm-release
+
+npx vite build --logLevel warn
+cp build/wasm-release/attention-lens.mjs build/wasm-release/attention-lens.wasm \
+  build/wasm-release/attention-lens.single.mjs web/api/attention-lens.d.ts dist/
+echo "[build] dist/: $(cd dist && ls | tr '\n' ' ')"

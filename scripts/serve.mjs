@@ -1,0 +1,57 @@
+// Serves dist/ on localhost (static files, correct MIME types incl. application/wasm) and
+// prints the URL. Usage: node scripts/serve.mjs [--port N] [--dir D]
+import { createServer } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import { extname, join, normalize, resolve } from 'node:path';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
+};
+const root = resolve(option('--dir', 'dist'));
+const firstPort = Number(option('--port', process.env.PORT ?? '8080'));
+const host = '127.0.0.1';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+  '.ts': 'text/plain; charset=utf-8',
+  '.safetensors': 'application/octet-stream',
+};
+
+const server = createServer(async (req, res) => {
+  try {
+    const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    let file = normalize(join(root, path));
+    if (!file.startsWith(root)) throw Object.assign(new Error('outside root'), { code: 'ENOENT' });
+    if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
+    const body = await readFile(file);
+    res.writeHead(200, {
+      'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'Cache-Control': 'no-cache',
+    });
+    res.end(body);
+  } catch {
+    res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
+    res.end('not found');
+  }
+});
+
+function listen(port, attemptsLeft) {
+  server.once('error', (error) => {
+    if (error.code === 'EADDRINUSE' && attemptsLeft > 0) listen(port + 1, attemptsLeft - 1);
+    else throw error;
+  });
+  server.listen(port, host, () => {
+    console.log(`Attention Lens is running at http://${host}:${port}/  (Ctrl+C to stop)`);
+  });
+}
+listen(firstPort, 20);

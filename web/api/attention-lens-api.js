@@ -1,0 +1,302 @@
+// The public JavaScript API of Attention Lens (DESIGN.md "The public JavaScript API").
+// CMake appends this file to the Emscripten module (--extern-post-js), so dist/attention-lens.mjs
+// is one ES module that works in Node >= 18 and in browsers. `createAttentionLensCore` (the
+// Emscripten factory) and `ATTN_WASM_INLINED` (from the generated --extern-pre-js) are in scope.
+//
+// Lifetime rule: every array this API returns is a copy owned by JavaScript. Nothing returned
+// is a view into wasm memory, so memory growth can never leave you holding a detached array.
+
+/* global createAttentionLensCore, ATTN_WASM_INLINED */
+
+const isNode =
+  typeof process === 'object' && process?.versions?.node != null && typeof window === 'undefined';
+
+const WASM_FILE = 'attention-lens.wasm';
+
+/**
+ * Loads the wasm module and returns the API object.
+ * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (file: string, dir: string) => string}} [options]
+ */
+export async function loadAttentionLens(options = {}) {
+  checkKeys('loadAttentionLens options', options, ['wasmBinary', 'locateFile']);
+  const moduleArgs = {};
+  if (options.locateFile !== undefined) moduleArgs.locateFile = options.locateFile;
+  if (options.wasmBinary !== undefined) {
+    moduleArgs.wasmBinary = options.wasmBinary;
+  } else if (isNode && !ATTN_WASM_INLINED) {
+    // Emscripten 3.1.6 would fetch() a file path in Node; read the file ourselves instead.
+    const fsModule = 'node:fs/promises';
+    const { readFile } = await import(/* @vite-ignore */ fsModule);
+    const defaultUrl = new URL(WASM_FILE, import.meta.url);
+    const location = options.locateFile ? options.locateFile(WASM_FILE, '') : defaultUrl;
+    moduleArgs.wasmBinary = await readFile(location);
+  }
+  const core = await createAttentionLensCore(moduleArgs);
+  return new AttentionLens(core);
+}
+
+class AttentionLens {
+  #core;
+
+  constructor(core) {
+    this.#core = core;
+  }
+
+  /** Creates a multi-head attention layer (see DESIGN.md for the options). */
+  createLayer(config = {}) {
+    return new AttentionLayer(this.#core, config);
+  }
+
+  /** np.random.RandomState(seed).randn(count), bit for bit, as a Float64Array. */
+  numpyRandn(seed, count) {
+    const s = integerIn('seed', seed, 0, 0xffffffff);
+    const c = integerIn('count', count, 0, 1 << 26);
+    throwIfError(this.#core.numpyRandn(s, c));
+    return this.#core.randnResult().slice();
+  }
+
+  /**
+   * Splits text into tokens and their embedding-table ids.
+   * @param {string} text
+   * @param {{mode?: 'word'|'char'}} [options]
+   * @returns {{tokens: string[], ids: Uint32Array}}
+   */
+  tokenize(text, options = {}) {
+    if (typeof text !== 'string') throw new Error(`text must be a string, got ${describe(text)}`);
+    checkKeys('tokenize options', options, ['mode']);
+    const mode = options.mode ?? 'word';
+    if (typeof mode !== 'string') throw new Error(`mode must be 'word' or 'char', got ${describe(mode)}`);
+    const result = this.#core.tokenize(text, mode);
+    if (result.error) throw new Error(result.error);
+    return { tokens: result.tokens, ids: Uint32Array.from(result.ids) };
+  }
+
+  /** The SIMD architecture the core was built for ('wasm' or 'scalar'). */
+  get simd() {
+    return this.#core.simdArch();
+  }
+
+  /** Wasm heap size and the bytes currently allocated in it (for leak checks). */
+  memory() {
+    return { heapBytes: this.#core.HEAPU8.length, allocatedBytes: this.#core.heapInUse() };
+  }
+}
+
+const CONFIG_KEYS = ['dModel', 'heads', 'headDim', 'bias', 'outProj', 'positional', 'seed'];
+const FORWARD_KEYS = ['n', 'kv', 'kvN', 'mask', 'window', 'prefix', 'keyPadding', 'cellMask',
+  'scale', 'weights', 'trace'];
+
+// Layers not disposed are freed when garbage-collected; dispose() frees them at once.
+const finalizer = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((handle) => handle.delete())
+  : null;
+
+class AttentionLayer {
+  #core;
+  #handle;
+  #config;
+
+  constructor(core, config) {
+    if (config === null || typeof config !== 'object') {
+      throw new Error(`createLayer expects an options object, got ${describe(config)}`);
+    }
+    checkKeys('createLayer options', config, CONFIG_KEYS);
+    const args = {
+      dModel: integerIn('dModel', config.dModel ?? 64, 1, 1 << 30),
+      heads: integerIn('heads', config.heads ?? 4, 1, 1 << 30),
+      headDim: integerIn('headDim', config.headDim ?? 0, 0, 1 << 30),
+      bias: booleanOption('bias', config.bias, true),
+      outProj: booleanOption('outProj', config.outProj, true),
+      positional: stringOption('positional', config.positional, 'none'),
+      seed: integerIn('seed', config.seed ?? 42, 0, 0xffffffff),
+    };
+    const handle = new core.LayerHandle();
+    const error = handle.configure(args);
+    if (error) {
+      handle.delete();
+      throw new Error(error);
+    }
+    this.#core = core;
+    this.#handle = handle;
+    this.#config = Object.freeze({ ...args, headDim: handle.headDim() });
+    finalizer?.register(this, handle, this);
+  }
+
+  /** The normalized configuration: { dModel, heads, headDim, bias, outProj, positional, seed }. */
+  get config() {
+    return this.#config;
+  }
+
+  /** Replaces the weights (Float32Arrays in nn.MultiheadAttention layout). */
+  setWeights(weights) {
+    const handle = this.#live();
+    if (weights === null || typeof weights !== 'object') {
+      throw new Error(`setWeights expects an object, got ${describe(weights)}`);
+    }
+    checkKeys('setWeights', weights, ['inProjWeight', 'inProjBias', 'outProjWeight', 'outProjBias']);
+    throwIfError(handle.setWeights(
+      numbers('inProjWeight', weights.inProjWeight, true),
+      numbers('inProjBias', weights.inProjBias),
+      numbers('outProjWeight', weights.outProjWeight, this.#config.outProj),
+      numbers('outProjBias', weights.outProjBias)));
+  }
+
+  /** Copies of the current weights: { inProjWeight, inProjBias?, outProjWeight?, outProjBias? }. */
+  getWeights() {
+    const handle = this.#live();
+    const read = (name) => handle.weight(name).slice();
+    const weights = { inProjWeight: read('in_proj_weight') };
+    if (this.#config.bias) weights.inProjBias = read('in_proj_bias');
+    if (this.#config.outProj) weights.outProjWeight = read('out_proj.weight');
+    if (this.#config.bias && this.#config.outProj) weights.outProjBias = read('out_proj.bias');
+    return weights;
+  }
+
+  /** Loads PyTorch state_dict tensors from .safetensors bytes. */
+  loadSafetensors(bytes) {
+    const handle = this.#live();
+    throwIfError(handle.loadSafetensors(byteArray('loadSafetensors', bytes)));
+  }
+
+  /** The current weights as .safetensors bytes with PyTorch state_dict names. */
+  saveSafetensors() {
+    const handle = this.#live();
+    throwIfError(handle.saveSafetensors());
+    return handle.savedBytes().slice();
+  }
+
+  /** Looks token ids up in the layer's seeded embedding table: Float32Array [ids.length * dModel]. */
+  embed(ids) {
+    const handle = this.#live();
+    throwIfError(handle.embed(numbers('ids', ids, true)));
+    return handle.embedded().slice();
+  }
+
+  /**
+   * Runs the layer. x: Float32Array [n * dModel].
+   * @returns {{output: Float32Array, attention?: Float32Array, steps?: object[]}}
+   */
+  forward(x, options = {}) {
+    const handle = this.#live();
+    if (options === null || typeof options !== 'object') {
+      throw new Error(`forward options must be an object, got ${describe(options)}`);
+    }
+    checkKeys('forward options', options, FORWARD_KEYS);
+    const xs = numbers('x', x, true);
+    const dModel = this.#config.dModel;
+    const n = integerIn('n', options.n ?? Math.floor(xs.length / dModel), 0, 1 << 30);
+    const kv = numbers('kv', options.kv);
+    const kvN = kv === undefined
+      ? n
+      : integerIn('kvN', options.kvN ?? Math.floor(kv.length / dModel), 0, 1 << 30);
+    const args = {
+      n,
+      kvN,
+      mask: stringOption('mask', options.mask, 'none'),
+      window: integerIn('window', options.window ?? 0, 0, 1 << 30),
+      prefix: integerIn('prefix', options.prefix ?? 0, 0, 1 << 30),
+      scale: booleanOption('scale', options.scale, true),
+      weights: booleanOption('weights', options.weights, true),
+      trace: booleanOption('trace', options.trace, false),
+    };
+    throwIfError(handle.forward(xs, kv, args, flags('keyPadding', options.keyPadding),
+      flags('cellMask', options.cellMask)));
+    // Copy everything out before anything else can run (and grow memory).
+    const result = { output: handle.output().slice() };
+    if (args.weights) result.attention = handle.attention().slice();
+    if (args.trace) {
+      const steps = [];
+      const count = handle.stepCount();
+      for (let i = 0; i < count; ++i) {
+        const step = handle.step(i);
+        step.data = step.data.slice();
+        steps.push(step);
+      }
+      result.steps = steps;
+    }
+    return result;
+  }
+
+  /** Frees the layer's wasm memory. Using the layer afterwards throws. */
+  dispose() {
+    if (!this.#handle) return;
+    finalizer?.unregister(this);
+    this.#handle.delete();
+    this.#handle = null;
+  }
+
+  #live() {
+    if (!this.#handle) throw new Error('this layer was disposed; create a new one with lens.createLayer()');
+    return this.#handle;
+  }
+}
+
+// ---- argument checks: types only; every value check lives in the C++ core ----------------
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${value.length}`;
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}
+
+function checkKeys(what, object, allowed) {
+  for (const key of Object.keys(object)) {
+    if (!allowed.includes(key)) {
+      throw new Error(`unknown ${what} key '${key}'; expected one of: ${allowed.join(', ')}`);
+    }
+  }
+}
+
+function integerIn(name, value, min, max) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function booleanOption(name, value, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new Error(`${name} must be true or false, got ${describe(value)}`);
+  return value;
+}
+
+function stringOption(name, value, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string') throw new Error(`${name} must be a string, got ${describe(value)}`);
+  return value;
+}
+
+// A typed array or array of numbers, passed through; undefined when absent and optional.
+function numbers(name, value, required = false) {
+  if (value === undefined || value === null) {
+    if (required) throw new Error(`${name} is required (a Float32Array)`);
+    return undefined;
+  }
+  if (ArrayBuffer.isView(value) && !(value instanceof DataView)) return value;
+  if (Array.isArray(value) && value.every((v) => typeof v === 'number')) return value;
+  throw new Error(`${name} must be a Float32Array or an array of numbers, got ${describe(value)}`);
+}
+
+// 0/1 flags (Uint8Array, array of numbers or booleans) as a Uint8Array.
+function flags(name, value) {
+  if (value === undefined || value === null) return undefined;
+  if (value instanceof Uint8Array) return value;
+  if (Array.isArray(value) || ArrayBuffer.isView(value)) {
+    return Uint8Array.from(value, (v) => (v ? 1 : 0));
+  }
+  throw new Error(`${name} must be a Uint8Array or an array of 0/1 flags, got ${describe(value)}`);
+}
+
+function byteArray(name, value) {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  throw new Error(`${name} expects a Uint8Array or ArrayBuffer, got ${describe(value)}`);
+}
+
+function throwIfError(message) {
+  if (message) throw new Error(message);
+}
