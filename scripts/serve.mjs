@@ -10,7 +10,7 @@ const option = (name, fallback) => {
   return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
 };
 const root = resolve(option('--dir', 'dist'));
-const firstPort = Number(option('--port', process.env.PORT ?? '8080'));
+const firstPort = Number(option('--port', process.env.PORT ?? '8080')); // 0: any free port
 const host = '127.0.0.1';
 
 const TYPES = {
@@ -51,7 +51,8 @@ function listen(port, attemptsLeft) {
     else throw error;
   });
   server.listen(port, host, () => {
-    console.log(`Attention Lens is running at http://${host}:${port}/  (Ctrl+C to stop)`);
+    const url = `http://${host}:${server.address().port}/`;
+    console.log(`Attention Lens is running at ${url}  (Ctrl+C to stop)`);
   });
 }
 listen(firstPort, 20);

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# npm test: set up if needed, build native (release + ASan/UBSan) and wasm, run every suite,
+# print one summary line ("total: N passed, N failed") and exit non-zero on any failure.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$ATTN_ROOT"
+bash scripts/setup.sh || exit 1
+mkdir -p build/test-logs
+
+total_pass=0
+total_fail=0
+summary=()
+
+# run_suite NAME PARSER COMMAND...: runs, tees to build/test-logs/NAME.log, counts results.
+run_suite() {
+  local name="$1" parser="$2"
+  shift 2
+  local log="build/test-logs/$name.log"
+  echo "=== $name: $*"
+  "$@" 2>&1 | tee "$log"
+  local status=${PIPESTATUS[0]}
+  local pass=0 fail=0
+  case "$parser" in
+    ctest)
+      local line
+      line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
+      if [ -n "$line" ]; then
+        fail=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
+        pass=$(($(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line") - fail))
+      fi
+      ;;
+    node)
+      pass=$(grep -E '^# pass [0-9]+' "$log" | tail -n 1 | awk '{print $3}')
+      fail=$(grep -E '^# fail [0-9]+' "$log" | tail -n 1 | awk '{print $3}')
+      pass=${pass:-0}
+      fail=${fail:-0}
+      ;;
+  esac
+  if [ "$status" -ne 0 ] && [ "$fail" -eq 0 ]; then fail=1; fi  # a crash or build failure
+  total_pass=$((total_pass + pass))
+  total_fail=$((total_fail + fail))
+  summary+=("$(printf '%-22s %5d passed, %d failed' "$name" "$pass" "$fail")")
+}
+
+build_native() { # preset
+  local preset="$1"
+  { [ -f "build/$preset/build.ninja" ] || cmake --preset "$preset"; } &&
+    cmake --build --preset "$preset"
+}
+
+run_suite native-build none build_native native-release
+run_suite native-tests ctest ctest --preset native-release -j2
+run_suite asan-ubsan-build none build_native native-debug
+run_suite asan-ubsan-tests ctest ctest --preset native-debug -j2
+run_suite wasm-and-page-build none bash scripts/build.sh
+run_suite js-api-tests node node --test tests/js/
+run_suite browser-tests node node --test tests/e2e/
+
+echo
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+echo "total: $total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
