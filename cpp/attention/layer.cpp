@@ -327,6 +327,78 @@ ConstMatView AttentionLayer::add_positional(std::span<const float> x, std::size_
   return with_pe;
 }
 
+void AttentionLayer::record_projections(ConstMatView q_all, ConstMatView k_all, ConstMatView v_all,
+                                        bool cross) {
+  const std::size_t dk = head_dim_;
+  const std::string src = cross ? "X_{src}" : "X";
+  for (std::size_t h = 0; h < config_.heads; ++h) {
+    const std::string s = head_label(h);
+    auto projection = [&](const std::string& m, const std::string& from) {
+      const std::string bias = config_.bias ? " + b_{" + m + "," + s + "}" : "";
+      return m + "_{" + s + "} = " + from + "_{in} W_{" + m + "," + s + "}^\\top" + bias;
+    };
+    record("q", "Queries, head " + s, projection("Q", "X"), q_all.col_block(h * dk, dk), int(h),
+           "query", "dimension");
+    record("k", "Keys, head " + s, projection("K", src), k_all.col_block(h * dk, dk), int(h), "key",
+           "dimension");
+    record("v", "Values, head " + s, projection("V", src), v_all.col_block(h * dk, dk), int(h),
+           "key", "dimension");
+  }
+}
+
+void AttentionLayer::record_rotations(ConstMatView q_all, ConstMatView k_all) {
+  const std::size_t dk = head_dim_;
+  for (std::size_t h = 0; h < config_.heads; ++h) {
+    const std::string s = head_label(h);
+    record("q_rotated", "Queries rotated by position (RoPE), head " + s,
+           R"(\hat{q}_{pos} = R_{\Theta, pos}\, q_{pos},\ \theta_i = 10000^{-2i/d_k})",
+           q_all.col_block(h * dk, dk), int(h), "query", "dimension");
+    record("k_rotated", "Keys rotated by position (RoPE), head " + s,
+           R"(\hat{k}_{pos} = R_{\Theta, pos}\, k_{pos},\ \theta_i = 10000^{-2i/d_k})",
+           k_all.col_block(h * dk, dk), int(h), "key", "dimension");
+  }
+}
+
+void AttentionLayer::record_head(std::size_t h, const SdpaSnapshots& snapshots,
+                                 ConstMatView weights, ConstMatView context, bool scaled) {
+  const std::string s = head_label(h);
+  auto subst = [&](std::string eq) {  // % -> this head's 1-based number
+    for (auto pos = eq.find('%'); pos != std::string::npos; pos = eq.find('%'))
+      eq.replace(pos, 1, s);
+    return eq;
+  };
+  const bool rope = config_.positional == PositionalKind::Rope;
+  const std::string q = rope ? "\\hat{Q}" : "Q";
+  const std::string k = rope ? "\\hat{K}" : "K";
+  const std::string scale_eq =
+      scaled ? "\\frac{S_{%}}{\\sqrt{d_k}} = \\frac{S_{%}}{\\sqrt{" + str(head_dim_) + "}}"
+             : "S_{%} \\quad (\\text{scaling off})";
+  const std::string bias_term = alibi_slopes_.empty() ? "" : " + B_{%}";
+  record("scores", "Scores QKᵀ, head " + s,
+         subst("S_{%} = " + q + "_{%} " + k + "_{%}^\\top,\\quad S_{ij} = q_i \\cdot k_j"),
+         *snapshots.scores, int(h), "query", "key");
+  record("scaled", "Scaled scores, head " + s, subst("\\tilde{S}_{%} = " + scale_eq),
+         *snapshots.scaled, int(h), "query", "key");
+  if (!alibi_slopes_.empty()) {
+    record("alibi", "ALiBi distance bias, head " + s,
+           subst("B_{%,ij} = -m_{%} |i - j|,\\quad m_{%} = " + std::to_string(alibi_slopes_[h])),
+           bias_, int(h), "query", "key");
+  }
+  record("masked", "Masked scores, head " + s,
+         subst("\\tilde{S}_{%}" + bias_term +
+               " + M,\\quad M_{ij} = \\begin{cases} 0 & \\text{visible} \\\\ -\\infty & "
+               "\\text{masked} \\end{cases}"),
+         *snapshots.masked, int(h), "query", "key");
+  record("weights", "Attention weights, head " + s,
+         subst("A_{%} = \\operatorname{softmax}_{\\text{row}}\\left(\\tilde{S}_{%}" + bias_term +
+               " + M\\right),\\quad A_{ij} = \\frac{e^{x_{ij} - \\max_k x_{ik}}}{\\sum_k "
+               "e^{x_{ik} - \\max_k x_{ik}}}"),
+         weights, int(h), "query", "key");
+  record("context", "Weighted sum of values, head " + s,
+         subst("Z_{%} = A_{%} V_{%},\\quad z_i = \\sum_j A_{ij} v_j"), context, int(h), "query",
+         "dimension");
+}
+
 const ForwardResult& AttentionLayer::forward(std::span<const float> x,
                                              const ForwardOptions& options) {
   validate_forward(x, options);
@@ -364,33 +436,13 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
     k_all = kv_proj_.view().col_block(0, inner);
     v_all = kv_proj_.view().col_block(inner, inner);
   }
-  const std::string src = cross ? "X_{src}" : "X";
-  for (std::size_t h = 0; h < heads; ++h) {
-    const std::string s = head_label(h);
-    auto projection = [&](const char* m, const std::string& from) {
-      const std::string bias = config_.bias ? " + b_{" + std::string(m) + "," + s + "}" : "";
-      return std::string(m) + "_{" + s + "} = " + from + "_{in} W_{" + m + "," + s + "}^\\top" +
-             bias;
-    };
-    record("q", "Queries, head " + s, projection("Q", "X"), q_all.col_block(h * dk, dk), int(h),
-           "query", "dimension");
-    record("k", "Keys, head " + s, projection("K", src), k_all.col_block(h * dk, dk), int(h), "key",
-           "dimension");
-    record("v", "Values, head " + s, projection("V", src), v_all.col_block(h * dk, dk), int(h),
-           "key", "dimension");
-  }
+  if (tracing_) record_projections(q_all, k_all, v_all, cross);
   if (config_.positional == PositionalKind::Rope) {
     for (std::size_t h = 0; h < heads; ++h) {
-      const std::string s = head_label(h);
       apply_rope(q_all.col_block(h * dk, dk));
       apply_rope(k_all.col_block(h * dk, dk));
-      record("q_rotated", "Queries rotated by position (RoPE), head " + s,
-             R"(\hat{q}_{pos} = R_{\Theta, pos}\, q_{pos},\ \theta_i = 10000^{-2i/d_k})",
-             q_all.col_block(h * dk, dk), int(h), "query", "dimension");
-      record("k_rotated", "Keys rotated by position (RoPE), head " + s,
-             R"(\hat{k}_{pos} = R_{\Theta, pos}\, k_{pos},\ \theta_i = 10000^{-2i/d_k})",
-             k_all.col_block(h * dk, dk), int(h), "key", "dimension");
     }
+    if (tracing_) record_rotations(q_all, k_all);
   }
 
   const std::uint8_t* visible = nullptr;
@@ -408,11 +460,7 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
   concat_.resize(n, inner);
   Matrix scores_copy, scaled_copy, masked_copy;
   SdpaSnapshots snapshots{&scores_copy, &scaled_copy, &masked_copy};
-  const std::string scale_eq =
-      options.scale ? "\\frac{S_{%}}{\\sqrt{d_k}} = \\frac{S_{%}}{\\sqrt{" + str(dk) + "}}"
-                    : "S_{%} \\quad (\\text{scaling off})";
   for (std::size_t h = 0; h < heads; ++h) {
-    const std::string s = head_label(h);
     MatView weights = options.want_weights
                           ? MatView(result_.attention.data() + h * n * kv_n, n, kv_n)
                           : scratch_weights_.view();
@@ -424,38 +472,7 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
     scaled_dot_product_attention(q_all.col_block(h * dk, dk), k_all.col_block(h * dk, dk),
                                  v_all.col_block(h * dk, dk), params, weights, context, packed_,
                                  tracing_ ? &snapshots : nullptr);
-    if (!tracing_) continue;
-    auto subst = [&](std::string eq) {
-      for (auto pos = eq.find('%'); pos != std::string::npos; pos = eq.find('%'))
-        eq.replace(pos, 1, s);
-      return eq;
-    };
-    const std::string q = config_.positional == PositionalKind::Rope ? "\\hat{Q}" : "Q";
-    const std::string k = config_.positional == PositionalKind::Rope ? "\\hat{K}" : "K";
-    record("scores", "Scores QKᵀ, head " + s,
-           subst("S_{%} = " + q + "_{%} " + k + "_{%}^\\top,\\quad S_{ij} = q_i \\cdot k_j"),
-           scores_copy, int(h), "query", "key");
-    record("scaled", "Scaled scores, head " + s, subst("\\tilde{S}_{%} = " + scale_eq), scaled_copy,
-           int(h), "query", "key");
-    if (!alibi_slopes_.empty()) {
-      record("alibi", "ALiBi distance bias, head " + s,
-             subst("B_{%,ij} = -m_{%} |i - j|,\\quad m_{%} = " + std::to_string(alibi_slopes_[h])),
-             bias_, int(h), "query", "key");
-    }
-    const std::string bias_term = alibi_slopes_.empty() ? "" : " + B_{%}";
-    record("masked", "Masked scores, head " + s,
-           subst("\\tilde{S}_{%}" + bias_term +
-                 " + M,\\quad M_{ij} = \\begin{cases} 0 & \\text{visible} \\\\ -\\infty & "
-                 "\\text{masked} \\end{cases}"),
-           masked_copy, int(h), "query", "key");
-    record("weights", "Attention weights, head " + s,
-           subst("A_{%} = \\operatorname{softmax}_{\\text{row}}\\left(\\tilde{S}_{%}" + bias_term +
-                 " + M\\right),\\quad A_{ij} = \\frac{e^{x_{ij} - \\max_k x_{ik}}}{\\sum_k "
-                 "e^{x_{ik} - \\max_k x_{ik}}}"),
-           weights, int(h), "query", "key");
-    record("context", "Weighted sum of values, head " + s,
-           subst("Z_{%} = A_{%} V_{%},\\quad z_i = \\sum_j A_{ij} v_j"), context, int(h), "query",
-           "dimension");
+    if (tracing_) record_head(h, snapshots, weights, context, options.scale);
   }
 
   record("concat", "Heads concatenated",

@@ -9,6 +9,7 @@
 
 #include "attention/ops/masks.hpp"
 #include "attention/ops/positional.hpp"
+#include "attention/ops/sdpa.hpp"
 #include "attention/tensor.hpp"
 #include "attention/trace.hpp"
 
@@ -91,6 +92,10 @@ class AttentionLayer {
                               const char* step_id);
   void record(std::string id, std::string title, std::string equation, ConstMatView data, int head,
               std::string rows, std::string cols);
+  void record_projections(ConstMatView q_all, ConstMatView k_all, ConstMatView v_all, bool cross);
+  void record_rotations(ConstMatView q_all, ConstMatView k_all);
+  void record_head(std::size_t h, const SdpaSnapshots& snapshots, ConstMatView weights,
+                   ConstMatView context, bool scaled);
 
   LayerConfig config_;
   std::size_t head_dim_ = 0;
