@@ -236,8 +236,9 @@ std::vector<std::uint8_t> AttentionLayer::save_safetensors() const {
 
 void AttentionLayer::validate_forward(std::span<const float> x,
                                       const ForwardOptions& options) const {
-  const std::size_t d = config_.d_model;
-  const std::size_t n = options.n;
+  // Sizes are multiplied in 64 bits: size_t is 32 bits in wasm and n * kv_n can wrap.
+  const std::uint64_t d = config_.d_model;
+  const std::uint64_t n = options.n;
   if (n == 0) throw Error("n must be at least 1 (the number of query tokens), got 0");
   if (n > kMaxSequence) {
     throw Error("n = " + str(n) + " exceeds the limit of " + str(kMaxSequence) + " tokens");
@@ -247,10 +248,9 @@ void AttentionLayer::validate_forward(std::span<const float> x,
                 str(d) + " = " + str(n * d));
   }
   require_finite(x, "x");
-  const bool cross = !options.kv.empty();
-  const std::size_t kv_n = cross ? options.kv_n : n;
-  if (cross) {
-    if (kv_n == 0) throw Error("kvN must be at least 1 when kv is given, got 0");
+  const std::uint64_t kv_n = options.cross ? options.kv_n : n;
+  if (options.cross) {
+    if (kv_n == 0) throw Error("kvN must be at least 1 for cross-attention, got 0");
     if (kv_n > kMaxSequence) {
       throw Error("kvN = " + str(kv_n) + " exceeds the limit of " + str(kMaxSequence) + " tokens");
     }
@@ -261,12 +261,12 @@ void AttentionLayer::validate_forward(std::span<const float> x,
     require_finite(options.kv, "kv");
   }
   validate_mask(options.mask, n, kv_n);
-  const std::size_t per_head = n * kv_n;
+  const std::uint64_t per_head = n * kv_n;
   if (per_head > kMaxScoreValues) {
     throw Error("n * kvN = " + str(per_head) + " attention scores per head exceed the limit of " +
                 str(kMaxScoreValues));
   }
-  const std::size_t all_heads = per_head * config_.heads;
+  const std::uint64_t all_heads = per_head * config_.heads;
   if (options.want_weights && all_heads > kMaxScoreValues) {
     throw Error("heads * n * kvN = " + str(all_heads) + " attention weights exceed the limit of " +
                 str(kMaxScoreValues) + "; pass weights: false to compute the output only");
@@ -402,7 +402,7 @@ void AttentionLayer::record_head(std::size_t h, const SdpaSnapshots& snapshots,
 const ForwardResult& AttentionLayer::forward(std::span<const float> x,
                                              const ForwardOptions& options) {
   validate_forward(x, options);
-  const bool cross = !options.kv.empty();
+  const bool cross = options.cross;
   const std::size_t n = options.n;
   const std::size_t kv_n = cross ? options.kv_n : n;
   const std::size_t d = config_.d_model;

@@ -44,8 +44,9 @@ struct LayerWeights {
 
 struct ForwardOptions {
   std::size_t n = 0;          // queries
-  std::span<const float> kv;  // cross-attention source [kv_n, d_model]; empty: self
-  std::size_t kv_n = 0;       // ignored for self-attention
+  bool cross = false;         // keys and values from kv (else from x: self-attention)
+  std::span<const float> kv;  // cross-attention source [kv_n, d_model]
+  std::size_t kv_n = 0;       // source length (cross-attention only)
   MaskSpec mask;
   bool scale = true;         // divide scores by √d_k
   bool want_weights = true;  // fill ForwardResult::attention

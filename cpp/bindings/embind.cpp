@@ -60,6 +60,7 @@ struct ConfigArgs {
 
 struct ForwardArgs {
   std::size_t n = 0;
+  bool cross = false;
   std::size_t kvN = 0;
   std::string mask = "none";
   std::size_t window = 0;
@@ -134,6 +135,7 @@ class LayerHandle {
       const auto kv_values = vector_or_empty<float>(kv);
       attn::ForwardOptions options;
       options.n = args.n;
+      options.cross = args.cross;
       options.kv = kv_values;
       options.kv_n = args.kvN;
       options.mask.kind = attn::parse_mask_kind(args.mask);
@@ -229,6 +231,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .field("seed", &ConfigArgs::seed);
   emscripten::value_object<ForwardArgs>("ForwardArgs")
       .field("n", &ForwardArgs::n)
+      .field("cross", &ForwardArgs::cross)
       .field("kvN", &ForwardArgs::kvN)
       .field("mask", &ForwardArgs::mask)
       .field("window", &ForwardArgs::window)

@@ -17,9 +17,9 @@ inline attn::reference::MhaOutputs reference_forward(const attn::AttentionLayer&
   in.heads = config.heads;
   in.head_dim = layer.head_dim();
   in.n = options.n;
-  in.kv_n = options.kv.empty() ? options.n : options.kv_n;
+  in.kv_n = options.cross ? options.kv_n : options.n;
   in.x = x.data();
-  in.kv = options.kv.empty() ? x.data() : options.kv.data();
+  in.kv = options.cross ? options.kv.data() : x.data();
   in.in_proj_weight = w.in_proj_weight.data();
   in.in_proj_bias = config.bias ? w.in_proj_bias.data() : nullptr;
   in.out_proj_weight = config.out_proj ? w.out_proj_weight.data() : nullptr;

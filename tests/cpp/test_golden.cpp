@@ -59,6 +59,7 @@ GoldenRun run_case(const std::string& name, bool load_state_dict_file) {
   std::vector<float> kv;
   if (file.contains("kv")) {
     kv = file.f32("kv");
+    options.cross = true;
     options.kv = kv;
     options.kv_n = file.info("kv").shape[0];
   }

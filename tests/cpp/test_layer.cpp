@@ -66,6 +66,7 @@ TEST_CASE("forward equals the scalar reference across masks, biases and cross-at
     const auto kv = random_floats(c.kv_n * c.d_model, seed++);
     attn::ForwardOptions options = self_options(c.n);
     if (c.cross) {
+      options.cross = true;
       options.kv = kv;
       options.kv_n = c.kv_n;
     }
@@ -266,6 +267,7 @@ TEST_CASE("RoPE, ALiBi and cross-attention add their own steps", "[layer]") {
   REQUIRE(find_step(r.trace, "q_rotated", 1).shape == std::vector<std::size_t>{3, 4});
   attn::AttentionLayer alibi(config_of(8, 2, false, attn::PositionalKind::Alibi));
   const auto kv = random_floats(5 * 8, 2);
+  options.cross = true;
   options.kv = kv;
   options.kv_n = 5;
   const auto& c = alibi.forward(x, options);
@@ -324,6 +326,7 @@ TEST_CASE("bad configs, inputs and weights throw messages naming the problem", "
   REQUIRE_THROWS_WITH(layer.forward(x, self_options(0)), ContainsSubstring("n must be at least 1"));
   auto options = self_options(3);
   const auto kv = random_floats(10, 2);
+  options.cross = true;
   options.kv = kv;
   options.kv_n = 2;
   REQUIRE_THROWS_WITH(layer.forward(x, options), ContainsSubstring("kv has 10 values"));

@@ -168,7 +168,13 @@ class AttentionLayer {
   /** Looks token ids up in the layer's seeded embedding table: Float32Array [ids.length * dModel]. */
   embed(ids) {
     const handle = this.#live();
-    throwIfError(handle.embed(numbers('ids', ids, true)));
+    const values = numbers('ids', ids, true);
+    for (let i = 0; i < values.length; ++i) {
+      if (!Number.isInteger(values[i]) || values[i] < 0 || values[i] > 0xffffffff) {
+        throw new Error(`ids[${i}] must be an integer from 0 to 4294967295, got ${describe(values[i])}`);
+      }
+    }
+    throwIfError(handle.embed(values));
     return handle.embedded().slice();
   }
 
@@ -186,11 +192,15 @@ class AttentionLayer {
     const dModel = this.#config.dModel;
     const n = integerIn('n', options.n ?? Math.floor(xs.length / dModel), 0, 1 << 30);
     const kv = numbers('kv', options.kv);
+    if (kv === undefined && options.kvN !== undefined) {
+      throw new Error('kvN was given without kv: pass the source sequence as kv for cross-attention');
+    }
     const kvN = kv === undefined
       ? n
       : integerIn('kvN', options.kvN ?? Math.floor(kv.length / dModel), 0, 1 << 30);
     const args = {
       n,
+      cross: kv !== undefined,
       kvN,
       mask: stringOption('mask', options.mask, 'none'),
       window: integerIn('window', options.window ?? 0, 0, 1 << 30),
@@ -236,6 +246,7 @@ class AttentionLayer {
 function describe(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (value instanceof DataView) return `a DataView of ${value.byteLength} bytes`;
   if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${value.length}`;
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'object') return 'an object';
@@ -275,7 +286,8 @@ function numbers(name, value, required = false) {
     if (required) throw new Error(`${name} is required (a Float32Array)`);
     return undefined;
   }
-  if (ArrayBuffer.isView(value) && !(value instanceof DataView)) return value;
+  const bigInts = value instanceof BigInt64Array || value instanceof BigUint64Array;
+  if (ArrayBuffer.isView(value) && !(value instanceof DataView) && !bigInts) return value;
   if (Array.isArray(value) && value.every((v) => typeof v === 'number')) return value;
   throw new Error(`${name} must be a Float32Array or an array of numbers, got ${describe(value)}`);
 }

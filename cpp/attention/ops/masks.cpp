@@ -36,10 +36,11 @@ void validate_mask(const MaskSpec& spec, std::size_t n, std::size_t kv_n) {
     throw Error("keyPadding has " + std::to_string(spec.key_padding.size()) +
                 " entries, expected one per key: " + std::to_string(kv_n));
   }
-  if (!spec.cells.empty() && spec.cells.size() != n * kv_n) {
+  const std::uint64_t cells = std::uint64_t{n} * kv_n;  // 64 bits: size_t is 32 in wasm
+  if (!spec.cells.empty() && spec.cells.size() != cells) {
     throw Error("cell mask has " + std::to_string(spec.cells.size()) +
                 " entries, expected n * kvN = " + std::to_string(n) + " * " + std::to_string(kv_n) +
-                " = " + std::to_string(n * kv_n));
+                " = " + std::to_string(cells));
   }
   if (spec.kind == MaskKind::SlidingWindow && spec.window == 0) {
     throw Error(

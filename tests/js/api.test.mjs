@@ -1,0 +1,673 @@
+// The public JS API's behaviour (DESIGN.md "The public JavaScript API"): result shapes, the
+// trace, copies vs views, masks, weight round trips, tokenizer and embeddings, the single-file
+// build. Expected values come from invariants computed here in plain JS (or from golden data),
+// never from a second call down the same code path.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import {
+  assertBitIdentical, assertClose, assertMatchesGolden, goldenForwardOptions, goldenLayer,
+  lcgFloats, loadGoldenCase, loadLens, MODULE_URL, parseSafetensors, SINGLE_FILE_URL,
+} from './support.mjs';
+
+// ---- small plain-JS references ----------------------------------------------------------------
+
+/** a [rows, inner] · b [inner, cols] (+ bias [cols]); float64 accumulation. */
+function matmul(a, b, rows, inner, cols, bias = null) {
+  const out = new Float64Array(rows * cols);
+  for (let i = 0; i < rows; ++i) {
+    for (let j = 0; j < cols; ++j) {
+      let s = bias ? bias[j] : 0;
+      for (let k = 0; k < inner; ++k) s += a[i * inner + k] * b[k * cols + j];
+      out[i * cols + j] = s;
+    }
+  }
+  return out;
+}
+
+/** Rows [first, first + count) of a row-major [*, cols] matrix, transposed: [cols, count]. */
+function rowsTransposed(m, first, count, cols) {
+  const out = new Float64Array(cols * count);
+  for (let r = 0; r < count; ++r) for (let c = 0; c < cols; ++c) out[c * count + r] = m[(first + r) * cols + c];
+  return out;
+}
+
+/** Columns [first, first + count) of a row-major [rows, cols] matrix. */
+function columns(m, rows, cols, first, count) {
+  const out = new Float64Array(rows * count);
+  for (let r = 0; r < rows; ++r) for (let c = 0; c < count; ++c) out[r * count + c] = m[r * cols + first + c];
+  return out;
+}
+
+/** Row softmax over the visible cells of scores [n, kvN]; hidden cells and empty rows give 0. */
+function maskedSoftmax(scores, visible, n, kvN) {
+  const out = new Float64Array(n * kvN);
+  for (let i = 0; i < n; ++i) {
+    let max = -Infinity;
+    for (let j = 0; j < kvN; ++j) if (visible(i, j)) max = Math.max(max, scores[i * kvN + j]);
+    if (max === -Infinity) continue;
+    let sum = 0;
+    for (let j = 0; j < kvN; ++j) if (visible(i, j)) sum += Math.exp(scores[i * kvN + j] - max);
+    for (let j = 0; j < kvN; ++j) {
+      if (visible(i, j)) out[i * kvN + j] = Math.exp(scores[i * kvN + j] - max) / sum;
+    }
+  }
+  return out;
+}
+
+/** The attention slice of head h: [n, kvN]. */
+const headSlice = (attention, h, n, kvN) => attention.subarray(h * n * kvN, (h + 1) * n * kvN);
+
+/** FNV-1a over the ASCII-case-folded UTF-8 bytes, mod 65536 (the documented token id). */
+function fnv1aId(token) {
+  let hash = 2166136261;
+  for (const byte of new TextEncoder().encode(token)) {
+    const folded = byte >= 0x41 && byte <= 0x5a ? byte + 32 : byte;
+    hash = Math.imul(hash ^ folded, 16777619) >>> 0;
+  }
+  return hash % 65536;
+}
+
+/** The embedding row seed: murmur3's finalizer over seed and id (cpp/attention/ops/embedding.cpp). */
+function embeddingRowSeed(seed, id) {
+  let h = (seed ^ Math.imul(id, 0x9e3779b1) ^ 0xe3b0c442) >>> 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35) >>> 0;
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+async function withLayer(config, body) {
+  const lens = await loadLens();
+  const layer = lens.createLayer(config);
+  try {
+    return await body(layer, lens);
+  } finally {
+    layer.dispose();
+  }
+}
+
+// ---- result shapes ----------------------------------------------------------------------------
+
+test('self-attention returns output [n·dModel] and attention [heads·n·n]', async () => {
+  await withLayer({ dModel: 12, heads: 3, seed: 1 }, (layer) => {
+    const n = 5;
+    const r = layer.forward(lcgFloats(n * 12, 1), { n });
+    assert.ok(r.output instanceof Float32Array);
+    assert.equal(r.output.length, n * 12);
+    assert.ok(r.attention instanceof Float32Array);
+    assert.equal(r.attention.length, 3 * n * n);
+    assert.equal(r.steps, undefined, 'no steps without trace: true');
+    // Each query row of each head is a probability distribution.
+    for (let row = 0; row < 3 * n; ++row) {
+      const sum = r.attention.subarray(row * n, row * n + n).reduce((a, b) => a + b, 0);
+      assertClose([sum], [1], { atol: 1e-6, what: `row ${row} sum` });
+    }
+  });
+});
+
+test('cross-attention returns output [n·dModel] and attention [heads·n·kvN]', async () => {
+  await withLayer({ dModel: 8, heads: 2, seed: 2 }, (layer) => {
+    const n = 3;
+    const kvN = 7;
+    const r = layer.forward(lcgFloats(n * 8, 2), { n, kv: lcgFloats(kvN * 8, 3), kvN });
+    assert.equal(r.output.length, n * 8);
+    assert.equal(r.attention.length, 2 * n * kvN);
+    // kvN defaults to kv.length / dModel, n to x.length / dModel.
+    const d = layer.forward(lcgFloats(n * 8, 2), { kv: lcgFloats(kvN * 8, 3) });
+    assertBitIdentical(d.output, r.output, 'output with n and kvN inferred');
+    assertBitIdentical(d.attention, r.attention, 'attention with n and kvN inferred');
+  });
+});
+
+test('without an output projection the output is the concatenated heads [n·heads·headDim]',
+  async () => {
+    await withLayer({ dModel: 8, heads: 2, headDim: 3, outProj: false, seed: 3 }, (layer) => {
+      assert.equal(layer.config.headDim, 3);
+      const r = layer.forward(lcgFloats(4 * 8, 4), { n: 4, trace: true });
+      assert.equal(r.output.length, 4 * 2 * 3);
+      assert.equal(r.attention.length, 2 * 4 * 4);
+      const concat = r.steps.find((s) => s.id === 'concat');
+      assertBitIdentical(r.output, concat.data, 'output vs concat');
+    });
+  });
+
+test('config reports the normalized options', async () => {
+  await withLayer({ dModel: 24, heads: 6 }, (layer) => {
+    assert.deepEqual({ ...layer.config }, {
+      dModel: 24, heads: 6, headDim: 4, bias: true, outProj: true, positional: 'none', seed: 42,
+    });
+    assert.ok(Object.isFrozen(layer.config));
+  });
+});
+
+// ---- the trace --------------------------------------------------------------------------------
+
+test('trace: steps come in walkthrough order with per-head steps grouped by head', async () => {
+  await withLayer({ dModel: 8, heads: 2, seed: 4 }, (layer) => {
+    const r = layer.forward(lcgFloats(4 * 8, 5), { n: 4, mask: 'causal', trace: true });
+    const perHead = (id) => [`${id}#0`, `${id}#1`];
+    const expected = ['embedding#-1', 'input#-1', ...perHead('q'), ...perHead('k'), ...perHead('v'),
+      ...perHead('scores'), ...perHead('scaled'), ...perHead('masked'), ...perHead('weights'),
+      ...perHead('context'), 'concat#-1', 'output#-1'];
+    assert.deepEqual(r.steps.map((s) => `${s.id}#${s.head}`), expected);
+    for (const s of r.steps) {
+      assert.equal(typeof s.title, 'string');
+      assert.ok(s.title.length > 0, `${s.id} has a title`);
+      assert.equal(typeof s.equation, 'string');
+      assert.ok(s.equation.length > 0, `${s.id} has an equation`);
+      assert.ok(s.data instanceof Float32Array, `${s.id} data is a Float32Array`);
+      assert.equal(s.data.length, s.shape[0] * s.shape[1], `${s.id} data matches its shape`);
+    }
+  });
+});
+
+test('trace: every step has the documented shape (self- and cross-attention)', async () => {
+  await withLayer({ dModel: 12, heads: 3, seed: 5 }, (layer) => {
+    const n = 4;
+    const kvN = 6;
+    const dk = 4;
+    const r = layer.forward(lcgFloats(n * 12, 6), { n, kv: lcgFloats(kvN * 12, 7), kvN, trace: true });
+    const shapes = {
+      embedding: [n, 12], input: [n, 12], source: [kvN, 12], q: [n, dk], k: [kvN, dk],
+      v: [kvN, dk], scores: [n, kvN], scaled: [n, kvN], masked: [n, kvN], weights: [n, kvN],
+      context: [n, dk], concat: [n, 12], output: [n, 12],
+    };
+    const ids = new Set(r.steps.map((s) => s.id));
+    assert.deepEqual([...ids].sort(), Object.keys(shapes).sort());
+    const order = r.steps.map((s) => s.id);
+    assert.ok(order.indexOf('source') === order.indexOf('input') + 1, 'source right after input');
+    for (const s of r.steps) assert.deepEqual(s.shape, shapes[s.id], `${s.id} shape`);
+    for (const id of ['q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context']) {
+      assert.deepEqual(r.steps.filter((s) => s.id === id).map((s) => s.head), [0, 1, 2], `${id} heads`);
+    }
+  });
+});
+
+test('trace: the weights step of each head equals that head\'s slice of r.attention', async () => {
+  await withLayer({ dModel: 16, heads: 4, seed: 6 }, (layer) => {
+    const n = 5;
+    const r = layer.forward(lcgFloats(n * 16, 8), { n, mask: 'causal', trace: true });
+    const weights = r.steps.filter((s) => s.id === 'weights');
+    assert.equal(weights.length, 4);
+    for (const s of weights) {
+      assertBitIdentical(s.data, headSlice(r.attention, s.head, n, n), `weights head ${s.head}`);
+    }
+    assertBitIdentical(r.steps.at(-1).data, r.output, 'output step vs r.output');
+    assertBitIdentical(r.steps[0].data, lcgFloats(n * 16, 8), 'embedding step vs x');
+  });
+});
+
+test('trace: masked holds -Infinity exactly where causal hides keys, scaled values elsewhere',
+  async () => {
+    await withLayer({ dModel: 8, heads: 2, seed: 7 }, (layer) => {
+      const n = 6;
+      const r = layer.forward(lcgFloats(n * 8, 9), { n, mask: 'causal', trace: true });
+      for (let h = 0; h < 2; ++h) {
+        const masked = r.steps.find((s) => s.id === 'masked' && s.head === h).data;
+        const scaled = r.steps.find((s) => s.id === 'scaled' && s.head === h).data;
+        for (let i = 0; i < n; ++i) {
+          for (let j = 0; j < n; ++j) {
+            const at = i * n + j;
+            if (j > i) assert.equal(masked[at], -Infinity, `head ${h} masked[${i}][${j}]`);
+            else {
+              assert.ok(Number.isFinite(masked[at]), `head ${h} masked[${i}][${j}] is finite`);
+              assert.equal(masked[at], scaled[at], `head ${h} masked[${i}][${j}] = scaled`);
+            }
+          }
+        }
+      }
+    });
+  });
+
+test('trace: each step is the documented arithmetic of the ones before it', async () => {
+  await withLayer({ dModel: 8, heads: 2, seed: 8 }, (layer) => {
+    const n = 4;
+    const d = 8;
+    const dk = 4;
+    const x = lcgFloats(n * d, 10);
+    const w = layer.getWeights();
+    const r = layer.forward(x, { n, mask: 'causal', trace: true });
+    const step = (id, h = -1) => r.steps.find((s) => s.id === id && s.head === h).data;
+    const tol = { atol: 1e-5, rtol: 1e-5 };
+    // Q = X·W_qᵀ + b_q per head (rows of in_proj_weight: Q, then K, then V).
+    const proj = (which) => matmul(x, rowsTransposed(w.inProjWeight, which * d, d, d), n, d, d,
+      w.inProjBias.subarray(which * d, (which + 1) * d));
+    const [Q, K, V] = [proj(0), proj(1), proj(2)];
+    const concat = new Float64Array(n * d);
+    for (let h = 0; h < 2; ++h) {
+      const q = columns(Q, n, d, h * dk, dk);
+      const k = columns(K, n, d, h * dk, dk);
+      const v = columns(V, n, d, h * dk, dk);
+      assertClose(step('q', h), q, { ...tol, what: `q head ${h}` });
+      assertClose(step('k', h), k, { ...tol, what: `k head ${h}` });
+      assertClose(step('v', h), v, { ...tol, what: `v head ${h}` });
+      const kT = rowsTransposed(k, 0, n, dk);
+      const scores = matmul(q, kT, n, dk, n);
+      assertClose(step('scores', h), scores, { ...tol, what: `scores head ${h}` });
+      assertClose(step('scaled', h), scores.map((s) => s / Math.sqrt(dk)), { ...tol, what: `scaled head ${h}` });
+      const a = maskedSoftmax(step('scaled', h), (i, j) => j <= i, n, n);
+      assertClose(step('weights', h), a, { atol: 1e-6, rtol: 1e-5, what: `weights head ${h}` });
+      const context = matmul(step('weights', h), v, n, n, dk);
+      assertClose(step('context', h), context, { ...tol, what: `context head ${h}` });
+      for (let i = 0; i < n; ++i) for (let c = 0; c < dk; ++c) concat[i * d + h * dk + c] = context[i * dk + c];
+    }
+    assertClose(step('concat'), concat, { ...tol, what: 'concat' });
+    const out = matmul(step('concat'), rowsTransposed(w.outProjWeight, 0, d, d), n, d, d, w.outProjBias);
+    assertClose(r.output, out, { ...tol, what: 'output' });
+  });
+});
+
+test('scale: false leaves the scaled step equal to the raw scores', async () => {
+  await withLayer({ dModel: 8, heads: 2, seed: 9 }, (layer) => {
+    const r = layer.forward(lcgFloats(3 * 8, 11), { n: 3, scale: false, trace: true });
+    for (let h = 0; h < 2; ++h) {
+      const scores = r.steps.find((s) => s.id === 'scores' && s.head === h).data;
+      const scaled = r.steps.find((s) => s.id === 'scaled' && s.head === h).data;
+      assertBitIdentical(scaled, scores, `head ${h}`);
+    }
+  });
+});
+
+// ---- returned arrays are copies ----------------------------------------------------------------
+
+test('every array forward returns is a copy: mutating it or running again changes nothing',
+  async () => {
+    await withLayer({ dModel: 8, heads: 2, seed: 10 }, (layer) => {
+      const x = lcgFloats(4 * 8, 12);
+      const r1 = layer.forward(x, { n: 4, mask: 'causal', trace: true });
+      const saved = {
+        output: Float32Array.from(r1.output),
+        attention: Float32Array.from(r1.attention),
+        steps: r1.steps.map((s) => Float32Array.from(s.data)),
+      };
+      for (const a of [r1.output, r1.attention, ...r1.steps.map((s) => s.data)]) {
+        assert.equal(a.byteOffset, 0);
+        assert.equal(a.buffer.byteLength, a.byteLength, 'an array with its own buffer');
+      }
+      // A different input: a view into wasm memory would now show the new numbers.
+      const other = layer.forward(lcgFloats(4 * 8, 13), { n: 4, trace: true });
+      assertBitIdentical(r1.output, saved.output, 'r1.output after another forward');
+      assertBitIdentical(r1.attention, saved.attention, 'r1.attention after another forward');
+      r1.steps.forEach((s, i) => assertBitIdentical(s.data, saved.steps[i], `r1 step ${s.id}`));
+      assert.notDeepEqual(other.output, saved.output);
+      // Scribbling over a result does not leak into the next one.
+      r1.output.fill(999);
+      r1.attention.fill(999);
+      for (const s of r1.steps) s.data.fill(999);
+      const r2 = layer.forward(x, { n: 4, mask: 'causal', trace: true });
+      assertBitIdentical(r2.output, saved.output, 'r2.output');
+      assertBitIdentical(r2.attention, saved.attention, 'r2.attention');
+      r2.steps.forEach((s, i) => assertBitIdentical(s.data, saved.steps[i], `r2 step ${s.id}`));
+      // The input is not modified either.
+      assertBitIdentical(x, lcgFloats(4 * 8, 12), 'x');
+    });
+  });
+
+test('getWeights, saveSafetensors, embed, tokenize and numpyRandn return copies', async () => {
+  await withLayer({ dModel: 8, heads: 2, seed: 11 }, (layer, lens) => {
+    const w1 = layer.getWeights();
+    const saved = Float32Array.from(w1.inProjWeight);
+    w1.inProjWeight.fill(0);
+    assertBitIdentical(layer.getWeights().inProjWeight, saved, 'getWeights after mutation');
+
+    const bytes1 = layer.saveSafetensors();
+    const savedBytes = Uint8Array.from(bytes1);
+    bytes1.fill(0);
+    assert.deepEqual(layer.saveSafetensors(), savedBytes);
+
+    const e1 = layer.embed([1, 2, 3]);
+    const savedE = Float32Array.from(e1);
+    layer.embed([4, 5, 6, 7]); // would overwrite a view
+    assertBitIdentical(e1, savedE, 'embed after another embed');
+
+    const t1 = lens.tokenize('hello world');
+    t1.ids.fill(0);
+    t1.tokens.push('x');
+    assert.deepEqual(lens.tokenize('hello world').tokens, ['hello', 'world']);
+    assert.notEqual(lens.tokenize('hello world').ids[0], 0);
+
+    const r1 = lens.numpyRandn(1, 10);
+    const savedR = Float64Array.from(r1);
+    lens.numpyRandn(2, 10);
+    assert.deepEqual(r1, savedR);
+  });
+});
+
+test('results stay valid after wasm memory grows (a big layer allocated afterwards)', async () => {
+  const lens = await loadLens();
+  const c = loadGoldenCase('causal_bias');
+  const small = goldenLayer(lens, c);
+  let big = null;
+  try {
+    const r = small.forward(c.x, goldenForwardOptions(c, { trace: true }));
+    const weights = small.getWeights();
+    const bytes = small.saveSafetensors();
+    const randn = lens.numpyRandn(42, 2000);
+    const heapBefore = lens.memory().heapBytes;
+    // 1024-wide weights (~32 MB with their transposed copies) and n = 512 need more heap.
+    big = lens.createLayer({ dModel: 1024, heads: 4, seed: 1 });
+    const n = 512;
+    const bigResult = big.forward(lcgFloats(n * 1024, 14), { n, trace: true });
+    assert.equal(bigResult.output.length, n * 1024);
+    const heapAfter = lens.memory().heapBytes;
+    assert.ok(heapAfter > heapBefore, `memory grew (${heapBefore} -> ${heapAfter} bytes)`);
+    // Nothing is detached (length 0) or overwritten: still PyTorch's numbers.
+    assertMatchesGolden(r, c, 'causal_bias after memory growth');
+    const w = r.steps.filter((s) => s.id === 'weights');
+    w.forEach((s) => assertBitIdentical(s.data, headSlice(r.attention, s.head, c.n, c.kvN), `step ${s.id}`));
+    assertBitIdentical(weights.inProjWeight, c.weights.inProjWeight, 'getWeights after growth');
+    assert.deepEqual(parseSafetensors(bytes).tensors.in_proj_weight.data, c.weights.inProjWeight);
+    assert.equal(randn.length, 2000);
+    // The small layer still works after growth.
+    assertMatchesGolden(small.forward(c.x, goldenForwardOptions(c)), c, 'causal_bias, forward after growth');
+  } finally {
+    big?.dispose();
+    small.dispose();
+  }
+});
+
+// ---- weights: false ---------------------------------------------------------------------------
+
+test('weights: false gives the same output and no attention', async () => {
+  await withLayer({ dModel: 16, heads: 4, seed: 12 }, (layer) => {
+    const n = 9;
+    const x = lcgFloats(n * 16, 15);
+    for (const options of [{}, { mask: 'causal' }, { keyPadding: [0, 0, 1, 0, 0, 0, 0, 1, 0] },
+      { kv: lcgFloats(5 * 16, 16), kvN: 5 }]) {
+      const full = layer.forward(x, { n, ...options });
+      const outputOnly = layer.forward(x, { n, ...options, weights: false });
+      assert.equal(outputOnly.attention, undefined);
+      assert.ok(!('attention' in outputOnly), 'no attention key at all');
+      assertClose(outputOnly.output, full.output, { atol: 1e-6, rtol: 1e-5, what: JSON.stringify(Object.keys(options)) });
+    }
+  });
+});
+
+// ---- masks ------------------------------------------------------------------------------------
+
+/** Checks every head's attention against a masked softmax of its own scaled scores. */
+function assertMaskedAttention(r, visible, n, kvN, heads, what) {
+  for (let h = 0; h < heads; ++h) {
+    const a = headSlice(r.attention, h, n, kvN);
+    for (let i = 0; i < n; ++i) {
+      for (let j = 0; j < kvN; ++j) {
+        if (!visible(i, j)) assert.equal(a[i * kvN + j], 0, `${what}: head ${h} [${i}][${j}] hidden`);
+        else assert.ok(a[i * kvN + j] > 0, `${what}: head ${h} [${i}][${j}] visible`);
+      }
+    }
+    if (r.steps) {
+      const scaled = r.steps.find((s) => s.id === 'scaled' && s.head === h).data;
+      assertClose(a, maskedSoftmax(scaled, visible, n, kvN), { atol: 1e-6, rtol: 1e-5, what: `${what} head ${h}` });
+      const masked = r.steps.find((s) => s.id === 'masked' && s.head === h).data;
+      for (let i = 0; i < n; ++i) {
+        for (let j = 0; j < kvN; ++j) {
+          assert.equal(masked[i * kvN + j] === -Infinity, !visible(i, j), `${what}: masked [${i}][${j}]`);
+        }
+      }
+    }
+  }
+}
+
+test('sliding-window mask: each query sees itself and window-1 keys before it', async () => {
+  await withLayer({ dModel: 8, heads: 2, seed: 13 }, (layer) => {
+    const n = 7;
+    for (const window of [1, 2, 3, 7]) {
+      const r = layer.forward(lcgFloats(n * 8, 17), { n, mask: 'sliding-window', window, trace: true });
+      assertMaskedAttention(r, (i, j) => j <= i && i - j < window, n, n, 2, `window ${window}`);
+    }
+  });
+});
+
+test('prefix-lm mask: the first `prefix` keys are visible to all, the rest causal', async () => {
+  await withLayer({ dModel: 8, heads: 2, seed: 14 }, (layer) => {
+    const n = 6;
+    for (const prefix of [0, 1, 3, 6]) {
+      const r = layer.forward(lcgFloats(n * 8, 18), { n, mask: 'prefix-lm', prefix, trace: true });
+      assertMaskedAttention(r, (i, j) => j < prefix || j <= i, n, n, 2, `prefix ${prefix}`);
+    }
+  });
+});
+
+test('cellMask hides exactly the chosen cells, combined with causal and key padding', async () => {
+  await withLayer({ dModel: 8, heads: 2, seed: 15 }, (layer) => {
+    const n = 5;
+    const kvN = 5;
+    const cells = new Uint8Array(n * kvN);
+    for (const [i, j] of [[0, 3], [1, 0], [2, 2], [3, 1], [3, 4], [4, 0], [4, 4]]) cells[i * kvN + j] = 1;
+    const hidden = (i, j) => cells[i * kvN + j] === 1;
+    let r = layer.forward(lcgFloats(n * 8, 19), { n, cellMask: cells, trace: true });
+    assertMaskedAttention(r, (i, j) => !hidden(i, j), n, kvN, 2, 'cells');
+    // Booleans in a plain array work the same way.
+    const asBooleans = Array.from(cells, (v) => v === 1);
+    const again = layer.forward(lcgFloats(n * 8, 19), { n, cellMask: asBooleans });
+    assertBitIdentical(again.attention, r.attention, 'cellMask as booleans');
+    const keyPadding = [0, 1, 0, 0, 0];
+    r = layer.forward(lcgFloats(n * 8, 19), { n, cellMask: cells, mask: 'causal', keyPadding, trace: true });
+    assertMaskedAttention(r, (i, j) => !hidden(i, j) && j <= i && !keyPadding[j] && !(i === 1 && j === 0),
+      n, kvN, 2, 'cells + causal + padding');
+  });
+});
+
+test('a query row with every key masked yields zeros, never NaN', async () => {
+  await withLayer({ dModel: 8, heads: 2, seed: 16 }, (layer) => {
+    const n = 4;
+    const w = layer.getWeights();
+    // All keys padded: every attention weight is 0, the context is 0, so output = out_proj.bias.
+    const all = layer.forward(lcgFloats(n * 8, 20), { n, keyPadding: [1, 1, 1, 1] });
+    assert.ok(all.attention.every((v) => v === 0), 'all attention weights are 0');
+    for (let i = 0; i < n; ++i) assertBitIdentical(all.output.subarray(i * 8, i * 8 + 8), w.outProjBias, `row ${i}`);
+    // One row fully hidden by cells: only that row is zero.
+    const cells = new Uint8Array(n * n);
+    cells.fill(1, 2 * n, 3 * n);
+    const r = layer.forward(lcgFloats(n * 8, 20), { n, cellMask: cells, trace: true });
+    assert.ok(r.output.every(Number.isFinite));
+    assertMaskedAttention(r, (i) => i !== 2, n, n, 2, 'row 2 hidden');
+    assertBitIdentical(r.output.subarray(16, 24), w.outProjBias, 'row 2 output');
+    // The output-only path agrees.
+    const outputOnly = layer.forward(lcgFloats(n * 8, 20), { n, cellMask: cells, weights: false });
+    assertClose(outputOnly.output, r.output, { atol: 1e-6, rtol: 1e-5, what: 'weights: false' });
+  });
+});
+
+// ---- weights in and out -----------------------------------------------------------------------
+
+test('seeded initialisation is deterministic, seed-dependent and within PyTorch-style bounds',
+  async () => {
+    const lens = await loadLens();
+    const make = (seed) => lens.createLayer({ dModel: 16, heads: 4, seed });
+    const [a, a2, b] = [make(1), make(1), make(2)];
+    try {
+      const wa = a.getWeights();
+      assert.deepEqual(a2.getWeights(), wa);
+      assert.notDeepEqual(b.getWeights().inProjWeight, wa.inProjWeight);
+      const bounds = { inProjWeight: Math.sqrt(6 / (16 + 48)), outProjWeight: 1 / 4,
+        inProjBias: 1 / 4, outProjBias: 1 / 4 };
+      const lengths = { inProjWeight: 48 * 16, outProjWeight: 16 * 16, inProjBias: 48, outProjBias: 16 };
+      for (const [name, bound] of Object.entries(bounds)) {
+        assert.equal(wa[name].length, lengths[name], `${name} length`);
+        assert.ok(wa[name].every((v) => Math.abs(v) <= bound + 1e-7), `${name} within ±${bound}`);
+        assert.ok(wa[name].some((v) => v !== 0), `${name} not all zero`);
+      }
+    } finally {
+      [a, a2, b].forEach((l) => l.dispose());
+    }
+  });
+
+test('saveSafetensors writes PyTorch state_dict names and the current weights', async () => {
+  await withLayer({ dModel: 12, heads: 3, seed: 17 }, (layer) => {
+    const { tensors, metadata } = parseSafetensors(layer.saveSafetensors());
+    const w = layer.getWeights();
+    assert.deepEqual(Object.keys(tensors).sort(),
+      ['in_proj_bias', 'in_proj_weight', 'out_proj.bias', 'out_proj.weight']);
+    assert.deepEqual(tensors.in_proj_weight.shape, [36, 12]);
+    assert.deepEqual(tensors.in_proj_bias.shape, [36]);
+    assert.deepEqual(tensors['out_proj.weight'].shape, [12, 12]);
+    assert.deepEqual(tensors['out_proj.bias'].shape, [12]);
+    for (const t of Object.values(tensors)) assert.equal(t.dtype, 'F32');
+    assertBitIdentical(tensors.in_proj_weight.data, w.inProjWeight, 'in_proj_weight');
+    assertBitIdentical(tensors.in_proj_bias.data, w.inProjBias, 'in_proj_bias');
+    assertBitIdentical(tensors['out_proj.weight'].data, w.outProjWeight, 'out_proj.weight');
+    assertBitIdentical(tensors['out_proj.bias'].data, w.outProjBias, 'out_proj.bias');
+    assert.equal(metadata.format, 'pt');
+  });
+  await withLayer({ dModel: 8, heads: 2, bias: false, seed: 18 }, (layer) => {
+    const { tensors } = parseSafetensors(layer.saveSafetensors());
+    assert.deepEqual(Object.keys(tensors).sort(), ['in_proj_weight', 'out_proj.weight']);
+  });
+});
+
+test('weights round-trip (getWeights/setWeights, saveSafetensors/loadSafetensors) into a layer with another seed',
+  async () => {
+    const lens = await loadLens();
+    for (const bias of [true, false]) {
+      const config = { dModel: 16, heads: 4, bias };
+      const source = lens.createLayer({ ...config, seed: 1 });
+      const viaFile = lens.createLayer({ ...config, seed: 2 });
+      const viaObject = lens.createLayer({ ...config, seed: 3 });
+      try {
+        const x = lcgFloats(6 * 16, 21);
+        const options = { n: 6, mask: 'causal' };
+        const want = source.forward(x, options);
+        assert.notDeepEqual(viaFile.forward(x, options).output, want.output, 'seeds differ at first');
+        viaFile.loadSafetensors(source.saveSafetensors());
+        viaObject.setWeights(source.getWeights());
+        for (const [layer, how] of [[viaFile, 'safetensors'], [viaObject, 'setWeights']]) {
+          const got = layer.forward(x, options);
+          assertBitIdentical(got.output, want.output, `bias ${bias}, ${how}: output`);
+          assertBitIdentical(got.attention, want.attention, `bias ${bias}, ${how}: attention`);
+        }
+      } finally {
+        [source, viaFile, viaObject].forEach((l) => l.dispose());
+      }
+    }
+  });
+
+test('setWeights accepts plain arrays of numbers', async () => {
+  const lens = await loadLens();
+  const c = loadGoldenCase('self_bias');
+  const layer = lens.createLayer({ dModel: c.dModel, heads: c.heads, bias: c.bias });
+  try {
+    const w = Object.fromEntries(Object.entries(c.weights).map(([k, v]) => [k, Array.from(v)]));
+    layer.setWeights(w);
+    assertMatchesGolden(layer.forward(Array.from(c.x), goldenForwardOptions(c)), c, 'arrays');
+  } finally {
+    layer.dispose();
+  }
+});
+
+// ---- tokenizer and embeddings -----------------------------------------------------------------
+
+test('tokenize splits words and punctuation and gives FNV-1a ids', async () => {
+  const lens = await loadLens();
+  const { tokens, ids } = lens.tokenize('The bank will not loan money.');
+  assert.deepEqual(tokens, ['The', 'bank', 'will', 'not', 'loan', 'money', '.']);
+  assert.ok(ids instanceof Uint32Array);
+  assert.deepEqual([...ids], tokens.map(fnv1aId));
+  assert.equal(new Set(ids).size, ids.length, 'distinct words, distinct ids');
+  const chars = lens.tokenize('ab c', { mode: 'char' });
+  assert.deepEqual(chars.tokens, ['a', 'b', ' ', 'c']);
+  assert.deepEqual([...chars.ids], chars.tokens.map(fnv1aId));
+  assert.deepEqual(lens.tokenize('').tokens, []);
+});
+
+test('the same word in a different case gets the same id', async () => {
+  const lens = await loadLens();
+  const { tokens, ids } = lens.tokenize('Bank bank BANK bAnK');
+  assert.deepEqual(tokens, ['Bank', 'bank', 'BANK', 'bAnK']);
+  assert.ok(ids.every((id) => id === ids[0]), `ids ${[...ids]}`);
+  assert.equal(lens.tokenize('The').ids[0], lens.tokenize('the').ids[0]);
+  assert.notEqual(lens.tokenize('bank').ids[0], lens.tokenize('banks').ids[0]);
+});
+
+test('embed(ids) returns [n·dModel] rows, deterministic per seed and per id', async () => {
+  const lens = await loadLens();
+  const { ids } = lens.tokenize('the cat saw the dog');
+  const dModel = 16;
+  const a = lens.createLayer({ dModel, heads: 4, seed: 5 });
+  const a2 = lens.createLayer({ dModel, heads: 4, seed: 5 });
+  const b = lens.createLayer({ dModel, heads: 4, seed: 6 });
+  try {
+    const e = a.embed(ids);
+    assert.ok(e instanceof Float32Array);
+    assert.equal(e.length, ids.length * dModel);
+    assertBitIdentical(a2.embed(ids), e, 'same seed');
+    assertBitIdentical(a.embed(Array.from(ids)), e, 'same ids as a plain array');
+    assert.notDeepEqual(b.embed(ids), e, 'another seed gives another table');
+    const row = (m, t) => m.subarray(t * dModel, (t + 1) * dModel);
+    assertBitIdentical(row(e, 3), row(e, 0), '"the" twice gives the same row');
+    assert.notDeepEqual(row(e, 1), row(e, 0));
+    // Each row is randn(dModel) of a NumPy RandomState seeded from (seed, id).
+    for (let t = 0; t < ids.length; ++t) {
+      const want = Float32Array.from(lens.numpyRandn(embeddingRowSeed(5, ids[t]), dModel));
+      assertBitIdentical(row(e, t), want, `row ${t}`);
+    }
+    assert.equal(a.embed([]).length, 0);
+  } finally {
+    [a, a2, b].forEach((l) => l.dispose());
+  }
+});
+
+// ---- builds -----------------------------------------------------------------------------------
+
+test('lens.simd is "wasm" (the SIMD build)', async () => {
+  const lens = await loadLens();
+  assert.equal(lens.simd, 'wasm');
+});
+
+test('the single-file build loads with no .wasm beside it and matches the normal build bit for bit',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attention-lens-single-'));
+    try {
+      const copy = join(dir, 'attention-lens.single.mjs');
+      copyFileSync(SINGLE_FILE_URL, copy);
+      assert.deepEqual(readdirSync(dir), ['attention-lens.single.mjs']);
+      const { loadAttentionLens } = await import(pathToFileURL(copy).href);
+      const single = await loadAttentionLens();
+      const normal = await loadLens();
+      assert.equal(single.simd, 'wasm');
+      for (const name of ['causal_padding_nobias', 'cross_causal_bias', 'wide']) {
+        const c = loadGoldenCase(name);
+        const [l1, l2] = [goldenLayer(normal, c), goldenLayer(single, c)];
+        try {
+          const r1 = l1.forward(c.x, goldenForwardOptions(c, { trace: true }));
+          const r2 = l2.forward(c.x, goldenForwardOptions(c, { trace: true }));
+          assertMatchesGolden(r2, c, `${name} (single file)`);
+          assertBitIdentical(r2.output, r1.output, `${name} output`);
+          assertBitIdentical(r2.attention, r1.attention, `${name} attention`);
+          assert.equal(r2.steps.length, r1.steps.length);
+          r1.steps.forEach((s, i) => assertBitIdentical(r2.steps[i].data, s.data, `${name} step ${s.id}`));
+          const o1 = l1.forward(c.x, goldenForwardOptions(c, { weights: false }));
+          const o2 = l2.forward(c.x, goldenForwardOptions(c, { weights: false }));
+          assertBitIdentical(o2.output, o1.output, `${name} output-only path`);
+        } finally {
+          l1.dispose();
+          l2.dispose();
+        }
+      }
+      assert.deepEqual(single.numpyRandn(7, 100), normal.numpyRandn(7, 100));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+test('loadAttentionLens accepts wasmBinary and gives an independent module', async () => {
+  const { loadAttentionLens } = await import(MODULE_URL.href);
+  const wasmBinary = readFileSync(new URL('../../dist/attention-lens.wasm', import.meta.url));
+  const second = await loadAttentionLens({ wasmBinary });
+  const first = await loadLens();
+  assert.notEqual(second, first);
+  const c = loadGoldenCase('single_head');
+  const layer = goldenLayer(second, c);
+  try {
+    assertMatchesGolden(layer.forward(c.x, goldenForwardOptions(c)), c, 'single_head (wasmBinary)');
+  } finally {
+    layer.dispose();
+  }
+});

@@ -1,0 +1,122 @@
+// Leak checks through lens.memory(): { heapBytes (wasm memory size), allocatedBytes (malloc'd
+// bytes in use) }. Layers free everything on dispose(); failed calls free what they allocated.
+// The counts are exact: the allocator's bookkeeping is deterministic, so "the same" means equal.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  assertMatchesGolden, goldenForwardOptions, goldenLayer, lcgFloats, loadGoldenCase, loadLens,
+} from './support.mjs';
+
+const lens = await loadLens();
+const x = lcgFloats(8 * 32, 1);
+
+/** One create/forward/dispose cycle at small sizes; every 10th traced. Returns the result. */
+function cycle(i) {
+  const layer = lens.createLayer({ dModel: 32, heads: 4, seed: i });
+  try {
+    const trace = i % 10 === 0;
+    const r = layer.forward(x, { n: 8, trace, mask: i % 2 === 0 ? 'causal' : 'none' });
+    assert.equal(r.output.length, 8 * 32);
+    assert.equal(r.attention.length, 4 * 8 * 8);
+    if (trace) assert.ok(r.steps.length > 0);
+    return r;
+  } finally {
+    layer.dispose();
+  }
+}
+
+test('a live layer holds wasm memory and dispose() gives all of it back', (t) => {
+  for (let i = 0; i < 3; ++i) cycle(i); // warm-up: one-time allocations of the module
+  const before = lens.memory().allocatedBytes;
+  const layer = lens.createLayer({ dModel: 32, heads: 4 });
+  const alive = lens.memory().allocatedBytes;
+  layer.forward(x, { n: 8, trace: true });
+  const afterForward = lens.memory().allocatedBytes;
+  layer.dispose();
+  const after = lens.memory().allocatedBytes;
+  t.diagnostic(`allocatedBytes: ${before} before, ${alive} with a layer, ${afterForward} after ` +
+    `its traced forward, ${after} after dispose()`);
+  // The weights alone (in_proj 3·32·32 floats and its transposed copy) are > 24 KB.
+  assert.ok(alive - before > 24 * 1024, `a layer allocates its weights (${alive - before} bytes)`);
+  assert.ok(afterForward > alive, 'forward allocates its workspace and trace');
+  assert.equal(after, before, 'dispose() frees everything the layer allocated');
+});
+
+test('1000 createLayer/forward/dispose cycles leave allocatedBytes and heapBytes unchanged', (t) => {
+  for (let i = 0; i < 5; ++i) cycle(i); // warm-up
+  const warm = lens.memory();
+  let peak = warm.allocatedBytes;
+  for (let i = 0; i < 1000; ++i) {
+    cycle(i);
+    if (i % 100 === 99) {
+      const now = lens.memory().allocatedBytes;
+      peak = Math.max(peak, now);
+      assert.equal(now, warm.allocatedBytes, `allocatedBytes after cycle ${i + 1}`);
+    }
+  }
+  const end = lens.memory();
+  t.diagnostic(`after warm-up: allocatedBytes ${warm.allocatedBytes}, heapBytes ${warm.heapBytes}; ` +
+    `after 1000 cycles: allocatedBytes ${end.allocatedBytes}, heapBytes ${end.heapBytes}`);
+  assert.equal(end.allocatedBytes, warm.allocatedBytes, 'no byte leaked (exactly the same count)');
+  assert.equal(end.heapBytes, warm.heapBytes, 'the wasm heap did not grow');
+  assert.equal(peak, warm.allocatedBytes);
+});
+
+test('repeated forward calls on one layer reuse its workspace', (t) => {
+  const c = loadGoldenCase('cross_causal_bias');
+  const layer = goldenLayer(lens, c);
+  try {
+    const options = goldenForwardOptions(c, { trace: true });
+    // The layer keeps its last result (and trace) until the next call, so both measurements
+    // are taken right after the same kind of call.
+    const run = (count) => {
+      for (let i = 0; i < count; ++i) {
+        layer.forward(c.x, { ...options, weights: i % 2 === 0, trace: i % 3 === 0 });
+      }
+      layer.forward(c.x, options);
+    };
+    run(30); // warm-up: every combination, so that containers reach their final capacity
+    const warm = lens.memory();
+    run(500);
+    const end = lens.memory();
+    t.diagnostic(`allocatedBytes ${warm.allocatedBytes} -> ${end.allocatedBytes} over 500 forward calls`);
+    assert.equal(end.allocatedBytes, warm.allocatedBytes);
+    assert.equal(end.heapBytes, warm.heapBytes);
+    assertMatchesGolden(layer.forward(c.x, options), c);
+  } finally {
+    layer.dispose();
+  }
+});
+
+test('1000 failed calls (bad config, shapes, files, weights, masks) leak nothing', (t) => {
+  const layer = lens.createLayer({ dModel: 32, heads: 4 });
+  try {
+    const garbage = new Uint8Array(20).fill(7);
+    const nanWeights = { ...layer.getWeights(), inProjWeight: new Float32Array(3 * 32 * 32).fill(NaN) };
+    const failures = [
+      () => lens.createLayer({ dModel: 10, heads: 4 }),
+      () => lens.createLayer({ positional: 'fourier' }),
+      () => layer.forward(x.subarray(1), { n: 8 }),
+      () => layer.forward(x, { n: 8, mask: 'diagonal' }),
+      () => layer.forward(x, { n: 8, keyPadding: [1, 0] }),
+      () => layer.forward(x, { n: 8, kv: new Float32Array(33), kvN: 1 }),
+      () => layer.loadSafetensors(garbage),
+      () => layer.setWeights(nanWeights),
+      () => layer.embed([70000]),
+      () => lens.tokenize('x', { mode: 'bpe' }),
+    ];
+    const runAll = (count) => {
+      for (let i = 0; i < count; ++i) assert.throws(failures[i % failures.length], Error);
+    };
+    runAll(failures.length); // warm-up: embed keeps its (reused) output buffer
+    const warm = lens.memory();
+    runAll(1000);
+    const end = lens.memory();
+    t.diagnostic(`allocatedBytes ${warm.allocatedBytes} -> ${end.allocatedBytes} over 1000 failed calls`);
+    assert.equal(end.allocatedBytes, warm.allocatedBytes);
+    assert.equal(end.heapBytes, warm.heapBytes);
+  } finally {
+    layer.dispose();
+  }
+});
