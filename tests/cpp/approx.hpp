@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attention/rng.hpp"
+#include "attention/tensor.hpp"
 
 // Requires |got[i] - want[i]| <= atol + rtol * |want[i]| for every i (and equal sizes); on
 // failure reports the first offending index and the largest error. Infinities must match.
@@ -49,4 +50,9 @@ inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed, doubl
   std::vector<float> values(n);
   attn::NumpyRandomState(seed).fill_randn(values, scale);
   return values;
+}
+
+// A matrix's values, row-major, as a vector (to compare with require_close or ==).
+inline std::vector<float> values(const attn::Matrix& m) {
+  return std::vector<float>(m.data(), m.data() + m.size());
 }

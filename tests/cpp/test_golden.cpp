@@ -66,8 +66,8 @@ GoldenRun run_case(const std::string& name, bool load_state_dict_file) {
   options.mask.kind = attn::parse_mask_kind(meta.at("mask"));
   if (file.contains("key_padding_mask")) options.mask.key_padding = file.u8("key_padding_mask");
   const auto& r = layer.forward(x, options);
-  return {std::vector<float>(r.output.data(), r.output.data() + r.output.size()), r.attention,
-          file.f32("expected_output"), file.f32("expected_attention")};
+  return {values(r.output), r.attention, file.f32("expected_output"),
+          file.f32("expected_attention")};
 }
 
 }  // namespace

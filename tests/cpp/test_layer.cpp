@@ -83,8 +83,7 @@ TEST_CASE("forward equals the scalar reference across masks, biases and cross-at
     const auto want = reference_forward(layer, x, options);
     const std::string label = "d=" + std::to_string(c.d_model) + " h=" + std::to_string(c.heads) +
                               " n=" + std::to_string(c.n) + " mask " + attn::mask_kind_name(c.mask);
-    require_close(std::vector<float>(got.output.data(), got.output.data() + got.output.size()),
-                  want.output, 1e-5, 1e-4, label + " output");
+    require_close(values(got.output), want.output, 1e-5, 1e-4, label + " output");
     require_close(got.attention, want.attention, 1e-6, 1e-4, label + " attention");
   }
 }
@@ -250,7 +249,7 @@ TEST_CASE("the trace holds every step, in order, consistent with the result", "[
     }
   }
   const auto& output = find_step(r.trace, "output");
-  REQUIRE(output.data == std::vector<float>(r.output.data(), r.output.data() + r.output.size()));
+  REQUIRE(output.data == values(r.output));
   const auto& input = find_step(r.trace, "input");
   const auto& pe = find_step(r.trace, "positional");
   for (std::size_t i = 0; i < input.data.size(); ++i) {
@@ -347,6 +346,5 @@ TEST_CASE("bad configs, inputs and weights throw messages naming the problem", "
   // After all that, the layer still answers correctly.
   const auto& r = layer.forward(x, self_options(3));
   const auto want = reference_forward(layer, x, self_options(3));
-  require_close(std::vector<float>(r.output.data(), r.output.data() + r.output.size()), want.output,
-                1e-5, 1e-4, "after errors");
+  require_close(values(r.output), want.output, 1e-5, 1e-4, "after errors");
 }

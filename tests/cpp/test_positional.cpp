@@ -14,7 +14,7 @@ TEST_CASE("sinusoidal encoding equals seed 004's NumPy table", "[positional]") {
   const auto want = data.f64("PE");  // positional_encoding(50, 64)
   attn::Matrix pe(50, 64);
   attn::sinusoidal_encoding(pe);
-  require_close(std::vector<float>(pe.data(), pe.data() + pe.size()), want, 1e-7, 1e-6, "PE");
+  require_close(values(pe), want, 1e-7, 1e-6, "PE");
 }
 
 TEST_CASE("learned encoding: row p does not depend on n, and seeds differ", "[positional]") {

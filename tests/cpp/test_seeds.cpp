@@ -89,8 +89,7 @@ TEST_CASE("seed 001: causal single-head example with np.random.seed(0)", "[seeds
   options.mask.kind = attn::MaskKind::Causal;
   options.want_trace = true;
   const auto& r = layer.forward(to_float(X), options);
-  require_close(std::vector<float>(r.output.data(), r.output.data() + r.output.size()),
-                data.f64("Y"), 1e-5, 1e-5, "Y");
+  require_close(values(r.output), data.f64("Y"), 1e-5, 1e-5, "Y");
   require_close(r.attention, data.f64("A"), 1e-6, 1e-5, "A");
   for (const auto& step : r.trace.steps) {
     if (step.id == "scaled") require_close(step.data, data.f64("scores"), 1e-5, 1e-5, "scores");
@@ -115,8 +114,7 @@ TEST_CASE("seed 004: single-head example with np.random.seed(42)", "[seeds]") {
   attn::ForwardOptions options;
   options.n = 4;
   const auto& r = layer.forward(to_float(X), options);
-  require_close(std::vector<float>(r.output.data(), r.output.data() + r.output.size()),
-                data.f64("output"), 1e-6, 1e-5, "output");
+  require_close(values(r.output), data.f64("output"), 1e-6, 1e-5, "output");
   require_close(r.attention, data.f64("weights"), 1e-7, 1e-5, "weights");
   // The numbers the tutorial prints (np.round(weights, 3)) are ours rounded the same way.
   const auto printed = printed_numbers(data.metadata().at("printed_weights"));
@@ -152,8 +150,7 @@ TEST_CASE("seed 004: multi-head example, 4 heads, MultiHeadAttention(seed=42)", 
   attn::ForwardOptions options;
   options.n = 6;
   const auto& r = layer.forward(to_float(X), options);
-  require_close(std::vector<float>(r.output.data(), r.output.data() + r.output.size()),
-                data.f64("output"), 1e-6, 1e-5, "output");
+  require_close(values(r.output), data.f64("output"), 1e-6, 1e-5, "output");
   require_close(r.attention, data.f64("all_weights"), 1e-7, 1e-5, "all_weights");
 }
 
@@ -167,7 +164,7 @@ TEST_CASE("seed 004: the NumPy-vs-PyTorch comparison block", "[seeds]") {
   attn::ForwardOptions options;
   options.n = 4;
   const auto& r = layer.forward(to_float(data.f64("X")), options);
-  const std::vector<float> out(r.output.data(), r.output.data() + r.output.size());
+  const std::vector<float> out = values(r.output);
   require_close(out, data.f64("out_np"), 1e-6, 1e-5, "out_np");
   if (data.contains("out_pt")) require_close(out, data.f64("out_pt"), 1e-6, 1e-5, "out_pt");
 }
