@@ -39,7 +39,11 @@ run_suite() {
   if [ "$status" -ne 0 ] && [ "$fail" -eq 0 ]; then fail=1; fi  # a crash or build failure
   total_pass=$((total_pass + pass))
   total_fail=$((total_fail + fail))
-  summary+=("$(printf '%-22s %5d passed, %d failed' "$name" "$pass" "$fail")")
+  if [ "$parser" = none ]; then
+    summary+=("$(printf '%-22s %s' "$name" "$([ "$status" -eq 0 ] && echo built || echo FAILED)")")
+  else
+    summary+=("$(printf '%-22s %5d passed, %d failed' "$name" "$pass" "$fail")")
+  fi
 }
 
 build_native() { # preset
