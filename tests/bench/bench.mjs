@@ -1,0 +1,425 @@
+// Benchmark of the multi-head self-attention forward in Node (npm run bench; see README.md).
+//
+// For each (n, d_model, heads) and mask ('none', 'causal') it times, after a warm-up:
+//   (a) the SIMD wasm module           dist/attention-lens.mjs          weights: true and false
+//   (b) the same core built without SIMD build/wasm-nosimd/attention-lens.mjs  weights: true
+//   (c) plain JavaScript written as a tutorial would (Float32Array loops)
+// checks that their outputs agree, and prints a peak probe (independent mul+add chains in wasm
+// simd128) and each result as a share of it. build/wasm-release/peak-probe.mjs (built by
+// scripts/bench.sh) adds a per-kernel breakdown of the SIMD forward when it is present.
+//
+// Usage: node tests/bench/bench.mjs [--quick]   (--quick: the three small sizes only)
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const quick = process.argv.includes('--quick');
+const started = performance.now();
+
+const SIZES = [
+  [16, 64, 4],
+  [64, 128, 4],
+  [128, 256, 8],
+  [512, 512, 8],
+  [1024, 512, 8],
+].filter(([n]) => !quick || n <= 128);
+const MASKS = ['none', 'causal'];
+const RUNS = 7; // timed runs (at least; median)
+const MIN_TIMED_MS = 50; // small sizes: more timed runs, until this long (at most MAX_RUNS)
+const MAX_RUNS = 201;
+const WARM_MS = 200; // warm-up per configuration and implementation: this long, and >= 2 calls
+// The slow baselines (no-SIMD wasm, plain JS) at the large sizes: when warm-up + 7 runs would take
+// over this long, they get fewer timed runs (>= 2) and their first call counts as one of them
+// (their code is already warm from the smaller sizes, which run first).
+const BASELINE_BUDGET_MS = 6000;
+const TOLERANCE = 1e-4;
+const EXP_INPUTS = [0, -50, -87.33, -87.34, -100, -Infinity];
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+const now = () => performance.now();
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+// 2·n·d·3d (Q, K, V) + 2·n·d·d (W_O) + 2·2·n·n·d (QKᵀ and A·V over all heads). Causal masks are
+// counted with the same full flops: the core computes every score and then masks it.
+const flopsOf = (n, d) => 2 * n * d * 3 * d + 2 * n * d * d + 2 * 2 * n * n * d;
+const gflops = (flops, ms) => flops / ms / 1e6;
+
+// Warm-up (V8 runs wasm in its baseline tier first and tiers a function up only for later
+// calls), then >= `runs` timed calls; returns { ms (median), runs, warm, last } (last result).
+function measure(fn, runs = RUNS) {
+  let warm = 0;
+  let last;
+  const t0 = now();
+  while (warm < 2 || now() - t0 < WARM_MS) {
+    last = fn();
+    warm++;
+  }
+  // At least `runs` timed calls; tiny calls keep going until MIN_TIMED_MS (up to MAX_RUNS).
+  const times = [];
+  const t1 = now();
+  while (times.length < runs || (now() - t1 < MIN_TIMED_MS && times.length < MAX_RUNS)) {
+    const t = now();
+    last = fn();
+    times.push(now() - t);
+  }
+  return { ms: median(times), runs: times.length, warm, last };
+}
+
+// measure() for the slow baselines (see BASELINE_BUDGET_MS); adds `reduced: true` when it cut runs.
+function measureBaseline(fn) {
+  const t = now();
+  let last = fn();
+  const once = now() - t;
+  if (once * (RUNS + 2) <= BASELINE_BUDGET_MS) return { ...measure(fn), reduced: false };
+  const runs = Math.max(2, Math.min(RUNS, Math.floor(BASELINE_BUDGET_MS / once)));
+  const times = [once];
+  while (times.length < runs) {
+    const t1 = now();
+    last = fn();
+    times.push(now() - t1);
+  }
+  return { ms: median(times), runs, warm: 0, last, reduced: true };
+}
+
+// Deterministic uniform values in [-scale, scale) (a 32-bit LCG; no dependencies).
+function uniform(count, seed, scale) {
+  const out = new Float32Array(count);
+  let state = (seed * 2654435761 + 12345) >>> 0;
+  for (let i = 0; i < count; ++i) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    out[i] = scale * ((state >>> 8) / (1 << 24) * 2 - 1);
+  }
+  return out;
+}
+
+function maxAbsDiff(a, b) {
+  if (a.length !== b.length) return Infinity;
+  let max = 0;
+  for (let i = 0; i < a.length; ++i) {
+    const diff = Math.abs(a[i] - b[i]);
+    if (!(diff <= max)) max = Number.isNaN(diff) ? Infinity : diff;
+  }
+  return max;
+}
+
+const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3));
+const fmtG = (g) => g.toFixed(g >= 10 ? 1 : 2);
+const runsNote = (m) => (m.runs < RUNS ? ` (${m.runs} runs)` : '');
+const fmtPct = (x) => `${(100 * x).toFixed(0)}%`;
+const log = (line = '') => console.log(line);
+
+// ---- (c) plain JavaScript, as a tutorial writes it ------------------------------------------
+
+// y = x · Wᵀ with W in PyTorch layout [outDim, inDim] (rows starting at row `first`).
+function linear(x, rows, inDim, w, first, outDim) {
+  const y = new Float32Array(rows * outDim);
+  for (let i = 0; i < rows; i++) {
+    for (let o = 0; o < outDim; o++) {
+      let sum = 0;
+      for (let k = 0; k < inDim; k++) sum += x[i * inDim + k] * w[(first + o) * inDim + k];
+      y[i * outDim + o] = sum;
+    }
+  }
+  return y;
+}
+
+// Multi-head self-attention without biases, every step in its own loop.
+function plainAttention(x, n, d, heads, inProjWeight, outProjWeight, causal) {
+  const dk = d / heads;
+  const q = linear(x, n, d, inProjWeight, 0, d);
+  const k = linear(x, n, d, inProjWeight, d, d);
+  const v = linear(x, n, d, inProjWeight, 2 * d, d);
+  const attention = new Float32Array(heads * n * n);
+  const concat = new Float32Array(n * d);
+  const scale = 1 / Math.sqrt(dk);
+  for (let h = 0; h < heads; h++) {
+    const off = h * dk;
+    const a = attention.subarray(h * n * n, (h + 1) * n * n);
+    // scores = Q_h K_hᵀ / √d_k, masked
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) {
+        let dot = 0;
+        for (let c = 0; c < dk; c++) dot += q[i * d + off + c] * k[j * d + off + c];
+        a[i * n + j] = causal && j > i ? -Infinity : dot * scale;
+      }
+    }
+    // softmax over each row (subtract the max for stability)
+    for (let i = 0; i < n; i++) {
+      let max = -Infinity;
+      for (let j = 0; j < n; j++) max = Math.max(max, a[i * n + j]);
+      let sum = 0;
+      for (let j = 0; j < n; j++) {
+        const e = Math.exp(a[i * n + j] - max);
+        a[i * n + j] = e;
+        sum += e;
+      }
+      for (let j = 0; j < n; j++) a[i * n + j] /= sum;
+    }
+    // context = A · V_h, written into this head's columns of the concatenation
+    for (let i = 0; i < n; i++) {
+      for (let c = 0; c < dk; c++) {
+        let sum = 0;
+        for (let j = 0; j < n; j++) sum += a[i * n + j] * v[j * d + off + c];
+        concat[i * d + off + c] = sum;
+      }
+    }
+  }
+  const output = linear(concat, n, d, outProjWeight, 0, d);
+  return { output, attention };
+}
+
+// ---- the peak probe: hand-written wasm, independent f32x4 mul + add chains --------------------
+
+function uleb(value) {
+  const out = [];
+  do {
+    let byte = value & 0x7f;
+    value >>>= 7;
+    if (value) byte |= 0x80;
+    out.push(byte);
+  } while (value);
+  return out;
+}
+const f32Bytes = (v) => [...new Uint8Array(new Float32Array([v]).buffer)];
+
+// (func (export "peak") (param $iters i32) (result f32)): `chains` v128 accumulators, each
+// acc = acc * m + c per iteration (8 flops), all independent; returns a lane of their sum.
+function peakModuleBytes(chains) {
+  const SIMD = 0xfd;
+  const GET = 0x20, SET = 0x21, TEE = 0x22;
+  const SPLAT = uleb(0x13), MUL = uleb(0xe6), ADD = uleb(0xe4), EXTRACT = uleb(0x1f);
+  const M = 1, C = 2, acc = (k) => 3 + k;
+  const body = [1, ...uleb(2 + chains), 0x7b]; // locals: 2 + chains v128
+  body.push(0x43, ...f32Bytes(0.999999), SIMD, ...SPLAT, SET, M);
+  body.push(0x43, ...f32Bytes(1e-6), SIMD, ...SPLAT, SET, C);
+  for (let k = 0; k < chains; k++) body.push(0x43, ...f32Bytes(1 + 0.01 * k), SIMD, ...SPLAT, SET, acc(k));
+  body.push(0x03, 0x40); // loop
+  for (let k = 0; k < chains; k++) {
+    body.push(GET, acc(k), GET, M, SIMD, ...MUL, GET, C, SIMD, ...ADD, SET, acc(k));
+  }
+  body.push(GET, 0, 0x41, 1, 0x6b, TEE, 0, 0x0d, 0, 0x0b); // iters -= 1; br_if loop; end
+  body.push(GET, acc(0));
+  for (let k = 1; k < chains; k++) body.push(GET, acc(k), SIMD, ...ADD);
+  body.push(SIMD, ...EXTRACT, 0, 0x0b);
+  const section = (id, payload) => [id, ...uleb(payload.length), ...payload];
+  const name = [...'peak'].map((c) => c.charCodeAt(0));
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
+    ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7d]), // type: (i32) -> f32
+    ...section(3, [1, 0]), // one function of type 0
+    ...section(7, [1, name.length, ...name, 0, 0]), // export "peak" = func 0
+    ...section(10, [1, ...uleb(body.length), ...body]),
+  ]);
+}
+
+// Best GFLOP/s over chain counts and repeated calls (the later calls run tiered-up code).
+function probePeak(run, flopsPerStep, chainsList) {
+  const ITERS = 100000;
+  const results = [];
+  for (const chains of chainsList) {
+    let best = 0;
+    for (let r = 0; r < 40; r++) {
+      const t = now();
+      run(chains, ITERS);
+      best = Math.max(best, gflops(chains * ITERS * flopsPerStep, now() - t));
+    }
+    results.push({ chains, gflops: best });
+  }
+  return results;
+}
+
+// ---- main ------------------------------------------------------------------------------------
+
+async function loadLens(mjs) {
+  const wasm = mjs.replace(/\.mjs$/, '.wasm');
+  for (const file of [mjs, wasm]) {
+    if (!fs.existsSync(file)) {
+      throw new Error(`${path.relative(root, file)} is missing: run npm run bench (scripts/bench.sh) to build it`);
+    }
+  }
+  const { loadAttentionLens } = await import(pathToFileURL(mjs).href);
+  return loadAttentionLens({ wasmBinary: fs.readFileSync(wasm) });
+}
+
+async function loadProbe() {
+  const mjs = path.join(root, 'build/wasm-release/peak-probe.mjs');
+  if (!fs.existsSync(mjs)) return null;
+  const { default: create } = await import(pathToFileURL(mjs).href);
+  return create({ wasmBinary: fs.readFileSync(mjs.replace(/\.mjs$/, '.wasm')) });
+}
+
+const simdLens = await loadLens(path.join(root, 'dist/attention-lens.mjs'));
+const scalarLens = await loadLens(path.join(root, 'build/wasm-nosimd/attention-lens.mjs'));
+const probe = await loadProbe();
+if (simdLens.simd !== 'wasm') throw new Error(`dist/attention-lens.mjs reports simd '${simdLens.simd}', expected 'wasm'`);
+if (scalarLens.simd !== 'scalar') throw new Error(`the no-SIMD build reports simd '${scalarLens.simd}', expected 'scalar'`);
+
+log(`# Attention Lens forward benchmark (Node ${process.version}, ${process.arch})`);
+log();
+log('Multi-head self-attention, no biases, positional: none. Times: ms per forward() call, the');
+log(`median of timed runs after a warm-up (calls for ${WARM_MS} ms, at least 2, per configuration and`);
+log('implementation), including the JS API (argument checks, copying x in and output/attention out).');
+log('GFLOP/s counts 2·n·d·3d + 2·n·d·d + 4·n²·d; causal rows count the same full flops');
+log('(the core computes every score, then masks).');
+log();
+
+// Peak probe.
+const handPeak = [];
+{
+  const modules = new Map();
+  const run = (chains, iters) => {
+    if (!modules.has(chains)) {
+      const bytes = peakModuleBytes(chains);
+      modules.set(chains, new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports.peak);
+    }
+    return modules.get(chains)(iters);
+  };
+  handPeak.push(...probePeak(run, 8, [8, 10, 12, 14, 16]));
+}
+const xsimdPeak = probe ? probePeak((c, i) => probe._probe_peak(c, i), 2 * probe._probe_width(), [8, 10, 12, 14, 16]) : [];
+const best = (list) => list.reduce((a, b) => (b.gflops > a.gflops ? b : a), { chains: 0, gflops: 0 });
+const peak = Math.max(best(handPeak).gflops, best(xsimdPeak).gflops);
+log('## Peak probe: wasm simd128, independent f32x4 mul + add chains (8 flops per step)');
+log();
+log(`hand-written wasm:        ${handPeak.map((r) => `${r.chains} chains ${fmtG(r.gflops)}`).join(', ')} GFLOP/s`);
+if (probe) {
+  log(`xsimd::fma (emcc, -O3):   ${xsimdPeak.map((r) => `${r.chains} chains ${fmtG(r.gflops)}`).join(', ')} GFLOP/s`);
+}
+log(`peak used below: ${fmtG(peak)} GFLOP/s (best of the above)`);
+log();
+if (probe) {
+  // What one exp costs in the softmax's kernel, by input: masked scores arrive as -inf.
+  const count = 1 << 16;
+  const cells = EXP_INPUTS.map((v) => {
+    const ns = (measure(() => probe._probe_exp(v, count)).ms * 1e6) / count;
+    return `e^${v === -Infinity ? '-inf' : v} ${ns.toFixed(2)}`;
+  });
+  log(`attn::exp_values (fill + exp), ns per value: ${cells.join(', ')}`);
+  log();
+}
+
+const rows = [];
+const breakdown = [];
+let failures = 0;
+let reducedRuns = false;
+
+for (const [n, d, heads] of SIZES) {
+  const x = uniform(n * d, n + d, 1);
+  const bound = Math.sqrt(6 / (4 * d)); // Xavier-uniform for in_proj [3d, d]
+  const inProjWeight = uniform(3 * d * d, 7 + d, bound);
+  const outProjWeight = uniform(d * d, 11 + d, 1 / Math.sqrt(d));
+  const config = { dModel: d, heads, bias: false, positional: 'none', seed: 1 };
+  const simdLayer = simdLens.createLayer(config);
+  const scalarLayer = scalarLens.createLayer(config);
+  for (const layer of [simdLayer, scalarLayer]) layer.setWeights({ inProjWeight, outProjWeight });
+  const flops = flopsOf(n, d);
+
+  for (const mask of MASKS) {
+    const causal = mask === 'causal';
+    const simd = measure(() => simdLayer.forward(x, { n, mask, weights: true }));
+    const simdOut = measure(() => simdLayer.forward(x, { n, mask, weights: false }));
+    const scalar = measureBaseline(() => scalarLayer.forward(x, { n, mask, weights: true }));
+    const plain = measureBaseline(() => plainAttention(x, n, d, heads, inProjWeight, outProjWeight, causal));
+    if (scalar.reduced || plain.reduced) reducedRuns = true;
+    const plainLast = plain.last;
+
+    // Cross-check: outputs (and attention weights) of every implementation agree.
+    const diffs = {
+      simd: maxAbsDiff(simd.last.output, plainLast.output),
+      simdOutputOnly: maxAbsDiff(simdOut.last.output, plainLast.output),
+      scalar: maxAbsDiff(scalar.last.output, plainLast.output),
+      simdVsScalar: maxAbsDiff(simd.last.output, scalar.last.output),
+      attention: Math.max(maxAbsDiff(simd.last.attention, plainLast.attention),
+        maxAbsDiff(scalar.last.attention, plainLast.attention)),
+    };
+    const worst = Math.max(...Object.values(diffs));
+    const ok = worst < TOLERANCE;
+    if (!ok) failures++;
+
+    // Per-kernel breakdown of the SIMD forward (same sizes, the core's ops called directly).
+    let kernels = null;
+    if (probe) {
+      probe._probe_setup(n, d, heads, causal ? 1 : 0);
+      const vis = measure(() => probe._probe_visibility());
+      const proj = measure(() => probe._probe_projections());
+      const attn = measure(() => probe._probe_attention());
+      const out = measure(() => probe._probe_out_projection());
+      kernels = { vis: vis.ms, proj: proj.ms, attn: attn.ms, out: out.ms };
+      breakdown.push({ n, d, heads, mask, kernels, total: simd.ms });
+    }
+
+    rows.push({ n, d, heads, mask, flops, simd, simdOut, scalar, plain, diffs, ok });
+    const status = ok ? 'ok' : 'MISMATCH';
+    log(`n=${n} d=${d} h=${heads} ${mask}: simd ${fmtMs(simd.ms)} ms, output-only ${fmtMs(simdOut.ms)} ms, ` +
+      `no-simd ${fmtMs(scalar.ms)} ms (${scalar.runs} runs), plain JS ${fmtMs(plain.ms)} ms (${plain.runs} runs); ` +
+      `max |diff| vs plain JS: simd ${diffs.simd.toExponential(1)}, output-only ` +
+      `${diffs.simdOutputOnly.toExponential(1)}, no-simd ${diffs.scalar.toExponential(1)}, ` +
+      `attention ${diffs.attention.toExponential(1)} [${status}]`);
+  }
+  simdLayer.dispose();
+  scalarLayer.dispose();
+}
+
+log();
+log(`## Results (wasm simd128 peak ${fmtG(peak)} GFLOP/s)`);
+log();
+log('| n | d_model | heads | mask | simd ms | simd GFLOP/s | % peak | no-simd ms | plain JS ms | simd vs plain JS | output-only ms | max abs diff |');
+log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of rows) {
+  const g = gflops(r.flops, r.simd.ms);
+  const worst = Math.max(...Object.values(r.diffs));
+  log(`| ${r.n} | ${r.d} | ${r.heads} | ${r.mask} | ${fmtMs(r.simd.ms)} | ${fmtG(g)} | ${fmtPct(g / peak)} | ` +
+    `${fmtMs(r.scalar.ms)}${runsNote(r.scalar)} | ${fmtMs(r.plain.ms)}${runsNote(r.plain)} | ` +
+    `${(r.plain.ms / r.simd.ms).toFixed(1)}× | ${fmtMs(r.simdOut.ms)} | ${worst.toExponential(1)} |`);
+}
+log();
+log(`Every time is the median of at least ${RUNS} timed runs (more, up to ${MAX_RUNS}, for calls that take`);
+log(`under ${MIN_TIMED_MS} ms in all), except where marked "(k runs)": the no-simd and`);
+log(`plain JS baselines get fewer runs (at least 2; the first call counts, since the smaller sizes`);
+log(`already warmed their code) where warm-up + ${RUNS} runs would take over ${BASELINE_BUDGET_MS / 1000} s.` +
+  (reducedRuns ? '' : ' (Not needed in this run.)'));
+log('Speed-ups and % peak use the simd (weights: true) column. GFLOP/s of the other columns:');
+log();
+log('| n | d_model | heads | mask | output-only GFLOP/s | no-simd GFLOP/s | plain JS GFLOP/s | simd vs no-simd |');
+log('|---:|---:|---:|---|---:|---:|---:|---:|');
+for (const r of rows) {
+  log(`| ${r.n} | ${r.d} | ${r.heads} | ${r.mask} | ${fmtG(gflops(r.flops, r.simdOut.ms))} | ` +
+    `${fmtG(gflops(r.flops, r.scalar.ms))} | ${fmtG(gflops(r.flops, r.plain.ms))} | ` +
+    `${(r.scalar.ms / r.simd.ms).toFixed(1)}× |`);
+}
+
+if (breakdown.length) {
+  log();
+  log('## Where the SIMD time goes (build/wasm-release/peak-probe.mjs: the core\'s ops called directly, same sizes)');
+  log();
+  log('proj = X·W_inᵀ (Q, K, V in one matmul), attention = all heads\' scores + scale + mask + softmax + A·V,');
+  log('out = concat·W_Oᵀ, mask grid = the n·n causal visibility bytes forward() rebuilds on every call;');
+  log('rest = forward(weights: true) minus those: the JS API (argument checks, copying x in, the output');
+log('and the heads·n² attention weights out), workspace set-up; separate measurements, so small');
+log('values are noise. Output-only forward() = simd ms minus roughly the weights copy.');
+  log();
+  log('| n | d_model | heads | mask | proj ms | proj GFLOP/s (% peak) | attention ms | attention GFLOP/s (% peak) | out ms | out GFLOP/s (% peak) | mask grid ms | rest ms |');
+  log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const b of breakdown) {
+    const { n, d, kernels: k } = b;
+    const pg = gflops(2 * n * d * 3 * d, k.proj);
+    const ag = gflops(4 * n * n * d, k.attn);
+    const og = gflops(2 * n * d * d, k.out);
+    const sum = k.vis + k.proj + k.attn + k.out;
+    log(`| ${n} | ${d} | ${b.heads} | ${b.mask} | ${fmtMs(k.proj)} | ${fmtG(pg)} (${fmtPct(pg / peak)}) | ` +
+      `${fmtMs(k.attn)} | ${fmtG(ag)} (${fmtPct(ag / peak)}) | ${fmtMs(k.out)} | ${fmtG(og)} (${fmtPct(og / peak)}) | ` +
+      `${fmtMs(k.vis)} | ${fmtMs(b.total - sum)} |`);
+  }
+}
+
+log();
+log(`bench.mjs finished in ${((now() - started) / 1000).toFixed(1)} s`);
+if (failures) {
+  console.error(`ERROR: ${failures} configuration(s) disagree by ${TOLERANCE} or more (see max abs diff above)`);
+  process.exit(1);
+}

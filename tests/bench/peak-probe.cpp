@@ -1,0 +1,174 @@
+// Peak and per-kernel probes (see peak-probe.hpp). Compiled into the native attention_bench
+// (CMake globs tests/bench/*.cpp) and, by scripts/bench.sh, with emcc into
+// build/bench/peak-probe.mjs against build/wasm-release's libattention_core.a.
+#include "peak-probe.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "attention/ops/exp.hpp"
+#include "attention/ops/masks.hpp"
+#include "attention/ops/matmul.hpp"
+#include "attention/ops/sdpa.hpp"
+#include "attention/ops/simd.hpp"
+#include "attention/tensor.hpp"
+
+#if defined(__EMSCRIPTEN__)
+#define PROBE_EXPORT __attribute__((used, visibility("default")))
+#else
+#define PROBE_EXPORT
+#endif
+
+namespace {
+
+#if ATTN_SIMD
+using attn::simd::Floats;
+
+// `Chains` independent acc = acc·m + c recurrences; the result depends on all of them, so
+// nothing can be removed, and no chain waits for another.
+template <int Chains>
+float fma_chains(int iters) {
+  Floats acc[Chains];
+  for (int k = 0; k < Chains; ++k) acc[k] = Floats(1.0f + 0.01f * float(k));
+  const Floats m(0.999999f);
+  const Floats c(1e-6f);
+  for (int i = 0; i < iters; ++i) {
+    for (int k = 0; k < Chains; ++k) acc[k] = xsimd::fma(acc[k], m, c);
+  }
+  Floats sum = acc[0];
+  for (int k = 1; k < Chains; ++k) sum += acc[k];
+  return xsimd::reduce_add(sum);
+}
+#else
+template <int Chains>
+float fma_chains(int iters) {
+  float acc[Chains];
+  for (int k = 0; k < Chains; ++k) acc[k] = 1.0f + 0.01f * float(k);
+  for (int i = 0; i < iters; ++i) {
+    for (int k = 0; k < Chains; ++k) acc[k] = acc[k] * 0.999999f + 1e-6f;
+  }
+  float sum = 0.0f;
+  for (int k = 0; k < Chains; ++k) sum += acc[k];
+  return sum;
+}
+#endif
+
+struct Problem {
+  std::size_t n = 0, d = 0, heads = 0;
+  attn::Matrix x, w_in_t, w_out_t, qkv, concat, weights, output;
+  bool causal = false;
+  std::vector<std::uint8_t> visible;  // empty: no mask
+  attn::AlignedVector<float> packed;
+};
+Problem problem;
+
+// Deterministic values in [-scale, scale).
+void fill(attn::Matrix& m, std::uint32_t seed, float scale) {
+  std::uint32_t state = seed * 2654435761u + 12345u;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    m.data()[i] = scale * (float(state >> 8) / float(1u << 24) * 2.0f - 1.0f);
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+PROBE_EXPORT float probe_peak(int chains, int iters) {
+  switch (chains) {
+    case 4:
+      return fma_chains<4>(iters);
+    case 6:
+      return fma_chains<6>(iters);
+    case 8:
+      return fma_chains<8>(iters);
+    case 10:
+      return fma_chains<10>(iters);
+    case 12:
+      return fma_chains<12>(iters);
+    case 14:
+      return fma_chains<14>(iters);
+    case 16:
+      return fma_chains<16>(iters);
+    case 20:
+      return fma_chains<20>(iters);
+    case 24:
+      return fma_chains<24>(iters);
+    default:
+      return std::nanf("");
+  }
+}
+
+PROBE_EXPORT int probe_width() {
+  return int(attn::simd::kWidth);
+}
+
+PROBE_EXPORT void probe_setup(int n, int d, int heads, int causal) {
+  Problem& p = problem;
+  p.n = std::size_t(n);
+  p.d = std::size_t(d);
+  p.heads = std::size_t(heads);
+  p.x.resize(p.n, p.d);
+  p.w_in_t.resize(p.d, 3 * p.d);
+  p.w_out_t.resize(p.d, p.d);
+  p.qkv.resize(p.n, 3 * p.d);
+  p.concat.resize(p.n, p.d);
+  p.weights.resize(p.n, p.n);
+  p.output.resize(p.n, p.d);
+  fill(p.x, 1, 1.0f);
+  const float bound = std::sqrt(6.0f / float(4 * p.d));
+  fill(p.w_in_t, 2, bound);
+  fill(p.w_out_t, 3, 1.0f / std::sqrt(float(p.d)));
+  p.causal = causal != 0;
+  p.visible.clear();
+  probe_visibility();
+  probe_projections();  // so attention and the output projection see real Q, K, V
+  probe_attention();
+}
+
+PROBE_EXPORT void probe_visibility() {
+  Problem& p = problem;
+  if (!p.causal) return;
+  attn::MaskSpec spec;
+  spec.kind = attn::MaskKind::Causal;
+  attn::build_visibility(spec, p.n, p.n, p.visible);
+}
+
+PROBE_EXPORT void probe_projections() {
+  Problem& p = problem;
+  attn::matmul(p.x, p.w_in_t, p.qkv);
+}
+
+PROBE_EXPORT void probe_attention() {
+  Problem& p = problem;
+  const std::size_t dk = p.d / p.heads;
+  attn::SdpaParams params;
+  params.scale = float(1.0 / std::sqrt(double(dk)));
+  params.visible = p.visible.empty() ? nullptr : p.visible.data();
+  const attn::MatView all = p.qkv.view();
+  for (std::size_t h = 0; h < p.heads; ++h) {
+    attn::scaled_dot_product_attention(all.col_block(h * dk, dk), all.col_block(p.d + h * dk, dk),
+                                       all.col_block(2 * p.d + h * dk, dk), params, p.weights,
+                                       p.concat.view().col_block(h * dk, dk), p.packed);
+  }
+}
+
+PROBE_EXPORT void probe_out_projection() {
+  Problem& p = problem;
+  attn::matmul(p.concat, p.w_out_t, p.output);
+}
+
+PROBE_EXPORT float probe_exp(float value, int count) {
+  static attn::AlignedVector<float> values;
+  values.assign(std::size_t(count), value);
+  attn::exp_values(values.data(), values.data(), values.size());
+  return values.empty() ? 0.0f : values[0];
+}
+
+PROBE_EXPORT const float* probe_output() {
+  return problem.output.data();
+}
+
+}  // extern "C"
