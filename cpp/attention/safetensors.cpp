@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "attention/error.hpp"
+#include "attention/utf8.hpp"
 
 namespace attn::safetensors {
 
@@ -58,49 +59,14 @@ std::string shape_text(const std::vector<std::size_t>& shape) {
 
 // ---- UTF-8 -----------------------------------------------------------------------------------
 
-// Length of the valid UTF-8 sequence starting at text[pos], or 0 if it is malformed (truncated,
-// overlong, a surrogate, above U+10FFFF, or a stray continuation byte).
-std::size_t utf8_sequence_length(std::string_view text, std::size_t pos) {
-  const auto lead = static_cast<unsigned char>(text[pos]);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;   // overlong
-    if (lead == 0xED) high = 0x9F;  // surrogates
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;   // overlong
-    if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (text.size() - pos < length) return 0;
-  for (std::size_t i = 1; i < length; ++i) {
-    const auto byte = static_cast<unsigned char>(text[pos + i]);
-    const unsigned char lo = i == 1 ? low : 0x80, hi = i == 1 ? high : 0xBF;
-    if (byte < lo || byte > hi) return 0;
-  }
-  return length;
-}
-
 bool is_valid_utf8(std::string_view text) {
-  for (std::size_t pos = 0; pos < text.size();) {
-    const std::size_t length = utf8_sequence_length(text, pos);
-    if (length == 0) return false;
-    pos += length;
-  }
-  return true;
+  return first_invalid_utf8(text) == std::string_view::npos;
 }
 
 void check_header_utf8(std::string_view header) {
-  for (std::size_t pos = 0; pos < header.size();) {
-    const std::size_t length = utf8_sequence_length(header, pos);
-    if (length == 0) fail("header is not valid UTF-8 (at header byte " + std::to_string(pos) + ")");
-    pos += length;
+  const std::size_t bad = first_invalid_utf8(header);
+  if (bad != std::string_view::npos) {
+    fail("header is not valid UTF-8 (at header byte " + std::to_string(bad) + ")");
   }
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "attention/error.hpp"
+#include "attention/utf8.hpp"
 
 namespace attn {
 namespace {
@@ -20,42 +21,11 @@ struct CodePoint {
   throw Error("invalid UTF-8 at byte " + std::to_string(offset) + ": " + what);
 }
 
-unsigned char byte_at(std::string_view text, std::size_t pos) {
-  return static_cast<unsigned char>(text[pos]);
-}
-
-struct Sequence {
-  std::size_t length = 0;  // bytes, lead included
-  char32_t lead_bits = 0;  // payload bits of the lead byte
-  char32_t smallest = 0;   // anything below this is an overlong encoding
-};
-
-Sequence sequence_for_lead(unsigned char lead, std::size_t pos) {
-  if (lead < 0x80) return {1, lead, 0};
-  if (lead < 0xC0) fail_utf8(pos, "unexpected continuation byte");
-  if (lead < 0xE0) return {2, lead & 0x1Fu, 0x80};
-  if (lead < 0xF0) return {3, lead & 0x0Fu, 0x800};
-  if (lead < 0xF8) return {4, lead & 0x07u, 0x10000};
-  fail_utf8(pos, "invalid lead byte");
-}
-
-// Decodes the code point starting at text[pos]; throws on malformed UTF-8 (a stray continuation
-// byte, an invalid lead byte, a truncated sequence, an overlong form, a surrogate, > U+10FFFF).
+// Decodes the code point starting at text[pos]; throws naming the offset on malformed UTF-8.
 CodePoint decode_at(std::string_view text, std::size_t pos) {
-  const Sequence sequence = sequence_for_lead(byte_at(text, pos), pos);
-  char32_t value = sequence.lead_bits;
-  for (std::size_t i = 1; i < sequence.length; ++i) {
-    if (pos + i >= text.size()) fail_utf8(pos, "truncated sequence at the end of the text");
-    const unsigned char next = byte_at(text, pos + i);
-    if ((next & 0xC0) != 0x80)
-      fail_utf8(pos, "truncated sequence (byte " + std::to_string(pos + i) +
-                         " is not a continuation byte)");
-    value = (value << 6) | (next & 0x3F);
-  }
-  if (value < sequence.smallest) fail_utf8(pos, "overlong encoding");
-  if (value >= 0xD800 && value <= 0xDFFF) fail_utf8(pos, "encoded UTF-16 surrogate");
-  if (value > 0x10FFFF) fail_utf8(pos, "code point above U+10FFFF");
-  return {value, pos, pos + sequence.length};
+  const Utf8Char c = decode_utf8(text, pos);
+  if (c.length == 0) fail_utf8(pos, c.error);
+  return {c.code_point, pos, pos + c.length};
 }
 
 enum class CharClass { Word, Space, Apostrophe, Symbol };
