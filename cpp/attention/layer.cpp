@@ -20,8 +20,11 @@ namespace {
 std::string str(std::size_t value) {
   return std::to_string(value);
 }
-std::string shape_str(std::size_t rows, std::size_t cols) {
-  return "[" + str(rows) + ", " + str(cols) + "]";
+// "[24, 8]"
+std::string shape_str(const std::vector<std::size_t>& shape) {
+  std::string text;
+  for (auto extent : shape) text += (text.empty() ? "" : ", ") + str(extent);
+  return "[" + text + "]";
 }
 
 // "4 and 8" style list of the head counts that divide d_model (for the error message).
@@ -45,8 +48,8 @@ void require_finite(std::span<const float> values, const std::string& name) {
 void require_size(const std::vector<float>& values, std::size_t rows, std::size_t cols,
                   const std::string& name) {
   if (values.size() != rows * cols) {
-    throw Error(name + " has " + str(values.size()) + " values, expected " + shape_str(rows, cols) +
-                " = " + str(rows * cols));
+    throw Error(name + " has " + str(values.size()) + " values, expected " +
+                shape_str({rows, cols}) + " = " + str(rows * cols));
   }
 }
 
@@ -177,18 +180,13 @@ void AttentionLayer::load_safetensors(std::span<const std::uint8_t> bytes) {
                   ") takes exactly: " + wanted);
     }
   }
-  auto shape_text = [](const std::vector<std::size_t>& shape) {
-    std::string text;
-    for (auto s : shape) text += (text.empty() ? "" : ", ") + str(s);
-    return "[" + text + "]";
-  };
   for (const auto& [name, shape] : expected) {
     if (!file.contains(name)) {
       throw Error("the weights file has no tensor '" + name + "'; this layer takes: " + wanted);
     }
     if (file.info(name).shape != shape) {
-      throw Error("tensor '" + name + "' has shape " + shape_text(file.info(name).shape) +
-                  ", expected " + shape_text(shape) + " for dModel " + str(d) + " and " +
+      throw Error("tensor '" + name + "' has shape " + shape_str(file.info(name).shape) +
+                  ", expected " + shape_str(shape) + " for dModel " + str(d) + " and " +
                   str(config_.heads) + " heads");
     }
   }
