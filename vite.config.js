@@ -12,4 +12,5 @@ export default defineConfig({
     target: 'es2022',
     rollupOptions: { input: 'web/index.html' },
   },
+  worker: { format: 'es' },
 });

@@ -1,108 +1,525 @@
-// The minimal page: tokens from the text box, one attention head as a heatmap. Everything is
-// computed by the core through the public API (dist/attention-lens.mjs); nothing here does
-// attention math. User text is only ever placed with textContent, never parsed as HTML.
+// The page: wires the controls and the URL hash to the engine (a Web Worker around the JS API)
+// and draws what the core returns — tokens, every traced step, every head, the arithmetic of a
+// cell, the cost. Nothing here does attention math. User text (tokens, the hash, files) is only
+// ever placed with textContent or attributes, never parsed as HTML.
+import katex from 'katex';
+import 'katex/dist/katex.min.css';
+
+import { renderCost } from './app/cost.js';
+import { elementSnippet, iframeSnippet } from './app/embed-snippet.js';
+import { EngineClient } from './app/engine-client.js';
+import { download, fileStem, stepCsv, stepJson } from './app/exporting.js';
+import { drawHeadGrid, drawHeadLines } from './app/heads-view.js';
+import { Heatmap } from './app/heatmap.js';
+import { renderExplanation } from './app/inspector.js';
+import { matrixOf } from './app/labels.js';
+import { PRESET_INFO } from './app/presets.js';
+import { availableStages, QUERY_KEY_STEPS, scaleFor } from './app/stages.js';
+import { DEFAULTS, EXAMPLES, hashToState, stateToHash } from './app/state.js';
 
 const $ = (id) => document.getElementById(id);
-const controls = ['text', 'mode', 'dModel', 'heads', 'mask', 'positional', 'seed', 'head'];
 
-// Magma, from light to dark: probabilities 0 → 1 (sequential, colour-blind safe).
-const MAGMA = [[252, 253, 191], [252, 137, 97], [183, 55, 121], [81, 18, 124], [0, 0, 4]];
-function magma(t) {
-  const x = Math.min(1, Math.max(0, t)) * (MAGMA.length - 1);
-  const i = Math.min(MAGMA.length - 2, Math.floor(x));
-  const f = x - i;
-  const rgb = MAGMA[i].map((c, k) => Math.round(c + (MAGMA[i + 1][k] - c) * f));
-  return { css: `rgb(${rgb.join(',')})`, dark: rgb[0] * 0.299 + rgb[1] * 0.587 + rgb[2] * 0.114 < 140 };
-}
-
-function element(tag, className, text) {
+function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
   return node;
 }
 
+function typeset(latex, target, display = true) {
+  katex.render(latex, target, { displayMode: display, throwOnError: false, trust: false, strict: 'ignore', output: 'htmlAndMathml' });
+}
+
+// ---- messages ---------------------------------------------------------------------------------
+
 function showError(message) {
   $('error').hidden = !message;
-  $('error').textContent = message ?? '';
+  $('error').textContent = message ? `${message} (The last good result stays on screen.)` : '';
+  document.body.dataset.error = message ? 'true' : 'false';
 }
 
-function drawTokens(tokens) {
-  $('tokens').replaceChildren(...tokens.map((t) => element('span', 'chip', t)));
+let linkNotice = ''; // what a shared link held that could not be used; stays until the next link
+
+function showNotice(message) {
+  const text = [linkNotice, message].filter(Boolean).join(' ');
+  $('notice').hidden = !text;
+  $('notice').textContent = text;
 }
 
-function drawHeatmap(tokens, weights, head, n) {
-  const grid = $('heatmap');
-  grid.style.gridTemplateColumns = `auto repeat(${n}, minmax(2rem, 1fr))`;
-  const showNumbers = n <= 12;
-  const cells = [element('div', 'label')];
-  for (const token of tokens) cells.push(element('div', 'label col-label', token));
-  for (let i = 0; i < n; ++i) {
-    cells.push(element('div', 'label row-label', tokens[i]));
-    for (let j = 0; j < n; ++j) {
-      const value = weights[(head * n + i) * n + j];
-      const cell = element('div', 'cell', showNumbers ? value.toFixed(2) : '');
-      const color = magma(value);
-      cell.style.background = color.css;
-      cell.style.color = color.dark ? '#fff' : '#000';
-      cell.title = `query "${tokens[i]}" → key "${tokens[j]}": ${value.toFixed(4)}`;
-      cell.setAttribute('role', 'cell');
-      cells.push(cell);
+// ---- state ------------------------------------------------------------------------------------
+
+let state = { ...DEFAULTS };
+let result = null; // the last good compute
+let engine = null;
+let pinned = null; // {stepId, head, row, col}
+let playing = null;
+
+const fields = {
+  text: { id: 'text', kind: 'text' },
+  source: { id: 'source', kind: 'text' },
+  tokenizer: { id: 'tokenizer', kind: 'select' },
+  dModel: { id: 'dModel', kind: 'select' },
+  heads: { id: 'heads', kind: 'int' },
+  seed: { id: 'seed', kind: 'int' },
+  positional: { id: 'positional', kind: 'select' },
+  mask: { id: 'mask', kind: 'select' },
+  window: { id: 'window', kind: 'int' },
+  prefix: { id: 'prefix', kind: 'int' },
+  padTo: { id: 'padTo', kind: 'int' },
+  preset: { id: 'preset', kind: 'select' },
+  scale: { id: 'scale', kind: 'check' },
+  cross: { id: 'cross', kind: 'check' },
+};
+
+function syncControls() {
+  for (const [key, field] of Object.entries(fields)) {
+    const input = $(field.id);
+    if (field.kind === 'check') input.checked = state[key];
+    else if (document.activeElement !== input) input.value = String(state[key]);
+  }
+  $('window-box').hidden = state.mask !== 'sliding-window';
+  $('prefix-box').hidden = state.mask !== 'prefix-lm';
+  $('pad-box').hidden = state.mask !== 'padding';
+  $('source-box').hidden = !state.cross || Boolean(state.preset);
+  const presetMode = Boolean(state.preset);
+  for (const id of ['text', 'tokenizer', 'dModel', 'heads', 'seed', 'positional', 'cross', 'source', 'weights-file']) {
+    $(id).disabled = presetMode;
+  }
+  $('preset-info').hidden = !presetMode;
+  if (presetMode) {
+    $('preset-title').textContent = PRESET_INFO[state.preset].title;
+    $('preset-code').textContent = PRESET_INFO[state.preset].code;
+  }
+  $('cells-info').textContent = state.cells.length
+    ? `${state.cells.length} cell${state.cells.length > 1 ? 's' : ''} masked by hand. `
+    : '';
+  if (state.cells.length) {
+    const clear = el('button', 'link', 'Clear');
+    clear.type = 'button';
+    clear.addEventListener('click', () => update({ cells: [] }));
+    $('cells-info').append(clear);
+  }
+  $('view-grid').setAttribute('aria-pressed', String(state.view === 'grid'));
+  $('view-lines').setAttribute('aria-pressed', String(state.view === 'lines'));
+}
+
+function writeHash() {
+  const hash = stateToHash(state);
+  if (hash !== location.hash && !(hash === '' && location.hash === '')) {
+    history.replaceState(null, '', hash || location.pathname + location.search);
+  }
+}
+
+/** Changes the state; recomputes unless only the view (stage, head, …) changed. */
+function update(patch, { recompute = true } = {}) {
+  state = { ...state, ...patch };
+  if (state.heads < 1) state.heads = 1;
+  syncControls();
+  writeHash();
+  if (recompute) compute();
+  else render();
+}
+
+// ---- compute ----------------------------------------------------------------------------------
+
+function compute() {
+  engine.compute(state, (next) => {
+    result = next;
+    showError(null);
+    if (state.head >= result.config.heads) state.head = 0;
+    render();
+    document.body.dataset.ready = 'true';
+  }, (error) => {
+    showError(error.message);
+    document.body.dataset.ready = 'true';
+  });
+}
+
+// ---- rendering --------------------------------------------------------------------------------
+
+function drawChips(host, tokens, padTokens = 0) {
+  host.replaceChildren(...tokens.map((t, i) => {
+    const chip = el('span', i >= tokens.length - padTokens ? 'chip pad' : 'chip', t);
+    chip.title = `token ${i + 1}`;
+    return chip;
+  }));
+}
+
+function stepsFor(stage) {
+  return stage.steps.flatMap((id) => result.steps.filter((s) => s.id === id && (s.head === -1 || s.head === state.head)));
+}
+
+function currentStage() {
+  const stages = availableStages(result.steps);
+  return stages.find((s) => s.id === state.stage) ?? stages.find((s) => s.id === 'weights') ?? stages[0];
+}
+
+function render() {
+  if (!result) return;
+  const pads = result.keyTokens.filter((t) => t === '[PAD]').length;
+  drawChips($('tokens'), result.queryTokens, result.cross ? 0 : pads);
+  if (result.cross) drawChips($('source-tokens'), result.keyTokens, pads);
+  $('dk').textContent = `(d_k = ${result.config.headDim})`;
+  $('printout').textContent = result.printout ?? '';
+  $('weights-status').textContent = result.weightsFile
+    ? `Loaded from ${result.weightsFile}.` : state.preset ? 'The tutorial\'s weights.' : 'Seeded random weights.';
+  $('weights-clear').hidden = !result.weightsFile;
+  showNotice(result.notes.join(' '));
+  renderStageList();
+  renderStage();
+  renderHeads();
+  renderCost($('cost'), result, engine.mode);
+  $('status').textContent = `${result.n} tokens · ${result.config.heads} heads · d_model ${result.config.dModel} · ` +
+    `forward ${result.computeMs.toFixed(2)} ms in the ${engine.mode} (${engine.info.simd === 'wasm' ? 'wasm SIMD' : engine.info.simd})`;
+}
+
+function renderStageList() {
+  const stages = availableStages(result.steps);
+  const current = currentStage();
+  $('stage-list').replaceChildren(...stages.map((stage, i) => {
+    const li = el('li');
+    const button = el('button', 'stage-button', `${i + 1}. ${stage.label}`);
+    button.type = 'button';
+    button.dataset.stage = stage.id;
+    if (stage === current) button.setAttribute('aria-current', 'step');
+    button.addEventListener('click', () => update({ stage: stage.id }, { recompute: false }));
+    li.append(button);
+    return li;
+  }));
+}
+
+let stageMaps = [];
+
+function renderStage() {
+  const stage = currentStage();
+  if (!stage) {
+    $('matrices').replaceChildren(el('p', 'muted', 'No steps to show.'));
+    return;
+  }
+  const steps = stepsFor(stage);
+  $('stage-title').textContent = stage.title;
+  $('stage-text').textContent = stage.text;
+  const eq = $('equation');
+  eq.replaceChildren();
+  for (const latex of [...new Set(steps.map((s) => s.equation))]) {
+    const line = el('div');
+    typeset(latex, line);
+    eq.append(line);
+  }
+  const perHead = steps.some((s) => s.head >= 0);
+  const picker = $('head-picker');
+  picker.replaceChildren();
+  if (perHead && result.config.heads > 1) {
+    picker.append(el('span', 'muted small', 'Head: '));
+    for (let h = 0; h < result.config.heads; ++h) {
+      const b = el('button', 'head-chip', String(h + 1));
+      b.type = 'button';
+      b.setAttribute('aria-pressed', String(h === state.head));
+      b.setAttribute('aria-label', `head ${h + 1}`);
+      b.addEventListener('click', () => update({ head: h }, { recompute: false }));
+      picker.append(b);
     }
   }
-  grid.replaceChildren(...cells);
+  const host = $('matrices');
+  host.replaceChildren();
+  host.classList.toggle('multi', steps.length > 1);
+  const kvN = result.kvN;
+  const marked = new Set(state.cells.filter(([i, j]) => i < result.n && j < kvN).map(([i, j]) => i * kvN + j));
+  const slots = steps.map((step) => {
+    const slot = el('div', 'matrix-slot');
+    slot.dataset.step = step.id;
+    slot.dataset.head = String(step.head);
+    host.append(slot);
+    return slot;
+  });
+  stageMaps = steps.map((step, index) => {
+    const slot = slots[index];
+    const matrix = matrixOf(step, result, scaleFor(step.id), QUERY_KEY_STEPS.has(step.id) ? marked : undefined);
+    const map = new Heatmap(slot, {
+      onHover: (cell) => inspect(step, matrix, cell, false),
+      onActivate: (cell) => activate(step, matrix, cell),
+    });
+    map.render(matrix);
+    if (pinned && pinned.stepId === step.id && pinned.head === step.head) {
+      map.pinned = { row: pinned.row, col: pinned.col };
+      map.draw();
+    }
+    return { step, matrix, map, slot };
+  });
+  renderExports();
+  if (pinned) {
+    const entry = stageMaps.find((m) => m.step.id === pinned.stepId && m.step.head === pinned.head);
+    if (entry && pinned.row < entry.matrix.rows && pinned.col < entry.matrix.cols) inspect(entry.step, entry.matrix, pinned, true);
+  }
 }
 
-async function main() {
-  const api = await import(/* @vite-ignore */ new URL('attention-lens.mjs', document.baseURI).href);
-  const lens = await api.loadAttentionLens();
-  let layer = null;
-  let layerKey = '';
+function renderExports() {
+  const host = $('exports');
+  host.replaceChildren();
+  for (const { step, matrix, map } of stageMaps) {
+    const group = el('div', 'export-group');
+    group.append(el('span', 'muted small', `${step.id}${step.head >= 0 ? ` (head ${step.head + 1})` : ''}:`));
+    const stem = fileStem(step);
+    const actions = [
+      ['PNG', async () => download(await map.toPngBlob(), `${stem}.png`)],
+      ['JSON', () => download(new Blob([stepJson(step, matrix)], { type: 'application/json' }), `${stem}.json`)],
+      ['CSV', () => download(new Blob([stepCsv(matrix)], { type: 'text/csv' }), `${stem}.csv`)],
+    ];
+    for (const [label, action] of actions) {
+      const b = el('button', 'small-button', label);
+      b.type = 'button';
+      b.dataset.export = `${step.id}-${label.toLowerCase()}`;
+      b.setAttribute('aria-label', `Download ${step.title} as ${label}`);
+      b.addEventListener('click', action);
+      group.append(b);
+    }
+    host.append(group);
+  }
+}
 
-  function update() {
-    const config = {
-      dModel: Number($('dModel').value),
-      heads: Number($('heads').value),
-      positional: $('positional').value,
-      seed: Number($('seed').value),
-    };
-    const key = JSON.stringify(config);
+let inspectToken = 0;
+
+async function inspect(step, matrix, cell, isPinned) {
+  if (!cell) return; // leaving a heatmap keeps the last explanation (and a pinned one)
+  const token = ++inspectToken;
+  try {
+    const explanation = await engine.explain({ step: step.id, head: step.head, row: cell.row, col: cell.col });
+    if (token !== inspectToken) return;
+    renderExplanation($('inspector'), explanation, {
+      rowLabel: matrix.rowLabels[cell.row], colLabel: matrix.colLabels[cell.col],
+      rowAxis: matrix.rowAxis, colAxis: matrix.colAxis, pinned: isPinned,
+    }, typeset);
+  } catch (error) {
+    if (token === inspectToken) $('inspector').replaceChildren(el('p', 'error-inline', error.message));
+  }
+}
+
+function activate(step, matrix, cell) {
+  if ($('cellmask').checked && QUERY_KEY_STEPS.has(step.id)) {
+    const exists = state.cells.some(([i, j]) => i === cell.row && j === cell.col);
+    const cells = exists ? state.cells.filter(([i, j]) => !(i === cell.row && j === cell.col))
+      : [...state.cells, [cell.row, cell.col]];
+    update({ cells });
+    return;
+  }
+  const same = pinned && pinned.stepId === step.id && pinned.head === step.head && pinned.row === cell.row && pinned.col === cell.col;
+  pinned = same ? null : { stepId: step.id, head: step.head, row: cell.row, col: cell.col };
+  for (const m of stageMaps) {
+    m.map.pinned = pinned && m.step === step ? cell : null;
+    m.map.draw();
+  }
+  inspect(step, matrix, cell, !same);
+}
+
+function renderHeads() {
+  const host = $('heads-view');
+  if (!result.attention) {
+    host.replaceChildren(el('p', 'muted', 'No attention weights.'));
+    return;
+  }
+  if (state.view === 'lines') {
+    const toggle = el('label', 'inline small');
+    const box = el('input');
+    box.type = 'checkbox';
+    box.checked = renderHeads.allHeads ?? false;
+    box.addEventListener('change', () => { renderHeads.allHeads = box.checked; renderHeads(); });
+    toggle.append(box, ' overlay all heads');
+    const lines = el('div');
+    host.replaceChildren(toggle, lines);
+    host.className = 'heads';
+    drawHeadLines(lines, result, state.head, box.checked);
+  } else {
+    drawHeadGrid(host, result, state.head, (h) => update({ head: h }, { recompute: false }));
+  }
+}
+
+// ---- walkthrough navigation ---------------------------------------------------------------------
+
+function go(delta) {
+  if (!result) return false;
+  const stages = availableStages(result.steps);
+  const index = stages.indexOf(currentStage());
+  const next = stages[index + delta];
+  if (!next) return false;
+  update({ stage: next.id }, { recompute: false });
+  return true;
+}
+
+function setPlaying(on) {
+  clearInterval(playing);
+  playing = null;
+  $('play').setAttribute('aria-pressed', String(on));
+  $('play').textContent = on ? 'Pause' : 'Play';
+  if (!on) return;
+  const stages = availableStages(result.steps);
+  if (currentStage() === stages[stages.length - 1]) update({ stage: stages[0].id }, { recompute: false });
+  playing = setInterval(() => { if (!go(1)) setPlaying(false); }, 2200);
+}
+
+// ---- wiring -----------------------------------------------------------------------------------
+
+function wireControls() {
+  for (const [key, field] of Object.entries(fields)) {
+    const input = $(field.id);
+    const event = field.kind === 'text' || field.kind === 'int' ? 'input' : 'change';
+    input.addEventListener(event, () => {
+      let value = field.kind === 'check' ? input.checked : input.value;
+      if (field.kind === 'int') {
+        if (input.value.trim() === '') return; // still typing
+        value = Number(input.value);
+        if (!Number.isInteger(value) || value < Number(input.min || 0) || value > Number(input.max || 4294967295)) {
+          showError(`${key} must be a whole number from ${input.min} to ${input.max}`);
+          return;
+        }
+      }
+      const patch = { [key]: value };
+      if (key === 'preset') {
+        pinned = null;
+        patch.mask = value === 'seed001-causal' ? 'causal' : 'none';
+        patch.head = 0;
+        patch.cells = [];
+      }
+      if (['text', 'source', 'tokenizer', 'dModel', 'heads', 'cross', 'mask', 'padTo'].includes(key)) pinned = null;
+      update(patch);
+    });
+  }
+  $('examples').replaceChildren(...EXAMPLES.map((example) => {
+    const b = el('button', 'example', example.label);
+    b.type = 'button';
+    b.addEventListener('click', () => { pinned = null; update({ text: example.text, preset: '' }); });
+    return b;
+  }));
+  $('prev').addEventListener('click', () => go(-1));
+  $('next').addEventListener('click', () => go(1));
+  $('play').addEventListener('click', () => setPlaying(!playing));
+  $('view-grid').addEventListener('click', () => update({ view: 'grid' }, { recompute: false }));
+  $('view-lines').addEventListener('click', () => update({ view: 'lines' }, { recompute: false }));
+  document.addEventListener('keydown', (event) => {
+    const tag = event.target?.tagName;
+    if (['INPUT', 'TEXTAREA', 'SELECT', 'CANVAS'].includes(tag) || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === 'ArrowRight' || event.key === 'ArrowLeft') {
+      if (go(event.key === 'ArrowRight' ? 1 : -1)) event.preventDefault();
+    } else if (event.key === 'p' || event.key === 'P') {
+      setPlaying(!playing);
+    }
+  });
+  window.addEventListener('hashchange', () => {
+    const { state: next, ignored } = hashToState(location.hash);
+    if (stateToHash(next) === stateToHash(state)) return;
+    linkNotice = ignored.length ? `Ignored in the link: ${ignored.join(', ')}.` : '';
+    showNotice('');
+    pinned = null;
+    state = next;
+    syncControls();
+    compute();
+  });
+  let resizeTimer = 0;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(render, 150);
+  });
+  wireWeightsFile();
+  wireShareAndEmbed();
+  wireTheme();
+}
+
+function wireWeightsFile() {
+  $('weights-file').addEventListener('change', async () => {
+    const file = $('weights-file').files?.[0];
+    if (!file) return;
+    if (file.size > 64 * 1024 * 1024) {
+      showError(`${file.name} is ${Math.round(file.size / 1048576)} MiB; weight files up to 64 MiB are accepted`);
+      return;
+    }
     try {
-      if (key !== layerKey) {
-        const next = lens.createLayer(config);
-        layer?.dispose();
-        layer = next;
-        layerKey = key;
-        const headSelect = $('head');
-        const current = Math.min(Number(headSelect.value || 0), config.heads - 1);
-        headSelect.replaceChildren(
-          ...Array.from({ length: config.heads }, (_, h) => element('option', '', String(h + 1))));
-        [...headSelect.options].forEach((o, h) => { o.value = String(h); });
-        headSelect.value = String(current);
-        $('dk').textContent = `(d_k = ${layer.config.headDim})`;
-      }
-      const { tokens, ids } = lens.tokenize($('text').value, { mode: $('mode').value });
-      drawTokens(tokens);
-      if (tokens.length === 0) {
-        $('heatmap').replaceChildren();
-        showError('Type some text to see its attention.');
-        return;
-      }
-      const started = performance.now();
-      const x = layer.embed(ids);
-      const result = layer.forward(x, { n: tokens.length, mask: $('mask').value });
-      const elapsed = performance.now() - started;
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      result = await engine.loadWeights(file.name, bytes, state);
       showError(null);
-      drawHeatmap(tokens, result.attention, Number($('head').value), tokens.length);
-      $('status').textContent = `${tokens.length} tokens · ${config.heads} heads · computed in ${elapsed.toFixed(2)} ms (${lens.simd} SIMD)`;
+      render();
+    } catch (error) {
+      showError(`Could not load ${file.name}: ${error.message}`);
+    } finally {
+      $('weights-file').value = '';
+    }
+  });
+  $('weights-clear').addEventListener('click', async () => {
+    await engine.clearWeights();
+    compute();
+  });
+  $('weights-save').addEventListener('click', async () => {
+    try {
+      const bytes = await engine.saveWeights();
+      download(new Blob([bytes], { type: 'application/octet-stream' }), 'attention-weights.safetensors');
     } catch (error) {
       showError(error.message);
     }
-  }
-
-  for (const id of controls) $(id).addEventListener('input', update);
-  update();
-  document.body.dataset.ready = 'true';
+  });
 }
 
-main().catch((error) => showError(`Could not start: ${error.message}`));
+function pageUrl() {
+  return location.href.split('#')[0] + stateToHash(state);
+}
+
+function wireShareAndEmbed() {
+  $('share').addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(pageUrl());
+      showNotice('Link copied: it restores this exact view.');
+    } catch {
+      showNotice(`Copy this link: ${pageUrl()}`);
+    }
+  });
+  const dialog = $('embed-dialog');
+  $('embed').addEventListener('click', () => {
+    $('embed-element').value = elementSnippet(state);
+    $('embed-iframe').value = iframeSnippet(pageUrl());
+    dialog.showModal();
+  });
+  $('embed-close').addEventListener('click', () => dialog.close());
+  $('embed-copy').addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText($('embed-element').value);
+      $('embed-copy').textContent = 'Copied';
+    } catch {
+      $('embed-element').select();
+    }
+  });
+}
+
+const THEMES = ['auto', 'light', 'dark'];
+
+function applyTheme(theme) {
+  if (theme === 'auto') delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = theme;
+  $('theme').textContent = `Theme: ${theme}`;
+  try { localStorage.setItem('attention-lens-theme', theme); } catch { /* storage may be off */ }
+}
+
+function wireTheme() {
+  let theme = 'auto';
+  try { theme = localStorage.getItem('attention-lens-theme') ?? 'auto'; } catch { /* storage may be off */ }
+  if (!THEMES.includes(theme)) theme = 'auto';
+  applyTheme(theme);
+  $('theme').addEventListener('click', () => {
+    theme = THEMES[(THEMES.indexOf(theme) + 1) % THEMES.length];
+    applyTheme(theme);
+    render();
+  });
+  matchMedia('(prefers-color-scheme: dark)').addEventListener?.('change', () => render());
+}
+
+async function main() {
+  const parsed = hashToState(location.hash);
+  state = parsed.state;
+  if (parsed.ignored.length) linkNotice = `Ignored in the link: ${parsed.ignored.join(', ')}.`;
+  showNotice('');
+  wireControls();
+  syncControls();
+  engine = await EngineClient.start(new URL('attention-lens.mjs', document.baseURI).href);
+  compute();
+}
+
+main().catch((error) => {
+  showError(`Could not start: ${error.message}`);
+  document.body.dataset.ready = 'true';
+});

@@ -1,10 +1,12 @@
-// The minimal page in Chromium: it loads the wasm module, shows tokens and a heatmap that
-// follow the text and the controls, with no console errors and no request off the origin.
+// The page in Chromium, driven as a reader would: type, step through every stage, hover cells,
+// switch masks / heads / encodings, load weights, share a link. What the page draws is checked
+// against the JS API (dist/attention-lens.mjs) computing the same state in the same browser.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { launchBrowser, openPage, screenshotDir, serveDist } from './browser.mjs';
+import { numpyPath, readSafetensors } from '../js/support.mjs';
 
 let server;
 let chrome;
@@ -20,61 +22,324 @@ after(async () => {
   server?.stop();
 });
 
-async function ready(page) {
-  await page.goto(server.url);
+async function open(hash = '', viewport) {
+  const { page, problems } = await openPage(chrome.browser, server.url, viewport);
+  await page.goto(server.url + hash);
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  return { page, problems };
 }
 
-test('typing a sentence shows its tokens and an n×n attention heatmap', async () => {
-  const { page, problems } = await openPage(chrome.browser, server.url);
-  await ready(page);
-  assert.deepEqual(await page.locator('#tokens .chip').allTextContents(),
-    ['The', 'bank', 'will', 'not', 'loan', 'money']);
-  assert.equal(await page.locator('#heatmap .cell').count(), 36);
+/** Waits until the page has drawn a result for `tokens` queries (and the stage has a heatmap). */
+async function settled(page) {
+  await page.waitForFunction(() => document.querySelector('#matrices canvas') !== null);
+  await page.waitForTimeout(50);
+}
+
+/** The numbers of every heatmap in the walkthrough, read from its screen-reader table. */
+function drawnMatrices(page) {
+  return page.evaluate(() => [...document.querySelectorAll('#matrices .matrix-slot')].map((slot) => {
+    const canvas = slot.querySelector('canvas');
+    const rows = [...slot.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')]
+      .map((td) => (td.textContent === '−∞' ? -Infinity : Number(td.textContent))));
+    return { step: slot.dataset.step, head: Number(slot.dataset.head), rows: Number(canvas.dataset.rows),
+      cols: Number(canvas.dataset.cols), values: rows };
+  }));
+}
+
+/** The same state computed with the public API in the page: attention [heads, n, n] and steps. */
+function apiForward(page, { text, dModel = 64, heads = 4, seed = 42, positional = 'sinusoidal', mask = 'none' }) {
+  return page.evaluate(async (args) => {
+    const { loadAttentionLens } = await import('/attention-lens.mjs');
+    const lens = await loadAttentionLens();
+    const layer = lens.createLayer({ dModel: args.dModel, heads: args.heads, seed: args.seed, positional: args.positional });
+    const { tokens, ids } = lens.tokenize(args.text, { mode: 'word' });
+    const r = layer.forward(layer.embed(ids), { n: tokens.length, mask: args.mask, trace: true });
+    layer.dispose();
+    return { tokens, attention: Array.from(r.attention),
+      steps: r.steps.map((s) => ({ id: s.id, head: s.head, shape: s.shape, data: Array.from(s.data, (v) => (Number.isFinite(v) ? v : null)) })) };
+  }, { text, dModel, heads, seed, positional, mask });
+}
+
+function assertMatrixClose(drawn, want, what) {
+  const flat = drawn.values.flat();
+  assert.equal(flat.length, want.length, `${what}: ${flat.length} values drawn, ${want.length} computed`);
+  for (let i = 0; i < want.length; ++i) {
+    if (want[i] === null) {
+      assert.equal(flat[i], -Infinity, `${what}[${i}] should be masked`);
+    } else {
+      const tol = 1e-4 + 1e-3 * Math.abs(want[i]);
+      assert.ok(Math.abs(flat[i] - want[i]) <= tol, `${what}[${i}]: drawn ${flat[i]}, API ${want[i]}`);
+    }
+  }
+}
+
+async function hoverCell(page, slotIndex, row, col) {
+  const canvas = page.locator('#matrices .matrix-slot canvas').nth(slotIndex);
+  const g = await canvas.evaluate((c) => ({ left: +c.dataset.left, top: +c.dataset.top, cell: +c.dataset.cell }));
+  await canvas.hover({ position: { x: g.left + (col + 0.5) * g.cell, y: g.top + (row + 0.5) * g.cell } });
+}
+
+test('typing a sentence shows its tokens as chips and an n×n weights heatmap equal to the API', async () => {
+  const { page, problems } = await open();
+  await settled(page);
+  assert.deepEqual(await page.locator('#tokens .chip').allTextContents(), ['The', 'bank', 'will', 'not', 'loan', 'money']);
   await page.fill('#text', 'The boat reached the bank.');
-  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip').length === 6);
-  assert.deepEqual(await page.locator('#tokens .chip').allTextContents(),
-    ['The', 'boat', 'reached', 'the', 'bank', '.']);
-  assert.equal(await page.locator('#heatmap .cell').count(), 36);
-  await page.screenshot({ path: join(screenshotDir, 'minimal-page-desktop.png'), fullPage: true });
+  await page.waitForFunction(() => document.querySelectorAll('#tokens .chip').length === 6 &&
+    document.querySelector('#tokens .chip:nth-child(2)').textContent === 'boat');
+  await settled(page);
+  const [weights] = await drawnMatrices(page);
+  assert.equal(weights.step, 'weights');
+  assert.equal(weights.rows, 6);
+  assert.equal(weights.cols, 6);
+  const api = await apiForward(page, { text: 'The boat reached the bank.' });
+  assertMatrixClose(weights, api.attention.slice(0, 36), 'weights head 1');
+  for (const row of weights.values) assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-3, 'rows sum to 1');
+  await page.screenshot({ path: join(screenshotDir, 'page-typed-desktop.png'), fullPage: true });
   assert.deepEqual(problems(), []);
 });
 
-test('each heatmap row sums to 1 and the causal mask empties the upper triangle', async () => {
-  const { page, problems } = await openPage(chrome.browser, server.url);
-  await ready(page);
+test('stepping through every stage shows each traced step, equal to the API', async () => {
+  const { page, problems } = await open('#stage=embedding');
+  await settled(page);
+  const api = await apiForward(page, { text: 'The bank will not loan money' });
+  const stages = await page.locator('#stage-list button').evaluateAll((bs) => bs.map((b) => b.dataset.stage));
+  assert.deepEqual(stages, ['embedding', 'positional', 'qkv', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'output']);
+  const seen = [];
+  for (let i = 0; i < stages.length; ++i) {
+    await page.waitForFunction((id) => document.querySelector('#stage-list [aria-current="step"]')?.dataset.stage === id, stages[i]);
+    await settled(page);
+    const title = await page.locator('#stage-title').textContent();
+    assert.ok(title.length > 3, `stage ${stages[i]} has a title`);
+    assert.ok(await page.locator('#equation .katex').count() >= 1, `stage ${stages[i]} typesets its equation`);
+    for (const drawn of await drawnMatrices(page)) {
+      const step = api.steps.find((s) => s.id === drawn.step && (s.head === -1 || s.head === 0));
+      assert.ok(step, `the API traced ${drawn.step}`);
+      assert.deepEqual([drawn.rows, drawn.cols], step.shape, `${drawn.step} shape`);
+      assertMatrixClose(drawn, step.data, `${drawn.step}`);
+      seen.push(drawn.step);
+    }
+    // Alternate the button and the keyboard to go on.
+    if (i % 2 === 0) await page.click('#next');
+    else {
+      await page.locator('#stage-title').click();
+      await page.keyboard.press('ArrowRight');
+    }
+  }
+  assert.deepEqual(seen, ['embedding', 'positional', 'input', 'q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights',
+    'context', 'concat', 'output']);
+  assert.deepEqual(problems(), []);
+});
+
+test('the numbers shown for a cell equal the API\'s, term by term', async () => {
+  const { page, problems } = await open('#stage=scores&head=1');
+  await settled(page);
+  const api = await apiForward(page, { text: 'The bank will not loan money' });
+  await hoverCell(page, 0, 2, 4);
+  await page.waitForSelector('[data-testid="cell-value"]');
+  const shown = Number(await page.locator('[data-testid="cell-value"]').getAttribute('data-value'));
+  const scores = api.steps.find((s) => s.id === 'scores' && s.head === 1);
+  assert.ok(Math.abs(shown - scores.data[2 * 6 + 4]) < 1e-6, `shown ${shown}, API ${scores.data[2 * 6 + 4]}`);
+  // The terms are q_2[t] · k_4[t] over d_k = 16 dimensions of head 2.
+  const terms = await page.locator('#inspector table.terms tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))));
+  assert.equal(terms.length, 16);
+  const q = api.steps.find((s) => s.id === 'q' && s.head === 1).data;
+  const k = api.steps.find((s) => s.id === 'k' && s.head === 1).data;
+  terms.forEach(([t, left, right], i) => {
+    assert.equal(t, i);
+    assert.ok(Math.abs(left - q[2 * 16 + t]) < 1e-5, `q term ${t}`);
+    assert.ok(Math.abs(right - k[4 * 16 + t]) < 1e-5, `k term ${t}`);
+  });
+  // Keyboard: focus the heatmap and move right; the inspector follows the focused cell.
+  await page.mouse.move(1, 1);
+  await page.locator('#matrices canvas').first().focus();
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => /row 1\).*column 2\)/.test(document.querySelector('.inspector-where')?.textContent ?? ''));
+  assert.deepEqual(problems(), []);
+});
+
+test('switching masks, heads and encodings changes what is drawn', async () => {
+  const { page, problems } = await open();
+  await settled(page);
   await page.selectOption('#mask', 'causal');
-  const rows = await page.evaluate(() => {
-    const cells = [...document.querySelectorAll('#heatmap .cell')];
-    const n = Math.round(Math.sqrt(cells.length));
-    return Array.from({ length: n }, (_, i) => cells.slice(i * n, i * n + n)
-      .map((c) => Number(c.title.split(': ').pop())));
+  await page.waitForFunction(() => location.hash.includes('mask=causal'));
+  await settled(page);
+  await page.waitForFunction(() => {
+    const cells = [...document.querySelectorAll('#matrices tbody tr:first-child td')];
+    return cells.length === 6 && Number(cells[5].textContent) === 0;
   });
-  assert.equal(rows.length, 6);
-  rows.forEach((row, i) => {
-    assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-3, `row ${i} sums to 1`);
-    row.forEach((value, j) => { if (j > i) assert.equal(value, 0, `cell ${i},${j} is masked`); });
-  });
+  const [causal] = await drawnMatrices(page);
+  causal.values.forEach((row, i) => row.forEach((v, j) => { if (j > i) assert.equal(v, 0, `(${i}, ${j}) is masked`); }));
+  const api = await apiForward(page, { text: 'The bank will not loan money', mask: 'causal' });
+  assertMatrixClose(causal, api.attention.slice(0, 36), 'causal weights');
+
+  await page.selectOption('#heads', '8');
+  await page.waitForFunction(() => document.querySelectorAll('#heads-view .head-tile').length === 8);
+  assert.equal(await page.locator('#head-picker button').count(), 8);
+
+  await page.selectOption('#positional', 'rope');
+  await page.waitForSelector('#stage-list [data-stage="rope"]');
+  assert.equal(await page.locator('#stage-list [data-stage="positional"]').count(), 0);
+  await page.selectOption('#positional', 'alibi');
+  await page.waitForSelector('#stage-list [data-stage="alibi"]');
+
+  await page.selectOption('#mask', 'sliding-window');
+  await page.fill('#window', '2');
+  await page.waitForFunction(() => location.hash.includes('window=2'));
+  await settled(page);
+  await page.waitForFunction(() => Number(document.querySelector('#matrices tbody tr:nth-child(4) td:nth-child(2)')?.textContent) === 0);
+  const [windowed] = await drawnMatrices(page);
+  windowed.values.forEach((row, i) => row.forEach((v, j) => {
+    if (j > i || i - j >= 2) assert.equal(v, 0, `(${i}, ${j}) is outside the window`);
+    else assert.ok(v > 0, `(${i}, ${j}) is inside the window`);
+  }));
+
+  // Click cells to mask them.
+  await page.selectOption('#mask', 'none');
+  await page.check('#cellmask');
+  await settled(page);
+  const canvas = page.locator('#matrices canvas').first();
+  const g = await canvas.evaluate((c) => ({ left: +c.dataset.left, top: +c.dataset.top, cell: +c.dataset.cell }));
+  await canvas.click({ position: { x: g.left + 3.5 * g.cell, y: g.top + 1.5 * g.cell } });
+  await page.waitForFunction(() => location.hash.includes('cells=1.3'));
+  await page.waitForFunction(() => Number(document.querySelector('#matrices tbody tr:nth-child(2) td:nth-child(5)')?.textContent) === 0);
   assert.deepEqual(problems(), []);
 });
 
-test('bad settings show a readable error and the page keeps working', async () => {
-  const { page, problems } = await openPage(chrome.browser, server.url);
-  await ready(page);
-  await page.fill('#seed', '-5');
+test('the line view and the small multiples draw every head; clicking one focuses it', async () => {
+  const { page, problems } = await open('#heads=2');
+  await settled(page);
+  assert.equal(await page.locator('#heads-view .head-tile').count(), 2);
+  await page.click('#heads-view .head-tile:nth-child(2) .head-button');
+  await page.waitForFunction(() => location.hash.includes('head=1'));
+  assert.equal(await page.locator('#matrices .matrix-slot').getAttribute('data-head'), '1');
+  await page.click('#view-lines');
+  await page.waitForSelector('#heads-view svg line', { state: 'attached' });
+  assert.ok(await page.locator('#heads-view svg line').count() >= 6, 'at least one line per query');
+  assert.deepEqual(problems(), []);
+});
+
+test('a .safetensors file loads (and a broken one gives an error and keeps the last good state)', async () => {
+  const { page, problems } = await open();
+  await settled(page);
+  // A file made with the API: the same shape, seed 7's weights.
+  const { bytes, attention } = await page.evaluate(async () => {
+    const { loadAttentionLens } = await import('/attention-lens.mjs');
+    const lens = await loadAttentionLens();
+    const layer = lens.createLayer({ dModel: 64, heads: 4, seed: 7, positional: 'sinusoidal' });
+    const saved = layer.saveSafetensors();
+    const { tokens, ids } = lens.tokenize('The bank will not loan money');
+    const r = layer.forward(layer.embed(ids), { n: tokens.length });
+    layer.dispose();
+    return { bytes: Array.from(saved), attention: Array.from(r.attention) };
+  });
+  // Embeddings come from the page's seed (42), the weights from the file (seed 7): compare the
+  // drawn weights against the API with that mix.
+  const want = await page.evaluate(async (fileBytes) => {
+    const { loadAttentionLens } = await import('/attention-lens.mjs');
+    const lens = await loadAttentionLens();
+    const layer = lens.createLayer({ dModel: 64, heads: 4, seed: 42, positional: 'sinusoidal' });
+    layer.loadSafetensors(Uint8Array.from(fileBytes));
+    const { tokens, ids } = lens.tokenize('The bank will not loan money');
+    const r = layer.forward(layer.embed(ids), { n: tokens.length });
+    layer.dispose();
+    return Array.from(r.attention);
+  }, bytes);
+  assert.notDeepEqual(want, attention, 'embedding seeds differ');
+  await page.setInputFiles('#weights-file', { name: 'seed7.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
+  await page.waitForFunction(() => document.querySelector('#weights-status').textContent.includes('seed7.safetensors'));
+  await settled(page);
+  const [weights] = await drawnMatrices(page);
+  assertMatrixClose(weights, want.slice(0, 36), 'weights from the file');
+
+  await page.setInputFiles('#weights-file', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from([1, 2, 3]) });
   await page.waitForSelector('#error:not([hidden])');
-  assert.match(await page.locator('#error').textContent(), /seed must be an integer/);
-  await page.fill('#seed', '7');
-  await page.waitForSelector('#error', { state: 'hidden' });
-  assert.equal(await page.locator('#heatmap .cell').count(), 36);
+  assert.match(await page.locator('#error').textContent(), /broken\.safetensors/);
+  const [still] = await drawnMatrices(page);
+  assert.deepEqual(still.values, weights.values, 'the last good result stays on screen');
   assert.deepEqual(problems(), []);
 });
 
-test('the page fits a 375-px-wide phone screen', async () => {
-  const { page, problems } = await openPage(chrome.browser, server.url, { width: 375, height: 800 });
-  await ready(page);
+test('a shared URL restores the same state', async () => {
+  const { page, problems } = await open();
+  await settled(page);
+  await page.fill('#text', 'The cat sat on the mat');
+  await page.selectOption('#heads', '2');
+  await page.selectOption('#mask', 'causal');
+  await page.selectOption('#positional', 'learned');
+  await page.click('#stage-list [data-stage="scores"]');
+  await page.click('#head-picker button:nth-of-type(2)');
+  await page.waitForFunction(() => location.hash.includes('head=1') && location.hash.includes('stage=scores'));
+  await settled(page);
+  const url = page.url();
+  const before = await drawnMatrices(page);
+  const second = await open(url.slice(server.url.length));
+  await settled(second.page);
+  assert.equal(await second.page.inputValue('#text'), 'The cat sat on the mat');
+  assert.equal(await second.page.inputValue('#heads'), '2');
+  assert.equal(await second.page.inputValue('#mask'), 'causal');
+  assert.equal(await second.page.inputValue('#positional'), 'learned');
+  assert.equal(await second.page.locator('#stage-list [aria-current="step"]').getAttribute('data-stage'), 'scores');
+  assert.deepEqual(await drawnMatrices(second.page), before);
+  assert.deepEqual(problems(), []);
+  assert.deepEqual(second.problems(), []);
+});
+
+test('a hostile link is shown as text, runs nothing, and invalid fields are reported', async () => {
+  const hostile = '<img src=x onerror="window.__pwned=1">';
+  const hash = `#text=${encodeURIComponent(hostile)}&heads=banana&evil=1&stage=${encodeURIComponent('javascript:alert(1)')}`;
+  const { page, problems } = await open(hash);
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.equal(await page.locator('img').count(), 0);
+  const chips = await page.locator('#tokens .chip').allTextContents();
+  assert.ok(chips.join('').includes('<imgsrc=xonerror='), `tokens shown as text: ${chips}`);
+  assert.match(await page.locator('#notice').textContent(), /heads.*evil.*stage|Ignored/);
+  assert.deepEqual(problems(), []);
+});
+
+test('tutorial preset 004 prints the same attention weights as the tutorial\'s NumPy code', async () => {
+  const { metadata } = readSafetensors(numpyPath('seed004_single_head'));
+  const { page, problems } = await open('#preset=seed004-single');
+  await page.waitForFunction(() => document.querySelector('#printout').textContent.includes('Attention weights'));
+  const printed = await page.locator('#printout').textContent();
+  assert.equal(printed, `Input shape: (4, 8)\nOutput shape: (4, 8)\nAttention weights:\n ${metadata.printed_weights}`);
+  const { page: p1, problems: problems1 } = await open('#preset=seed001-causal');
+  await p1.waitForFunction(() => document.querySelector('#printout').textContent.length > 0);
+  assert.equal(await p1.locator('#printout').textContent(), readSafetensors(numpyPath('seed001_causal')).metadata.printed);
+  assert.deepEqual(problems(), []);
+  assert.deepEqual(problems1(), []);
+});
+
+test('bad settings show a readable error and the last good state stays', async () => {
+  const { page, problems } = await open();
+  await settled(page);
+  const before = await drawnMatrices(page);
+  await page.selectOption('#dModel', '8');
+  await page.selectOption('#heads', '16');
+  await page.waitForSelector('#error:not([hidden])');
+  assert.match(await page.locator('#error').textContent(), /heads must divide dModel/);
+  await page.selectOption('#heads', '4');
+  await page.waitForSelector('#error', { state: 'hidden' });
+  const after8 = await drawnMatrices(page);
+  assert.notDeepEqual(after8, before);
+  await page.fill('#text', '   ');
+  await page.waitForSelector('#error:not([hidden])');
+  assert.match(await page.locator('#error').textContent(), /no tokens/);
+  assert.deepEqual(await drawnMatrices(page), after8, 'the last good heatmap stays');
+  assert.deepEqual(problems(), []);
+});
+
+test('the page fits a 375-px phone and a dark theme', async () => {
+  const { page, problems } = await open('', { width: 375, height: 800 });
+  await settled(page);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
-  await page.screenshot({ path: join(screenshotDir, 'minimal-page-phone.png'), fullPage: true });
+  await page.screenshot({ path: join(screenshotDir, 'page-phone.png'), fullPage: true });
+  await page.click('#theme'); // auto -> light
+  await page.click('#theme'); // light -> dark
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+  const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert.equal(background, 'rgb(17, 19, 24)');
   assert.deepEqual(problems(), []);
 });

@@ -1,0 +1,67 @@
+// The <attention-lens> element's attributes, shared by the element (parsing) and the page's
+// Embed dialog (printing a snippet of the current state).
+import { DEFAULTS, SCHEMA } from './state.js';
+
+// attribute name -> state key. `head` is 1-based in the attribute, as the page labels heads.
+export const ELEMENT_ATTRIBUTES = {
+  text: 'text',
+  tokenizer: 'tokenizer',
+  'd-model': 'dModel',
+  heads: 'heads',
+  seed: 'seed',
+  positional: 'positional',
+  mask: 'mask',
+  window: 'window',
+  prefix: 'prefix',
+  'pad-to': 'padTo',
+  source: 'source',
+  step: 'stage',
+  head: 'head',
+};
+
+/**
+ * Reads element attributes into a state (defaults for anything absent). Returns
+ * { state, problems } with a message for every attribute that could not be used.
+ */
+export function stateFromAttributes(getAttribute) {
+  const state = { ...DEFAULTS, cells: [], stage: 'weights' };
+  const problems = [];
+  for (const [attribute, key] of Object.entries(ELEMENT_ATTRIBUTES)) {
+    const raw = getAttribute(attribute);
+    if (raw === null) continue;
+    let value = raw;
+    if (key === 'head') value = /^\d{1,3}$/.test(raw) && Number(raw) >= 1 ? String(Number(raw) - 1) : '';
+    const parsed = SCHEMA[key].parse(value.trim ? (key === 'text' || key === 'source' ? value : value.trim()) : value);
+    if (parsed === undefined) problems.push(`${attribute}="${raw.slice(0, 40)}" is not valid; using ${attribute === 'head' ? Number(DEFAULTS.head) + 1 : DEFAULTS[key]}`);
+    else state[key] = parsed;
+  }
+  const scale = getAttribute('scale');
+  if (scale !== null) state.scale = !['false', '0', 'off', 'no'].includes(scale.trim().toLowerCase());
+  state.cross = getAttribute('source') !== null;
+  return { state, problems };
+}
+
+const escapeAttribute = (value) =>
+  String(value).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** The <script> + <attention-lens> snippet for a state (attributes that differ from defaults). */
+export function elementSnippet(state, scriptSrc = 'attention-lens-element.js') {
+  const attributes = [];
+  for (const [attribute, key] of Object.entries(ELEMENT_ATTRIBUTES)) {
+    if (key === 'source' && !state.cross) continue;
+    let value = state[key];
+    if (key === 'head') value = value + 1;
+    const always = key === 'text' || key === 'stage';
+    const differs = key === 'head' ? state.head !== DEFAULTS.head : String(state[key]) !== String(DEFAULTS[key]);
+    if (always || differs || key === 'source') attributes.push(`${attribute}="${escapeAttribute(value)}"`);
+  }
+  if (!state.scale) attributes.push('scale="false"');
+  return `<script type="module" src="${escapeAttribute(scriptSrc)}"></script>\n` +
+    `<attention-lens ${attributes.join(' ')}></attention-lens>`;
+}
+
+/** An iframe of the page at `pageUrl` (which carries the state in its hash). */
+export function iframeSnippet(pageUrl) {
+  return `<iframe src="${escapeAttribute(pageUrl)}" title="Attention Lens" width="100%" height="720" ` +
+    'style="border:0" loading="lazy"></iframe>';
+}

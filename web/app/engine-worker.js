@@ -1,0 +1,50 @@
+// The Web Worker that owns the wasm module for the page, so typing never waits on a forward.
+// Messages: {id, type: 'init', moduleUrl} | {id, type: 'compute', state} |
+// {id, type: 'explain', request} | {id, type: 'load-weights', name, bytes, state} |
+// {id, type: 'clear-weights'} | {id, type: 'save-weights'}. Replies: {id, ok, value | error}.
+import { createEngine } from './engine.js';
+
+let engine = null;
+
+// Float32Array buffers of a result, moved (not copied) to the page.
+function transferables(result) {
+  const list = [];
+  for (const step of result.steps ?? []) list.push(step.data.buffer);
+  if (result.attention) list.push(result.attention.buffer);
+  if (result.output) list.push(result.output.buffer);
+  return list;
+}
+
+async function handle(message) {
+  switch (message.type) {
+    case 'init': {
+      const api = await import(/* @vite-ignore */ message.moduleUrl);
+      const lens = await api.loadAttentionLens();
+      engine = createEngine(lens);
+      return { simd: lens.simd };
+    }
+    case 'compute':
+      return engine.compute(message.state);
+    case 'explain':
+      return engine.explain(message.request);
+    case 'load-weights':
+      return engine.loadWeights(message.name, message.bytes, message.state);
+    case 'clear-weights':
+      return engine.clearWeights();
+    case 'save-weights':
+      return engine.saveWeights();
+    default:
+      throw new Error(`unknown request '${String(message.type).slice(0, 40)}'`);
+  }
+}
+
+self.addEventListener('message', async (event) => {
+  const { id } = event.data;
+  try {
+    if (!engine && event.data.type !== 'init') throw new Error('the attention module is still loading');
+    const value = await handle(event.data);
+    self.postMessage({ id, ok: true, value }, value && typeof value === 'object' ? transferables(value) : []);
+  } catch (error) {
+    self.postMessage({ id, ok: false, error: error?.message ?? String(error) });
+  }
+});

@@ -1,0 +1,60 @@
+// Downloads: a heatmap as PNG, a step's data as JSON or CSV. Labels come from user text, so
+// CSV cells that a spreadsheet would run as a formula are neutralised.
+
+export function download(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** A step as JSON: masked cells (−∞) are written as null, with a note. */
+export function stepJson(step, matrix) {
+  const data = [];
+  for (let r = 0; r < matrix.rows; ++r) {
+    const row = [];
+    for (let c = 0; c < matrix.cols; ++c) {
+      const v = matrix.data[r * matrix.cols + c];
+      row.push(Number.isFinite(v) ? v : null);
+    }
+    data.push(row);
+  }
+  return JSON.stringify({
+    id: step.id,
+    title: step.title,
+    equation: step.equation,
+    head: step.head,
+    shape: step.shape,
+    rows: { axis: step.rows, labels: matrix.rowLabels },
+    cols: { axis: step.cols, labels: matrix.colLabels },
+    note: 'null marks a masked cell (−∞ before the softmax)',
+    data,
+  }, null, 2);
+}
+
+function csvCell(text) {
+  let value = String(text);
+  if (/^[=+\-@\t\r]/.test(value) && !/^-?\d/.test(value) && value !== '-inf') value = `'${value}`;
+  return /[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+/** A step as CSV: a header row of column labels, then one row per row label. */
+export function stepCsv(matrix) {
+  const lines = [[`${matrix.rowAxis} \\ ${matrix.colAxis}`, ...matrix.colLabels].map(csvCell).join(',')];
+  for (let r = 0; r < matrix.rows; ++r) {
+    const cells = [matrix.rowLabels[r]];
+    for (let c = 0; c < matrix.cols; ++c) {
+      const v = matrix.data[r * matrix.cols + c];
+      cells.push(v === -Infinity ? '-inf' : String(v));
+    }
+    lines.push(cells.map(csvCell).join(','));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** "weights-head2" style file names. */
+export const fileStem = (step) => (step.head >= 0 ? `${step.id}-head${step.head + 1}` : step.id);

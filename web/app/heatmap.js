@@ -1,0 +1,352 @@
+// A matrix drawn on a canvas: labelled rows and columns, a colour legend, hover and keyboard
+// focus on cells, and a screen-reader table of the same numbers. Used by the page and the
+// <attention-lens> element; it only draws the data it is given.
+import { cssOf, legendGradient, makeScale } from './colors.js';
+import { formatNumber } from './format.js';
+
+const MAX_LABEL = 12; // characters of a token label drawn on an axis
+const MAX_TABLE_CELLS = 4096; // larger matrices get a summary instead of a screen-reader table
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+const shorten = (label) => (label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label);
+
+export class Heatmap {
+  /**
+   * @param {HTMLElement} host  emptied and filled with the figure
+   * @param {{onHover?: Function, onActivate?: Function, maxCell?: number, minCell?: number,
+   *   labels?: boolean, legend?: boolean, caption?: boolean}} options
+   *   onHover({row, col} | null) on pointer or keyboard focus; onActivate({row, col}) on click / Enter.
+   *   labels / legend / caption: false leaves them out (small multiples).
+   */
+  constructor(host, options = {}) {
+    this.options = { maxCell: 44, minCell: 3, labels: true, legend: true, caption: true, ...options };
+    this.figure = el('figure', 'heatmap');
+    this.caption = el('figcaption', 'heatmap-caption');
+    this.scroller = el('div', 'heatmap-scroll');
+    this.canvas = el('canvas');
+    this.canvas.tabIndex = 0;
+    this.canvas.setAttribute('role', 'img');
+    this.scroller.append(this.canvas);
+    this.legend = el('div', 'legend');
+    this.live = el('p', 'sr-only');
+    this.live.setAttribute('aria-live', 'polite');
+    this.table = el('div', 'sr-only');
+    this.figure.append(...(this.options.caption ? [this.caption] : []), this.scroller,
+      ...(this.options.legend ? [this.legend] : []), this.live, this.table);
+    host.replaceChildren(this.figure);
+    this.focus = null; // {row, col} of the keyboard / pointer cell
+    this.pinned = null;
+    this.canvas.addEventListener('mousemove', (e) => this.#pointer(e, false));
+    this.canvas.addEventListener('click', (e) => this.#pointer(e, true));
+    this.canvas.addEventListener('mouseleave', () => {
+      this.focus = null;
+      this.draw();
+      this.options.onHover?.(null);
+    });
+    this.canvas.addEventListener('keydown', (e) => this.#key(e));
+    this.canvas.addEventListener('focus', () => {
+      if (!this.focus && this.matrix) this.#moveTo(0, 0);
+    });
+  }
+
+  /**
+   * @param {{data: Float32Array, rows: number, cols: number, rowLabels: string[],
+   *   colLabels: string[], rowAxis: string, colAxis: string, title: string,
+   *   scale: 'probability'|'sequential'|'diverging', markedCells?: Set<number>}} matrix
+   */
+  render(matrix) {
+    this.matrix = matrix;
+    this.scale = makeScale(matrix.scale, matrix.data);
+    if (this.focus && (this.focus.row >= matrix.rows || this.focus.col >= matrix.cols)) this.focus = null;
+    this.caption.textContent = matrix.title;
+    this.canvas.setAttribute('aria-label',
+      `${matrix.title}: ${matrix.rows} ${matrix.rowAxis} rows by ${matrix.cols} ${matrix.colAxis} columns. ` +
+      'Use the arrow keys to read cells.');
+    this.#layout();
+    this.draw();
+    this.#drawLegend();
+    this.#buildTable();
+  }
+
+  #layout() {
+    const m = this.matrix;
+    const ctx = this.canvas.getContext('2d');
+    ctx.font = this.#font(12);
+    const widest = (labels) => Math.max(0, ...labels.map((l) => ctx.measureText(shorten(l)).width));
+    const available = Math.max(120, (this.figure.parentElement?.clientWidth || 600) - 8);
+    const labels = this.options.labels;
+    this.left = labels ? Math.ceil(Math.min(110, widest(m.rowLabels)) + 26) : 18;
+    const room = (available - this.left - 8) / m.cols;
+    this.cell = Math.max(this.options.minCell, Math.min(this.options.maxCell, Math.floor(room)));
+    this.showRowLabels = labels && this.cell >= 11;
+    // Short labels (dimension numbers) are drawn upright, every k-th one if cells are narrow.
+    this.shortColLabels = m.colLabels.every((l) => l.length <= 4);
+    this.colLabelEvery = this.shortColLabels ? Math.max(1, Math.ceil(22 / this.cell)) : 1;
+    this.showColLabels = labels && (this.shortColLabels || this.cell >= 11);
+    const colLabelHeight = !this.showColLabels ? 0
+      : this.shortColLabels ? 16 : Math.min(100, widest(m.colLabels)) * 0.75 + 14;
+    this.top = Math.ceil(colLabelHeight + 22);
+    this.width = this.left + this.cell * m.cols + 8;
+    this.height = this.top + this.cell * m.rows + 4;
+    const ratio = window.devicePixelRatio || 1;
+    this.canvas.width = Math.round(this.width * ratio);
+    this.canvas.height = Math.round(this.height * ratio);
+    this.canvas.style.width = `${this.width}px`;
+    this.canvas.style.height = `${this.height}px`;
+    this.ratio = ratio;
+    // Geometry for tests and tools that locate a cell: x = left + (col + 0.5) * cell.
+    Object.assign(this.canvas.dataset, { rows: m.rows, cols: m.cols, left: this.left, top: this.top, cell: this.cell });
+  }
+
+  #font(px, weight = '') {
+    const family = getComputedStyle(this.figure).fontFamily || 'system-ui, sans-serif';
+    return `${weight} ${px}px ${family}`.trim();
+  }
+
+  #color(name, fallback) {
+    return getComputedStyle(this.figure).getPropertyValue(name).trim() || fallback;
+  }
+
+  /** Redraws the matrix (cheap: called on every hover). */
+  draw() {
+    const m = this.matrix;
+    if (!m) return;
+    const ctx = this.canvas.getContext('2d');
+    const { cell, left, top } = this;
+    ctx.setTransform(this.ratio, 0, 0, this.ratio, 0, 0);
+    ctx.fillStyle = this.#color('--surface', '#fff');
+    ctx.fillRect(0, 0, this.width, this.height);
+    const ink = this.#color('--ink', '#111');
+    const muted = this.#color('--muted', '#666');
+    const masked = this.#color('--masked', '#9a9a9a');
+    const image = ctx.createImageData(Math.max(1, m.cols), Math.max(1, m.rows));
+    for (let i = 0; i < m.rows * m.cols; ++i) {
+      const v = m.data[i];
+      const rgb = Number.isFinite(v) ? this.scale.rgb(v) : [0, 0, 0];
+      image.data.set([rgb[0], rgb[1], rgb[2], Number.isFinite(v) ? 255 : 0], i * 4);
+    }
+    // Cells: one pixel per cell scaled up without smoothing, so 2048×2048 draws at once.
+    const bitmap = new OffscreenCanvas(m.cols, m.rows);
+    bitmap.getContext('2d').putImageData(image, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.fillStyle = masked;
+    ctx.fillRect(left, top, cell * m.cols, cell * m.rows);
+    ctx.drawImage(bitmap, left, top, cell * m.cols, cell * m.rows);
+    // Masked cells: hatched grey, so "−∞" never reads as a colour on the scale.
+    if (cell >= 6) {
+      ctx.strokeStyle = 'rgba(255,255,255,0.55)';
+      ctx.lineWidth = 1;
+      for (let r = 0; r < m.rows; ++r) {
+        for (let c = 0; c < m.cols; ++c) {
+          if (Number.isFinite(m.data[r * m.cols + c])) continue;
+          const x = left + c * cell;
+          const y = top + r * cell;
+          ctx.beginPath();
+          ctx.moveTo(x, y + cell);
+          ctx.lineTo(x + cell, y);
+          ctx.stroke();
+        }
+      }
+    }
+    if (m.markedCells?.size && cell >= 6) {
+      ctx.strokeStyle = ink;
+      ctx.lineWidth = 2;
+      for (const index of m.markedCells) {
+        const r = Math.floor(index / m.cols);
+        const c = index % m.cols;
+        if (r < m.rows) ctx.strokeRect(left + c * cell + 2, top + r * cell + 2, cell - 4, cell - 4);
+      }
+    }
+    // Values inside cells when they fit.
+    if (cell >= 34) {
+      ctx.font = this.#font(cell >= 40 ? 11 : 10);
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle';
+      for (let r = 0; r < m.rows; ++r) {
+        for (let c = 0; c < m.cols; ++c) {
+          const v = m.data[r * m.cols + c];
+          ctx.fillStyle = Number.isFinite(v) && !cssOf(this.scale.rgb(v)).dark ? '#111' : '#fff';
+          ctx.fillText(formatNumber(v, 2), left + (c + 0.5) * cell, top + (r + 0.5) * cell);
+        }
+      }
+    }
+    // Labels and axis names.
+    ctx.fillStyle = ink;
+    ctx.font = this.#font(12);
+    ctx.textBaseline = 'middle';
+    if (this.showRowLabels) {
+      ctx.textAlign = 'right';
+      m.rowLabels.forEach((label, r) => ctx.fillText(shorten(label), left - 6, top + (r + 0.5) * cell));
+    }
+    if (this.showColLabels && this.shortColLabels) {
+      ctx.textAlign = 'center';
+      m.colLabels.forEach((label, c) => {
+        if (c % this.colLabelEvery === 0) ctx.fillText(label, left + (c + 0.5) * cell, top - 9);
+      });
+    } else if (this.showColLabels) {
+      ctx.textAlign = 'left';
+      m.colLabels.forEach((label, c) => {
+        ctx.save();
+        ctx.translate(left + (c + 0.5) * cell, top - 6);
+        ctx.rotate(-Math.PI / 4);
+        ctx.fillText(shorten(label), 0, 0);
+        ctx.restore();
+      });
+    }
+    ctx.fillStyle = muted;
+    ctx.font = this.#font(12, 'italic');
+    ctx.textAlign = 'left';
+    ctx.fillText(`${m.colAxis} →`, left, 10);
+    ctx.save();
+    ctx.translate(10, top);
+    ctx.rotate(Math.PI / 2);
+    ctx.fillText(`${m.rowAxis} →`, 0, 0);
+    ctx.restore();
+    // Pinned and focused cells.
+    for (const [target, colour, width] of [[this.pinned, ink, 2], [this.focus, '#ff8c00', 3]]) {
+      if (!target) continue;
+      ctx.strokeStyle = colour;
+      ctx.lineWidth = width;
+      ctx.strokeRect(left + target.col * cell + 0.5, top + target.row * cell + 0.5, cell - 1, cell - 1);
+    }
+  }
+
+  #drawLegend() {
+    const { scale, matrix } = this;
+    const bar = el('div', 'legend-bar');
+    bar.style.background = legendGradient(scale);
+    const name = scale.kind === 'diverging'
+      ? 'blue < 0 < red'
+      : scale.kind === 'probability' ? 'probability' : 'value';
+    const items = [el('span', 'legend-min', formatNumber(scale.min)), bar,
+      el('span', 'legend-max', formatNumber(scale.max)), el('span', 'legend-name muted', name)];
+    if (matrix.data.some((v) => v === -Infinity)) items.push(el('span', 'legend-masked', 'masked (−∞)'));
+    this.legend.replaceChildren(...items);
+  }
+
+  #buildTable() {
+    const m = this.matrix;
+    if (m.rows * m.cols > MAX_TABLE_CELLS) {
+      this.table.replaceChildren(el('p', '', `${m.title}: ${m.rows} by ${m.cols} values; the table is left out ` +
+        'because it is too large to read aloud. Use the arrow keys on the heatmap, or export CSV.'));
+      return;
+    }
+    const table = el('table');
+    table.append(el('caption', '', `${m.title} (rows: ${m.rowAxis}, columns: ${m.colAxis})`));
+    const head = el('tr');
+    head.append(el('th', '', `${m.rowAxis} \\ ${m.colAxis}`));
+    for (const label of m.colLabels) {
+      const th = el('th', '', label);
+      th.scope = 'col';
+      head.append(th);
+    }
+    const thead = el('thead');
+    thead.append(head);
+    const body = el('tbody');
+    for (let r = 0; r < m.rows; ++r) {
+      const tr = el('tr');
+      const th = el('th', '', m.rowLabels[r]);
+      th.scope = 'row';
+      tr.append(th);
+      for (let c = 0; c < m.cols; ++c) tr.append(el('td', '', formatNumber(m.data[r * m.cols + c], 4)));
+      body.append(tr);
+    }
+    table.append(thead, body);
+    this.table.replaceChildren(table);
+  }
+
+  /** The cell under a pointer event, or null. */
+  cellAt(event) {
+    const rect = this.canvas.getBoundingClientRect();
+    const x = event.clientX - rect.left - this.left;
+    const y = event.clientY - rect.top - this.top;
+    const col = Math.floor(x / this.cell);
+    const row = Math.floor(y / this.cell);
+    if (!this.matrix || x < 0 || y < 0 || row >= this.matrix.rows || col >= this.matrix.cols) return null;
+    return { row, col };
+  }
+
+  /** Page coordinates of a cell's centre (for tests and tooltips). */
+  cellCenter(row, col) {
+    const rect = this.canvas.getBoundingClientRect();
+    return { x: rect.left + this.left + (col + 0.5) * this.cell, y: rect.top + this.top + (row + 0.5) * this.cell };
+  }
+
+  #pointer(event, activate) {
+    const target = this.cellAt(event);
+    if (!target) return;
+    const moved = !this.focus || this.focus.row !== target.row || this.focus.col !== target.col;
+    this.focus = target;
+    if (moved || activate) this.draw();
+    if (moved) this.options.onHover?.(target);
+    if (activate) this.options.onActivate?.(target);
+  }
+
+  #moveTo(row, col) {
+    const m = this.matrix;
+    this.focus = { row: Math.max(0, Math.min(m.rows - 1, row)), col: Math.max(0, Math.min(m.cols - 1, col)) };
+    this.draw();
+    const v = m.data[this.focus.row * m.cols + this.focus.col];
+    this.live.textContent = `${m.rowAxis} ${m.rowLabels[this.focus.row]} (row ${this.focus.row + 1}), ` +
+      `${m.colAxis} ${m.colLabels[this.focus.col]} (column ${this.focus.col + 1}): ${formatNumber(v, 4)}`;
+    this.options.onHover?.(this.focus);
+  }
+
+  #key(event) {
+    if (!this.matrix) return;
+    const f = this.focus ?? { row: 0, col: 0 };
+    const moves = {
+      ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1],
+      PageUp: [-8, 0], PageDown: [8, 0],
+    };
+    if (moves[event.key]) {
+      this.#moveTo(f.row + moves[event.key][0], f.col + moves[event.key][1]);
+    } else if (event.key === 'Home') {
+      this.#moveTo(f.row, 0);
+    } else if (event.key === 'End') {
+      this.#moveTo(f.row, this.matrix.cols - 1);
+    } else if (event.key === 'Enter' || event.key === ' ') {
+      this.options.onActivate?.(f);
+    } else {
+      return;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+  }
+
+  /** The figure as a PNG blob (title and legend drawn in). */
+  toPngBlob() {
+    const m = this.matrix;
+    const pad = 12;
+    const out = document.createElement('canvas');
+    const ratio = this.ratio;
+    out.width = Math.round((this.width + 2 * pad) * ratio);
+    out.height = Math.round((this.height + 70) * ratio);
+    const ctx = out.getContext('2d');
+    ctx.scale(ratio, ratio);
+    ctx.fillStyle = this.#color('--surface', '#fff');
+    ctx.fillRect(0, 0, out.width, out.height);
+    ctx.fillStyle = this.#color('--ink', '#111');
+    ctx.font = this.#font(14, 'bold');
+    ctx.textBaseline = 'top';
+    ctx.fillText(m.title, pad, pad);
+    ctx.drawImage(this.canvas, pad, pad + 24, this.width, this.height);
+    const y = pad + 30 + this.height;
+    const width = Math.min(240, this.width - 2 * pad);
+    for (let i = 0; i < width; ++i) {
+      ctx.fillStyle = cssOf(this.scale.rgb(this.scale.min + ((this.scale.max - this.scale.min) * i) / width)).css;
+      ctx.fillRect(pad + 50 + i, y, 1, 12);
+    }
+    ctx.fillStyle = this.#color('--ink', '#111');
+    ctx.font = this.#font(11);
+    ctx.fillText(formatNumber(this.scale.min), pad, y);
+    ctx.fillText(formatNumber(this.scale.max), pad + 56 + width, y);
+    return new Promise((resolve) => out.toBlob(resolve, 'image/png'));
+  }
+}

@@ -1,0 +1,85 @@
+// The walkthrough's stages: which traced steps each one shows, how to colour them, and the
+// sentence that says what happens there (after the seeds' tutorials).
+
+export const STAGES = [
+  {
+    id: 'embedding', title: 'Token embeddings', label: 'Embedding', steps: ['embedding'],
+    text: 'Each token is looked up in an embedding table: one learned row of d_model numbers per ' +
+      'vocabulary entry. Here the table is seeded, so the same word always gets the same row.',
+  },
+  {
+    id: 'positional', title: 'Adding the positional encoding', label: '+ Position', steps: ['positional', 'input'],
+    requires: 'positional', // without an additive encoding, the input is the embedding
+    text: 'Attention by itself has no sense of order. A positional encoding (sinusoidal or learned) ' +
+      'is added to each embedding, so "dog bites man" and "man bites dog" differ.',
+  },
+  {
+    id: 'source', title: 'The source sequence', label: 'Source', steps: ['source'],
+    text: 'Cross-attention: queries come from the target sentence, keys and values from this ' +
+      'source sentence (as a decoder attends to the encoder).',
+  },
+  {
+    id: 'qkv', title: 'Queries, keys and values', label: 'Q, K, V', steps: ['q', 'k', 'v'],
+    text: 'Three learned projections give each token a query (what it looks for), a key (what it ' +
+      'offers) and a value (what it passes on). Each head has its own slice of d_k columns.',
+  },
+  {
+    id: 'rope', title: 'Rotating queries and keys (RoPE)', label: 'RoPE', steps: ['q_rotated', 'k_rotated'],
+    text: 'Rotary encoding rotates each pair of query and key dimensions by an angle proportional ' +
+      'to the position, so q·k depends on the distance between tokens.',
+  },
+  {
+    id: 'scores', title: 'Scores: every query against every key', label: 'QKᵀ', steps: ['scores'],
+    text: 'Every query is compared with every key by a dot product: an n × n matrix of scores. ' +
+      'This is the O(n²) step: double the tokens, four times the cells.',
+  },
+  {
+    id: 'scaled', title: 'Scaling by √d_k', label: '÷ √d_k', steps: ['scaled'],
+    text: 'Dot products of d_k-dimensional vectors grow like √d_k; dividing by √d_k keeps the ' +
+      'softmax out of its flat, saturated regions where gradients vanish.',
+  },
+  {
+    id: 'alibi', title: 'ALiBi distance bias', label: 'ALiBi', steps: ['alibi'],
+    text: 'ALiBi adds a penalty proportional to the distance between query and key, with a ' +
+      'different slope per head, instead of adding positions to the embeddings.',
+  },
+  {
+    id: 'masked', title: 'Masking', label: 'Mask', steps: ['masked'],
+    text: 'Cells a query may not see are set to −∞ before the softmax, so they get exactly zero ' +
+      'weight: future tokens for a causal (decoder) mask, padding tokens, or cells you click.',
+  },
+  {
+    id: 'weights', title: 'Softmax: the attention weights', label: 'Softmax', steps: ['weights'],
+    text: 'A softmax along each row turns scores into weights that are positive and sum to 1. ' +
+      'The row maximum is subtracted first (a stable softmax); a row with no visible key is all zeros.',
+  },
+  {
+    id: 'context', title: 'Weighted sum of the values', label: 'A·V', steps: ['context'],
+    text: 'Each query\'s output is the weighted sum of the value vectors: a blend of the tokens it ' +
+      'attends to.',
+  },
+  {
+    id: 'concat', title: 'Concatenating the heads', label: 'Concat', steps: ['concat'],
+    text: 'The heads\' outputs are placed side by side: h slices of d_k columns make d_model again.',
+  },
+  {
+    id: 'output', title: 'Output projection', label: 'W_O', steps: ['output'],
+    text: 'A final projection W_O mixes the heads into the layer\'s output, one d_model vector per token.',
+  },
+];
+
+export const stageById = (id) => STAGES.find((s) => s.id === id);
+
+/** The stages a trace has data for, in order. */
+export function availableStages(steps) {
+  const ids = new Set(steps.map((s) => s.id));
+  return STAGES.filter((stage) => (stage.requires ? ids.has(stage.requires) : stage.steps.some((id) => ids.has(id))));
+}
+
+/** How a step's numbers are coloured. */
+export function scaleFor(stepId) {
+  return stepId === 'weights' ? 'probability' : 'diverging';
+}
+
+/** Steps whose cells are (query, key) pairs: the ones where clicking can mask a cell. */
+export const QUERY_KEY_STEPS = new Set(['scores', 'scaled', 'alibi', 'masked', 'weights']);

@@ -1,0 +1,113 @@
+// The page's whole state, its defaults, and its URL-hash form. The hash is untrusted input:
+// every field is checked against a schema and anything unknown or invalid is dropped (with a
+// note saying what was ignored), never evaluated or inserted as HTML.
+
+export const EXAMPLES = [
+  { label: 'The bank will not loan money', text: 'The bank will not loan money' },
+  { label: 'The boat reached the bank', text: 'The boat reached the bank' },
+  { label: 'The cat sat on the mat', text: 'The cat sat on the mat' },
+];
+
+export const MAX_TEXT = 2000; // characters kept from a URL or the text box
+export const MAX_CELLS = 256; // user-masked cells kept in a URL
+
+const choice = (options) => ({ parse: (s) => (options.includes(s) ? s : undefined), print: String });
+const integer = (min, max) => ({
+  parse: (s) => (/^\d{1,10}$/.test(s) && Number(s) >= min && Number(s) <= max ? Number(s) : undefined),
+  print: String,
+});
+const flag = { parse: (s) => (s === '1' ? true : s === '0' ? false : undefined), print: (v) => (v ? '1' : '0') };
+const text = { parse: (s) => s.slice(0, MAX_TEXT), print: String };
+const cells = {
+  // "2.3,4.0": query.key pairs
+  parse: (s) => {
+    if (s === '') return [];
+    const pairs = s.split(',').slice(0, MAX_CELLS);
+    if (!pairs.every((p) => /^\d{1,5}\.\d{1,5}$/.test(p))) return undefined;
+    return pairs.map((p) => p.split('.').map(Number));
+  },
+  print: (v) => v.map(([i, j]) => `${i}.${j}`).join(','),
+};
+
+export const PRESETS = ['seed001-causal', 'seed004-single', 'seed004-multi', 'seed004-pytorch'];
+
+export const SCHEMA = {
+  text,
+  tokenizer: choice(['word', 'char']),
+  dModel: choice([8, 16, 32, 64, 128, 256].map(String)),
+  heads: integer(1, 16),
+  seed: integer(0, 4294967295),
+  positional: choice(['none', 'sinusoidal', 'learned', 'rope', 'alibi']),
+  mask: choice(['none', 'causal', 'padding', 'sliding-window', 'prefix-lm']),
+  window: integer(1, 4096),
+  prefix: integer(0, 4096),
+  padTo: integer(0, 4096),
+  cells,
+  scale: flag,
+  cross: flag,
+  source: text,
+  preset: choice(['', ...PRESETS]),
+  stage: choice(['embedding', 'positional', 'source', 'qkv', 'rope', 'scores', 'scaled', 'alibi',
+    'masked', 'weights', 'context', 'concat', 'output']),
+  head: integer(0, 255),
+  view: choice(['grid', 'lines']),
+};
+
+export const DEFAULTS = Object.freeze({
+  text: EXAMPLES[0].text,
+  tokenizer: 'word',
+  dModel: '64',
+  heads: 4,
+  seed: 42,
+  positional: 'sinusoidal',
+  mask: 'none',
+  window: 3,
+  prefix: 2,
+  padTo: 0,
+  cells: [],
+  scale: true,
+  cross: false,
+  source: 'The boat reached the bank',
+  preset: '',
+  stage: 'weights',
+  head: 0,
+  view: 'grid',
+});
+
+/** The state as a URL hash ("#text=…&heads=4"): only fields that differ from the defaults. */
+export function stateToHash(state) {
+  const params = new URLSearchParams();
+  for (const [key, codec] of Object.entries(SCHEMA)) {
+    const printed = codec.print(state[key]);
+    if (printed !== codec.print(DEFAULTS[key])) params.set(key, printed);
+  }
+  const query = params.toString();
+  return query ? `#${query}` : '';
+}
+
+/**
+ * Parses a URL hash into a full state. Returns { state, ignored } where ignored lists the
+ * keys that were unknown or held invalid values (they fall back to the defaults).
+ */
+export function hashToState(hash) {
+  const state = { ...DEFAULTS, cells: [] };
+  const ignored = [];
+  const raw = typeof hash === 'string' ? hash.replace(/^#/, '') : '';
+  if (!raw) return { state, ignored };
+  let params;
+  try {
+    params = new URLSearchParams(raw);
+  } catch {
+    return { state, ignored: ['the whole link (it could not be read)'] };
+  }
+  for (const [key, value] of params) {
+    const codec = Object.hasOwn(SCHEMA, key) ? SCHEMA[key] : null;
+    const parsed = codec ? codec.parse(value) : undefined;
+    if (parsed === undefined) {
+      ignored.push(key.slice(0, 40));
+    } else {
+      state[key] = parsed;
+    }
+  }
+  return { state, ignored };
+}
