@@ -4,45 +4,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { inProjFrom, randnStream, transposedHeads, transposeSquare } from '../../web/app/presets.js';
 import { assertClose, loadLens, numpyPath, readSafetensors } from './support.mjs';
 
-/** Consecutive draws from one RandomState stream: take(count, scale) -> Float64Array. */
-function stream(lens, seed, total) {
-  const values = lens.numpyRandn(seed, total);
-  let at = 0;
-  return {
-    take(count, scale = 1) {
-      assert.ok(at + count <= total, 'drew more than the stream holds');
-      const out = values.slice(at, at + count).map((v) => v * scale);
-      at += count;
-      return out;
-    },
-  };
-}
-
-/**
- * in_proj_weight rows for one projection from per-head [dModel, dK] matrices, as seed 004
- * builds PyTorch's: concatenate the heads along columns, then transpose.
- */
-function transposedHeads(perHead, heads, dModel, dK) {
-  const out = [];
-  for (let h = 0; h < heads; ++h) {
-    for (let c = 0; c < dK; ++c) {
-      for (let r = 0; r < dModel; ++r) out.push(perHead[(h * dModel + r) * dK + c]);
-    }
-  }
-  return out;
-}
-
-const inProj = (ws, heads, dModel, dK) =>
-  Float32Array.from(ws.flatMap((w) => transposedHeads(w, heads, dModel, dK)));
-
-/** out_proj.weight = W_Oᵀ for a square W_O [d, d]. */
-function transposeSquare(w, d) {
-  const out = new Float32Array(d * d);
-  for (let o = 0; o < d; ++o) for (let c = 0; c < d; ++c) out[o * d + c] = w[c * d + o];
-  return out;
-}
+// The tutorial's weight layouts, shared with the page's presets (web/app/presets.js): they only
+// arrange numbers; every result below is checked against NumPy's own output.
+const stream = randnStream;
+const inProj = inProjFrom;
 
 /** The numbers in a NumPy-printed array, e.g. "[[0.245 0.254]\n [0.3 0.2]]". */
 function printedNumbers(text) {

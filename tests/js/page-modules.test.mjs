@@ -1,0 +1,97 @@
+// The page's pure modules (no DOM): URL-hash state, NumPy-style printing, CSV export, embed
+// snippets, and the tutorial presets against the NumPy data.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { elementSnippet, iframeSnippet, stateFromAttributes } from '../../web/app/embed-snippet.js';
+import { stepCsv } from '../../web/app/exporting.js';
+import { formatBytes, numpyArrayString } from '../../web/app/format.js';
+import { buildPreset } from '../../web/app/presets.js';
+import { DEFAULTS, hashToState, stateToHash } from '../../web/app/state.js';
+import { assertClose, loadLens, numpyPath, readSafetensors } from './support.mjs';
+
+test('the URL hash round-trips every field and omits defaults', () => {
+  assert.equal(stateToHash(DEFAULTS), '');
+  const state = { ...DEFAULTS, text: 'a & b = c?#', heads: 8, mask: 'sliding-window', window: 5, cells: [[1, 2], [3, 0]],
+    scale: false, cross: true, source: 'über naïve', stage: 'scores', head: 3, preset: 'seed004-multi', view: 'lines' };
+  const hash = stateToHash(state);
+  assert.match(hash, /^#/);
+  const { state: back, ignored } = hashToState(hash);
+  assert.deepEqual(ignored, []);
+  assert.deepEqual(back, state);
+});
+
+test('a hostile or broken hash falls back to defaults field by field and says what it ignored', () => {
+  const { state, ignored } = hashToState('#text=%3Cimg%20src%3Dx%3E&heads=999&dModel=63&mask=javascript:alert(1)' +
+    '&cells=1.2,x&seed=-1&__proto__=1&constructor=2&stage=scores');
+  assert.equal(state.text, '<img src=x>'); // kept as text; the page renders it with textContent
+  assert.equal(state.heads, DEFAULTS.heads);
+  assert.equal(state.dModel, DEFAULTS.dModel);
+  assert.equal(state.mask, DEFAULTS.mask);
+  assert.deepEqual(state.cells, []);
+  assert.equal(state.seed, DEFAULTS.seed);
+  assert.equal(state.stage, 'scores');
+  assert.deepEqual(ignored.sort(), ['__proto__', 'cells', 'constructor', 'dModel', 'heads', 'mask', 'seed']);
+  assert.equal(Object.getPrototypeOf(state), Object.prototype);
+  assert.equal(hashToState('#text=' + 'x'.repeat(5000)).state.text.length, 2000);
+});
+
+test('numpyArrayString prints like NumPy (outputs captured from Debian 12's numpy)', () => {
+  // str(np.round(np.array([[0.25, 0.235], [0, -0.1]]), 3))
+  assert.equal(numpyArrayString([0.25, 0.235, 0, -0.1], [2, 2], 3), '[[ 0.25   0.235]\n [ 0.    -0.1  ]]');
+  // str(np.round(np.array([[0.5, 1], [0, 0]]), 3))
+  assert.equal(numpyArrayString([0.5, 1, 0, 0], [2, 2], 3), '[[0.5 1. ]\n [0.  0. ]]');
+  // np.random.seed(1); str(np.round(np.random.randn(4, 8), 4)), first row
+  const printed = numpyArrayString([1.62434536, -0.61175641, -0.52817175, -1.07296862, 0.86540763, -2.3015387,
+    1.74481176, -0.7612069], [1, 8], 4);
+  assert.equal(printed, '[[ 1.6243 -0.6118 -0.5282 -1.073   0.8654 -2.3015  1.7448 -0.7612]]');
+});
+
+test('CSV export quotes separators and neutralises formula-like labels', () => {
+  const csv = stepCsv({ rows: 2, cols: 2, rowAxis: 'query', colAxis: 'key', rowLabels: ['=SUM(A1)', 'a,b'],
+    colLabels: ['"q"', '@x'], data: Float32Array.from([0.5, -Infinity, 1, 0]) });
+  assert.equal(csv, 'query \\ key,"""q""",\'@x\n\'=SUM(A1),0.5,-inf\n"a,b",1,0\n');
+});
+
+test('embed snippets escape the text and round-trip through the element\'s attribute parser', () => {
+  const state = { ...DEFAULTS, text: 'He said "<b>hi</b>" & left', heads: 2, mask: 'causal', stage: 'scores', head: 1 };
+  const snippet = elementSnippet(state);
+  assert.ok(!snippet.includes('<b>'), snippet);
+  assert.match(snippet, /text="He said &quot;&lt;b&gt;hi&lt;\/b&gt;&quot; &amp; left"/);
+  const attributes = {};
+  for (const [, name, value] of snippet.matchAll(/ ([a-z-]+)="([^"]*)"/g)) {
+    attributes[name] = value.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  }
+  delete attributes.src;
+  const { state: parsed, problems } = stateFromAttributes((name) => attributes[name] ?? null);
+  assert.deepEqual(problems, []);
+  for (const key of ['text', 'heads', 'mask', 'stage', 'head']) assert.deepEqual(parsed[key], state[key], key);
+  assert.match(iframeSnippet('https://example.org/?a=1#text="x"'), /src="https:\/\/example.org\/\?a=1#text=&quot;x&quot;"/);
+  assert.equal(formatBytes(1536), '1.50 KiB');
+});
+
+test('the tutorial presets rebuild the seeds\' inputs and reproduce their NumPy results', async () => {
+  const lens = await loadLens();
+  const cases = [
+    ['seed001-causal', 'seed001_causal', (t) => ({ x: t.X, output: t.Y, attention: t.A })],
+    ['seed004-single', 'seed004_single_head', (t) => ({ x: t.X, output: t.output, attention: t.weights })],
+    ['seed004-multi', 'seed004_multi_head', (t) => ({ x: t.X, output: t.output, attention: t.all_weights })],
+    ['seed004-pytorch', 'seed004_pytorch_compare', (t) => ({ x: t.X, output: t.out_np })],
+  ];
+  for (const [id, file, pick] of cases) {
+    const want = pick(readSafetensors(numpyPath(file)).tensors);
+    const preset = buildPreset(lens, id);
+    assertClose(preset.x, want.x.data, { atol: 1e-6, rtol: 1e-6, what: `${id} X` });
+    const layer = lens.createLayer(preset.config);
+    try {
+      layer.setWeights(preset.weights);
+      const r = layer.forward(preset.x, { n: preset.tokens.length, mask: preset.mask });
+      assertClose(r.output, want.output.data, { atol: 1e-5, rtol: 1e-5, what: `${id} output` });
+      if (want.attention) assertClose(r.attention, want.attention.data, { atol: 1e-6, rtol: 1e-5, what: `${id} attention` });
+      assert.ok(preset.printout(r).length > 0);
+    } finally {
+      layer.dispose();
+    }
+  }
+  assert.throws(() => buildPreset(lens, 'nope'), /unknown tutorial preset 'nope'/);
+});
