@@ -160,6 +160,12 @@ function render() {
   drawChips($('tokens'), result.queryTokens, result.cross ? 0 : pads);
   if (result.cross) drawChips($('source-tokens'), result.keyTokens, pads);
   $('dk').textContent = `(d_k = ${result.config.headDim})`;
+  if (state.preset) {
+    // Show the preset's own configuration in the (disabled) controls.
+    $('dModel').value = String(result.config.dModel);
+    $('heads').value = String(result.config.heads);
+    $('positional').value = result.config.positional;
+  }
   $('printout').textContent = result.printout ?? '';
   $('weights-status').textContent = result.weightsFile
     ? `Loaded from ${result.weightsFile}.` : state.preset ? 'The tutorial\'s weights.' : 'Seeded random weights.';

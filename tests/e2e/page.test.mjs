@@ -343,3 +343,77 @@ test('the page fits a 375-px phone and a dark theme', async () => {
   assert.equal(background, 'rgb(17, 19, 24)');
   assert.deepEqual(problems(), []);
 });
+
+test('cross-attention, padding and scaling off draw the shapes and numbers they should', async () => {
+  const { page, problems } = await open('#stage=weights');
+  await settled(page);
+  await page.check('#cross');
+  await page.fill('#source', 'The boat reached the bank');
+  await page.waitForFunction(() => document.querySelectorAll('#source-tokens .chip').length === 5);
+  await settled(page);
+  let [weights] = await drawnMatrices(page);
+  assert.deepEqual([weights.rows, weights.cols], [6, 5], 'queries from the text, keys from the source');
+
+  await page.selectOption('#mask', 'padding');
+  await page.fill('#padTo', '8');
+  await page.waitForFunction(() => document.querySelectorAll('#source-tokens .chip.pad').length === 3);
+  await settled(page);
+  [weights] = await drawnMatrices(page);
+  assert.deepEqual([weights.rows, weights.cols], [6, 8]);
+  for (const row of weights.values) {
+    assert.deepEqual(row.slice(5), [0, 0, 0], 'padded keys get no weight');
+    assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-3);
+  }
+
+  await page.uncheck('#cross');
+  await page.selectOption('#mask', 'none');
+  await page.uncheck('#scale');
+  await page.click('#stage-list [data-stage="scaled"]');
+  await page.waitForFunction(() => location.hash.includes('scale=0') && location.hash.includes('stage=scaled'));
+  await settled(page);
+  assert.match(await page.locator('#equation').textContent(), /scaling off/);
+  const api = await page.evaluate(async () => {
+    const { loadAttentionLens } = await import('/attention-lens.mjs');
+    const lens = await loadAttentionLens();
+    const layer = lens.createLayer({ dModel: 64, heads: 4, seed: 42, positional: 'sinusoidal' });
+    const { tokens, ids } = lens.tokenize('The bank will not loan money');
+    const r = layer.forward(layer.embed(ids), { n: tokens.length, scale: false, trace: true });
+    layer.dispose();
+    return Array.from(r.steps.find((s) => s.id === 'scores' && s.head === 0).data);
+  });
+  [weights] = await drawnMatrices(page);
+  assertMatrixClose(weights, api, 'unscaled scores = QKᵀ');
+  assert.deepEqual(problems(), []);
+});
+
+test('PNG, JSON and CSV downloads and the Embed dialog', async () => {
+  const { page, problems } = await open('#mask=causal');
+  await settled(page);
+  const saved = async (selector) => {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+    const stream = await download.createReadStream();
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    return { name: download.suggestedFilename(), bytes: Buffer.concat(chunks) };
+  };
+  const png = await saved('[data-export="weights-png"]');
+  assert.equal(png.name, 'weights-head1.png');
+  assert.deepEqual([...png.bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  const json = JSON.parse((await saved('[data-export="weights-json"]')).bytes.toString('utf8'));
+  assert.equal(json.id, 'weights');
+  assert.deepEqual(json.shape, [6, 6]);
+  assert.deepEqual(json.cols.labels, ['The', 'bank', 'will', 'not', 'loan', 'money']);
+  const [drawn] = await drawnMatrices(page);
+  assertMatrixClose(drawn, json.data.flat(), 'JSON export');
+  const csv = (await saved('[data-export="weights-csv"]')).bytes.toString('utf8').trim().split('\n');
+  assert.equal(csv.length, 7);
+  assert.equal(csv[0], 'query \\ key,The,bank,will,not,loan,money');
+  assert.equal(Number(csv[1].split(',')[2]), 0, 'causal: the first query sees only itself');
+
+  await page.click('#embed');
+  const snippet = await page.inputValue('#embed-element');
+  assert.match(snippet, /<attention-lens [^>]*text="The bank will not loan money"[^>]*mask="causal"/);
+  assert.match(await page.inputValue('#embed-iframe'), /<iframe src="http:\/\/127\.0\.0\.1:\d+\/#mask=causal"/);
+  await page.click('#embed-close');
+  assert.deepEqual(problems(), []);
+});

@@ -29,7 +29,7 @@ export function renderCost(host, result, mode) {
   table.append(
     row('tokens', `n = ${n}${result.cross ? `, source kvN = ${kvN}` : ''}`),
     row('one attention matrix', `${formatCount(perHead)} entries · ${formatBytes(perHead * 4)}`, `n × kvN float32`),
-    row(`all ${heads} heads`, `${formatCount(all)} entries · ${formatBytes(all * 4)}`,
+    row(heads === 1 ? 'the one head' : `all ${heads} heads`, `${formatCount(all)} entries · ${formatBytes(all * 4)}`,
       `doubling n makes this ${result.cross ? '2×' : '4×'} larger`),
     row('at 1024 tokens', `${formatBytes(1024 * 1024 * heads * 4)}`, 'per layer, weights only'),
     row('arithmetic', `${formatCount(Math.round(flops))} flops`, 'projections + QKᵀ + A·V (+ W_O)'),

@@ -92,7 +92,9 @@ export class Heatmap {
     const colLabelHeight = !this.showColLabels ? 0
       : this.shortColLabels ? 16 : Math.min(100, widest(m.colLabels)) * 0.75 + 14;
     this.top = Math.ceil(colLabelHeight + 22);
-    this.width = this.left + this.cell * m.cols + 8;
+    // Rotated column labels lean right: leave room for the last one.
+    const lean = this.showColLabels && !this.shortColLabels ? Math.min(100, widest(m.colLabels)) * 0.72 : 0;
+    this.width = this.left + this.cell * m.cols + Math.max(8, lean - this.cell / 2);
     this.height = this.top + this.cell * m.rows + 4;
     const ratio = window.devicePixelRatio || 1;
     this.canvas.width = Math.round(this.width * ratio);
