@@ -86,6 +86,10 @@ class AttentionLayer {
   // stays valid until the next forward().
   const ForwardResult& forward(std::span<const float> x, const ForwardOptions& options);
 
+  // The result of the last successful forward(); its trace is empty unless that forward ran
+  // with want_trace. Read by explain_cell (explain.hpp).
+  const ForwardResult& last_result() const { return result_; }
+
  private:
   void validate_forward(std::span<const float> x, const ForwardOptions& options) const;
   void prepare_weights();  // the transposed copies the kernels multiply by

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attention/error.hpp"
+#include "attention/explain.hpp"
 #include "attention/layer.hpp"
 #include "attention/ops/embedding.hpp"
 #include "attention/ops/simd.hpp"
@@ -169,11 +170,58 @@ class LayerHandle {
     return out;
   }
 
+  // One cell of the last traced forward explained: {step, head, row, col, value, summary,
+  // equation, leftLabel, rightLabel, quantities: [{name, latex, value}], termIndex, termLeft,
+  // termRight, termProduct} (the term columns are views the JS API copies at once), or the
+  // error's message as a string.
+  val explain(const std::string& step, int head, std::size_t row, std::size_t col) {
+    val out = val::object();
+    const std::string error = guarded([&] {
+      const attn::CellExplanation e = attn::explain_cell(*layer_, step, head, row, col);
+      term_index_.clear();
+      term_left_.clear();
+      term_right_.clear();
+      term_product_.clear();
+      for (const auto& term : e.terms) {
+        term_index_.push_back(static_cast<std::uint32_t>(term.index));
+        term_left_.push_back(term.left);
+        term_right_.push_back(term.right);
+        term_product_.push_back(term.product);
+      }
+      val quantities = val::array();
+      for (const auto& q : e.quantities) {
+        val quantity = val::object();
+        quantity.set("name", q.name);
+        quantity.set("latex", q.latex);
+        quantity.set("value", q.value);
+        quantities.call<void>("push", quantity);
+      }
+      out.set("step", e.step);
+      out.set("head", e.head);
+      out.set("row", e.row);
+      out.set("col", e.col);
+      out.set("value", e.value);
+      out.set("summary", e.summary);
+      out.set("equation", e.equation);
+      out.set("leftLabel", e.left_label);
+      out.set("rightLabel", e.right_label);
+      out.set("quantities", quantities);
+      // Views last: nothing may allocate between creating them and the JS API's copies.
+      out.set("termIndex", view_of(term_index_.data(), term_index_.size()));
+      out.set("termLeft", view_of(term_left_.data(), term_left_.size()));
+      out.set("termRight", view_of(term_right_.data(), term_right_.size()));
+      out.set("termProduct", view_of(term_product_.data(), term_product_.size()));
+    });
+    return error.empty() ? out : val(error);
+  }
+
  private:
   std::unique_ptr<attn::AttentionLayer> layer_;
   const attn::ForwardResult* result_ = nullptr;
   attn::Matrix embedded_;
   std::vector<std::uint8_t> bytes_;
+  std::vector<std::uint32_t> term_index_;
+  std::vector<float> term_left_, term_right_, term_product_;
 };
 
 // The result of numpyRandn, read by the JS API right after each call.
@@ -255,7 +303,8 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("output", &LayerHandle::output)
       .function("attention", &LayerHandle::attention)
       .function("stepCount", &LayerHandle::stepCount)
-      .function("step", &LayerHandle::step);
+      .function("step", &LayerHandle::step)
+      .function("explain", &LayerHandle::explain);
   emscripten::function("numpyRandn", &numpyRandn);
   emscripten::function("randnResult", &randnResult);
   emscripten::function("tokenize", &tokenize);

@@ -3,9 +3,11 @@
 // checks that report where and by how much two arrays differ.
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export const MODULE_URL = new URL('../../dist/attention-lens.mjs', import.meta.url);
+export const MODULE_URL = process.env.ATTN_MODULE
+  ? pathToFileURL(process.env.ATTN_MODULE)
+  : new URL('../../dist/attention-lens.mjs', import.meta.url);
 export const SINGLE_FILE_URL = new URL('../../dist/attention-lens.single.mjs', import.meta.url);
 export const DATA_DIR = fileURLToPath(new URL('../data/', import.meta.url));
 

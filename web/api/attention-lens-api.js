@@ -85,6 +85,7 @@ class AttentionLens {
 const CONFIG_KEYS = ['dModel', 'heads', 'headDim', 'bias', 'outProj', 'positional', 'seed'];
 const FORWARD_KEYS = ['n', 'kv', 'kvN', 'mask', 'window', 'prefix', 'keyPadding', 'cellMask',
   'scale', 'weights', 'trace'];
+const EXPLAIN_KEYS = ['step', 'head', 'row', 'col'];
 
 // Layers not disposed are freed when garbage-collected; dispose() frees them at once.
 const finalizer = typeof FinalizationRegistry === 'function'
@@ -225,6 +226,50 @@ class AttentionLayer {
       result.steps = steps;
     }
     return result;
+  }
+
+  /**
+   * The arithmetic behind one cell of the last traced forward (run forward with trace: true
+   * first): { step, head, row, col, value, summary, equation, leftLabel, rightLabel,
+   * terms: [{ index, left, right, product }], quantities: [{ name, latex, value }] }.
+   * head: 0-based, required for per-head steps; omit it (or pass -1) for shared steps.
+   * Rows, columns and term indices count from 0. The core computes every number.
+   */
+  explain(cell) {
+    const handle = this.#live();
+    if (cell === null || typeof cell !== 'object' || Array.isArray(cell)) {
+      throw new Error(`explain expects an object { step, head, row, col }, got ${describe(cell)}`);
+    }
+    checkKeys('explain', cell, EXPLAIN_KEYS);
+    if (typeof cell.step !== 'string') {
+      throw new Error(`step must be a step id string such as 'scores', got ${describe(cell.step)}`);
+    }
+    const head = integerIn('head', cell.head ?? -1, -1, 0x7fffffff);
+    const row = integerIn('row', cell.row, 0, 0xffffffff);
+    const col = integerIn('col', cell.col, 0, 0xffffffff);
+    const r = handle.explain(cell.step, head, row, col);
+    if (typeof r === 'string') throw new Error(r);
+    // Copy the term columns out of wasm memory before anything else can run.
+    const index = r.termIndex.slice();
+    const left = r.termLeft.slice();
+    const right = r.termRight.slice();
+    const product = r.termProduct.slice();
+    const terms = Array.from(index, (t, k) => ({
+      index: t, left: left[k], right: right[k], product: product[k],
+    }));
+    return {
+      step: r.step,
+      head: r.head,
+      row: r.row,
+      col: r.col,
+      value: r.value,
+      summary: r.summary,
+      equation: r.equation,
+      leftLabel: r.leftLabel,
+      rightLabel: r.rightLabel,
+      terms,
+      quantities: r.quantities.map((q) => ({ name: q.name, latex: q.latex, value: q.value })),
+    };
   }
 
   /** Frees the layer's wasm memory. Using the layer afterwards throws. */

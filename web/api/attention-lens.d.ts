@@ -95,6 +95,86 @@ export interface ForwardResult {
   steps?: Step[];
 }
 
+/** Which cell to explain (see AttentionLayer.explain). */
+export interface ExplainCell {
+  /** A step id present in the last trace. */
+  step: StepId;
+  /** 0-based head: required for per-head steps (q … context); omit it (or -1) for shared steps. */
+  head?: number;
+  /** 0-based row of the step's grid (query or position). */
+  row: number;
+  /** 0-based column of the step's grid (key or dimension). */
+  col: number;
+}
+
+/** One term of a dot product or weighted sum: left · right = product (computed in float32). */
+export interface ExplainTerm {
+  /** 0-based index over the summed axis (t, a key j, a RoPE dimension, or key k for weights). */
+  index: number;
+  left: number;
+  right: number;
+  product: number;
+}
+
+/**
+ * Another number that goes into the cell,
+ * e.g. { name: 'scale', latex: '1/\sqrt{d_k} = 1/\sqrt{4}', value: 0.5 }.
+ */
+export interface ExplainQuantity {
+  /** Plain text, e.g. 'bias', 'row max', 'mask (masked)'. */
+  name: string;
+  /** The symbol, LaTeX. */
+  latex: string;
+  /** Sums are accumulated in double; a masked cell's mask is -Infinity. */
+  value: number;
+}
+
+/**
+ * The arithmetic behind one cell, computed by the core. Rows, columns and indices count from 0;
+ * `head` is 0-based like Step.head, while summaries name heads 1-based ("head 2 of 4") like
+ * the step titles. Per step:
+ * - embedding: a lookup (no terms). positional (sinusoidal): quantities position, dimension,
+ *   pair index, denominator 10000^(2i/d_model), angle; value = sin/cos(angle). learned: a lookup.
+ * - input / source: quantities 'embedding' (source: 'source token (value − PE)', as kv itself
+ *   is not traced), then 'positional encoding' with sinusoidal or learned encodings.
+ * - q / k / v: terms x_in[i][t] · W[h·d_k + c][t] over dModel (x_in is the source for k, v
+ *   under cross-attention); quantities 'sum of products', 'bias'.
+ * - q_rotated / k_rotated: two terms (dims 2p, 2p+1: pre-rotation value · cos / ∓sin);
+ *   quantities the pair, frequency θ_p, angle, cos, sin.
+ * - scores: terms q_i[t] · k_j[t] over d_k (rotated with RoPE).
+ * - scaled: quantities 'score', 'scale' (1/√d_k, or 1 with scale: false).
+ * - alibi: quantities 'slope', 'distance'.
+ * - masked: quantities 'scaled score', 'ALiBi bias' (with ALiBi), then 'mask (visible)' = 0
+ *   or 'mask (masked)' = -Infinity.
+ * - weights: quantities 'masked score', 'row max', 'shifted', 'exp', 'row sum'; value = exp / row sum.
+ *   Terms: one per key k of the row with left = e^(x_ik − max), right = 1 / row sum,
+ *   product = A_ik (the products sum to 1; term `col` is this cell). A row whose keys are all
+ *   masked has weights 0 (never NaN): no terms, quantities 'masked score' and 'visible keys' = 0.
+ * - context: terms A_ij · v_j[c] over keys j.
+ * - concat: quantities 'head index (0-based)', 'column in head', 'context value'.
+ * - output: terms z_i[t] · W_O[c][t]; quantities 'sum of products', 'bias' (without outProj:
+ *   no terms, quantity 'concat').
+ */
+export interface CellExplanation {
+  step: StepId;
+  head: number;
+  row: number;
+  col: number;
+  /** The cell exactly as the trace holds it (-Infinity for a masked score). */
+  value: number;
+  /** Plain text, e.g. "score = q_2 · k_1 = Σ_t q_2[t]·k_1[t] over d_k = 4 terms = 0.334 (head 2 of 2)". */
+  summary: string;
+  /** LaTeX, indices and values substituted: "S_{2,1} = \sum_{t=0}^{3} q_{2,t}\, k_{1,t} = 0.334". */
+  equation: string;
+  /** What a term's left and right are, e.g. 'q_2[t]' and 'k_1[t]'; '' when there are no terms. */
+  leftLabel: string;
+  rightLabel: string;
+  /** Empty for steps without a sum. */
+  terms: ExplainTerm[];
+  /** The other numbers, in the order they are applied. */
+  quantities: ExplainQuantity[];
+}
+
 export interface AttentionLayer {
   readonly config: Required<LayerConfig>;
   setWeights(weights: LayerWeights): void;
@@ -105,6 +185,12 @@ export interface AttentionLayer {
   /** Rows of the seeded embedding table: [ids.length · dModel]. */
   embed(ids: Uint32Array | number[]): Float32Array;
   forward(x: Float32Array | number[], options?: ForwardOptions): ForwardResult;
+  /**
+   * The arithmetic behind one cell of the last successful forward, which must have run with
+   * trace: true. Throws for an unknown step, a head out of range (or given for a shared step),
+   * a row or column out of range, or weights replaced since that forward.
+   */
+  explain(cell: ExplainCell): CellExplanation;
   /** Frees the layer's wasm memory; using it afterwards throws. */
   dispose(): void;
 }

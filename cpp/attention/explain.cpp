@@ -1,0 +1,615 @@
+// The arithmetic behind one cell of a traced forward (see explain.hpp).
+#include "attention/explain.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "attention/error.hpp"
+#include "attention/ops/positional.hpp"
+
+namespace attn {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string str(std::size_t value) {
+  return std::to_string(value);
+}
+
+// Plain text: 6 significant digits, "−∞" for a masked score.
+std::string num(double value) {
+  if (std::isinf(value)) return value < 0 ? "−∞" : "∞";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  return buffer;
+}
+
+// LaTeX: like num(), with "1.5 \times 10^{-5}" for exponents and \infty.
+std::string tex(double value) {
+  if (std::isinf(value)) return value < 0 ? "-\\infty" : "\\infty";
+  std::string text = num(value);
+  const auto e = text.find('e');
+  if (e == std::string::npos) return text;
+  return text.substr(0, e) + " \\times 10^{" + std::to_string(std::stoi(text.substr(e + 1))) + "}";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// When an optional step appears (for the "not in the last trace" message).
+const char* appears_with(const std::string& id) {
+  if (id == "positional") return "positional: 'sinusoidal' or 'learned'";
+  if (id == "source") return "cross-attention (a kv source)";
+  if (id == "q_rotated" || id == "k_rotated") return "positional: 'rope'";
+  if (id == "alibi") return "positional: 'alibi'";
+  return "a traced forward";
+}
+
+// Σ_t left(t)·right(t) with float products (as shown) summed in double, appended as terms.
+struct Sum {
+  double total = 0.0;      // Σ products
+  double magnitude = 0.0;  // Σ |products|
+};
+template <class Left, class Right>
+Sum add_terms(std::vector<ExplainTerm>& terms, std::size_t count, Left left, Right right) {
+  Sum sum;
+  terms.reserve(terms.size() + count);
+  for (std::size_t t = 0; t < count; ++t) {
+    const float l = left(t);
+    const float r = right(t);
+    const float product = l * r;
+    terms.push_back({t, l, r, product});
+    sum.total += product;
+    sum.magnitude += std::abs(double(product));
+  }
+  return sum;
+}
+
+// The forward computed `value` from these terms (any summation order, float): it lies within
+// the float rounding bound of the double sum unless the weights were replaced since.
+void require_current_weights(const Sum& sum, double bias, std::size_t count, float value,
+                             const std::string& what) {
+  const double expected = sum.total + bias;
+  const double bound = (double(count) + 4.0) * 0x1p-23 * (sum.magnitude + std::abs(bias)) + 1e-30;
+  if (!(std::abs(expected - double(value)) <= bound)) {
+    throw Error("the layer's weights changed since the last traced forward: " + what + " is " +
+                num(value) + " in the trace but " + num(expected) +
+                " with the current weights; run forward with trace: true again");
+  }
+}
+
+class Explainer {
+ public:
+  Explainer(const AttentionLayer& layer, CellExplanation& out)
+      : layer_(layer), trace_(layer.last_result().trace), out_(out), i_(out.row), c_(out.col) {}
+
+  void run() {
+    const std::string& id = out_.step;
+    if (id == "embedding") return embedding();
+    if (id == "positional") return positional();
+    if (id == "input" || id == "source") return input();
+    if (id == "q" || id == "k" || id == "v") return projection();
+    if (id == "q_rotated" || id == "k_rotated") return rotation();
+    if (id == "scores") return scores();
+    if (id == "scaled") return scaled();
+    if (id == "alibi") return alibi();
+    if (id == "masked") return masked();
+    if (id == "weights") return weights();
+    if (id == "context") return context();
+    if (id == "concat") return concat();
+    if (id == "output") return output();
+    throw Error("step '" + id + "' cannot be explained");  // unreachable: ids are validated
+  }
+
+ private:
+  const Step* find(const std::string& id, int head) const {
+    for (const auto& step : trace_.steps) {
+      if (step.id == id && step.head == head) return &step;
+    }
+    return nullptr;
+  }
+  const Step& need(const std::string& id, int head) const {
+    const Step* step = find(id, head);
+    if (!step) {
+      throw Error("explaining '" + out_.step + "' needs the '" + id + "' step" +
+                  (head >= 0 ? " of head " + str(std::size_t(head) + 1) : "") +
+                  ", which the last trace lacks; run forward with trace: true again");
+    }
+    return *step;
+  }
+  static float at(const Step& step, std::size_t r, std::size_t c) {
+    return step.data[r * step.shape[1] + c];
+  }
+  float value_at(const std::string& id, int head, std::size_t r, std::size_t c) const {
+    return at(need(id, head), r, c);
+  }
+  std::size_t heads() const { return layer_.config().heads; }
+  std::size_t dk() const { return layer_.head_dim(); }
+  std::size_t d_model() const { return layer_.config().d_model; }
+  bool rope() const { return layer_.config().positional == PositionalKind::Rope; }
+  std::string head_text() const {
+    return "head " + str(std::size_t(out_.head) + 1) + " of " + str(heads());
+  }
+  std::string ij() const { return str(i_) + "," + str(c_); }  // "2,3" for subscripts
+  void quantity(std::string name, std::string latex, double value) {
+    out_.quantities.push_back({std::move(name), std::move(latex), value});
+  }
+
+  // ---- inputs ----------------------------------------------------------------------------
+
+  void embedding() {
+    out_.summary = "token embedding X[" + str(i_) + "][" + str(c_) + "] = " + num(out_.value) +
+                   ": a lookup, nothing is computed (row " + str(i_) +
+                   " is the embedding of token " + str(i_) +
+                   " as given to forward; layer.embed(ids) looks rows up in the seeded table)";
+    out_.equation = "X_{" + ij() + "} = " + tex(out_.value);
+  }
+
+  // PE[pos][c] exactly as the forward added it.
+  float positional_value(std::size_t pos, std::size_t c) const {
+    if (const Step* table = find("positional", -1); table && pos < table->shape[0]) {
+      return at(*table, pos, c);
+    }
+    if (layer_.config().positional == PositionalKind::Sinusoidal) {
+      return float(sinusoid(pos, c));
+    }
+    // learned: the table is generated row after row (row pos does not depend on the length),
+    // so a view whose rows all alias one buffer ends up holding row pos, in O(d_model) memory.
+    std::vector<float> row(d_model());
+    learned_encoding(MatView(row.data(), pos + 1, d_model(), 0), layer_.config().seed);
+    return row[c];
+  }
+  double sinusoid_angle(std::size_t pos, std::size_t c) const {
+    const std::size_t pair = c / 2;
+    return double(pos) / std::pow(10000.0, 2.0 * pair / double(d_model()));
+  }
+  double sinusoid(std::size_t pos, std::size_t c) const {
+    const double angle = sinusoid_angle(pos, c);
+    return c % 2 == 0 ? std::sin(angle) : std::cos(angle);
+  }
+
+  void positional() {
+    const std::size_t pos = i_, c = c_;
+    if (layer_.config().positional == PositionalKind::Learned) {
+      out_.summary = "learned positional embedding PE[" + str(pos) + "][" + str(c) +
+                     "] = " + num(out_.value) + ": a lookup in row " + str(pos) +
+                     " of a seeded table (N(0, 0.5²) per entry), nothing is computed";
+      out_.equation = "PE_{" + ij() + "} = P_{" + ij() + "} = " + tex(out_.value);
+      quantity("position", "pos", double(pos));
+      quantity("dimension", "c", double(c));
+      return;
+    }
+    const std::size_t pair = c / 2;
+    const double denominator = std::pow(10000.0, 2.0 * pair / double(d_model()));
+    const double angle = sinusoid_angle(pos, c);
+    const bool even = c % 2 == 0;
+    const std::string fn = even ? "sin" : "cos";
+    out_.summary = "sinusoidal encoding: dimension " + str(c) + " is the " + fn +
+                   " of pair i = " + str(pair) + ": PE[" + str(pos) + "][" + str(c) + "] = " + fn +
+                   "(" + str(pos) + " / 10000^(" + str(2 * pair) + "/" + str(d_model()) +
+                   ")) = " + fn + "(" + num(angle) + ") = " + num(out_.value);
+    out_.equation = "PE_{(" + ij() + ")} = \\" + fn + "\\left(\\frac{" + str(pos) + "}{10000^{" +
+                    str(2 * pair) + "/" + str(d_model()) + "}}\\right) = \\" + fn + "(" +
+                    tex(angle) + ") = " + tex(out_.value);
+    quantity("position", "pos", double(pos));
+    quantity("dimension", "c", double(c));
+    quantity("pair index", "i = \\lfloor c / 2 \\rfloor", double(pair));
+    quantity("denominator", "10000^{2i/d_{model}}", denominator);
+    quantity("angle", "pos / 10000^{2i/d_{model}}", angle);
+  }
+
+  void input() {
+    const bool source = out_.step == "source";
+    const auto kind = layer_.config().positional;
+    const bool additive = kind == PositionalKind::Sinusoidal || kind == PositionalKind::Learned;
+    const std::string kind_name = positional_kind_name(kind);
+    const std::string x = source ? "kv" : "X";
+    const std::string x_tex = source ? "X^{src}" : "X";
+    if (!additive) {
+      const std::string why = kind == PositionalKind::Rope ? " (RoPE rotates q and k later instead)"
+                              : kind == PositionalKind::Alibi
+                                  ? " (ALiBi adds a distance bias to the scores later instead)"
+                                  : "";
+      out_.summary = std::string(source ? "cross-attention source" : "input") +
+                     " = the token embedding as given, no additive positional encoding" + why +
+                     ": " + x + "[" + str(i_) + "][" + str(c_) + "] = " + num(out_.value);
+      out_.equation =
+          x_tex + "_{in," + ij() + "} = " + x_tex + "_{" + ij() + "} = " + tex(out_.value);
+      if (!source) quantity("embedding", "X_{" + ij() + "}", value_at("embedding", -1, i_, c_));
+      return;
+    }
+    const float pe = positional_value(i_, c_);
+    const double raw =
+        source ? double(out_.value) - double(pe) : double(value_at("embedding", -1, i_, c_));
+    out_.summary =
+        std::string(source ? "cross-attention source" : "input") + " = token embedding + " +
+        kind_name + " positional encoding: " + num(raw) + " + " + num(pe) + " = " +
+        num(out_.value) +
+        (source ? " (kv itself is not in the trace: shown as the value minus PE; the source's "
+                  "positions count from 0 too)"
+                : "");
+    out_.equation = x_tex + "_{in," + ij() + "} = " + x_tex + "_{" + ij() + "} + PE_{" + ij() +
+                    "} = " + tex(raw) + " + " + tex(pe) + " = " + tex(out_.value);
+    quantity(source ? "source token (value − PE)" : "embedding", x_tex + "_{" + ij() + "}", raw);
+    quantity("positional encoding", "PE_{" + ij() + "}", pe);
+  }
+
+  // ---- projections and RoPE --------------------------------------------------------------
+
+  void projection() {
+    const std::string& id = out_.step;
+    const std::size_t which = id == "q" ? 0 : id == "k" ? 1 : 2;
+    const std::string M = which == 0 ? "Q" : which == 1 ? "K" : "V";
+    const bool from_source = which != 0 && find("source", -1) != nullptr;
+    const Step& x_in = need(from_source ? "source" : "input", -1);
+    const std::size_t d = d_model();
+    const std::size_t r = std::size_t(out_.head) * dk() + c_;  // row of W_M
+    const std::size_t w_row = which * layer_.inner_dim() + r;  // row of in_proj_weight
+    const auto& w = layer_.weights();
+    const float* weight_row = w.in_proj_weight.data() + w_row * d;
+    const std::string x_sym = from_source ? "x^{src}" : "x";
+    out_.left_label = (from_source ? "src_" : "x_") + str(i_) + "[t]";
+    out_.right_label = "W_" + M + "[" + str(r) + "][t]";
+    const Sum sum = add_terms(
+        out_.terms, d, [&](std::size_t t) { return at(x_in, i_, t); },
+        [&](std::size_t t) { return weight_row[t]; });
+    const bool bias = layer_.config().bias;
+    const double b = bias ? double(w.in_proj_bias[w_row]) : 0.0;
+    const std::string row_text =
+        "W_" + M + " row " + str(r) + " = in_proj_weight row " + str(w_row);
+    require_current_weights(sum, b, d, out_.value, id + "[" + str(i_) + "][" + str(c_) + "]");
+    out_.summary = id + " = " + (from_source ? "source row " : "input row ") + str(i_) + " · " +
+                   row_text + ": Σ_t " + out_.left_label + "·" + out_.right_label +
+                   " over d_model = " + str(d) + " terms = " + num(sum.total) +
+                   (bias ? " plus bias b_" + M + "[" + str(r) + "] = " + num(b) : "") + " → " +
+                   num(out_.value) + " (" + head_text() + ", column " + str(c_) +
+                   " of its d_k = " + str(dk()) + ")";
+    const std::string w_tex = "(W_" + M + ")_{" + str(r) + ",t}";
+    const std::string b_tex = "(b_" + M + ")_{" + str(r) + "}";
+    out_.equation = id + "_{" + ij() + "} = \\sum_{t=0}^{" + str(d - 1) + "} " + x_sym + "_{" +
+                    str(i_) + ",t}\\, " + w_tex + (bias ? " + " + b_tex : "") + " = " +
+                    tex(out_.value);
+    quantity("sum of products", "\\sum_t " + x_sym + "_{" + str(i_) + ",t}\\, " + w_tex, sum.total);
+    if (bias) quantity("bias", b_tex, b);
+  }
+
+  void rotation() {
+    const bool is_q = out_.step == "q_rotated";
+    const std::string v = is_q ? "q" : "k";
+    const Step& raw = need(v, out_.head);
+    const std::size_t pos = i_, pair = c_ / 2;
+    const double theta = std::pow(10000.0, -2.0 * pair / double(dk()));
+    const double angle = double(pos) * std::pow(10000.0, -2.0 * pair / double(dk()));
+    const float cos_a = float(std::cos(angle));
+    const float sin_a = float(std::sin(angle));
+    const float a = at(raw, i_, 2 * pair), b = at(raw, i_, 2 * pair + 1);
+    const bool even = c_ % 2 == 0;
+    // even: a·cos − b·sin; odd: a·sin + b·cos
+    const float ra = even ? cos_a : sin_a;
+    const float rb = even ? -sin_a : cos_a;
+    out_.terms.push_back({2 * pair, a, ra, a * ra});
+    out_.terms.push_back({2 * pair + 1, b, rb, b * rb});
+    out_.left_label = v + "_" + str(i_) + "[t]";
+    out_.right_label = "R_" + str(pos) + "[" + str(c_) + "][t]";  // row c of the rotation
+    const std::string p0 = str(2 * pair), p1 = str(2 * pair + 1);
+    out_.summary = "RoPE rotates adjacent dimensions as pairs: (" + p0 + ", " + p1 + ") of " + v +
+                   "_" + str(i_) + " turn by angle pos·θ_" + str(pair) + " = " + str(pos) + " · " +
+                   num(theta) + " = " + num(angle) + " (θ_i = 10000^(−2i/d_k)), so " + v + "̂[" +
+                   str(c_) + "] = " +
+                   (even ? v + "[" + p0 + "]·cos − " + v + "[" + p1 + "]·sin"
+                         : v + "[" + p0 + "]·sin + " + v + "[" + p1 + "]·cos") +
+                   " = " + num(out_.value) + " (" + head_text() + ")";
+    const std::string hat = "\\hat{" + v + "}_{" + ij() + "}";
+    const std::string va = v + "_{" + str(i_) + "," + p0 + "}",
+                      vb = v + "_{" + str(i_) + "," + p1 + "}";
+    out_.equation = hat + " = " +
+                    (even ? va + "\\cos\\phi - " + vb + "\\sin\\phi"
+                          : va + "\\sin\\phi + " + vb + "\\cos\\phi") +
+                    ",\\quad \\phi = " + str(pos) + "\\cdot 10000^{-" + p0 + "/" + str(dk()) +
+                    "} = " + tex(angle) + ",\\quad " + hat + " = " + tex(out_.value);
+    quantity(v + "[" + p0 + "]", va, a);
+    quantity(v + "[" + p1 + "]", vb, b);
+    quantity("frequency θ_" + str(pair), "\\theta_{" + str(pair) + "} = 10000^{-2i/d_k}", theta);
+    quantity("angle", "\\phi = pos \\cdot \\theta_{" + str(pair) + "}", angle);
+    quantity("cos", "\\cos\\phi", cos_a);
+    quantity("sin", "\\sin\\phi", sin_a);
+  }
+
+  // ---- one head: scores to context -------------------------------------------------------
+
+  // The scale the forward used for this head: 1/√d_k, or 1 with scaling off. The forward
+  // computes scaled = score · scale in float, so the factor that reproduces the head's cells
+  // is the one it used.
+  float head_scale() const {
+    const Step& s = need("scores", out_.head);
+    const Step& t = need("scaled", out_.head);
+    const float root = float(1.0 / std::sqrt(double(dk())));
+    std::size_t with_root = 0, with_one = 0;
+    for (std::size_t k = 0; k < s.data.size(); ++k) {
+      with_root += t.data[k] == s.data[k] * root;
+      with_one += t.data[k] == s.data[k];
+    }
+    return with_root >= with_one ? root : 1.0f;
+  }
+
+  void scores() {
+    const std::string qid = rope() ? "q_rotated" : "q";
+    const std::string kid = rope() ? "k_rotated" : "k";
+    const Step& q = need(qid, out_.head);
+    const Step& k = need(kid, out_.head);
+    const std::string hat = rope() ? "̂" : "";
+    out_.left_label = "q" + hat + "_" + str(i_) + "[t]";
+    out_.right_label = "k" + hat + "_" + str(c_) + "[t]";
+    add_terms(
+        out_.terms, dk(), [&](std::size_t t) { return at(q, i_, t); },
+        [&](std::size_t t) { return at(k, c_, t); });
+    out_.summary = "score = q" + hat + "_" + str(i_) + " · k" + hat + "_" + str(c_) + " = Σ_t " +
+                   out_.left_label + "·" + out_.right_label + " over d_k = " + str(dk()) +
+                   " terms = " + num(out_.value) + " (" + head_text() +
+                   (rope() ? "; q and k rotated by RoPE" : "") + ")";
+    const std::string qs = rope() ? "\\hat{q}" : "q", ks = rope() ? "\\hat{k}" : "k";
+    out_.equation = "S_{" + ij() + "} = \\sum_{t=0}^{" + str(dk() - 1) + "} " + qs + "_{" +
+                    str(i_) + ",t}\\, " + ks + "_{" + str(c_) + ",t} = " + tex(out_.value);
+  }
+
+  void scaled() {
+    const float s = value_at("scores", out_.head, i_, c_);
+    const float scale = head_scale();
+    const bool on = scale != 1.0f || dk() == 1;
+    out_.summary =
+        "scaled score = S_" + str(i_) + "," + str(c_) + " · " +
+        (on ? "1/√d_k = " + num(s) + " · 1/√" + str(dk()) + " = " + num(s) + " · " + num(scale)
+            : "1 (scaling off) = " + num(s)) +
+        " = " + num(out_.value) + " (" + head_text() + ")";
+    out_.equation = "\\tilde{S}_{" + ij() + "} = " +
+                    (on ? "\\frac{S_{" + ij() + "}}{\\sqrt{" + str(dk()) + "}} = \\frac{" + tex(s) +
+                              "}{\\sqrt{" + str(dk()) + "}}"
+                        : "S_{" + ij() + "} \\quad (\\text{scaling off})") +
+                    " = " + tex(out_.value);
+    quantity("score", "S_{" + ij() + "}", s);
+    quantity("scale",
+             on ? "1/\\sqrt{d_k} = 1/\\sqrt{" + str(dk()) + "}" : "1 \\ (\\text{scaling off})",
+             scale);
+  }
+
+  void alibi() {
+    const float slope = alibi_slopes(heads())[std::size_t(out_.head)];
+    const std::size_t distance = i_ > c_ ? i_ - c_ : c_ - i_;
+    out_.summary = "ALiBi bias = −m·|i − j| = −" + num(slope) + " · |" + str(i_) + " − " + str(c_) +
+                   "| = " + num(out_.value) + ": farther keys get a larger penalty (slope m of " +
+                   head_text() + ")";
+    out_.equation = "B_{" + ij() + "} = -m_{" + str(std::size_t(out_.head) + 1) + "} |" + str(i_) +
+                    " - " + str(c_) + "| = -" + tex(slope) + " \\cdot " + str(distance) + " = " +
+                    tex(out_.value);
+    quantity("slope", "m_{" + str(std::size_t(out_.head) + 1) + "}", slope);
+    quantity("distance", "|i - j|", double(distance));
+  }
+
+  void masked() {
+    const float s = value_at("scaled", out_.head, i_, c_);
+    const Step* bias_step = find("alibi", out_.head);
+    const double bias = bias_step ? double(at(*bias_step, i_, c_)) : 0.0;
+    const bool visible = std::isfinite(out_.value);
+    const std::string biased = bias_step ? " + ALiBi bias " + num(bias) : "";
+    out_.summary = visible ? "visible: query " + str(i_) + " may see key " + str(c_) +
+                                 ", so the mask adds 0: masked = scaled score " + num(s) + biased +
+                                 " + 0 = " + num(out_.value) + " (" + head_text() + ")"
+                           : "masked: key " + str(c_) + " is hidden from query " + str(i_) +
+                                 ", so the score becomes −∞ and its weight will be exactly 0 (" +
+                                 head_text() + ")";
+    const std::string b_tex = bias_step ? " + B_{" + ij() + "}" : "";
+    out_.equation = "\\tilde{S}_{" + ij() + "}" + b_tex + " + M_{" + ij() + "} = " + tex(s) +
+                    (bias_step ? (bias < 0 ? " - " + tex(-bias) : " + " + tex(bias)) : "") +
+                    (visible ? " + 0" : " - \\infty") + " = " + tex(out_.value);
+    quantity("scaled score", "\\tilde{S}_{" + ij() + "}", s);
+    if (bias_step) quantity("ALiBi bias", "B_{" + ij() + "}", bias);
+    quantity(visible ? "mask (visible)" : "mask (masked)", "M_{" + ij() + "}",
+             visible ? 0.0 : -kInf);
+  }
+
+  void weights() {
+    const Step& x = need("masked", out_.head);
+    const std::size_t keys = x.shape[1];
+    const float x_ij = at(x, i_, c_);
+    double max = -kInf;
+    std::size_t visible = 0;
+    for (std::size_t k = 0; k < keys; ++k) {
+      const float v = at(x, i_, k);
+      if (std::isfinite(v)) {
+        max = std::max(max, double(v));
+        ++visible;
+      }
+    }
+    const std::string x_tex = "x_{" + ij() + "}";
+    quantity("masked score", x_tex, x_ij);
+    if (visible == 0) {
+      out_.summary = "every key is masked for query " + str(i_) +
+                     ": softmax would divide 0 by 0, so the whole row of weights is 0 (never "
+                     "NaN) and the query's context is 0 (" +
+                     head_text() + ")";
+      out_.equation =
+          "A_{" + ij() + "} = 0 \\quad (\\text{every key of row " + str(i_) + " masked})";
+      quantity("visible keys", "\\#\\{k : M_{" + str(i_) + ",k} = 0\\}", 0.0);
+      return;
+    }
+    std::vector<double> exps(keys);
+    double sum = 0.0;
+    for (std::size_t k = 0; k < keys; ++k) {
+      exps[k] = std::exp(double(at(x, i_, k)) - max);  // e^{-inf} = 0 for masked keys
+      sum += exps[k];
+    }
+    const float inverse = float(1.0 / sum);
+    add_terms(
+        out_.terms, keys, [&](std::size_t k) { return float(exps[k]); },
+        [&](std::size_t) { return inverse; });
+    out_.left_label = "e^(x_" + str(i_) + "," + "k − max)";
+    out_.right_label = "1 / Σ";
+    const double shifted = double(x_ij) - max;
+    const double e = exps[c_];
+    out_.summary =
+        "softmax over row " + str(i_) + " (" + str(visible) + " of " + str(keys) +
+        " keys visible): A = e^(x − max) / Σ_k e^(x_k − max) = " +
+        (std::isfinite(x_ij) ? "e^(" + num(x_ij) + " − " + num(max) + ") / " + num(sum) + " = " +
+                                   num(e) + " / " + num(sum)
+                             : "0 / " + num(sum) + " (key " + str(c_) + " is masked: e^−∞ = 0)") +
+        " = " + num(out_.value) + " (" + head_text() + ")";
+    out_.equation = "A_{" + ij() + "} = \\frac{e^{" + x_tex + " - \\max_k x_{" + str(i_) +
+                    ",k}}}{\\sum_k e^{x_{" + str(i_) + ",k} - \\max_k x_{" + str(i_) +
+                    ",k}}} = \\frac{" + tex(e) + "}{" + tex(sum) + "} = " + tex(out_.value);
+    quantity("row max", "\\max_k x_{" + str(i_) + ",k}", max);
+    quantity("shifted", x_tex + " - \\max", shifted);
+    quantity("exp", "e^{" + x_tex + " - \\max}", e);
+    quantity("row sum", "\\sum_k e^{x_{" + str(i_) + ",k} - \\max}", sum);
+  }
+
+  void context() {
+    const Step& a = need("weights", out_.head);
+    const Step& v = need("v", out_.head);
+    const std::size_t keys = a.shape[1];
+    out_.left_label = "A_" + str(i_) + "[j]";
+    out_.right_label = "v_j[" + str(c_) + "]";
+    add_terms(
+        out_.terms, keys, [&](std::size_t j) { return at(a, i_, j); },
+        [&](std::size_t j) { return at(v, j, c_); });
+    out_.summary = "context = Σ_j A_" + str(i_) + "[j]·v_j[" + str(c_) + "] over " + str(keys) +
+                   " keys (masked keys have weight 0) = " + num(out_.value) + " (" + head_text() +
+                   ")";
+    out_.equation = "z_{" + ij() + "} = \\sum_{j=0}^{" + str(keys - 1) + "} A_{" + str(i_) +
+                    ",j}\\, v_{j," + str(c_) + "} = " + tex(out_.value);
+  }
+
+  // ---- heads together ----------------------------------------------------------------------
+
+  void concat() {
+    const std::size_t head = c_ / dk(), within = c_ % dk();
+    const float z = value_at("context", int(head), i_, within);
+    out_.summary = "concatenation: column " + str(c_) + " is column " + str(within) + " of head " +
+                   str(head + 1) + "'s context (head index ⌊" + str(c_) + " / " + str(dk()) +
+                   "⌋ = " + str(head) + " from 0) = " + num(out_.value);
+    out_.equation = "Z_{" + ij() + "} = (Z_{" + str(head + 1) + "})_{" + str(i_) + "," +
+                    str(within) + "} = " + tex(out_.value);
+    quantity("head index (0-based)", "\\lfloor c / d_k \\rfloor", double(head));
+    quantity("column in head", "c \\bmod d_k", double(within));
+    quantity("context value", "(Z_{" + str(head + 1) + "})_{" + str(i_) + "," + str(within) + "}",
+             z);
+  }
+
+  void output() {
+    const Step& z = need("concat", -1);
+    if (!layer_.config().out_proj) {
+      const float value = at(z, i_, c_);
+      out_.summary = "no output projection (outProj: false): output = concat[" + str(i_) + "][" +
+                     str(c_) + "] = " + num(value);
+      out_.equation = "Y_{" + ij() + "} = Z_{" + ij() + "} = " + tex(out_.value);
+      quantity("concat", "Z_{" + ij() + "}", value);
+      return;
+    }
+    const std::size_t inner = layer_.inner_dim();
+    const auto& w = layer_.weights();
+    const float* weight_row = w.out_proj_weight.data() + c_ * inner;
+    out_.left_label = "z_" + str(i_) + "[t]";
+    out_.right_label = "W_O[" + str(c_) + "][t]";
+    const Sum sum = add_terms(
+        out_.terms, inner, [&](std::size_t t) { return at(z, i_, t); },
+        [&](std::size_t t) { return weight_row[t]; });
+    const bool bias = layer_.config().bias;
+    const double b = bias ? double(w.out_proj_bias[c_]) : 0.0;
+    require_current_weights(sum, b, inner, out_.value, "output[" + str(i_) + "][" + str(c_) + "]");
+    out_.summary = "output = concat row " + str(i_) + " · W_O row " + str(c_) +
+                   " (out_proj.weight row " + str(c_) + "): Σ_t z_" + str(i_) + "[t]·W_O[" +
+                   str(c_) + "][t] over " + str(inner) + " terms = " + num(sum.total) +
+                   (bias ? " plus bias b_O[" + str(c_) + "] = " + num(b) : "") + " → " +
+                   num(out_.value);
+    const std::string w_tex = "(W_O)_{" + str(c_) + ",t}";
+    const std::string b_tex = "(b_O)_{" + str(c_) + "}";
+    out_.equation = "y_{" + ij() + "} = \\sum_{t=0}^{" + str(inner - 1) + "} z_{" + str(i_) +
+                    ",t}\\, " + w_tex + (bias ? " + " + b_tex : "") + " = " + tex(out_.value);
+    quantity("sum of products", "\\sum_t z_{" + str(i_) + ",t}\\, " + w_tex, sum.total);
+    if (bias) quantity("bias", b_tex, b);
+  }
+
+  const AttentionLayer& layer_;
+  const Trace& trace_;
+  CellExplanation& out_;
+  std::size_t i_, c_;
+};
+
+}  // namespace
+
+CellExplanation explain_cell(const AttentionLayer& layer, const std::string& step, int head,
+                             std::size_t row, std::size_t col) {
+  const Trace& trace = layer.last_result().trace;
+  if (trace.steps.empty()) throw Error("explain needs a forward with trace: true first");
+
+  std::vector<std::string> ids;  // present, in walkthrough order
+  for (const auto& s : trace.steps) {
+    if (std::find(ids.begin(), ids.end(), s.id) == ids.end()) ids.push_back(s.id);
+  }
+  if (std::find(ids.begin(), ids.end(), step) == ids.end()) {
+    const auto& known = step_order();
+    if (std::find(known.begin(), known.end(), step) != known.end()) {
+      throw Error("step '" + step + "' is not in the last trace (it appears with " +
+                  appears_with(step) + "); the last trace has: " + join(ids));
+    }
+    throw Error("unknown step '" + step + "'; the last trace has: " + join(ids));
+  }
+
+  const std::size_t heads = layer.config().heads;
+  const std::string head_range =
+      "0 to " + str(heads - 1) + " (0-based; " + str(heads) + (heads == 1 ? " head)" : " heads)");
+  const Step* first = nullptr;
+  for (const auto& s : trace.steps) {
+    if (s.id == step) {
+      first = &s;
+      break;
+    }
+  }
+  const bool per_head = first->head >= 0;
+  if (per_head && head == -1) {
+    throw Error("step '" + step + "' has one grid per head: pass head " + head_range);
+  }
+  if (per_head && (head < 0 || std::size_t(head) >= heads)) {
+    throw Error("head " + std::to_string(head) + " is out of range for step '" + step +
+                "': expected " + head_range);
+  }
+  if (!per_head && head != -1) {
+    throw Error("step '" + step + "' is shared by all heads: head must be -1 (or omitted), got " +
+                std::to_string(head));
+  }
+  const Step* cell_step = first;
+  for (const auto& s : trace.steps) {
+    if (s.id == step && s.head == head) cell_step = &s;
+  }
+  if (cell_step->head != head) {
+    throw Error("the last trace has no '" + step + "' step for head " + std::to_string(head));
+  }
+  const std::size_t rows = cell_step->shape[0], cols = cell_step->shape[1];
+  const std::string shape = "shape [" + str(rows) + ", " + str(cols) + "]";
+  if (row >= rows) {
+    throw Error("row " + str(row) + " is out of range for step '" + step + "' (" + shape +
+                ", a row per " + cell_step->rows + "): expected 0 to " + str(rows - 1));
+  }
+  if (col >= cols) {
+    throw Error("col " + str(col) + " is out of range for step '" + step + "' (" + shape +
+                ", a column per " + cell_step->cols + "): expected 0 to " + str(cols - 1));
+  }
+
+  CellExplanation out;
+  out.step = step;
+  out.head = head;
+  out.row = row;
+  out.col = col;
+  out.value = cell_step->data[row * cols + col];
+  Explainer(layer, out).run();
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,498 @@
+// Tests of explain_cell: for every cell of every traced step of small layers (self- and
+// cross-attention, bias, masks, RoPE, ALiBi, sinusoidal and learned encodings, scaling off, no
+// W_O), the terms are the independently read inputs, the products sum to the cell and the
+// quantities compose to it; and every validation error names the problem.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "approx.hpp"
+#include "attention/error.hpp"
+#include "attention/explain.hpp"
+#include "attention/layer.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Setup {
+  std::size_t d_model = 8, heads = 2, n = 4, kv_n = 0;  // kv_n > 0: cross-attention
+  std::size_t head_dim = 0, window = 0;
+  bool bias = true, out_proj = true, scale = true;
+  attn::PositionalKind positional = attn::PositionalKind::None;
+  attn::MaskKind mask = attn::MaskKind::Causal;
+  std::vector<std::uint8_t> key_padding;
+  std::uint32_t seed = 11;
+};
+
+struct Run {
+  attn::LayerConfig config;
+  std::vector<float> x, kv;
+  attn::ForwardOptions options;
+};
+
+attn::LayerConfig config_of(const Setup& s) {
+  attn::LayerConfig config;
+  config.d_model = s.d_model;
+  config.heads = s.heads;
+  config.bias = s.bias;
+  config.out_proj = s.out_proj;
+  config.head_dim = s.head_dim;
+  config.positional = s.positional;
+  config.seed = s.seed;
+  return config;
+}
+
+const attn::Step& step_of(const attn::Trace& trace, const std::string& id, int head) {
+  for (const auto& step : trace.steps) {
+    if (step.id == id && step.head == head) return step;
+  }
+  FAIL("no step " << id << " head " << head);
+  throw 0;
+}
+const attn::Step* maybe_step(const attn::Trace& trace, const std::string& id, int head) {
+  for (const auto& step : trace.steps) {
+    if (step.id == id && step.head == head) return &step;
+  }
+  return nullptr;
+}
+float cell(const attn::Step& step, std::size_t r, std::size_t c) {
+  return step.data[r * step.shape[1] + c];
+}
+double quantity(const attn::CellExplanation& e, const std::string& name) {
+  for (const auto& q : e.quantities) {
+    if (q.name == name) return q.value;
+  }
+  FAIL("no quantity '" << name << "' in the explanation of " << e.step);
+  return 0.0;
+}
+bool has_quantity(const attn::CellExplanation& e, const std::string& name) {
+  return std::any_of(e.quantities.begin(), e.quantities.end(),
+                     [&](const auto& q) { return q.name == name; });
+}
+
+// |got - want| within float tolerance of a sum whose terms have total magnitude `magnitude`.
+void require_near(double got, double want, double magnitude, const std::string& what) {
+  INFO(what << ": got " << got << " want " << want);
+  REQUIRE(std::abs(got - want) <= 1e-5 * std::max(magnitude, std::abs(want)) + 1e-7);
+}
+
+struct TermSum {
+  double total = 0.0, magnitude = 0.0;
+};
+TermSum sum_terms(const attn::CellExplanation& e) {
+  TermSum s;
+  for (std::size_t t = 0; t < e.terms.size(); ++t) {
+    const auto& term = e.terms[t];
+    REQUIRE(term.product == term.left * term.right);
+    s.total += term.product;
+    s.magnitude += std::abs(double(term.product));
+  }
+  return s;
+}
+
+// Checks one cell's explanation against values read directly from the trace and the weights.
+void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::Step& step,
+                std::size_t i, std::size_t c) {
+  const auto& trace = layer.last_result().trace;
+  const auto& config = layer.config();
+  const std::size_t dk = layer.head_dim(), inner = layer.inner_dim(), d = config.d_model;
+  const int h = step.head;
+  const auto e = attn::explain_cell(layer, step.id, h, i, c);
+  INFO("step " << step.id << " head " << h << " cell " << i << "," << c << ": " << e.summary);
+  REQUIRE(e.step == step.id);
+  REQUIRE(e.head == h);
+  REQUIRE(e.row == i);
+  REQUIRE(e.col == c);
+  const float value = cell(step, i, c);
+  if (std::isnan(value)) FAIL("NaN in the trace");
+  REQUIRE((e.value == value || (std::isinf(value) && e.value == value)));
+  REQUIRE(!e.summary.empty());
+  REQUIRE(!e.equation.empty());
+  const TermSum sum = sum_terms(e);
+  const double bias = has_quantity(e, "bias") ? quantity(e, "bias") : 0.0;
+  const std::string& id = step.id;
+
+  if (id == "embedding") {
+    REQUIRE(value == run.x[i * d + c]);
+    REQUIRE(e.terms.empty());
+    REQUIRE_THAT(e.summary, ContainsSubstring("lookup"));
+  } else if (id == "positional") {
+    if (config.positional == attn::PositionalKind::Sinusoidal) {
+      const double angle = quantity(e, "angle");
+      REQUIRE(angle == double(i) / std::pow(10000.0, 2.0 * double(c / 2) / double(d)));
+      require_near(c % 2 == 0 ? std::sin(angle) : std::cos(angle), value, 1.0, "sinusoid");
+    } else {
+      REQUIRE_THAT(e.summary, ContainsSubstring("lookup"));
+    }
+  } else if (id == "input" || id == "source") {
+    const bool additive = maybe_step(trace, "positional", -1) != nullptr;
+    const bool source = id == "source";
+    const float raw = source ? run.kv[i * d + c] : run.x[i * d + c];
+    if (additive) {
+      attn::Matrix table(i + 1, d);
+      if (config.positional == attn::PositionalKind::Sinusoidal) {
+        attn::sinusoidal_encoding(table);
+      } else {
+        attn::learned_encoding(table, config.seed);
+      }
+      const double pe = quantity(e, "positional encoding");
+      REQUIRE(pe == table(i, c));  // the same table the forward added, beyond row n too
+      const double x_part = quantity(e, source ? "source token (value − PE)" : "embedding");
+      if (source) {
+        require_near(x_part, raw, std::abs(raw) + std::abs(pe), "kv = value - PE");
+      } else {
+        REQUIRE(x_part == raw);
+      }
+      require_near(x_part + pe, value, std::abs(x_part) + std::abs(pe), "x + PE");
+    } else {
+      REQUIRE(value == raw);
+    }
+  } else if (id == "q" || id == "k" || id == "v") {
+    const std::size_t which = id == "q" ? 0 : id == "k" ? 1 : 2;
+    const auto& x_in = step_of(trace, which != 0 && run.options.cross ? "source" : "input", -1);
+    const std::size_t w_row = which * inner + std::size_t(h) * dk + c;
+    REQUIRE(e.terms.size() == d);
+    for (std::size_t t = 0; t < d; ++t) {
+      REQUIRE(e.terms[t].index == t);
+      REQUIRE(e.terms[t].left == cell(x_in, i, t));
+      REQUIRE(e.terms[t].right == layer.weights().in_proj_weight[w_row * d + t]);
+    }
+    if (config.bias) {
+      REQUIRE(bias == layer.weights().in_proj_bias[w_row]);
+    } else {
+      REQUIRE(!has_quantity(e, "bias"));
+    }
+    REQUIRE(quantity(e, "sum of products") == sum.total);
+    require_near(sum.total + bias, value, sum.magnitude + std::abs(bias), "x·W + b");
+  } else if (id == "q_rotated" || id == "k_rotated") {
+    const auto& raw = step_of(trace, id == "q_rotated" ? "q" : "k", h);
+    const std::size_t p = c / 2;
+    REQUIRE(e.terms.size() == 2);
+    REQUIRE(e.terms[0].index == 2 * p);
+    REQUIRE(e.terms[1].index == 2 * p + 1);
+    REQUIRE(e.terms[0].left == cell(raw, i, 2 * p));
+    REQUIRE(e.terms[1].left == cell(raw, i, 2 * p + 1));
+    const double angle = quantity(e, "angle");
+    REQUIRE(angle == double(i) * std::pow(10000.0, -2.0 * double(p) / double(dk)));
+    REQUIRE(quantity(e, "cos") == float(std::cos(angle)));
+    REQUIRE(quantity(e, "sin") == float(std::sin(angle)));
+    require_near(sum.total, value, sum.magnitude, "rotation");
+  } else if (id == "scores") {
+    const bool rope = config.positional == attn::PositionalKind::Rope;
+    const auto& q = step_of(trace, rope ? "q_rotated" : "q", h);
+    const auto& k = step_of(trace, rope ? "k_rotated" : "k", h);
+    REQUIRE(e.terms.size() == dk);
+    for (std::size_t t = 0; t < dk; ++t) {
+      REQUIRE(e.terms[t].left == cell(q, i, t));
+      REQUIRE(e.terms[t].right == cell(k, c, t));
+    }
+    require_near(sum.total, value, sum.magnitude, "q·k");
+  } else if (id == "scaled") {
+    const double score = quantity(e, "score");
+    REQUIRE(score == cell(step_of(trace, "scores", h), i, c));
+    const double scale = quantity(e, "scale");
+    REQUIRE(scale == (run.options.scale ? float(1.0 / std::sqrt(double(dk))) : 1.0f));
+    require_near(score * scale, value, std::abs(score * scale), "S · scale");
+  } else if (id == "alibi") {
+    const double slope = quantity(e, "slope");
+    REQUIRE(slope == attn::alibi_slopes(config.heads)[std::size_t(h)]);
+    const double distance = quantity(e, "distance");
+    REQUIRE(distance == std::abs(double(i) - double(c)));
+    require_near(-slope * distance, value, slope * distance, "-m |i-j|");
+  } else if (id == "masked") {
+    const double scaled = quantity(e, "scaled score");
+    REQUIRE(scaled == cell(step_of(trace, "scaled", h), i, c));
+    const auto* alibi = maybe_step(trace, "alibi", h);
+    const double alibi_bias = alibi ? quantity(e, "ALiBi bias") : 0.0;
+    if (alibi) REQUIRE(alibi_bias == cell(*alibi, i, c));
+    const bool visible = attn::is_visible(run.options.mask, i, c, step.shape[1]);
+    if (visible) {
+      REQUIRE(quantity(e, "mask (visible)") == 0.0);
+      require_near(scaled + alibi_bias, value, std::abs(scaled) + std::abs(alibi_bias), "masked");
+    } else {
+      REQUIRE(quantity(e, "mask (masked)") == -kInf);
+      REQUIRE(value == -std::numeric_limits<float>::infinity());
+      REQUIRE_THAT(e.summary, ContainsSubstring("masked"));
+    }
+  } else if (id == "weights") {
+    const auto& x = step_of(trace, "masked", h);
+    const std::size_t keys = x.shape[1];
+    REQUIRE(quantity(e, "masked score") == cell(x, i, c));
+    bool any_visible = false;
+    for (std::size_t k = 0; k < keys; ++k) any_visible |= std::isfinite(cell(x, i, k));
+    if (!any_visible) {
+      REQUIRE(value == 0.0f);
+      REQUIRE(e.terms.empty());
+      REQUIRE_THAT(e.summary, ContainsSubstring("every key is masked"));
+    } else {
+      double max = -kInf;
+      for (std::size_t k = 0; k < keys; ++k) {
+        if (std::isfinite(cell(x, i, k))) max = std::max(max, double(cell(x, i, k)));
+      }
+      REQUIRE(quantity(e, "row max") == max);
+      const double exp = quantity(e, "exp");
+      REQUIRE(exp == std::exp(double(cell(x, i, c)) - max));
+      require_near(exp / quantity(e, "row sum"), value, 1.0, "exp / sum");
+      REQUIRE(e.terms.size() == keys);
+      require_near(sum.total, 1.0, 1.0, "weights of a row sum to 1");
+      require_near(e.terms[c].product, value, 1.0, "this key's term");
+      const auto& a = step_of(trace, "weights", h);
+      for (std::size_t k = 0; k < keys; ++k) {
+        require_near(e.terms[k].product, cell(a, i, k), 1.0, "term k = A_ik");
+      }
+      if (!std::isfinite(cell(x, i, c))) REQUIRE(value == 0.0f);
+    }
+  } else if (id == "context") {
+    const auto& a = step_of(trace, "weights", h);
+    const auto& v = step_of(trace, "v", h);
+    REQUIRE(e.terms.size() == a.shape[1]);
+    for (std::size_t j = 0; j < e.terms.size(); ++j) {
+      REQUIRE(e.terms[j].left == cell(a, i, j));
+      REQUIRE(e.terms[j].right == cell(v, j, c));
+    }
+    require_near(sum.total, value, sum.magnitude, "A·V");
+  } else if (id == "concat") {
+    REQUIRE(quantity(e, "head index (0-based)") == double(c / dk));
+    REQUIRE(quantity(e, "column in head") == double(c % dk));
+    REQUIRE(quantity(e, "context value") == value);
+    REQUIRE(cell(step_of(trace, "context", int(c / dk)), i, c % dk) == value);
+  } else if (id == "output") {
+    const auto& z = step_of(trace, "concat", -1);
+    if (!config.out_proj) {
+      REQUIRE(e.terms.empty());
+      REQUIRE(quantity(e, "concat") == value);
+      REQUIRE(cell(z, i, c) == value);
+    } else {
+      REQUIRE(e.terms.size() == inner);
+      for (std::size_t t = 0; t < inner; ++t) {
+        REQUIRE(e.terms[t].left == cell(z, i, t));
+        REQUIRE(e.terms[t].right == layer.weights().out_proj_weight[c * inner + t]);
+      }
+      if (config.bias) REQUIRE(bias == layer.weights().out_proj_bias[c]);
+      require_near(sum.total + bias, value, sum.magnitude + std::abs(bias), "z·W_O + b");
+    }
+  } else {
+    FAIL("a step the test does not know: " << id);
+  }
+}
+
+// Builds the layer, runs a traced forward and checks every cell of every step.
+void check_all_cells(const Setup& s) {
+  Run run;
+  run.config = config_of(s);
+  attn::AttentionLayer layer(run.config);
+  run.x = random_floats(s.n * s.d_model, s.seed + 1);
+  run.options.n = s.n;
+  if (s.kv_n > 0) {
+    run.kv = random_floats(s.kv_n * s.d_model, s.seed + 2);
+    run.options.cross = true;
+    run.options.kv = run.kv;
+    run.options.kv_n = s.kv_n;
+  }
+  run.options.mask.kind = s.mask;
+  run.options.mask.key_padding = s.key_padding;
+  run.options.mask.window = s.window;
+  run.options.mask.prefix = 2;  // for PrefixLM
+  run.options.scale = s.scale;
+  run.options.want_trace = true;
+  const auto& result = layer.forward(run.x, run.options);
+  std::vector<std::string> seen;
+  for (const auto& step : result.trace.steps) {
+    seen.push_back(step.id);
+    for (std::size_t i = 0; i < step.shape[0]; ++i) {
+      for (std::size_t c = 0; c < step.shape[1]; ++c) check_cell(layer, run, step, i, c);
+    }
+  }
+  // The expected optional steps were there to be checked.
+  auto saw = [&](const char* id) { return std::find(seen.begin(), seen.end(), id) != seen.end(); };
+  REQUIRE(saw("weights"));
+  if (s.positional == attn::PositionalKind::Rope) REQUIRE(saw("q_rotated"));
+  if (s.positional == attn::PositionalKind::Alibi) REQUIRE(saw("alibi"));
+  if (s.kv_n > 0) REQUIRE(saw("source"));
+}
+
+attn::AttentionLayer traced_layer(std::vector<float>& x) {
+  attn::LayerConfig config;
+  config.d_model = 8;
+  config.heads = 2;
+  config.seed = 5;
+  attn::AttentionLayer layer(config);
+  x = random_floats(4 * 8, 6);
+  attn::ForwardOptions options;
+  options.n = 4;
+  options.mask.kind = attn::MaskKind::Causal;
+  options.want_trace = true;
+  layer.forward(x, options);
+  return layer;
+}
+
+void require_error(const attn::AttentionLayer& layer, const std::string& step, int head,
+                   std::size_t row, std::size_t col, const std::string& expected) {
+  INFO("explain " << step << " head " << head << " cell " << row << "," << col);
+  REQUIRE_THROWS_AS(attn::explain_cell(layer, step, head, row, col), attn::Error);
+  REQUIRE_THROWS_WITH(attn::explain_cell(layer, step, head, row, col), ContainsSubstring(expected));
+}
+
+}  // namespace
+
+TEST_CASE("explain: every cell of a causal self-attention layer with bias", "[explain]") {
+  check_all_cells(Setup{});
+}
+
+TEST_CASE("explain: RoPE without bias", "[explain]") {
+  Setup s;
+  s.bias = false;
+  s.positional = attn::PositionalKind::Rope;
+  s.n = 5;
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: ALiBi with key padding and no mask kind", "[explain]") {
+  Setup s;
+  s.positional = attn::PositionalKind::Alibi;
+  s.mask = attn::MaskKind::None;
+  s.n = 5;
+  s.key_padding = {0, 0, 1, 0, 0};
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: cross-attention with a sinusoidal encoding and a longer source", "[explain]") {
+  Setup s;
+  s.positional = attn::PositionalKind::Sinusoidal;
+  s.mask = attn::MaskKind::None;
+  s.n = 3;
+  s.kv_n = 6;
+  s.key_padding = {0, 1, 0, 0, 0, 0};
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: cross-attention with a learned encoding, causal", "[explain]") {
+  Setup s;
+  s.positional = attn::PositionalKind::Learned;
+  s.n = 4;
+  s.kv_n = 7;
+  s.heads = 4;
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: scaling off, no output projection, one head", "[explain]") {
+  Setup s;
+  s.scale = false;
+  s.out_proj = false;
+  s.heads = 1;
+  check_all_cells(s);
+  s.heads = 2;
+  s.bias = false;
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: a head width other than d_model / heads, sliding-window mask", "[explain]") {
+  Setup s;
+  s.head_dim = 3;  // inner = 6 != d_model = 8
+  s.mask = attn::MaskKind::SlidingWindow;
+  s.window = 2;
+  s.n = 5;
+  check_all_cells(s);
+  s.positional = attn::PositionalKind::Learned;
+  s.kv_n = 9;
+  s.mask = attn::MaskKind::PrefixLM;
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: a query with every key masked has zero weights and says so", "[explain]") {
+  Setup s;
+  s.key_padding = {1, 0, 0, 0};  // causal: query 0 sees only key 0, which is padded
+  check_all_cells(s);
+
+  attn::AttentionLayer layer(config_of(s));
+  const auto x = random_floats(s.n * s.d_model, 3);
+  attn::ForwardOptions options;
+  options.n = s.n;
+  options.mask.kind = attn::MaskKind::Causal;
+  options.mask.key_padding = s.key_padding;
+  options.want_trace = true;
+  layer.forward(x, options);
+  const auto e = attn::explain_cell(layer, "weights", 1, 0, 0);
+  REQUIRE(e.value == 0.0f);
+  REQUIRE(e.terms.empty());
+  REQUIRE(quantity(e, "masked score") == -kInf);
+  REQUIRE(quantity(e, "visible keys") == 0.0);
+  // A masked key in a row that sees others: weight 0, its exp term 0.
+  const auto m = attn::explain_cell(layer, "weights", 0, 2, 3);
+  REQUIRE(m.value == 0.0f);
+  REQUIRE(quantity(m, "exp") == 0.0);
+  REQUIRE(m.terms[3].left == 0.0f);
+  const auto masked = attn::explain_cell(layer, "masked", 0, 2, 3);
+  REQUIRE(quantity(masked, "mask (masked)") == -kInf);
+}
+
+TEST_CASE("explain: the documented shape of a scores and a weights explanation", "[explain]") {
+  std::vector<float> x;
+  const auto layer = traced_layer(x);
+  const auto s = attn::explain_cell(layer, "scores", 1, 2, 1);
+  REQUIRE(s.terms.size() == 4);
+  REQUIRE(s.left_label == "q_2[t]");
+  REQUIRE(s.right_label == "k_1[t]");
+  REQUIRE_THAT(s.summary, ContainsSubstring("over d_k = 4 terms"));
+  REQUIRE_THAT(s.summary, ContainsSubstring("head 2 of 2"));
+  REQUIRE_THAT(s.equation, ContainsSubstring("S_{2,1} = \\sum_{t=0}^{3} q_{2,t}"));
+  const auto w = attn::explain_cell(layer, "weights", 0, 2, 1);
+  std::vector<std::string> names;
+  for (const auto& q : w.quantities) names.push_back(q.name);
+  REQUIRE(names ==
+          std::vector<std::string>{"masked score", "row max", "shifted", "exp", "row sum"});
+  REQUIRE(w.terms.size() == 4);
+  REQUIRE(w.terms[3].left == 0.0f);  // causal: key 3 hidden from query 2
+  REQUIRE_THAT(w.summary, ContainsSubstring("3 of 4 keys visible"));
+}
+
+TEST_CASE("explain: errors name the problem and the expected value", "[explain]") {
+  attn::LayerConfig config;
+  config.d_model = 8;
+  config.heads = 2;
+  attn::AttentionLayer fresh(config);
+  require_error(fresh, "scores", 0, 0, 0, "explain needs a forward with trace: true first");
+
+  std::vector<float> x;
+  auto layer = traced_layer(x);
+  require_error(layer, "foo", 0, 0, 0, "unknown step 'foo'; the last trace has: embedding, input");
+  require_error(layer, "alibi", 0, 0, 0, "step 'alibi' is not in the last trace");
+  require_error(layer, "q_rotated", 0, 0, 0, "positional: 'rope'");
+  require_error(layer, "scores", 2, 0, 0,
+                "head 2 is out of range for step 'scores': expected 0 to 1 (0-based; 2 heads)");
+  require_error(layer, "scores", -5, 0, 0, "head -5 is out of range");
+  require_error(layer, "scores", -1, 0, 0, "step 'scores' has one grid per head: pass head 0 to 1");
+  require_error(layer, "concat", 0, 0, 0,
+                "step 'concat' is shared by all heads: head must be -1 (or omitted), got 0");
+  require_error(layer, "scores", 0, 4, 0,
+                "row 4 is out of range for step 'scores' (shape [4, 4], a row per query): "
+                "expected 0 to 3");
+  require_error(layer, "q", 1, 0, 4,
+                "col 4 is out of range for step 'q' (shape [4, 4], a column per dimension): "
+                "expected 0 to 3");
+  require_error(layer, "output", -1, 0, 8, "col 8 is out of range for step 'output'");
+  require_error(layer, "embedding", -1, 99, 0, "row 99 is out of range");
+
+  // Weights replaced after the traced forward: the trace no longer matches them.
+  auto weights = layer.weights();
+  for (auto& w : weights.in_proj_weight) w *= 2.0f;
+  for (auto& w : weights.out_proj_weight) w *= -1.0f;
+  layer.set_weights(weights);
+  require_error(layer, "q", 0, 1, 1, "the layer's weights changed since the last traced forward");
+  require_error(layer, "output", -1, 1, 1, "run forward with trace: true again");
+  REQUIRE_NOTHROW(attn::explain_cell(layer, "scores", 0, 1, 1));  // trace-only steps still work
+
+  // A forward without trace clears it.
+  attn::ForwardOptions untraced;
+  untraced.n = 4;
+  layer.forward(x, untraced);
+  require_error(layer, "scores", 0, 0, 0, "explain needs a forward with trace: true first");
+}
