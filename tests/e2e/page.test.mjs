@@ -154,7 +154,7 @@ test('the numbers shown for a cell equal the API\'s, term by term', async () => 
   await page.mouse.move(1, 1);
   await page.locator('#matrices canvas').first().focus();
   await page.keyboard.press('ArrowRight');
-  await page.waitForFunction(() => /row 1\).*column 2\)/.test(document.querySelector('.inspector-where')?.textContent ?? ''));
+  await page.waitForFunction(() => /i = 0\).*j = 1\)/.test(document.querySelector('.inspector-where')?.textContent ?? ''));
   assert.deepEqual(problems(), []);
 });
 

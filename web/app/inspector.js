@@ -21,8 +21,10 @@ export function renderExplanation(host, explanation, where, typeset) {
   const e = explanation;
   const title = el('p', 'inspector-where');
   const head = e.head >= 0 ? ` · head ${e.head + 1}` : '';
-  title.textContent = `${e.step}: ${where.rowAxis} “${where.rowLabel}” (row ${e.row + 1}), ` +
-    `${where.colAxis} “${where.colLabel}” (column ${e.col + 1})${head}${where.pinned ? ' · pinned' : ''}`;
+  // Indices count from 0, as in the equation below.
+  const index = (axis, fallback) => ({ query: 'i', key: 'j', token: 'i', dimension: 'c' }[axis] ?? fallback);
+  title.textContent = `${e.step}: ${where.rowAxis} “${where.rowLabel}” (${index(where.rowAxis, 'row')} = ${e.row}), ` +
+    `${where.colAxis} “${where.colLabel}” (${index(where.colAxis, 'col')} = ${e.col})${head}${where.pinned ? ' · pinned' : ''}`;
   const value = el('p', 'inspector-value');
   value.append('value = ');
   const number = el('strong', '', formatPrecise(e.value));
