@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm run build: the wasm module and JS API (dist/attention-lens.mjs + .wasm, the single-file
-# variant, the .d.ts) and the page (dist/index.html), after set-up if needed.
+# variant, the .d.ts), the page (dist/index.html) and the blog embed (dist/attention-lens-element.js
+# + the example post dist/blog-example.html), after set-up if needed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ATTN_ROOT"
@@ -20,4 +21,11 @@ build_wasm wasm-release
 npx vite build --logLevel warn
 cp build/wasm-release/attention-lens.mjs build/wasm-release/attention-lens.wasm \
   build/wasm-release/attention-lens.single.mjs web/api/attention-lens.d.ts dist/
+# The <attention-lens> element: one classic script with the wasm inlined (after the page build,
+# which empties dist/), and the example post that uses it.
+npx vite build --config vite.element.config.js --logLevel warn
+cp web/blog-example.html dist/
+element_bytes=$(wc -c <dist/attention-lens-element.js)
+element_gzip=$(gzip -9c dist/attention-lens-element.js | wc -c)
+echo "[build] dist/attention-lens-element.js: $element_bytes bytes, $element_gzip gzipped"
 echo "[build] dist/: $(cd dist && ls | tr '\n' ' ')"

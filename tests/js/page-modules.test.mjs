@@ -36,7 +36,7 @@ test('a hostile or broken hash falls back to defaults field by field and says wh
   assert.equal(hashToState('#text=' + 'x'.repeat(5000)).state.text.length, 2000);
 });
 
-test('numpyArrayString prints like NumPy (outputs captured from Debian 12's numpy)', () => {
+test('numpyArrayString prints like NumPy (outputs captured from numpy 1.24.2 in Debian 12)', () => {
   // str(np.round(np.array([[0.25, 0.235], [0, -0.1]]), 3))
   assert.equal(numpyArrayString([0.25, 0.235, 0, -0.1], [2, 2], 3), '[[ 0.25   0.235]\n [ 0.    -0.1  ]]');
   // str(np.round(np.array([[0.5, 1], [0, 0]]), 3))

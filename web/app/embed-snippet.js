@@ -44,7 +44,11 @@ export function stateFromAttributes(getAttribute) {
 const escapeAttribute = (value) =>
   String(value).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** The <script> + <attention-lens> snippet for a state (attributes that differ from defaults). */
+/**
+ * The <script> + <attention-lens> snippet for a state (attributes that differ from defaults).
+ * The script tag is a classic `defer` script, not type="module": Chromium refuses module scripts
+ * from file:// pages, and attention-lens-element.js is a classic script that works either way.
+ */
 export function elementSnippet(state, scriptSrc = 'attention-lens-element.js') {
   const attributes = [];
   for (const [attribute, key] of Object.entries(ELEMENT_ATTRIBUTES)) {
@@ -56,7 +60,7 @@ export function elementSnippet(state, scriptSrc = 'attention-lens-element.js') {
     if (always || differs || key === 'source') attributes.push(`${attribute}="${escapeAttribute(value)}"`);
   }
   if (!state.scale) attributes.push('scale="false"');
-  return `<script type="module" src="${escapeAttribute(scriptSrc)}"></script>\n` +
+  return `<script src="${escapeAttribute(scriptSrc)}" defer></script>\n` +
     `<attention-lens ${attributes.join(' ')}></attention-lens>`;
 }
 

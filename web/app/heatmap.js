@@ -92,9 +92,15 @@ export class Heatmap {
     const colLabelHeight = !this.showColLabels ? 0
       : this.shortColLabels ? 16 : Math.min(100, widest(m.colLabels)) * 0.75 + 14;
     this.top = Math.ceil(colLabelHeight + 22);
-    // Rotated column labels lean right: leave room for the last one.
-    const lean = this.showColLabels && !this.shortColLabels ? Math.min(100, widest(m.colLabels)) * 0.72 : 0;
-    this.width = this.left + this.cell * m.cols + Math.max(8, lean - this.cell / 2);
+    // Rotated (45°) column labels lean right: leave room for the ones near the right edge.
+    let lean = 0;
+    if (this.showColLabels && !this.shortColLabels) {
+      m.colLabels.forEach((label, j) => {
+        const reach = (j + 0.5 - m.cols) * this.cell + 0.71 * Math.min(100, ctx.measureText(shorten(label)).width);
+        lean = Math.max(lean, Math.ceil(reach) + 6);
+      });
+    }
+    this.width = this.left + this.cell * m.cols + Math.max(8, lean);
     this.height = this.top + this.cell * m.rows + 4;
     const ratio = window.devicePixelRatio || 1;
     this.canvas.width = Math.round(this.width * ratio);

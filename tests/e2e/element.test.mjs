@@ -1,0 +1,438 @@
+// The one-tag blog embed, dist/attention-lens-element.js, in Chromium: the example post opened
+// from file:// and over http, a module-script page, its numbers against the JS API, untrusted
+// attributes, re-rendering on attribute changes, and a strict Content-Security-Policy.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { launchBrowser, openPage, screenshotDir, serveDist } from './browser.mjs';
+
+const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
+const exampleUrl = pathToFileURL(join(dist, 'blog-example.html')).href;
+const elementUrl = pathToFileURL(join(dist, 'attention-lens-element.js')).href;
+
+let server;
+let chrome;
+
+before(async () => {
+  server = await serveDist();
+  chrome = await launchBrowser();
+  mkdirSync(screenshotDir, { recursive: true });
+});
+
+after(async () => {
+  await chrome?.close();
+  server?.stop();
+});
+
+/** Serves `html` at `path` on the test server's origin (other paths go to dist/). */
+async function routeHtml(page, path, html, headers = {}) {
+  await page.route(server.url + path, (route) =>
+    route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', headers, body: html }));
+  return server.url + path;
+}
+
+const pageHtml = (head, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<link rel="icon" href="data:,"><title>embed test</title>${head}</head><body>${body}</body></html>`;
+
+/** Counts wasm instantiations and records CSP violations and dialogs, from before any script. */
+async function instrument(page) {
+  const dialogs = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    dialog.dismiss().catch(() => {});
+  });
+  await page.addInitScript(() => {
+    window.__wasmInstances = 0;
+    window.__cspViolations = [];
+    for (const name of ['instantiate', 'instantiateStreaming']) {
+      const original = WebAssembly[name];
+      if (!original) continue;
+      WebAssembly[name] = function (...args) {
+        window.__wasmInstances += 1;
+        return original.apply(this, args);
+      };
+    }
+    document.addEventListener('securitypolicyviolation', (e) => {
+      window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`);
+    });
+  });
+  return { dialogs };
+}
+
+/** Waits until `count` <attention-lens> elements have finished (ready or error). */
+async function settled(page, count) {
+  await page.waitForFunction((n) => {
+    const all = [...document.querySelectorAll('attention-lens')];
+    return all.length === n && all.every((e) => ['ready', 'error'].includes(e.shadowRoot?.querySelector('.lens')?.dataset.status));
+  }, count, { timeout: 30000 });
+}
+
+/** What each element shows, read from its (open) shadow root. */
+function describe(page) {
+  return page.evaluate(() => [...document.querySelectorAll('attention-lens')].map((host) => {
+    const root = host.shadowRoot;
+    const visible = (selector) => {
+      const node = root.querySelector(selector);
+      return Boolean(node && !node.hidden && node.getClientRects().length);
+    };
+    const canvases = [...root.querySelectorAll('canvas')];
+    const table = root.querySelector('table');
+    return {
+      status: root.querySelector('.lens').dataset.status,
+      step: root.querySelector('.lens').dataset.step,
+      title: root.querySelector('.title').textContent,
+      problems: visible('.problems') ? [...root.querySelectorAll('.problems li')].map((li) => li.textContent) : [],
+      chips: visible('.tokens') ? [...root.querySelectorAll('.tokens > *')].map((c) => c.textContent) : [],
+      headButtons: visible('.head-picker') ? root.querySelectorAll('.head-picker button').length : 0,
+      legend: visible('.legend'),
+      explanation: visible('.explain') ? root.querySelector('.explain').textContent : '',
+      matrices: canvases.map((c) => ({ rows: Number(c.dataset.rows), cols: Number(c.dataset.cols) })),
+      // The screen-reader table: the numbers drawn, at 4 decimals.
+      table: table ? [...table.querySelectorAll('tbody tr')].map((tr) =>
+        [...tr.querySelectorAll('td')].map((td) => Number(td.textContent.replace('−∞', '-Infinity')))) : [],
+      renders: host.renderCount,
+    };
+  }));
+}
+
+/** All elements anywhere in the page, shadow roots included, with one of these tag names. */
+function countTags(page, tags) {
+  return page.evaluate((names) => {
+    let count = 0;
+    const walk = (root) => {
+      for (const node of root.querySelectorAll('*')) {
+        if (names.includes(node.localName)) count += 1;
+        if (node.shadowRoot) walk(node.shadowRoot);
+      }
+    };
+    walk(document);
+    return count;
+  }, tags);
+}
+
+function assertProbabilityRows(table, label) {
+  assert.ok(table.length > 0, `${label}: the table has rows`);
+  table.forEach((row, i) => {
+    const sum = row.reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(sum - 1) < 2e-3, `${label}: row ${i} sums to ${sum}`);
+  });
+}
+
+test('the blog example works from file://: both elements render, nothing but the script loads', async () => {
+  const { page, problems } = await openPage(chrome.browser, 'file://');
+  const { dialogs } = await instrument(page);
+  const requests = [];
+  page.on('request', (request) => requests.push(request.url()));
+  await page.goto(exampleUrl);
+  await settled(page, 2);
+  const [causal, cross] = await describe(page);
+
+  assert.equal(causal.status, 'ready');
+  assert.deepEqual(causal.matrices, [{ rows: 6, cols: 6 }]);
+  assert.match(causal.title, /Attention weights/);
+  assert.match(causal.title, /causal/);
+  assert.deepEqual(causal.problems, []);
+  // compact: a title line and the heatmap only.
+  assert.deepEqual(causal.chips, []);
+  assert.equal(causal.headButtons, 0);
+  assert.equal(causal.legend, false);
+  assert.equal(causal.explanation, '');
+  assertProbabilityRows(causal.table, 'causal');
+  causal.table.forEach((row, i) => row.forEach((v, j) => {
+    if (j > i) assert.equal(v, 0, `causal cell ${i},${j} is masked`);
+  }));
+
+  assert.equal(cross.status, 'ready');
+  assert.deepEqual(cross.matrices, [{ rows: 5, cols: 6 }]);
+  assert.deepEqual(cross.chips, ['Target:', 'The', 'boat', 'reached', 'the', 'bank',
+    'Source:', 'Le', 'bateau', 'a', 'atteint', 'la', 'rive']);
+  assert.equal(cross.headButtons, 2);
+  assert.equal(cross.legend, true);
+  assert.match(cross.explanation, /softmax/);
+  assertProbabilityRows(cross.table, 'cross');
+
+  // One wasm module instance for the whole page, and only the page and the script were read.
+  assert.equal(await page.evaluate(() => window.__wasmInstances), 1);
+  assert.deepEqual(requests, [exampleUrl, elementUrl]);
+  assert.deepEqual(dialogs, []);
+  assert.deepEqual(problems(), []);
+
+  await page.screenshot({ path: join(screenshotDir, 'blog-example-1280.png'), fullPage: true });
+  await page.context().close();
+});
+
+test('the blog example fits 375 px and a wide matrix scrolls inside its element', async () => {
+  const { page, problems } = await openPage(chrome.browser, 'file://', { width: 375, height: 812 });
+  await page.goto(exampleUrl);
+  await settled(page, 2);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
+  await page.screenshot({ path: join(screenshotDir, 'blog-example-375.png'), fullPage: true });
+  const figures = page.locator('attention-lens');
+  await figures.nth(0).screenshot({ path: join(screenshotDir, 'blog-example-375-figure1.png') });
+  await figures.nth(1).screenshot({ path: join(screenshotDir, 'blog-example-375-figure2.png') });
+  // The canvases follow the reader's theme: switching to dark redraws them on a dark surface.
+  const corner = () => page.evaluate(() => [...document.querySelectorAll('attention-lens')].map((host) => {
+    const canvas = host.shadowRoot.querySelector('canvas');
+    return Array.from(canvas.getContext('2d').getImageData(1, 1, 1, 1).data.slice(0, 3));
+  }));
+  assert.deepEqual(await corner(), [[255, 255, 255], [255, 255, 255]]);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.waitForFunction(() => [...document.querySelectorAll('attention-lens')].every((host) =>
+    host.shadowRoot.querySelector('canvas').getContext('2d').getImageData(1, 1, 1, 1).data[0] < 60));
+  assert.deepEqual(await corner(), [[26, 29, 36], [26, 29, 36]]); // --surface in dark mode
+  await page.screenshot({ path: join(screenshotDir, 'blog-example-375-dark.png'), fullPage: true });
+  await figures.nth(1).screenshot({ path: join(screenshotDir, 'blog-example-375-figure2-dark.png') });
+
+  // 40 character tokens do not fit 375 px at a readable size: the heatmap scrolls, the page does not.
+  await page.evaluate(() => {
+    const wide = document.createElement('attention-lens');
+    wide.setAttribute('text', 'a quick brown fox jumps over the lazy dog');
+    wide.setAttribute('tokenizer', 'char');
+    document.querySelector('article').append(wide);
+  });
+  await settled(page, 3);
+  const scroll = await page.evaluate(() => {
+    const s = document.querySelectorAll('attention-lens')[2].shadowRoot.querySelector('.heatmap-scroll');
+    return { scrollWidth: s.scrollWidth, clientWidth: s.clientWidth, page: document.documentElement.scrollWidth };
+  });
+  assert.ok(scroll.scrollWidth > scroll.clientWidth, `the heatmap scrolls (${JSON.stringify(scroll)})`);
+  assert.ok(scroll.page <= 375, `the page does not (${JSON.stringify(scroll)})`);
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+});
+
+test('over http the element also loads as <script type="module">, and twice on one page', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  await instrument(page);
+  const url = await routeHtml(page, 'embed-module.html', pageHtml(
+    '<script type="module" src="./attention-lens-element.js"></script>' +
+    '<script src="./attention-lens-element.js" defer></script>',
+    '<attention-lens text="The cat sat on the mat" positional="rope" step="scores" heads="2" head="2"></attention-lens>' +
+    '<attention-lens text="one two three" compact></attention-lens>'));
+  await page.goto(url);
+  await settled(page, 2);
+  const [rope, small] = await describe(page);
+  assert.equal(rope.status, 'ready');
+  assert.equal(rope.step, 'scores');
+  assert.deepEqual(rope.matrices, [{ rows: 6, cols: 6 }]);
+  assert.match(rope.title, /head\s2\sof\s2/);
+  assert.ok(rope.table.flat().some((v) => v < 0), 'raw scores include negative values');
+  assert.deepEqual(small.matrices, [{ rows: 3, cols: 3 }]);
+  assert.equal(await page.evaluate(() => window.__wasmInstances), 1);
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+});
+
+test('the drawn numbers equal layer.forward() of the JS API for the same settings', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  const cases = [
+    { attrs: { text: 'The bank will not loan money', heads: '4', mask: 'causal', head: '3' },
+      config: { dModel: 64, heads: 4, positional: 'sinusoidal', seed: 42 }, head: 2, forward: { mask: 'causal' } },
+    { attrs: { text: 'The boat reached the bank', source: 'Le bateau a atteint la rive', heads: '2', head: '2',
+      'd-model': '32', seed: '7', positional: 'none' },
+    config: { dModel: 32, heads: 2, positional: 'none', seed: 7 }, head: 1, forward: {} },
+    { attrs: { text: 'attention is all you need', positional: 'rope', mask: 'sliding-window', window: '2', scale: 'false' },
+      config: { dModel: 64, heads: 4, positional: 'rope', seed: 42 }, head: 0,
+      forward: { mask: 'sliding-window', window: 2, scale: false } },
+  ];
+  const attribute = ([k, v]) => `${k}="${v}"`;
+  const url = await routeHtml(page, 'embed-numbers.html', pageHtml(
+    '<script src="./attention-lens-element.js" defer></script>',
+    cases.map((c) => `<attention-lens ${Object.entries(c.attrs).map(attribute).join(' ')}></attention-lens>`).join('')));
+  await page.goto(url);
+  await settled(page, cases.length);
+  const shown = await describe(page);
+  const expected = await page.evaluate(async (list) => {
+    const { loadAttentionLens } = await import('/attention-lens.mjs');
+    const lens = await loadAttentionLens();
+    return list.map(({ attrs, config, head, forward }) => {
+      const layer = lens.createLayer(config);
+      const q = lens.tokenize(attrs.text);
+      const options = { ...forward, n: q.tokens.length };
+      let kvN = q.tokens.length;
+      if (attrs.source) {
+        const s = lens.tokenize(attrs.source);
+        kvN = s.tokens.length;
+        Object.assign(options, { kv: layer.embed(s.ids), kvN });
+      }
+      const { attention } = layer.forward(layer.embed(q.ids), options);
+      layer.dispose();
+      const n = q.tokens.length;
+      return Array.from({ length: n }, (_, i) =>
+        Array.from(attention.subarray((head * n + i) * kvN, (head * n + i + 1) * kvN)));
+    });
+  }, cases);
+  cases.forEach((c, k) => {
+    const table = shown[k].table;
+    assert.equal(shown[k].status, 'ready', `case ${k}`);
+    assert.deepEqual(shown[k].problems, [], `case ${k}`);
+    assert.equal(table.length, expected[k].length, `case ${k}: rows`);
+    expected[k].forEach((row, i) => {
+      assert.equal(table[i].length, row.length, `case ${k}: columns of row ${i}`);
+      row.forEach((v, j) => {
+        const tolerance = 6e-5 + 1e-3 * Math.abs(v);
+        assert.ok(Math.abs(table[i][j] - v) <= tolerance, `case ${k} [${i}][${j}]: drawn ${table[i][j]}, API ${v}`);
+      });
+    });
+  });
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+});
+
+test('invalid attributes show a message, HTML in attributes stays text, nothing runs', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  const { dialogs } = await instrument(page);
+  const requests = [];
+  page.on('request', (request) => requests.push(request.url()));
+  const url = await routeHtml(page, 'embed-invalid.html', pageHtml(
+    '<script src="./attention-lens-element.js" defer></script>',
+    '<attention-lens heads="five" text="&lt;img src=x onerror=alert(1)&gt;"></attention-lens>' +
+    '<attention-lens mask="&lt;img src=y onerror=alert(2)&gt;" step="nope" head="9" text="a b"></attention-lens>' +
+    '<attention-lens heads="5" d-model="16" text="heads must divide d-model"></attention-lens>'));
+  await page.goto(url);
+  await settled(page, 3);
+  const [xss, bad, indivisible] = await describe(page);
+  const tokens = await page.evaluate(async () => {
+    const { loadAttentionLens } = await import('/attention-lens.mjs');
+    return (await loadAttentionLens()).tokenize('<img src=x onerror=alert(1)>').tokens;
+  });
+
+  assert.equal(xss.status, 'ready');
+  assert.ok(xss.problems.some((p) => p.startsWith('heads="five" is not valid; using 4')), xss.problems.join(' | '));
+  assert.deepEqual(xss.chips, ['Tokens:', ...tokens]); // the markup, as literal tokens
+  assert.ok(tokens.includes('img') && tokens.includes('onerror'));
+  assert.equal(xss.headButtons, 4); // rendered with the default heads
+  assert.deepEqual(xss.matrices, [{ rows: tokens.length, cols: tokens.length }]);
+
+  assert.equal(bad.status, 'ready');
+  assert.ok(bad.problems.some((p) => p.startsWith('mask="<img src=y onerror=alert(2)>" is not valid')), bad.problems.join(' | '));
+  assert.ok(bad.problems.some((p) => p.startsWith('step="nope" is not valid')), bad.problems.join(' | '));
+  assert.ok(bad.problems.some((p) => /head="9" is more than the 4 heads/.test(p)), bad.problems.join(' | '));
+  assert.equal(bad.step, 'weights');
+  assert.deepEqual(bad.matrices, [{ rows: 2, cols: 2 }]);
+
+  // Valid on their own, rejected by the core together: its message, then the default d-model and heads.
+  assert.equal(indivisible.status, 'ready');
+  assert.equal(indivisible.problems.length, 1, indivisible.problems.join(' | '));
+  assert.match(indivisible.problems[0], /head/i);
+  assert.match(indivisible.problems[0], /Showing the default d-model and heads instead\.$/);
+  assert.equal(indivisible.headButtons, 4);
+  assert.deepEqual(indivisible.matrices, [{ rows: 6, cols: 6 }]); // heads must divide d - model
+
+  // The same through setAttribute after the first render.
+  await page.evaluate(() => {
+    const host = document.querySelector('attention-lens');
+    host.setAttribute('text', '<b>bold</b><img src=z onerror="window.__pwned = 1"><script>window.__pwned = 2</script>');
+    host.setAttribute('source', '<svg onload="window.__pwned = 3">');
+  });
+  await page.waitForFunction(() => document.querySelector('attention-lens').shadowRoot.textContent.includes('svg'));
+  assert.equal(await countTags(page, ['img', 'b', 'svg', 'script']), 1); // the page's own <script>
+  const [changed] = await describe(page);
+  assert.ok(changed.chips.includes('onerror') && changed.chips.includes('svg'), changed.chips.join(' '));
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  await page.waitForTimeout(200);
+  assert.deepEqual(dialogs, []);
+  assert.deepEqual(requests.filter((u) => /\/[xyz]$/.test(u)), []);
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+});
+
+test('attribute changes re-render, once per frame', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  const url = await routeHtml(page, 'embed-change.html', pageHtml(
+    '<script src="./attention-lens-element.js" defer></script>',
+    '<attention-lens text="The bank will not loan money"></attention-lens>'));
+  await page.goto(url);
+  await settled(page, 1);
+  let [shown] = await describe(page);
+  assert.deepEqual(shown.matrices, [{ rows: 6, cols: 6 }]);
+  assert.equal(shown.headButtons, 4);
+  const before = shown.renders;
+
+  // Four changes in one task: one compute, one render.
+  await page.evaluate(() => {
+    const host = document.querySelector('attention-lens');
+    host.setAttribute('text', 'Time flies like an arrow today');
+    host.setAttribute('heads', '2');
+    host.setAttribute('mask', 'causal');
+    host.setAttribute('text', 'Time flies');
+  });
+  await page.waitForFunction((n) => document.querySelector('attention-lens').renderCount > n, before);
+  await page.waitForTimeout(150);
+  [shown] = await describe(page);
+  assert.equal(shown.renders, before + 1);
+  assert.deepEqual(shown.matrices, [{ rows: 2, cols: 2 }]);
+  assert.equal(shown.headButtons, 2);
+  assert.deepEqual(shown.chips, ['Tokens:', 'Time', 'flies']);
+  assert.equal(shown.table[0][1], 0, 'causal mask applied');
+
+  // The step attribute switches the view without a new token set; Q, K, V shows three matrices.
+  await page.evaluate(() => document.querySelector('attention-lens').setAttribute('step', 'qkv'));
+  await page.waitForFunction(() => document.querySelector('attention-lens').shadowRoot.querySelector('.lens').dataset.step === 'qkv');
+  [shown] = await describe(page);
+  assert.deepEqual(shown.matrices, [{ rows: 2, cols: 32 }, { rows: 2, cols: 32 }, { rows: 2, cols: 32 }]);
+
+  // compact hides the chips; the head picker button switches heads; hovering reads a cell.
+  await page.evaluate(() => {
+    const host = document.querySelector('attention-lens');
+    host.setAttribute('step', 'weights');
+    host.toggleAttribute('compact', true);
+  });
+  await page.waitForFunction(() => document.querySelector('attention-lens').shadowRoot.querySelector('.lens').dataset.step === 'weights');
+  [shown] = await describe(page);
+  assert.deepEqual(shown.chips, []);
+  const canvas = page.locator('attention-lens canvas');
+  const box = await canvas.boundingBox();
+  await page.mouse.move(box.x + box.width - 14, box.y + box.height - 8); // last row, last column
+  await page.waitForFunction(() => /:/.test(document.querySelector('attention-lens').shadowRoot.querySelector('.readout').textContent));
+  const readout = await page.locator('attention-lens .readout').textContent();
+  assert.match(readout, /^query “flies” → key “flies”: 0\.\d+|^query “flies” → key “flies”: 1$/);
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+});
+
+test('runs under a strict Content-Security-Policy (no eval, no new Function, no inline style)', async () => {
+  const body = '<attention-lens text="The bank will not loan money" mask="causal"></attention-lens>';
+  const head = '<script src="./attention-lens-element.js" defer></script>';
+  const strict = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src data:";
+  {
+    const { page, problems } = await openPage(chrome.browser, server.url);
+    await instrument(page);
+    const url = await routeHtml(page, 'embed-csp.html', pageHtml(head, body), { 'Content-Security-Policy': strict });
+    await page.goto(url);
+    await settled(page, 1);
+    const [shown] = await describe(page);
+    assert.equal(shown.status, 'ready');
+    assert.deepEqual(shown.matrices, [{ rows: 6, cols: 6 }]);
+    assertProbabilityRows(shown.table, 'csp');
+    assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
+    assert.deepEqual(problems(), []);
+    await page.context().close();
+  }
+  {
+    // Without 'wasm-unsafe-eval' the browser refuses to compile the wasm: a readable message.
+    const { page } = await openPage(chrome.browser, server.url);
+    await instrument(page);
+    const url = await routeHtml(page, 'embed-csp-no-wasm.html', pageHtml(head, body),
+      { 'Content-Security-Policy': "default-src 'self'; script-src 'self'" });
+    await page.goto(url);
+    await settled(page, 1);
+    const [shown] = await describe(page);
+    assert.equal(shown.status, 'error');
+    assert.match(shown.title, /could not run/);
+    assert.match(shown.title, /wasm-unsafe-eval/);
+    await page.context().close();
+  }
+});
+
+test('the built element is one classic script with the wasm inlined', () => {
+  const code = readFileSync(join(dist, 'attention-lens-element.js'), 'utf8');
+  assert.doesNotMatch(code, /\bimport\.meta\b/);
+  assert.doesNotMatch(code, /^\s*(import|export)\b[^(]/m);
+  assert.doesNotMatch(code, /\bnew Function\b/);
+  assert.match(code, /data:application\/octet-stream;base64,AGFzbQ/); // "\0asm", inlined
+  assert.doesNotMatch(code, /attention-lens\.wasm/);
+});

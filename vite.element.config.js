@@ -1,0 +1,78 @@
+// Builds dist/attention-lens-element.js: the <attention-lens> element for blog posts, ONE classic
+// script (an IIFE: no import/export, no import.meta) with the wasm inlined, that also runs when
+// loaded with <script type="module">. It bundles web/element/attention-lens-element.js, the page
+// modules it reuses (web/app/) and the single-file JS API built by the wasm-release preset
+// (build/wasm-release/attention-lens.single.mjs). Run after the page build, which empties dist/.
+import { defineConfig } from 'vite';
+
+const GLUE = /attention-lens\.single\.mjs$/;
+
+/**
+ * Adapts the Emscripten 3.1.6 single-file glue to a classic script that never fetches:
+ * - `import.meta.url` (the glue's script directory and the API's Node-only wasm path) becomes
+ *   undefined: with the wasm inlined nothing is ever located by URL, and a classic script may not
+ *   contain import.meta at all.
+ * - A module-scoped `fetch` shadows the global one inside the glue only. Emscripten 3.1.6 reads
+ *   an inlined wasm with fetch('data:application/octet-stream;base64,…'), which a page's CSP
+ *   connect-src can block; without fetch the glue decodes the same base64 itself (getBinary →
+ *   tryParseAsDataURI). The rest of the bundle still sees the real fetch (and does not use it).
+ */
+function classicSingleFileGlue() {
+  return {
+    name: 'attention-lens:classic-single-file-glue',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!GLUE.test(id.split('?')[0])) return null;
+      if (!code.includes('const ATTN_WASM_INLINED = true;')) {
+        this.error(`${id} is not the single-file (wasm-inlined) build`);
+      }
+      const uses = code.split('import.meta.url').length - 1;
+      if (uses === 0) this.warn('the glue no longer uses import.meta.url; revisit this plugin');
+      return {
+        code: '/* no fetch: decode the inlined wasm in place */ const fetch = undefined;\n' +
+          code.replaceAll('import.meta.url', 'undefined'),
+        map: null,
+      };
+    },
+  };
+}
+
+/** Fails the build if the output is not a classic script that a strict CSP allows. */
+function checkClassicScript() {
+  return {
+    name: 'attention-lens:check-classic-script',
+    generateBundle(_, bundle) {
+      for (const chunk of Object.values(bundle)) {
+        if (chunk.type !== 'chunk') continue;
+        const problems = [
+          [/\bimport\.meta\b/, 'import.meta'],
+          [/^\s*(import|export)\b[^(]/m, 'a top-level import/export'],
+          [/\bnew Function\b|\bFunction\s*\(\s*["'`]/, 'new Function'],
+          [/(^|[^.\w$])eval\s*\(/, 'eval('],
+          [/fetch\(\s*["'`]?data:/, 'a fetch of the inlined wasm'],
+        ].filter(([pattern]) => pattern.test(chunk.code)).map(([, what]) => what);
+        if (problems.length) this.error(`${chunk.fileName} contains ${problems.join(', ')}`);
+      }
+    },
+  };
+}
+
+export default defineConfig({
+  publicDir: false,
+  logLevel: 'warn',
+  plugins: [classicSingleFileGlue(), checkClassicScript()],
+  build: {
+    outDir: 'dist',
+    emptyOutDir: false, // the page build (vite.config.js) filled dist/ first
+    copyPublicDir: false,
+    target: 'es2022',
+    sourcemap: false,
+    reportCompressedSize: false,
+    lib: {
+      entry: 'web/element/attention-lens-element.js',
+      formats: ['iife'],
+      name: 'AttentionLensElement', // required for iife; the entry exports nothing, so no global
+      fileName: () => 'attention-lens-element.js',
+    },
+  },
+});
