@@ -12,7 +12,7 @@ import { download, fileStem, stepCsv, stepJson } from './app/exporting.js';
 import { drawHeadGrid, drawHeadLines } from './app/heads-view.js';
 import { Heatmap } from './app/heatmap.js';
 import { renderExplanation } from './app/inspector.js';
-import { matrixOf } from './app/labels.js';
+import { displayToken, matrixOf } from './app/labels.js';
 import { PRESET_INFO } from './app/presets.js';
 import { availableStages, QUERY_KEY_STEPS, scaleFor } from './app/stages.js';
 import { DEFAULTS, EXAMPLES, hashToState, stateToHash } from './app/state.js';
@@ -139,7 +139,7 @@ function compute() {
 
 function drawChips(host, tokens, padTokens = 0) {
   host.replaceChildren(...tokens.map((t, i) => {
-    const chip = el('span', i >= tokens.length - padTokens ? 'chip pad' : 'chip', t);
+    const chip = el('span', i >= tokens.length - padTokens ? 'chip pad' : 'chip', displayToken(t));
     chip.title = `token ${i + 1}`;
     return chip;
   }));

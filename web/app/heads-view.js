@@ -3,6 +3,7 @@
 import { HEAD_COLORS } from './colors.js';
 import { formatNumber } from './format.js';
 import { Heatmap } from './heatmap.js';
+import { displayToken } from './labels.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -93,7 +94,8 @@ export function drawHeadLines(host, result, focusedHead, allHeads) {
   result.queryTokens.forEach((token, i) => {
     const label = svg('text', { x: leftX - 6, y: y(i), 'text-anchor': 'end', 'dominant-baseline': 'middle',
       class: 'token-label', tabindex: 0 });
-    label.textContent = token.length > 14 ? `${token.slice(0, 13)}…` : token;
+    const shown = displayToken(token);
+    label.textContent = shown.length > 14 ? `${shown.slice(0, 13)}…` : shown;
     for (const [event, value] of [['mouseenter', i], ['focus', i], ['mouseleave', null], ['blur', null]]) {
       label.addEventListener(event, () => highlight(value));
     }
@@ -101,7 +103,8 @@ export function drawHeadLines(host, result, focusedHead, allHeads) {
   });
   result.keyTokens.forEach((token, j) => {
     const label = svg('text', { x: rightX + 6, y: y(j), 'dominant-baseline': 'middle', class: 'token-label' });
-    label.textContent = token.length > 14 ? `${token.slice(0, 13)}…` : token;
+    const shown = displayToken(token);
+    label.textContent = shown.length > 14 ? `${shown.slice(0, 13)}…` : shown;
     root.append(label);
   });
   host.append(root);

@@ -84,11 +84,12 @@ export class Heatmap {
     this.left = labels ? Math.ceil(Math.min(110, widest(m.rowLabels)) + 26) : 18;
     const room = (available - this.left - 8) / m.cols;
     this.cell = Math.max(this.options.minCell, Math.min(this.options.maxCell, Math.floor(room)));
-    this.showRowLabels = labels && this.cell >= 11;
+    this.labelPx = Math.max(9, Math.min(12, this.cell - 1)); // label font: smaller in small cells
+    this.showRowLabels = labels && this.cell >= 9;
     // Short labels (dimension numbers) are drawn upright, every k-th one if cells are narrow.
     this.shortColLabels = m.colLabels.every((l) => l.length <= 4);
     this.colLabelEvery = this.shortColLabels ? Math.max(1, Math.ceil(22 / this.cell)) : 1;
-    this.showColLabels = labels && (this.shortColLabels || this.cell >= 11);
+    this.showColLabels = labels && (this.shortColLabels || this.cell >= 9);
     const colLabelHeight = !this.showColLabels ? 0
       : this.shortColLabels ? 16 : Math.min(100, widest(m.colLabels)) * 0.75 + 14;
     this.top = Math.ceil(colLabelHeight + 22);
@@ -186,7 +187,7 @@ export class Heatmap {
     }
     // Labels and axis names.
     ctx.fillStyle = ink;
-    ctx.font = this.#font(12);
+    ctx.font = this.#font(this.labelPx);
     ctx.textBaseline = 'middle';
     if (this.showRowLabels) {
       ctx.textAlign = 'right';
