@@ -122,12 +122,20 @@ function update(patch, { recompute = true } = {}) {
 
 // ---- compute ----------------------------------------------------------------------------------
 
+// Each update is measured from the request to the end of drawing (performance entries named
+// 'attention-lens:update', read by scripts/measure-page.mjs).
+let requestedAt = 0;
+
 function compute() {
+  requestedAt = performance.now();
   engine.compute(state, (next) => {
+    const started = requestedAt;
     result = next;
     showError(null);
     if (state.head >= result.config.heads) state.head = 0;
     render();
+    performance.measure('attention-lens:update', { start: started, end: performance.now(),
+      detail: { n: result.n, heads: result.config.heads, computeMs: result.computeMs } });
     document.body.dataset.ready = 'true';
   }, (error) => {
     showError(error.message);

@@ -65,7 +65,9 @@ async function instrument(page) {
 async function settled(page, count) {
   await page.waitForFunction((n) => {
     const all = [...document.querySelectorAll('attention-lens')];
-    return all.length === n && all.every((e) => ['ready', 'error'].includes(e.shadowRoot?.querySelector('.lens')?.dataset.status));
+    // ...and their screen-reader tables, which are built when the browser is idle, exist.
+    return all.length === n && all.every((e) => ['ready', 'error'].includes(e.shadowRoot?.querySelector('.lens')?.dataset.status) &&
+      [...e.shadowRoot.querySelectorAll('figure')].every((f) => f.dataset.table !== 'pending'));
   }, count, { timeout: 30000 });
 }
 

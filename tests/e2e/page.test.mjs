@@ -33,6 +33,8 @@ async function open(hash = '', viewport) {
 async function settled(page) {
   await page.waitForFunction(() => document.querySelector('#matrices canvas') !== null);
   await page.waitForTimeout(50);
+  // Screen-reader tables are built when the browser is idle.
+  await page.waitForFunction(() => [...document.querySelectorAll('#matrices figure')].every((f) => f.dataset.table === 'ready'));
 }
 
 /** The numbers of every heatmap in the walkthrough, read from its screen-reader table. */

@@ -32,7 +32,7 @@ export function drawHeadGrid(host, result, focusedHead, onFocus) {
     const figure = document.createElement('div');
     tile.append(button, figure);
     host.append(tile);
-    const map = new Heatmap(figure, { maxCell: 16, minCell: 2, labels: false, legend: false, caption: false,
+    const map = new Heatmap(figure, { maxCell: 16, minCell: 2, labels: false, legend: false, caption: false, table: false,
       onActivate: () => onFocus(h) });
     map.render({
       data: headWeights(result, h),

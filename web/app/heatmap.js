@@ -14,18 +14,23 @@ function el(tag, className, text) {
   return node;
 }
 
+const whenIdle = (job) => (typeof requestIdleCallback === 'function'
+  ? requestIdleCallback(job, { timeout: 500 }) : setTimeout(job, 50));
+const cancelIdle = (handle) => (typeof cancelIdleCallback === 'function'
+  ? cancelIdleCallback(handle) : clearTimeout(handle));
+
 const shorten = (label) => (label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label);
 
 export class Heatmap {
   /**
    * @param {HTMLElement} host  emptied and filled with the figure
    * @param {{onHover?: Function, onActivate?: Function, maxCell?: number, minCell?: number,
-   *   labels?: boolean, legend?: boolean, caption?: boolean}} options
+   *   labels?: boolean, legend?: boolean, caption?: boolean, table?: boolean}} options
    *   onHover({row, col} | null) on pointer or keyboard focus; onActivate({row, col}) on click / Enter.
-   *   labels / legend / caption: false leaves them out (small multiples).
+   *   labels / legend / caption / table: false leaves them out (small multiples).
    */
   constructor(host, options = {}) {
-    this.options = { maxCell: 44, minCell: 3, labels: true, legend: true, caption: true, ...options };
+    this.options = { maxCell: 44, minCell: 3, labels: true, legend: true, caption: true, table: true, ...options };
     this.figure = el('figure', 'heatmap');
     this.caption = el('figcaption', 'heatmap-caption');
     this.scroller = el('div', 'heatmap-scroll');
@@ -70,7 +75,21 @@ export class Heatmap {
       'Use the arrow keys to read cells.');
     this.#layout();
     this.draw();
-    this.#drawLegend();
+    if (this.options.legend) this.#drawLegend();
+    // The screen-reader table is built when the browser is idle: a 64×64 table is 4 096 cells,
+    // too many to create inside the keystroke that changed them.
+    if (this.options.table) {
+      cancelIdle(this.tableJob);
+      this.table.replaceChildren(); // never leave the previous numbers behind
+      this.figure.dataset.table = 'pending';
+      this.tableJob = whenIdle(() => this.#buildTable());
+    }
+  }
+
+  /** Builds the screen-reader table now (tests and exports read it). */
+  flushTable() {
+    if (!this.options.table || !this.matrix) return;
+    cancelIdle(this.tableJob);
     this.#buildTable();
   }
 
@@ -240,6 +259,7 @@ export class Heatmap {
   }
 
   #buildTable() {
+    this.figure.dataset.table = 'ready';
     const m = this.matrix;
     if (m.rows * m.cols > MAX_TABLE_CELLS) {
       this.table.replaceChildren(el('p', '', `${m.title}: ${m.rows} by ${m.cols} values; the table is left out ` +

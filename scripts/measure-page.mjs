@@ -1,0 +1,45 @@
+// Measures the page in headless Chromium as a reader types: for each keystroke, the time from
+// the input event's request to the end of drawing every step (performance entries
+// 'attention-lens:update'), plus the core's forward time in the worker. Prints medians.
+// Usage: node scripts/measure-page.mjs [--dmodel 256] [--heads 8] [--tokens 64]
+import { launchBrowser, openPage, serveDist } from '../tests/e2e/browser.mjs';
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const dModel = arg('dmodel', 256);
+const heads = arg('heads', 8);
+const tokens = arg('tokens', 64);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const server = await serveDist();
+const { browser, close } = await launchBrowser();
+try {
+  const { page, problems } = await openPage(browser, server.url);
+  const words = Array.from({ length: tokens - 1 }, (_, i) => `w${i}`).join(' ');
+  await page.goto(`${server.url}#dModel=${dModel}&heads=${heads}&text=${encodeURIComponent(words)}`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  await page.focus('#text');
+  await page.keyboard.press('End');
+  const samples = [];
+  for (let i = 0; i < 25; ++i) {
+    await page.evaluate(() => performance.clearMeasures('attention-lens:update'));
+    await page.keyboard.type(i % 2 === 0 ? ' x' : '', { delay: 0 });
+    if (i % 2 === 1) { await page.keyboard.press('Backspace'); await page.keyboard.press('Backspace'); }
+    const entry = await page.waitForFunction(() => {
+      const e = performance.getEntriesByName('attention-lens:update').at(-1);
+      return e ? { duration: e.duration, ...e.detail } : null;
+    }, null, { timeout: 30000 }).then((h) => h.jsonValue());
+    if (i >= 5) samples.push(entry); // the first updates tier the wasm up
+  }
+  const n = samples.at(-1).n;
+  console.log(`n = ${n}, d_model = ${dModel}, heads = ${heads}: ${samples.length} keystrokes`);
+  console.log(`  keystroke → every step redrawn: median ${median(samples.map((s) => s.duration)).toFixed(1)} ms, ` +
+    `max ${Math.max(...samples.map((s) => s.duration)).toFixed(1)} ms (one frame = 16.7 ms)`);
+  console.log(`  core forward with full trace (worker): median ${median(samples.map((s) => s.computeMs)).toFixed(2)} ms`);
+  if (problems().length) console.log('problems:', problems());
+} finally {
+  await close();
+  server.stop();
+}
