@@ -214,11 +214,14 @@ function renderStage() {
   $('stage-title').textContent = stage.title;
   $('stage-text').textContent = stage.text;
   const eq = $('equation');
-  eq.replaceChildren();
-  for (const latex of [...new Set(steps.map((s) => s.equation))]) {
-    const line = el('div');
-    typeset(latex, line);
-    eq.append(line);
+  const equations = [...new Set(steps.map((s) => s.equation))];
+  if (eq.dataset.latex !== JSON.stringify(equations)) { // typeset only when they change
+    eq.dataset.latex = JSON.stringify(equations);
+    eq.replaceChildren(...equations.map((latex) => {
+      const line = el('div');
+      typeset(latex, line);
+      return line;
+    }));
   }
   const perHead = steps.some((s) => s.head >= 0);
   const picker = $('head-picker');

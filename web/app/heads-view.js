@@ -16,24 +16,38 @@ function svg(tag, attributes = {}) {
 /** The [n, kvN] weights of one head from the forward's attention [heads, n, kvN]. */
 export const headWeights = (result, h) => result.attention.subarray(h * result.n * result.kvN, (h + 1) * result.n * result.kvN);
 
-/** Small multiples: one compact heatmap per head; click (or Enter) focuses that head. */
+/**
+ * Small multiples: one compact heatmap per head; click (or Enter) focuses that head. The tiles
+ * are kept between calls with the same number of heads (only redrawn), so typing does not
+ * rebuild them.
+ */
 export function drawHeadGrid(host, result, focusedHead, onFocus) {
-  host.replaceChildren();
+  const heads = result.config.heads;
   host.className = 'heads heads-grid';
-  for (let h = 0; h < result.config.heads; ++h) {
-    const tile = document.createElement('div');
+  if (host.headTiles?.length !== heads || !host.contains(host.headTiles[0]?.tile)) {
+    host.replaceChildren();
+    host.headTiles = Array.from({ length: heads }, (_, h) => {
+      const tile = document.createElement('div');
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'head-button';
+      button.textContent = `Head ${h + 1}`;
+      button.addEventListener('click', () => host.onFocusHead(h));
+      const figure = document.createElement('div');
+      tile.append(button, figure);
+      host.append(tile);
+      return { tile, button, figure, map: null };
+    });
+    // Every tile is in the document before the first is measured: one layout, not one per tile.
+    host.headTiles.forEach((entry, h) => {
+      entry.map = new Heatmap(entry.figure, { maxCell: 16, minCell: 2, labels: false, legend: false,
+        caption: false, table: false, onActivate: () => host.onFocusHead(h) });
+    });
+  }
+  host.onFocusHead = onFocus;
+  host.headTiles.forEach(({ tile, button, map }, h) => {
     tile.className = `head-tile${h === focusedHead ? ' focused' : ''}`;
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.className = 'head-button';
-    button.textContent = `Head ${h + 1}`;
     button.setAttribute('aria-pressed', String(h === focusedHead));
-    button.addEventListener('click', () => onFocus(h));
-    const figure = document.createElement('div');
-    tile.append(button, figure);
-    host.append(tile);
-    const map = new Heatmap(figure, { maxCell: 16, minCell: 2, labels: false, legend: false, caption: false, table: false,
-      onActivate: () => onFocus(h) });
     map.render({
       data: headWeights(result, h),
       rows: result.n,
@@ -45,7 +59,7 @@ export function drawHeadGrid(host, result, focusedHead, onFocus) {
       title: `Head ${h + 1}`,
       scale: 'probability',
     });
-  }
+  });
 }
 
 /**
