@@ -10,6 +10,9 @@ export default defineConfig({
     outDir: '../dist',
     emptyOutDir: true,
     target: 'es2022',
+    // Every asset as a file, never a data: URL: a page under a strict Content-Security-Policy
+    // (font-src 'self') may not load a KaTeX font that Vite inlined as data:font/woff2.
+    assetsInlineLimit: 0,
     rollupOptions: { input: 'web/index.html' },
   },
   worker: { format: 'es' },

@@ -1,8 +1,11 @@
 // Serves dist/ on localhost (static files, correct MIME types incl. application/wasm) and
-// prints the URL. Usage: node scripts/serve.mjs [--port N] [--dir D]
+// prints the URL. Usage: node scripts/serve.mjs [--port N] [--dir D] [--csp [POLICY]]
+// --csp sends a Content-Security-Policy header with every response: STRICT_CSP (scripts/csp.mjs),
+// or POLICY when one follows (the browser tests check that the page and the embed run under it).
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
-import { extname, join, normalize, resolve } from 'node:path';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { STRICT_CSP } from './csp.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -10,6 +13,10 @@ const option = (name, fallback) => {
   return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
 };
 const root = resolve(option('--dir', 'dist'));
+
+const cspAt = args.indexOf('--csp');
+const csp = cspAt < 0 ? null
+  : args[cspAt + 1] && !args[cspAt + 1].startsWith('--') ? args[cspAt + 1] : STRICT_CSP;
 const firstPort = Number(option('--port', process.env.PORT ?? '8080')); // 0: any free port
 const host = '127.0.0.1';
 
@@ -31,12 +38,14 @@ const server = createServer(async (req, res) => {
   try {
     const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
     let file = normalize(join(root, path));
-    if (!file.startsWith(root)) throw Object.assign(new Error('outside root'), { code: 'ENOENT' });
+    // Inside root only ("dist2/" is not inside "dist").
+    if (file !== root && !file.startsWith(root + sep)) throw Object.assign(new Error('outside root'), { code: 'ENOENT' });
     if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
     const body = await readFile(file);
     res.writeHead(200, {
       'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
       'Cache-Control': 'no-cache',
+      ...(csp ? { 'Content-Security-Policy': csp } : {}),
     });
     res.end(body);
   } catch {

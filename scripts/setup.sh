@@ -7,6 +7,8 @@
 #     libxsimd-dev is unpacked into .deps/ (bookworm's 8.1 has no wasm architecture).
 #   - Catch2 3: a system one is used; otherwise bookworm-backports' libcatch2-dev into .deps/.
 #   - chromium (browser tests), python3 for scripts, node modules (npm ci).
+#   - libclang-rt-N-dev for the installed clang N: libFuzzer and the sanitizer runtimes (the
+#     ASan/UBSan build and the fuzz suite need them; clang only recommends the package).
 # Neither trixie nor backports is added to the machine's apt sources: packages are fetched with
 # a temporary sources list and unpacked with dpkg -x.
 set -euo pipefail
@@ -24,7 +26,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # Quick path: everything was verified before and nothing relevant changed.
-if [ -f "$stamp" ] && [ "${ATTN_SETUP_FORCE:-0}" != 1 ] \
+if [ -f "$stamp" ] && [ "${ATTN_SETUP_FORCE:-0}" != 1 ] && [ "$stamp" -nt "${BASH_SOURCE[0]}" ] \
   && [ "$stamp" -nt "$root/package-lock.json" ] && [ -d "$root/node_modules" ]; then
   exit 0
 fi
@@ -52,6 +54,18 @@ command -v dpkg-deb >/dev/null 2>&1 || need_pkgs+=(dpkg)
 # Emscripten: a user's own emcc (emsdk) on PATH wins.
 if ! command -v emcc >/dev/null 2>&1; then need_pkgs+=(emscripten); fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then apt_install "${need_pkgs[@]}"; fi
+
+# libFuzzer and the sanitizer runtimes of the installed clang (Debian: libclang-rt-14-dev on
+# bookworm), looked up where that clang itself looks for them.
+have_libfuzzer() { # lib/linux/libclang_rt.fuzzer-x86_64.a, or the per-target layout's name
+  local dir
+  dir="$(clang++ -print-runtime-dir)"
+  [ -f "$dir/libclang_rt.fuzzer-$(uname -m).a" ] || [ -f "$dir/libclang_rt.fuzzer.a" ]
+}
+if ! have_libfuzzer; then
+  apt_install "libclang-rt-$(clang++ -dumpversion | cut -d. -f1)-dev"
+  have_libfuzzer || { log "libFuzzer is still missing in $(clang++ -print-runtime-dir)"; exit 1; }
+fi
 
 # emcc 3.1.6's JS optimizer needs Debian's node modules (acorn) when node is not Debian's.
 if [ -d /usr/share/nodejs ]; then export NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}"; fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# npm test: set up if needed, build native (release + ASan/UBSan) and wasm, run every suite,
-# print one summary line ("total: N passed, N failed") and exit non-zero on any failure.
+# npm test: set up if needed, build native (release + ASan/UBSan + the libFuzzer target) and
+# wasm, run every suite, print one summary line ("total: N passed, N failed") and exit non-zero
+# on any failure. ATTN_FUZZ_SECONDS sets the fuzzing time (default 30).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ATTN_ROOT"
@@ -35,12 +36,20 @@ run_suite() {
       pass=${pass:-0}
       fail=${fail:-0}
       ;;
+    fuzz) # one check: the fuzzer ran to its time limit without a finding
+      if [ "$status" -eq 0 ] && grep -qE '^Done [0-9]+ runs' "$log"; then pass=1; fi
+      ;;
   esac
   if [ "$status" -ne 0 ] && [ "$fail" -eq 0 ]; then fail=1; fi  # a crash or build failure
   total_pass=$((total_pass + pass))
   total_fail=$((total_fail + fail))
   if [ "$parser" = none ]; then
     summary+=("$(printf '%-22s %s' "$name" "$([ "$status" -eq 0 ] && echo built || echo FAILED)")")
+  elif [ "$parser" = fuzz ]; then
+    local stats
+    stats="$(grep -E '^Done [0-9]+ runs' "$log" | awk '{print $2 " runs in " $5 " s"}')"
+    stats+="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | awk '{print ", cov " $4 ", corpus " $8}')"
+    summary+=("$(printf '%-22s %5d passed, %d failed  (%s)' "$name" "$pass" "$fail" "${stats:-no stats}")")
   else
     summary+=("$(printf '%-22s %5d passed, %d failed' "$name" "$pass" "$fail")")
   fi
@@ -56,6 +65,22 @@ run_suite native-build none build_native native-release
 run_suite native-tests ctest ctest --preset native-release -j2
 run_suite asan-ubsan-build none build_native native-debug
 run_suite asan-ubsan-tests ctest ctest --preset native-debug -j2
+# libFuzzer on the .safetensors reader and AttentionLayer::load_safetensors (ASan + UBSan), for a
+# bounded time from the valid seeds and the malformed corpus. New inputs go to a temporary folder
+# and findings (crash-*, timeout-*, oom-*) to build/fuzz/: nothing is written into the repository.
+fuzz_safetensors() {
+  build_native fuzz || return 1
+  local corpus status
+  corpus=$(mktemp -d)
+  build/fuzz/fuzz_safetensors -seed=1 -max_total_time="${ATTN_FUZZ_SECONDS:-30}" -timeout=10 \
+    -print_final_stats=1 -dict=tests/fuzz/safetensors.dict -artifact_prefix=build/fuzz/ \
+    "$corpus" tests/fuzz/seeds tests/data/malformed
+  status=$?
+  rm -rf "$corpus"
+  return "$status"
+}
+
+run_suite fuzz-safetensors fuzz fuzz_safetensors
 run_suite wasm-and-page-build none bash scripts/build.sh
 run_suite js-api-tests node node --test tests/js/
 run_suite browser-tests node node --test tests/e2e/

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "attention/error.hpp"
+#include "attention/float_range.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/sdpa.hpp"
 #include "attention/rng.hpp"
@@ -143,6 +144,14 @@ void AttentionLayer::set_weights(LayerWeights weights) {
     require_empty(weights.out_proj_bias, "out_proj.bias", "the layer was created with bias: false");
   }
   weights_ = std::move(weights);
+  for (std::size_t block = 0; block < 3; ++block) {  // Q, K, V
+    const std::span<const float> w(weights_.in_proj_weight);
+    weight_max_abs_[block] = max_abs(w.subspan(block * inner * d, inner * d));
+    const std::span<const float> b(weights_.in_proj_bias);
+    weight_max_abs_[3 + block] = b.empty() ? 0.0f : max_abs(b.subspan(block * inner, inner));
+  }
+  weight_max_abs_[6] = max_abs(weights_.out_proj_weight);
+  weight_max_abs_[7] = max_abs(weights_.out_proj_bias);
   prepare_weights();
 }
 
@@ -274,6 +283,29 @@ void AttentionLayer::validate_forward(std::span<const float> x,
                 " cells per step exceeds the limit of " + str(kMaxTraceValues) +
                 "; use fewer tokens or heads, or pass trace: false");
   }
+  // Finite inputs and weights can still overflow float32 inside the forward (weights of 1e30
+  // from a file): refuse what could, instead of returning NaN or rows that look fully masked.
+  const bool additive = config_.positional == PositionalKind::Sinusoidal ||
+                        config_.positional == PositionalKind::Learned;
+  const double encoding = additive ? 8.0 : 0.0;  // |sinusoidal| <= 1, |learned| = |0.5·N(0,1)|
+  FloatRangeInputs range;
+  range.d_model = config_.d_model;
+  range.head_dim = head_dim_;
+  range.inner = inner_dim();
+  range.x = max_abs(x) + encoding;
+  range.kv = options.cross ? max_abs(options.kv) + encoding : range.x;
+  range.q_weight = weight_max_abs_[0];
+  range.k_weight = weight_max_abs_[1];
+  range.v_weight = weight_max_abs_[2];
+  range.q_bias = weight_max_abs_[3];
+  range.k_bias = weight_max_abs_[4];
+  range.v_bias = weight_max_abs_[5];
+  range.out_weight = config_.out_proj ? weight_max_abs_[6] : -1.0;
+  range.out_bias = weight_max_abs_[7];
+  range.scale = options.scale ? 1.0 / std::sqrt(double(head_dim_)) : 1.0;
+  range.rope = config_.positional == PositionalKind::Rope ? 2.0 : 1.0;
+  range.score_bias = alibi_slopes_.empty() ? 0.0 : double(std::max(n, kv_n));  // slopes <= 1
+  check_float_range(range);
 }
 
 void AttentionLayer::record(std::string id, std::string title, std::string equation,

@@ -105,6 +105,9 @@ class AttentionLayer {
   LayerConfig config_;
   std::size_t head_dim_ = 0;
   LayerWeights weights_;
+  // Largest |value| of the W_Q, W_K, W_V blocks of in_proj_weight, of b_Q, b_K, b_V, of
+  // out_proj.weight and out_proj.bias: the float32 range check of forward() (float_range.hpp).
+  float weight_max_abs_[8] = {};
   Matrix in_proj_t_;   // [d_model, 3·inner] = in_proj_weightᵀ
   Matrix out_proj_t_;  // [inner, d_model] = out_proj_weightᵀ
   std::vector<float> alibi_slopes_;

@@ -528,8 +528,9 @@ void check_no_overlap(const std::vector<TensorInfo>& tensors) {
   for (const TensorInfo& tensor : tensors) {
     if (tensor.begin < tensor.end) ranges.push_back(&tensor);
   }
-  std::sort(ranges.begin(), ranges.end(),
-            [](const TensorInfo* a, const TensorInfo* b) { return a->begin < b->begin; });
+  // Stable: tensors that begin at the same offset are named in header order on every platform.
+  std::stable_sort(ranges.begin(), ranges.end(),
+                   [](const TensorInfo* a, const TensorInfo* b) { return a->begin < b->begin; });
   for (std::size_t i = 1; i < ranges.size(); ++i) {
     const TensorInfo& before = *ranges[i - 1];
     const TensorInfo& after = *ranges[i];
@@ -560,6 +561,10 @@ Header interpret_header(const JsonValue& root, std::size_t data_size, const Limi
       fail("header lists more than " + plural(limits.max_tensors, "tensor") + " (the limit)");
     }
     header.tensors.push_back(parse_tensor(member.key, member.value, data_size, limits));
+    if (member.key.size() > limits.max_name_bytes) {  // names are echoed in later messages
+      fail(tensor_label(member.key) + " has a name of " + plural(member.key.size(), "byte") +
+           ", more than the limit of " + plural(limits.max_name_bytes, "byte"));
+    }
   }
   check_no_overlap(header.tensors);
   return header;

@@ -26,6 +26,7 @@ struct Limits {
   std::size_t max_header_bytes = 1u << 20;  // JSON header
   std::size_t max_tensors = 1024;
   std::size_t max_rank = 8;
+  std::size_t max_name_bytes = 1024;  // a tensor name (state_dict names are far shorter)
   std::size_t max_total_bytes = std::size_t{1} << 30;  // whole file
 };
 
@@ -44,7 +45,8 @@ class File {
  public:
   // Throws attn::Error on any malformed input: truncation, a header length past the end,
   // invalid JSON or UTF-8, unknown dtype, shapes whose product overflows or disagrees with the
-  // byte range, out-of-range or overlapping offsets, duplicate names, too many tensors.
+  // byte range, out-of-range or overlapping offsets, duplicate or too long names, too many
+  // tensors.
   static File parse(std::span<const std::uint8_t> bytes, const Limits& limits = {});
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }  // in header order

@@ -455,6 +455,20 @@ TEST_CASE("error messages cut very long tensor names short", "[safetensors]") {
   }
 }
 
+TEST_CASE("parse rejects a tensor name longer than max_name_bytes", "[safetensors]") {
+  const std::string name(1025, 'w');
+  const std::string entry = R"({"dtype":"U8","shape":[1],"data_offsets":[0,1]})";
+  CHECK_THROWS_WITH(
+      parse_header("{\"" + name + "\":" + entry + "}"),
+      ContainsSubstring("has a name of 1025 bytes, more than the limit of 1024 bytes"));
+  CHECK_NOTHROW(parse_header("{\"" + name.substr(1) + "\":" + entry + "}"));
+  st::Limits limits;
+  limits.max_name_bytes = 4;
+  CHECK_THROWS_WITH(parse_header(R"({"abcde":)" + entry + "}", limits),
+                    ContainsSubstring("tensor 'abcde' has a name of 5 bytes, more than the limit "
+                                      "of 4 bytes"));
+}
+
 // ---- readers and writer checks ----------------------------------------------------------------
 
 TEST_CASE("readers reject a missing tensor or another dtype", "[safetensors]") {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,4 +30,16 @@ inline attn::safetensors::File load_test_data(const std::string& relative_path) 
   const std::vector<std::uint8_t> bytes =
       read_file(std::string(ATTN_TEST_DATA_DIR) + "/" + relative_path);
   return attn::safetensors::File::parse(bytes);
+}
+
+// A JSON object of strings (such as tests/data/malformed/expected.json) as a map, read with the
+// core's own strict JSON parser: the object becomes the __metadata__ of a header-only
+// .safetensors file.
+inline std::map<std::string, std::string> read_json_string_map(const std::string& path) {
+  const std::vector<std::uint8_t> json = read_file(path);
+  const std::string header = R"({"__metadata__":)" + std::string(json.begin(), json.end()) + "}";
+  std::vector<std::uint8_t> bytes;
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(header.size() >> (8 * i)));
+  bytes.insert(bytes.end(), header.begin(), header.end());
+  return attn::safetensors::File::parse(bytes).metadata();
 }

@@ -11,11 +11,16 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
   '--no-first-run', '--disable-background-networking', '--disable-component-update',
   '--disable-sync'];
 
-/** Starts scripts/serve.mjs on a free port; resolves to { url, stop }. */
-export function serveDist() {
+/**
+ * Starts scripts/serve.mjs on a free port; resolves to { url, stop }. With `csp` every response
+ * carries a Content-Security-Policy header: `true` for the strict one (scripts/csp.mjs), or a
+ * policy string.
+ */
+export function serveDist({ csp = false } = {}) {
+  const args = ['scripts/serve.mjs', '--port', '0', '--dir', 'dist'];
+  if (csp) args.push('--csp', ...(typeof csp === 'string' ? [csp] : []));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['scripts/serve.mjs', '--port', '0', '--dir', 'dist'],
-      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';
     child.stdout.on('data', (chunk) => {
       output += chunk;
@@ -57,3 +62,39 @@ export async function openPage(browser, origin, viewport = { width: 1280, height
 }
 
 export const screenshotDir = join(root, 'build', 'screenshots');
+
+/**
+ * From before any script of the page runs: counts wasm instantiations (window.__wasmInstances),
+ * records Content-Security-Policy violations of the document (window.__cspViolations, as
+ * "directive blocked-uri") and dismisses dialogs, listing them in the returned { dialogs }.
+ */
+export async function instrument(page) {
+  const dialogs = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    dialog.dismiss().catch(() => {});
+  });
+  await page.addInitScript(() => {
+    window.__wasmInstances = 0;
+    window.__cspViolations = [];
+    for (const name of ['instantiate', 'instantiateStreaming']) {
+      const original = WebAssembly[name];
+      if (!original) continue;
+      WebAssembly[name] = function (...args) {
+        window.__wasmInstances += 1;
+        return original.apply(this, args);
+      };
+    }
+    document.addEventListener('securitypolicyviolation', (e) => {
+      window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`);
+    });
+  });
+  return { dialogs };
+}
+
+/** Moves the mouse over cell (row, col) of the slotIndex-th heatmap of the page's walkthrough. */
+export async function hoverCell(page, slotIndex, row, col) {
+  const canvas = page.locator('#matrices .matrix-slot canvas').nth(slotIndex);
+  const g = await canvas.evaluate((c) => ({ left: +c.dataset.left, top: +c.dataset.top, cell: +c.dataset.cell }));
+  await canvas.hover({ position: { x: g.left + (col + 0.5) * g.cell, y: g.top + (row + 0.5) * g.cell } });
+}

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { launchBrowser, openPage, screenshotDir, serveDist } from './browser.mjs';
+import { instrument, launchBrowser, openPage, screenshotDir, serveDist } from './browser.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const exampleUrl = pathToFileURL(join(dist, 'blog-example.html')).href;
@@ -35,31 +35,6 @@ async function routeHtml(page, path, html, headers = {}) {
 
 const pageHtml = (head, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <link rel="icon" href="data:,"><title>embed test</title>${head}</head><body>${body}</body></html>`;
-
-/** Counts wasm instantiations and records CSP violations and dialogs, from before any script. */
-async function instrument(page) {
-  const dialogs = [];
-  page.on('dialog', (dialog) => {
-    dialogs.push(dialog.message());
-    dialog.dismiss().catch(() => {});
-  });
-  await page.addInitScript(() => {
-    window.__wasmInstances = 0;
-    window.__cspViolations = [];
-    for (const name of ['instantiate', 'instantiateStreaming']) {
-      const original = WebAssembly[name];
-      if (!original) continue;
-      WebAssembly[name] = function (...args) {
-        window.__wasmInstances += 1;
-        return original.apply(this, args);
-      };
-    }
-    document.addEventListener('securitypolicyviolation', (e) => {
-      window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`);
-    });
-  });
-  return { dialogs };
-}
 
 /** Waits until `count` <attention-lens> elements have finished (ready or error). */
 async function settled(page, count) {

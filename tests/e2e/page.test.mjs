@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launchBrowser, openPage, screenshotDir, serveDist } from './browser.mjs';
+import { hoverCell, launchBrowser, openPage, screenshotDir, serveDist } from './browser.mjs';
 import { numpyPath, readSafetensors } from '../js/support.mjs';
 
 let server;
@@ -73,12 +73,6 @@ function assertMatrixClose(drawn, want, what) {
       assert.ok(Math.abs(flat[i] - want[i]) <= tol, `${what}[${i}]: drawn ${flat[i]}, API ${want[i]}`);
     }
   }
-}
-
-async function hoverCell(page, slotIndex, row, col) {
-  const canvas = page.locator('#matrices .matrix-slot canvas').nth(slotIndex);
-  const g = await canvas.evaluate((c) => ({ left: +c.dataset.left, top: +c.dataset.top, cell: +c.dataset.cell }));
-  await canvas.hover({ position: { x: g.left + (col + 0.5) * g.cell, y: g.top + (row + 0.5) * g.cell } });
 }
 
 test('typing a sentence shows its tokens as chips and an n×n weights heatmap equal to the API', async () => {
@@ -323,6 +317,7 @@ test('bad settings show a readable error and the last good state stays', async (
   assert.match(await page.locator('#error').textContent(), /heads must divide dModel/);
   await page.selectOption('#heads', '4');
   await page.waitForSelector('#error', { state: 'hidden' });
+  await settled(page); // the screen-reader tables (read below) are built when the browser is idle
   const after8 = await drawnMatrices(page);
   assert.notDeepEqual(after8, before);
   await page.fill('#text', '   ');

@@ -5,9 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { readFileSync } from 'node:fs';
+
 import {
-  assertMatchesGolden, assertThrowsMessage, DATA_DIR, goldenForwardOptions, goldenLayer,
-  loadGoldenCase, loadLens, MODULE_URL, readBytes, writeSafetensors,
+  assertClose, assertMatchesGolden, assertThrowsMessage, DATA_DIR, goldenForwardOptions, goldenLayer,
+  loadGoldenCase, loadLens, MALFORMED_DIR, MODULE_URL, OUTPUT_TOL, readBytes, writeSafetensors,
 } from './support.mjs';
 
 const lens = await loadLens();
@@ -97,6 +99,8 @@ const CASES = [
     /x\[7\] is NaN: values must be finite/],
   ['non-finite kv (Infinity)', () => layer.forward(x, { ...valid, kv: new Float32Array(d).fill(Infinity), kvN: 1 }),
     /kv\[0\] is infinite: values must be finite/],
+  ['finite x too large for float32', () => layer.forward(withX(() => 1e30), valid),
+    /values too large for float32: the attention scores Q·Kᵀ could reach [\d.e+]+, more than the limit of 1e\+37/],
   // ---- forward: too large ----
   ['n above the token limit', () => oneWide.forward(new Float32Array(100000), { n: 100000 }),
     /n = 100000 exceeds the limit of 65536 tokens/],
@@ -156,6 +160,8 @@ const CASES = [
   ['loadSafetensors after dispose()', () => disposed.loadSafetensors(goodFile), /this layer was disposed/],
   ['saveSafetensors after dispose()', () => disposed.saveSafetensors(), /this layer was disposed/],
   ['embed after dispose()', () => disposed.embed([1]), /this layer was disposed/],
+  ['explain after dispose()', () => disposed.explain({ step: 'scores', head: 0, row: 0, col: 0 }),
+    /this layer was disposed/],
   // ---- tokenizer, embeddings, generator ----
   ['a token id outside the vocabulary', () => layer.embed([3, 70000]),
     /token id 70000 at position 1 is outside the vocabulary \[0, 65536\)/],
@@ -186,13 +192,80 @@ test('after every failure above, the module and the golden layer still give PyTo
   assert.equal(eightHeads.forward(new Float32Array(8 * 64), { n: 64 }).attention.length, 8 * 64 * 64);
 });
 
-test('1000 consecutive invalid calls, then a valid one: still correct', () => {
-  const invalid = CASES.filter(([what]) => !/limit|dispose/.test(what)).map(([, fn]) => fn);
+// Every kind of bad input the API must refuse (issue 5), by the CASES that exercise it.
+const KINDS = [
+  ['n = 0', /^n = 0$/],
+  ['n beyond the memory budget', /^n above the token limit$/],
+  ['kvN beyond the memory budget', /^kvN above the token limit$/],
+  ['n · kvN beyond the memory budget', /score limit|weights limit|trace limit/],
+  ['heads not dividing dModel', /^heads not dividing dModel$/],
+  ['an array of the wrong length', /of the wrong length$/],
+  ['non-finite inputs', /^non-finite (x|kv)/],
+  ['non-finite weights', /^non-finite weights/],
+  ['inputs too large for float32', /too large for float32/],
+  ['a key-padding vector of the wrong length', /^keyPadding of the wrong length$/],
+  ['an unknown mask name', /^an unknown mask$/],
+  ['an unknown encoding name', /^an unknown positional$/],
+  ['a malformed or mismatched file', /file|header|bytes|tensor/],
+  ['a layer used after dispose()', /after dispose\(\)$/],
+];
+
+test('1000 invalid calls of every kind, each with its message, then a valid one: still correct', () => {
+  for (const [kind, names] of KINDS) {
+    assert.ok(CASES.some(([what]) => names.test(what)), `the mix has a case of ${kind}`);
+  }
   for (let i = 0; i < 1000; ++i) {
-    assert.throws(invalid[i % invalid.length], Error, `invalid call ${i} threw`);
+    const [, fn, pattern] = CASES[i % CASES.length]; // all of them, 13 or 14 times each
+    assertThrowsMessage(fn, pattern);
   }
   assertMatchesGolden(layer.forward(x, valid), golden, 'causal_bias after 1000 invalid calls');
   assertMatchesGolden(layer.forward(x, { ...valid, trace: true }), golden, 'causal_bias traced');
+  assertClose(layer.forward(x, { ...valid, weights: false }).output, golden.expectedOutput,
+    { ...OUTPUT_TOL, what: 'causal_bias output, weights: false' });
+});
+
+// ---- the limits the README states ---------------------------------------------------------------
+
+/** A .safetensors file whose header is `header` (no data). */
+function headerOnly(header) {
+  const json = new TextEncoder().encode(header);
+  const bytes = new Uint8Array(8 + json.length);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(json.length), true);
+  bytes.set(json, 8);
+  return bytes;
+}
+
+test('the README states exactly the limits the core enforces', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const start = readme.indexOf('**Limits (the memory budget of one call).**');
+  assert.ok(start >= 0, 'the README has a limits section');
+  const section = readme.slice(start, readme.indexOf('The wasm heap starts', start));
+  const stated = new Set(section.match(/\d+(?:\.\d+)?(?:e[+-]?\d+)?/g).map(Number));
+  const tensors = Array.from({ length: 1025 }, (_, i) => `"t${i}":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}`);
+  const limits = [
+    ['dModel', () => lens.createLayer({ dModel: 5000, heads: 1 }), /between 1 and (\d+)/],
+    ['headDim', () => lens.createLayer({ dModel: 8, heads: 2, headDim: 5000 }), /at most (\d+)/],
+    ['heads', () => lens.createLayer({ dModel: 512, heads: 512 }), /between 1 and (\d+)/],
+    ['n', () => oneWide.forward(new Float32Array(100000), { n: 100000 }), /limit of (\d+) tokens/],
+    ['kvN', () => oneWide.forward(new Float32Array(4), { n: 4, kv: new Float32Array(70000), kvN: 70000 }),
+      /limit of (\d+) tokens/],
+    ['n · kvN', () => oneWide.forward(new Float32Array(10000), { n: 10000 }), /limit of (\d+)/],
+    ['heads · n · kvN', () => eightHeads.forward(new Float32Array(8 * 4096), { n: 4096 }), /limit of (\d+)/],
+    ['trace', () => fourHeads.forward(new Float32Array(4 * 1100), { n: 1100, trace: true }), /limit of (\d+)/],
+    ['float32', () => layer.forward(withX(() => 1e30), valid), /limit of ([\d.e+]+)/],
+    ['file bytes', () => layer.loadSafetensors(readBytes(`${MALFORMED_DIR}shape-over-size-limit.safetensors`)),
+      /limit of (\d+) bytes/],
+    ['header bytes', () => layer.loadSafetensors(headerOnly(`{}${' '.repeat(1 << 20)}`)), /limit of (\d+) bytes/],
+    ['tensors', () => layer.loadSafetensors(headerOnly(`{${tensors.join(',')}}`)), /more than (\d+) tensors/],
+    ['rank', () => layer.loadSafetensors(readBytes(`${MALFORMED_DIR}shape-rank-9.safetensors`)), /limit of (\d+)/],
+    ['name bytes', () => layer.loadSafetensors(readBytes(`${MALFORMED_DIR}name-too-long.safetensors`)),
+      /limit of (\d+) bytes/],
+  ];
+  for (const [what, fn, pattern] of limits) {
+    const limit = Number(assertThrowsMessage(fn, pattern).message.match(pattern)[1]);
+    assert.ok(stated.has(limit), `the README states the ${what} limit, ${limit}`);
+  }
+  assertMatchesGolden(layer.forward(x, valid), golden, 'causal_bias after the limits');
 });
 
 // ---- sizes that wrap 32-bit arithmetic, and sources that are not there -------------------------

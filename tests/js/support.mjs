@@ -101,6 +101,32 @@ export function writeSafetensors(tensors, metadata = undefined) {
   return out;
 }
 
+// ---- the malformed corpus (scripts/make-malformed-corpus.mjs) ---------------------------------
+
+/** The layer every file of tests/data/malformed/ and tests/fuzz/seeds/valid-d4-* is meant for. */
+export const CORPUS_LAYER = Object.freeze({ dModel: 4, heads: 2, bias: true });
+export const MALFORMED_DIR = `${DATA_DIR}malformed/`;
+export const FUZZ_SEED_DIR = fileURLToPath(new URL('../fuzz/seeds/', import.meta.url));
+
+/**
+ * The malformed files with the message each must give: [{ name, bytes, expected }] in the order
+ * of expected.json. Fails if a .safetensors file in the folder is not listed there or a listed
+ * file is missing.
+ */
+export function malformedCorpus() {
+  const expected = JSON.parse(readFileSync(`${MALFORMED_DIR}expected.json`, 'utf8'));
+  const files = readdirSync(MALFORMED_DIR).filter((f) => f.endsWith('.safetensors')).sort();
+  assert.deepEqual(files, Object.keys(expected).sort(), 'tests/data/malformed/ and expected.json list the same files');
+  return Object.entries(expected).map(([name, message]) => ({
+    name, bytes: readBytes(MALFORMED_DIR + name), expected: message,
+  }));
+}
+
+/** A RegExp matching `text` literally. */
+export function literal(text) {
+  return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+}
+
 /** Golden case names (tests/data/golden/<case>.safetensors, not *.weights.*), sorted. */
 export function goldenCases() {
   return readdirSync(`${DATA_DIR}golden`)

@@ -1,0 +1,68 @@
+// Float32 range bounds of a forward (see float_range.hpp).
+#include "attention/float_range.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "attention/error.hpp"
+
+namespace attn {
+
+namespace {
+
+// Below float32's largest value (3.4e38) with room for the rounding of long sums.
+constexpr double kLimit = 1e37;
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
+[[noreturn]] void too_large(const std::string& what, double bound, const std::string& because) {
+  throw Error("values too large for float32: " + what + " could reach " + number(bound) +
+              ", more than the limit of " + number(kLimit) + " (float32 ends at 3.4e+38), " +
+              because + "; scale the inputs or the weights down");
+}
+
+}  // namespace
+
+float max_abs(std::span<const float> values) {
+  float largest = 0.0f;
+  for (const float v : values) largest = std::max(largest, std::abs(v));
+  return largest;
+}
+
+void check_float_range(const FloatRangeInputs& in) {
+  const double d = static_cast<double>(in.d_model);
+  // |q_i| <= d · max|x| · max|W_Q| + max|b_Q| (K and V likewise from kv); RoPE's rotations mix
+  // pairs of components of Q and K.
+  const double q = (d * in.x * in.q_weight + in.q_bias) * in.rope;
+  const double k = (d * in.kv * in.k_weight + in.k_bias) * in.rope;
+  const double v = d * in.kv * in.v_weight + in.v_bias;
+  const double projections = std::max({q, k, v});
+  if (projections > kLimit) {
+    too_large("the projections Q, K and V", projections,
+              "with |x| up to " + number(std::max(in.x, in.kv)) + " and |in_proj_weight| up to " +
+                  number(std::max({in.q_weight, in.k_weight, in.v_weight})));
+  }
+  // |q·k| <= d_k · max|q| · max|k| before scaling; softmax weights average rows of V, so
+  // |context| <= max|v|.
+  const double scores = static_cast<double>(in.head_dim) * q * k;
+  if (std::max(scores, scores * in.scale + in.score_bias) > kLimit) {
+    too_large("the attention scores Q·Kᵀ", scores,
+              "with |Q| up to " + number(q) + " and |K| up to " + number(k));
+  }
+  if (in.out_weight >= 0) {
+    const double output = static_cast<double>(in.inner) * v * in.out_weight + in.out_bias;
+    if (output > kLimit) {
+      too_large(
+          "the output", output,
+          "with |V| up to " + number(v) + " and |out_proj.weight| up to " + number(in.out_weight));
+    }
+  }
+}
+
+}  // namespace attn
