@@ -54,7 +54,7 @@ float exp_shifted_sum(float* x, std::size_t count, float shift) {
   Floats acc(0.0f);
   std::size_t j = 0;
   for (; j + W <= count; j += W) {
-    const Floats e = exp_batch(Floats::load_unaligned(x + j) - shift_vec);
+    const Floats e = exp_nonpositive_batch(Floats::load_unaligned(x + j) - shift_vec);
     e.store_unaligned(x + j);
     acc += e;
   }
@@ -62,7 +62,7 @@ float exp_shifted_sum(float* x, std::size_t count, float shift) {
   if (j < count) {
     alignas(64) float tail[W];
     for (std::size_t t = 0; t < W; ++t) tail[t] = j + t < count ? x[j + t] - shift : kMinusInf;
-    const Floats e = exp_batch(Floats::load_aligned(tail));
+    const Floats e = exp_nonpositive_batch(Floats::load_aligned(tail));
     e.store_aligned(tail);
     for (std::size_t t = 0; j + t < count; ++t) x[j + t] = tail[t];
     sum += xsimd::reduce_add(e);

@@ -30,7 +30,8 @@ struct LogitParams {
 float prepare_logits(float* row, std::size_t count, std::size_t i, std::size_t j0, std::size_t kv_n,
                      const LogitParams& params);
 
-// x_j <- e^{x_j − shift} for j < count (−inf -> 0); returns the sum of the new values.
+// x_j <- e^{x_j − shift} for j < count, where every x_j <= shift (−inf -> 0, see
+// exp_nonpositive_batch); returns the sum of the new values.
 float exp_shifted_sum(float* x, std::size_t count, float shift);
 
 // Scale + ALiBi + mask + softmax in one call: scores [rows, kv_n] holds the raw scores of
