@@ -53,8 +53,11 @@ void flash_attention(ConstMatView q, ConstMatView k, ConstMatView v, const Logit
       lo = visible_keys(*params.mask, i0, kv_n).begin;
       hi = visible_keys(*params.mask, i0 + rows - 1, kv_n).end;
     }
-    for (std::size_t j0 = lo / BC * BC; j0 < hi; j0 += BC) {
-      const std::size_t cols = std::min(BC, kv_n - j0);
+    // Key tiles from the panel holding `lo` up to the panel holding `hi - 1`: a tile never
+    // extends past the block's last visible key by more than one panel.
+    const std::size_t end = std::min((hi + kPanelWidth - 1) / kPanelWidth * kPanelWidth, kv_n);
+    for (std::size_t j0 = lo / kPanelWidth * kPanelWidth; j0 < end; j0 += BC) {
+      const std::size_t cols = std::min(BC, end - j0);
       const MatView s(ws.tile.data(), rows, cols, BC);
       matmul_packed(q.row_block(i0, rows), ws.keys, 0, j0, s);
       for (std::size_t r = 0; r < rows; ++r) {
