@@ -134,7 +134,7 @@ void check_head(const Head& h, const Case& c, const std::string& where) {
 TEST_CASE("flash and fused attention equal the reference for every mask kind and tile edge",
           "[flash]") {
   std::uint32_t seed = 500;
-  for (std::size_t n : {1u, 15u, 16u, 17u, 31u, 32u, 33u, 63u, 64u, 65u, 129u}) {
+  for (std::size_t n : {1u, 15u, 16u, 17u, 31u, 32u, 33u, 63u, 64u, 65u, 127u, 128u, 129u}) {
     const Head h = random_head(n, n, 16, 16, seed += 3);
     for (const Case& c : cases_for(n, n)) check_head(h, c, "self n=" + std::to_string(n));
   }

@@ -10,7 +10,7 @@ namespace attn {
 
 // Queries per tile and keys per tile (a multiple of kPanelWidth).
 inline constexpr std::size_t kFlashQueryBlock = 32;
-inline constexpr std::size_t kFlashKeyBlock = 64;
+inline constexpr std::size_t kFlashKeyBlock = 128;
 
 // Scratch reused across calls (grows to the largest size seen); no state between calls.
 struct FlashWorkspace {
