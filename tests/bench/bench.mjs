@@ -1,17 +1,28 @@
 // Benchmark of the multi-head self-attention forward in Node (npm run bench; see README.md).
 //
-// For each (n, d_model, heads) and mask ('none', 'causal') it times, after a warm-up:
-//   (a) the SIMD wasm module           dist/attention-lens.mjs          weights: true and false
+// For each (n, d_model, heads) and mask ('none', 'causal') it times, in the same run, after a
+// warm-up (median of >= 7 runs):
+//   (a) this project's SIMD wasm module  dist/attention-lens.mjs  weights: true (materialising)
+//                                                                 and weights: false (flash)
 //   (b) the same core built without SIMD build/wasm-nosimd/attention-lens.mjs  weights: true
 //   (c) plain JavaScript written as a tutorial would (Float32Array loops)
-// checks that their outputs agree, and prints a peak probe (independent mul+add chains in wasm
-// simd128) and each result as a share of it. build/wasm-release/peak-probe.mjs (built by
-// scripts/bench.sh) adds a per-kernel breakdown of the SIMD forward when it is present.
+//   (d) TensorFlow.js with its wasm backend (SIMD, one thread): matMul / softmax ops
+//   (e) onnxruntime-web's wasm backend, one thread, weights as graph constants, in two forms:
+//       plain ONNX ops (MatMul, Softmax …) and com.microsoft MultiHeadAttention (onnx-model.mjs)
+// checks that all outputs agree (abs diff < 1e-4, else MISMATCH and exit 1), and prints a peak
+// probe (independent mul+add chains in wasm simd128) and each result as a share of it.
+// build/wasm-release/peak-probe.mjs (built by scripts/bench.sh) adds a per-kernel breakdown.
 //
 // Usage: node tests/bench/bench.mjs [--quick]   (--quick: the three small sizes only)
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import * as ort from 'onnxruntime-web';
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-wasm';
+
+import { attentionModel } from './onnx-model.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const quick = process.argv.includes('--quick');
@@ -84,6 +95,25 @@ function measureBaseline(fn) {
     times.push(now() - t1);
   }
   return { ms: median(times), runs, warm: 0, last, reduced: true };
+}
+
+// measure() for an async call (onnxruntime-web's session.run): same warm-up and runs.
+async function measureAsync(fn, runs = RUNS) {
+  let warm = 0;
+  let last;
+  const t0 = now();
+  while (warm < 2 || now() - t0 < WARM_MS) {
+    last = await fn();
+    warm++;
+  }
+  const times = [];
+  const t1 = now();
+  while (times.length < runs || (now() - t1 < MIN_TIMED_MS && times.length < MAX_RUNS)) {
+    const t = now();
+    last = await fn();
+    times.push(now() - t);
+  }
+  return { ms: median(times), runs: times.length, warm, last };
 }
 
 // Deterministic uniform values in [-scale, scale) (a 32-bit LCG; no dependencies).
@@ -173,6 +203,49 @@ function plainAttention(x, n, d, heads, inProjWeight, outProjWeight, causal) {
   return { output, attention };
 }
 
+// ---- (d) TensorFlow.js, wasm backend ----------------------------------------------------------
+
+// W [rows, cols] (PyTorch layout) rows first … first + rows - 1, transposed to [cols, rows].
+function transposedRows(w, rows, cols, first, factor = 1) {
+  const t = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) t[c * rows + r] = w[(first + r) * cols + c] * factor;
+  }
+  return t;
+}
+
+// The same attention as tfjs ops on constant (pre-transposed) weights; the 1/√d_k scale is folded
+// into W_q, causal adds a constant 0 / -inf bias. Returns a function x -> { output }.
+function tfjsAttention(n, d, heads, inProjWeight, outProjWeight, causal) {
+  const dk = d / heads;
+  const wq = tf.tensor2d(transposedRows(inProjWeight, d, d, 0, 1 / Math.sqrt(dk)), [d, d]);
+  const wk = tf.tensor2d(transposedRows(inProjWeight, d, d, d), [d, d]);
+  const wv = tf.tensor2d(transposedRows(inProjWeight, d, d, 2 * d), [d, d]);
+  const wo = tf.tensor2d(transposedRows(outProjWeight, d, d, 0), [d, d]);
+  let bias = null;
+  if (causal) {
+    const b = new Float32Array(n * n);
+    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) b[i * n + j] = -Infinity;
+    bias = tf.tensor2d(b, [n, n]);
+  }
+  const run = (x) => {
+    const y = tf.tidy(() => {
+      const xt = tf.tensor2d(x, [n, d]);
+      const split = (w) => tf.transpose(tf.reshape(tf.matMul(xt, w), [n, heads, dk]), [1, 0, 2]);
+      const q = split(wq), k = split(wk), v = split(wv);
+      let scores = tf.matMul(q, k, false, true); // [h, n, n]
+      if (bias) scores = tf.add(scores, bias);
+      const context = tf.matMul(tf.softmax(scores), v); // [h, n, dk]
+      return tf.matMul(tf.reshape(tf.transpose(context, [1, 0, 2]), [n, d]), wo);
+    });
+    const out = y.dataSync();
+    y.dispose();
+    return { output: out };
+  };
+  run.dispose = () => [wq, wk, wv, wo, bias].forEach((t) => t && t.dispose());
+  return run;
+}
+
 // ---- the peak probe: hand-written wasm, independent f32x4 mul + add chains --------------------
 
 function uleb(value) {
@@ -259,13 +332,26 @@ const probe = await loadProbe();
 if (simdLens.simd !== 'wasm') throw new Error(`dist/attention-lens.mjs reports simd '${simdLens.simd}', expected 'wasm'`);
 if (scalarLens.simd !== 'scalar') throw new Error(`the no-SIMD build reports simd '${scalarLens.simd}', expected 'scalar'`);
 
+// The peers: one thread each (the core is single-threaded too), SIMD builds.
+ort.env.wasm.numThreads = 1;
+ort.env.wasm.proxy = false;
+ort.env.logLevel = 'error';
+tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
+if (!(await tf.setBackend('wasm'))) throw new Error('tfjs: the wasm backend did not initialise');
+await tf.ready();
+const ortVersion = ort.env.versions?.web ?? '?';
+
 log(`# Attention Lens forward benchmark (Node ${process.version}, ${process.arch})`);
 log();
-log('Multi-head self-attention, no biases, positional: none. Times: ms per forward() call, the');
-log(`median of timed runs after a warm-up (calls for ${WARM_MS} ms, at least 2, per configuration and`);
-log('implementation), including the JS API (argument checks, copying x in and output/attention out).');
-log('GFLOP/s counts 2·n·d·3d + 2·n·d·d + 4·n²·d; causal rows count the same full flops');
-log('(the core computes every score, then masks).');
+log('Multi-head self-attention, no biases, positional: none. Times: ms per forward call, the median of');
+log(`timed runs after a warm-up (calls for ${WARM_MS} ms, at least 2, per configuration and implementation),`);
+log('including each API\'s own overhead (for this module: argument checks, copying x in and the output —');
+log('and with weights: true the heads·n² attention weights — out).');
+log('GFLOP/s counts 2·n·d·3d + 2·n·d·d + 4·n²·d for every implementation and mask: causal rows count the');
+log('full flops, so they are effective rates (this module skips the masked half; the peers compute it).');
+log(`Peers, all single-threaded SIMD wasm: TensorFlow.js ${tf.version_core} (tfjs-backend-wasm), onnxruntime-web ${ortVersion}`);
+log('(wasm backend, numThreads = 1, weights as graph constants; "ORT ops" = MatMul/Softmax graph, "ORT MHA" =');
+log('com.microsoft MultiHeadAttention between the projection MatMuls).');
 log();
 
 // Peak probe.
@@ -303,12 +389,44 @@ if (probe) {
   log();
 }
 
+// Implementations in table order: [key, column title].
+const IMPLS = [
+  ['flash', 'wasm output-only'],
+  ['simd', 'wasm weights'],
+  ['scalar', 'no-SIMD wasm'],
+  ['plain', 'plain JS'],
+  ['tfjs', 'tfjs-wasm'],
+  ['ortOps', 'ORT ops'],
+  ['ortMha', 'ORT MHA'],
+];
+const PEERS = ['tfjs', 'ortOps', 'ortMha'];
+
+async function ortMeasure(kind, n, d, heads, inProjWeight, outProjWeight, causal, x) {
+  let session;
+  try {
+    const bytes = attentionModel({ kind, n, d, heads, inProjWeight, outProjWeight, causal });
+    session = await ort.InferenceSession.create(bytes, {
+      executionProviders: ['wasm'],
+      graphOptimizationLevel: 'all',
+    });
+  } catch (e) {
+    return { error: String(e.message ?? e).split('\n')[0] };
+  }
+  const feeds = { x: new ort.Tensor('float32', x, [1, n, d]) };
+  const m = await measureAsync(async () => ({ output: (await session.run(feeds)).y.data }));
+  await session.release();
+  return m;
+}
+
 const rows = [];
 const breakdown = [];
 let failures = 0;
 let reducedRuns = false;
 
-for (const [n, d, heads] of SIZES) {
+// One size, both masks: measures every implementation, cross-checks, logs; returns the rows and
+// the breakdown entries.
+async function runSize(n, d, heads, masks = MASKS) {
+  const out = { rows: [], breakdown: [] };
   const x = uniform(n * d, n + d, 1);
   const bound = Math.sqrt(6 / (4 * d)); // Xavier-uniform for in_proj [3d, d]
   const inProjWeight = uniform(3 * d * d, 7 + d, bound);
@@ -319,103 +437,154 @@ for (const [n, d, heads] of SIZES) {
   for (const layer of [simdLayer, scalarLayer]) layer.setWeights({ inProjWeight, outProjWeight });
   const flops = flopsOf(n, d);
 
-  for (const mask of MASKS) {
+  for (const mask of masks) {
     const causal = mask === 'causal';
-    const simd = measure(() => simdLayer.forward(x, { n, mask, weights: true }));
-    const simdOut = measure(() => simdLayer.forward(x, { n, mask, weights: false }));
-    const scalar = measureBaseline(() => scalarLayer.forward(x, { n, mask, weights: true }));
-    const plain = measureBaseline(() => plainAttention(x, n, d, heads, inProjWeight, outProjWeight, causal));
-    if (scalar.reduced || plain.reduced) reducedRuns = true;
-    const plainLast = plain.last;
+    const m = {};
+    m.simd = measure(() => simdLayer.forward(x, { n, mask, weights: true }));
+    m.flash = measure(() => simdLayer.forward(x, { n, mask, weights: false }));
+    m.scalar = measureBaseline(() => scalarLayer.forward(x, { n, mask, weights: true }));
+    m.plain = measureBaseline(() => plainAttention(x, n, d, heads, inProjWeight, outProjWeight, causal));
+    const tfRun = tfjsAttention(n, d, heads, inProjWeight, outProjWeight, causal);
+    m.tfjs = measure(() => tfRun(x));
+    tfRun.dispose();
+    m.ortOps = await ortMeasure('matmul', n, d, heads, inProjWeight, outProjWeight, causal, x);
+    m.ortMha = await ortMeasure('mha', n, d, heads, inProjWeight, outProjWeight, causal, x);
+    out.reduced ||= m.scalar.reduced || m.plain.reduced;
 
-    // Cross-check: outputs (and attention weights) of every implementation agree.
-    const diffs = {
-      simd: maxAbsDiff(simd.last.output, plainLast.output),
-      simdOutputOnly: maxAbsDiff(simdOut.last.output, plainLast.output),
-      scalar: maxAbsDiff(scalar.last.output, plainLast.output),
-      simdVsScalar: maxAbsDiff(simd.last.output, scalar.last.output),
-      attention: Math.max(maxAbsDiff(simd.last.attention, plainLast.attention),
-        maxAbsDiff(scalar.last.attention, plainLast.attention)),
-    };
+    // Cross-check: every output against plain JS, the two wasm builds' weights too.
+    const reference = m.plain.last.output;
+    const diffs = {};
+    for (const [key] of IMPLS) {
+      if (key !== 'plain' && !m[key].error) diffs[key] = maxAbsDiff(m[key].last.output, reference);
+    }
+    diffs.attention = Math.max(maxAbsDiff(m.simd.last.attention, m.plain.last.attention),
+      maxAbsDiff(m.scalar.last.attention, m.plain.last.attention));
     const worst = Math.max(...Object.values(diffs));
     const ok = worst < TOLERANCE;
-    if (!ok) failures++;
 
     // Per-kernel breakdown of the SIMD forward (same sizes, the core's ops called directly).
     let kernels = null;
     if (probe) {
       probe._probe_setup(n, d, heads, causal ? 1 : 0);
-      const vis = measure(() => probe._probe_visibility());
-      const proj = measure(() => probe._probe_projections());
-      const attn = measure(() => probe._probe_attention());
-      const out = measure(() => probe._probe_out_projection());
-      kernels = { vis: vis.ms, proj: proj.ms, attn: attn.ms, out: out.ms };
-      breakdown.push({ n, d, heads, mask, kernels, total: simd.ms });
+      kernels = {
+        proj: measure(() => probe._probe_projections()).ms,
+        attn: measure(() => probe._probe_attention()).ms,
+        flash: measure(() => probe._probe_flash()).ms,
+        out: measure(() => probe._probe_out_projection()).ms,
+      };
+      out.breakdown.push({ n, d, heads, mask, kernels, total: m.simd.ms, totalFlash: m.flash.ms });
     }
 
-    rows.push({ n, d, heads, mask, flops, simd, simdOut, scalar, plain, diffs, ok });
-    const status = ok ? 'ok' : 'MISMATCH';
-    log(`n=${n} d=${d} h=${heads} ${mask}: simd ${fmtMs(simd.ms)} ms, output-only ${fmtMs(simdOut.ms)} ms, ` +
-      `no-simd ${fmtMs(scalar.ms)} ms (${scalar.runs} runs), plain JS ${fmtMs(plain.ms)} ms (${plain.runs} runs); ` +
-      `max |diff| vs plain JS: simd ${diffs.simd.toExponential(1)}, output-only ` +
-      `${diffs.simdOutputOnly.toExponential(1)}, no-simd ${diffs.scalar.toExponential(1)}, ` +
-      `attention ${diffs.attention.toExponential(1)} [${status}]`);
+    out.rows.push({ n, d, heads, mask, flops, m, diffs, ok });
+    const cells = IMPLS.map(([key, title]) => `${title} ${m[key].error ? 'n/a' : `${fmtMs(m[key].ms)} ms`}`);
+    log(`n=${n} d=${d} h=${heads} ${mask}: ${cells.join(', ')}; max |diff| vs plain JS ` +
+      `${worst.toExponential(1)} [${ok ? 'ok' : 'MISMATCH'}]` +
+      PEERS.filter((k) => m[k].error).map((k) => `; ${k}: ${m[k].error}`).join(''));
   }
   simdLayer.dispose();
   scalarLayer.dispose();
+  return out;
 }
 
+// A warm-up size first (not reported): V8 compiles each module's functions in its baseline tier
+// and tiers them up in the background, which the first measured size would otherwise pay for.
+log('Warm-up (not reported): n=64 d=128 h=4, both masks …');
+await runSize(64, 128, 4);
 log();
-log(`## Results (wasm simd128 peak ${fmtG(peak)} GFLOP/s)`);
+for (const [n, d, heads] of SIZES) {
+  const out = await runSize(n, d, heads);
+  rows.push(...out.rows);
+  breakdown.push(...out.breakdown);
+  reducedRuns ||= out.reduced;
+  failures += out.rows.filter((r) => !r.ok).length;
+}
+
+const fastestPeer = (r) => PEERS.filter((k) => !r.m[k].error)
+  .reduce((a, k) => (!a || r.m[k].ms < r.m[a].ms ? k : a), null);
+const title = Object.fromEntries(IMPLS);
+const cell = (r, key) => (r.m[key].error ? 'n/a' : `${fmtMs(r.m[key].ms)}${runsNote(r.m[key])}`);
+
 log();
-log('| n | d_model | heads | mask | simd ms | simd GFLOP/s | % peak | no-simd ms | plain JS ms | simd vs plain JS | output-only ms | max abs diff |');
-log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+log(`## Results: ms per call (wasm simd128 peak ${fmtG(peak)} GFLOP/s)`);
+log();
+log(`| n | d_model | heads | mask | ${IMPLS.map(([, t]) => t).join(' | ')} | fastest peer | output-only vs fastest peer | weights vs fastest peer | max abs diff |`);
+log(`|---:|---:|---:|---|${IMPLS.map(() => '---:|').join('')}---|---:|---:|---:|`);
 for (const r of rows) {
-  const g = gflops(r.flops, r.simd.ms);
+  const f = fastestPeer(r);
   const worst = Math.max(...Object.values(r.diffs));
-  log(`| ${r.n} | ${r.d} | ${r.heads} | ${r.mask} | ${fmtMs(r.simd.ms)} | ${fmtG(g)} | ${fmtPct(g / peak)} | ` +
-    `${fmtMs(r.scalar.ms)}${runsNote(r.scalar)} | ${fmtMs(r.plain.ms)}${runsNote(r.plain)} | ` +
-    `${(r.plain.ms / r.simd.ms).toFixed(1)}× | ${fmtMs(r.simdOut.ms)} | ${worst.toExponential(1)} |`);
+  log(`| ${r.n} | ${r.d} | ${r.heads} | ${r.mask} | ${IMPLS.map(([k]) => cell(r, k)).join(' | ')} | ` +
+    `${f ? title[f] : 'n/a'} | ${f ? `${(r.m[f].ms / r.m.flash.ms).toFixed(2)}×` : 'n/a'} | ` +
+    `${f ? `${(r.m[f].ms / r.m.simd.ms).toFixed(2)}×` : 'n/a'} | ${worst.toExponential(1)} |`);
 }
 log();
 log(`Every time is the median of at least ${RUNS} timed runs (more, up to ${MAX_RUNS}, for calls that take`);
-log(`under ${MIN_TIMED_MS} ms in all), except where marked "(k runs)": the no-simd and`);
-log(`plain JS baselines get fewer runs (at least 2; the first call counts, since the smaller sizes`);
-log(`already warmed their code) where warm-up + ${RUNS} runs would take over ${BASELINE_BUDGET_MS / 1000} s.` +
-  (reducedRuns ? '' : ' (Not needed in this run.)'));
-log('Speed-ups and % peak use the simd (weights: true) column. GFLOP/s of the other columns:');
+log(`under ${MIN_TIMED_MS} ms in all), except where marked "(k runs)": the no-SIMD and plain JS baselines`);
+log('get fewer runs (at least 2; the first call counts, since the smaller sizes already warmed their code)');
+log(`where warm-up + ${RUNS} runs would take over ${BASELINE_BUDGET_MS / 1000} s.` +
+  (reducedRuns ? '' : ' (Not needed in this run.)') + ' "max abs diff": the largest');
+log('difference of any output (and of both wasm builds\' attention weights) from plain JS.');
 log();
-log('| n | d_model | heads | mask | output-only GFLOP/s | no-simd GFLOP/s | plain JS GFLOP/s | simd vs no-simd |');
-log('|---:|---:|---:|---|---:|---:|---:|---:|');
+log('GFLOP/s (% of peak) of the same runs:');
+log();
+log(`| n | d_model | heads | mask | ${IMPLS.map(([, t]) => t).join(' | ')} |`);
+log(`|---:|---:|---:|---|${IMPLS.map(() => '---:|').join('')}`);
 for (const r of rows) {
-  log(`| ${r.n} | ${r.d} | ${r.heads} | ${r.mask} | ${fmtG(gflops(r.flops, r.simdOut.ms))} | ` +
-    `${fmtG(gflops(r.flops, r.scalar.ms))} | ${fmtG(gflops(r.flops, r.plain.ms))} | ` +
-    `${(r.scalar.ms / r.simd.ms).toFixed(1)}× |`);
+  const g = (k) => {
+    if (r.m[k].error) return 'n/a';
+    const v = gflops(r.flops, r.m[k].ms);
+    return `${fmtG(v)} (${fmtPct(v / peak)})`;
+  };
+  log(`| ${r.n} | ${r.d} | ${r.heads} | ${r.mask} | ${IMPLS.map(([k]) => g(k)).join(' | ')} |`);
 }
 
 if (breakdown.length) {
   log();
   log('## Where the SIMD time goes (build/wasm-release/peak-probe.mjs: the core\'s ops called directly, same sizes)');
   log();
-  log('proj = X·W_inᵀ (Q, K, V in one matmul), attention = all heads\' scores + scale + mask + softmax + A·V,');
-  log('out = concat·W_Oᵀ, mask grid = the n·n causal visibility bytes forward() rebuilds on every call;');
-  log('rest = forward(weights: true) minus those: the JS API (argument checks, copying x in, the output');
-log('and the heads·n² attention weights out), workspace set-up; separate measurements, so small');
-log('values are noise. Output-only forward() = simd ms minus roughly the weights copy.');
+  log('proj = X·W_inᵀ (Q, K, V), attention = all heads\' materialising path (Q·Kᵀ, fused scale + mask +');
+  log('softmax, A·V, masked key blocks skipped), flash = all heads\' flash_attention (the output-only path),');
+  log('out = concat·W_Oᵀ; rest = forward() minus proj + (attention or flash) + out: the JS API, copies in and');
+  log('out (with weights: the heads·n² weights), workspace set-up. Attention and flash GFLOP/s count the full');
+  log('4·n²·d (effective rates for causal).');
   log();
-  log('| n | d_model | heads | mask | proj ms | proj GFLOP/s (% peak) | attention ms | attention GFLOP/s (% peak) | out ms | out GFLOP/s (% peak) | mask grid ms | rest ms |');
-  log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  log('| n | d_model | heads | mask | proj ms | proj GFLOP/s (% peak) | attention ms | attention GFLOP/s (% peak) | flash ms | flash GFLOP/s (% peak) | out ms | out GFLOP/s (% peak) | rest (weights) ms | rest (output-only) ms |');
+  log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const b of breakdown) {
     const { n, d, kernels: k } = b;
     const pg = gflops(2 * n * d * 3 * d, k.proj);
     const ag = gflops(4 * n * n * d, k.attn);
+    const fg = gflops(4 * n * n * d, k.flash);
     const og = gflops(2 * n * d * d, k.out);
-    const sum = k.vis + k.proj + k.attn + k.out;
     log(`| ${n} | ${d} | ${b.heads} | ${b.mask} | ${fmtMs(k.proj)} | ${fmtG(pg)} (${fmtPct(pg / peak)}) | ` +
-      `${fmtMs(k.attn)} | ${fmtG(ag)} (${fmtPct(ag / peak)}) | ${fmtMs(k.out)} | ${fmtG(og)} (${fmtPct(og / peak)}) | ` +
-      `${fmtMs(k.vis)} | ${fmtMs(b.total - sum)} |`);
+      `${fmtMs(k.attn)} | ${fmtG(ag)} (${fmtPct(ag / peak)}) | ${fmtMs(k.flash)} | ${fmtG(fg)} (${fmtPct(fg / peak)}) | ` +
+      `${fmtMs(k.out)} | ${fmtG(og)} (${fmtPct(og / peak)}) | ${fmtMs(b.total - k.proj - k.attn - k.out)} | ` +
+      `${fmtMs(b.totalFlash - k.proj - k.flash - k.out)} |`);
   }
 }
+
+// The speed issue's targets, checked on this run's numbers (informative: only MISMATCH fails).
+log();
+log('## Targets (this run)');
+log();
+const verdict = (ok) => (ok ? 'met' : 'MISSED');
+const ratio = (r, key) => { const f = fastestPeer(r); return f ? r.m[f].ms / r.m[key].ms : Infinity; };
+const all = rows.map((r) => ratio(r, 'flash'));
+log(`- wasm (output-only) >= fastest peer at every size: ${verdict(all.every((v) => v >= 1))} ` +
+  `(ratios ${all.map((v) => `${v.toFixed(2)}×`).join(', ')})`);
+const allW = rows.map((r) => ratio(r, 'simd'));
+log(`- wasm (weights: true, returning n²·heads more numbers) >= fastest peer: ${verdict(allW.every((v) => v >= 1))} ` +
+  `(ratios ${allW.map((v) => `${v.toFixed(2)}×`).join(', ')})`);
+const small = rows.filter((r) => r.n === 16).map((r) => ratio(r, 'flash'));
+if (small.length) log(`- (16, 64, 4) >= 1.5× the fastest peer: ${verdict(small.every((v) => v >= 1.5))} (${small.map((v) => `${v.toFixed(2)}×`).join(', ')})`);
+const causalBig = rows.filter((r) => r.n >= 512 && r.mask === 'causal').map((r) => ratio(r, 'flash'));
+if (causalBig.length) log(`- causal, n >= 512: >= 1.3× the fastest peer: ${verdict(causalBig.every((v) => v >= 1.3))} (${causalBig.map((v) => `${v.toFixed(2)}×`).join(', ')})`);
+if (breakdown.length) {
+  const projPct = breakdown.map((b) => gflops(2 * b.n * b.d * 3 * b.d, b.kernels.proj) / peak);
+  log(`- projection matmuls >= 75% of peak: ${verdict(projPct.every((v) => v >= 0.75))} (${projPct.map(fmtPct).join(', ')})`);
+}
+const big = rows.filter((r) => r.n === 1024);
+if (big.length) log(`- n = 1024: output-only faster than materialising: ${verdict(big.every((r) => r.m.flash.ms < r.m.simd.ms))} ` +
+  `(${big.map((r) => `${r.mask} ${fmtMs(r.m.flash.ms)} vs ${fmtMs(r.m.simd.ms)} ms`).join(', ')})`);
 
 log();
 log(`bench.mjs finished in ${((now() - started) / 1000).toFixed(1)} s`);
