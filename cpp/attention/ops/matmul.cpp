@@ -90,10 +90,22 @@ void pack_matrix(ConstMatView b, PackedMatrix& packed) {
     const std::size_t first = p * NR;
     const std::size_t width = std::min(NR, b.cols - first);
     float* to = packed.data.data() + p * b.rows * NR;
+    if (width == NR) {  // whole panels: NR floats per row, as vectors
+      for (std::size_t k = 0; k < b.rows; ++k, to += NR) {
+        const float* from = b.row(k) + first;
+#if ATTN_SIMD
+        for (std::size_t v = 0; v < NV; ++v) {
+          Floats::load_unaligned(from + v * W).store_aligned(to + v * W);
+        }
+#else
+        for (std::size_t c = 0; c < NR; ++c) to[c] = from[c];
+#endif
+      }
+      continue;
+    }
     for (std::size_t k = 0; k < b.rows; ++k, to += NR) {
       const float* from = b.row(k) + first;
-      std::copy(from, from + width, to);
-      std::fill(to + width, to + NR, 0.0f);
+      for (std::size_t c = 0; c < NR; ++c) to[c] = c < width ? from[c] : 0.0f;
     }
   }
 }
@@ -102,17 +114,29 @@ void pack_transposed(ConstMatView b, PackedMatrix& packed) {
   packed.rows = b.cols;
   packed.cols = b.rows;
   packed.data.resize(packed.panels() * b.cols * NR);
+  const std::size_t depth = b.cols;
   for (std::size_t p = 0; p < packed.panels(); ++p) {
     const std::size_t first = p * NR;
     const std::size_t width = std::min(NR, b.rows - first);
-    float* panel = packed.data.data() + p * b.cols * NR;
-    for (std::size_t c = 0; c < NR; ++c) {
-      if (c < width) {
-        const float* from = b.row(first + c);
-        for (std::size_t k = 0; k < b.cols; ++k) panel[k * NR + c] = from[k];
-      } else {
-        for (std::size_t k = 0; k < b.cols; ++k) panel[k * NR + c] = 0.0f;
+    float* panel = packed.data.data() + p * depth * NR;
+    std::size_t k0 = 0;
+#if ATTN_SIMD
+    if (width == NR) {  // W × W blocks: W rows of B, W values each, transposed in registers
+      for (; k0 + W <= depth; k0 += W) {
+        for (std::size_t v = 0; v < NV; ++v) {
+          Floats block[W];
+          for (std::size_t i = 0; i < W; ++i) {
+            block[i] = Floats::load_unaligned(b.row(first + v * W + i) + k0);
+          }
+          xsimd::transpose(block, block + W);
+          for (std::size_t t = 0; t < W; ++t) block[t].store_aligned(panel + (k0 + t) * NR + v * W);
+        }
       }
+    }
+#endif
+    for (std::size_t c = 0; c < NR; ++c) {  // the rest, one value at a time
+      const float* from = c < width ? b.row(first + c) : nullptr;
+      for (std::size_t k = k0; k < depth; ++k) panel[k * NR + c] = from ? from[k] : 0.0f;
     }
   }
 }
