@@ -80,6 +80,20 @@ inline void kernel(const float* a, std::size_t lda, const float* p, std::size_t 
 }
 #endif
 
+// Rows left over below a whole tile (0 < left < MR): the kernel for exactly `left` rows.
+template <std::size_t ROWS>
+inline void tail_rows(std::size_t left, const float* a, std::size_t lda, const float* p,
+                      std::size_t kc, float* c, std::size_t ldc, std::size_t cols,
+                      const float* bias, bool accumulate) {
+  if constexpr (ROWS > 0) {
+    if (left == ROWS) {
+      kernel<ROWS>(a, lda, p, kc, c, ldc, cols, bias, accumulate);
+    } else {
+      tail_rows<ROWS - 1>(left, a, lda, p, kc, c, ldc, cols, bias, accumulate);
+    }
+  }
+}
+
 }  // namespace
 
 void pack_matrix(ConstMatView b, PackedMatrix& packed) {
@@ -167,14 +181,10 @@ void matmul_packed(ConstMatView a, const PackedMatrix& b, std::size_t k_first,
         for (; i + MR <= i1; i += MR) {
           kernel<MR>(a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride, cols, bias_j, add);
         }
-        const std::size_t left = i1 - i;
-        if (left == 0) continue;
-        const float* a_i = a.row(i) + k0;
-        float* c_i = c.row(i) + j;
-        static_assert(MR == 4, "the row tails below assume 4-row tiles");
-        if (left == 3) kernel<3>(a_i, a.stride, panel, kc, c_i, c.stride, cols, bias_j, add);
-        if (left == 2) kernel<2>(a_i, a.stride, panel, kc, c_i, c.stride, cols, bias_j, add);
-        if (left == 1) kernel<1>(a_i, a.stride, panel, kc, c_i, c.stride, cols, bias_j, add);
+        if (i < i1) {
+          tail_rows<MR - 1>(i1 - i, a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride,
+                            cols, bias_j, add);
+        }
       }
     }
   }

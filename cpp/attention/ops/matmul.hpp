@@ -9,8 +9,9 @@
 namespace attn {
 
 // The register tile of the microkernel: kTileRows rows of C by kPanelWidth columns (two SIMD
-// vectors; 4 × 8 on wasm simd128 = 8 accumulators, which V8 keeps in registers).
-inline constexpr std::size_t kTileRows = 4;
+// vectors): 4 × 8 on wasm simd128 (8 accumulators, which V8 keeps in its 16 registers), 6 × 16
+// on AVX2 (16 registers), 8 × 32 on AVX-512 (32 registers: 16 accumulators hide the FMA latency).
+inline constexpr std::size_t kTileRows = simd::kWidth >= 16 ? 8 : simd::kWidth == 8 ? 6 : 4;
 inline constexpr std::size_t kPanelWidth = ATTN_SIMD ? 2 * simd::kWidth : 4;
 
 // B [k, n] packed for the microkernel: ceil(n / kPanelWidth) column panels, panel p holding
