@@ -16,6 +16,8 @@
 // Usage: node tests/bench/bench.mjs [--quick]   (--quick: the three small sizes only)
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import * as ort from 'onnxruntime-web';
@@ -60,9 +62,16 @@ const median = (xs) => {
 const flopsOf = (n, d) => 2 * n * d * 3 * d + 2 * n * d * d + 2 * 2 * n * n * d;
 const gflops = (flops, ms) => flops / ms / 1e6;
 
+// A full garbage collection before each measurement, so that one implementation's garbage (the
+// materialising path returns heads·n² weights per call: 32 MiB at n = 1024) is not collected
+// during the next one's timed runs.
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc');
+
 // Warm-up (V8 runs wasm in its baseline tier first and tiers a function up only for later
 // calls), then >= `runs` timed calls; returns { ms (median), runs, warm, last } (last result).
 function measure(fn, runs = RUNS) {
+  collectGarbage();
   let warm = 0;
   let last;
   const t0 = now();
@@ -83,6 +92,7 @@ function measure(fn, runs = RUNS) {
 
 // measure() for the slow baselines (see BASELINE_BUDGET_MS); adds `reduced: true` when it cut runs.
 function measureBaseline(fn) {
+  collectGarbage();
   const t = now();
   let last = fn();
   const once = now() - t;
@@ -99,6 +109,7 @@ function measureBaseline(fn) {
 
 // measure() for an async call (onnxruntime-web's session.run): same warm-up and runs.
 async function measureAsync(fn, runs = RUNS) {
+  collectGarbage();
   let warm = 0;
   let last;
   const t0 = now();
