@@ -71,7 +71,8 @@ float exp_shifted_sum(float* x, std::size_t count, float shift) {
 #else
   double sum = 0.0;
   for (std::size_t j = 0; j < count; ++j) {
-    x[j] = static_cast<float>(std::exp(double(x[j]) - double(shift)));
+    const float e = static_cast<float>(std::exp(double(x[j]) - double(shift)));
+    x[j] = e < std::numeric_limits<float>::min() ? 0.0f : e;  // no subnormals, as on SIMD
     sum += x[j];
   }
   return static_cast<float>(sum);
