@@ -150,7 +150,7 @@ TEST_CASE("matmul_packed over a column or k sub-range is bit-identical to the fu
           "[matmul]") {
   // What the block-skipping attention relies on: C[:, cols] of a sub-product equals the full
   // product's, and leading k terms with A = 0 change nothing.
-  const std::size_t m = 37, k = 300, n = 5 * attn::kPanelWidth + 3;
+  const std::size_t m = 37, k = 700, n = 5 * attn::kPanelWidth + 3;  // k: two k blocks
   auto a = random_floats(m * k, 41);
   const auto b = random_floats(k * n, 42);
   const std::size_t k_skip = 77;

@@ -10,10 +10,11 @@ namespace {
 
 constexpr std::size_t NR = kPanelWidth;
 constexpr std::size_t MR = kTileRows;
-// Cache blocking: a [kKBlock, NR] slice of one B panel (8 KB on wasm) stays in L1 while the
-// kernel walks down kRowBlock rows of A ([kRowBlock, kKBlock], 64 KB: L2). The scalar build sums
-// each value in double over all of k at once (no k blocks), as the reference does.
-constexpr std::size_t kKBlock = ATTN_SIMD ? 256 : std::size_t(-1);
+// Cache blocking: a [kKBlock, NR] slice of one B panel (16 KB on wasm) stays in L1 while the
+// kernel walks down kRowBlock rows of A ([kRowBlock, kKBlock], 128 KB: L2); d_model up to 512
+// needs one k block, so C is written once. The scalar build sums each value in double over all
+// of k at once (no k blocks), as the reference does.
+constexpr std::size_t kKBlock = ATTN_SIMD ? 512 : std::size_t(-1);
 constexpr std::size_t kRowBlock = 64;
 
 #if ATTN_SIMD
