@@ -39,6 +39,7 @@ const SIZES = [
 ].filter(([n]) => !quick || n <= 128);
 const MASKS = ['none', 'causal'];
 const RUNS = 7; // timed runs (at least; median)
+const ROUNDS = 3; // this module and the peers: timed runs spread over interleaved rounds
 const MIN_TIMED_MS = 50; // small sizes: more timed runs, until this long (at most MAX_RUNS)
 const MAX_RUNS = 201;
 const WARM_MS = 200; // warm-up per configuration and implementation: this long, and >= 2 calls
@@ -105,26 +106,6 @@ function measureBaseline(fn) {
     times.push(now() - t1);
   }
   return { ms: median(times), runs, warm: 0, last, reduced: true };
-}
-
-// measure() for an async call (onnxruntime-web's session.run): same warm-up and runs.
-async function measureAsync(fn, runs = RUNS) {
-  collectGarbage();
-  let warm = 0;
-  let last;
-  const t0 = now();
-  while (warm < 2 || now() - t0 < WARM_MS) {
-    last = await fn();
-    warm++;
-  }
-  const times = [];
-  const t1 = now();
-  while (times.length < runs || (now() - t1 < MIN_TIMED_MS && times.length < MAX_RUNS)) {
-    const t = now();
-    last = await fn();
-    times.push(now() - t);
-  }
-  return { ms: median(times), runs: times.length, warm, last };
 }
 
 // Deterministic uniform values in [-scale, scale) (a 32-bit LCG; no dependencies).
@@ -355,7 +336,9 @@ const ortVersion = ort.env.versions?.web ?? '?';
 log(`# Attention Lens forward benchmark (Node ${process.version}, ${process.arch})`);
 log();
 log('Multi-head self-attention, no biases, positional: none. Times: ms per forward call, the median of');
-log(`timed runs after a warm-up (calls for ${WARM_MS} ms, at least 2, per configuration and implementation),`);
+log(`>= ${RUNS} timed runs after a warm-up (calls for ${WARM_MS} ms, at least 2, per configuration and implementation;`);
+log(`this module and the peers: runs spread over ${ROUNDS} interleaved rounds, so a burst of load from elsewhere`);
+log('hits all of them alike),');
 log('including each API\'s own overhead (for this module: argument checks, copying x in and the output —');
 log('and with weights: true the heads·n² attention weights — out).');
 log('GFLOP/s counts 2·n·d·3d + 2·n·d·d + 4·n²·d for every implementation and mask: causal rows count the');
@@ -412,7 +395,9 @@ const IMPLS = [
 ];
 const PEERS = ['tfjs', 'ortOps', 'ortMha'];
 
-async function ortMeasure(kind, n, d, heads, inProjWeight, outProjWeight, causal, x) {
+// An onnxruntime-web session of the given model kind: { run: async x -> { output }, release }
+// or { error } if the runtime rejects the model.
+async function ortSession(kind, n, d, heads, inProjWeight, outProjWeight, causal, x) {
   let session;
   try {
     const bytes = attentionModel({ kind, n, d, heads, inProjWeight, outProjWeight, causal });
@@ -424,9 +409,43 @@ async function ortMeasure(kind, n, d, heads, inProjWeight, outProjWeight, causal
     return { error: String(e.message ?? e).split('\n')[0] };
   }
   const feeds = { x: new ort.Tensor('float32', x, [1, n, d]) };
-  const m = await measureAsync(async () => ({ output: (await session.run(feeds)).y.data }));
-  await session.release();
-  return m;
+  return {
+    run: async () => ({ output: (await session.run(feeds)).y.data }),
+    release: () => session.release(),
+  };
+}
+
+// Times several implementations in ROUNDS interleaved rounds (a, b, c, a, b, c, …), each call
+// timed on its own, and returns per key the median of all its timed calls (>= RUNS in all): a
+// burst of load from elsewhere on the machine then lands in one round of every implementation
+// instead of in all the runs of one. First round: warm-up for WARM_MS (>= 2 calls) per
+// implementation; later rounds: one untimed call. A full GC before each implementation's turn.
+// impls: [[key, fn, isAsync]]; returns { key: { ms, runs, last } }.
+async function measureRounds(impls) {
+  const times = Object.fromEntries(impls.map(([key]) => [key, []]));
+  const last = {};
+  const perRound = Math.ceil(RUNS / ROUNDS);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [key, fn, isAsync] of impls) {
+      const call = isAsync ? fn : async () => fn();
+      collectGarbage();
+      const t0 = now();
+      for (let warm = 0; round === 0 ? warm < 2 || now() - t0 < WARM_MS : warm < 1; warm++) {
+        last[key] = isAsync ? await call() : fn();
+      }
+      const own = [];
+      const t1 = now();
+      while (own.length < perRound ||
+        (now() - t1 < MIN_TIMED_MS / ROUNDS && own.length < MAX_RUNS / ROUNDS)) {
+        const t = now();
+        last[key] = isAsync ? await call() : fn();
+        own.push(now() - t);
+      }
+      times[key].push(...own);
+    }
+  }
+  return Object.fromEntries(impls.map(([key]) =>
+    [key, { ms: median(times[key]), runs: times[key].length, last: last[key] }]));
 }
 
 const rows = [];
@@ -450,16 +469,22 @@ async function runSize(n, d, heads, masks = MASKS) {
 
   for (const mask of masks) {
     const causal = mask === 'causal';
-    const m = {};
-    m.simd = measure(() => simdLayer.forward(x, { n, mask, weights: true }));
-    m.flash = measure(() => simdLayer.forward(x, { n, mask, weights: false }));
+    const tfRun = tfjsAttention(n, d, heads, inProjWeight, outProjWeight, causal);
+    const ortOps = await ortSession('matmul', n, d, heads, inProjWeight, outProjWeight, causal, x);
+    const ortMha = await ortSession('mha', n, d, heads, inProjWeight, outProjWeight, causal, x);
+    const m = await measureRounds([
+      ['flash', () => simdLayer.forward(x, { n, mask, weights: false }), false],
+      ['simd', () => simdLayer.forward(x, { n, mask, weights: true }), false],
+      ['tfjs', () => tfRun(x), false],
+      ...[['ortOps', ortOps], ['ortMha', ortMha]].filter(([, o]) => !o.error).map(([k, o]) => [k, o.run, true]),
+    ]);
+    for (const [key, o] of [['ortOps', ortOps], ['ortMha', ortMha]]) {
+      if (o.error) m[key] = { error: o.error };
+      else await o.release();
+    }
+    tfRun.dispose();
     m.scalar = measureBaseline(() => scalarLayer.forward(x, { n, mask, weights: true }));
     m.plain = measureBaseline(() => plainAttention(x, n, d, heads, inProjWeight, outProjWeight, causal));
-    const tfRun = tfjsAttention(n, d, heads, inProjWeight, outProjWeight, causal);
-    m.tfjs = measure(() => tfRun(x));
-    tfRun.dispose();
-    m.ortOps = await ortMeasure('matmul', n, d, heads, inProjWeight, outProjWeight, causal, x);
-    m.ortMha = await ortMeasure('mha', n, d, heads, inProjWeight, outProjWeight, causal, x);
     out.reduced ||= m.scalar.reduced || m.plain.reduced;
 
     // Cross-check: every output against plain JS, the two wasm builds' weights too.
@@ -528,8 +553,9 @@ for (const r of rows) {
     `${f ? `${(r.m[f].ms / r.m.simd.ms).toFixed(2)}×` : 'n/a'} | ${worst.toExponential(1)} |`);
 }
 log();
-log(`Every time is the median of at least ${RUNS} timed runs (more, up to ${MAX_RUNS}, for calls that take`);
-log(`under ${MIN_TIMED_MS} ms in all), except where marked "(k runs)": the no-SIMD and plain JS baselines`);
+log(`Every time is the median of at least ${RUNS} timed runs (this module and the peers: ${ROUNDS} interleaved rounds`);
+log(`of >= ${Math.ceil(RUNS / ROUNDS)}, more for calls that take under ${MIN_TIMED_MS} ms in all, up to ${MAX_RUNS}), except where marked`);
+log('"(k runs)": the no-SIMD and plain JS baselines');
 log('get fewer runs (at least 2; the first call counts, since the smaller sizes already warmed their code)');
 log(`where warm-up + ${RUNS} runs would take over ${BASELINE_BUDGET_MS / 1000} s.` +
   (reducedRuns ? '' : ' (Not needed in this run.)') + ' "max abs diff": the largest');
