@@ -158,11 +158,12 @@ void AttentionLayer::set_weights(LayerWeights weights) {
 void AttentionLayer::prepare_weights() {
   const std::size_t inner = inner_dim();
   const std::size_t d = config_.d_model;
-  in_proj_t_.resize(d, 3 * inner);
-  transpose(ConstMatView(weights_.in_proj_weight.data(), 3 * inner, d), in_proj_t_);
+  // W_qᵀ and [W_k; W_v]ᵀ packed straight from the rows of in_proj_weight.
+  pack_transposed(ConstMatView(weights_.in_proj_weight.data(), inner, d), in_q_packed_);
+  pack_transposed(ConstMatView(weights_.in_proj_weight.data() + inner * d, 2 * inner, d),
+                  in_kv_packed_);
   if (config_.out_proj) {
-    out_proj_t_.resize(inner, d);
-    transpose(ConstMatView(weights_.out_proj_weight.data(), d, inner), out_proj_t_);
+    pack_transposed(ConstMatView(weights_.out_proj_weight.data(), d, inner), out_packed_);
   }
 }
 
@@ -269,7 +270,8 @@ void AttentionLayer::validate_forward(std::span<const float> x,
   }
   validate_mask(options.mask, n, kv_n);
   const std::uint64_t per_head = n * kv_n;
-  if (per_head > kMaxScoreValues) {
+  const bool holds_scores = options.want_weights || options.want_trace;
+  if (holds_scores && per_head > kMaxScoreValues) {
     throw Error("n * kvN = " + str(per_head) + " attention scores per head exceed the limit of " +
                 str(kMaxScoreValues));
   }
@@ -412,7 +414,7 @@ void AttentionLayer::record_head(std::size_t h, const SdpaSnapshots& snapshots,
   if (!alibi_slopes_.empty()) {
     record("alibi", "ALiBi distance bias, head " + s,
            subst("B_{%,ij} = -m_{%} |i - j|,\\quad m_{%} = " + std::to_string(alibi_slopes_[h])),
-           bias_, int(h), "query", "key");
+           sdpa_.bias, int(h), "query", "key");
   }
   record("masked", "Masked scores, head " + s,
          subst("\\tilde{S}_{%}" + bias_term +
@@ -447,21 +449,22 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
   const ConstMatView input = add_positional(x, n, input_, "input");
   const ConstMatView source = cross ? add_positional(options.kv, kv_n, source_, "source") : input;
 
-  // Projections: Q = X W_Qᵀ + b_Q, K and V likewise from the source (one product if self).
+  // Projections: Q = X W_Qᵀ + b_Q, K and V likewise from the source.
   const float* in_bias = config_.bias ? weights_.in_proj_bias.data() : nullptr;
-  const MatView w_in = in_proj_t_.view();  // [d, 3·inner]
+  const float* kv_bias = in_bias ? in_bias + inner : nullptr;
   MatView q_all, k_all, v_all;
   if (!cross) {
     q_proj_.resize(n, 3 * inner);
-    matmul(input, w_in, q_proj_, in_bias);
+    matmul_packed(input, in_q_packed_, q_proj_.view().col_block(0, inner), in_bias);
+    matmul_packed(input, in_kv_packed_, q_proj_.view().col_block(inner, 2 * inner), kv_bias);
     q_all = q_proj_.view().col_block(0, inner);
     k_all = q_proj_.view().col_block(inner, inner);
     v_all = q_proj_.view().col_block(2 * inner, inner);
   } else {
     q_proj_.resize(n, inner);
     kv_proj_.resize(kv_n, 2 * inner);
-    matmul(input, w_in.col_block(0, inner), q_proj_, in_bias);
-    matmul(source, w_in.col_block(inner, 2 * inner), kv_proj_, in_bias ? in_bias + inner : nullptr);
+    matmul_packed(input, in_q_packed_, q_proj_, in_bias);
+    matmul_packed(source, in_kv_packed_, kv_proj_, kv_bias);
     q_all = q_proj_.view();
     k_all = kv_proj_.view().col_block(0, inner);
     v_all = kv_proj_.view().col_block(inner, inner);
@@ -475,32 +478,35 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
     if (tracing_) record_rotations(q_all, k_all);
   }
 
-  const std::uint8_t* visible = nullptr;
-  if (masks_anything(options.mask)) {
-    build_visibility(options.mask, n, kv_n, visible_);
-    visible = visible_.data();
-  }
-  SdpaParams params;
+  LogitParams params;
   params.scale = options.scale ? float(1.0 / std::sqrt(double(dk))) : 1.0f;
-  params.visible = visible;
-  if (!alibi_slopes_.empty()) bias_.resize(n, kv_n);
+  params.mask = masks_anything(options.mask) ? &options.mask : nullptr;
 
+  // Output only: flash attention, O(n·d) memory. Otherwise the weights are materialised (into
+  // the result, or into scratch for a trace without them).
+  const bool flash = !options.want_weights && !tracing_;
   result_.attention.resize(options.want_weights ? heads * n * kv_n : 0);
-  if (!options.want_weights) scratch_weights_.resize(n, kv_n);
+  if (!flash && !options.want_weights) scratch_weights_.resize(n, kv_n);
   concat_.resize(n, inner);
   Matrix scores_copy, scaled_copy, masked_copy;
   SdpaSnapshots snapshots{&scores_copy, &scaled_copy, &masked_copy};
   for (std::size_t h = 0; h < heads; ++h) {
+    if (!alibi_slopes_.empty()) {
+      params.alibi = true;
+      params.alibi_slope = alibi_slopes_[h];
+    }
+    const MatView context = concat_.view().col_block(h * dk, dk);
+    const ConstMatView q = q_all.col_block(h * dk, dk);
+    const ConstMatView k = k_all.col_block(h * dk, dk);
+    const ConstMatView v = v_all.col_block(h * dk, dk);
+    if (flash) {
+      flash_attention(q, k, v, params, context, flash_);
+      continue;
+    }
     MatView weights = options.want_weights
                           ? MatView(result_.attention.data() + h * n * kv_n, n, kv_n)
                           : scratch_weights_.view();
-    if (!alibi_slopes_.empty()) {
-      alibi_bias(bias_, alibi_slopes_[h]);
-      params.bias = bias_.data();
-    }
-    const MatView context = concat_.view().col_block(h * dk, dk);
-    scaled_dot_product_attention(q_all.col_block(h * dk, dk), k_all.col_block(h * dk, dk),
-                                 v_all.col_block(h * dk, dk), params, weights, context, packed_,
+    scaled_dot_product_attention(q, k, v, params, weights, context, sdpa_,
                                  tracing_ ? &snapshots : nullptr);
     if (tracing_) record_head(h, snapshots, weights, context, options.scale);
   }
@@ -510,8 +516,8 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
          -1, "query", "dimension");
   if (config_.out_proj) {
     result_.output.resize(n, d);
-    matmul(concat_, out_proj_t_, result_.output,
-           config_.bias ? weights_.out_proj_bias.data() : nullptr);
+    matmul_packed(concat_, out_packed_, result_.output,
+                  config_.bias ? weights_.out_proj_bias.data() : nullptr);
     record("output", "Output projection",
            config_.bias ? R"(Y = Z W_O^\top + b_O)" : R"(Y = Z W_O^\top)", result_.output, -1,
            "query", "dimension");

@@ -7,7 +7,9 @@
 #include <span>
 #include <vector>
 
+#include "attention/ops/flash.hpp"
 #include "attention/ops/masks.hpp"
+#include "attention/ops/matmul.hpp"
 #include "attention/ops/positional.hpp"
 #include "attention/ops/sdpa.hpp"
 #include "attention/tensor.hpp"
@@ -18,8 +20,10 @@ namespace attn {
 // Bounds that keep one call inside a browser tab's memory; exceeding one throws attn::Error.
 inline constexpr std::size_t kMaxModelDim = 4096;
 inline constexpr std::size_t kMaxHeads = 256;
-inline constexpr std::size_t kMaxSequence = 65536;                    // n and kv_n
-inline constexpr std::size_t kMaxScoreValues = std::size_t{1} << 26;  // n·kv_n·(heads if kept)
+inline constexpr std::size_t kMaxSequence = 65536;  // n and kv_n
+// n·kv_n·(heads if kept), on the paths that hold the scores: weights or a trace requested. The
+// output-only path (flash_attention) holds O(n·d) and has no such limit.
+inline constexpr std::size_t kMaxScoreValues = std::size_t{1} << 26;
 inline constexpr std::size_t kMaxTraceValues = std::size_t{1} << 22;  // heads·n·kv_n with trace
 
 struct LayerConfig {
@@ -49,7 +53,7 @@ struct ForwardOptions {
   std::size_t kv_n = 0;       // source length (cross-attention only)
   MaskSpec mask;
   bool scale = true;         // divide scores by √d_k
-  bool want_weights = true;  // fill ForwardResult::attention
+  bool want_weights = true;  // fill ForwardResult::attention (else: the flash path, unless traced)
   bool want_trace = false;   // fill ForwardResult::trace
 };
 
@@ -92,7 +96,7 @@ class AttentionLayer {
 
  private:
   void validate_forward(std::span<const float> x, const ForwardOptions& options) const;
-  void prepare_weights();  // the transposed copies the kernels multiply by
+  void prepare_weights();  // the packed copies the kernels multiply by
   ConstMatView add_positional(std::span<const float> x, std::size_t rows, Matrix& with_pe,
                               const char* step_id);
   void record(std::string id, std::string title, std::string equation, ConstMatView data, int head,
@@ -108,18 +112,18 @@ class AttentionLayer {
   // Largest |value| of the W_Q, W_K, W_V blocks of in_proj_weight, of b_Q, b_K, b_V, of
   // out_proj.weight and out_proj.bias: the float32 range check of forward() (float_range.hpp).
   float weight_max_abs_[8] = {};
-  Matrix in_proj_t_;   // [d_model, 3·inner] = in_proj_weightᵀ
-  Matrix out_proj_t_;  // [inner, d_model] = out_proj_weightᵀ
+  PackedMatrix in_q_packed_;   // [d_model, inner] = W_qᵀ, packed
+  PackedMatrix in_kv_packed_;  // [d_model, 2·inner] = [W_k; W_v]ᵀ, packed
+  PackedMatrix out_packed_;    // [inner, d_model] = out_proj_weightᵀ, packed
   std::vector<float> alibi_slopes_;
 
   // Workspace, reused across calls (grows to the largest size seen, never shrinks).
   Matrix input_, source_, positional_;
   Matrix q_proj_, kv_proj_;  // [n, inner] and [kv_n, 2·inner] (or [n, 3·inner] for self)
   Matrix concat_;            // [n, inner]
-  Matrix scratch_weights_;   // [n, kv_n] when the weights are not kept
-  Matrix bias_;              // [n, kv_n] ALiBi
-  std::vector<std::uint8_t> visible_;
-  AlignedVector<float> packed_;
+  Matrix scratch_weights_;   // [n, kv_n] when traced without keeping the weights
+  SdpaWorkspace sdpa_;       // the materialising path's scratch (weights or trace requested)
+  FlashWorkspace flash_;     // the output-only path's scratch
   ForwardResult result_;
   bool tracing_ = false;
 };

@@ -1,17 +1,30 @@
 // Benchmark of the multi-head self-attention forward in Node (npm run bench; see README.md).
 //
-// For each (n, d_model, heads) and mask ('none', 'causal') it times, after a warm-up:
-//   (a) the SIMD wasm module           dist/attention-lens.mjs          weights: true and false
+// For each (n, d_model, heads) and mask ('none', 'causal') it times, in the same run, after a
+// warm-up (median of >= 7 runs):
+//   (a) this project's SIMD wasm module  dist/attention-lens.mjs  weights: true (materialising)
+//                                                                 and weights: false (flash)
 //   (b) the same core built without SIMD build/wasm-nosimd/attention-lens.mjs  weights: true
 //   (c) plain JavaScript written as a tutorial would (Float32Array loops)
-// checks that their outputs agree, and prints a peak probe (independent mul+add chains in wasm
-// simd128) and each result as a share of it. build/wasm-release/peak-probe.mjs (built by
-// scripts/bench.sh) adds a per-kernel breakdown of the SIMD forward when it is present.
+//   (d) TensorFlow.js with its wasm backend (SIMD, one thread): matMul / softmax ops
+//   (e) onnxruntime-web's wasm backend, one thread, weights as graph constants, in two forms:
+//       plain ONNX ops (MatMul, Softmax …) and com.microsoft MultiHeadAttention (onnx-model.mjs)
+// checks that all outputs agree (abs diff < 1e-4, else MISMATCH and exit 1), and prints a peak
+// probe (independent mul+add chains in wasm simd128) and each result as a share of it.
+// build/wasm-release/peak-probe.mjs (built by scripts/bench.sh) adds a per-kernel breakdown.
 //
 // Usage: node tests/bench/bench.mjs [--quick]   (--quick: the three small sizes only)
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import * as ort from 'onnxruntime-web';
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-wasm';
+
+import { attentionModel } from './onnx-model.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const quick = process.argv.includes('--quick');
@@ -26,6 +39,7 @@ const SIZES = [
 ].filter(([n]) => !quick || n <= 128);
 const MASKS = ['none', 'causal'];
 const RUNS = 7; // timed runs (at least; median)
+const ROUNDS = 3; // this module and the peers: timed runs spread over interleaved rounds
 const MIN_TIMED_MS = 50; // small sizes: more timed runs, until this long (at most MAX_RUNS)
 const MAX_RUNS = 201;
 const WARM_MS = 200; // warm-up per configuration and implementation: this long, and >= 2 calls
@@ -49,9 +63,16 @@ const median = (xs) => {
 const flopsOf = (n, d) => 2 * n * d * 3 * d + 2 * n * d * d + 2 * 2 * n * n * d;
 const gflops = (flops, ms) => flops / ms / 1e6;
 
+// A full garbage collection before each measurement, so that one implementation's garbage (the
+// materialising path returns heads·n² weights per call: 32 MiB at n = 1024) is not collected
+// during the next one's timed runs.
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc');
+
 // Warm-up (V8 runs wasm in its baseline tier first and tiers a function up only for later
 // calls), then >= `runs` timed calls; returns { ms (median), runs, warm, last } (last result).
 function measure(fn, runs = RUNS) {
+  collectGarbage();
   let warm = 0;
   let last;
   const t0 = now();
@@ -72,6 +93,7 @@ function measure(fn, runs = RUNS) {
 
 // measure() for the slow baselines (see BASELINE_BUDGET_MS); adds `reduced: true` when it cut runs.
 function measureBaseline(fn) {
+  collectGarbage();
   const t = now();
   let last = fn();
   const once = now() - t;
@@ -173,6 +195,49 @@ function plainAttention(x, n, d, heads, inProjWeight, outProjWeight, causal) {
   return { output, attention };
 }
 
+// ---- (d) TensorFlow.js, wasm backend ----------------------------------------------------------
+
+// W [rows, cols] (PyTorch layout) rows first … first + rows - 1, transposed to [cols, rows].
+function transposedRows(w, rows, cols, first, factor = 1) {
+  const t = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) t[c * rows + r] = w[(first + r) * cols + c] * factor;
+  }
+  return t;
+}
+
+// The same attention as tfjs ops on constant (pre-transposed) weights; the 1/√d_k scale is folded
+// into W_q, causal adds a constant 0 / -inf bias. Returns a function x -> { output }.
+function tfjsAttention(n, d, heads, inProjWeight, outProjWeight, causal) {
+  const dk = d / heads;
+  const wq = tf.tensor2d(transposedRows(inProjWeight, d, d, 0, 1 / Math.sqrt(dk)), [d, d]);
+  const wk = tf.tensor2d(transposedRows(inProjWeight, d, d, d), [d, d]);
+  const wv = tf.tensor2d(transposedRows(inProjWeight, d, d, 2 * d), [d, d]);
+  const wo = tf.tensor2d(transposedRows(outProjWeight, d, d, 0), [d, d]);
+  let bias = null;
+  if (causal) {
+    const b = new Float32Array(n * n);
+    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) b[i * n + j] = -Infinity;
+    bias = tf.tensor2d(b, [n, n]);
+  }
+  const run = (x) => {
+    const y = tf.tidy(() => {
+      const xt = tf.tensor2d(x, [n, d]);
+      const split = (w) => tf.transpose(tf.reshape(tf.matMul(xt, w), [n, heads, dk]), [1, 0, 2]);
+      const q = split(wq), k = split(wk), v = split(wv);
+      let scores = tf.matMul(q, k, false, true); // [h, n, n]
+      if (bias) scores = tf.add(scores, bias);
+      const context = tf.matMul(tf.softmax(scores), v); // [h, n, dk]
+      return tf.matMul(tf.reshape(tf.transpose(context, [1, 0, 2]), [n, d]), wo);
+    });
+    const out = y.dataSync();
+    y.dispose();
+    return { output: out };
+  };
+  run.dispose = () => [wq, wk, wv, wo, bias].forEach((t) => t && t.dispose());
+  return run;
+}
+
 // ---- the peak probe: hand-written wasm, independent f32x4 mul + add chains --------------------
 
 function uleb(value) {
@@ -259,13 +324,28 @@ const probe = await loadProbe();
 if (simdLens.simd !== 'wasm') throw new Error(`dist/attention-lens.mjs reports simd '${simdLens.simd}', expected 'wasm'`);
 if (scalarLens.simd !== 'scalar') throw new Error(`the no-SIMD build reports simd '${scalarLens.simd}', expected 'scalar'`);
 
+// The peers: one thread each (the core is single-threaded too), SIMD builds.
+ort.env.wasm.numThreads = 1;
+ort.env.wasm.proxy = false;
+ort.env.logLevel = 'error';
+tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
+if (!(await tf.setBackend('wasm'))) throw new Error('tfjs: the wasm backend did not initialise');
+await tf.ready();
+const ortVersion = ort.env.versions?.web ?? '?';
+
 log(`# Attention Lens forward benchmark (Node ${process.version}, ${process.arch})`);
 log();
-log('Multi-head self-attention, no biases, positional: none. Times: ms per forward() call, the');
-log(`median of timed runs after a warm-up (calls for ${WARM_MS} ms, at least 2, per configuration and`);
-log('implementation), including the JS API (argument checks, copying x in and output/attention out).');
-log('GFLOP/s counts 2·n·d·3d + 2·n·d·d + 4·n²·d; causal rows count the same full flops');
-log('(the core computes every score, then masks).');
+log('Multi-head self-attention, no biases, positional: none. Times: ms per forward call, the median of');
+log(`>= ${RUNS} timed runs after a warm-up (calls for ${WARM_MS} ms, at least 2, per configuration and implementation;`);
+log(`this module and the peers: runs spread over ${ROUNDS} interleaved rounds, so a burst of load from elsewhere`);
+log('hits all of them alike),');
+log('including each API\'s own overhead (for this module: argument checks, copying x in and the output —');
+log('and with weights: true the heads·n² attention weights — out).');
+log('GFLOP/s counts 2·n·d·3d + 2·n·d·d + 4·n²·d for every implementation and mask: causal rows count the');
+log('full flops, so they are effective rates (this module skips the masked half; the peers compute it).');
+log(`Peers, all single-threaded SIMD wasm: TensorFlow.js ${tf.version_core} (tfjs-backend-wasm), onnxruntime-web ${ortVersion}`);
+log('(wasm backend, numThreads = 1, weights as graph constants; "ORT ops" = MatMul/Softmax graph, "ORT MHA" =');
+log('com.microsoft MultiHeadAttention between the projection MatMuls).');
 log();
 
 // Peak probe.
@@ -303,12 +383,80 @@ if (probe) {
   log();
 }
 
+// Implementations in table order: [key, column title].
+const IMPLS = [
+  ['flash', 'wasm output-only'],
+  ['simd', 'wasm weights'],
+  ['scalar', 'no-SIMD wasm'],
+  ['plain', 'plain JS'],
+  ['tfjs', 'tfjs-wasm'],
+  ['ortOps', 'ORT ops'],
+  ['ortMha', 'ORT MHA'],
+];
+const PEERS = ['tfjs', 'ortOps', 'ortMha'];
+
+// An onnxruntime-web session of the given model kind: { run: async x -> { output }, release }
+// or { error } if the runtime rejects the model.
+async function ortSession(kind, n, d, heads, inProjWeight, outProjWeight, causal, x) {
+  let session;
+  try {
+    const bytes = attentionModel({ kind, n, d, heads, inProjWeight, outProjWeight, causal });
+    session = await ort.InferenceSession.create(bytes, {
+      executionProviders: ['wasm'],
+      graphOptimizationLevel: 'all',
+    });
+  } catch (e) {
+    return { error: String(e.message ?? e).split('\n')[0] };
+  }
+  const feeds = { x: new ort.Tensor('float32', x, [1, n, d]) };
+  return {
+    run: async () => ({ output: (await session.run(feeds)).y.data }),
+    release: () => session.release(),
+  };
+}
+
+// Times several implementations in ROUNDS interleaved rounds (a, b, c, a, b, c, …), each call
+// timed on its own, and returns per key the median of all its timed calls (>= RUNS in all): a
+// burst of load from elsewhere on the machine then lands in one round of every implementation
+// instead of in all the runs of one. First round: warm-up for WARM_MS (>= 2 calls) per
+// implementation; later rounds: one untimed call. A full GC before each implementation's turn.
+// impls: [[key, fn, isAsync]]; returns { key: { ms, runs, last } }.
+async function measureRounds(impls) {
+  const times = Object.fromEntries(impls.map(([key]) => [key, []]));
+  const last = {};
+  const perRound = Math.ceil(RUNS / ROUNDS);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [key, fn, isAsync] of impls) {
+      const call = isAsync ? fn : async () => fn();
+      collectGarbage();
+      const t0 = now();
+      for (let warm = 0; round === 0 ? warm < 2 || now() - t0 < WARM_MS : warm < 1; warm++) {
+        last[key] = isAsync ? await call() : fn();
+      }
+      const own = [];
+      const t1 = now();
+      while (own.length < perRound ||
+        (now() - t1 < MIN_TIMED_MS / ROUNDS && own.length < MAX_RUNS / ROUNDS)) {
+        const t = now();
+        last[key] = isAsync ? await call() : fn();
+        own.push(now() - t);
+      }
+      times[key].push(...own);
+    }
+  }
+  return Object.fromEntries(impls.map(([key]) =>
+    [key, { ms: median(times[key]), runs: times[key].length, last: last[key] }]));
+}
+
 const rows = [];
 const breakdown = [];
 let failures = 0;
 let reducedRuns = false;
 
-for (const [n, d, heads] of SIZES) {
+// One size, both masks: measures every implementation, cross-checks, logs; returns the rows and
+// the breakdown entries.
+async function runSize(n, d, heads, masks = MASKS) {
+  const out = { rows: [], breakdown: [] };
   const x = uniform(n * d, n + d, 1);
   const bound = Math.sqrt(6 / (4 * d)); // Xavier-uniform for in_proj [3d, d]
   const inProjWeight = uniform(3 * d * d, 7 + d, bound);
@@ -319,103 +467,161 @@ for (const [n, d, heads] of SIZES) {
   for (const layer of [simdLayer, scalarLayer]) layer.setWeights({ inProjWeight, outProjWeight });
   const flops = flopsOf(n, d);
 
-  for (const mask of MASKS) {
+  for (const mask of masks) {
     const causal = mask === 'causal';
-    const simd = measure(() => simdLayer.forward(x, { n, mask, weights: true }));
-    const simdOut = measure(() => simdLayer.forward(x, { n, mask, weights: false }));
-    const scalar = measureBaseline(() => scalarLayer.forward(x, { n, mask, weights: true }));
-    const plain = measureBaseline(() => plainAttention(x, n, d, heads, inProjWeight, outProjWeight, causal));
-    if (scalar.reduced || plain.reduced) reducedRuns = true;
-    const plainLast = plain.last;
+    const tfRun = tfjsAttention(n, d, heads, inProjWeight, outProjWeight, causal);
+    const ortOps = await ortSession('matmul', n, d, heads, inProjWeight, outProjWeight, causal, x);
+    const ortMha = await ortSession('mha', n, d, heads, inProjWeight, outProjWeight, causal, x);
+    const m = await measureRounds([
+      ['flash', () => simdLayer.forward(x, { n, mask, weights: false }), false],
+      ['simd', () => simdLayer.forward(x, { n, mask, weights: true }), false],
+      ['tfjs', () => tfRun(x), false],
+      ...[['ortOps', ortOps], ['ortMha', ortMha]].filter(([, o]) => !o.error).map(([k, o]) => [k, o.run, true]),
+    ]);
+    for (const [key, o] of [['ortOps', ortOps], ['ortMha', ortMha]]) {
+      if (o.error) m[key] = { error: o.error };
+      else await o.release();
+    }
+    tfRun.dispose();
+    m.scalar = measureBaseline(() => scalarLayer.forward(x, { n, mask, weights: true }));
+    m.plain = measureBaseline(() => plainAttention(x, n, d, heads, inProjWeight, outProjWeight, causal));
+    out.reduced ||= m.scalar.reduced || m.plain.reduced;
 
-    // Cross-check: outputs (and attention weights) of every implementation agree.
-    const diffs = {
-      simd: maxAbsDiff(simd.last.output, plainLast.output),
-      simdOutputOnly: maxAbsDiff(simdOut.last.output, plainLast.output),
-      scalar: maxAbsDiff(scalar.last.output, plainLast.output),
-      simdVsScalar: maxAbsDiff(simd.last.output, scalar.last.output),
-      attention: Math.max(maxAbsDiff(simd.last.attention, plainLast.attention),
-        maxAbsDiff(scalar.last.attention, plainLast.attention)),
-    };
+    // Cross-check: every output against plain JS, the two wasm builds' weights too.
+    const reference = m.plain.last.output;
+    const diffs = {};
+    for (const [key] of IMPLS) {
+      if (key !== 'plain' && !m[key].error) diffs[key] = maxAbsDiff(m[key].last.output, reference);
+    }
+    diffs.attention = Math.max(maxAbsDiff(m.simd.last.attention, m.plain.last.attention),
+      maxAbsDiff(m.scalar.last.attention, m.plain.last.attention));
     const worst = Math.max(...Object.values(diffs));
     const ok = worst < TOLERANCE;
-    if (!ok) failures++;
 
     // Per-kernel breakdown of the SIMD forward (same sizes, the core's ops called directly).
     let kernels = null;
     if (probe) {
       probe._probe_setup(n, d, heads, causal ? 1 : 0);
-      const vis = measure(() => probe._probe_visibility());
-      const proj = measure(() => probe._probe_projections());
-      const attn = measure(() => probe._probe_attention());
-      const out = measure(() => probe._probe_out_projection());
-      kernels = { vis: vis.ms, proj: proj.ms, attn: attn.ms, out: out.ms };
-      breakdown.push({ n, d, heads, mask, kernels, total: simd.ms });
+      kernels = {
+        proj: measure(() => probe._probe_projections()).ms,
+        attn: measure(() => probe._probe_attention()).ms,
+        flash: measure(() => probe._probe_flash()).ms,
+        out: measure(() => probe._probe_out_projection()).ms,
+      };
+      out.breakdown.push({ n, d, heads, mask, kernels, total: m.simd.ms, totalFlash: m.flash.ms });
     }
 
-    rows.push({ n, d, heads, mask, flops, simd, simdOut, scalar, plain, diffs, ok });
-    const status = ok ? 'ok' : 'MISMATCH';
-    log(`n=${n} d=${d} h=${heads} ${mask}: simd ${fmtMs(simd.ms)} ms, output-only ${fmtMs(simdOut.ms)} ms, ` +
-      `no-simd ${fmtMs(scalar.ms)} ms (${scalar.runs} runs), plain JS ${fmtMs(plain.ms)} ms (${plain.runs} runs); ` +
-      `max |diff| vs plain JS: simd ${diffs.simd.toExponential(1)}, output-only ` +
-      `${diffs.simdOutputOnly.toExponential(1)}, no-simd ${diffs.scalar.toExponential(1)}, ` +
-      `attention ${diffs.attention.toExponential(1)} [${status}]`);
+    out.rows.push({ n, d, heads, mask, flops, m, diffs, ok });
+    const cells = IMPLS.map(([key, title]) => `${title} ${m[key].error ? 'n/a' : `${fmtMs(m[key].ms)} ms`}`);
+    log(`n=${n} d=${d} h=${heads} ${mask}: ${cells.join(', ')}; max |diff| vs plain JS ` +
+      `${worst.toExponential(1)} [${ok ? 'ok' : 'MISMATCH'}]` +
+      PEERS.filter((k) => m[k].error).map((k) => `; ${k}: ${m[k].error}`).join(''));
   }
   simdLayer.dispose();
   scalarLayer.dispose();
+  return out;
 }
 
+// A warm-up size first (not reported): V8 compiles each module's functions in its baseline tier
+// and tiers them up in the background, which the first measured size would otherwise pay for.
+log('Warm-up (not reported): n=64 d=128 h=4, both masks …');
+await runSize(64, 128, 4);
 log();
-log(`## Results (wasm simd128 peak ${fmtG(peak)} GFLOP/s)`);
+for (const [n, d, heads] of SIZES) {
+  const out = await runSize(n, d, heads);
+  rows.push(...out.rows);
+  breakdown.push(...out.breakdown);
+  reducedRuns ||= out.reduced;
+  failures += out.rows.filter((r) => !r.ok).length;
+}
+
+const fastestPeer = (r) => PEERS.filter((k) => !r.m[k].error)
+  .reduce((a, k) => (!a || r.m[k].ms < r.m[a].ms ? k : a), null);
+const title = Object.fromEntries(IMPLS);
+const cell = (r, key) => (r.m[key].error ? 'n/a' : `${fmtMs(r.m[key].ms)}${runsNote(r.m[key])}`);
+
 log();
-log('| n | d_model | heads | mask | simd ms | simd GFLOP/s | % peak | no-simd ms | plain JS ms | simd vs plain JS | output-only ms | max abs diff |');
-log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+log(`## Results: ms per call (wasm simd128 peak ${fmtG(peak)} GFLOP/s)`);
+log();
+log(`| n | d_model | heads | mask | ${IMPLS.map(([, t]) => t).join(' | ')} | fastest peer | output-only vs fastest peer | weights vs fastest peer | max abs diff |`);
+log(`|---:|---:|---:|---|${IMPLS.map(() => '---:|').join('')}---|---:|---:|---:|`);
 for (const r of rows) {
-  const g = gflops(r.flops, r.simd.ms);
+  const f = fastestPeer(r);
   const worst = Math.max(...Object.values(r.diffs));
-  log(`| ${r.n} | ${r.d} | ${r.heads} | ${r.mask} | ${fmtMs(r.simd.ms)} | ${fmtG(g)} | ${fmtPct(g / peak)} | ` +
-    `${fmtMs(r.scalar.ms)}${runsNote(r.scalar)} | ${fmtMs(r.plain.ms)}${runsNote(r.plain)} | ` +
-    `${(r.plain.ms / r.simd.ms).toFixed(1)}× | ${fmtMs(r.simdOut.ms)} | ${worst.toExponential(1)} |`);
+  log(`| ${r.n} | ${r.d} | ${r.heads} | ${r.mask} | ${IMPLS.map(([k]) => cell(r, k)).join(' | ')} | ` +
+    `${f ? title[f] : 'n/a'} | ${f ? `${(r.m[f].ms / r.m.flash.ms).toFixed(2)}×` : 'n/a'} | ` +
+    `${f ? `${(r.m[f].ms / r.m.simd.ms).toFixed(2)}×` : 'n/a'} | ${worst.toExponential(1)} |`);
 }
 log();
-log(`Every time is the median of at least ${RUNS} timed runs (more, up to ${MAX_RUNS}, for calls that take`);
-log(`under ${MIN_TIMED_MS} ms in all), except where marked "(k runs)": the no-simd and`);
-log(`plain JS baselines get fewer runs (at least 2; the first call counts, since the smaller sizes`);
-log(`already warmed their code) where warm-up + ${RUNS} runs would take over ${BASELINE_BUDGET_MS / 1000} s.` +
-  (reducedRuns ? '' : ' (Not needed in this run.)'));
-log('Speed-ups and % peak use the simd (weights: true) column. GFLOP/s of the other columns:');
+log(`Every time is the median of at least ${RUNS} timed runs (this module and the peers: ${ROUNDS} interleaved rounds`);
+log(`of >= ${Math.ceil(RUNS / ROUNDS)}, more for calls that take under ${MIN_TIMED_MS} ms in all, up to ${MAX_RUNS}), except where marked`);
+log('"(k runs)": the no-SIMD and plain JS baselines');
+log('get fewer runs (at least 2; the first call counts, since the smaller sizes already warmed their code)');
+log(`where warm-up + ${RUNS} runs would take over ${BASELINE_BUDGET_MS / 1000} s.` +
+  (reducedRuns ? '' : ' (Not needed in this run.)') + ' "max abs diff": the largest');
+log('difference of any output (and of both wasm builds\' attention weights) from plain JS.');
 log();
-log('| n | d_model | heads | mask | output-only GFLOP/s | no-simd GFLOP/s | plain JS GFLOP/s | simd vs no-simd |');
-log('|---:|---:|---:|---|---:|---:|---:|---:|');
+log('GFLOP/s (% of peak) of the same runs:');
+log();
+log(`| n | d_model | heads | mask | ${IMPLS.map(([, t]) => t).join(' | ')} |`);
+log(`|---:|---:|---:|---|${IMPLS.map(() => '---:|').join('')}`);
 for (const r of rows) {
-  log(`| ${r.n} | ${r.d} | ${r.heads} | ${r.mask} | ${fmtG(gflops(r.flops, r.simdOut.ms))} | ` +
-    `${fmtG(gflops(r.flops, r.scalar.ms))} | ${fmtG(gflops(r.flops, r.plain.ms))} | ` +
-    `${(r.scalar.ms / r.simd.ms).toFixed(1)}× |`);
+  const g = (k) => {
+    if (r.m[k].error) return 'n/a';
+    const v = gflops(r.flops, r.m[k].ms);
+    return `${fmtG(v)} (${fmtPct(v / peak)})`;
+  };
+  log(`| ${r.n} | ${r.d} | ${r.heads} | ${r.mask} | ${IMPLS.map(([k]) => g(k)).join(' | ')} |`);
 }
 
 if (breakdown.length) {
   log();
   log('## Where the SIMD time goes (build/wasm-release/peak-probe.mjs: the core\'s ops called directly, same sizes)');
   log();
-  log('proj = X·W_inᵀ (Q, K, V in one matmul), attention = all heads\' scores + scale + mask + softmax + A·V,');
-  log('out = concat·W_Oᵀ, mask grid = the n·n causal visibility bytes forward() rebuilds on every call;');
-  log('rest = forward(weights: true) minus those: the JS API (argument checks, copying x in, the output');
-log('and the heads·n² attention weights out), workspace set-up; separate measurements, so small');
-log('values are noise. Output-only forward() = simd ms minus roughly the weights copy.');
+  log('proj = X·W_inᵀ (Q, K, V), attention = all heads\' materialising path (Q·Kᵀ, fused scale + mask +');
+  log('softmax, A·V, masked key blocks skipped), flash = all heads\' flash_attention (the output-only path),');
+  log('out = concat·W_Oᵀ; rest = forward() minus proj + (attention or flash) + out: the JS API, copies in and');
+  log('out (with weights: the heads·n² weights), workspace set-up. Attention and flash GFLOP/s count the full');
+  log('4·n²·d (effective rates for causal).');
   log();
-  log('| n | d_model | heads | mask | proj ms | proj GFLOP/s (% peak) | attention ms | attention GFLOP/s (% peak) | out ms | out GFLOP/s (% peak) | mask grid ms | rest ms |');
-  log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  log('| n | d_model | heads | mask | proj ms | proj GFLOP/s (% peak) | attention ms | attention GFLOP/s (% peak) | flash ms | flash GFLOP/s (% peak) | out ms | out GFLOP/s (% peak) | rest (weights) ms | rest (output-only) ms |');
+  log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const b of breakdown) {
     const { n, d, kernels: k } = b;
     const pg = gflops(2 * n * d * 3 * d, k.proj);
     const ag = gflops(4 * n * n * d, k.attn);
+    const fg = gflops(4 * n * n * d, k.flash);
     const og = gflops(2 * n * d * d, k.out);
-    const sum = k.vis + k.proj + k.attn + k.out;
     log(`| ${n} | ${d} | ${b.heads} | ${b.mask} | ${fmtMs(k.proj)} | ${fmtG(pg)} (${fmtPct(pg / peak)}) | ` +
-      `${fmtMs(k.attn)} | ${fmtG(ag)} (${fmtPct(ag / peak)}) | ${fmtMs(k.out)} | ${fmtG(og)} (${fmtPct(og / peak)}) | ` +
-      `${fmtMs(k.vis)} | ${fmtMs(b.total - sum)} |`);
+      `${fmtMs(k.attn)} | ${fmtG(ag)} (${fmtPct(ag / peak)}) | ${fmtMs(k.flash)} | ${fmtG(fg)} (${fmtPct(fg / peak)}) | ` +
+      `${fmtMs(k.out)} | ${fmtG(og)} (${fmtPct(og / peak)}) | ${fmtMs(b.total - k.proj - k.attn - k.out)} | ` +
+      `${fmtMs(b.totalFlash - k.proj - k.flash - k.out)} |`);
   }
 }
+
+// The speed issue's targets, checked on this run's numbers (informative: only MISMATCH fails).
+log();
+log('## Targets (this run)');
+log();
+const verdict = (ok) => (ok ? 'met' : 'MISSED');
+const ratio = (r, key) => { const f = fastestPeer(r); return f ? r.m[f].ms / r.m[key].ms : Infinity; };
+const all = rows.map((r) => ratio(r, 'flash'));
+log(`- wasm (output-only) >= fastest peer at every size: ${verdict(all.every((v) => v >= 1))} ` +
+  `(ratios ${all.map((v) => `${v.toFixed(2)}×`).join(', ')})`);
+const allW = rows.map((r) => ratio(r, 'simd'));
+log(`- wasm (weights: true, returning n²·heads more numbers) >= fastest peer: ${verdict(allW.every((v) => v >= 1))} ` +
+  `(ratios ${allW.map((v) => `${v.toFixed(2)}×`).join(', ')})`);
+const small = rows.filter((r) => r.n === 16).map((r) => ratio(r, 'flash'));
+if (small.length) log(`- (16, 64, 4) >= 1.5× the fastest peer: ${verdict(small.every((v) => v >= 1.5))} (${small.map((v) => `${v.toFixed(2)}×`).join(', ')})`);
+const causalBig = rows.filter((r) => r.n >= 512 && r.mask === 'causal').map((r) => ratio(r, 'flash'));
+if (causalBig.length) log(`- causal, n >= 512: >= 1.3× the fastest peer: ${verdict(causalBig.every((v) => v >= 1.3))} (${causalBig.map((v) => `${v.toFixed(2)}×`).join(', ')})`);
+if (breakdown.length) {
+  const projPct = breakdown.map((b) => gflops(2 * b.n * b.d * 3 * b.d, b.kernels.proj) / peak);
+  log(`- projection matmuls >= 75% of peak: ${verdict(projPct.every((v) => v >= 0.75))} (${projPct.map(fmtPct).join(', ')})`);
+}
+const big = rows.filter((r) => r.n === 1024);
+if (big.length) log(`- n = 1024: output-only faster than materialising: ${verdict(big.every((r) => r.m.flash.ms < r.m.simd.ms))} ` +
+  `(${big.map((r) => `${r.mask} ${fmtMs(r.m.flash.ms)} vs ${fmtMs(r.m.simd.ms)} ms`).join(', ')})`);
 
 log();
 log(`bench.mjs finished in ${((now() - started) / 1000).toFixed(1)} s`);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attention/ops/exp.hpp"
+#include "attention/ops/flash.hpp"
 #include "attention/ops/masks.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/sdpa.hpp"
@@ -56,10 +57,11 @@ float fma_chains(int iters) {
 
 struct Problem {
   std::size_t n = 0, d = 0, heads = 0;
-  attn::Matrix x, w_in_t, w_out_t, qkv, concat, weights, output;
-  bool causal = false;
-  std::vector<std::uint8_t> visible;  // empty: no mask
-  attn::AlignedVector<float> packed;
+  attn::Matrix x, qkv, concat, weights, output;
+  attn::PackedMatrix w_in, w_out;  // W_inᵀ [d, 3d] and W_Oᵀ [d, d], packed once (as the layer)
+  attn::MaskSpec mask;
+  attn::SdpaWorkspace sdpa;
+  attn::FlashWorkspace flash;
 };
 Problem problem;
 
@@ -70,6 +72,13 @@ void fill(attn::Matrix& m, std::uint32_t seed, float scale) {
     state = state * 1664525u + 1013904223u;
     m.data()[i] = scale * (float(state >> 8) / float(1u << 24) * 2.0f - 1.0f);
   }
+}
+
+attn::LogitParams logit_params() {
+  attn::LogitParams params;
+  params.scale = float(1.0 / std::sqrt(double(problem.d / problem.heads)));
+  params.mask = attn::masks_anything(problem.mask) ? &problem.mask : nullptr;
+  return params;
 }
 
 }  // namespace
@@ -111,53 +120,54 @@ PROBE_EXPORT void probe_setup(int n, int d, int heads, int causal) {
   p.d = std::size_t(d);
   p.heads = std::size_t(heads);
   p.x.resize(p.n, p.d);
-  p.w_in_t.resize(p.d, 3 * p.d);
-  p.w_out_t.resize(p.d, p.d);
   p.qkv.resize(p.n, 3 * p.d);
   p.concat.resize(p.n, p.d);
   p.weights.resize(p.n, p.n);
   p.output.resize(p.n, p.d);
   fill(p.x, 1, 1.0f);
-  const float bound = std::sqrt(6.0f / float(4 * p.d));
-  fill(p.w_in_t, 2, bound);
-  fill(p.w_out_t, 3, 1.0f / std::sqrt(float(p.d)));
-  p.causal = causal != 0;
-  p.visible.clear();
-  probe_visibility();
+  attn::Matrix w_in(p.d, 3 * p.d), w_out(p.d, p.d);
+  fill(w_in, 2, std::sqrt(6.0f / float(4 * p.d)));
+  fill(w_out, 3, 1.0f / std::sqrt(float(p.d)));
+  attn::pack_matrix(w_in, p.w_in);
+  attn::pack_matrix(w_out, p.w_out);
+  p.mask = attn::MaskSpec{};
+  p.mask.kind = causal ? attn::MaskKind::Causal : attn::MaskKind::None;
   probe_projections();  // so attention and the output projection see real Q, K, V
   probe_attention();
 }
 
-PROBE_EXPORT void probe_visibility() {
-  Problem& p = problem;
-  if (!p.causal) return;
-  attn::MaskSpec spec;
-  spec.kind = attn::MaskKind::Causal;
-  attn::build_visibility(spec, p.n, p.n, p.visible);
-}
-
 PROBE_EXPORT void probe_projections() {
   Problem& p = problem;
-  attn::matmul(p.x, p.w_in_t, p.qkv);
+  attn::matmul_packed(p.x, p.w_in, p.qkv);
 }
 
 PROBE_EXPORT void probe_attention() {
   Problem& p = problem;
   const std::size_t dk = p.d / p.heads;
-  attn::SdpaParams params;
-  params.scale = float(1.0 / std::sqrt(double(dk)));
-  params.visible = p.visible.empty() ? nullptr : p.visible.data();
+  const attn::LogitParams params = logit_params();
   const attn::MatView all = p.qkv.view();
   for (std::size_t h = 0; h < p.heads; ++h) {
     attn::scaled_dot_product_attention(all.col_block(h * dk, dk), all.col_block(p.d + h * dk, dk),
                                        all.col_block(2 * p.d + h * dk, dk), params, p.weights,
-                                       p.concat.view().col_block(h * dk, dk), p.packed);
+                                       p.concat.view().col_block(h * dk, dk), p.sdpa);
+  }
+}
+
+PROBE_EXPORT void probe_flash() {
+  Problem& p = problem;
+  const std::size_t dk = p.d / p.heads;
+  const attn::LogitParams params = logit_params();
+  const attn::MatView all = p.qkv.view();
+  for (std::size_t h = 0; h < p.heads; ++h) {
+    attn::flash_attention(all.col_block(h * dk, dk), all.col_block(p.d + h * dk, dk),
+                          all.col_block(2 * p.d + h * dk, dk), params,
+                          p.concat.view().col_block(h * dk, dk), p.flash);
   }
 }
 
 PROBE_EXPORT void probe_out_projection() {
   Problem& p = problem;
-  attn::matmul(p.concat, p.w_out_t, p.output);
+  attn::matmul_packed(p.concat, p.w_out, p.output);
 }
 
 PROBE_EXPORT float probe_exp(float value, int count) {

@@ -4,13 +4,12 @@
 //
 //   probe_peak(chains, iters): `chains` independent xsimd::fma chains, `iters` steps each
 //     (on wasm xsimd::fma is a mul + add, on AVX-512 one vfmadd). Flops = chains·iters·2·width.
-//   probe_setup(n, d, heads, causal): allocates X, the transposed weights and the workspace of
+//   probe_setup(n, d, heads, causal): allocates X, the packed weights and the workspace of
 //     one forward the way AttentionLayer lays them out (self-attention, no biases).
-//   probe_visibility():    the n·n causal visibility grid AttentionLayer::forward builds on
-//                          every call (nothing without a mask)
 //   probe_projections():   QKV = X · W_inᵀ              (2·n·d·3d flops)
-//   probe_attention():     every head's scaled_dot_product_attention (scores, scale, mask,
-//                          softmax, A·V; 2·2·n·n·d flops counted)
+//   probe_attention():     every head's scaled_dot_product_attention, the materialising path
+//                          (scores, fused scale + mask + softmax, A·V; 2·2·n·n·d flops counted)
+//   probe_flash():         every head's flash_attention, the output-only path (same flops)
 //   probe_out_projection(): Y = concat · W_Oᵀ            (2·n·d·d flops)
 //   probe_exp(value, count): attn::exp_values over `count` copies of `value` (in place; the
 //     buffer is refilled first). Masked scores reach the softmax's exp as -inf, so comparing
@@ -24,9 +23,9 @@ extern "C" {
 float probe_peak(int chains, int iters);
 int probe_width();  // floats per SIMD register (1 without SIMD)
 void probe_setup(int n, int d, int heads, int causal);
-void probe_visibility();
 void probe_projections();
 void probe_attention();
+void probe_flash();
 void probe_out_projection();
 float probe_exp(float value, int count);
 const float* probe_output();

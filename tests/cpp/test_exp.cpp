@@ -7,6 +7,7 @@
 
 #include "attention/ops/exp.hpp"
 #include "attention/ops/simd.hpp"
+#include "attention/ops/softmax.hpp"
 
 TEST_CASE("exp_values is within 1e-6 relative error of exp in double", "[exp]") {
   // A dense sweep of every input where e^x is a normal float.
@@ -52,4 +53,39 @@ TEST_CASE("exp_values handles every length and misaligned starts", "[exp]") {
       }
     }
   }
+}
+
+TEST_CASE("the softmax's exp (exp_shifted_sum) is within 1e-6 relative error for x <= 0", "[exp]") {
+  std::vector<float> x;
+  for (double v = -87.3; v <= 0.0; v += 0.000731) x.push_back(static_cast<float>(v));
+  x.push_back(-0.0f);
+  x.push_back(0.0f);
+  x.push_back(-1e-8f);
+  const std::vector<float> in = x;
+  double want_sum = 0.0;
+  for (float v : in) want_sum += std::exp(double(v));
+  const float sum = attn::exp_shifted_sum(x.data(), x.size(), 0.0f);
+  double worst = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(static_cast<double>(in[i]));
+    worst = std::max(worst, std::abs(x[i] - want) / want);
+  }
+  INFO("largest relative error " << worst);
+  REQUIRE(worst <= 1e-6);
+  REQUIRE(std::abs(sum - want_sum) <= 1e-5 * want_sum);
+}
+
+TEST_CASE("the softmax's exp gives exactly 0 for -inf and below -87.7", "[exp]") {
+  std::vector<float> x = {
+      -std::numeric_limits<float>::infinity(), -1e4f, -200.0f, -88.0f, -87.7f, 0.0f,
+      -std::numeric_limits<float>::infinity()};
+  const float sum = attn::exp_shifted_sum(x.data(), x.size(), 0.0f);
+  REQUIRE(sum == 1.0f);
+  for (std::size_t i = 0; i < x.size(); ++i) REQUIRE(x[i] == (i == 5 ? 1.0f : 0.0f));
+  // Shifted: e^{x - 1e4} for x = 1e4 is 1, the rest vanish.
+  std::vector<float> big = {1e4f, -1e4f, 9990.0f};
+  attn::exp_shifted_sum(big.data(), big.size(), 1e4f);
+  REQUIRE(big[0] == 1.0f);
+  REQUIRE(big[1] == 0.0f);
+  REQUIRE(std::abs(big[2] - std::exp(-10.0)) <= 1e-6 * std::exp(-10.0));
 }

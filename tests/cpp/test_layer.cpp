@@ -85,7 +85,58 @@ TEST_CASE("forward equals the scalar reference across masks, biases and cross-at
                               " n=" + std::to_string(c.n) + " mask " + attn::mask_kind_name(c.mask);
     require_close(values(got.output), want.output, 1e-5, 1e-4, label + " output");
     require_close(got.attention, want.attention, 1e-6, 1e-4, label + " attention");
+    options.want_weights = false;  // the flash path
+    const auto& output_only = layer.forward(x, options);
+    REQUIRE(output_only.attention.empty());
+    require_close(values(output_only.output), want.output, 1e-5, 1e-4, label + " output-only");
   }
+}
+
+TEST_CASE(
+    "output-only (flash) forward matches the reference with RoPE, ALiBi, cells and a "
+    "fully masked query",
+    "[layer]") {
+  for (auto positional : {attn::PositionalKind::Rope, attn::PositionalKind::Alibi,
+                          attn::PositionalKind::Sinusoidal}) {
+    attn::AttentionLayer layer(config_of(32, 4, true, positional));
+    const std::size_t n = 70;  // three query blocks, two key tiles
+    const auto x = random_floats(n * 32, 17);
+    auto options = self_options(n);
+    options.mask.kind = attn::MaskKind::PrefixLM;
+    options.mask.prefix = 40;
+    options.mask.cells.assign(n * n, 0);
+    for (std::size_t j = 0; j < n; ++j) options.mask.cells[5 * n + j] = 1;  // query 5: nothing
+    options.mask.cells[9 * n + 2] = 1;
+    options.want_weights = false;
+    const auto& got = layer.forward(x, options);
+    if (positional == attn::PositionalKind::Alibi) {  // the reference has no RoPE, no PE table
+      const auto want = reference_forward(layer, x, options);
+      require_close(values(got.output), want.output, 1e-5, 1e-4, "output-only vs reference");
+    }
+    const std::vector<float> flash = values(got.output);
+    options.want_weights = true;
+    const auto& with_weights = layer.forward(x, options);
+    require_close(flash, values(with_weights.output), 1e-5, 1e-4, "output-only vs weights");
+    for (std::size_t c = 0; c < 32; ++c) {  // the hidden query's output is out_proj.bias
+      REQUIRE(std::abs(flash[5 * 32 + c] - layer.weights().out_proj_bias[c]) <= 1e-6f);
+    }
+  }
+}
+
+TEST_CASE("the per-head score limit applies only to paths that hold the scores", "[layer]") {
+  attn::AttentionLayer layer(config_of(2, 1));
+  const std::size_t n = 8200;  // n·n = 67 240 000 > kMaxScoreValues = 2^26
+  const auto x = random_floats(n * 2, 3);
+  auto options = self_options(n);
+  options.mask.kind = attn::MaskKind::SlidingWindow;  // few key tiles per query block: quick
+  options.mask.window = 2;
+  REQUIRE_THROWS_WITH(layer.forward(x, options), ContainsSubstring("attention scores per head"));
+  options.want_weights = false;
+  const auto& r = layer.forward(x, options);
+  REQUIRE(r.output.rows() == n);
+  REQUIRE(r.attention.empty());
+  options.want_trace = true;
+  REQUIRE_THROWS_WITH(layer.forward(x, options), ContainsSubstring("attention scores per head"));
 }
 
 TEST_CASE("ALiBi and explicit cell masks match the reference", "[layer]") {
@@ -193,7 +244,7 @@ TEST_CASE("a causal output row does not change when later tokens change", "[laye
   }
 }
 
-TEST_CASE("the output-only path gives the same output", "[layer]") {
+TEST_CASE("the output-only (flash) path gives the same output to float rounding", "[layer]") {
   attn::AttentionLayer layer(config_of(32, 4));
   const auto x = random_floats(12 * 32, 31);
   auto options = self_options(12);
@@ -202,9 +253,7 @@ TEST_CASE("the output-only path gives the same output", "[layer]") {
   options.want_weights = false;
   const auto& without = layer.forward(x, options);
   REQUIRE(without.attention.empty());
-  for (std::size_t i = 0; i < with.output.size(); ++i) {
-    REQUIRE(without.output.data()[i] == with.output.data()[i]);
-  }
+  require_close(values(without.output), values(with.output), 1e-6, 1e-5, "flash vs weights");
 }
 
 TEST_CASE("the trace holds every step, in order, consistent with the result", "[layer]") {

@@ -19,7 +19,10 @@ void exp_values(const float* x, float* out, std::size_t count) {
     for (std::size_t j = i; j < count; ++j) out[j] = tail[j - i];
   }
 #else
-  for (std::size_t i = 0; i < count; ++i) out[i] = std::exp(x[i]);
+  // The same contract as exp_batch: exactly 0 where e^x would be subnormal.
+  for (std::size_t i = 0; i < count; ++i) {
+    out[i] = x[i] < -87.3365478515625f ? 0.0f : std::exp(x[i]);
+  }
 #endif
 }
 

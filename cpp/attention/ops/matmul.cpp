@@ -1,73 +1,206 @@
-// Register-tiled matrix product (xsimd), with scalar tails; see matmul.hpp.
+// Packed, cache-blocked, register-tiled matrix product (xsimd), see matmul.hpp.
 #include "attention/ops/matmul.hpp"
 
-#include "attention/ops/simd.hpp"
-#include "attention/reference.hpp"
+#include <algorithm>
+#include <cassert>
 
 namespace attn {
 
-#if ATTN_SIMD
 namespace {
 
+constexpr std::size_t NR = kPanelWidth;
+constexpr std::size_t MR = kTileRows;
+// Cache blocking: a [kKBlock, NR] slice of one B panel (16 KB on wasm) stays in L1 while the
+// kernel walks down kRowBlock rows of A ([kRowBlock, kKBlock], 128 KB: L2); d_model up to 512
+// needs one k block, so C is written once. The scalar build sums each value in double over all
+// of k at once (no k blocks), as the reference does.
+constexpr std::size_t kKBlock = ATTN_SIMD ? 512 : std::size_t(-1);
+constexpr std::size_t kRowBlock = 64;
+
+#if ATTN_SIMD
 using simd::Floats;
 constexpr std::size_t W = simd::kWidth;
+constexpr std::size_t NV = NR / W;  // vectors per tile row
 
-// C[rows, NV·W] block at (i, j) = A[i.., :] · B[:, j..] (+ bias[j..]): MR rows, NV vectors.
-template <std::size_t MR, std::size_t NV>
-inline void tile(ConstMatView a, ConstMatView b, MatView c, const float* bias, std::size_t i,
-                 std::size_t j) {
-  Floats acc[MR][NV];
-  for (std::size_t v = 0; v < NV; ++v) {
-    const Floats init = bias ? Floats::load_unaligned(bias + j + v * W) : Floats(0.0f);
-    for (std::size_t r = 0; r < MR; ++r) acc[r][v] = init;
-  }
-  const float* a_rows[MR];
-  for (std::size_t r = 0; r < MR; ++r) a_rows[r] = a.row(i + r);
-  for (std::size_t p = 0; p < a.cols; ++p) {
-    const float* b_row = b.row(p) + j;
-    Floats b_vec[NV];
-    for (std::size_t v = 0; v < NV; ++v) b_vec[v] = Floats::load_unaligned(b_row + v * W);
-    for (std::size_t r = 0; r < MR; ++r) {
-      const Floats a_val(a_rows[r][p]);
-      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(a_val, b_vec[v], acc[r][v]);
+// C[ROWS, cols] (+)= A[ROWS, kc] · P[kc, NR] for one panel slice P (cols <= NR valid columns).
+// The ROWS × NV accumulators live in registers for the whole k loop; per k step: NV aligned
+// loads of P, ROWS broadcast loads of A, ROWS·NV mul + add.
+template <std::size_t ROWS>
+inline void kernel(const float* a, std::size_t lda, const float* p, std::size_t kc, float* c,
+                   std::size_t ldc, std::size_t cols, const float* bias, bool accumulate) {
+  alignas(64) float edge[ROWS][NR];  // for a partial panel: C's columns staged here
+  Floats acc[ROWS][NV];
+  if (accumulate) {
+    for (std::size_t r = 0; r < ROWS; ++r) {
+      const float* from = c + r * ldc;
+      if (cols < NR) {
+        std::fill(edge[r], edge[r] + NR, 0.0f);
+        std::copy(from, from + cols, edge[r]);
+        from = edge[r];
+      }
+      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Floats::load_unaligned(from + v * W);
+    }
+  } else {
+    alignas(64) float bias_edge[NR] = {};
+    if (bias && cols < NR) {
+      std::copy(bias, bias + cols, bias_edge);
+      bias = bias_edge;
+    }
+    for (std::size_t v = 0; v < NV; ++v) {
+      const Floats init = bias ? Floats::load_unaligned(bias + v * W) : Floats(0.0f);
+      for (std::size_t r = 0; r < ROWS; ++r) acc[r][v] = init;
     }
   }
-  for (std::size_t r = 0; r < MR; ++r) {
-    for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_unaligned(c.row(i + r) + j + v * W);
+  const float* rows[ROWS];
+  for (std::size_t r = 0; r < ROWS; ++r) rows[r] = a + r * lda;
+  for (std::size_t k = 0; k < kc; ++k) {
+    Floats b[NV];
+    for (std::size_t v = 0; v < NV; ++v) b[v] = Floats::load_aligned(p + k * NR + v * W);
+    for (std::size_t r = 0; r < ROWS; ++r) {
+      const Floats a_rk(rows[r][k]);
+      for (std::size_t v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(a_rk, b[v], acc[r][v]);
+    }
+  }
+  for (std::size_t r = 0; r < ROWS; ++r) {
+    float* to = cols < NR ? edge[r] : c + r * ldc;
+    for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_unaligned(to + v * W);
+    if (cols < NR) std::copy(edge[r], edge[r] + cols, c + r * ldc);
   }
 }
+#else
+// The same contract without SIMD: plain loops, double accumulation (the reference's way).
+template <std::size_t ROWS>
+inline void kernel(const float* a, std::size_t lda, const float* p, std::size_t kc, float* c,
+                   std::size_t ldc, std::size_t cols, const float* bias, bool accumulate) {
+  for (std::size_t r = 0; r < ROWS; ++r) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      double sum = accumulate ? c[r * ldc + j] : (bias ? bias[j] : 0.0);
+      for (std::size_t k = 0; k < kc; ++k) sum += double(a[r * lda + k]) * double(p[k * NR + j]);
+      c[r * ldc + j] = static_cast<float>(sum);
+    }
+  }
+}
+#endif
 
-// Rows [i, i + MR) of C, all columns: wide tiles, then single vectors, then scalar columns.
-template <std::size_t MR>
-inline void row_panel(ConstMatView a, ConstMatView b, MatView c, const float* bias, std::size_t i) {
-  std::size_t j = 0;
-  for (; j + 2 * W <= c.cols; j += 2 * W) tile<MR, 2>(a, b, c, bias, i, j);
-  for (; j + W <= c.cols; j += W) tile<MR, 1>(a, b, c, bias, i, j);
-  if (j == c.cols) return;
-  for (std::size_t r = i; r < i + MR; ++r) {
-    float* c_row = c.row(r);
-    for (std::size_t col = j; col < c.cols; ++col) c_row[col] = bias ? bias[col] : 0.0f;
-    const float* a_row = a.row(r);
-    for (std::size_t p = 0; p < a.cols; ++p) {
-      const float* b_row = b.row(p);
-      for (std::size_t col = j; col < c.cols; ++col) c_row[col] += a_row[p] * b_row[col];
+// Rows left over below a whole tile (0 < left < MR): the kernel for exactly `left` rows.
+template <std::size_t ROWS>
+inline void tail_rows(std::size_t left, const float* a, std::size_t lda, const float* p,
+                      std::size_t kc, float* c, std::size_t ldc, std::size_t cols,
+                      const float* bias, bool accumulate) {
+  if constexpr (ROWS > 0) {
+    if (left == ROWS) {
+      kernel<ROWS>(a, lda, p, kc, c, ldc, cols, bias, accumulate);
+    } else {
+      tail_rows<ROWS - 1>(left, a, lda, p, kc, c, ldc, cols, bias, accumulate);
     }
   }
 }
 
 }  // namespace
+
+void pack_matrix(ConstMatView b, PackedMatrix& packed) {
+  packed.rows = b.rows;
+  packed.cols = b.cols;
+  packed.data.resize(packed.panels() * b.rows * NR);
+  for (std::size_t p = 0; p < packed.panels(); ++p) {
+    const std::size_t first = p * NR;
+    const std::size_t width = std::min(NR, b.cols - first);
+    float* to = packed.data.data() + p * b.rows * NR;
+    if (width == NR) {  // whole panels: NR floats per row, as vectors
+      for (std::size_t k = 0; k < b.rows; ++k, to += NR) {
+        const float* from = b.row(k) + first;
+#if ATTN_SIMD
+        for (std::size_t v = 0; v < NV; ++v) {
+          Floats::load_unaligned(from + v * W).store_aligned(to + v * W);
+        }
+#else
+        for (std::size_t c = 0; c < NR; ++c) to[c] = from[c];
 #endif
+      }
+      continue;
+    }
+    for (std::size_t k = 0; k < b.rows; ++k, to += NR) {
+      const float* from = b.row(k) + first;
+      for (std::size_t c = 0; c < NR; ++c) to[c] = c < width ? from[c] : 0.0f;
+    }
+  }
+}
+
+void pack_transposed(ConstMatView b, PackedMatrix& packed) {
+  packed.rows = b.cols;
+  packed.cols = b.rows;
+  packed.data.resize(packed.panels() * b.cols * NR);
+  const std::size_t depth = b.cols;
+  for (std::size_t p = 0; p < packed.panels(); ++p) {
+    const std::size_t first = p * NR;
+    const std::size_t width = std::min(NR, b.rows - first);
+    float* panel = packed.data.data() + p * depth * NR;
+    std::size_t k0 = 0;
+#if ATTN_SIMD
+    if (width == NR) {  // W × W blocks: W rows of B, W values each, transposed in registers
+      for (; k0 + W <= depth; k0 += W) {
+        for (std::size_t v = 0; v < NV; ++v) {
+          Floats block[W];
+          for (std::size_t i = 0; i < W; ++i) {
+            block[i] = Floats::load_unaligned(b.row(first + v * W + i) + k0);
+          }
+          xsimd::transpose(block, block + W);
+          for (std::size_t t = 0; t < W; ++t) block[t].store_aligned(panel + (k0 + t) * NR + v * W);
+        }
+      }
+    }
+#endif
+    for (std::size_t c = 0; c < NR; ++c) {  // the rest, one value at a time
+      const float* from = c < width ? b.row(first + c) : nullptr;
+      for (std::size_t k = k0; k < depth; ++k) panel[k * NR + c] = from ? from[k] : 0.0f;
+    }
+  }
+}
+
+void matmul_packed(ConstMatView a, const PackedMatrix& b, std::size_t k_first,
+                   std::size_t col_first, MatView c, const float* bias, bool accumulate) {
+  assert(col_first % NR == 0);
+  assert(k_first + a.cols <= b.rows && col_first + c.cols <= b.panels() * NR);
+  assert(a.rows == c.rows);
+  const std::size_t depth = a.cols;
+  if (depth == 0 && !accumulate) {
+    for (std::size_t i = 0; i < c.rows; ++i) {
+      for (std::size_t j = 0; j < c.cols; ++j) c(i, j) = bias ? bias[j] : 0.0f;
+    }
+    return;
+  }
+  const std::size_t first_panel = col_first / NR;
+  for (std::size_t k0 = 0; k0 < depth; k0 += kKBlock) {
+    const std::size_t kc = std::min(kKBlock, depth - k0);
+    const bool add = accumulate || k0 > 0;
+    for (std::size_t i0 = 0; i0 < c.rows; i0 += kRowBlock) {
+      const std::size_t i1 = std::min(i0 + kRowBlock, c.rows);
+      for (std::size_t j = 0, p = first_panel; j < c.cols; j += NR, ++p) {
+        const std::size_t cols = std::min(NR, c.cols - j);
+        const float* panel = b.panel(p, k_first + k0);
+        const float* bias_j = bias ? bias + j : nullptr;
+        std::size_t i = i0;
+        for (; i + MR <= i1; i += MR) {
+          kernel<MR>(a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride, cols, bias_j, add);
+        }
+        if (i < i1) {
+          tail_rows<MR - 1>(i1 - i, a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride,
+                            cols, bias_j, add);
+        }
+      }
+    }
+  }
+}
+
+void matmul(ConstMatView a, ConstMatView b, MatView c, PackedMatrix& packed, const float* bias) {
+  assert(a.cols == b.rows && c.rows == a.rows && c.cols == b.cols);
+  pack_matrix(b, packed);
+  matmul_packed(a, packed, c, bias);
+}
 
 void matmul(ConstMatView a, ConstMatView b, MatView c, const float* bias) {
-  assert(a.cols == b.rows && c.rows == a.rows && c.cols == b.cols);
-#if ATTN_SIMD
-  constexpr std::size_t kRows = 4;
-  std::size_t i = 0;
-  for (; i + kRows <= c.rows; i += kRows) row_panel<kRows>(a, b, c, bias, i);
-  for (; i < c.rows; ++i) row_panel<1>(a, b, c, bias, i);
-#else
-  reference::matmul(a, b, c, bias);
-#endif
+  PackedMatrix packed;
+  matmul(a, b, c, packed, bias);
 }
 
 void transpose(ConstMatView in, MatView out) {
@@ -84,12 +217,10 @@ void transpose(ConstMatView in, MatView out) {
   }
 }
 
-void matmul_transposed(ConstMatView a, ConstMatView b, MatView c, AlignedVector<float>& packed) {
+void matmul_transposed(ConstMatView a, ConstMatView b, MatView c, PackedMatrix& packed) {
   assert(a.cols == b.cols && c.rows == a.rows && c.cols == b.rows);
-  packed.resize(b.rows * b.cols);
-  MatView b_t(packed.data(), b.cols, b.rows);  // [k, n]
-  transpose(b, b_t);
-  matmul(a, b_t, c);
+  pack_transposed(b, packed);
+  matmul_packed(a, packed, c);
 }
 
 }  // namespace attn

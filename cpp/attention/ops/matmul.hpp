@@ -1,20 +1,67 @@
 // Matrix products for the projections (X·Wᵀ), the scores (Q·Kᵀ) and the weighted sum (A·V).
 #pragma once
 
+#include <cstddef>
+
+#include "attention/ops/simd.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
 
+// The register tile of the microkernel: kTileRows rows of C by kPanelWidth columns (two SIMD
+// vectors): 4 × 8 on wasm simd128 (8 accumulators, which V8 keeps in its 16 registers), 6 × 16
+// on AVX2 (16 registers), 8 × 32 on AVX-512 (32 registers: 16 accumulators hide the FMA latency).
+inline constexpr std::size_t kTileRows = simd::kWidth >= 16 ? 8 : simd::kWidth == 8 ? 6 : 4;
+inline constexpr std::size_t kPanelWidth = ATTN_SIMD ? 2 * simd::kWidth : 4;
+
+// B [k, n] packed for the microkernel: ceil(n / kPanelWidth) column panels, panel p holding
+// columns [p·W, p·W + W) (W = kPanelWidth) of every row, row after row — [k, W] contiguous,
+// zero-padded past column n. A kernel reads one panel front to back with aligned loads.
+struct PackedMatrix {
+  std::size_t rows = 0;  // k
+  std::size_t cols = 0;  // n
+  AlignedVector<float> data;
+
+  std::size_t panels() const { return (cols + kPanelWidth - 1) / kPanelWidth; }
+  // Start of row `row` of panel `panel`: kPanelWidth floats, columns panel·W … panel·W + W - 1.
+  const float* panel(std::size_t panel, std::size_t row = 0) const {
+    return data.data() + (panel * rows + row) * kPanelWidth;
+  }
+};
+
+// packed <- B [k, n] (any stride). Reuses packed's allocation when large enough.
+void pack_matrix(ConstMatView b, PackedMatrix& packed);
+// packed <- Bᵀ, given B [n, k] (any stride): the layout Q·Kᵀ multiplies by, packed straight
+// from the rows of K.
+void pack_transposed(ConstMatView b, PackedMatrix& packed);
+
+// C (+)= A · B[k_first : k_first + A.cols, col_first : col_first + C.cols] (+ bias).
+// A [m, k'] any stride, C [m, n'] any stride, bias [n'] (for columns col_first …) or nullptr;
+// col_first must be a multiple of kPanelWidth. With accumulate, C's values are added to
+// (bias is then ignored). Cache-blocked (k in blocks, rows in blocks) over a kTileRows ×
+// kPanelWidth register tile; each C value is summed in order over k, so a column range or k
+// range of a larger product gives bit-identical values.
+void matmul_packed(ConstMatView a, const PackedMatrix& b, std::size_t k_first,
+                   std::size_t col_first, MatView c, const float* bias = nullptr,
+                   bool accumulate = false);
+// C = A·B (+ bias) over all of B.
+inline void matmul_packed(ConstMatView a, const PackedMatrix& b, MatView c,
+                          const float* bias = nullptr) {
+  matmul_packed(a, b, 0, 0, c, bias, false);
+}
+
 // C = A·B (+ bias on every row).  A [m, k], B [k, n], C [m, n], bias [n] or nullptr.
-// Any strides; C must not overlap A or B. A register-tiled xsimd kernel (the scalar
-// reference is reference::matmul).
+// Any strides; C must not overlap A or B. Packs B (into `packed`, reusable scratch) and runs
+// matmul_packed (the scalar reference is reference::matmul).
+void matmul(ConstMatView a, ConstMatView b, MatView c, PackedMatrix& packed,
+            const float* bias = nullptr);
+// The same with a temporary packing buffer.
 void matmul(ConstMatView a, ConstMatView b, MatView c, const float* bias = nullptr);
 
 // out = inᵀ.  in [r, c], out [c, r].
 void transpose(ConstMatView in, MatView out);
 
-// C = A·Bᵀ.  A [m, k], B [n, k], C [m, n]. Packs Bᵀ into `packed` (resized as needed, reused
-// across calls) and runs matmul; used for Q·Kᵀ.
-void matmul_transposed(ConstMatView a, ConstMatView b, MatView c, AlignedVector<float>& packed);
+// C = A·Bᵀ.  A [m, k], B [n, k], C [m, n]. Packs Bᵀ into `packed` (reused across calls).
+void matmul_transposed(ConstMatView a, ConstMatView b, MatView c, PackedMatrix& packed);
 
 }  // namespace attn

@@ -2,16 +2,16 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "attention/ops/matmul.hpp"
+#include "attention/ops/softmax.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
 
-struct SdpaParams {
-  float scale = 1.0f;                     // 1/√d_k, or 1 with scaling switched off
-  const float* bias = nullptr;            // [n, kv_n] added after scaling (ALiBi), or nullptr
-  const std::uint8_t* visible = nullptr;  // [n, kv_n] 1 = visible, or nullptr (all visible)
-};
+// scale, ALiBi slope and mask of the scores (see LogitParams in softmax.hpp).
+using SdpaParams = LogitParams;
 
 // Copies of the intermediates, for the trace; each [n, kv_n]. Null members are skipped.
 struct SdpaSnapshots {
@@ -20,11 +20,23 @@ struct SdpaSnapshots {
   Matrix* masked = nullptr;  // + bias, hidden cells = -inf
 };
 
+// Scratch reused across calls (grows to the largest size seen); no state between calls.
+struct SdpaWorkspace {
+  PackedMatrix keys;                  // Kᵀ packed
+  PackedMatrix values;                // V packed
+  Matrix bias;                        // [n, kv_n] ALiBi bias (step by step, with snapshots, only)
+  std::vector<std::uint8_t> visible;  // [n, kv_n] (step by step only)
+};
+
 // weights = softmax(mask(Q·Kᵀ · scale + bias)),  context = weights · V.
 // q [n, d_k], k [kv_n, d_k], v [kv_n, d_v], weights [n, kv_n] (out), context [n, d_v] (out).
-// `packed` is reusable scratch. A query with no visible key gets zero weights and context.
+// A query with no visible key gets zero weights and context. Without snapshots the scale,
+// bias, mask and softmax run fused, row block by row block, and work the mask's kind hides is
+// skipped: Q·Kᵀ for key blocks outside a query block's visible range, and those keys in A·V
+// (their weights are exact zeros, so the result is the same). With snapshots every step runs
+// on the whole [n, kv_n] matrix in turn and is copied out.
 void scaled_dot_product_attention(ConstMatView q, ConstMatView k, ConstMatView v,
                                   const SdpaParams& params, MatView weights, MatView context,
-                                  AlignedVector<float>& packed, SdpaSnapshots* snapshots = nullptr);
+                                  SdpaWorkspace& workspace, SdpaSnapshots* snapshots = nullptr);
 
 }  // namespace attn
