@@ -17,7 +17,7 @@ const server = await serveDist();
 const { browser, close } = await launchBrowser();
 try {
   const { page, problems } = await openPage(browser, server.url);
-  const words = Array.from({ length: tokens - 1 }, (_, i) => `w${i}`).join(' ');
+  const words = `${Array.from({ length: tokens - 1 }, (_, i) => `w${i}`).join(' ')} y`; // typing extends 'y'
   await page.goto(`${server.url}#dModel=${dModel}&heads=${heads}&text=${encodeURIComponent(words)}`);
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   await page.focus('#text');
@@ -25,8 +25,7 @@ try {
   const samples = [];
   for (let i = 0; i < 25; ++i) {
     await page.evaluate(() => performance.clearMeasures('attention-lens:update'));
-    await page.keyboard.type(i % 2 === 0 ? ' x' : '', { delay: 0 });
-    if (i % 2 === 1) { await page.keyboard.press('Backspace'); await page.keyboard.press('Backspace'); }
+    await page.keyboard.press(i % 2 === 0 ? 'x' : 'Backspace'); // one keystroke, one update
     const entry = await page.waitForFunction(() => {
       const e = performance.getEntriesByName('attention-lens:update').at(-1);
       return e ? { duration: e.duration, ...e.detail } : null;

@@ -45,6 +45,7 @@ export function drawHeadGrid(host, result, focusedHead, onFocus) {
     });
   }
   host.onFocusHead = onFocus;
+  const width = host.headTiles[0].figure.clientWidth; // all tiles are as wide: one layout read
   host.headTiles.forEach(({ tile, button, map }, h) => {
     tile.className = `head-tile${h === focusedHead ? ' focused' : ''}`;
     button.setAttribute('aria-pressed', String(h === focusedHead));
@@ -58,7 +59,7 @@ export function drawHeadGrid(host, result, focusedHead, onFocus) {
       colAxis: 'key',
       title: `Head ${h + 1}`,
       scale: 'probability',
-    });
+    }, { width });
   });
 }
 

@@ -64,9 +64,13 @@ export class Heatmap {
    * @param {{data: Float32Array, rows: number, cols: number, rowLabels: string[],
    *   colLabels: string[], rowAxis: string, colAxis: string, title: string,
    *   scale: 'probability'|'sequential'|'diverging', markedCells?: Set<number>}} matrix
+   * @param {{width?: number}} [fit] the width to fit in, when the caller measured it already
+   *   (several heatmaps in a row: one layout read instead of one per heatmap)
    */
-  render(matrix) {
+  render(matrix, fit = {}) {
     this.matrix = matrix;
+    this.fitWidth = fit.width;
+    this.#readStyle();
     this.scale = makeScale(matrix.scale, matrix.data);
     if (this.focus && (this.focus.row >= matrix.rows || this.focus.col >= matrix.cols)) this.focus = null;
     this.caption.textContent = matrix.title;
@@ -98,7 +102,7 @@ export class Heatmap {
     const ctx = this.canvas.getContext('2d');
     ctx.font = this.#font(12);
     const widest = (labels) => Math.max(0, ...labels.map((l) => ctx.measureText(shorten(l)).width));
-    const available = Math.max(120, (this.figure.parentElement?.clientWidth || 600) - 8);
+    const available = Math.max(120, (this.fitWidth ?? this.figure.parentElement?.clientWidth ?? 600) - 8);
     const labels = this.options.labels;
     this.left = labels ? Math.ceil(Math.min(110, widest(m.rowLabels)) + 26) : 18;
     const room = (available - this.left - 8) / m.cols;
@@ -132,13 +136,26 @@ export class Heatmap {
     Object.assign(this.canvas.dataset, { rows: m.rows, cols: m.cols, left: this.left, top: this.top, cell: this.cell });
   }
 
-  #font(px, weight = '') {
-    const family = getComputedStyle(this.figure).fontFamily || 'system-ui, sans-serif';
-    return `${weight} ${px}px ${family}`.trim();
+  // The theme's font and colours, read once per render (reading computed style is a layout
+  // flush when the page just changed).
+  #readStyle() {
+    const style = getComputedStyle(this.figure);
+    const read = (name, fallback) => style.getPropertyValue(name).trim() || fallback;
+    this.style = {
+      family: style.fontFamily || 'system-ui, sans-serif',
+      '--surface': read('--surface', '#fff'),
+      '--ink': read('--ink', '#111'),
+      '--muted': read('--muted', '#666'),
+      '--masked': read('--masked', '#9a9a9a'),
+    };
   }
 
-  #color(name, fallback) {
-    return getComputedStyle(this.figure).getPropertyValue(name).trim() || fallback;
+  #font(px, weight = '') {
+    return `${weight} ${px}px ${this.style.family}`.trim();
+  }
+
+  #color(name) {
+    return this.style[name];
   }
 
   /** Redraws the matrix (cheap: called on every hover). */
@@ -148,11 +165,11 @@ export class Heatmap {
     const ctx = this.canvas.getContext('2d');
     const { cell, left, top } = this;
     ctx.setTransform(this.ratio, 0, 0, this.ratio, 0, 0);
-    ctx.fillStyle = this.#color('--surface', '#fff');
+    ctx.fillStyle = this.#color('--surface');
     ctx.fillRect(0, 0, this.width, this.height);
-    const ink = this.#color('--ink', '#111');
-    const muted = this.#color('--muted', '#666');
-    const masked = this.#color('--masked', '#9a9a9a');
+    const ink = this.#color('--ink');
+    const muted = this.#color('--muted');
+    const masked = this.#color('--masked');
     const image = ctx.createImageData(Math.max(1, m.cols), Math.max(1, m.rows));
     for (let i = 0; i < m.rows * m.cols; ++i) {
       const v = m.data[i];
@@ -359,9 +376,9 @@ export class Heatmap {
     out.height = Math.round((this.height + 70) * ratio);
     const ctx = out.getContext('2d');
     ctx.scale(ratio, ratio);
-    ctx.fillStyle = this.#color('--surface', '#fff');
+    ctx.fillStyle = this.#color('--surface');
     ctx.fillRect(0, 0, out.width, out.height);
-    ctx.fillStyle = this.#color('--ink', '#111');
+    ctx.fillStyle = this.#color('--ink');
     ctx.font = this.#font(14, 'bold');
     ctx.textBaseline = 'top';
     ctx.fillText(m.title, pad, pad);
@@ -372,7 +389,7 @@ export class Heatmap {
       ctx.fillStyle = cssOf(this.scale.rgb(this.scale.min + ((this.scale.max - this.scale.min) * i) / width)).css;
       ctx.fillRect(pad + 50 + i, y, 1, 12);
     }
-    ctx.fillStyle = this.#color('--ink', '#111');
+    ctx.fillStyle = this.#color('--ink');
     ctx.font = this.#font(11);
     ctx.fillText(formatNumber(this.scale.min), pad, y);
     ctx.fillText(formatNumber(this.scale.max), pad + 56 + width, y);
