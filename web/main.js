@@ -131,6 +131,7 @@ function compute() {
   engine.compute(state, (next) => {
     const started = requestedAt;
     result = next;
+    if (!result.steps.length && result.attention) result.steps = weightsOnlySteps(result);
     showError(null);
     if (state.head >= result.config.heads) state.head = 0;
     render();
@@ -145,16 +146,34 @@ function compute() {
 
 // ---- rendering --------------------------------------------------------------------------------
 
+const MAX_CHIPS = 256; // beyond this the chips say how many more there are
+
 function drawChips(host, tokens, padTokens = 0) {
-  host.replaceChildren(...tokens.map((t, i) => {
+  const chips = tokens.slice(0, MAX_CHIPS).map((t, i) => {
     const chip = el('span', i >= tokens.length - padTokens ? 'chip pad' : 'chip', displayToken(t));
     chip.title = `token ${i + 1}`;
     return chip;
-  }));
+  });
+  if (tokens.length > MAX_CHIPS) chips.push(el('span', 'muted small', `… and ${tokens.length - MAX_CHIPS} more tokens`));
+  host.replaceChildren(...chips);
 }
 
 function stepsFor(stage) {
   return stage.steps.flatMap((id) => result.steps.filter((s) => s.id === id && (s.head === -1 || s.head === state.head)));
+}
+
+/**
+ * Without a trace (too many tokens to keep every step), the walkthrough still shows each head's
+ * attention weights: the forward's r.attention, one [n, kvN] slice per head.
+ */
+function weightsOnlySteps(r) {
+  const size = r.n * r.kvN;
+  return Array.from({ length: r.config.heads }, (_, h) => ({
+    id: 'weights', head: h, shape: [r.n, r.kvN], rows: 'query', cols: 'key',
+    title: `Attention weights, head ${h + 1}`,
+    equation: String.raw`A_{${h + 1}} = \operatorname{softmax}_{\text{row}}\left(\tilde{S}_{${h + 1}} + M\right)`,
+    data: r.attention.subarray(h * size, (h + 1) * size),
+  }));
 }
 
 function currentStage() {
@@ -203,6 +222,7 @@ function renderStageList() {
 }
 
 let stageMaps = [];
+let stageZoom = 1;
 
 function renderStage() {
   const stage = currentStage();
@@ -253,9 +273,13 @@ function renderStage() {
     const slot = slots[index];
     const matrix = matrixOf(step, result, scaleFor(step.id), QUERY_KEY_STEPS.has(step.id) ? marked : undefined);
     const map = new Heatmap(slot, {
+      zoomable: true,
+      minCell: 1,
+      onZoom: (zoom) => { stageZoom = zoom; },
       onHover: (cell) => inspect(step, matrix, cell, false),
       onActivate: (cell) => activate(step, matrix, cell),
     });
+    map.zoom = stageZoom; // the reader's zoom survives recomputes
     map.render(matrix);
     if (pinned && pinned.stepId === step.id && pinned.head === step.head) {
       map.pinned = { row: pinned.row, col: pinned.col };

@@ -414,3 +414,26 @@ test('PNG, JSON and CSV downloads and the Embed dialog', async () => {
   await page.click('#embed-close');
   assert.deepEqual(problems(), []);
 });
+
+test('2048 tokens: the weights of every head are drawn at full resolution, zoomable', async () => {
+  const text = Array.from({ length: 2048 }, (_, i) => `w${i % 50}`).join(' ');
+  const { page, problems } = await open(`#text=${encodeURIComponent(text)}&heads=4&mask=causal`);
+  await page.waitForFunction(() => document.querySelector('#matrices canvas')?.dataset.rows === '2048', null, { timeout: 60000 });
+  assert.match(await page.locator('#notice').textContent(), /too large to trace every step/);
+  assert.equal(await page.locator('#heads-view .head-tile').count(), 4);
+  const canvas = page.locator('#matrices canvas').first();
+  const cell = async () => Number(await canvas.getAttribute('data-cell'));
+  const fitted = await cell();
+  assert.ok(fitted >= 1, 'at least one pixel per cell');
+  await page.click('[aria-label="Zoom in"]');
+  assert.equal(await cell(), fitted * 2);
+  await page.click('[aria-label="Fit the width"]');
+  assert.equal(await cell(), fitted);
+  assert.match(await page.locator('#tokens').textContent(), /and 1792 more tokens/);
+  // Typing still works at this size.
+  await page.focus('#text');
+  await page.keyboard.press('End');
+  await page.keyboard.type(' z');
+  await page.waitForFunction(() => document.querySelector('#matrices canvas')?.dataset.rows === '2049', null, { timeout: 60000 });
+  assert.deepEqual(problems(), []);
+});

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { STRICT_CSP } from '../../scripts/csp.mjs';
+import { MAX_TEXT } from '../../web/app/state.js';
 import { CORPUS_LAYER, malformedCorpus, writeSafetensors } from '../js/support.mjs';
 import { hoverCell, instrument, launchBrowser, openPage, serveDist } from './browser.mjs';
 
@@ -197,7 +198,7 @@ test('a hostile shared link runs nothing: markup stays text, bad and huge values
   const params = new URLSearchParams();
   params.append('text', MARKUP);
   params.append('cross', '1');
-  params.append('source', `${MARKUP} ${'A'.repeat(100000)}`); // huge: cut to 2000 characters
+  params.append('source', `${MARKUP} ${'A'.repeat(100000)}`); // huge: cut to MAX_TEXT (20 000) characters
   for (const [key, value] of [['stage', 'javascript:alert(7)'], ['head', '999999'], ['heads', '1e400'],
     ['seed', '-1'], ['dModel', 'Infinity'], ['window', '99999999999'], ['positional', '__proto__'],
     ['mask', 'constructor'], ['preset', 'toString'], ['view', '<b>x</b>'], ['cells', '__proto__'],
@@ -211,7 +212,7 @@ test('a hostile shared link runs nothing: markup stays text, bad and huge values
   assert.deepEqual(await traces(page), CLEAN);
   assert.deepEqual(dialogs, []);
   assert.equal(await page.inputValue('#text'), MARKUP);
-  assert.equal((await page.inputValue('#source')).length, 2000, 'the huge source was cut to 2000 characters');
+  assert.equal((await page.inputValue('#source')).length, MAX_TEXT, `the huge source was cut to ${MAX_TEXT} characters`);
   const chips = (await page.locator('#tokens .chip').allTextContents()).join(' ');
   for (const word of ['<', 'img', 'onerror', 'script', 'javascript', 'iframe', '__proto__', 'constructor']) {
     assert.ok(chips.includes(word), `"${word}" is shown as a token: ${chips}`);

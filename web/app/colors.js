@@ -18,9 +18,20 @@ function sample(stops, t) {
   return stops[i].map((c, k) => Math.round(c + (stops[i + 1][k] - c) * f));
 }
 
+// 256 colours of a scale as RGBA pixels (little-endian: 0xAABBGGRR), for drawing images.
+function pixelTable(min, max, rgb) {
+  const table = new Uint32Array(256);
+  for (let i = 0; i < 256; ++i) {
+    const [r, g, b] = rgb(min + ((max - min) * i) / 255);
+    table[i] = (255 << 24 | b << 16 | g << 8 | r) >>> 0;
+  }
+  return table;
+}
+
 /**
  * A colour scale for one matrix. kind 'sequential' maps [min, max] (probabilities: [0, 1]);
- * 'diverging' maps [-m, m] with m = max |value|, white at 0.
+ * 'diverging' maps [-m, m] with m = max |value|, white at 0. `table` holds 256 of its colours
+ * as RGBA pixels from min to max.
  */
 export function makeScale(kind, data) {
   let lo = Infinity;
@@ -32,14 +43,17 @@ export function makeScale(kind, data) {
   }
   if (lo === Infinity) { lo = 0; hi = 1; }
   if (kind === 'probability') {
-    return { kind, min: 0, max: 1, rgb: (v) => sample(VIRIDIS_RGB, v) };
+    const rgb = (v) => sample(VIRIDIS_RGB, v);
+    return { kind, min: 0, max: 1, rgb, table: pixelTable(0, 1, rgb) };
   }
   if (kind === 'sequential') {
     const span = hi - lo || 1;
-    return { kind, min: lo, max: hi, rgb: (v) => sample(VIRIDIS_RGB, (v - lo) / span) };
+    const rgb = (v) => sample(VIRIDIS_RGB, (v - lo) / span);
+    return { kind, min: lo, max: hi, rgb, table: pixelTable(lo, hi, rgb) };
   }
   const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
-  return { kind: 'diverging', min: -m, max: m, rgb: (v) => sample(BLUE_RED_RGB, (v + m) / (2 * m)) };
+  const rgb = (v) => sample(BLUE_RED_RGB, (v + m) / (2 * m));
+  return { kind: 'diverging', min: -m, max: m, rgb, table: pixelTable(-m, m, rgb) };
 }
 
 /** CSS colour and whether text on it should be light. */

@@ -25,14 +25,17 @@ export class Heatmap {
   /**
    * @param {HTMLElement} host  emptied and filled with the figure
    * @param {{onHover?: Function, onActivate?: Function, maxCell?: number, minCell?: number,
-   *   labels?: boolean, legend?: boolean, caption?: boolean, table?: boolean}} options
+   *   labels?: boolean, legend?: boolean, caption?: boolean, table?: boolean, zoomable?: boolean}} options
    *   onHover({row, col} | null) on pointer or keyboard focus; onActivate({row, col}) on click / Enter.
    *   labels / legend / caption / table: false leaves them out (small multiples).
+   *   zoomable: zoom buttons (and + / − keys) and drag-to-pan, for matrices of thousands of cells.
    */
   constructor(host, options = {}) {
-    this.options = { maxCell: 44, minCell: 3, labels: true, legend: true, caption: true, table: true, ...options };
+    this.options = { maxCell: 44, minCell: 3, labels: true, legend: true, caption: true, table: true,
+      zoomable: false, ...options };
     this.figure = el('figure', 'heatmap');
     this.caption = el('figcaption', 'heatmap-caption');
+    this.zoom = 1; // multiplies the fitted cell size
     this.scroller = el('div', 'heatmap-scroll');
     this.canvas = el('canvas');
     this.canvas.tabIndex = 0;
@@ -42,13 +45,19 @@ export class Heatmap {
     this.live = el('p', 'sr-only');
     this.live.setAttribute('aria-live', 'polite');
     this.table = el('div', 'sr-only');
-    this.figure.append(...(this.options.caption ? [this.caption] : []), this.scroller,
+    this.toolbar = el('div', 'heatmap-zoom');
+    if (this.options.zoomable) this.#buildZoom();
+    this.figure.append(...(this.options.caption ? [this.caption] : []),
+      ...(this.options.zoomable ? [this.toolbar] : []), this.scroller,
       ...(this.options.legend ? [this.legend] : []), this.live, this.table);
     host.replaceChildren(this.figure);
     this.focus = null; // {row, col} of the keyboard / pointer cell
     this.pinned = null;
     this.canvas.addEventListener('mousemove', (e) => this.#pointer(e, false));
-    this.canvas.addEventListener('click', (e) => this.#pointer(e, true));
+    this.canvas.addEventListener('click', (e) => {
+      if (this.dragged) return; // the end of a pan, not a click on a cell
+      this.#pointer(e, true);
+    });
     this.canvas.addEventListener('mouseleave', () => {
       this.focus = null;
       this.draw();
@@ -71,6 +80,7 @@ export class Heatmap {
     this.matrix = matrix;
     this.fitWidth = fit.width;
     this.#readStyle();
+    this.bitmap = null;
     this.scale = makeScale(matrix.scale, matrix.data);
     if (this.focus && (this.focus.row >= matrix.rows || this.focus.col >= matrix.cols)) this.focus = null;
     this.caption.textContent = matrix.title;
@@ -79,6 +89,7 @@ export class Heatmap {
       'Use the arrow keys to read cells.');
     this.#layout();
     this.draw();
+    if (this.zoomLabel) this.zoomLabel.textContent = `${this.cell} px per cell`;
     if (this.options.legend) this.#drawLegend();
     // The screen-reader table is built when the browser is idle: a 64×64 table is 4 096 cells,
     // too many to create inside the keystroke that changed them.
@@ -106,7 +117,10 @@ export class Heatmap {
     const labels = this.options.labels;
     this.left = labels ? Math.ceil(Math.min(110, widest(m.rowLabels)) + 26) : 18;
     const room = (available - this.left - 8) / m.cols;
-    this.cell = Math.max(this.options.minCell, Math.min(this.options.maxCell, Math.floor(room)));
+    const fitted = Math.max(this.options.minCell, Math.min(this.options.maxCell, Math.floor(room)));
+    // Zoomed cells stay within what a canvas can hold (16 384 px a side).
+    const largest = Math.max(fitted, Math.floor(16000 / Math.max(m.rows, m.cols, 1)));
+    this.cell = Math.max(1, Math.min(largest, Math.round(fitted * this.zoom)));
     this.labelPx = Math.max(9, Math.min(12, this.cell - 1)); // label font: smaller in small cells
     this.showRowLabels = labels && this.cell >= 9;
     // Short labels (dimension numbers) are drawn upright, every k-th one if cells are narrow.
@@ -158,6 +172,74 @@ export class Heatmap {
     return this.style[name];
   }
 
+  #buildZoom() {
+    const button = (label, name, action) => {
+      const b = el('button', 'small-button', label);
+      b.type = 'button';
+      b.setAttribute('aria-label', name);
+      b.title = name;
+      b.addEventListener('click', action);
+      return b;
+    };
+    this.zoomLabel = el('span', 'muted small');
+    this.toolbar.append(button('−', 'Zoom out', () => this.setZoom(this.zoom / 2)),
+      button('Fit', 'Fit the width', () => this.setZoom(1)),
+      button('+', 'Zoom in', () => this.setZoom(this.zoom * 2)), this.zoomLabel);
+    // Drag to pan when the matrix is larger than its frame.
+    let start = null;
+    this.canvas.addEventListener('pointerdown', (e) => {
+      start = { x: e.clientX, y: e.clientY, left: this.scroller.scrollLeft, top: this.scroller.scrollTop };
+      this.dragged = false;
+    });
+    this.canvas.addEventListener('pointermove', (e) => {
+      if (!start || !(e.buttons & 1)) return;
+      const dx = e.clientX - start.x;
+      const dy = e.clientY - start.y;
+      if (Math.abs(dx) + Math.abs(dy) > 4) this.dragged = true;
+      if (this.dragged) {
+        this.scroller.scrollLeft = start.left - dx;
+        this.scroller.scrollTop = start.top - dy;
+      }
+    });
+    window.addEventListener('pointerup', () => {
+      start = null;
+      setTimeout(() => { this.dragged = false; }, 0);
+    });
+  }
+
+  /** Zooms about the centre of the visible part (1 = fit the width). */
+  setZoom(zoom) {
+    if (!this.matrix) return;
+    const before = this.cell;
+    const centre = { x: this.scroller.scrollLeft + this.scroller.clientWidth / 2, y: this.scroller.scrollTop + this.scroller.clientHeight / 2 };
+    this.zoom = Math.max(1, Math.min(64, zoom));
+    this.#layout();
+    this.draw();
+    const ratio = this.cell / before;
+    this.scroller.scrollLeft = centre.x * ratio - this.scroller.clientWidth / 2;
+    this.scroller.scrollTop = centre.y * ratio - this.scroller.clientHeight / 2;
+    this.zoomLabel.textContent = `${this.cell} px per cell`;
+    this.options.onZoom?.(this.zoom);
+  }
+
+  // The matrix as an image of one pixel per cell, through the scale's 256-colour table: a
+  // 2048 × 2048 matrix is 4 M cells, so no per-cell allocation or function call.
+  #bitmap() {
+    const m = this.matrix;
+    const image = new ImageData(Math.max(1, m.cols), Math.max(1, m.rows));
+    const pixels = new Uint32Array(image.data.buffer);
+    const { table, min, max } = this.scale;
+    const toIndex = 255 / (max - min || 1);
+    for (let i = 0; i < m.rows * m.cols; ++i) {
+      const v = m.data[i];
+      if (Number.isFinite(v)) pixels[i] = table[Math.max(0, Math.min(255, Math.round((v - min) * toIndex)))];
+      // masked (−∞) cells stay transparent over the masked colour
+    }
+    const bitmap = new OffscreenCanvas(image.width, image.height);
+    bitmap.getContext('2d').putImageData(image, 0, 0);
+    return bitmap;
+  }
+
   /** Redraws the matrix (cheap: called on every hover). */
   draw() {
     const m = this.matrix;
@@ -170,21 +252,16 @@ export class Heatmap {
     const ink = this.#color('--ink');
     const muted = this.#color('--muted');
     const masked = this.#color('--masked');
-    const image = ctx.createImageData(Math.max(1, m.cols), Math.max(1, m.rows));
-    for (let i = 0; i < m.rows * m.cols; ++i) {
-      const v = m.data[i];
-      const rgb = Number.isFinite(v) ? this.scale.rgb(v) : [0, 0, 0];
-      image.data.set([rgb[0], rgb[1], rgb[2], Number.isFinite(v) ? 255 : 0], i * 4);
-    }
-    // Cells: one pixel per cell scaled up without smoothing, so 2048×2048 draws at once.
-    const bitmap = new OffscreenCanvas(m.cols, m.rows);
-    bitmap.getContext('2d').putImageData(image, 0, 0);
+    // Cells: one pixel per cell (built once per render), scaled up without smoothing.
+    this.bitmap ??= this.#bitmap();
+    const bitmap = this.bitmap;
     ctx.imageSmoothingEnabled = false;
     ctx.fillStyle = masked;
     ctx.fillRect(left, top, cell * m.cols, cell * m.rows);
     ctx.drawImage(bitmap, left, top, cell * m.cols, cell * m.rows);
     // Masked cells: hatched grey, so "−∞" never reads as a colour on the scale.
-    if (cell >= 6) {
+    const cells = m.rows * m.cols;
+    if (cell >= 6 && cells <= 65536) {
       ctx.strokeStyle = 'rgba(255,255,255,0.55)';
       ctx.lineWidth = 1;
       for (let r = 0; r < m.rows; ++r) {
@@ -209,7 +286,7 @@ export class Heatmap {
       }
     }
     // Values inside cells when they fit.
-    if (cell >= 34) {
+    if (cell >= 34 && cells <= 4096) {
       ctx.font = this.#font(cell >= 40 ? 11 : 10);
       ctx.textAlign = 'center';
       ctx.textBaseline = 'middle';
@@ -329,7 +406,8 @@ export class Heatmap {
     if (!target) return;
     const moved = !this.focus || this.focus.row !== target.row || this.focus.col !== target.col;
     this.focus = target;
-    if (moved || activate) this.draw();
+    // Hover rings on very large matrices would redraw millions of cells per mouse move.
+    if ((moved && this.matrix.rows * this.matrix.cols <= 65536) || activate) this.draw();
     if (moved) this.options.onHover?.(target);
     if (activate) this.options.onActivate?.(target);
   }
@@ -357,6 +435,10 @@ export class Heatmap {
       this.#moveTo(f.row, 0);
     } else if (event.key === 'End') {
       this.#moveTo(f.row, this.matrix.cols - 1);
+    } else if (this.options.zoomable && (event.key === '+' || event.key === '=')) {
+      this.setZoom(this.zoom * 2);
+    } else if (this.options.zoomable && event.key === '-') {
+      this.setZoom(this.zoom / 2);
     } else if (event.key === 'Enter' || event.key === ' ') {
       this.options.onActivate?.(f);
     } else {

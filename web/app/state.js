@@ -8,7 +8,7 @@ export const EXAMPLES = [
   { label: 'The cat sat on the mat', text: 'The cat sat on the mat' },
 ];
 
-export const MAX_TEXT = 2000; // characters kept from a URL or the text box
+export const MAX_TEXT = 20000; // characters kept from a URL or the text box (2 048+ word tokens)
 export const MAX_CELLS = 256; // user-masked cells kept in a URL
 
 const choice = (options) => ({ parse: (s) => (options.includes(s) ? s : undefined), print: String });
