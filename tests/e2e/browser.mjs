@@ -1,6 +1,8 @@
 // Shared browser-test fixtures: serve dist/ on a free localhost port and drive Debian's
 // Chromium with playwright-core (never a downloaded browser).
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { after, before } from 'node:test';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -97,4 +99,22 @@ export async function hoverCell(page, slotIndex, row, col) {
   const canvas = page.locator('#matrices .matrix-slot canvas').nth(slotIndex);
   const g = await canvas.evaluate((c) => ({ left: +c.dataset.left, top: +c.dataset.top, cell: +c.dataset.cell }));
   await canvas.hover({ position: { x: g.left + (col + 0.5) * g.cell, y: g.top + (row + 0.5) * g.cell } });
+}
+
+/**
+ * Registers node:test hooks that serve dist/ and launch Chromium for a test file; returns
+ * { server, chrome }, filled in before the first test runs.
+ */
+export function browserFixture(serveOptions = {}) {
+  const live = { server: null, chrome: null };
+  before(async () => {
+    live.server = await serveDist(serveOptions);
+    live.chrome = await launchBrowser();
+    mkdirSync(screenshotDir, { recursive: true });
+  });
+  after(async () => {
+    await live.chrome?.close();
+    live.server?.stop();
+  });
+  return live;
 }

@@ -1,36 +1,24 @@
 // The one-tag blog embed, dist/attention-lens-element.js, in Chromium: the example post opened
 // from file:// and over http, a module-script page, its numbers against the JS API, untrusted
 // attributes, re-rendering on attribute changes, and a strict Content-Security-Policy.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { instrument, launchBrowser, openPage, screenshotDir, serveDist } from './browser.mjs';
+import { instrument, browserFixture, openPage, screenshotDir } from './browser.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const exampleUrl = pathToFileURL(join(dist, 'blog-example.html')).href;
 const elementUrl = pathToFileURL(join(dist, 'attention-lens-element.js')).href;
 
-let server;
-let chrome;
-
-before(async () => {
-  server = await serveDist();
-  chrome = await launchBrowser();
-  mkdirSync(screenshotDir, { recursive: true });
-});
-
-after(async () => {
-  await chrome?.close();
-  server?.stop();
-});
+const live = browserFixture();
 
 /** Serves `html` at `path` on the test server's origin (other paths go to dist/). */
 async function routeHtml(page, path, html, headers = {}) {
-  await page.route(server.url + path, (route) =>
+  await page.route(live.server.url + path, (route) =>
     route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', headers, body: html }));
-  return server.url + path;
+  return live.server.url + path;
 }
 
 const pageHtml = (head, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -98,7 +86,7 @@ function assertProbabilityRows(table, label) {
 }
 
 test('the blog example works from file://: both elements render, nothing but the script loads', async () => {
-  const { page, problems } = await openPage(chrome.browser, 'file://');
+  const { page, problems } = await openPage(live.chrome.browser, 'file://');
   const { dialogs } = await instrument(page);
   const requests = [];
   page.on('request', (request) => requests.push(request.url()));
@@ -141,7 +129,7 @@ test('the blog example works from file://: both elements render, nothing but the
 });
 
 test('the blog example fits 375 px and a wide matrix scrolls inside its element', async () => {
-  const { page, problems } = await openPage(chrome.browser, 'file://', { width: 375, height: 812 });
+  const { page, problems } = await openPage(live.chrome.browser, 'file://', { width: 375, height: 812 });
   await page.goto(exampleUrl);
   await settled(page, 2);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -182,7 +170,7 @@ test('the blog example fits 375 px and a wide matrix scrolls inside its element'
 });
 
 test('over http the element also loads as <script type="module">, and twice on one page', async () => {
-  const { page, problems } = await openPage(chrome.browser, server.url);
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
   await instrument(page);
   const url = await routeHtml(page, 'embed-module.html', pageHtml(
     '<script type="module" src="./attention-lens-element.js"></script>' +
@@ -204,7 +192,7 @@ test('over http the element also loads as <script type="module">, and twice on o
 });
 
 test('the drawn numbers equal layer.forward() of the JS API for the same settings', async () => {
-  const { page, problems } = await openPage(chrome.browser, server.url);
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
   const cases = [
     { attrs: { text: 'The bank will not loan money', heads: '4', mask: 'causal', head: '3' },
       config: { dModel: 64, heads: 4, positional: 'sinusoidal', seed: 42 }, head: 2, forward: { mask: 'causal' } },
@@ -260,7 +248,7 @@ test('the drawn numbers equal layer.forward() of the JS API for the same setting
 });
 
 test('invalid attributes show a message, HTML in attributes stays text, nothing runs', async () => {
-  const { page, problems } = await openPage(chrome.browser, server.url);
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
   const { dialogs } = await instrument(page);
   const requests = [];
   page.on('request', (request) => requests.push(request.url()));
@@ -318,7 +306,7 @@ test('invalid attributes show a message, HTML in attributes stays text, nothing 
 });
 
 test('attribute changes re-render, once per frame', async () => {
-  const { page, problems } = await openPage(chrome.browser, server.url);
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
   const url = await routeHtml(page, 'embed-change.html', pageHtml(
     '<script src="./attention-lens-element.js" defer></script>',
     '<attention-lens text="The bank will not loan money"></attention-lens>'));
@@ -376,7 +364,7 @@ test('runs under a strict Content-Security-Policy (no eval, no new Function, no 
   const head = '<script src="./attention-lens-element.js" defer></script>';
   const strict = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src data:";
   {
-    const { page, problems } = await openPage(chrome.browser, server.url);
+    const { page, problems } = await openPage(live.chrome.browser, live.server.url);
     await instrument(page);
     const url = await routeHtml(page, 'embed-csp.html', pageHtml(head, body), { 'Content-Security-Policy': strict });
     await page.goto(url);
@@ -391,7 +379,7 @@ test('runs under a strict Content-Security-Policy (no eval, no new Function, no 
   }
   {
     // Without 'wasm-unsafe-eval' the browser refuses to compile the wasm: a readable message.
-    const { page } = await openPage(chrome.browser, server.url);
+    const { page } = await openPage(live.chrome.browser, live.server.url);
     await instrument(page);
     const url = await routeHtml(page, 'embed-csp-no-wasm.html', pageHtml(head, body),
       { 'Content-Security-Policy': "default-src 'self'; script-src 'self'" });

@@ -1,30 +1,17 @@
 // The page in Chromium, driven as a reader would: type, step through every stage, hover cells,
 // switch masks / heads / encodings, load weights, share a link. What the page draws is checked
 // against the JS API (dist/attention-lens.mjs) computing the same state in the same browser.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { hoverCell, launchBrowser, openPage, screenshotDir, serveDist } from './browser.mjs';
+import { browserFixture, hoverCell, openPage, screenshotDir } from './browser.mjs';
 import { numpyPath, readSafetensors } from '../js/support.mjs';
 
-let server;
-let chrome;
-
-before(async () => {
-  server = await serveDist();
-  chrome = await launchBrowser();
-  mkdirSync(screenshotDir, { recursive: true });
-});
-
-after(async () => {
-  await chrome?.close();
-  server?.stop();
-});
+const live = browserFixture();
 
 async function open(hash = '', viewport) {
-  const { page, problems } = await openPage(chrome.browser, server.url, viewport);
-  await page.goto(server.url + hash);
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url, viewport);
+  await page.goto(live.server.url + hash);
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   return { page, problems };
 }
@@ -269,7 +256,7 @@ test('a shared URL restores the same state', async () => {
   await settled(page);
   const url = page.url();
   const before = await drawnMatrices(page);
-  const second = await open(url.slice(server.url.length));
+  const second = await open(url.slice(live.server.url.length));
   await settled(second.page);
   assert.equal(await second.page.inputValue('#text'), 'The cat sat on the mat');
   assert.equal(await second.page.inputValue('#heads'), '2');
