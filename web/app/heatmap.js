@@ -89,7 +89,10 @@ export class Heatmap {
       'Use the arrow keys to read cells.');
     this.#layout();
     this.draw();
-    if (this.zoomLabel) this.zoomLabel.textContent = `${this.cell} px per cell`;
+    if (this.zoomLabel) {
+      this.zoomLabel.textContent = `${this.cell} px per cell`;
+      this.toolbar.hidden = this.zoom === 1 && this.cell >= 10; // only where cells are small
+    }
     if (this.options.legend) this.#drawLegend();
     // The screen-reader table is built when the browser is idle: a 64×64 table is 4 096 cells,
     // too many to create inside the keystroke that changed them.
