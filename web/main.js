@@ -103,11 +103,18 @@ function syncControls() {
   $('view-lines').setAttribute('aria-pressed', String(state.view === 'lines'));
 }
 
+// The URL follows the state a moment after the last change (replaceState is slow enough to
+// notice on every keystroke).
+let hashTimer = 0;
+
 function writeHash() {
-  const hash = stateToHash(state);
-  if (hash !== location.hash && !(hash === '' && location.hash === '')) {
-    history.replaceState(null, '', hash || location.pathname + location.search);
-  }
+  clearTimeout(hashTimer);
+  hashTimer = setTimeout(() => {
+    const hash = stateToHash(state);
+    if (hash !== location.hash && !(hash === '' && location.hash === '')) {
+      history.replaceState(null, '', hash || location.pathname + location.search);
+    }
+  }, 150);
 }
 
 /** Changes the state; recomputes unless only the view (stage, head, …) changed. */
@@ -198,9 +205,11 @@ function render() {
     ? `Loaded from ${result.weightsFile}.` : state.preset ? 'The tutorial\'s weights.' : 'Seeded random weights.';
   $('weights-clear').hidden = !result.weightsFile;
   showNotice(result.notes.join(' '));
+  // Read every width before changing anything: each read after a change is a full layout.
+  const widths = { matrices: $('matrices').clientWidth, tile: $('heads-view').headTiles?.[0]?.figure.clientWidth };
   renderStageList();
-  renderStage();
-  renderHeads();
+  renderStage(widths.matrices);
+  renderHeads(widths.tile);
   renderCost($('cost'), result, engine.mode);
   $('status').textContent = `${result.n} tokens · ${result.config.heads} heads · d_model ${result.config.dModel} · ` +
     `forward ${result.computeMs.toFixed(2)} ms in the ${engine.mode} (${engine.info.simd === 'wasm' ? 'wasm SIMD' : engine.info.simd})`;
@@ -224,7 +233,7 @@ function renderStageList() {
 let stageMaps = [];
 let stageZoom = 1;
 
-function renderStage() {
+function renderStage(available = $('matrices').clientWidth) {
   const stage = currentStage();
   if (!stage) {
     $('matrices').replaceChildren(el('p', 'muted', 'No steps to show.'));
@@ -253,11 +262,13 @@ function renderStage() {
       b.type = 'button';
       b.setAttribute('aria-pressed', String(h === state.head));
       b.setAttribute('aria-label', `head ${h + 1}`);
-      b.addEventListener('click', () => update({ head: h }, { recompute: false }));
+      b.addEventListener('click', () => update({ head: h }) /* the trace holds the head on screen */);
       picker.append(b);
     }
   }
   const host = $('matrices');
+  const columns = steps.length > 1 ? Math.max(1, Math.floor((available + 13) / (260 + 13))) : 1;
+  const fitWidth = Math.floor((available - 13 * (Math.min(columns, steps.length) - 1)) / Math.min(columns, steps.length));
   host.replaceChildren();
   host.classList.toggle('multi', steps.length > 1);
   const kvN = result.kvN;
@@ -280,7 +291,7 @@ function renderStage() {
       onActivate: (cell) => activate(step, matrix, cell),
     });
     map.zoom = stageZoom; // the reader's zoom survives recomputes
-    map.render(matrix);
+    map.render(matrix, { width: fitWidth || undefined });
     if (pinned && pinned.stepId === step.id && pinned.head === step.head) {
       map.pinned = { row: pinned.row, col: pinned.col };
       map.draw();
@@ -352,7 +363,7 @@ function activate(step, matrix, cell) {
   inspect(step, matrix, cell, !same);
 }
 
-function renderHeads() {
+function renderHeads(tileWidth) {
   const host = $('heads-view');
   if (!result.attention) {
     host.replaceChildren(el('p', 'muted', 'No attention weights.'));
@@ -370,7 +381,7 @@ function renderHeads() {
     host.className = 'heads';
     drawHeadLines(lines, result, state.head, box.checked);
   } else {
-    drawHeadGrid(host, result, state.head, (h) => update({ head: h }, { recompute: false }));
+    drawHeadGrid(host, result, state.head, (h) => update({ head: h }) /* the trace holds the head on screen */, tileWidth);
   }
 }
 

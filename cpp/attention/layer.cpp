@@ -280,10 +280,16 @@ void AttentionLayer::validate_forward(std::span<const float> x,
     throw Error("heads * n * kvN = " + str(all_heads) + " attention weights exceed the limit of " +
                 str(kMaxScoreValues) + "; pass weights: false to compute the output only");
   }
-  if (options.want_trace && all_heads > kMaxTraceValues) {
-    throw Error("a trace of heads * n * kvN = " + str(all_heads) +
-                " cells per step exceeds the limit of " + str(kMaxTraceValues) +
-                "; use fewer tokens or heads, or pass trace: false");
+  if (options.trace_head < -1 || options.trace_head >= int(config_.heads)) {
+    throw Error("traceHead must be -1 (every head) or a head from 0 to " + str(config_.heads - 1) +
+                ", got " + std::to_string(options.trace_head));
+  }
+  const std::uint64_t traced = options.trace_head >= 0 ? per_head : all_heads;
+  if (options.want_trace && traced > kMaxTraceValues) {
+    throw Error("a trace of " + std::string(options.trace_head >= 0 ? "" : "heads * ") +
+                "n * kvN = " + str(traced) + " cells per step exceeds the limit of " +
+                str(kMaxTraceValues) +
+                "; use fewer tokens or heads, trace one head (traceHead), or pass trace: false");
   }
   // Finite inputs and weights can still overflow float32 inside the forward (weights of 1e30
   // from a file): refuse what could, instead of returning NaN or rows that look fully masked.
@@ -364,6 +370,7 @@ void AttentionLayer::record_projections(ConstMatView q_all, ConstMatView k_all, 
   const std::size_t dk = head_dim_;
   const std::string src = cross ? "X_{src}" : "X";
   for (std::size_t h = 0; h < config_.heads; ++h) {
+    if (!traces(h)) continue;
     const std::string s = head_label(h);
     auto projection = [&](const std::string& m, const std::string& from) {
       const std::string bias = config_.bias ? " + b_{" + m + "," + s + "}" : "";
@@ -381,6 +388,7 @@ void AttentionLayer::record_projections(ConstMatView q_all, ConstMatView k_all, 
 void AttentionLayer::record_rotations(ConstMatView q_all, ConstMatView k_all) {
   const std::size_t dk = head_dim_;
   for (std::size_t h = 0; h < config_.heads; ++h) {
+    if (!traces(h)) continue;
     const std::string s = head_label(h);
     record("q_rotated", "Queries rotated by position (RoPE), head " + s,
            R"(\hat{q}_{pos} = R_{\Theta, pos}\, q_{pos},\ \theta_i = 10000^{-2i/d_k})",
@@ -442,6 +450,7 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
   const std::size_t inner = inner_dim();
   const std::size_t heads = config_.heads;
   tracing_ = options.want_trace;
+  trace_head_ = options.trace_head;
   result_.trace.steps.clear();
 
   record("embedding", "Token embeddings", R"(X \in \mathbb{R}^{n \times d_{model}})",
@@ -507,8 +516,8 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
                           ? MatView(result_.attention.data() + h * n * kv_n, n, kv_n)
                           : scratch_weights_.view();
     scaled_dot_product_attention(q, k, v, params, weights, context, sdpa_,
-                                 tracing_ ? &snapshots : nullptr);
-    if (tracing_) record_head(h, snapshots, weights, context, options.scale);
+                                 traces(h) ? &snapshots : nullptr);
+    if (traces(h)) record_head(h, snapshots, weights, context, options.scale);
   }
 
   record("concat", "Heads concatenated",

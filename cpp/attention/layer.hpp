@@ -24,7 +24,7 @@ inline constexpr std::size_t kMaxSequence = 65536;  // n and kv_n
 // n·kv_n·(heads if kept), on the paths that hold the scores: weights or a trace requested. The
 // output-only path (flash_attention) holds O(n·d) and has no such limit.
 inline constexpr std::size_t kMaxScoreValues = std::size_t{1} << 26;
-inline constexpr std::size_t kMaxTraceValues = std::size_t{1} << 22;  // heads·n·kv_n with trace
+inline constexpr std::size_t kMaxTraceValues = std::size_t{1} << 22;  // traced heads·n·kv_n
 
 struct LayerConfig {
   std::size_t d_model = 64;
@@ -55,6 +55,7 @@ struct ForwardOptions {
   bool scale = true;         // divide scores by √d_k
   bool want_weights = true;  // fill ForwardResult::attention (else: the flash path, unless traced)
   bool want_trace = false;   // fill ForwardResult::trace
+  int trace_head = -1;       // with want_trace: per-head steps of this head only (-1: every head)
 };
 
 struct ForwardResult {
@@ -126,6 +127,10 @@ class AttentionLayer {
   FlashWorkspace flash_;     // the output-only path's scratch
   ForwardResult result_;
   bool tracing_ = false;
+  int trace_head_ = -1;  // the head whose per-head steps are recorded, or -1 for all
+  bool traces(std::size_t h) const {
+    return tracing_ && (trace_head_ < 0 || std::size_t(trace_head_) == h);
+  }
 };
 
 }  // namespace attn

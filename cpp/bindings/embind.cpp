@@ -69,6 +69,7 @@ struct ForwardArgs {
   bool scale = true;
   bool weights = true;
   bool trace = false;
+  int traceHead = -1;
 };
 
 class LayerHandle {
@@ -147,6 +148,7 @@ class LayerHandle {
       options.scale = args.scale;
       options.want_weights = args.weights;
       options.want_trace = args.trace;
+      options.trace_head = args.traceHead;
       result_ = &layer_->forward(x_values, options);
     });
   }
@@ -286,7 +288,8 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .field("prefix", &ForwardArgs::prefix)
       .field("scale", &ForwardArgs::scale)
       .field("weights", &ForwardArgs::weights)
-      .field("trace", &ForwardArgs::trace);
+      .field("trace", &ForwardArgs::trace)
+      .field("traceHead", &ForwardArgs::traceHead);
   emscripten::class_<LayerHandle>("LayerHandle")
       .constructor<>()
       .function("configure", &LayerHandle::configure)

@@ -306,6 +306,53 @@ TEST_CASE("the trace holds every step, in order, consistent with the result", "[
   }
 }
 
+TEST_CASE("tracing one head records its steps exactly as a full trace does, and no other head's",
+          "[layer]") {
+  for (const auto positional : {attn::PositionalKind::Sinusoidal, attn::PositionalKind::Rope,
+                                attn::PositionalKind::Alibi}) {
+    attn::AttentionLayer layer(config_of(16, 4, true, positional));
+    const std::size_t n = 5;
+    const auto x = random_floats(n * 16, 43);
+    auto options = self_options(n);
+    options.mask.kind = attn::MaskKind::Causal;
+    options.want_trace = true;
+    const auto full = layer.forward(x, options).trace;  // a copy: the next forward reuses it
+    options.trace_head = 2;
+    const auto& one = layer.forward(x, options);
+    std::size_t per_head_steps = 0;
+    for (const auto& step : one.trace.steps) {
+      REQUIRE((step.head == -1 || step.head == 2));
+      const auto& same = find_step(full, step.id, step.head);
+      REQUIRE(step.data == same.data);
+      REQUIRE(step.equation == same.equation);
+      if (step.head == 2) ++per_head_steps;
+    }
+    std::size_t full_head_steps = 0;
+    for (const auto& step : full.steps) full_head_steps += step.head == 2 ? 1 : 0;
+    REQUIRE(per_head_steps == full_head_steps);
+    REQUIRE(one.attention.size() == 4 * n * n);  // the weights of every head are still returned
+  }
+}
+
+TEST_CASE("traceHead is checked, and one head's trace may hold heads times more cells", "[layer]") {
+  attn::AttentionLayer layer(config_of(8, 4));
+  const std::size_t n = 1100;  // 4 · 1100² > 2²² ≥ 1100²
+  const auto x = random_floats(n * 8, 44);
+  auto options = self_options(n);
+  options.want_trace = true;
+  REQUIRE_THROWS_WITH(layer.forward(x, options),
+                      ContainsSubstring("a trace of heads * n * kvN = 4840000") &&
+                          ContainsSubstring("trace one head (traceHead)"));
+  options.trace_head = 3;
+  REQUIRE(layer.forward(x, options).trace.steps.size() > 0);
+  options.trace_head = 4;
+  REQUIRE_THROWS_WITH(
+      layer.forward(x, options),
+      ContainsSubstring("traceHead must be -1 (every head) or a head from 0 to 3, got 4"));
+  options.trace_head = -2;
+  REQUIRE_THROWS_WITH(layer.forward(x, options), ContainsSubstring("got -2"));
+}
+
 TEST_CASE("RoPE, ALiBi and cross-attention add their own steps", "[layer]") {
   attn::AttentionLayer rope(config_of(8, 2, false, attn::PositionalKind::Rope));
   auto options = self_options(3);

@@ -671,3 +671,26 @@ test('loadAttentionLens accepts wasmBinary and gives an independent module', asy
     layer.dispose();
   }
 });
+
+test('traceHead traces one head: its steps equal a full trace\'s, other heads have none', async () => {
+  const lens = await loadLens();
+  const layer = lens.createLayer({ dModel: 16, heads: 4, positional: 'rope', seed: 5 });
+  try {
+    const x = layer.embed(Uint32Array.from([3, 1, 4, 1, 5]));
+    const full = layer.forward(x, { n: 5, mask: 'causal', trace: true });
+    const one = layer.forward(x, { n: 5, mask: 'causal', trace: true, traceHead: 1 });
+    assert.deepEqual(one.attention, full.attention);
+    assert.ok(one.steps.every((s) => s.head === -1 || s.head === 1));
+    const headSteps = full.steps.filter((s) => s.head === -1 || s.head === 1);
+    assert.deepEqual(one.steps.map((s) => `${s.id}/${s.head}`), headSteps.map((s) => `${s.id}/${s.head}`));
+    one.steps.forEach((s, i) => assert.deepEqual(s.data, headSteps[i].data, `${s.id} head ${s.head}`));
+    // explain works for the traced head and says so for the others
+    assert.equal(layer.explain({ step: 'scores', head: 1, row: 2, col: 1 }).value, one.steps.find((s) => s.id === 'scores').data[2 * 5 + 1]);
+    assert.throws(() => layer.explain({ step: 'scores', head: 0, row: 2, col: 1 }), /head/);
+    assert.throws(() => layer.forward(x, { n: 5, trace: true, traceHead: 4 }),
+      /traceHead must be -1 \(every head\) or a head from 0 to 3, got 4/);
+    assert.throws(() => layer.forward(x, { n: 5, trace: true, traceHead: 'one' }), /traceHead must be an integer/);
+  } finally {
+    layer.dispose();
+  }
+});

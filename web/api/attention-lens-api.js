@@ -84,7 +84,7 @@ class AttentionLens {
 
 const CONFIG_KEYS = ['dModel', 'heads', 'headDim', 'bias', 'outProj', 'positional', 'seed'];
 const FORWARD_KEYS = ['n', 'kv', 'kvN', 'mask', 'window', 'prefix', 'keyPadding', 'cellMask',
-  'scale', 'weights', 'trace'];
+  'scale', 'weights', 'trace', 'traceHead'];
 const EXPLAIN_KEYS = ['step', 'head', 'row', 'col'];
 
 // Layers not disposed are freed when garbage-collected; dispose() frees them at once.
@@ -209,6 +209,7 @@ class AttentionLayer {
       scale: booleanOption('scale', options.scale, true),
       weights: booleanOption('weights', options.weights, true),
       trace: booleanOption('trace', options.trace, false),
+      traceHead: integerIn('traceHead', options.traceHead ?? -1, -1, 1 << 30),
     };
     throwIfError(handle.forward(xs, kv, args, flags('keyPadding', options.keyPadding),
       flags('cellMask', options.cellMask)));

@@ -63,6 +63,12 @@ export interface ForwardOptions {
   weights?: boolean;
   /** Return every intermediate step. Default false. */
   trace?: boolean;
+  /**
+   * With trace: record the per-head steps (q, k, v, scores … context) of this head only
+   * (0-based); -1 (the default) records every head. Shared steps and r.attention are unchanged.
+   * One head's trace is heads times smaller and may hold heads times more tokens.
+   */
+  traceHead?: number;
 }
 
 export type StepId =

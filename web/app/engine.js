@@ -5,9 +5,14 @@
 import { buildPreset } from './presets.js';
 
 export const PAD_TOKEN = '[PAD]';
-const TRACE_LIMIT = 1 << 22; // heads·n·kvN the core will trace (attn::kMaxTraceValues)
+const TRACE_LIMIT = 1 << 22; // traced heads·n·kvN the core allows (attn::kMaxTraceValues)
 
-export function createEngine(lens) {
+/**
+ * @param {object} lens  the loaded API (loadAttentionLens())
+ * @param {{traceAllHeads?: boolean}} [options]  trace every head's steps (the element, which
+ *   switches heads without recomputing); by default only the head on screen (state.head).
+ */
+export function createEngine(lens, { traceAllHeads = false } = {}) {
   let layer = null;
   let layerKey = '';
   let loadedWeights = null; // { name, bytes } from a .safetensors file, kept across recomputes
@@ -98,11 +103,14 @@ export function createEngine(lens) {
       cellMask = new Uint8Array(n * kvN);
       for (const [i, j] of cells) cellMask[i * kvN + j] = 1;
     }
-    const heads = active.config.heads;
-    const trace = heads * n * kvN <= TRACE_LIMIT;
-    if (!trace) notes.push(`${n} × ${kvN} tokens over ${heads} heads is too large to trace every step; showing the attention weights only.`);
+    // Every head's weights come back; the other steps are traced for the head on screen only
+    // (heads times less to compute, copy and send).
+    const traceHead = Math.min(state.head, active.config.heads - 1);
+    const trace = n * kvN * (traceAllHeads ? active.config.heads : 1) <= TRACE_LIMIT;
+    if (!trace) notes.push(`${n} × ${kvN} tokens is too large to trace every step; showing the attention weights only.`);
     const kind = state.mask === 'padding' ? 'none' : state.mask;
     const options = { n, mask: kind, scale: state.scale, trace };
+    if (trace && !traceAllHeads) options.traceHead = traceHead;
     if (kv) Object.assign(options, { kv, kvN });
     if (kind === 'sliding-window') options.window = state.window;
     if (kind === 'prefix-lm') options.prefix = state.prefix;

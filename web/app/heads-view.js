@@ -19,9 +19,9 @@ export const headWeights = (result, h) => result.attention.subarray(h * result.n
 /**
  * Small multiples: one compact heatmap per head; click (or Enter) focuses that head. The tiles
  * are kept between calls with the same number of heads (only redrawn), so typing does not
- * rebuild them.
+ * rebuild them. tileWidth: a tile's width if the caller measured it already.
  */
-export function drawHeadGrid(host, result, focusedHead, onFocus) {
+export function drawHeadGrid(host, result, focusedHead, onFocus, tileWidth) {
   const heads = result.config.heads;
   host.className = 'heads heads-grid';
   if (host.headTiles?.length !== heads || !host.contains(host.headTiles[0]?.tile)) {
@@ -45,7 +45,8 @@ export function drawHeadGrid(host, result, focusedHead, onFocus) {
     });
   }
   host.onFocusHead = onFocus;
-  const width = host.headTiles[0].figure.clientWidth; // all tiles are as wide: one layout read
+  // All tiles are as wide: one layout read (none when the caller measured before drawing).
+  const width = tileWidth || host.headTiles[0].figure.clientWidth;
   host.headTiles.forEach(({ tile, button, map }, h) => {
     tile.className = `head-tile${h === focusedHead ? ' focused' : ''}`;
     button.setAttribute('aria-pressed', String(h === focusedHead));

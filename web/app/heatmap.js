@@ -14,6 +14,8 @@ function el(tag, className, text) {
   return node;
 }
 
+const styleCache = new WeakMap(); // document or shadow root -> { theme, style }
+
 const whenIdle = (job) => (typeof requestIdleCallback === 'function'
   ? requestIdleCallback(job, { timeout: 500 }) : setTimeout(job, 50));
 const cancelIdle = (handle) => (typeof cancelIdleCallback === 'function'
@@ -156,6 +158,14 @@ export class Heatmap {
   // The theme's font and colours, read once per render (reading computed style is a layout
   // flush when the page just changed).
   #readStyle() {
+    // Shared by every heatmap in the same document or shadow root until the theme changes.
+    const root = this.figure.getRootNode();
+    const theme = `${document.documentElement.dataset.theme ?? ''}/${matchMedia('(prefers-color-scheme: dark)').matches}`;
+    const cached = styleCache.get(root);
+    if (cached?.theme === theme) {
+      this.style = cached.style;
+      return;
+    }
     const style = getComputedStyle(this.figure);
     const read = (name, fallback) => style.getPropertyValue(name).trim() || fallback;
     this.style = {
@@ -165,6 +175,7 @@ export class Heatmap {
       '--muted': read('--muted', '#666'),
       '--masked': read('--masked', '#9a9a9a'),
     };
+    styleCache.set(root, { theme, style: this.style });
   }
 
   #font(px, weight = '') {

@@ -222,7 +222,7 @@ class AttentionLensElement extends HTMLElement {
   // One traced forward on the main thread. Settings the core rejects (heads not dividing d-model,
   // text without tokens …) fall back to defaults, with the core's message shown.
   #compute(state) {
-    this.#engine ??= createEngine(lens);
+    this.#engine ??= createEngine(lens, { traceAllHeads: true }); // head buttons switch without recomputing
     this.#computeProblems = [];
     const attempts = [
       [null, state],
