@@ -40,7 +40,7 @@ export function drawHeadGrid(host, result, focusedHead, onFocus, tileWidth) {
     });
     // Every tile is in the document before the first is measured: one layout, not one per tile.
     host.headTiles.forEach((entry, h) => {
-      entry.map = new Heatmap(entry.figure, { maxCell: 16, minCell: 2, labels: false, legend: false,
+      entry.map = new Heatmap(entry.figure, { maxCell: 16, minCell: 0, labels: false, legend: false,
         caption: false, table: false, onActivate: () => host.onFocusHead(h) });
     });
   }

@@ -122,10 +122,12 @@ export class Heatmap {
     const labels = this.options.labels;
     this.left = labels ? Math.ceil(Math.min(110, widest(m.rowLabels)) + 26) : 18;
     const room = (available - this.left - 8) / m.cols;
-    const fitted = Math.max(this.options.minCell, Math.min(this.options.maxCell, Math.floor(room)));
+    // Below one pixel per cell (allowed with minCell < 1, for small multiples) the cell size
+    // stays fractional and the image is pooled to the pixels there are.
+    const fitted = Math.max(this.options.minCell, Math.min(this.options.maxCell, room < 1 ? room : Math.floor(room)));
     // Zoomed cells stay within what a canvas can hold (16 384 px a side).
     const largest = Math.max(fitted, Math.floor(16000 / Math.max(m.rows, m.cols, 1)));
-    this.cell = Math.max(1, Math.min(largest, Math.round(fitted * this.zoom)));
+    this.cell = fitted < 1 ? fitted : Math.max(1, Math.min(largest, Math.round(fitted * this.zoom)));
     this.labelPx = Math.max(9, Math.min(12, this.cell - 1)); // label font: smaller in small cells
     this.showRowLabels = labels && this.cell >= 9;
     // Short labels (dimension numbers) are drawn upright, every k-th one if cells are narrow.
@@ -240,14 +242,35 @@ export class Heatmap {
   // 2048 × 2048 matrix is 4 M cells, so no per-cell allocation or function call.
   #bitmap() {
     const m = this.matrix;
-    const image = new ImageData(Math.max(1, m.cols), Math.max(1, m.rows));
-    const pixels = new Uint32Array(image.data.buffer);
     const { table, min, max } = this.scale;
     const toIndex = 255 / (max - min || 1);
-    for (let i = 0; i < m.rows * m.cols; ++i) {
-      const v = m.data[i];
-      if (Number.isFinite(v)) pixels[i] = table[Math.max(0, Math.min(255, Math.round((v - min) * toIndex)))];
-      // masked (−∞) cells stay transparent over the masked colour
+    const colour = (v) => table[Math.max(0, Math.min(255, Math.round((v - min) * toIndex)))];
+    // Cells smaller than a pixel: each pixel shows the largest value of its block of cells, so
+    // a peak of attention never disappears when the matrix is shrunk.
+    const step = this.cell < 1 ? Math.ceil(1 / this.cell) : 1;
+    const width = Math.max(1, Math.ceil(m.cols / step));
+    const height = Math.max(1, Math.ceil(m.rows / step));
+    const image = new ImageData(width, height);
+    const pixels = new Uint32Array(image.data.buffer);
+    if (step === 1) {
+      for (let i = 0; i < m.rows * m.cols; ++i) {
+        const v = m.data[i];
+        if (Number.isFinite(v)) pixels[i] = colour(v);
+        // masked (−∞) cells stay transparent over the masked colour
+      }
+    } else {
+      const peak = new Float32Array(width * height).fill(-Infinity);
+      const block = Int32Array.from({ length: m.cols }, (_, c) => Math.floor(c / step));
+      for (let r = 0; r < m.rows; ++r) {
+        const row = Math.floor(r / step) * width;
+        const base = r * m.cols;
+        for (let c = 0; c < m.cols; ++c) {
+          const v = m.data[base + c];
+          const at = row + block[c];
+          if (v > peak[at]) peak[at] = v;
+        }
+      }
+      for (let i = 0; i < peak.length; ++i) if (Number.isFinite(peak[i])) pixels[i] = colour(peak[i]);
     }
     const bitmap = new OffscreenCanvas(image.width, image.height);
     bitmap.getContext('2d').putImageData(image, 0, 0);
@@ -354,7 +377,7 @@ export class Heatmap {
   }
 
   #drawLegend() {
-    const { scale, matrix } = this;
+    const { scale } = this;
     const bar = el('div', 'legend-bar');
     bar.style.background = legendGradient(scale);
     const name = scale.kind === 'diverging'
@@ -362,7 +385,7 @@ export class Heatmap {
       : scale.kind === 'probability' ? 'probability' : 'value';
     const items = [el('span', 'legend-min', formatNumber(scale.min)), bar,
       el('span', 'legend-max', formatNumber(scale.max)), el('span', 'legend-name muted', name)];
-    if (matrix.data.some((v) => v === -Infinity)) items.push(el('span', 'legend-masked', 'masked (−∞)'));
+    if (scale.masked) items.push(el('span', 'legend-masked', 'masked (−∞)'));
     this.legend.replaceChildren(...items);
   }
 
