@@ -37,7 +37,8 @@ try {
   console.log(`n = ${n}, d_model = ${dModel}, heads = ${heads}: ${samples.length} keystrokes`);
   console.log(`  keystroke → every step redrawn: median ${median(samples.map((s) => s.duration)).toFixed(1)} ms, ` +
     `max ${Math.max(...samples.map((s) => s.duration)).toFixed(1)} ms (one frame = 16.7 ms)`);
-  console.log(`  core forward with full trace (worker): median ${median(samples.map((s) => s.computeMs)).toFixed(2)} ms`);
+  console.log(`  core forward with the head's trace (worker): median ${median(samples.map((s) => s.computeMs)).toFixed(2)} ms; ` +
+    `answer back on the page after ${median(samples.map((s) => s.receivedMs)).toFixed(1)} ms (the rest is drawing)`);
   if (problems().length) console.log('problems:', problems());
 } finally {
   await close();

@@ -137,13 +137,14 @@ function compute() {
   requestedAt = performance.now();
   engine.compute(state, (next) => {
     const started = requestedAt;
+    const receivedMs = performance.now() - started; // the worker's answer is here
     result = next;
     if (!result.steps.length && result.attention) result.steps = weightsOnlySteps(result);
     showError(null);
     if (state.head >= result.config.heads) state.head = 0;
     render();
     performance.measure('attention-lens:update', { start: started, end: performance.now(),
-      detail: { n: result.n, heads: result.config.heads, computeMs: result.computeMs } });
+      detail: { n: result.n, heads: result.config.heads, computeMs: result.computeMs, receivedMs } });
     document.body.dataset.ready = 'true';
   }, (error) => {
     showError(error.message);
@@ -190,6 +191,8 @@ function currentStage() {
 
 function render() {
   if (!result) return;
+  // Read every width before changing anything: each read after a change is a full layout.
+  const widths = { matrices: $('matrices').clientWidth, tile: $('heads-view').headTiles?.[0]?.figure.clientWidth };
   const pads = result.keyTokens.filter((t) => t === '[PAD]').length;
   drawChips($('tokens'), result.queryTokens, result.cross ? 0 : pads);
   if (result.cross) drawChips($('source-tokens'), result.keyTokens, pads);
@@ -205,8 +208,6 @@ function render() {
     ? `Loaded from ${result.weightsFile}.` : state.preset ? 'The tutorial\'s weights.' : 'Seeded random weights.';
   $('weights-clear').hidden = !result.weightsFile;
   showNotice(result.notes.join(' '));
-  // Read every width before changing anything: each read after a change is a full layout.
-  const widths = { matrices: $('matrices').clientWidth, tile: $('heads-view').headTiles?.[0]?.figure.clientWidth };
   renderStageList();
   renderStage(widths.matrices);
   renderHeads(widths.tile);
