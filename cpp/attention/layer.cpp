@@ -200,19 +200,7 @@ void AttentionLayer::load_safetensors(std::span<const std::uint8_t> bytes) {
                   str(config_.heads) + " heads");
     }
   }
-  LayerWeights loaded;
-  for (const auto& [name, shape] : expected) {
-    if (!file.contains(name)) {
-      throw Error("the weights file has no tensor '" + name + "'; this layer takes: " + wanted);
-    }
-    if (file.info(name).shape != shape) {
-      std::string want = "[", got = "[";
-      for (auto s : shape) want += (want.size() > 1 ? ", " : "") + str(s);
-      for (auto s : file.info(name).shape) got += (got.size() > 1 ? ", " : "") + str(s);
-      throw Error("tensor '" + name + "' has shape " + got + "], expected " + want +
-                  "] for dModel " + str(d) + " and " + str(config_.heads) + " heads");
-    }
-  }
+  LayerWeights loaded;  // every name and shape was checked above
   loaded.in_proj_weight = file.f32("in_proj_weight");
   if (config_.out_proj) loaded.out_proj_weight = file.f32("out_proj.weight");
   if (config_.bias) {
