@@ -157,6 +157,7 @@ function compute() {
 const MAX_CHIPS = 256; // beyond this the chips say how many more there are
 
 function drawChips(host, tokens, padTokens = 0) {
+  if (unchanged(host, `${padTokens}|${tokens.join('\u0001')}`)) return;
   const chips = tokens.slice(0, MAX_CHIPS).map((t, i) => {
     const chip = el('span', i >= tokens.length - padTokens ? 'chip pad' : 'chip', displayToken(t));
     chip.title = `token ${i + 1}`;
@@ -216,9 +217,18 @@ function render() {
     `forward ${result.computeMs.toFixed(2)} ms in the ${engine.mode} (${engine.info.simd === 'wasm' ? 'wasm SIMD' : engine.info.simd})`;
 }
 
+// Parts of the page are rebuilt only when what they show changed (typing changes the numbers,
+// rarely the stages, heads or tokens): `unchanged(host, key)` remembers the last key per host.
+function unchanged(host, key) {
+  if (host.renderedKey === key) return true;
+  host.renderedKey = key;
+  return false;
+}
+
 function renderStageList() {
   const stages = availableStages(result.steps);
   const current = currentStage();
+  if (unchanged($('stage-list'), `${stages.map((s) => s.id)}|${current?.id}`)) return;
   $('stage-list').replaceChildren(...stages.map((stage, i) => {
     const li = el('li');
     const button = el('button', 'stage-button', `${i + 1}. ${stage.label}`);
@@ -255,8 +265,8 @@ function renderStage(available = $('matrices').clientWidth) {
   }
   const perHead = steps.some((s) => s.head >= 0);
   const picker = $('head-picker');
-  picker.replaceChildren();
-  if (perHead && result.config.heads > 1) {
+  if (!unchanged(picker, `${perHead}|${result.config.heads}|${state.head}`)) picker.replaceChildren();
+  if (perHead && result.config.heads > 1 && !picker.childElementCount) {
     picker.append(el('span', 'muted small', 'Head: '));
     for (let h = 0; h < result.config.heads; ++h) {
       const b = el('button', 'head-chip', String(h + 1));
@@ -270,36 +280,43 @@ function renderStage(available = $('matrices').clientWidth) {
   const host = $('matrices');
   const columns = steps.length > 1 ? Math.max(1, Math.floor((available + 13) / (260 + 13))) : 1;
   const fitWidth = Math.floor((available - 13 * (Math.min(columns, steps.length) - 1)) / Math.min(columns, steps.length));
-  host.replaceChildren();
-  host.classList.toggle('multi', steps.length > 1);
   const kvN = result.kvN;
   const marked = new Set(state.cells.filter(([i, j]) => i < result.n && j < kvN).map(([i, j]) => i * kvN + j));
-  const slots = steps.map((step) => {
-    const slot = el('div', 'matrix-slot');
-    slot.dataset.step = step.id;
-    slot.dataset.head = String(step.head);
-    host.append(slot);
-    return slot;
-  });
-  stageMaps = steps.map((step, index) => {
-    const slot = slots[index];
-    const matrix = matrixOf(step, result, scaleFor(step.id), QUERY_KEY_STEPS.has(step.id) ? marked : undefined);
-    const map = new Heatmap(slot, {
-      zoomable: true,
-      minCell: 1,
-      onZoom: (zoom) => { stageZoom = zoom; },
-      onHover: (cell) => inspect(step, matrix, cell, false),
-      onActivate: (cell) => activate(step, matrix, cell),
+  // The same steps as last time (typing): redraw the heatmaps in place; else build them anew.
+  if (!unchanged(host, steps.map((step) => `${step.id}/${step.head}`).join(',')) || !stageMaps.length) {
+    host.replaceChildren();
+    host.classList.toggle('multi', steps.length > 1);
+    const slots = steps.map((step) => {
+      const slot = el('div', 'matrix-slot');
+      slot.dataset.step = step.id;
+      slot.dataset.head = String(step.head);
+      host.append(slot);
+      return slot;
     });
-    map.zoom = stageZoom; // the reader's zoom survives recomputes
-    map.render(matrix, { width: fitWidth || undefined });
-    if (pinned && pinned.stepId === step.id && pinned.head === step.head) {
-      map.pinned = { row: pinned.row, col: pinned.col };
-      map.draw();
-    }
-    return { step, matrix, map, slot };
+    stageMaps = slots.map((slot) => {
+      const entry = { slot };
+      entry.map = new Heatmap(slot, {
+        zoomable: true,
+        minCell: 1,
+        onZoom: (zoom) => { stageZoom = zoom; },
+        onHover: (cell) => inspect(entry.step, entry.matrix, cell, false),
+        onActivate: (cell) => activate(entry.step, entry.matrix, cell),
+      });
+      return entry;
+    });
+    stageMaps.rebuilt = true;
+  }
+  steps.forEach((step, index) => {
+    const entry = stageMaps[index];
+    entry.step = step;
+    entry.matrix = matrixOf(step, result, scaleFor(step.id), QUERY_KEY_STEPS.has(step.id) ? marked : undefined);
+    entry.map.zoom = stageZoom; // the reader's zoom survives recomputes
+    entry.map.pinned = pinned && pinned.stepId === step.id && pinned.head === step.head
+      ? { row: pinned.row, col: pinned.col } : null;
+    entry.map.render(entry.matrix, { width: fitWidth || undefined });
   });
-  renderExports();
+  if (stageMaps.rebuilt) renderExports();
+  stageMaps.rebuilt = false;
   if (pinned) {
     const entry = stageMaps.find((m) => m.step.id === pinned.stepId && m.step.head === pinned.head);
     if (entry && pinned.row < entry.matrix.rows && pinned.col < entry.matrix.cols) inspect(entry.step, entry.matrix, pinned, true);
@@ -309,14 +326,15 @@ function renderStage(available = $('matrices').clientWidth) {
 function renderExports() {
   const host = $('exports');
   host.replaceChildren();
-  for (const { step, matrix, map } of stageMaps) {
+  for (const entry of stageMaps) {
+    const { step, map } = entry; // id and head stay; the numbers are read at click time
     const group = el('div', 'export-group');
     group.append(el('span', 'muted small', `${step.id}${step.head >= 0 ? ` (head ${step.head + 1})` : ''}:`));
     const stem = fileStem(step);
     const actions = [
       ['PNG', async () => download(await map.toPngBlob(), `${stem}.png`)],
-      ['JSON', () => download(new Blob([stepJson(step, matrix)], { type: 'application/json' }), `${stem}.json`)],
-      ['CSV', () => download(new Blob([stepCsv(matrix)], { type: 'text/csv' }), `${stem}.csv`)],
+      ['JSON', () => download(new Blob([stepJson(entry.step, entry.matrix)], { type: 'application/json' }), `${stem}.json`)],
+      ['CSV', () => download(new Blob([stepCsv(entry.matrix)], { type: 'text/csv' }), `${stem}.csv`)],
     ];
     for (const [label, action] of actions) {
       const b = el('button', 'small-button', label);

@@ -46,7 +46,7 @@ export class Heatmap {
     this.legend = el('div', 'legend');
     this.live = el('p', 'sr-only');
     this.live.setAttribute('aria-live', 'polite');
-    this.table = el('div', 'sr-only');
+    this.table = el('div', 'sr-only sr-table');
     this.toolbar = el('div', 'heatmap-zoom');
     if (this.options.zoomable) this.#buildZoom();
     this.figure.append(...(this.options.caption ? [this.caption] : []),
