@@ -33,7 +33,7 @@ export function renderCost(host, result, mode) {
       `doubling n makes this ${result.cross ? '2×' : '4×'} larger`),
     row('at 1024 tokens', `${formatBytes(1024 * 1024 * heads * 4)}`, 'per layer, weights only'),
     row('arithmetic', `${formatCount(Math.round(flops))} flops`, 'projections + QKᵀ + A·V (+ W_O)'),
-    row('last compute', `${result.computeMs.toFixed(2)} ms`, `core forward with a full trace, in the ${mode}`),
+    row('last compute', `${result.computeMs.toFixed(2)} ms`, `core forward with the shown head's trace, in the ${mode}`),
     row('whole update', `${result.totalMs.toFixed(2)} ms`, 'tokenize, embed, forward, copy out'),
   );
   host.replaceChildren(table);
