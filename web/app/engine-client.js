@@ -1,7 +1,7 @@
 // The page's handle on the engine: a Web Worker when the browser allows one (always on http),
 // otherwise the same engine on the main thread. Computes coalesce: while one runs, only the
 // newest requested state waits, so fast typing never queues stale work.
-import { createEngine } from './engine.js';
+import { createEngine, runRequest } from './engine.js';
 
 export class EngineClient {
   #worker = null;
@@ -34,13 +34,8 @@ export class EngineClient {
 
   #call(type, payload = {}, transfer = []) {
     if (this.#local) {
-      const method = { compute: 'compute', explain: 'explain', 'load-weights': 'loadWeights',
-        'clear-weights': 'clearWeights', 'save-weights': 'saveWeights' }[type];
       try {
-        const args = type === 'compute' ? [payload.state]
-          : type === 'explain' ? [payload.request]
-          : type === 'load-weights' ? [payload.name, payload.bytes, payload.state] : [];
-        return Promise.resolve(this.#local[method](...args));
+        return Promise.resolve(runRequest(this.#local, { type, ...payload }));
       } catch (error) {
         return Promise.reject(error);
       }

@@ -2,7 +2,7 @@
 // Messages: {id, type: 'init', moduleUrl} | {id, type: 'compute', state} |
 // {id, type: 'explain', request} | {id, type: 'load-weights', name, bytes, state} |
 // {id, type: 'clear-weights'} | {id, type: 'save-weights'}. Replies: {id, ok, value | error}.
-import { createEngine } from './engine.js';
+import { createEngine, runRequest } from './engine.js';
 
 let engine = null;
 
@@ -40,18 +40,8 @@ async function handle(message) {
       warmUp(lens);
       return { simd: lens.simd };
     }
-    case 'compute':
-      return engine.compute(message.state);
-    case 'explain':
-      return engine.explain(message.request);
-    case 'load-weights':
-      return engine.loadWeights(message.name, message.bytes, message.state);
-    case 'clear-weights':
-      return engine.clearWeights();
-    case 'save-weights':
-      return engine.saveWeights();
     default:
-      throw new Error(`unknown request '${String(message.type).slice(0, 40)}'`);
+      return runRequest(engine, message);
   }
 }
 

@@ -170,3 +170,24 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
 
   return { compute, explain, loadWeights, clearWeights, saveWeights };
 }
+
+/**
+ * Runs one request message ({type, ...}) on an engine: the protocol shared by the Web Worker
+ * (engine-worker.js) and the main-thread fallback (engine-client.js).
+ */
+export function runRequest(engine, message) {
+  switch (message.type) {
+    case 'compute':
+      return engine.compute(message.state);
+    case 'explain':
+      return engine.explain(message.request);
+    case 'load-weights':
+      return engine.loadWeights(message.name, message.bytes, message.state);
+    case 'clear-weights':
+      return engine.clearWeights();
+    case 'save-weights':
+      return engine.saveWeights();
+    default:
+      throw new Error(`unknown request '${String(message.type).slice(0, 40)}'`);
+  }
+}
