@@ -85,6 +85,7 @@ class LayerHandle {
       config.positional = attn::parse_positional_kind(args.positional);
       config.seed = args.seed;
       layer_ = std::make_unique<attn::AttentionLayer>(config);
+      embedding_table_ = std::make_unique<attn::EmbeddingTable>(config.seed, config.d_model);
     });
   }
 
@@ -126,7 +127,7 @@ class LayerHandle {
       const auto id_values = vector_or_empty<std::uint32_t>(ids);
       const std::size_t d = layer_->config().d_model;
       embedded_.resize(id_values.size(), d);
-      attn::embed_tokens(id_values, layer_->config().seed, embedded_);
+      embedding_table_->lookup(id_values, embedded_);
     });
   }
   val embedded() const { return view_of(embedded_.data(), embedded_.size()); }
@@ -220,6 +221,7 @@ class LayerHandle {
  private:
   std::unique_ptr<attn::AttentionLayer> layer_;
   const attn::ForwardResult* result_ = nullptr;
+  std::unique_ptr<attn::EmbeddingTable> embedding_table_;  // rows kept across embed() calls
   attn::Matrix embedded_;
   std::vector<std::uint8_t> bytes_;
   std::vector<std::uint32_t> term_index_;

@@ -1,6 +1,7 @@
 // Seeded embedding-table lookup (see embedding.hpp).
 #include "attention/ops/embedding.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "attention/error.hpp"
@@ -19,9 +20,8 @@ std::uint32_t row_seed(std::uint32_t seed, std::uint32_t id) {
   h ^= h >> 16;
   return h;
 }
-}  // namespace
 
-void embed_tokens(std::span<const std::uint32_t> ids, std::uint32_t seed, MatView out) {
+void check_lookup(std::span<const std::uint32_t> ids, const MatView& out) {
   if (out.rows != ids.size()) {
     throw Error("embedding output has " + std::to_string(out.rows) +
                 " rows, expected one per token: " + std::to_string(ids.size()));
@@ -31,8 +31,50 @@ void embed_tokens(std::span<const std::uint32_t> ids, std::uint32_t seed, MatVie
       throw Error("token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
                   " is outside the vocabulary [0, " + std::to_string(kVocabularySize) + ")");
     }
-    NumpyRandomState rng(row_seed(seed, ids[t]));
-    rng.fill_randn(std::span<float>(out.row(t), out.cols));
+  }
+}
+
+// row [d_model] = W_E[id]
+void draw_row(std::uint32_t seed, std::uint32_t id, std::span<float> row) {
+  NumpyRandomState rng(row_seed(seed, id));
+  rng.fill_randn(row);
+}
+}  // namespace
+
+void embed_tokens(std::span<const std::uint32_t> ids, std::uint32_t seed, MatView out) {
+  check_lookup(ids, out);
+  for (std::size_t t = 0; t < ids.size(); ++t) {
+    draw_row(seed, ids[t], std::span<float>(out.row(t), out.cols));
+  }
+}
+
+EmbeddingTable::EmbeddingTable(std::uint32_t seed, std::size_t d_model,
+                               std::size_t max_cached_values)
+    : seed_(seed),
+      d_model_(d_model),
+      max_cached_rows_(
+          std::max<std::size_t>(1, max_cached_values / std::max<std::size_t>(1, d_model))) {}
+
+void EmbeddingTable::lookup(std::span<const std::uint32_t> ids, MatView out) {
+  check_lookup(ids, out);
+  if (out.cols != d_model_) {
+    throw Error("embedding output has " + std::to_string(out.cols) +
+                " columns, expected d_model = " + std::to_string(d_model_));
+  }
+  for (std::size_t t = 0; t < ids.size(); ++t) {
+    std::span<float> row(out.row(t), d_model_);
+    if (const auto found = row_of_id_.find(ids[t]); found != row_of_id_.end()) {
+      std::copy_n(rows_.begin() + static_cast<std::ptrdiff_t>(found->second * d_model_), d_model_,
+                  row.begin());
+      continue;
+    }
+    draw_row(seed_, ids[t], row);
+    if (row_of_id_.size() == max_cached_rows_) {  // full: start over rather than grow
+      row_of_id_.clear();
+      rows_.clear();
+    }
+    row_of_id_.emplace(ids[t], row_of_id_.size());
+    rows_.insert(rows_.end(), row.begin(), row.end());
   }
 }
 
