@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { makeScale } from '../../web/app/colors.js';
 import { elementSnippet, iframeSnippet, stateFromAttributes } from '../../web/app/embed-snippet.js';
 import { stepCsv } from '../../web/app/exporting.js';
 import { formatBytes, numpyArrayString } from '../../web/app/format.js';
@@ -34,6 +35,27 @@ test('a hostile or broken hash falls back to defaults field by field and says wh
   assert.deepEqual(ignored.sort(), ['__proto__', 'cells', 'constructor', 'dModel', 'heads', 'mask', 'seed']);
   assert.equal(Object.getPrototypeOf(state), Object.prototype);
   assert.equal(hashToState('#text=' + 'x'.repeat(50000)).state.text.length, 20000);
+});
+
+test('colour scales: the 256-colour pixel table is the scale\'s own colours from min to max', () => {
+  const packed = ([r, g, b]) => ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+  const signed = Float32Array.from([-3, 0.5, 2, -Infinity]);
+  for (const [kind, data] of [['probability', new Float32Array([0.2, 0.8])], ['sequential', signed], ['diverging', signed]]) {
+    const scale = makeScale(kind, data);
+    assert.equal(scale.table.length, 256);
+    for (let i = 0; i < 256; ++i) {
+      assert.equal(scale.table[i], packed(scale.rgb(scale.min + ((scale.max - scale.min) * i) / 255)), `${kind} ${i}`);
+    }
+  }
+  // The ranges: probabilities [0, 1]; sequential [min, max] of the finite values; diverging ±max|v|.
+  assert.deepEqual([makeScale('probability', signed).min, makeScale('probability', signed).max], [0, 1]);
+  assert.deepEqual([makeScale('sequential', signed).min, makeScale('sequential', signed).max, makeScale('sequential', signed).masked], [-3, 2, true]);
+  assert.deepEqual([makeScale('diverging', signed).min, makeScale('diverging', signed).max], [-3, 3]);
+  // Viridis runs from #440154 to #fde725; blue–red from #053061 to #67001f.
+  assert.deepEqual([makeScale('probability', signed).table[0], makeScale('probability', signed).table[255]],
+    [packed([0x44, 0x01, 0x54]), packed([0xfd, 0xe7, 0x25])]);
+  assert.deepEqual([makeScale('diverging', signed).table[0], makeScale('diverging', signed).table[255]],
+    [packed([0x05, 0x30, 0x61]), packed([0x67, 0x00, 0x1f])]);
 });
 
 test('numpyArrayString prints like NumPy (outputs captured from numpy 1.24.2 in Debian 12)', () => {

@@ -18,25 +18,28 @@ function sample(stops, t) {
   return stops[i].map((c, k) => Math.round(c + (stops[i + 1][k] - c) * f));
 }
 
-// 256 colours of a scale as RGBA pixels (little-endian: 0xAABBGGRR), for drawing images.
-function pixelTable(min, max, rgb) {
+// 256 colours of a palette, evenly from its first to its last stop, as RGBA pixels
+// (little-endian: 0xAABBGGRR) for drawing images. A scale maps [min, max] onto the whole table.
+function pixelTable(stops) {
   const table = new Uint32Array(256);
   for (let i = 0; i < 256; ++i) {
-    const [r, g, b] = rgb(min + ((max - min) * i) / 255);
+    const [r, g, b] = sample(stops, i / 255);
     table[i] = (255 << 24 | b << 16 | g << 8 | r) >>> 0;
   }
   return table;
 }
+const VIRIDIS_TABLE = pixelTable(VIRIDIS_RGB);
+const BLUE_RED_TABLE = pixelTable(BLUE_RED_RGB);
 
 /**
  * A colour scale for one matrix. kind 'sequential' maps [min, max] (probabilities: [0, 1]);
  * 'diverging' maps [-m, m] with m = max |value|, white at 0. `table` holds 256 of its colours
- * as RGBA pixels from min to max; `masked` says whether any value is −∞.
+ * as RGBA pixels from min to max (shared: never modify it); `masked` says whether any value is −∞.
  */
 export function makeScale(kind, data) {
   if (kind === 'probability') { // fixed [0, 1]: no pass over the data (weights are never −∞)
     const rgb = (v) => sample(VIRIDIS_RGB, v);
-    return { kind, min: 0, max: 1, rgb, table: pixelTable(0, 1, rgb), masked: false };
+    return { kind, min: 0, max: 1, rgb, table: VIRIDIS_TABLE, masked: false };
   }
   let lo = Infinity;
   let hi = -Infinity;
@@ -51,11 +54,11 @@ export function makeScale(kind, data) {
   if (kind === 'sequential') {
     const span = hi - lo || 1;
     const rgb = (v) => sample(VIRIDIS_RGB, (v - lo) / span);
-    return { kind, min: lo, max: hi, rgb, table: pixelTable(lo, hi, rgb), masked };
+    return { kind, min: lo, max: hi, rgb, table: VIRIDIS_TABLE, masked };
   }
   const m = Math.max(Math.abs(lo), Math.abs(hi)) || 1;
   const rgb = (v) => sample(BLUE_RED_RGB, (v + m) / (2 * m));
-  return { kind: 'diverging', min: -m, max: m, rgb, table: pixelTable(-m, m, rgb), masked };
+  return { kind: 'diverging', min: -m, max: m, rgb, table: BLUE_RED_TABLE, masked };
 }
 
 /** CSS colour and whether text on it should be light. */

@@ -40,6 +40,7 @@ export class Heatmap {
     this.zoom = 1; // multiplies the fitted cell size
     this.scroller = el('div', 'heatmap-scroll');
     this.canvas = el('canvas');
+    this.ctx = this.canvas.getContext('2d');
     this.canvas.tabIndex = 0;
     this.canvas.setAttribute('role', 'img');
     this.scroller.append(this.canvas);
@@ -113,11 +114,24 @@ export class Heatmap {
     this.#buildTable();
   }
 
+  // The drawn width of a label at 12 px, remembered: typing changes one label at a time.
+  #labelWidth(label) {
+    const font = this.#font(12);
+    if (this.labelWidths?.font !== font || this.labelWidths.size > 4096) {
+      this.labelWidths = Object.assign(new Map(), { font });
+    }
+    let width = this.labelWidths.get(label);
+    if (width === undefined) {
+      this.ctx.font = font;
+      width = this.ctx.measureText(shorten(label)).width;
+      this.labelWidths.set(label, width);
+    }
+    return width;
+  }
+
   #layout() {
     const m = this.matrix;
-    const ctx = this.canvas.getContext('2d');
-    ctx.font = this.#font(12);
-    const widest = (labels) => Math.max(0, ...labels.map((l) => ctx.measureText(shorten(l)).width));
+    const widest = (labels) => labels.reduce((most, l) => Math.max(most, this.#labelWidth(l)), 0);
     const available = Math.max(120, (this.fitWidth ?? this.figure.parentElement?.clientWidth ?? 600) - 8);
     const labels = this.options.labels;
     this.left = labels ? Math.ceil(Math.min(110, widest(m.rowLabels)) + 26) : 18;
@@ -141,17 +155,22 @@ export class Heatmap {
     let lean = 0;
     if (this.showColLabels && !this.shortColLabels) {
       m.colLabels.forEach((label, j) => {
-        const reach = (j + 0.5 - m.cols) * this.cell + 0.71 * Math.min(100, ctx.measureText(shorten(label)).width);
+        const reach = (j + 0.5 - m.cols) * this.cell + 0.71 * Math.min(100, this.#labelWidth(label));
         lean = Math.max(lean, Math.ceil(reach) + 6);
       });
     }
     this.width = this.left + this.cell * m.cols + Math.max(8, lean);
     this.height = this.top + this.cell * m.rows + 4;
     const ratio = window.devicePixelRatio || 1;
-    this.canvas.width = Math.round(this.width * ratio);
-    this.canvas.height = Math.round(this.height * ratio);
-    this.canvas.style.width = `${this.width}px`;
-    this.canvas.style.height = `${this.height}px`;
+    // Resizing a canvas reallocates and resets it even to the same size: only when it changed.
+    const size = `${this.width}x${this.height}@${ratio}`;
+    if (this.canvasSize !== size) {
+      this.canvasSize = size;
+      this.canvas.width = Math.round(this.width * ratio);
+      this.canvas.height = Math.round(this.height * ratio);
+      this.canvas.style.width = `${this.width}px`;
+      this.canvas.style.height = `${this.height}px`;
+    }
     this.ratio = ratio;
     // Geometry for tests and tools that locate a cell: x = left + (col + 0.5) * cell.
     Object.assign(this.canvas.dataset, { rows: m.rows, cols: m.cols, left: this.left, top: this.top, cell: this.cell });
@@ -244,20 +263,23 @@ export class Heatmap {
     const m = this.matrix;
     const { table, min, max } = this.scale;
     const toIndex = 255 / (max - min || 1);
-    const colour = (v) => table[Math.max(0, Math.min(255, Math.round((v - min) * toIndex)))];
     // Cells smaller than a pixel: each pixel shows the largest value of its block of cells, so
     // a peak of attention never disappears when the matrix is shrunk.
     const step = this.cell < 1 ? Math.ceil(1 / this.cell) : 1;
     const width = Math.max(1, Math.ceil(m.cols / step));
     const height = Math.max(1, Math.ceil(m.rows / step));
-    const image = new ImageData(width, height);
-    const pixels = new Uint32Array(image.data.buffer);
+    // The image and its canvas are kept while the size stays (typing redraws the same shape).
+    if (this.image?.width !== width || this.image.height !== height) {
+      this.image = new ImageData(width, height);
+      this.imageCanvas = new OffscreenCanvas(width, height);
+    }
+    const pixels = new Uint32Array(this.image.data.buffer);
+    pixels.fill(0); // masked (−∞) cells stay transparent over the masked colour
+    const paint = (i, v) => {
+      if (Number.isFinite(v)) pixels[i] = table[Math.max(0, Math.min(255, Math.round((v - min) * toIndex)))];
+    };
     if (step === 1) {
-      for (let i = 0; i < m.rows * m.cols; ++i) {
-        const v = m.data[i];
-        if (Number.isFinite(v)) pixels[i] = colour(v);
-        // masked (−∞) cells stay transparent over the masked colour
-      }
+      for (let i = 0; i < m.rows * m.cols; ++i) paint(i, m.data[i]);
     } else {
       const peak = new Float32Array(width * height).fill(-Infinity);
       const block = Int32Array.from({ length: m.cols }, (_, c) => Math.floor(c / step));
@@ -270,18 +292,17 @@ export class Heatmap {
           if (v > peak[at]) peak[at] = v;
         }
       }
-      for (let i = 0; i < peak.length; ++i) if (Number.isFinite(peak[i])) pixels[i] = colour(peak[i]);
+      for (let i = 0; i < peak.length; ++i) paint(i, peak[i]);
     }
-    const bitmap = new OffscreenCanvas(image.width, image.height);
-    bitmap.getContext('2d').putImageData(image, 0, 0);
-    return bitmap;
+    this.imageCanvas.getContext('2d').putImageData(this.image, 0, 0);
+    return this.imageCanvas;
   }
 
   /** Redraws the matrix (cheap: called on every hover). */
   draw() {
     const m = this.matrix;
     if (!m) return;
-    const ctx = this.canvas.getContext('2d');
+    const { ctx } = this;
     const { cell, left, top } = this;
     ctx.setTransform(this.ratio, 0, 0, this.ratio, 0, 0);
     ctx.fillStyle = this.#color('--surface');
@@ -378,6 +399,9 @@ export class Heatmap {
 
   #drawLegend() {
     const { scale } = this;
+    const shown = `${scale.kind}|${formatNumber(scale.min)}|${formatNumber(scale.max)}|${scale.masked}`;
+    if (this.legendShown === shown) return; // same labels and gradient as drawn
+    this.legendShown = shown;
     const bar = el('div', 'legend-bar');
     bar.style.background = legendGradient(scale);
     const name = scale.kind === 'diverging'
