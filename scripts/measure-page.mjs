@@ -1,6 +1,8 @@
 // Measures the page in headless Chromium as a reader types (one key every ~120 ms): for each
 // keystroke, the time from the input event's request to the end of drawing (performance entries
-// 'attention-lens:update'), plus the core's forward time in the worker. Prints medians.
+// 'attention-lens:update'), the core's forward time and where it ran, and, from the browser's
+// Event Timing API, how many keystrokes took 16 ms or more from the key to the next painted
+// frame (the browser reports only those). Prints medians.
 // Usage: node scripts/measure-page.mjs [--dmodel 256] [--heads 8] [--tokens 64]
 import { launchBrowser, openPage, serveDist } from '../tests/e2e/browser.mjs';
 
@@ -22,6 +24,13 @@ try {
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   await page.focus('#text');
   await page.keyboard.press('End');
+  // Key-to-next-paint of every key event of 16 ms or more (Event Timing; its floor is 16 ms).
+  await page.evaluate(() => {
+    window.slowKeys = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) if (e.name.startsWith('key') && e.interactionId) window.slowKeys.push(e.duration);
+    }).observe({ type: 'event', durationThreshold: 16 });
+  });
   const samples = [];
   for (let i = 0; i < 25; ++i) {
     await page.evaluate(() => performance.clearMeasures('attention-lens:update'));
@@ -33,12 +42,16 @@ try {
     if (i >= 5) samples.push(entry); // the first updates tier the wasm up
     await page.waitForTimeout(120); // a fast typist's pace: idle work (screen-reader tables) runs between keys
   }
+  const slow = await page.evaluate(() => window.slowKeys);
   const n = samples.at(-1).n;
   console.log(`n = ${n}, d_model = ${dModel}, heads = ${heads}: ${samples.length} keystrokes`);
   console.log(`  keystroke → every step redrawn: median ${median(samples.map((s) => s.duration)).toFixed(1)} ms, ` +
     `max ${Math.max(...samples.map((s) => s.duration)).toFixed(1)} ms (one frame = 16.7 ms)`);
-  console.log(`  core forward with the head's trace (worker): median ${median(samples.map((s) => s.computeMs)).toFixed(2)} ms; ` +
-    `answer back on the page after ${median(samples.map((s) => s.receivedMs)).toFixed(1)} ms (the rest is drawing)`);
+  console.log(`  core forward with the head's trace: median ${median(samples.map((s) => s.computeMs)).toFixed(2)} ms, ` +
+    `${[...new Set(samples.map((s) => s.computedIn))].join(' / ')}; answer on the page after ` +
+    `${median(samples.map((s) => s.receivedMs)).toFixed(1)} ms (the rest is drawing)`);
+  console.log(`  key events (keydown / keypress / keyup) from the key to the next painted frame of 16 ms or more: ${slow.length}` +
+    `${slow.length ? ` (${slow.map((d) => `${d} ms`).join(', ')})` : ''}, over all ${samples.length + 5} keystrokes`);
   if (problems().length) console.log('problems:', problems());
 } finally {
   await close();

@@ -5,7 +5,7 @@
 import katex from 'katex';
 import 'katex/dist/katex.min.css';
 
-import { renderCost } from './app/cost.js';
+import { placeOf, renderCost } from './app/cost.js';
 import { elementSnippet, iframeSnippet } from './app/embed-snippet.js';
 import { EngineClient } from './app/engine-client.js';
 import { download, fileStem, stepCsv, stepJson } from './app/exporting.js';
@@ -144,7 +144,7 @@ function compute() {
     if (state.head >= result.config.heads) state.head = 0;
     render();
     performance.measure('attention-lens:update', { start: started, end: performance.now(),
-      detail: { n: result.n, heads: result.config.heads, computeMs: result.computeMs, receivedMs } });
+      detail: { n: result.n, heads: result.config.heads, computeMs: result.computeMs, receivedMs, computedIn: result.computedIn } });
     document.body.dataset.ready = 'true';
   }, (error) => {
     showError(error.message);
@@ -156,15 +156,23 @@ function compute() {
 
 const MAX_CHIPS = 256; // beyond this the chips say how many more there are
 
+// Chips are patched in place (typing changes one token; rebuilding 64 chips is a relayout).
 function drawChips(host, tokens, padTokens = 0) {
   if (unchanged(host, `${padTokens}|${tokens.join('\u0001')}`)) return;
-  const chips = tokens.slice(0, MAX_CHIPS).map((t, i) => {
-    const chip = el('span', i >= tokens.length - padTokens ? 'chip pad' : 'chip', displayToken(t));
+  const shown = Math.min(tokens.length, MAX_CHIPS);
+  const more = tokens.length > MAX_CHIPS ? `… and ${tokens.length - MAX_CHIPS} more tokens` : '';
+  const chips = host.querySelectorAll(':scope > .chip');
+  for (let i = chips.length; i < shown; ++i) host.append(el('span', 'chip'));
+  for (let i = shown; i < chips.length; ++i) chips[i].remove();
+  host.querySelector(':scope > .more')?.remove();
+  host.querySelectorAll(':scope > .chip').forEach((chip, i) => {
+    const text = displayToken(tokens[i]);
+    const className = i >= tokens.length - padTokens ? 'chip pad' : 'chip';
+    if (chip.textContent !== text) chip.textContent = text;
+    if (chip.className !== className) chip.className = className;
     chip.title = `token ${i + 1}`;
-    return chip;
   });
-  if (tokens.length > MAX_CHIPS) chips.push(el('span', 'muted small', `… and ${tokens.length - MAX_CHIPS} more tokens`));
-  host.replaceChildren(...chips);
+  if (more) host.append(el('span', 'muted small more', more));
 }
 
 function stepsFor(stage) {
@@ -212,9 +220,9 @@ function render() {
   renderStageList();
   renderStage(widths.matrices);
   renderHeads(widths.tile);
-  renderCost($('cost'), result, engine.mode);
+  renderCost($('cost'), result);
   $('status').textContent = `${result.n} tokens · ${result.config.heads} heads · d_model ${result.config.dModel} · ` +
-    `forward ${result.computeMs.toFixed(2)} ms in the ${engine.mode} (${engine.info.simd === 'wasm' ? 'wasm SIMD' : engine.info.simd})`;
+    `forward ${result.computeMs.toFixed(2)} ms ${placeOf(result)} (${engine.info.simd === 'wasm' ? 'wasm SIMD' : engine.info.simd})`;
 }
 
 // Parts of the page are rebuilt only when what they show changed (typing changes the numbers,

@@ -243,6 +243,85 @@ test('a .safetensors file loads (and a broken one gives an error and keeps the l
   assert.deepEqual(problems(), []);
 });
 
+/** Hovers cell (row, col) of the first heatmap and reads the value the inspector shows. */
+async function inspectedValue(page, row, col) {
+  await hoverCell(page, 0, row, col);
+  await page.waitForFunction(([i, j]) => new RegExp(`i = ${i}\\).*j = ${j}\\)`)
+    .test(document.querySelector('.inspector-where')?.textContent ?? ''), [row, col]);
+  return Number(await page.locator('[data-testid="cell-value"]').getAttribute('data-value'));
+}
+
+test('small inputs compute on the main thread, larger ones in the worker: both equal the API, and loaded weights follow', async () => {
+  const { page, problems } = await open('#stage=weights');
+  await settled(page);
+  const status = () => page.locator('#status').textContent();
+  assert.match(await status(), /6 tokens .* on the main thread/);
+  const long = Array.from({ length: 400 }, (_, i) => `t${i}`).join(' '); // 84 M flops at d_model 64: the worker's
+  // The API's weights for head 1 with the seeded weights, or with seed 7's from a file.
+  const want = (text, file) => page.evaluate(async ({ text, file }) => {
+    const { loadAttentionLens } = await import('/attention-lens.mjs');
+    const lens = await loadAttentionLens();
+    const layer = lens.createLayer({ dModel: 64, heads: 4, seed: 42, positional: 'sinusoidal' });
+    if (file) {
+      const other = lens.createLayer({ dModel: 64, heads: 4, seed: 7, positional: 'sinusoidal' });
+      layer.loadSafetensors(other.saveSafetensors());
+      other.dispose();
+    }
+    const { tokens, ids } = lens.tokenize(text);
+    const r = layer.forward(layer.embed(ids), { n: tokens.length });
+    layer.dispose();
+    return { n: tokens.length, head1: Array.from(r.attention.subarray(0, tokens.length * tokens.length)) };
+  }, { text, file });
+  const checkCells = async (expected, cells, what) => {
+    for (const [i, j] of cells) {
+      const shown = await inspectedValue(page, i, j);
+      const api = expected.head1[i * expected.n + j];
+      assert.ok(Math.abs(shown - api) <= 1e-6 + 1e-4 * api, `${what} (${i}, ${j}): shown ${shown}, API ${api}`);
+    }
+  };
+  const showLong = async () => {
+    await page.fill('#text', long);
+    await page.waitForFunction(() => document.querySelector('#matrices canvas')?.dataset.rows === '400');
+    assert.match(await status(), /400 tokens .* in the worker/);
+    // Two pixels per cell, so a pointer lands on the cell it aims at (one-pixel cells round).
+    if (Number(await page.locator('#matrices canvas').first().getAttribute('data-cell')) < 2) await page.click('[aria-label="Zoom in"]');
+  };
+  const showShort = async () => {
+    await page.fill('#text', 'The boat reached the bank.');
+    await page.waitForFunction(() => document.querySelector('#matrices canvas')?.dataset.rows === '6');
+    assert.match(await status(), /on the main thread/);
+  };
+
+  // Seeded weights: the worker's numbers (and its inspector) equal the API's.
+  await showLong();
+  await checkCells(await want(long, false), [[2, 1], [150, 17], [60, 120]], 'worker, seeded');
+  // A file loaded while the input is small (on the main thread) is used by the worker too.
+  const fileBytes = await page.evaluate(async () => {
+    const { loadAttentionLens } = await import('/attention-lens.mjs');
+    const layer = (await loadAttentionLens()).createLayer({ dModel: 64, heads: 4, seed: 7, positional: 'sinusoidal' });
+    const bytes = Array.from(layer.saveSafetensors());
+    layer.dispose();
+    return bytes;
+  });
+  await showShort();
+  await page.setInputFiles('#weights-file', { name: 'seed7.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(fileBytes) });
+  await page.waitForFunction(() => document.querySelector('#weights-status').textContent.includes('seed7.safetensors'));
+  await settled(page);
+  const shortFile = await want('The boat reached the bank.', true);
+  assertMatrixClose((await drawnMatrices(page))[0], shortFile.head1, 'main thread, file');
+  await showLong();
+  assert.match(await page.locator('#weights-status').textContent(), /seed7\.safetensors/);
+  await checkCells(await want(long, true), [[2, 1], [150, 17]], 'worker, file');
+  // Back to the seeded weights while the worker computes: the main thread follows.
+  await page.click('#weights-clear');
+  await page.waitForFunction(() => document.querySelector('#weights-status').textContent.includes('Seeded'));
+  await checkCells(await want(long, false), [[2, 1]], 'worker, seeded again');
+  await showShort();
+  await settled(page);
+  assertMatrixClose((await drawnMatrices(page))[0], (await want('The boat reached the bank.', false)).head1, 'main thread, seeded again');
+  assert.deepEqual(problems(), []);
+});
+
 test('a shared URL restores the same state', async () => {
   const { page, problems } = await open();
   await settled(page);

@@ -79,19 +79,27 @@ const violations = (page) => page.evaluate(() => window.__cspViolations);
 
 // ---- a strict Content-Security-Policy ---------------------------------------------------------
 
-test('the page computes under a strict CSP: no violation, the worker runs, typing, stepping, the inspector', async () => {
+test('the page computes under a strict CSP: no violation, the main thread and the worker compute, typing, stepping, the inspector', async () => {
   const { page, problems, dialogs, policies } = await openApp(strict, '#stage=scores');
   await drawn(page, 6);
   // The page, the worker script, the API module and the wasm all came with the strict policy.
   const served = [...policies].filter(([url]) => /\/$|engine-worker.*\.js$|attention-lens\.(mjs|wasm)$/.test(url));
   assert.equal(served.length, 4, served.map(([url]) => url).join(' '));
   for (const [url, policy] of served) assert.equal(policy, STRICT_CSP, url);
-  // The core runs in the Web Worker (a blocked worker or wasm compile would fall back to the main thread).
-  assert.match(await page.locator('#status').textContent(), /in the worker \(wasm SIMD\)/);
+  // Small inputs are computed on the page's thread (in the keystroke's frame); larger ones in
+  // the Web Worker, which must run under the policy too (a blocked worker or wasm compile would
+  // leave everything on the main thread).
+  assert.match(await page.locator('#status').textContent(), /on the main thread \(wasm SIMD\)/);
+  await page.fill('#text', Array.from({ length: 500 }, (_, i) => `t${i}`).join(' '));
+  await page.waitForFunction(() => Number(document.querySelector('#matrices canvas')?.dataset.rows) === 500);
+  assert.match(await page.locator('#status').textContent(), /500 tokens .* in the worker \(wasm SIMD\)/);
+  await hoverCell(page, 0, 2, 1);
+  await page.waitForFunction(() => /i = 2\).*j = 1\)/.test(document.querySelector('.inspector-where')?.textContent ?? ''));
 
   await page.fill('#text', 'Attention is all you need');
   await page.waitForFunction(() => document.querySelector('#tokens .chip:nth-child(3)')?.textContent === 'all');
   await drawn(page, 5);
+  assert.match(await page.locator('#status').textContent(), /on the main thread/);
   await hoverCell(page, 0, 1, 3);
   await page.waitForFunction(() => /i = 1\).*j = 3\)/.test(document.querySelector('.inspector-where')?.textContent ?? ''));
   assert.ok(Number.isFinite(Number(await page.locator('[data-testid="cell-value"]').getAttribute('data-value'))));

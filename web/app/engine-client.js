@@ -1,7 +1,16 @@
-// The page's handle on the engine: a Web Worker when the browser allows one (always on http),
-// otherwise the same engine on the main thread. Computes coalesce: while one runs, only the
-// newest requested state waits, so fast typing never queues stale work.
-import { createEngine, runRequest } from './engine.js';
+// The page's handle on the engine, in two places: on the page's own thread for work that fits
+// in the keystroke's frame (engine.fitsInFrame: the new numbers appear with the typed
+// character, with no round trip), and in a Web Worker for larger work, so typing never waits
+// on it. Without a worker (blocked by the browser), everything runs on the page's thread.
+// Worker computes coalesce: while one runs, only the newest requested state waits. A result
+// reaches the page only if no newer compute was asked for meanwhile.
+import { createEngine, warmUp } from './engine.js';
+
+const PAGE_THREAD = 'main thread';
+const WORKER = 'worker';
+
+const whenIdle = (job) => (typeof requestIdleCallback === 'function'
+  ? requestIdleCallback(job, { timeout: 1000 }) : setTimeout(job, 20));
 
 export class EngineClient {
   #worker = null;
@@ -10,40 +19,44 @@ export class EngineClient {
   #calls = new Map();
   #busy = false;
   #pending = null;
+  #latest = 0; // the newest compute asked for; older results are dropped
+  #shown = PAGE_THREAD; // where the result on screen was computed (explain and save ask there)
+  // The reader's .safetensors file ({name, bytes}) or null, and which of them each engine holds
+  // (an engine that was not used since a change catches up before its next compute).
+  #weights = null;
+  #held = { [PAGE_THREAD]: null, [WORKER]: null };
 
   /** @param {string} moduleUrl absolute URL of attention-lens.mjs */
   static async start(moduleUrl) {
     const client = new EngineClient();
+    const local = import(/* @vite-ignore */ moduleUrl).then((api) => api.loadAttentionLens());
     try {
       client.#worker = new Worker(new URL('./engine-worker.js', import.meta.url), { type: 'module' });
       client.#worker.addEventListener('message', (e) => client.#reply(e.data));
       client.#worker.addEventListener('error', (e) => client.#failAll(e.message || 'the worker failed to start'));
       client.info = await client.#call('init', { moduleUrl });
-      client.mode = 'worker';
     } catch (error) {
       client.#worker?.terminate();
       client.#worker = null;
-      const api = await import(/* @vite-ignore */ moduleUrl);
-      const lens = await api.loadAttentionLens();
-      client.#local = createEngine(lens);
-      client.info = { simd: lens.simd, workerError: error.message };
-      client.mode = 'main thread';
+      client.info = { workerError: error.message };
     }
+    const lens = await local;
+    client.#local = createEngine(lens);
+    client.info.simd ??= lens.simd;
+    warmUp(lens, whenIdle);
     return client;
   }
 
-  #call(type, payload = {}, transfer = []) {
-    if (this.#local) {
-      try {
-        return Promise.resolve(runRequest(this.#local, { type, ...payload }));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
+  /** Whether larger computes run in a worker ('worker') or on the page's thread too. */
+  get mode() {
+    return this.#worker ? WORKER : PAGE_THREAD;
+  }
+
+  #call(type, payload = {}) {
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#calls.set(id, { resolve, reject });
-      this.#worker.postMessage({ id, type, ...payload }, transfer);
+      this.#worker.postMessage({ id, type, ...payload });
     });
   }
 
@@ -60,41 +73,103 @@ export class EngineClient {
     this.#calls.clear();
   }
 
+  #where(state) {
+    return !this.#worker || this.#local.fitsInFrame(state) ? PAGE_THREAD : WORKER;
+  }
+
+  // Brings an engine's weights up to date (the worker's by a message that goes before the
+  // request that needs them).
+  #catchUp(where) {
+    if (this.#held[where] === this.#weights) return;
+    this.#held[where] = this.#weights;
+    if (where === PAGE_THREAD) this.#local.useWeights(this.#weights);
+    else this.#call('use-weights', { weights: this.#weights }).catch(() => {}); // the compute reports
+  }
+
   /**
    * Requests a compute of `state`; onResult(result) or onError(error) is called for the newest
-   * state only (older requests still waiting are dropped).
+   * request only. result.computedIn says where it ran ('main thread' | 'worker').
    */
   compute(state, onResult, onError) {
-    this.#pending = { state: structuredClone(state), onResult, onError };
-    this.#pump();
+    const ticket = ++this.#latest;
+    if (this.#where(state) === WORKER) {
+      this.#pending = { state: structuredClone(state), ticket, onResult, onError };
+      this.#pump();
+      return;
+    }
+    this.#pending = null; // a worker request still waiting is older than this one
+    let result;
+    try {
+      this.#catchUp(PAGE_THREAD);
+      result = { ...this.#local.compute(state), computedIn: PAGE_THREAD };
+    } catch (error) {
+      onError(error);
+      return;
+    }
+    this.#shown = PAGE_THREAD;
+    onResult(result);
   }
 
   #pump() {
     if (this.#busy || !this.#pending) return;
-    const { state, onResult, onError } = this.#pending;
+    const { state, ticket, onResult, onError } = this.#pending;
     this.#pending = null;
     this.#busy = true;
+    this.#catchUp(WORKER);
     this.#call('compute', { state })
-      .then((result) => { if (!this.#pending) onResult(result); }, (error) => { if (!this.#pending) onError(error); })
+      .then((result) => {
+        if (ticket !== this.#latest) return;
+        this.#shown = WORKER;
+        onResult({ ...result, computedIn: WORKER });
+      }, (error) => { if (ticket === this.#latest) onError(error); })
       .finally(() => {
         this.#busy = false;
         this.#pump();
       });
   }
 
+  /** The arithmetic behind one cell of the result on screen (layer.explain()). */
   explain(request) {
-    return this.#call('explain', { request });
+    if (this.#shown === WORKER) return this.#call('explain', { request });
+    try {
+      return Promise.resolve(this.#local.explain(request));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  loadWeights(name, bytes, state) {
-    return this.#call('load-weights', { name, bytes, state: structuredClone(state) });
+  /** Loads a .safetensors file and computes `state` with it; rejects (keeping the last weights) if it does not fit. */
+  async loadWeights(name, bytes, state) {
+    const ticket = ++this.#latest;
+    const where = this.#where(state);
+    const weights = { name, bytes };
+    let result;
+    if (where === PAGE_THREAD) {
+      this.#catchUp(PAGE_THREAD);
+      result = this.#local.loadWeights(name, bytes, state);
+    } else {
+      this.#catchUp(WORKER);
+      result = await this.#call('load-weights', { name, bytes, state });
+    }
+    this.#weights = weights;
+    this.#held[where] = weights;
+    if (ticket === this.#latest) this.#shown = where;
+    return { ...result, computedIn: where };
   }
 
+  /** Back to the seeded weights (from the next compute on). */
   clearWeights() {
-    return this.#call('clear-weights');
+    this.#weights = null;
+    return Promise.resolve();
   }
 
+  /** The weights of the result on screen, as .safetensors bytes. */
   saveWeights() {
-    return this.#call('save-weights');
+    if (this.#shown === WORKER) return this.#call('save-weights');
+    try {
+      return Promise.resolve(this.#local.saveWeights());
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 }

@@ -8,6 +8,29 @@ export const PAD_TOKEN = '[PAD]';
 const TRACE_LIMIT = 1 << 22; // traced heads·n·kvN the core allows (attn::kMaxTraceValues)
 
 /**
+ * Multiply-adds ×2 of one forward: the Q projection over n rows, K and V over kvN rows, QKᵀ and
+ * A·V per head, and W_O. inner = heads · d_k.
+ */
+export function forwardFlops({ n, kvN, dModel, heads, headDim, outProj = true }) {
+  const inner = heads * headDim;
+  return 2 * n * dModel * inner + 2 * 2 * kvN * dModel * inner + 2 * 2 * heads * n * kvN * headDim +
+    (outProj ? 2 * n * inner * dModel : 0);
+}
+
+// Work the page computes on its own thread, inside the frame of the keystroke that asked for it:
+// no round trip to the worker, and the new numbers appear in the same frame as the typed
+// character. 64 tokens, d_model 256, 8 heads (38 M flops, 32 768 attention entries) is a
+// traced forward of about 2.5 ms and a redraw of about 4. The entries bound the exps, the
+// copies and the pixels of every head's heatmap. Larger work goes to the worker, so typing
+// never waits on it. A new layer of d_model <= 256 initialises in under 4 ms.
+export const FRAME_FLOPS = 64e6;
+export const FRAME_ENTRIES = 1 << 17; // heads · n · kvN
+export const FRAME_MAX_D_MODEL = 256;
+
+/** How many [PAD] keys the padding mask adds after `real` keys (up to state.padTo, or 2). */
+const padCount = (state, real) => (state.mask === 'padding' ? Math.max(state.padTo || real + 2, real) - real : 0);
+
+/**
  * @param {object} lens  the loaded API (loadAttentionLens())
  * @param {{traceAllHeads?: boolean}} [options]  trace every head's steps (the element, which
  *   switches heads without recomputing); by default only the head on screen (state.head).
@@ -42,6 +65,34 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     return { tokens, ids };
   }
 
+  /**
+   * The tokens a (non-preset) state asks for: its queries q, the source s in cross-attention,
+   * and the n × kvN they make (with [PAD] keys). Throws when there is nothing to attend over.
+   */
+  function tokensFor(state) {
+    const q = tokensOf(state.text, state.tokenizer);
+    if (q.tokens.length === 0) throw new Error('Type some text: there are no tokens to attend over yet.');
+    const s = state.cross ? tokensOf(state.source, state.tokenizer) : null;
+    if (s && s.tokens.length === 0) throw new Error('Type a source sentence for cross-attention: it has no tokens.');
+    const real = (s ?? q).tokens.length;
+    const pads = padCount(state, real);
+    return { q, s, n: s ? q.tokens.length : real + pads, kvN: real + pads };
+  }
+
+  /** Whether computing `state` is small enough for the page's own thread (FRAME_*). */
+  function fitsInFrame(state) {
+    if (state.preset) return true; // the tutorials' examples are a few tokens
+    const dModel = Number(state.dModel);
+    if (dModel > FRAME_MAX_D_MODEL) return false;
+    try {
+      const { n, kvN } = tokensFor(state);
+      return state.heads * n * kvN <= FRAME_ENTRIES &&
+        forwardFlops({ n, kvN, dModel, heads: state.heads, headDim: dModel / state.heads }) <= FRAME_FLOPS;
+    } catch {
+      return true; // no tokens: the error comes back at once
+    }
+  }
+
   /** Rows of `x` for the tokens, then zero rows for [PAD] up to `total` rows. */
   function padded(x, dModel, count, total) {
     if (total <= count) return x;
@@ -54,6 +105,7 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     const started = performance.now();
     const notes = [];
     let preset = null;
+    let tokens = null; // tokensFor(state), without a preset
     let active;
     let queryTokens;
     let x;
@@ -63,28 +115,25 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
       queryTokens = preset.tokens;
       x = preset.x;
     } else {
-      const q = tokensOf(state.text, state.tokenizer);
-      if (q.tokens.length === 0) throw new Error('Type some text: there are no tokens to attend over yet.');
+      tokens = tokensFor(state);
       active = ensureLayer({ dModel: Number(state.dModel), heads: state.heads, positional: state.positional,
         seed: state.seed }, null);
-      queryTokens = q.tokens;
-      x = active.embed(q.ids);
+      queryTokens = tokens.q.tokens;
+      x = active.embed(tokens.q.ids);
     }
     const dModel = active.config.dModel;
 
     let keyTokens = queryTokens;
     let kv;
-    if (state.cross && !preset) {
-      const s = tokensOf(state.source, state.tokenizer);
-      if (s.tokens.length === 0) throw new Error('Type a source sentence for cross-attention: it has no tokens.');
-      keyTokens = s.tokens;
-      kv = active.embed(s.ids);
+    if (tokens?.s) {
+      keyTokens = tokens.s.tokens;
+      kv = active.embed(tokens.s.ids);
     }
 
     let keyPadding;
     if (state.mask === 'padding') {
       const real = keyTokens.length;
-      const total = Math.max(state.padTo || real + 2, real);
+      const total = real + padCount(state, real);
       if (state.padTo && state.padTo < real) notes.push(`Pad to ${state.padTo} is shorter than the ${real} tokens; nothing was padded.`);
       keyTokens = [...keyTokens, ...Array(total - real).fill(PAD_TOKEN)];
       keyPadding = Uint8Array.from(keyTokens, (_, j) => (j >= real ? 1 : 0));
@@ -144,23 +193,25 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     return layer.explain(request);
   }
 
+  /**
+   * The weights later computes use: {name, bytes} of a .safetensors file (checked when the next
+   * compute builds its layer), or null for the seeded ones.
+   */
+  function useWeights(weights) {
+    loadedWeights = weights;
+    layerKey = '';
+  }
+
   /** Loads .safetensors bytes into a layer of the given config; they stay until replaced. */
   function loadWeights(name, bytes, state) {
     const previous = loadedWeights;
-    loadedWeights = { name, bytes };
+    useWeights({ name, bytes });
     try {
-      layerKey = '';
       return compute({ ...state, preset: '' });
     } catch (error) {
-      loadedWeights = previous;
-      layerKey = '';
+      useWeights(previous);
       throw error;
     }
-  }
-
-  function clearWeights() {
-    loadedWeights = null;
-    layerKey = '';
   }
 
   function saveWeights() {
@@ -168,26 +219,24 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     return layer.saveSafetensors();
   }
 
-  return { compute, explain, loadWeights, clearWeights, saveWeights };
+  return { compute, explain, fitsInFrame, useWeights, loadWeights, saveWeights };
 }
 
 /**
- * Runs one request message ({type, ...}) on an engine: the protocol shared by the Web Worker
- * (engine-worker.js) and the main-thread fallback (engine-client.js).
+ * V8 runs wasm in a baseline tier first and optimises a function only once it has been called
+ * several times (a 64-token forward takes ~38 ms cold, ~4 ms warm). A dozen throwaway forwards
+ * right after loading, one per `schedule`d task so the reader's requests go first, make typing
+ * fast at once.
  */
-export function runRequest(engine, message) {
-  switch (message.type) {
-    case 'compute':
-      return engine.compute(message.state);
-    case 'explain':
-      return engine.explain(message.request);
-    case 'load-weights':
-      return engine.loadWeights(message.name, message.bytes, message.state);
-    case 'clear-weights':
-      return engine.clearWeights();
-    case 'save-weights':
-      return engine.saveWeights();
-    default:
-      throw new Error(`unknown request '${String(message.type).slice(0, 40)}'`);
-  }
+export function warmUp(lens, schedule, rounds = 12) {
+  const layer = lens.createLayer({ dModel: 128, heads: 8, positional: 'sinusoidal' });
+  const x = layer.embed(Uint32Array.from({ length: 32 }, (_, i) => i));
+  let done = 0;
+  const step = () => {
+    layer.forward(x, { n: 32, trace: true, traceHead: done % 8, mask: done % 2 ? 'causal' : 'none' });
+    layer.explain({ step: 'scores', head: done % 8, row: 1, col: 0 });
+    if (++done < rounds) schedule(step);
+    else layer.dispose();
+  };
+  schedule(step);
 }
