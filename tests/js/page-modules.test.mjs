@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { makeScale } from '../../web/app/colors.js';
+import { makeScale, matrixPixels } from '../../web/app/colors.js';
 import { elementSnippet, iframeSnippet, stateFromAttributes } from '../../web/app/embed-snippet.js';
 import { stepCsv } from '../../web/app/exporting.js';
 import { formatBytes, numpyArrayString } from '../../web/app/format.js';
@@ -56,6 +56,31 @@ test('colour scales: the 256-colour pixel table is the scale\'s own colours from
     [packed([0x44, 0x01, 0x54]), packed([0xfd, 0xe7, 0x25])]);
   assert.deepEqual([makeScale('diverging', signed).table[0], makeScale('diverging', signed).table[255]],
     [packed([0x05, 0x30, 0x61]), packed([0x67, 0x00, 0x1f])]);
+});
+
+test('matrixPixels: one pixel per cell through the table, −∞ transparent, and pooled blocks keep their peak', () => {
+  // 3 × 4 probabilities with a masked cell.
+  const data = Float32Array.from([0, 0.25, 0.5, 1, 0.75, -Infinity, 0.1, 0.2, 0.3, 0.4, 0.6, 0.9]);
+  const scale = makeScale('probability', data);
+  const pixels = matrixPixels({ data, rows: 3, cols: 4 }, scale, 1, new Uint32Array(12).fill(7));
+  data.forEach((v, i) => {
+    const want = v === -Infinity ? 0 : scale.table[Math.round(v * 255)];
+    assert.equal(pixels[i], want, `cell ${i} (${v})`);
+  });
+  // A signed matrix: min and max take the ends of the table.
+  const signed = Float32Array.from([-2, 0, 1, 2]);
+  const diverging = makeScale('diverging', signed);
+  assert.deepEqual(Array.from(matrixPixels({ data: signed, rows: 2, cols: 2 }, diverging, 1, new Uint32Array(4))),
+    [diverging.table[0], diverging.table[128], diverging.table[191], diverging.table[255]]);
+  // 7 × 7 cells in 3 × 3 blocks (the last row and column of blocks are partial): a single 1 among
+  // zeros lights its block only; an all-masked block stays transparent.
+  const big = new Float32Array(49);
+  big[3 * 7 + 4] = 1; // row 3, column 4: block (1, 1)
+  for (const i of [6 * 7 + 0, 6 * 7 + 1, 6 * 7 + 2]) big[i] = -Infinity; // block (2, 0) is row 6, columns 0-2
+  const pooled = matrixPixels({ data: big, rows: 7, cols: 7 }, scale, 3, new Uint32Array(9));
+  assert.deepEqual(Array.from(pooled), [scale.table[0], scale.table[0], scale.table[0],
+    scale.table[0], scale.table[255], scale.table[0],
+    0, scale.table[0], scale.table[0]]);
 });
 
 test('numpyArrayString prints like NumPy (outputs captured from numpy 1.24.2 in Debian 12)', () => {

@@ -46,7 +46,7 @@ export function renderCost(host, result) {
     ['arithmetic', `${formatCount(Math.round(flops))} flops`, 'projections + QKᵀ + A·V (+ W_O)'],
     ['last compute', `${result.computeMs.toFixed(2)} ms`, `core forward with the shown head's trace, ${placeOf(result)}`],
     ['where', placeOf(result), result.computedIn === 'worker'
-      ? `over ${formatCount(FRAME_FLOPS)} flops, ${formatCount(FRAME_ENTRIES)} attention entries or d_model ${FRAME_MAX_D_MODEL}: ` +
+      ? `over ${formatCount(FRAME_FLOPS)} flops or ${formatCount(FRAME_ENTRIES)} attention entries, or d_model over ${FRAME_MAX_D_MODEL}: ` +
         'off the main thread, so typing never waits'
       : `up to ${formatCount(FRAME_FLOPS)} flops and ${formatCount(FRAME_ENTRIES)} attention entries: computed and drawn ` +
         'in the frame of the keystroke'],

@@ -1,7 +1,7 @@
 // A matrix drawn on a canvas: labelled rows and columns, a colour legend, hover and keyboard
 // focus on cells, and a screen-reader table of the same numbers. Used by the page and the
 // <attention-lens> element; it only draws the data it is given.
-import { cssOf, legendGradient, makeScale } from './colors.js';
+import { cssOf, legendGradient, makeScale, matrixPixels } from './colors.js';
 import { formatNumber } from './format.js';
 
 const MAX_LABEL = 12; // characters of a token label drawn on an axis
@@ -257,14 +257,10 @@ export class Heatmap {
     this.options.onZoom?.(this.zoom);
   }
 
-  // The matrix as an image of one pixel per cell, through the scale's 256-colour table: a
-  // 2048 × 2048 matrix is 4 M cells, so no per-cell allocation or function call.
+  // The matrix as an image of one pixel per cell (or per block of cells, when cells are smaller
+  // than a pixel), through the scale's 256-colour table (matrixPixels).
   #bitmap() {
     const m = this.matrix;
-    const { table, min, max } = this.scale;
-    const toIndex = 255 / (max - min || 1);
-    // Cells smaller than a pixel: each pixel shows the largest value of its block of cells, so
-    // a peak of attention never disappears when the matrix is shrunk.
     const step = this.cell < 1 ? Math.ceil(1 / this.cell) : 1;
     const width = Math.max(1, Math.ceil(m.cols / step));
     const height = Math.max(1, Math.ceil(m.rows / step));
@@ -273,27 +269,7 @@ export class Heatmap {
       this.image = new ImageData(width, height);
       this.imageCanvas = new OffscreenCanvas(width, height);
     }
-    const pixels = new Uint32Array(this.image.data.buffer);
-    pixels.fill(0); // masked (−∞) cells stay transparent over the masked colour
-    const paint = (i, v) => {
-      if (Number.isFinite(v)) pixels[i] = table[Math.max(0, Math.min(255, Math.round((v - min) * toIndex)))];
-    };
-    if (step === 1) {
-      for (let i = 0; i < m.rows * m.cols; ++i) paint(i, m.data[i]);
-    } else {
-      const peak = new Float32Array(width * height).fill(-Infinity);
-      const block = Int32Array.from({ length: m.cols }, (_, c) => Math.floor(c / step));
-      for (let r = 0; r < m.rows; ++r) {
-        const row = Math.floor(r / step) * width;
-        const base = r * m.cols;
-        for (let c = 0; c < m.cols; ++c) {
-          const v = m.data[base + c];
-          const at = row + block[c];
-          if (v > peak[at]) peak[at] = v;
-        }
-      }
-      for (let i = 0; i < peak.length; ++i) paint(i, peak[i]);
-    }
+    matrixPixels(m, this.scale, step, new Uint32Array(this.image.data.buffer));
     this.imageCanvas.getContext('2d').putImageData(this.image, 0, 0);
     return this.imageCanvas;
   }
