@@ -9,6 +9,7 @@
 
 #include "attention/error.hpp"
 #include "attention/float_range.hpp"
+#include "attention/ops/finite_scan.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/sdpa.hpp"
 #include "attention/rng.hpp"
@@ -243,7 +244,10 @@ void AttentionLayer::validate_forward(std::span<const float> x,
     throw Error("x has " + str(x.size()) + " values, expected n * dModel = " + str(n) + " * " +
                 str(d) + " = " + str(n * d));
   }
-  require_finite(x, "x");
+  // One pass over x: finiteness (a NaN or ±∞ is named by its index) and the largest |x|.
+  const FiniteScan x_scan = finite_scan(x);
+  if (!x_scan.finite) require_finite(x, "x");
+  FiniteScan kv_scan = x_scan;
   const std::uint64_t kv_n = options.cross ? options.kv_n : n;
   if (options.cross) {
     if (kv_n == 0) throw Error("kvN must be at least 1 for cross-attention, got 0");
@@ -254,7 +258,8 @@ void AttentionLayer::validate_forward(std::span<const float> x,
       throw Error("kv has " + str(options.kv.size()) + " values, expected kvN * dModel = " +
                   str(kv_n) + " * " + str(d) + " = " + str(kv_n * d));
     }
-    require_finite(options.kv, "kv");
+    kv_scan = finite_scan(options.kv);
+    if (!kv_scan.finite) require_finite(options.kv, "kv");
   }
   validate_mask(options.mask, n, kv_n);
   const std::uint64_t per_head = n * kv_n;
@@ -288,8 +293,8 @@ void AttentionLayer::validate_forward(std::span<const float> x,
   range.d_model = config_.d_model;
   range.head_dim = head_dim_;
   range.inner = inner_dim();
-  range.x = max_abs(x) + encoding;
-  range.kv = options.cross ? max_abs(options.kv) + encoding : range.x;
+  range.x = x_scan.max_abs + encoding;
+  range.kv = kv_scan.max_abs + encoding;
   range.q_weight = weight_max_abs_[0];
   range.k_weight = weight_max_abs_[1];
   range.v_weight = weight_max_abs_[2];

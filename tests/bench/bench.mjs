@@ -39,7 +39,7 @@ const SIZES = [
 ].filter(([n]) => !quick || n <= 128);
 const MASKS = ['none', 'causal'];
 const RUNS = 7; // timed runs (at least; median)
-const ROUNDS = 3; // this module and the peers: timed runs spread over interleaved rounds
+const ROUNDS = 7; // this module, the peers and the kernels: timed runs spread over interleaved rounds
 const MIN_TIMED_MS = 50; // small sizes: more timed runs, until this long (at most MAX_RUNS)
 const MAX_RUNS = 201;
 const WARM_MS = 200; // warm-up per configuration and implementation: this long, and >= 2 calls
@@ -337,7 +337,7 @@ log(`# Attention Lens forward benchmark (Node ${process.version}, ${process.arch
 log();
 log('Multi-head self-attention, no biases, positional: none. Times: ms per forward call, the median of');
 log(`>= ${RUNS} timed runs after a warm-up (calls for ${WARM_MS} ms, at least 2, per configuration and implementation;`);
-log(`this module and the peers: runs spread over ${ROUNDS} interleaved rounds, so a burst of load from elsewhere`);
+log(`this module, the peers and the kernels: runs spread over ${ROUNDS} interleaved rounds, so a burst of load from elsewhere`);
 log('hits all of them alike),');
 log('including each API\'s own overhead (for this module: argument checks, copying x in and the output —');
 log('and with weights: true the heads·n² attention weights — out).');
@@ -502,12 +502,9 @@ async function runSize(n, d, heads, masks = MASKS) {
     let kernels = null;
     if (probe) {
       probe._probe_setup(n, d, heads, causal ? 1 : 0);
-      kernels = {
-        proj: measure(() => probe._probe_projections()).ms,
-        attn: measure(() => probe._probe_attention()).ms,
-        flash: measure(() => probe._probe_flash()).ms,
-        out: measure(() => probe._probe_out_projection()).ms,
-      };
+      const k = await measureRounds([['proj', () => probe._probe_projections()], ['attn', () => probe._probe_attention()],
+        ['flash', () => probe._probe_flash()], ['out', () => probe._probe_out_projection()]]);
+      kernels = { proj: k.proj.ms, attn: k.attn.ms, flash: k.flash.ms, out: k.out.ms };
       out.breakdown.push({ n, d, heads, mask, kernels, total: m.simd.ms, totalFlash: m.flash.ms });
     }
 
