@@ -1,5 +1,6 @@
 // Colour scales for heatmaps: sequential viridis for probabilities and diverging blue–red for
 // signed values. Both are colour-blind safe (viridis; ColorBrewer RdBu).
+import { maxPool } from './max-pool.js';
 
 const VIRIDIS = ['#440154', '#472d7b', '#3b528b', '#2c728e', '#21918c', '#28ae80', '#5ec962',
   '#addc30', '#fde725'];
@@ -63,44 +64,22 @@ export function makeScale(kind, data) {
 
 /**
  * A matrix {data, rows, cols} as RGBA pixels through scale.table, one pixel per step × step
- * block of cells: each pixel shows the largest value of its block, so a peak of attention never
- * disappears when the matrix is shrunk. −∞ (masked) pixels stay transparent (0). `pixels` holds
+ * block of cells (maxPool). −∞ (masked) pixels stay transparent (0). `pixels` holds
  * ceil(rows / step) · ceil(cols / step) values and is overwritten.
- * Plain indexed loops over typed arrays: 4 M cells per head at 2 048 tokens.
  */
-export function matrixPixels({ data, rows, cols }, { table, min, max }, step, pixels) {
+export function matrixPixels(matrix, { table, min, max }, step, pixels) {
   const toIndex = 255 / (max - min || 1);
-  const paint = (values) => {
-    for (let i = 0; i < values.length; ++i) {
-      const v = values[i];
-      if (!(v > -Infinity)) { // −∞ (and NaN, never returned)
-        pixels[i] = 0;
-        continue;
-      }
-      const k = ((v - min) * toIndex + 0.5) | 0; // Math.round, once clamped to [0, 255]
-      pixels[i] = table[k < 0 ? 0 : k > 255 ? 255 : k];
+  const { data, rows, cols } = step === 1 ? matrix : maxPool(matrix, step);
+  const values = data.length === rows * cols ? data : data.subarray(0, rows * cols);
+  for (let i = 0; i < values.length; ++i) {
+    const v = values[i];
+    if (!(v > -Infinity)) { // −∞ (and NaN, never returned)
+      pixels[i] = 0;
+      continue;
     }
-  };
-  if (step === 1) {
-    paint(data.length === rows * cols ? data : data.subarray(0, rows * cols));
-    return pixels;
+    const k = ((v - min) * toIndex + 0.5) | 0; // Math.round, once clamped to [0, 255]
+    pixels[i] = table[k < 0 ? 0 : k > 255 ? 255 : k];
   }
-  const width = Math.ceil(cols / step);
-  const peak = new Float32Array(width * Math.ceil(rows / step)).fill(-Infinity);
-  for (let r = 0; r < rows; ++r) {
-    const out = Math.floor(r / step) * width;
-    const base = r * cols;
-    for (let b = 0, c = 0; b < width; ++b) {
-      const end = Math.min(c + step, cols);
-      let best = peak[out + b];
-      for (; c < end; ++c) {
-        const v = data[base + c];
-        if (v > best) best = v;
-      }
-      peak[out + b] = best;
-    }
-  }
-  paint(peak);
   return pixels;
 }
 

@@ -11,6 +11,7 @@ function transferables(result) {
   const list = [];
   for (const step of result.steps ?? []) list.push(step.data.buffer);
   if (result.attention) list.push(result.attention.buffer);
+  if (result.headPreviews) list.push(result.headPreviews.data.buffer);
   if (result.output) list.push(result.output.buffer);
   return list;
 }

@@ -47,15 +47,20 @@ export function drawHeadGrid(host, result, focusedHead, onFocus, tileWidth) {
   host.onFocusHead = onFocus;
   // All tiles are as wide: one layout read (none when the caller measured before drawing).
   const width = tileWidth || host.headTiles[0].figure.clientWidth;
+  // Long inputs: the engine's max-pooled previews of every head (the same image, far fewer cells).
+  const preview = result.headPreviews;
+  const step = preview?.step ?? 1;
+  const everyStep = (labels) => labels.filter((_, i) => i % step === 0);
   host.headTiles.forEach(({ tile, button, map }, h) => {
     tile.className = `head-tile${h === focusedHead ? ' focused' : ''}`;
     button.setAttribute('aria-pressed', String(h === focusedHead));
     map.render({
-      data: headWeights(result, h),
-      rows: result.n,
-      cols: result.kvN,
-      rowLabels: result.queryTokens,
-      colLabels: result.keyTokens,
+      ...(preview
+        ? { data: preview.data.subarray(h * preview.rows * preview.cols, (h + 1) * preview.rows * preview.cols),
+          rows: preview.rows, cols: preview.cols, shape: [result.n, result.kvN] }
+        : { data: headWeights(result, h), rows: result.n, cols: result.kvN }),
+      rowLabels: everyStep(result.queryTokens),
+      colLabels: everyStep(result.keyTokens),
       rowAxis: 'query',
       colAxis: 'key',
       title: `Head ${h + 1}`,

@@ -75,7 +75,8 @@ export class Heatmap {
   /**
    * @param {{data: Float32Array, rows: number, cols: number, rowLabels: string[],
    *   colLabels: string[], rowAxis: string, colAxis: string, title: string,
-   *   scale: 'probability'|'sequential'|'diverging', markedCells?: Set<number>}} matrix
+   *   scale: 'probability'|'sequential'|'diverging', markedCells?: Set<number>,
+   *   shape?: [number, number]}} matrix  shape: the full matrix's when `data` is a max-pooled preview
    * @param {{width?: number}} [fit] the width to fit in, when the caller measured it already
    *   (several heatmaps in a row: one layout read instead of one per heatmap)
    */
@@ -87,9 +88,10 @@ export class Heatmap {
     this.scale = makeScale(matrix.scale, matrix.data);
     if (this.focus && (this.focus.row >= matrix.rows || this.focus.col >= matrix.cols)) this.focus = null;
     this.caption.textContent = matrix.title;
+    const [rows, cols] = matrix.shape ?? [matrix.rows, matrix.cols];
     this.canvas.setAttribute('aria-label',
-      `${matrix.title}: ${matrix.rows} ${matrix.rowAxis} rows by ${matrix.cols} ${matrix.colAxis} columns. ` +
-      'Use the arrow keys to read cells.');
+      `${matrix.title}: ${rows} ${matrix.rowAxis} rows by ${cols} ${matrix.colAxis} columns` +
+      `${matrix.shape ? `, drawn max-pooled to ${matrix.rows} × ${matrix.cols}` : ''}. Use the arrow keys to read cells.`);
     this.#layout();
     this.draw();
     if (this.zoomLabel) {
