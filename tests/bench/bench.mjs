@@ -364,6 +364,8 @@ const handPeak = [];
 const xsimdPeak = probe ? probePeak((c, i) => probe._probe_peak(c, i), 2 * probe._probe_width(), [8, 10, 12, 14, 16]) : [];
 const best = (list) => list.reduce((a, b) => (b.gflops > a.gflops ? b : a), { chains: 0, gflops: 0 });
 const peak = Math.max(best(handPeak).gflops, best(xsimdPeak).gflops);
+// The xsimd probe's best chain count, timed again beside every size's kernels (the breakdown).
+const alongside = { chains: best(xsimdPeak).chains, flopsPerStep: probe ? 2 * probe._probe_width() : 0 };
 log('## Peak probe: wasm simd128, independent f32x4 mul + add chains (8 flops per step)');
 log();
 log(`hand-written wasm:        ${handPeak.map((r) => `${r.chains} chains ${fmtG(r.gflops)}`).join(', ')} GFLOP/s`);
@@ -502,9 +504,16 @@ async function runSize(n, d, heads, masks = MASKS) {
     let kernels = null;
     if (probe) {
       probe._probe_setup(n, d, heads, causal ? 1 : 0);
+      // The peak probe runs in the same rounds, about as long as the projections: "% of the peak
+      // alongside" compares medians measured side by side, which load from elsewhere on the
+      // machine slows alike.
+      const chains = alongside.chains;
+      const iters = Math.max(1000, Math.round((2 * n * d * 3 * d) / (chains * alongside.flopsPerStep)));
       const k = await measureRounds([['proj', () => probe._probe_projections()], ['attn', () => probe._probe_attention()],
-        ['flash', () => probe._probe_flash()], ['out', () => probe._probe_out_projection()]]);
-      kernels = { proj: k.proj.ms, attn: k.attn.ms, flash: k.flash.ms, out: k.out.ms };
+        ['flash', () => probe._probe_flash()], ['out', () => probe._probe_out_projection()],
+        ['peak', () => probe._probe_peak(chains, iters)]]);
+      kernels = { proj: k.proj.ms, attn: k.attn.ms, flash: k.flash.ms, out: k.out.ms,
+        peak: gflops(chains * iters * alongside.flopsPerStep, k.peak.ms) };
       out.breakdown.push({ n, d, heads, mask, kernels, total: m.simd.ms, totalFlash: m.flash.ms });
     }
 
@@ -579,10 +588,12 @@ if (breakdown.length) {
   log('softmax, A·V, masked key blocks skipped), flash = all heads\' flash_attention (the output-only path),');
   log('out = concat·W_Oᵀ; rest = forward() minus proj + (attention or flash) + out: the JS API, copies in and');
   log('out (with weights: the heads·n² weights), workspace set-up. Attention and flash GFLOP/s count the full');
-  log('4·n²·d (effective rates for causal).');
+  log('4·n²·d (effective rates for causal). % peak: of the run\'s peak above (the best of 40 probe calls);');
+  log(`peak alongside: the xsimd probe (${alongside.chains} chains) timed in the same rounds as these kernels, median`);
+  log('against median, so a slow spell of the machine slows both.');
   log();
-  log('| n | d_model | heads | mask | proj ms | proj GFLOP/s (% peak) | attention ms | attention GFLOP/s (% peak) | flash ms | flash GFLOP/s (% peak) | out ms | out GFLOP/s (% peak) | rest (weights) ms | rest (output-only) ms |');
-  log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  log('| n | d_model | heads | mask | proj ms | proj GFLOP/s (% peak) | attention ms | attention GFLOP/s (% peak) | flash ms | flash GFLOP/s (% peak) | out ms | out GFLOP/s (% peak) | rest (weights) ms | rest (output-only) ms | peak alongside GFLOP/s | proj % of peak alongside |');
+  log('|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const b of breakdown) {
     const { n, d, kernels: k } = b;
     const pg = gflops(2 * n * d * 3 * d, k.proj);
@@ -592,7 +603,7 @@ if (breakdown.length) {
     log(`| ${n} | ${d} | ${b.heads} | ${b.mask} | ${fmtMs(k.proj)} | ${fmtG(pg)} (${fmtPct(pg / peak)}) | ` +
       `${fmtMs(k.attn)} | ${fmtG(ag)} (${fmtPct(ag / peak)}) | ${fmtMs(k.flash)} | ${fmtG(fg)} (${fmtPct(fg / peak)}) | ` +
       `${fmtMs(k.out)} | ${fmtG(og)} (${fmtPct(og / peak)}) | ${fmtMs(b.total - k.proj - k.attn - k.out)} | ` +
-      `${fmtMs(b.totalFlash - k.proj - k.flash - k.out)} |`);
+      `${fmtMs(b.totalFlash - k.proj - k.flash - k.out)} | ${fmtG(k.peak)} | ${fmtPct(pg / k.peak)} |`);
   }
 }
 
@@ -613,8 +624,10 @@ if (small.length) log(`- (16, 64, 4) >= 1.5× the fastest peer: ${verdict(small.
 const causalBig = rows.filter((r) => r.n >= 512 && r.mask === 'causal').map((r) => ratio(r, 'flash'));
 if (causalBig.length) log(`- causal, n >= 512: >= 1.3× the fastest peer: ${verdict(causalBig.every((v) => v >= 1.3))} (${causalBig.map((v) => `${v.toFixed(2)}×`).join(', ')})`);
 if (breakdown.length) {
-  const projPct = breakdown.map((b) => gflops(2 * b.n * b.d * 3 * b.d, b.kernels.proj) / peak);
-  log(`- projection matmuls >= 75% of peak: ${verdict(projPct.every((v) => v >= 0.75))} (${projPct.map(fmtPct).join(', ')})`);
+  const projOf = (b, of) => gflops(2 * b.n * b.d * 3 * b.d, b.kernels.proj) / of;
+  const alongsidePct = breakdown.map((b) => projOf(b, b.kernels.peak));
+  log(`- projection matmuls >= 75% of peak, measured alongside: ${verdict(alongsidePct.every((v) => v >= 0.75))} ` +
+    `(${alongsidePct.map(fmtPct).join(', ')}; of the run's best peak: ${breakdown.map((b) => fmtPct(projOf(b, peak))).join(', ')})`);
 }
 const big = rows.filter((r) => r.n === 1024);
 if (big.length) log(`- n = 1024: output-only faster than materialising: ${verdict(big.every((r) => r.m.flash.ms < r.m.simd.ms))} ` +
