@@ -20,7 +20,7 @@ export class EngineClient {
   #busy = false;
   #pending = null;
   #latest = 0; // the newest compute asked for; older results are dropped
-  #shown = PAGE_THREAD; // where the result on screen was computed (explain and save ask there)
+  #shown = null; // where the result on screen was computed (explain and save ask there)
   // The reader's .safetensors file ({name, bytes}) or null, and which of them each engine holds
   // (an engine that was not used since a change catches up before its next compute).
   #weights = null;
@@ -40,16 +40,16 @@ export class EngineClient {
       client.#worker = null;
       client.info = { workerError: error.message };
     }
-    const lens = await local;
-    client.#local = createEngine(lens);
-    client.info.simd ??= lens.simd;
-    warmUp(lens, whenIdle);
+    try {
+      const lens = await local;
+      client.#local = createEngine(lens);
+      client.info.simd ??= lens.simd;
+      warmUp(lens, whenIdle);
+    } catch (error) {
+      if (!client.#worker) throw error; // neither place can run the module
+      client.info.localError = error.message; // everything runs in the worker
+    }
     return client;
-  }
-
-  /** Whether larger computes run in a worker ('worker') or on the page's thread too. */
-  get mode() {
-    return this.#worker ? WORKER : PAGE_THREAD;
   }
 
   #call(type, payload = {}) {
@@ -74,6 +74,7 @@ export class EngineClient {
   }
 
   #where(state) {
+    if (!this.#local) return WORKER;
     return !this.#worker || this.#local.fitsInFrame(state) ? PAGE_THREAD : WORKER;
   }
 
@@ -130,7 +131,7 @@ export class EngineClient {
 
   /** The arithmetic behind one cell of the result on screen (layer.explain()). */
   explain(request) {
-    if (this.#shown === WORKER) return this.#call('explain', { request });
+    if (this.#shown === WORKER || !this.#local) return this.#call('explain', { request });
     try {
       return Promise.resolve(this.#local.explain(request));
     } catch (error) {
@@ -165,7 +166,7 @@ export class EngineClient {
 
   /** The weights of the result on screen, as .safetensors bytes. */
   saveWeights() {
-    if (this.#shown === WORKER) return this.#call('save-weights');
+    if (this.#shown === WORKER || !this.#local) return this.#call('save-weights');
     try {
       return Promise.resolve(this.#local.saveWeights());
     } catch (error) {
