@@ -8,6 +8,7 @@ import 'katex/dist/katex.min.css';
 import { placeOf, renderCost } from './app/cost.js';
 import { elementSnippet, iframeSnippet } from './app/embed-snippet.js';
 import { EngineClient } from './app/engine-client.js';
+import { PREVIEW_SIDE } from './app/engine.js';
 import { download, fileStem, stepCsv, stepJson } from './app/exporting.js';
 import { drawHeadGrid, drawHeadLines } from './app/heads-view.js';
 import { Heatmap } from './app/heatmap.js';
@@ -392,8 +393,14 @@ function activate(step, matrix, cell) {
 
 function renderHeads(tileWidth) {
   const host = $('heads-view');
-  if (!result.attention) {
+  if (!result.attention && !result.headPreviews) {
     host.replaceChildren(el('p', 'muted', 'No attention weights.'));
+    return;
+  }
+  if (state.view === 'lines' && !result.attention) { // long inputs: the core kept the weights
+    host.className = 'heads';
+    host.replaceChildren(el('p', 'muted', `The line view draws inputs of up to ${PREVIEW_SIDE} tokens ` +
+      `(these are ${result.n}); the heatmaps show every head.`));
     return;
   }
   if (state.view === 'lines') {

@@ -11,6 +11,7 @@
 #include "attention/float_range.hpp"
 #include "attention/ops/finite_scan.hpp"
 #include "attention/ops/matmul.hpp"
+#include "attention/ops/max_pool.hpp"
 #include "attention/ops/sdpa.hpp"
 #include "attention/rng.hpp"
 #include "attention/safetensors.hpp"
@@ -263,7 +264,7 @@ void AttentionLayer::validate_forward(std::span<const float> x,
   }
   validate_mask(options.mask, n, kv_n);
   const std::uint64_t per_head = n * kv_n;
-  const bool holds_scores = options.want_weights || options.want_trace;
+  const bool holds_scores = options.want_weights || options.want_trace || options.preview_side > 0;
   if (holds_scores && per_head > kMaxScoreValues) {
     throw Error("n * kvN = " + str(per_head) + " attention scores per head exceed the limit of " +
                 str(kMaxScoreValues));
@@ -272,6 +273,21 @@ void AttentionLayer::validate_forward(std::span<const float> x,
   if (options.want_weights && all_heads > kMaxScoreValues) {
     throw Error("heads * n * kvN = " + str(all_heads) + " attention weights exceed the limit of " +
                 str(kMaxScoreValues) + "; pass weights: false to compute the output only");
+  }
+  if (options.preview_side > kMaxSequence) {
+    throw Error("preview must be a side of at most " + str(kMaxSequence) + " cells, got " +
+                str(options.preview_side));
+  }
+  if (options.preview_side > 0) {
+    const std::uint64_t step =
+        (std::max(n, kv_n) + options.preview_side - 1) / options.preview_side;
+    const std::uint64_t pooled =
+        config_.heads * ((n + step - 1) / step) * ((kv_n + step - 1) / step);
+    if (pooled > kMaxScoreValues) {
+      throw Error("a preview of heads * " + str(pooled / config_.heads) +
+                  " cells = " + str(pooled) + " values exceeds the limit of " +
+                  str(kMaxScoreValues) + "; use a smaller preview side");
+    }
   }
   if (options.trace_head < -1 || options.trace_head >= int(config_.heads)) {
     throw Error("traceHead must be -1 (every head) or a head from 0 to " + str(config_.heads - 1) +
@@ -485,8 +501,17 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
   params.mask = masks_anything(options.mask) ? &options.mask : nullptr;
 
   // Output only: flash attention, O(n·d) memory. Otherwise the weights are materialised (into
-  // the result, or into scratch for a trace without them).
-  const bool flash = !options.want_weights && !tracing_;
+  // the result, or into scratch for a trace or a preview without them).
+  WeightsPreview& preview = result_.preview;
+  preview.step = preview.rows = preview.cols = 0;
+  preview.values.clear();
+  if (options.preview_side > 0) {
+    preview.step = (std::max(n, kv_n) + options.preview_side - 1) / options.preview_side;
+    preview.rows = pooled_size(n, preview.step);
+    preview.cols = pooled_size(kv_n, preview.step);
+    preview.values.resize(heads * preview.rows * preview.cols);
+  }
+  const bool flash = !options.want_weights && !tracing_ && options.preview_side == 0;
   result_.attention.resize(options.want_weights ? heads * n * kv_n : 0);
   if (!flash && !options.want_weights) scratch_weights_.resize(n, kv_n);
   concat_.resize(n, inner);
@@ -511,6 +536,11 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
     scaled_dot_product_attention(q, k, v, params, weights, context, sdpa_,
                                  traces(h) ? &snapshots : nullptr);
     if (traces(h)) record_head(h, snapshots, weights, context, options.scale);
+    if (options.preview_side > 0) {
+      max_pool(weights, preview.step,
+               MatView(preview.values.data() + h * preview.rows * preview.cols, preview.rows,
+                       preview.cols));
+    }
   }
 
   record("concat", "Heads concatenated",

@@ -56,12 +56,24 @@ struct ForwardOptions {
   bool want_weights = true;  // fill ForwardResult::attention (else: the flash path, unless traced)
   bool want_trace = false;   // fill ForwardResult::trace
   int trace_head = -1;       // with want_trace: per-head steps of this head only (-1: every head)
+  // > 0: fill ForwardResult::preview with every head's weights max-pooled to at most
+  // preview_side × preview_side (for drawing long inputs small, without returning the weights).
+  std::size_t preview_side = 0;
+};
+
+// Every head's attention weights max-pooled by `step` (see ops/max_pool.hpp).
+struct WeightsPreview {
+  std::size_t step = 0;       // queries and keys per pooled cell (ceil(max(n, kv_n) / side))
+  std::size_t rows = 0;       // ceil(n / step)
+  std::size_t cols = 0;       // ceil(kv_n / step)
+  std::vector<float> values;  // [heads, rows, cols]
 };
 
 struct ForwardResult {
   Matrix output;                 // [n, d_model] (or [n, inner] without out_proj)
   std::vector<float> attention;  // [heads, n, kv_n] softmax weights, if requested
   Trace trace;                   // every step, if requested
+  WeightsPreview preview;        // if requested (preview_side > 0)
 };
 
 class AttentionLayer {

@@ -70,6 +70,7 @@ struct ForwardArgs {
   bool weights = true;
   bool trace = false;
   int traceHead = -1;
+  std::size_t preview = 0;
 };
 
 class LayerHandle {
@@ -150,12 +151,23 @@ class LayerHandle {
       options.want_weights = args.weights;
       options.want_trace = args.trace;
       options.trace_head = args.traceHead;
+      options.preview_side = args.preview;
       result_ = &layer_->forward(x_values, options);
     });
   }
 
   val output() const { return view_of(result_->output.data(), result_->output.size()); }
   val attention() const { return view_of(result_->attention.data(), result_->attention.size()); }
+  // {step, rows, cols, data}: every head's weights max-pooled (data a view the JS API copies).
+  val preview() const {
+    const attn::WeightsPreview& p = result_->preview;
+    val out = val::object();
+    out.set("step", p.step);
+    out.set("rows", p.rows);
+    out.set("cols", p.cols);
+    out.set("data", view_of(p.values.data(), p.values.size()));
+    return out;
+  }
   std::size_t stepCount() const { return result_ ? result_->trace.steps.size() : 0; }
   val step(std::size_t index) const {
     const attn::Step& s = result_->trace.steps.at(index);
@@ -291,7 +303,8 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .field("scale", &ForwardArgs::scale)
       .field("weights", &ForwardArgs::weights)
       .field("trace", &ForwardArgs::trace)
-      .field("traceHead", &ForwardArgs::traceHead);
+      .field("traceHead", &ForwardArgs::traceHead)
+      .field("preview", &ForwardArgs::preview);
   emscripten::class_<LayerHandle>("LayerHandle")
       .constructor<>()
       .function("configure", &LayerHandle::configure)
@@ -307,6 +320,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("forward", &LayerHandle::forward)
       .function("output", &LayerHandle::output)
       .function("attention", &LayerHandle::attention)
+      .function("preview", &LayerHandle::preview)
       .function("stepCount", &LayerHandle::stepCount)
       .function("step", &LayerHandle::step)
       .function("explain", &LayerHandle::explain);

@@ -499,6 +499,13 @@ test('2048 tokens: the weights of every head are drawn at full resolution, zooma
   await page.click('[aria-label="Fit the width"]');
   assert.equal(await cell(), fitted);
   assert.match(await page.locator('#tokens').textContent(), /and 1792 more tokens/);
+  // Every head is drawn from the core's max-pooled preview; the line view says it stops at 256 tokens.
+  assert.match(await page.locator('#heads-view canvas').first().getAttribute('aria-label'),
+    /2048 query rows by 2048 key columns, drawn max-pooled to 256 × 256/);
+  await page.click('#view-lines');
+  await page.waitForFunction(() => /line view draws inputs of up to 256 tokens/.test(document.querySelector('#heads-view').textContent));
+  await page.click('#view-grid');
+  await page.waitForSelector('#heads-view canvas');
   // Typing still works at this size.
   await page.focus('#text');
   await page.keyboard.press('End');

@@ -390,6 +390,38 @@ test('weights: false gives the same output and no attention', async () => {
   });
 });
 
+test('preview: every head\'s weights max-pooled, with or without weights, self and cross', async () => {
+  await withLayer({ dModel: 16, heads: 4, seed: 12 }, (layer) => {
+    const n = 11;
+    const x = lcgFloats(n * 16, 15);
+    for (const options of [{ mask: 'causal' }, { kv: lcgFloats(7 * 16, 16), kvN: 7 }]) {
+      const kvN = options.kvN ?? n;
+      const full = layer.forward(x, { n, ...options });
+      const pooled = layer.forward(x, { n, ...options, weights: false, preview: 4 }); // step ceil(11 / 4) = 3
+      assert.ok(!('attention' in pooled));
+      const { step, rows, cols, data } = pooled.preview;
+      assert.deepEqual([step, rows, cols, data.length], [3, 4, Math.ceil(kvN / 3), 4 * 4 * Math.ceil(kvN / 3)]);
+      for (let h = 0; h < 4; ++h) {
+        for (let pr = 0; pr < rows; ++pr) {
+          for (let pc = 0; pc < cols; ++pc) {
+            let best = -Infinity;
+            for (let i = pr * 3; i < Math.min(n, pr * 3 + 3); ++i) {
+              for (let j = pc * 3; j < Math.min(kvN, pc * 3 + 3); ++j) best = Math.max(best, full.attention[(h * n + i) * kvN + j]);
+            }
+            assert.equal(data[(h * rows + pr) * cols + pc], best, `head ${h} cell (${pr}, ${pc})`);
+          }
+        }
+      }
+      assertClose(pooled.output, full.output, { atol: 0, rtol: 0, what: 'output with a preview' });
+      // Without the option there is no preview; with both, the weights are unchanged.
+      assert.ok(!('preview' in full));
+      assert.deepEqual(layer.forward(x, { n, ...options, preview: 4 }).attention, full.attention);
+    }
+    assert.throws(() => layer.forward(x, { n, preview: -1 }), /preview must be an integer from 0/);
+    assert.throws(() => layer.forward(x, { n, preview: 70000 }), /preview must be a side of at most 65536 cells, got 70000/);
+  });
+});
+
 // ---- masks ------------------------------------------------------------------------------------
 
 /** Checks every head's attention against a masked softmax of its own scaled scores. */

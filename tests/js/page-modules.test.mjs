@@ -84,29 +84,35 @@ test('matrixPixels: one pixel per cell through the table, −∞ transparent, an
     0, scale.table[0], scale.table[0]]);
 });
 
-test('the engine sends every head max-pooled past PREVIEW_SIDE tokens: each preview cell is its block\'s largest weight', async () => {
-  const engine = createEngine(await loadLens());
+test('past PREVIEW_SIDE tokens the engine sends every head max-pooled by the core, not the weights', async () => {
+  const lens = await loadLens();
+  const engine = createEngine(lens);
   const text = (count) => Array.from({ length: count }, (_, i) => `w${i % 37}`).join(' ');
   const small = engine.compute({ ...DEFAULTS, text: text(PREVIEW_SIDE), heads: 2, dModel: '32' });
   assert.equal(small.headPreviews, null, 'up to PREVIEW_SIDE tokens the tiles draw the weights themselves');
+  assert.equal(small.attention.length, 2 * PREVIEW_SIDE * PREVIEW_SIDE);
   const n = 2 * PREVIEW_SIDE + 3; // step 3: 172 × 172 blocks, the last ones partial
   const r = engine.compute({ ...DEFAULTS, text: text(n), heads: 2, dModel: '32', mask: 'causal' });
+  assert.equal(r.attention, undefined, 'the full weights stay in the core');
   const { step, rows, cols, data } = r.headPreviews;
   assert.deepEqual([step, rows, cols, data.length], [3, 172, 172, 2 * 172 * 172]);
+  // The same state through the API, weights returned: each preview cell is its block's largest.
+  const layer = lens.createLayer({ dModel: 32, heads: 2, seed: DEFAULTS.seed, positional: DEFAULTS.positional });
+  const weights = layer.forward(layer.embed(lens.tokenize(text(n)).ids), { n, mask: 'causal' }).attention;
+  layer.dispose();
   for (let h = 0; h < 2; ++h) {
     for (let pr = 0; pr < rows; pr += 7) {
       for (let pc = 0; pc < cols; pc += 5) {
         let best = -Infinity;
         for (let i = pr * step; i < Math.min(n, (pr + 1) * step); ++i) {
-          for (let j = pc * step; j < Math.min(n, (pc + 1) * step); ++j) best = Math.max(best, r.attention[(h * n + i) * n + j]);
+          for (let j = pc * step; j < Math.min(n, (pc + 1) * step); ++j) best = Math.max(best, weights[(h * n + i) * n + j]);
         }
         assert.equal(data[(h * rows + pr) * cols + pc], best, `head ${h} block (${pr}, ${pc})`);
       }
     }
   }
-  // Causal: blocks wholly above the diagonal are 0; the diagonal blocks are not.
-  assert.equal(data[0 * cols + 5], 0);
-  assert.ok(data[5 * cols + 5] > 0);
+  // The head on screen is still traced in full (its weights step is n × n).
+  assert.equal(r.steps.find((s) => s.id === 'weights').data.length, n * n);
 });
 
 test('numpyArrayString prints like NumPy (outputs captured from numpy 1.24.2 in Debian 12)', () => {

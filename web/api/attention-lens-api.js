@@ -84,7 +84,7 @@ class AttentionLens {
 
 const CONFIG_KEYS = ['dModel', 'heads', 'headDim', 'bias', 'outProj', 'positional', 'seed'];
 const FORWARD_KEYS = ['n', 'kv', 'kvN', 'mask', 'window', 'prefix', 'keyPadding', 'cellMask',
-  'scale', 'weights', 'trace', 'traceHead'];
+  'scale', 'weights', 'trace', 'traceHead', 'preview'];
 const EXPLAIN_KEYS = ['step', 'head', 'row', 'col'];
 
 // Layers not disposed are freed when garbage-collected; dispose() frees them at once.
@@ -210,12 +210,17 @@ class AttentionLayer {
       weights: booleanOption('weights', options.weights, true),
       trace: booleanOption('trace', options.trace, false),
       traceHead: integerIn('traceHead', options.traceHead ?? -1, -1, 1 << 30),
+      preview: integerIn('preview', options.preview ?? 0, 0, 1 << 30),
     };
     throwIfError(handle.forward(xs, kv, args, flags('keyPadding', options.keyPadding),
       flags('cellMask', options.cellMask)));
     // Copy everything out before anything else can run (and grow memory).
     const result = { output: handle.output().slice() };
     if (args.weights) result.attention = handle.attention().slice();
+    if (args.preview > 0) {
+      const { step, rows, cols, data } = handle.preview();
+      result.preview = { step, rows, cols, data: data.slice() };
+    }
     if (args.trace) {
       const steps = [];
       const count = handle.stepCount();

@@ -69,6 +69,24 @@ export interface ForwardOptions {
    * One head's trace is heads times smaller and may hold heads times more tokens.
    */
   traceHead?: number;
+  /**
+   * A side s > 0: also return every head's weights max-pooled to at most s × s cells
+   * (r.preview), for drawing long inputs small. Works with weights: false too (the weights are
+   * then computed head by head and not returned). Default 0: no preview.
+   */
+  preview?: number;
+}
+
+/** Every head's attention weights max-pooled: each cell the largest weight of a step × step block. */
+export interface WeightsPreview {
+  /** Queries and keys per cell: ceil(max(n, kvN) / side). */
+  step: number;
+  /** ceil(n / step) */
+  rows: number;
+  /** ceil(kvN / step) */
+  cols: number;
+  /** [heads · rows · cols] */
+  data: Float32Array;
 }
 
 export type StepId =
@@ -97,6 +115,8 @@ export interface ForwardResult {
   output: Float32Array;
   /** [heads · n · kvN] softmax weights per head, unless weights: false. */
   attention?: Float32Array;
+  /** With preview: s, every head's weights max-pooled. */
+  preview?: WeightsPreview;
   /** Every step in walkthrough order, with trace: true. */
   steps?: Step[];
 }

@@ -2,7 +2,6 @@
 // the page draws. Runs inside the Web Worker (engine-worker.js) for the page and on the main
 // thread for the <attention-lens> element. Builds inputs (tokens, padding rows, presets) and
 // calls the core; it does no attention math itself.
-import { maxPool } from './max-pool.js';
 import { buildPreset } from './presets.js';
 
 export const PAD_TOKEN = '[PAD]';
@@ -28,25 +27,11 @@ export const FRAME_FLOPS = 64e6;
 export const FRAME_ENTRIES = 1 << 17; // heads · n · kvN
 export const FRAME_MAX_D_MODEL = 256;
 
-// Beyond this many queries or keys, every head's weights also come back max-pooled to at most
-// PREVIEW_SIDE × PREVIEW_SIDE (result.headPreviews): the small multiples draw those, so the page
-// does not shrink heads · n · kvN cells on its own thread (8 heads at 2 048 tokens: 33 M).
+// Beyond this many queries or keys, the page draws every head from the core's max-pooled
+// preview (forward option `preview`: at most PREVIEW_SIDE × PREVIEW_SIDE cells per head), and
+// with a trace of the head on screen the full weights of every head stay in the core: the page
+// neither copies heads · n · kvN weights (8 heads at 2 048 tokens: 128 MiB) nor shrinks them.
 export const PREVIEW_SIDE = 256;
-
-/**
- * Every head's attention weights [heads, n, kvN] max-pooled by `step` (maxPool):
- * { step, rows, cols, data: Float32Array [heads, rows, cols] }.
- */
-function headPreviews(attention, heads, n, kvN) {
-  const step = Math.ceil(Math.max(n, kvN) / PREVIEW_SIDE);
-  const size = n * kvN;
-  const pooled = Array.from({ length: heads }, (_, h) =>
-    maxPool({ data: attention.subarray(h * size, (h + 1) * size), rows: n, cols: kvN }, step));
-  const { rows, cols } = pooled[0];
-  const data = new Float32Array(heads * rows * cols);
-  pooled.forEach((p, h) => data.set(p.data, h * rows * cols));
-  return { step, rows, cols, data };
-}
 
 /** How many [PAD] keys the padding mask adds after `real` keys (up to state.padTo, or 2). */
 const padCount = (state, real) => (state.mask === 'padding' ? Math.max(state.padTo || real + 2, real) - real : 0);
@@ -179,7 +164,10 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     const trace = n * kvN * (traceAllHeads ? active.config.heads : 1) <= TRACE_LIMIT;
     if (!trace) notes.push(`${n} × ${kvN} tokens is too large to trace every step; showing the attention weights only.`);
     const kind = state.mask === 'padding' ? 'none' : state.mask;
-    const options = { n, mask: kind, scale: state.scale, trace };
+    const pooled = Math.max(n, kvN) > PREVIEW_SIDE && !traceAllHeads;
+    // Without a trace (the longest inputs) every head's weights are the walkthrough's steps.
+    const options = { n, mask: kind, scale: state.scale, trace, weights: !(pooled && trace) };
+    if (pooled) options.preview = PREVIEW_SIDE;
     if (trace && !traceAllHeads) options.traceHead = traceHead;
     if (kv) Object.assign(options, { kv, kvN });
     if (kind === 'sliding-window') options.window = state.window;
@@ -200,8 +188,7 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
       cross: Boolean(kv),
       steps: result.steps ?? [],
       attention: result.attention,
-      headPreviews: result.attention && Math.max(n, kvN) > PREVIEW_SIDE
-        ? headPreviews(result.attention, active.config.heads, n, kvN) : null,
+      headPreviews: result.preview ?? null,
       output: result.output,
       computeMs,
       totalMs: performance.now() - started,
