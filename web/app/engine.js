@@ -66,9 +66,19 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     return layer;
   }
 
+  // The last few tokenizations, kept: deciding where to compute (fitsInFrame) and computing
+  // both tokenize the same text on every keystroke.
+  const tokenized = new Map();
   function tokensOf(text, mode) {
-    const { tokens, ids } = lens.tokenize(text, { mode });
-    return { tokens, ids };
+    const key = `${mode}\u0000${text}`;
+    let found = tokenized.get(key);
+    if (!found) {
+      const { tokens, ids } = lens.tokenize(text, { mode });
+      found = { tokens, ids };
+      if (tokenized.size >= 4) tokenized.delete(tokenized.keys().next().value);
+      tokenized.set(key, found);
+    }
+    return found;
   }
 
   /**
