@@ -29,12 +29,6 @@ std::string number(double value) {
 
 }  // namespace
 
-float max_abs(std::span<const float> values) {
-  float largest = 0.0f;
-  for (const float v : values) largest = std::max(largest, std::abs(v));
-  return largest;
-}
-
 void check_float_range(const FloatRangeInputs& in) {
   const double d = static_cast<double>(in.d_model);
   // |q_i| <= d · max|x| · max|W_Q| + max|b_Q| (K and V likewise from kv); RoPE's rotations mix

@@ -7,12 +7,8 @@
 #pragma once
 
 #include <cstddef>
-#include <span>
 
 namespace attn {
-
-// The largest |value| (0 for none); the values are finite (checked before).
-float max_abs(std::span<const float> values);
 
 struct FloatRangeInputs {
   std::size_t d_model = 0;

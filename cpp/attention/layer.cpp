@@ -148,12 +148,13 @@ void AttentionLayer::set_weights(LayerWeights weights) {
   weights_ = std::move(weights);
   for (std::size_t block = 0; block < 3; ++block) {  // Q, K, V
     const std::span<const float> w(weights_.in_proj_weight);
-    weight_max_abs_[block] = max_abs(w.subspan(block * inner * d, inner * d));
+    weight_max_abs_[block] = finite_scan(w.subspan(block * inner * d, inner * d)).max_abs;
     const std::span<const float> b(weights_.in_proj_bias);
-    weight_max_abs_[3 + block] = b.empty() ? 0.0f : max_abs(b.subspan(block * inner, inner));
+    weight_max_abs_[3 + block] =
+        b.empty() ? 0.0f : finite_scan(b.subspan(block * inner, inner)).max_abs;
   }
-  weight_max_abs_[6] = max_abs(weights_.out_proj_weight);
-  weight_max_abs_[7] = max_abs(weights_.out_proj_bias);
+  weight_max_abs_[6] = finite_scan(weights_.out_proj_weight).max_abs;
+  weight_max_abs_[7] = finite_scan(weights_.out_proj_bias).max_abs;
   prepare_weights();
 }
 
@@ -279,10 +280,10 @@ void AttentionLayer::validate_forward(std::span<const float> x,
                 str(options.preview_side));
   }
   if (options.preview_side > 0) {
-    const std::uint64_t step =
-        (std::max(n, kv_n) + options.preview_side - 1) / options.preview_side;
+    // n and kv_n are within kMaxSequence here (checked above).
+    const std::size_t step = pool_step(n, kv_n, options.preview_side);
     const std::uint64_t pooled =
-        config_.heads * ((n + step - 1) / step) * ((kv_n + step - 1) / step);
+        std::uint64_t{config_.heads} * pooled_size(n, step) * pooled_size(kv_n, step);
     if (pooled > kMaxScoreValues) {
       throw Error("a preview of heads * " + str(pooled / config_.heads) +
                   " cells = " + str(pooled) + " values exceeds the limit of " +
@@ -506,7 +507,7 @@ const ForwardResult& AttentionLayer::forward(std::span<const float> x,
   preview.step = preview.rows = preview.cols = 0;
   preview.values.clear();
   if (options.preview_side > 0) {
-    preview.step = (std::max(n, kv_n) + options.preview_side - 1) / options.preview_side;
+    preview.step = pool_step(n, kv_n, options.preview_side);
     preview.rows = pooled_size(n, preview.step);
     preview.cols = pooled_size(kv_n, preview.step);
     preview.values.resize(heads * preview.rows * preview.cols);
