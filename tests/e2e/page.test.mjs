@@ -399,6 +399,11 @@ test('the page fits a 375-px phone and a dark theme', async () => {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
   await page.screenshot({ path: join(screenshotDir, 'page-phone.png'), fullPage: true });
+  // A long input too: wide heatmaps scroll inside their frame, long counts wrap.
+  await page.fill('#text', Array.from({ length: 400 }, (_, i) => `w${i}`).join(' '));
+  await page.waitForFunction(() => document.querySelector('#matrices canvas')?.dataset.rows === '400');
+  const longOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(longOverflow <= 0, `with 400 tokens the page is ${longOverflow}px wider than the screen`);
   await page.click('#theme'); // auto -> light
   await page.click('#theme'); // light -> dark
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
