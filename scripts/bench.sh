@@ -16,20 +16,8 @@ log() { printf '[bench] %s\n' "$*"; }
 bash scripts/setup.sh
 bash scripts/build.sh
 
-mkdir -p build
-if [ ! -f build/wasm-nosimd/build.ninja ]; then
-  log "configuring wasm-nosimd"
-  emcmake cmake --preset wasm-nosimd >build/wasm-nosimd.configure.log 2>&1 ||
-    { cat build/wasm-nosimd.configure.log; exit 1; }
-fi
-cmake --build --preset wasm-nosimd
-
-if [ ! -f build/native-release/build.ninja ]; then
-  log "configuring native-release"
-  cmake --preset native-release >build/native-release.configure.log 2>&1 ||
-    { cat build/native-release.configure.log; exit 1; }
-fi
-cmake --build --preset native-release --target attention_bench
+attn_build_preset wasm-nosimd
+attn_build_preset native-release --target attention_bench
 
 built=$(date +%s)
 log "builds done in $((built - start)) s"
