@@ -6,7 +6,10 @@
 #      (a CMake target of the wasm-release preset, built by step 1)
 #   4. native-release's attention_bench (tests/bench/native_bench.cpp + peak-probe.cpp)
 #   5. node tests/bench/bench.mjs, then build/native-release/attention_bench
-# Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only).
+#   6. node tests/bench/train-bench.mjs: training steps per second against tfjs-wasm, plain JS and
+#      PyTorch on one thread (Debian's python3-torch; skipped with a note when missing)
+# Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only); --quick also gives
+# train-bench.mjs 3 short rounds.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ATTN_ROOT"
@@ -25,4 +28,8 @@ echo
 node tests/bench/bench.mjs "$@"
 echo
 build/native-release/attention_bench
+echo
+train_args=()
+for arg in "$@"; do if [ "$arg" = --quick ]; then train_args+=(--quick); fi; done
+node tests/bench/train-bench.mjs ${train_args[@]+"${train_args[@]}"}
 log "total: $(($(date +%s) - start)) s (builds $((built - start)) s)"
