@@ -4,8 +4,8 @@ torch.optim.AdamW and clip_grad_norm_, from the initial parameters and batches t
 wrote (build/bench/train-*.safetensors). Prints JSON (see tests/bench/README.md).
 
 Usage (Debian's python3-torch: /usr/bin/python3):
-  torch_peer.py PARAMS BATCHES [--rounds R] [--steps S] [--warmup W]
-      the cross-check losses (the first 3 steps from the initial parameters), then W warm-up
+  torch_peer.py PARAMS BATCHES [--rounds R] [--steps S] [--warmup W] [--check K]
+      the cross-check losses (the first K = 5 steps from the initial parameters), then W warm-up
       steps and R timed rounds of S steps; prints one JSON object and exits.
   torch_peer.py PARAMS BATCHES --serve
       a line protocol on stdin/stdout for train-bench.mjs's interleaved rounds:
@@ -128,6 +128,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--check", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -151,7 +152,7 @@ def main():
             print(json.dumps(reply), flush=True)
         return
 
-    losses = peer.steps(3)["losses"]
+    losses = peer.steps(args.check)["losses"]
     peer.reset()
     peer.steps(args.warmup)
     rates = [args.steps / peer.steps(args.steps)["seconds"] for _ in range(args.rounds)]
