@@ -21,8 +21,8 @@ constexpr std::string_view kEnglishVocabulary = " abcdefghijklmnopqrstuvwxyz0123
 constexpr std::int32_t kSeparator = 26;  // '|' in kSequenceVocabulary
 constexpr std::int32_t kEnd = 27;        // '.'
 constexpr std::uint32_t kHeldOutSeedMix = 0x5bd1e995U;
-constexpr std::uint32_t kHeldOutClasses = 8;  // 1 in 8 synthetic sequences is held out
-constexpr int kMaxDraws = 100000;             // rejection sampling gives up after this many
+constexpr int kHeldOutClassBits = 3;  // 1 in 2^3 synthetic sequences is held out
+constexpr int kMaxDraws = 100000;     // rejection sampling gives up after this many
 
 struct KindName {
   TaskKind kind;
@@ -61,23 +61,14 @@ std::string task_label(TaskKind kind) {
   return "the " + std::string(task_kind_name(kind)) + " task";
 }
 
-// FNV-1a over the ids' bytes (little-endian), then MurmurHash3's final mix: FNV-1a's low bits
-// alone are the XOR of the ids' low bits, so a copy task's "abc|abc" would never be held out.
-std::uint32_t sequence_hash(std::span<const std::int32_t> ids) {
-  std::uint32_t h = 2166136261U;
+// Which of 2^kHeldOutClassBits classes a sequence falls in (class 0 is held out): the top
+// bits of a 64-bit multiplicative (Fibonacci) hash of its ids, which depend on every id.
+std::uint32_t held_out_class(std::span<const std::int32_t> ids) {
+  std::uint64_t h = 0;
   for (const std::int32_t id : ids) {
-    auto u = static_cast<std::uint32_t>(id);
-    for (int byte = 0; byte < 4; ++byte) {
-      h = (h ^ (u & 0xffU)) * 16777619U;
-      u >>= 8;
-    }
+    h = (h ^ static_cast<std::uint32_t>(id)) * 0x9E3779B97F4A7C15ULL + 1;
   }
-  h ^= h >> 16;
-  h *= 0x85ebca6bU;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35U;
-  h ^= h >> 16;
-  return h;
+  return static_cast<std::uint32_t>(h >> (64 - kHeldOutClassBits));
 }
 
 // How a character looks in a message: 'x' for printable ASCII, else U+XXXX.
@@ -214,7 +205,7 @@ void Task::fill_synthetic(NumpyRandomState& rng, bool held_out, std::span<std::i
       for (std::size_t i = 0; i < length; ++i) targets[length + i] = answer[i];
       targets[2 * length] = kEnd;
     }
-    if ((sequence_hash(ids) % kHeldOutClasses == 0) == held_out) return;
+    if ((held_out_class(ids) == 0) == held_out) return;
   }
   throw Error(task_label(kind_) + " with a context of " + std::to_string(n) +
               " has too few distinct sequences to hold some out; use a longer context");

@@ -33,9 +33,9 @@ namespace attn {
 //
 // Held-out sets (held_out sequences, fixed for a seed) are disjoint from every training batch
 // by construction: English held-out windows lie in the last 1/8 of the text, evenly spaced; a
-// synthetic sequence is held out exactly when a hash of its ids (FNV-1a, then MurmurHash3's
-// final mix) is 0 modulo 8, and training draws reject those (held-out draws the others), so
-// 1 in 8 possible sequences is never trained on. Training and held-out sequences come from two
+// synthetic sequence is held out exactly when the top 3 bits of a hash of its ids are 0, and
+// training draws reject those (held-out draws the others), so about 1 in 8 possible sequences
+// is never trained on. Training and held-out sequences come from two
 // NumpyRandomState streams: seed, and seed ^ 0x5bd1e995.
 enum class TaskKind { Induction, Copy, Reverse, Sort, English };
 
