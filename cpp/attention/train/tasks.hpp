@@ -29,14 +29,15 @@ namespace attn {
 //   Sort       as Copy, the output sorted by id, i.e. alphabetically ("cab|abc").
 //   English    vocabulary " a-z0-9.,;:!?'"-()": next-character prediction on english_text(); a
 //              sequence is a window of n characters, every position targets the character after
-//              it. Training windows start anywhere in the first 7/8 of the text.
+//              it. A training window (with the character after it) lies anywhere in the first
+//              7/8 of the text.
 //
 // Held-out sets (held_out sequences, fixed for a seed) are disjoint from every training batch
 // by construction: English held-out windows lie in the last 1/8 of the text, evenly spaced; a
 // synthetic sequence is held out exactly when the top 3 bits of a hash of its ids are 0, and
 // training draws reject those (held-out draws the others), so about 1 in 8 possible sequences
-// is never trained on. Training and held-out sequences come from two
-// NumpyRandomState streams: seed, and seed ^ 0x5bd1e995.
+// is never trained on. Training and held-out sequences come from two NumpyRandomState
+// streams: seed, and seed ^ 0x5bd1e995.
 enum class TaskKind { Induction, Copy, Reverse, Sort, English };
 
 // "induction" | "copy" | "reverse" | "sort" | "english"; anything else throws, listing them.
