@@ -2,24 +2,14 @@
 // focus on cells, and a screen-reader table of the same numbers. Used by the page and the
 // <attention-lens> element; it only draws the data it is given.
 import { cssOf, legendGradient, makeScale, matrixPixels } from './colors.js';
+import { cancelIdle, el, whenIdle } from './dom.js';
 import { formatNumber } from './format.js';
 
 const MAX_LABEL = 12; // characters of a token label drawn on an axis
 const MAX_TABLE_CELLS = 4096; // larger matrices get a summary instead of a screen-reader table
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 const styleCache = new WeakMap(); // document or shadow root -> { theme, style }
 
-const whenIdle = (job) => (typeof requestIdleCallback === 'function'
-  ? requestIdleCallback(job, { timeout: 500 }) : setTimeout(job, 50));
-const cancelIdle = (handle) => (typeof cancelIdleCallback === 'function'
-  ? cancelIdleCallback(handle) : clearTimeout(handle));
 
 const shorten = (label) => (label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label);
 
@@ -105,7 +95,7 @@ export class Heatmap {
       cancelIdle(this.tableJob);
       this.table.replaceChildren(); // never leave the previous numbers behind
       this.figure.dataset.table = 'pending';
-      this.tableJob = whenIdle(() => this.#buildTable());
+      this.tableJob = whenIdle(() => this.#buildTable(), 500, 50);
     }
   }
 
