@@ -10,8 +10,12 @@ import { createStore } from './shared/store.js';
 import { mountMessages } from './views/messages.js';
 import { mountWalkthrough } from './views/walkthrough/index.js';
 
+// The page's whole state: `settings` (what the URL hash holds, shared/state.js), the last good
+// `result` and its walkthrough `steps`, the `pinned` cell, whether the stages are `playing`, the
+// heatmaps' `zoom`, the line view's `allHeads`, click-to-mask (`maskByClick`), and the banners'
+// `error`, `notice` and `linkNotice`.
 const store = createStore({ settings: DEFAULTS, result: null, steps: [], pinned: null, playing: false, zoom: 1,
-  allHeads: false, error: null, notice: '', linkNotice: '' });
+  allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '' });
 mountMessages(store);
 let redraw = () => {}; // the view's, once mounted
 

@@ -80,6 +80,9 @@ export function wireControls(store, setSettings) {
   }
   $('examples').replaceChildren(...EXAMPLES.map((example) =>
     button('example', example.label, () => setSettings({ text: example.text, preset: '' }, { unpin: true }))));
+  const cellmask = $('cellmask');
+  cellmask.addEventListener('change', () => store.set({ maskByClick: cellmask.checked }));
+  store.set({ maskByClick: cellmask.checked }); // a reload may have kept it checked
   $('view-grid').addEventListener('click', () => setSettings({ view: 'grid' }));
   $('view-lines').addEventListener('click', () => setSettings({ view: 'lines' }));
 }

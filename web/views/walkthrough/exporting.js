@@ -5,7 +5,7 @@ import { button, el } from '../../shared/dom.js';
 
 export function download(blob, filename) {
   const url = URL.createObjectURL(blob);
-  const link = document.createElement('a');
+  const link = el('a');
   link.href = url;
   link.download = filename;
   document.body.append(link);

@@ -8,11 +8,11 @@ import { buildMenus, syncControls, wireControls } from './controls.js';
 import { placeOf, renderCost } from './cost.js';
 import { wireShareAndEmbed, wireWeightsFile } from './files.js';
 import { HeadsView } from './heads.js';
-import { StageView, stagesOf } from './stage.js';
+import { wireNavigation } from './navigation.js';
+import { StageView } from './stage.js';
 
 // Settings that only change what is shown of the same result (the rest recompute).
 const VIEW_ONLY = new Set(['stage', 'view']);
-const PLAY_EVERY_MS = 2200;
 
 /**
  * @param {{store: object, engine: import('../../shared/engine-client.js').EngineClient,
@@ -78,27 +78,6 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
       `forward ${result.computeMs.toFixed(2)} ms ${placeOf(result)} (${engine.info.simd === 'wasm' ? 'wasm SIMD' : engine.info.simd})`;
   }
 
-  // Steps through the stages: go(±1); play() moves on every PLAY_EVERY_MS until the last.
-  let timer = 0;
-  function go(delta) {
-    if (!store.get().result) return false;
-    const { stages, current } = stagesOf(store.get());
-    const next = stages[stages.indexOf(current) + delta];
-    if (!next) return false;
-    setSettings({ stage: next.id });
-    return true;
-  }
-  function setPlaying(on) {
-    clearInterval(timer);
-    store.set({ playing: on });
-    $('play').setAttribute('aria-pressed', String(on));
-    $('play').textContent = on ? 'Pause' : 'Play';
-    if (!on) return;
-    const { stages, current } = stagesOf(store.get());
-    if (current === stages[stages.length - 1]) setSettings({ stage: stages[0].id });
-    timer = setInterval(() => { if (!go(1)) setPlaying(false); }, PLAY_EVERY_MS);
-  }
-
   store.subscribe((now, before) => {
     if (now.settings !== before.settings) syncControls(now.settings, setSettings);
     if (now.result !== before.result) render();
@@ -111,18 +90,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
 
   buildMenus(catalog);
   wireControls(store, setSettings);
-  $('prev').addEventListener('click', () => go(-1));
-  $('next').addEventListener('click', () => go(1));
-  $('play').addEventListener('click', () => setPlaying(!store.get().playing));
-  document.addEventListener('keydown', (event) => {
-    const tag = event.target?.tagName;
-    if (['INPUT', 'TEXTAREA', 'SELECT', 'CANVAS'].includes(tag) || event.altKey || event.ctrlKey || event.metaKey) return;
-    if (event.key === 'ArrowRight' || event.key === 'ArrowLeft') {
-      if (go(event.key === 'ArrowRight' ? 1 : -1)) event.preventDefault();
-    } else if (event.key === 'p' || event.key === 'P') {
-      setPlaying(!store.get().playing);
-    }
-  });
+  wireNavigation(store, setSettings);
   wireWeightsFile(store, engine, { compute, show });
   wireShareAndEmbed(store, pageUrl);
   syncControls(store.get().settings, setSettings);

@@ -142,8 +142,8 @@ export class StageView {
 
   // A click on a cell: masks or unmasks it (with "click cells to mask them"), else pins or unpins it.
   #activate(step, matrix, cell) {
-    const { settings, pinned } = this.#store.get();
-    if ($('cellmask').checked && QUERY_KEY_STEPS.has(step.id)) {
+    const { settings, pinned, maskByClick } = this.#store.get();
+    if (maskByClick && QUERY_KEY_STEPS.has(step.id)) {
       const exists = settings.cells.some(([i, j]) => i === cell.row && j === cell.col);
       const cells = exists ? settings.cells.filter(([i, j]) => !(i === cell.row && j === cell.col))
         : [...settings.cells, [cell.row, cell.col]];
