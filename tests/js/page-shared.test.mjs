@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { catalogOf, pageMasks, stepEquation, stepInfo } from '../../web/shared/catalog.js';
+import { catalogOf, pageMasks, queryKeySteps, stepEquation, stepInfo } from '../../web/shared/catalog.js';
 import { createEngine } from '../../web/shared/engine.js';
 import { STAGES, stageById } from '../../web/shared/stages.js';
 import { DEFAULTS, makeSchema } from '../../web/shared/state.js';
@@ -32,6 +32,7 @@ test('the store merges patches, tells its listeners what changed, and stays quie
 
 test('the catalog names every step the stages show and the choices the schema accepts', () => {
   for (const stage of STAGES) for (const id of stage.steps) assert.ok(stepInfo(catalog, id), `${stage.id}: ${id}`);
+  assert.deepEqual([...queryKeySteps(catalog)], ['scores', 'scaled', 'alibi', 'masked', 'weights']);
   assert.deepEqual(pageMasks(catalog), ['none', 'causal', 'padding', 'sliding-window', 'prefix-lm']);
   const schema = makeSchema(catalog);
   for (const name of catalog.positional) assert.equal(schema.positional.parse(name), name);

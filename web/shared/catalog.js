@@ -16,6 +16,10 @@ export const stepEquation = (info, head) => info.equation.replaceAll('%', String
 /** The step's generic title, for one head when it is per head ("Attention weights, head 2"). */
 export const stepTitle = (info, head) => (info.perHead && head >= 0 ? `${info.title}, head ${head + 1}` : info.title);
 
+/** Ids of the steps whose cells are (query, key) pairs: the ones where clicking can mask a cell. */
+export const queryKeySteps = (catalog) =>
+  new Set(catalog.steps.filter((s) => s.rows === 'query' && s.cols === 'key').map((s) => s.id));
+
 /**
  * The mask choices the page offers: the core's masks, and the page's own "padding" (a
  * key-padding vector over [PAD] tokens the page appends) after "causal".

@@ -74,6 +74,3 @@ export const stageById = (id) => STAGES.find((s) => s.id === id);
 export function scaleFor(stepId) {
   return stepId === 'weights' ? 'probability' : 'diverging';
 }
-
-/** Steps whose cells are (query, key) pairs: the ones where clicking can mask a cell. */
-export const QUERY_KEY_STEPS = new Set(['scores', 'scaled', 'alibi', 'masked', 'weights']);

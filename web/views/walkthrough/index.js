@@ -25,7 +25,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     settings: { ...settings, ...patch, heads: Math.max(1, patch.heads ?? settings.heads) },
     pinned: unpin ? null : pinned,
   }));
-  const stage = new StageView(store, engine, setSettings);
+  const stage = new StageView(store, engine, catalog, setSettings);
   const heads = new HeadsView($('heads-view'), store, (h) => setSettings({ head: h }) /* the trace holds the head on screen */);
   const chips = { tokens: new Chips($('tokens')), source: new Chips($('source-tokens')) };
 

@@ -2,11 +2,12 @@
 // equations, head picker) and its matrices as zoomable heatmaps, with their downloads and the
 // cell inspector. Reads the store; writes the stage, head, cells, pinned cell and zoom to it.
 // What it drew last is remembered here (memo keys), so typing redraws numbers in place.
+import { queryKeySteps } from '../../shared/catalog.js';
 import { $, button, el } from '../../shared/dom.js';
 import { HeadPicker } from '../../shared/head-picker.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { matrixOf } from '../../shared/labels.js';
-import { QUERY_KEY_STEPS, scaleFor } from '../../shared/stages.js';
+import { scaleFor } from '../../shared/stages.js';
 import { typeset } from '../../shared/typeset.js';
 import { availableStages, pickStage, stepsOfStage } from '../../shared/view-model.js';
 import { drawExports } from './exporting.js';
@@ -24,6 +25,7 @@ export function stagesOf({ steps, settings }) {
 export class StageView {
   #store;
   #setSettings;
+  #queryKey; // ids of the steps whose cells can be masked by a click
   #inspect;
   #picker;
   #maps = []; // [{ slot, map, step, matrix }] of the stage on screen
@@ -31,8 +33,9 @@ export class StageView {
   #equationKey = null; // the equations typeset
   #mapsKey = null; // which steps the heatmaps are of
 
-  constructor(store, engine, setSettings) {
+  constructor(store, engine, catalog, setSettings) {
     this.#store = store;
+    this.#queryKey = queryKeySteps(catalog);
     this.#setSettings = setSettings;
     this.#inspect = createInspector(engine, $('inspector'));
     this.#picker = new HeadPicker($('head-picker'), { label: 'Head: ', labelClass: 'muted small', buttonClass: 'head-chip',
@@ -124,7 +127,7 @@ export class StageView {
     steps.forEach((step, index) => {
       const entry = this.#maps[index];
       entry.step = step;
-      entry.matrix = matrixOf(step, result, scaleFor(step.id), QUERY_KEY_STEPS.has(step.id) ? marked : undefined);
+      entry.matrix = matrixOf(step, result, scaleFor(step.id), this.#queryKey.has(step.id) ? marked : undefined);
       entry.map.zoom = zoom; // the reader's zoom survives recomputes
       entry.map.pinned = pinned && pinned.stepId === step.id && pinned.head === step.head
         ? { row: pinned.row, col: pinned.col } : null;
@@ -143,7 +146,7 @@ export class StageView {
   // A click on a cell: masks or unmasks it (with "click cells to mask them"), else pins or unpins it.
   #activate(step, matrix, cell) {
     const { settings, pinned, maskByClick } = this.#store.get();
-    if (maskByClick && QUERY_KEY_STEPS.has(step.id)) {
+    if (maskByClick && this.#queryKey.has(step.id)) {
       const exists = settings.cells.some(([i, j]) => i === cell.row && j === cell.col);
       const cells = exists ? settings.cells.filter(([i, j]) => !(i === cell.row && j === cell.col))
         : [...settings.cells, [cell.row, cell.col]];
