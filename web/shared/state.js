@@ -79,7 +79,7 @@ export const DEFAULTS = Object.freeze({
   view: 'grid',
 });
 
-/** The state as a URL hash ("#text=…&heads=4"): only fields that differ from the defaults. */
+/** The state as a URL hash ("#text=…&heads=4"): only `schema`'s fields that differ from the defaults. */
 export function stateToHash(state, schema) {
   const params = new URLSearchParams();
   for (const [key, codec] of Object.entries(schema)) {
@@ -91,8 +91,9 @@ export function stateToHash(state, schema) {
 }
 
 /**
- * Parses a URL hash into a full state. Returns { state, ignored } where ignored lists the
- * keys that were unknown or held invalid values (they fall back to the defaults).
+ * Parses a URL hash into a full state, each field checked by `schema` (makeSchema). Returns
+ * { state, ignored } where ignored lists the keys that were unknown or held invalid values
+ * (they fall back to the defaults).
  */
 export function hashToState(hash, schema) {
   const state = { ...DEFAULTS, cells: [] };
