@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,15 +45,6 @@ std::string join(const std::vector<std::string>& items) {
   return text;
 }
 
-// When an optional step appears (for the "not in the last trace" message).
-const char* appears_with(const std::string& id) {
-  if (id == "positional") return "positional: 'sinusoidal' or 'learned'";
-  if (id == "source") return "cross-attention (a kv source)";
-  if (id == "q_rotated" || id == "k_rotated") return "positional: 'rope'";
-  if (id == "alibi") return "positional: 'alibi'";
-  return "a traced forward";
-}
-
 // Σ_t left(t)·right(t) with float products (as shown) summed in double, appended as terms.
 struct Sum {
   double total = 0.0;      // Σ products
@@ -88,38 +80,60 @@ void require_current_weights(const Sum& sum, double bias, std::size_t count, flo
 
 class Explainer {
  public:
-  Explainer(const AttentionLayer& layer, CellExplanation& out)
-      : layer_(layer), trace_(layer.last_result().trace), out_(out), i_(out.row), c_(out.col) {}
+  Explainer(const AttentionLayer& layer, StepKind kind, CellExplanation& out)
+      : layer_(layer),
+        trace_(layer.last_result().trace),
+        kind_(kind),
+        out_(out),
+        i_(out.row),
+        c_(out.col) {}
 
   void run() {
-    const std::string& id = out_.step;
-    if (id == "embedding") return embedding();
-    if (id == "positional") return positional();
-    if (id == "input" || id == "source") return input();
-    if (id == "q" || id == "k" || id == "v") return projection();
-    if (id == "q_rotated" || id == "k_rotated") return rotation();
-    if (id == "scores") return scores();
-    if (id == "scaled") return scaled();
-    if (id == "alibi") return alibi();
-    if (id == "masked") return masked();
-    if (id == "weights") return weights();
-    if (id == "context") return context();
-    if (id == "concat") return concat();
-    if (id == "output") return output();
-    throw Error("step '" + id + "' cannot be explained");  // unreachable: ids are validated
+    switch (kind_) {
+      case StepKind::Embedding:
+        return embedding();
+      case StepKind::Positional:
+        return positional();
+      case StepKind::Input:
+      case StepKind::Source:
+        return input();
+      case StepKind::Q:
+      case StepKind::K:
+      case StepKind::V:
+        return projection();
+      case StepKind::QRotated:
+      case StepKind::KRotated:
+        return rotation();
+      case StepKind::Scores:
+        return scores();
+      case StepKind::Scaled:
+        return scaled();
+      case StepKind::Alibi:
+        return alibi();
+      case StepKind::Masked:
+        return masked();
+      case StepKind::Weights:
+        return weights();
+      case StepKind::Context:
+        return context();
+      case StepKind::Concat:
+        return concat();
+      case StepKind::Output:
+        return output();
+    }
   }
 
  private:
-  const Step* find(const std::string& id, int head) const {
+  const Step* find(StepKind kind, int head) const {
     for (const auto& step : trace_.steps) {
-      if (step.id == id && step.head == head) return &step;
+      if (step.kind == kind && step.head == head) return &step;
     }
     return nullptr;
   }
-  const Step& need(const std::string& id, int head) const {
-    const Step* step = find(id, head);
+  const Step& need(StepKind kind, int head) const {
+    const Step* step = find(kind, head);
     if (!step) {
-      throw Error("explaining '" + out_.step + "' needs the '" + id + "' step" +
+      throw Error("explaining '" + out_.step + "' needs the '" + step_id(kind) + "' step" +
                   (head >= 0 ? " of head " + str(std::size_t(head) + 1) : "") +
                   ", which the last trace lacks; run forward with trace: true again");
     }
@@ -128,8 +142,8 @@ class Explainer {
   static float at(const Step& step, std::size_t r, std::size_t c) {
     return step.data[r * step.shape[1] + c];
   }
-  float value_at(const std::string& id, int head, std::size_t r, std::size_t c) const {
-    return at(need(id, head), r, c);
+  float value_at(StepKind kind, int head, std::size_t r, std::size_t c) const {
+    return at(need(kind, head), r, c);
   }
   std::size_t heads() const { return layer_.config().heads; }
   std::size_t dk() const { return layer_.head_dim(); }
@@ -155,11 +169,12 @@ class Explainer {
 
   // PE[pos][c] exactly as the forward added it.
   float positional_value(std::size_t pos, std::size_t c) const {
-    if (const Step* table = find("positional", -1); table && pos < table->shape[0]) {
+    if (const Step* table = find(StepKind::Positional, -1); table && pos < table->shape[0]) {
       return at(*table, pos, c);
     }
     if (layer_.config().positional == PositionalKind::Sinusoidal) {
-      return float(sinusoid(pos, c));
+      const double angle = sinusoid_angle(pos, c, d_model());
+      return float(c % 2 == 0 ? std::sin(angle) : std::cos(angle));
     }
     // learned: the table is generated row after row (row pos does not depend on the length),
     // so a view whose rows all alias one buffer ends up holding row pos, in O(d_model) memory.
@@ -167,15 +182,6 @@ class Explainer {
     learned_encoding(MatView(row.data(), pos + 1, d_model(), 0), layer_.config().seed);
     return row[c];
   }
-  double sinusoid_angle(std::size_t pos, std::size_t c) const {
-    const std::size_t pair = c / 2;
-    return double(pos) / std::pow(10000.0, 2.0 * pair / double(d_model()));
-  }
-  double sinusoid(std::size_t pos, std::size_t c) const {
-    const double angle = sinusoid_angle(pos, c);
-    return c % 2 == 0 ? std::sin(angle) : std::cos(angle);
-  }
-
   void positional() {
     const std::size_t pos = i_, c = c_;
     if (layer_.config().positional == PositionalKind::Learned) {
@@ -188,8 +194,8 @@ class Explainer {
       return;
     }
     const std::size_t pair = c / 2;
-    const double denominator = std::pow(10000.0, 2.0 * pair / double(d_model()));
-    const double angle = sinusoid_angle(pos, c);
+    const double denominator = sinusoid_denominator(pair, d_model());
+    const double angle = sinusoid_angle(pos, c, d_model());
     const bool even = c % 2 == 0;
     const std::string fn = even ? "sin" : "cos";
     out_.summary = "sinusoidal encoding: dimension " + str(c) + " is the " + fn +
@@ -207,9 +213,9 @@ class Explainer {
   }
 
   void input() {
-    const bool source = out_.step == "source";
+    const bool source = kind_ == StepKind::Source;
     const auto kind = layer_.config().positional;
-    const bool additive = kind == PositionalKind::Sinusoidal || kind == PositionalKind::Learned;
+    const bool additive = is_additive(kind);
     const std::string kind_name = positional_kind_name(kind);
     const std::string x = source ? "kv" : "X";
     const std::string x_tex = source ? "X^{src}" : "X";
@@ -223,12 +229,14 @@ class Explainer {
                      ": " + x + "[" + str(i_) + "][" + str(c_) + "] = " + num(out_.value);
       out_.equation =
           x_tex + "_{in," + ij() + "} = " + x_tex + "_{" + ij() + "} = " + tex(out_.value);
-      if (!source) quantity("embedding", "X_{" + ij() + "}", value_at("embedding", -1, i_, c_));
+      if (!source) {
+        quantity("embedding", "X_{" + ij() + "}", value_at(StepKind::Embedding, -1, i_, c_));
+      }
       return;
     }
     const float pe = positional_value(i_, c_);
-    const double raw =
-        source ? double(out_.value) - double(pe) : double(value_at("embedding", -1, i_, c_));
+    const double raw = source ? double(out_.value) - double(pe)
+                              : double(value_at(StepKind::Embedding, -1, i_, c_));
     out_.summary =
         std::string(source ? "cross-attention source" : "input") + " = token embedding + " +
         kind_name + " positional encoding: " + num(raw) + " + " + num(pe) + " = " +
@@ -246,10 +254,10 @@ class Explainer {
 
   void projection() {
     const std::string& id = out_.step;
-    const std::size_t which = id == "q" ? 0 : id == "k" ? 1 : 2;
+    const std::size_t which = kind_ == StepKind::Q ? 0 : kind_ == StepKind::K ? 1 : 2;
     const std::string M = which == 0 ? "Q" : which == 1 ? "K" : "V";
-    const bool from_source = which != 0 && find("source", -1) != nullptr;
-    const Step& x_in = need(from_source ? "source" : "input", -1);
+    const bool from_source = which != 0 && find(StepKind::Source, -1) != nullptr;
+    const Step& x_in = need(from_source ? StepKind::Source : StepKind::Input, -1);
     const std::size_t d = d_model();
     const std::size_t r = std::size_t(out_.head) * dk() + c_;  // row of W_M
     const std::size_t w_row = which * layer_.inner_dim() + r;  // row of in_proj_weight
@@ -282,12 +290,12 @@ class Explainer {
   }
 
   void rotation() {
-    const bool is_q = out_.step == "q_rotated";
+    const bool is_q = kind_ == StepKind::QRotated;
     const std::string v = is_q ? "q" : "k";
-    const Step& raw = need(v, out_.head);
+    const Step& raw = need(is_q ? StepKind::Q : StepKind::K, out_.head);
     const std::size_t pos = i_, pair = c_ / 2;
-    const double theta = std::pow(10000.0, -2.0 * pair / double(dk()));
-    const double angle = double(pos) * std::pow(10000.0, -2.0 * pair / double(dk()));
+    const double theta = rope_frequency(pair, dk());
+    const double angle = rope_angle(pos, pair, dk());
     const float cos_a = float(std::cos(angle));
     const float sin_a = float(std::sin(angle));
     const float a = at(raw, i_, 2 * pair), b = at(raw, i_, 2 * pair + 1);
@@ -325,26 +333,9 @@ class Explainer {
 
   // ---- one head: scores to context -------------------------------------------------------
 
-  // The scale the forward used for this head: 1/√d_k, or 1 with scaling off. The forward
-  // computes scaled = score · scale in float, so the factor that reproduces the head's cells
-  // is the one it used.
-  float head_scale() const {
-    const Step& s = need("scores", out_.head);
-    const Step& t = need("scaled", out_.head);
-    const float root = float(1.0 / std::sqrt(double(dk())));
-    std::size_t with_root = 0, with_one = 0;
-    for (std::size_t k = 0; k < s.data.size(); ++k) {
-      with_root += t.data[k] == s.data[k] * root;
-      with_one += t.data[k] == s.data[k];
-    }
-    return with_root >= with_one ? root : 1.0f;
-  }
-
   void scores() {
-    const std::string qid = rope() ? "q_rotated" : "q";
-    const std::string kid = rope() ? "k_rotated" : "k";
-    const Step& q = need(qid, out_.head);
-    const Step& k = need(kid, out_.head);
+    const Step& q = need(rope() ? StepKind::QRotated : StepKind::Q, out_.head);
+    const Step& k = need(rope() ? StepKind::KRotated : StepKind::K, out_.head);
     const std::string hat = rope() ? "̂" : "";
     out_.left_label = "q" + hat + "_" + str(i_) + "[t]";
     out_.right_label = "k" + hat + "_" + str(c_) + "[t]";
@@ -361,9 +352,9 @@ class Explainer {
   }
 
   void scaled() {
-    const float s = value_at("scores", out_.head, i_, c_);
-    const float scale = head_scale();
-    const bool on = scale != 1.0f || dk() == 1;
+    const float s = value_at(StepKind::Scores, out_.head, i_, c_);
+    const bool on = layer_.last_result().options.scale;  // as the forward ran
+    const float scale = score_scale(dk(), on);
     out_.summary =
         "scaled score = S_" + str(i_) + "," + str(c_) + " · " +
         (on ? "1/√d_k = " + num(s) + " · 1/√" + str(dk()) + " = " + num(s) + " · " + num(scale)
@@ -381,7 +372,7 @@ class Explainer {
   }
 
   void alibi() {
-    const float slope = alibi_slopes(heads())[std::size_t(out_.head)];
+    const float slope = layer_.alibi_slopes()[std::size_t(out_.head)];
     const std::size_t distance = i_ > c_ ? i_ - c_ : c_ - i_;
     out_.summary = "ALiBi bias = −m·|i − j| = −" + num(slope) + " · |" + str(i_) + " − " + str(c_) +
                    "| = " + num(out_.value) + ": farther keys get a larger penalty (slope m of " +
@@ -394,8 +385,8 @@ class Explainer {
   }
 
   void masked() {
-    const float s = value_at("scaled", out_.head, i_, c_);
-    const Step* bias_step = find("alibi", out_.head);
+    const float s = value_at(StepKind::Scaled, out_.head, i_, c_);
+    const Step* bias_step = find(StepKind::Alibi, out_.head);
     const double bias = bias_step ? double(at(*bias_step, i_, c_)) : 0.0;
     const bool visible = std::isfinite(out_.value);
     const std::string biased = bias_step ? " + ALiBi bias " + num(bias) : "";
@@ -416,7 +407,7 @@ class Explainer {
   }
 
   void weights() {
-    const Step& x = need("masked", out_.head);
+    const Step& x = need(StepKind::Masked, out_.head);
     const std::size_t keys = x.shape[1];
     const float x_ij = at(x, i_, c_);
     double max = -kInf;
@@ -471,8 +462,8 @@ class Explainer {
   }
 
   void context() {
-    const Step& a = need("weights", out_.head);
-    const Step& v = need("v", out_.head);
+    const Step& a = need(StepKind::Weights, out_.head);
+    const Step& v = need(StepKind::V, out_.head);
     const std::size_t keys = a.shape[1];
     out_.left_label = "A_" + str(i_) + "[j]";
     out_.right_label = "v_j[" + str(c_) + "]";
@@ -490,7 +481,7 @@ class Explainer {
 
   void concat() {
     const std::size_t head = c_ / dk(), within = c_ % dk();
-    const float z = value_at("context", int(head), i_, within);
+    const float z = value_at(StepKind::Context, int(head), i_, within);
     out_.summary = "concatenation: column " + str(c_) + " is column " + str(within) + " of head " +
                    str(head + 1) + "'s context (head index ⌊" + str(c_) + " / " + str(dk()) +
                    "⌋ = " + str(head) + " from 0) = " + num(out_.value);
@@ -503,7 +494,7 @@ class Explainer {
   }
 
   void output() {
-    const Step& z = need("concat", -1);
+    const Step& z = need(StepKind::Concat, -1);
     if (!layer_.config().out_proj) {
       const float value = at(z, i_, c_);
       out_.summary = "no output projection (outProj: false): output = concat[" + str(i_) + "][" +
@@ -538,6 +529,7 @@ class Explainer {
 
   const AttentionLayer& layer_;
   const Trace& trace_;
+  StepKind kind_;
   CellExplanation& out_;
   std::size_t i_, c_;
 };
@@ -550,29 +542,22 @@ CellExplanation explain_cell(const AttentionLayer& layer, const std::string& ste
   if (trace.steps.empty()) throw Error("explain needs a forward with trace: true first");
 
   std::vector<std::string> ids;  // present, in walkthrough order
+  bool present = false;
   for (const auto& s : trace.steps) {
-    if (std::find(ids.begin(), ids.end(), s.id) == ids.end()) ids.push_back(s.id);
+    if (ids.empty() || ids.back() != s.id()) ids.push_back(s.id());
+    present = present || s.id() == step;
   }
-  if (std::find(ids.begin(), ids.end(), step) == ids.end()) {
-    const auto& known = step_order();
-    if (std::find(known.begin(), known.end(), step) != known.end()) {
-      throw Error("step '" + step + "' is not in the last trace (it appears with " +
-                  appears_with(step) + "); the last trace has: " + join(ids));
-    }
-    throw Error("unknown step '" + step + "'; the last trace has: " + join(ids));
+  const std::optional<StepKind> kind = find_step_kind(step);
+  if (!kind) throw Error("unknown step '" + step + "'; the last trace has: " + join(ids));
+  if (!present) {
+    throw Error("step '" + step + "' is not in the last trace (it appears with " +
+                condition_text(step_info(*kind).appears) + "); the last trace has: " + join(ids));
   }
 
   const std::size_t heads = layer.config().heads;
   const std::string head_range =
       "0 to " + str(heads - 1) + " (0-based; " + str(heads) + (heads == 1 ? " head)" : " heads)");
-  const Step* first = nullptr;
-  for (const auto& s : trace.steps) {
-    if (s.id == step) {
-      first = &s;
-      break;
-    }
-  }
-  const bool per_head = first->head >= 0;
+  const bool per_head = step_info(*kind).per_head;
   if (per_head && head == -1) {
     throw Error("step '" + step + "' has one grid per head: pass head " + head_range);
   }
@@ -584,22 +569,22 @@ CellExplanation explain_cell(const AttentionLayer& layer, const std::string& ste
     throw Error("step '" + step + "' is shared by all heads: head must be -1 (or omitted), got " +
                 std::to_string(head));
   }
-  const Step* cell_step = first;
+  const Step* cell_step = nullptr;
   for (const auto& s : trace.steps) {
-    if (s.id == step && s.head == head) cell_step = &s;
+    if (s.kind == *kind && s.head == head) cell_step = &s;
   }
-  if (cell_step->head != head) {
+  if (cell_step == nullptr) {
     throw Error("the last trace has no '" + step + "' step for head " + std::to_string(head));
   }
   const std::size_t rows = cell_step->shape[0], cols = cell_step->shape[1];
   const std::string shape = "shape [" + str(rows) + ", " + str(cols) + "]";
   if (row >= rows) {
     throw Error("row " + str(row) + " is out of range for step '" + step + "' (" + shape +
-                ", a row per " + cell_step->rows + "): expected 0 to " + str(rows - 1));
+                ", a row per " + step_info(*kind).rows + "): expected 0 to " + str(rows - 1));
   }
   if (col >= cols) {
     throw Error("col " + str(col) + " is out of range for step '" + step + "' (" + shape +
-                ", a column per " + cell_step->cols + "): expected 0 to " + str(cols - 1));
+                ", a column per " + step_info(*kind).cols + "): expected 0 to " + str(cols - 1));
   }
 
   CellExplanation out;
@@ -608,7 +593,7 @@ CellExplanation explain_cell(const AttentionLayer& layer, const std::string& ste
   out.row = row;
   out.col = col;
   out.value = cell_step->data[row * cols + col];
-  Explainer(layer, out).run();
+  Explainer(layer, *kind, out).run();
   return out;
 }
 

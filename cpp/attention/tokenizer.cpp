@@ -108,6 +108,16 @@ unsigned char fold_ascii_case(unsigned char byte) {
 
 }  // namespace
 
+std::span<const NamedKind<TokenizerKind>> tokenizer_kinds() {
+  static constexpr NamedKind<TokenizerKind> table[] = {{"word", TokenizerKind::Word},
+                                                       {"char", TokenizerKind::Character}};
+  return table;
+}
+
+TokenizerKind parse_tokenizer_kind(std::string_view name) {
+  return parse_named(tokenizer_kinds(), name, "tokenizer");
+}
+
 std::vector<Token> tokenize(std::string_view text, TokenizerKind kind, std::size_t max_tokens) {
   switch (kind) {
     case TokenizerKind::Word:

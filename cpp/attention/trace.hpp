@@ -1,34 +1,26 @@
-// The step records the page draws: every intermediate of a forward, named, with its equation.
+// The step records the page draws: every intermediate of a forward, by kind, with its data.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "attention/steps.hpp"
+
 namespace attn {
 
-// Step ids, in the order the page walks through them (DESIGN.md "Every intermediate is a
-// named step"). q_rotated / k_rotated appear with RoPE, alibi with ALiBi, source with
-// cross-attention, positional with sinusoidal / learned encodings.
-inline const std::vector<std::string>& step_order() {
-  static const std::vector<std::string> order = {
-      "embedding", "positional", "input",     "source", "q",      "k",
-      "v",         "q_rotated",  "k_rotated", "scores", "scaled", "alibi",
-      "masked",    "weights",    "context",   "concat", "output"};
-  return order;
-}
-
+// One recorded intermediate (DESIGN.md "Every intermediate is a named step"). Its id, axes and
+// generic title come from the catalog (steps.hpp); its title and LaTeX equation for this layer
+// and forward from step_text (step_text.hpp).
 struct Step {
-  std::string id;                  // one of step_order()
-  std::string title;               // e.g. "Scaled scores"
-  std::string equation;            // LaTeX, e.g. "\tilde{S}_1 = S_1 / \sqrt{4}"
-  std::vector<std::size_t> shape;  // [rows, cols]
+  StepKind kind = StepKind::Embedding;
   int head = -1;                   // 0-based head, or -1 for steps shared by all heads
-  std::string rows;                // what a row is: "query", "key" or "position"
-  std::string cols;                // what a column is: "key" or "dimension"
+  std::vector<std::size_t> shape;  // [rows, cols]
   std::vector<float> data;         // row-major, shape[0] * shape[1] values; -inf = masked
+  std::string id() const { return step_id(kind); }
 };
 
+// In walkthrough order (StepKind order, then head).
 struct Trace {
   std::vector<Step> steps;
 };

@@ -1,6 +1,11 @@
-// Embind bindings: marshals JS values to the core and back. No math and no policy here:
-// every check and every message comes from the core; C++ errors become returned strings that
-// the JS API (web/api/attention-lens-api.js) throws as Error, so the module keeps working.
+// Embind bindings: marshals JS values to the core and back. No math and no policy here: every
+// check, default and message comes from the core.
+//
+// One error convention: every fallible binding returns a val that is either its result
+// (undefined when it has none) or { error: message }, never throws into JS; the JS API
+// (web/api/attention-lens-api.js) passes each through one unwrap() that throws
+// new Error(message), so the module keeps working after any bad input. Results never carry an
+// `error` key. Views into wasm memory (typed_memory_view) are copied by the JS API at once.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
@@ -16,24 +21,31 @@
 #include "attention/ops/embedding.hpp"
 #include "attention/ops/simd.hpp"
 #include "attention/rng.hpp"
+#include "attention/step_text.hpp"
+#include "attention/steps.hpp"
 #include "attention/tokenizer.hpp"
 
 using emscripten::val;
 
 namespace {
 
-// Runs `body`; returns "" on success or the error's message.
+val error_value(const char* message) {
+  val out = val::object();
+  out.set("error", std::string(message));
+  return out;
+}
+
+// Runs `body` (returning the result as a val); returns its result or { error: message }.
 template <class Body>
-std::string guarded(Body&& body) {
+val guarded(Body&& body) {
   try {
-    body();
-    return {};
+    return body();
   } catch (const std::bad_alloc&) {
-    return "out of memory: the request needs more memory than the page can have";
+    return error_value("out of memory: the request needs more memory than the page can have");
   } catch (const std::exception& e) {
-    return e.what();
+    return error_value(e.what());
   } catch (...) {
-    return "unexpected internal error";
+    return error_value("unexpected internal error");
   }
 }
 
@@ -49,33 +61,116 @@ std::vector<T> vector_or_empty(const val& array) {
   return emscripten::convertJSArrayToNumberVector<T>(array);
 }
 
+template <class Range>
+val string_array(const Range& items) {
+  val out = val::array();
+  for (const auto& item : items) out.call<void>("push", std::string(item));
+  return out;
+}
+
+template <class Kind>
+val name_list(std::span<const attn::NamedKind<Kind>> table) {
+  return string_array(attn::table_names(table));
+}
+
+// Every field is given by the JS API (its defaults come from catalog().defaults).
 struct ConfigArgs {
-  std::size_t dModel = 64;
-  std::size_t heads = 4;
-  std::size_t headDim = 0;
-  bool bias = true;
-  bool outProj = true;
-  std::string positional = "none";
-  std::uint32_t seed = 42;
+  std::size_t dModel{};
+  std::size_t heads{};
+  std::size_t headDim{};
+  bool bias{};
+  bool outProj{};
+  std::string positional;
+  std::uint32_t seed{};
 };
 
 struct ForwardArgs {
-  std::size_t n = 0;
-  bool cross = false;
-  std::size_t kvN = 0;
-  std::string mask = "none";
-  std::size_t window = 0;
-  std::size_t prefix = 0;
-  bool scale = true;
-  bool weights = true;
-  bool trace = false;
-  int traceHead = -1;
-  std::size_t preview = 0;
+  std::size_t n{};
+  bool cross{};
+  std::size_t kvN{};
+  std::string mask;
+  std::size_t window{};
+  std::size_t prefix{};
+  bool scale{};
+  bool weights{};
+  bool trace{};
+  int traceHead{};
+  std::size_t preview{};
 };
+
+// The step catalog, the option names, the defaults and the limits (lens.catalog).
+val catalog() {
+  val steps = val::array();
+  for (const attn::StepInfo& info : attn::step_catalog()) {
+    val step = val::object();
+    step.set("id", std::string(info.id));
+    step.set("title", std::string(info.title));
+    step.set("perHead", info.per_head);
+    step.set("rows", std::string(info.rows));
+    step.set("cols", std::string(info.cols));
+    step.set("equation", attn::generic_equation(info.kind));
+    val appears = val::null();
+    val needs = val::null();
+    if (info.appears != attn::StepCondition::Always) {
+      appears = val::object();
+      if (info.appears == attn::StepCondition::Cross) {
+        appears.set("cross", true);
+      } else {
+        std::vector<const char*> names;
+        for (auto kind : attn::condition_positional(info.appears)) {
+          names.push_back(attn::positional_kind_name(kind));
+        }
+        appears.set("positional", string_array(names));
+      }
+      needs = val(std::string(attn::condition_text(info.appears)));
+    }
+    step.set("appearsWith", appears);
+    step.set("needs", needs);
+    steps.call<void>("push", step);
+  }
+  const attn::LayerConfig config;
+  val layer = val::object();
+  layer.set("dModel", config.d_model);
+  layer.set("heads", config.heads);
+  layer.set("headDim", config.head_dim);
+  layer.set("bias", config.bias);
+  layer.set("outProj", config.out_proj);
+  layer.set("positional", std::string(attn::positional_kind_name(config.positional)));
+  layer.set("seed", config.seed);
+  const attn::ForwardOptions options;
+  val forward = val::object();
+  forward.set("mask", std::string(attn::mask_kind_name(options.mask.kind)));
+  forward.set("window", options.mask.window);
+  forward.set("prefix", options.mask.prefix);
+  forward.set("scale", options.scale);
+  forward.set("weights", options.want_weights);
+  forward.set("trace", options.want_trace);
+  forward.set("traceHead", options.trace_head);
+  forward.set("preview", options.preview_side);
+  val defaults = val::object();
+  defaults.set("layer", layer);
+  defaults.set("forward", forward);
+  val limits = val::object();
+  limits.set("maxModelDim", attn::kMaxModelDim);
+  limits.set("maxHeads", attn::kMaxHeads);
+  limits.set("maxSequence", attn::kMaxSequence);
+  limits.set("maxScoreValues", attn::kMaxScoreValues);
+  limits.set("maxTraceValues", attn::kMaxTraceValues);
+  limits.set("maxTokens", attn::kMaxTokens);
+  limits.set("vocabularySize", attn::kVocabularySize);
+  val out = val::object();
+  out.set("steps", steps);
+  out.set("positional", name_list(attn::positional_kinds()));
+  out.set("masks", name_list(attn::mask_kinds()));
+  out.set("tokenizers", name_list(attn::tokenizer_kinds()));
+  out.set("defaults", defaults);
+  out.set("limits", limits);
+  return out;
+}
 
 class LayerHandle {
  public:
-  std::string configure(const ConfigArgs& args) {
+  val configure(const ConfigArgs& args) {
     return guarded([&] {
       attn::LayerConfig config;
       config.d_model = args.dModel;
@@ -87,13 +182,14 @@ class LayerHandle {
       config.seed = args.seed;
       layer_ = std::make_unique<attn::AttentionLayer>(config);
       embedding_table_ = std::make_unique<attn::EmbeddingTable>(config.seed, config.d_model);
+      return val::undefined();
     });
   }
 
   std::size_t headDim() const { return layer_->head_dim(); }
   std::size_t outputDim() const { return layer_->output_dim(); }
 
-  std::string setWeights(val in_w, val in_b, val out_w, val out_b) {
+  val setWeights(val in_w, val in_b, val out_w, val out_b) {
     return guarded([&] {
       attn::LayerWeights weights;
       weights.in_proj_weight = vector_or_empty<float>(in_w);
@@ -101,39 +197,42 @@ class LayerHandle {
       weights.out_proj_weight = vector_or_empty<float>(out_w);
       weights.out_proj_bias = vector_or_empty<float>(out_b);
       layer_->set_weights(std::move(weights));
+      return val::undefined();
     });
   }
 
-  // name: in_proj_weight | in_proj_bias | out_proj.weight | out_proj.bias
+  // A view of the tensor with this state_dict name (an unknown name is an error).
   val weight(const std::string& name) const {
-    const auto& w = layer_->weights();
-    const std::vector<float>& v = name == "in_proj_weight"    ? w.in_proj_weight
-                                  : name == "in_proj_bias"    ? w.in_proj_bias
-                                  : name == "out_proj.weight" ? w.out_proj_weight
-                                                              : w.out_proj_bias;
-    return view_of(v.data(), v.size());
+    return guarded([&] {
+      const std::vector<float>& v = attn::weight_by_name(layer_->weights(), name);
+      return view_of(v.data(), v.size());
+    });
   }
 
-  std::string loadSafetensors(val bytes) {
-    return guarded([&] { layer_->load_safetensors(vector_or_empty<std::uint8_t>(bytes)); });
+  val loadSafetensors(val bytes) {
+    return guarded([&] {
+      layer_->load_safetensors(vector_or_empty<std::uint8_t>(bytes));
+      return val::undefined();
+    });
   }
 
-  std::string saveSafetensors() {
-    return guarded([&] { bytes_ = layer_->save_safetensors(); });
+  val saveSafetensors() {
+    return guarded([&] {
+      bytes_ = layer_->save_safetensors();
+      return view_of(bytes_.data(), bytes_.size());
+    });
   }
-  val savedBytes() const { return view_of(bytes_.data(), bytes_.size()); }
 
-  std::string embed(val ids) {
+  val embed(val ids) {
     return guarded([&] {
       const auto id_values = vector_or_empty<std::uint32_t>(ids);
-      const std::size_t d = layer_->config().d_model;
-      embedded_.resize(id_values.size(), d);
+      embedded_.resize(id_values.size(), layer_->config().d_model);
       embedding_table_->lookup(id_values, embedded_);
+      return view_of(embedded_.data(), embedded_.size());
     });
   }
-  val embedded() const { return view_of(embedded_.data(), embedded_.size()); }
 
-  std::string forward(val x, val kv, const ForwardArgs& args, val key_padding, val cells) {
+  val forward(val x, val kv, const ForwardArgs& args, val key_padding, val cells) {
     return guarded([&] {
       const auto x_values = vector_or_empty<float>(x);
       const auto kv_values = vector_or_empty<float>(kv);
@@ -153,6 +252,7 @@ class LayerHandle {
       options.trace_head = args.traceHead;
       options.preview_side = args.preview;
       result_ = &layer_->forward(x_values, options);
+      return val::undefined();
     });
   }
 
@@ -169,29 +269,31 @@ class LayerHandle {
     return out;
   }
   std::size_t stepCount() const { return result_ ? result_->trace.steps.size() : 0; }
+  // {id, title, equation, shape, head, rows, cols, data}: the id and axes from the catalog, the
+  // title and equation rendered by the core for this layer and forward.
   val step(std::size_t index) const {
     const attn::Step& s = result_->trace.steps.at(index);
+    const attn::StepInfo& info = attn::step_info(s.kind);
+    const attn::StepText text = attn::step_text(*layer_, s);
     val shape = val::array();
     for (auto extent : s.shape) shape.call<void>("push", extent);
     val out = val::object();
-    out.set("id", s.id);
-    out.set("title", s.title);
-    out.set("equation", s.equation);
+    out.set("id", std::string(info.id));
+    out.set("title", text.title);
+    out.set("equation", text.equation);
     out.set("shape", shape);
     out.set("head", s.head);
-    out.set("rows", s.rows);
-    out.set("cols", s.cols);
+    out.set("rows", std::string(info.rows));
+    out.set("cols", std::string(info.cols));
     out.set("data", view_of(s.data.data(), s.data.size()));
     return out;
   }
 
   // One cell of the last traced forward explained: {step, head, row, col, value, summary,
   // equation, leftLabel, rightLabel, quantities: [{name, latex, value}], termIndex, termLeft,
-  // termRight, termProduct} (the term columns are views the JS API copies at once), or the
-  // error's message as a string.
+  // termRight, termProduct} (the term columns are views the JS API copies at once).
   val explain(const std::string& step, int head, std::size_t row, std::size_t col) {
-    val out = val::object();
-    const std::string error = guarded([&] {
+    return guarded([&] {
       const attn::CellExplanation e = attn::explain_cell(*layer_, step, head, row, col);
       term_index_.clear();
       term_left_.clear();
@@ -211,6 +313,7 @@ class LayerHandle {
         quantity.set("value", q.value);
         quantities.call<void>("push", quantity);
       }
+      val out = val::object();
       out.set("step", e.step);
       out.set("head", e.head);
       out.set("row", e.row);
@@ -226,8 +329,8 @@ class LayerHandle {
       out.set("termLeft", view_of(term_left_.data(), term_left_.size()));
       out.set("termRight", view_of(term_right_.data(), term_right_.size()));
       out.set("termProduct", view_of(term_product_.data(), term_product_.size()));
+      return out;
     });
-    return error.empty() ? out : val(error);
   }
 
  private:
@@ -240,39 +343,31 @@ class LayerHandle {
   std::vector<float> term_left_, term_right_, term_product_;
 };
 
-// The result of numpyRandn, read by the JS API right after each call.
+// np.random.RandomState(seed).randn(count): a view the JS API copies at once.
 std::vector<double> randn_result;
-
-std::string numpyRandn(std::uint32_t seed, std::size_t count) {
+val numpyRandn(std::uint32_t seed, std::size_t count) {
   return guarded([&] {
     randn_result.assign(count, 0.0);
     attn::NumpyRandomState(seed).fill_randn(randn_result);
+    return view_of(randn_result.data(), randn_result.size());
   });
 }
-val randnResult() {
-  return view_of(randn_result.data(), randn_result.size());
-}
 
-// Returns {tokens: string[], ids: number[]} or {error: string}.
+// {tokens: string[], ids: number[]}.
 val tokenize(const std::string& text, const std::string& mode) {
-  val result = val::object();
-  const std::string error = guarded([&] {
-    if (mode != "word" && mode != "char") {
-      throw attn::Error("unknown tokenizer '" + mode + "': expected 'word' or 'char'");
-    }
-    const auto tokens = attn::tokenize(
-        text, mode == "word" ? attn::TokenizerKind::Word : attn::TokenizerKind::Character);
+  return guarded([&] {
+    const auto tokens = attn::tokenize(text, attn::parse_tokenizer_kind(mode));
     val texts = val::array();
     val ids = val::array();
     for (const auto& token : tokens) {
       texts.call<void>("push", token.text);
       ids.call<void>("push", attn::token_id(token.text, attn::kVocabularySize));
     }
+    val result = val::object();
     result.set("tokens", texts);
     result.set("ids", ids);
+    return result;
   });
-  if (!error.empty()) result.set("error", error);
-  return result;
 }
 
 std::string simdArch() {
@@ -314,9 +409,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("weight", &LayerHandle::weight)
       .function("loadSafetensors", &LayerHandle::loadSafetensors)
       .function("saveSafetensors", &LayerHandle::saveSafetensors)
-      .function("savedBytes", &LayerHandle::savedBytes)
       .function("embed", &LayerHandle::embed)
-      .function("embedded", &LayerHandle::embedded)
       .function("forward", &LayerHandle::forward)
       .function("output", &LayerHandle::output)
       .function("attention", &LayerHandle::attention)
@@ -324,8 +417,8 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("stepCount", &LayerHandle::stepCount)
       .function("step", &LayerHandle::step)
       .function("explain", &LayerHandle::explain);
+  emscripten::function("catalog", &catalog);
   emscripten::function("numpyRandn", &numpyRandn);
-  emscripten::function("randnResult", &randnResult);
   emscripten::function("tokenize", &tokenize);
   emscripten::function("simdArch", &simdArch);
   emscripten::function("heapInUse", &heapInUse);

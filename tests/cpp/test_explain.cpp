@@ -52,14 +52,14 @@ attn::LayerConfig config_of(const Setup& s) {
 
 const attn::Step& step_of(const attn::Trace& trace, const std::string& id, int head) {
   for (const auto& step : trace.steps) {
-    if (step.id == id && step.head == head) return step;
+    if (step.id() == id && step.head == head) return step;
   }
   FAIL("no step " << id << " head " << head);
   throw 0;
 }
 const attn::Step* maybe_step(const attn::Trace& trace, const std::string& id, int head) {
   for (const auto& step : trace.steps) {
-    if (step.id == id && step.head == head) return &step;
+    if (step.id() == id && step.head == head) return &step;
   }
   return nullptr;
 }
@@ -105,9 +105,9 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
   const auto& config = layer.config();
   const std::size_t dk = layer.head_dim(), inner = layer.inner_dim(), d = config.d_model;
   const int h = step.head;
-  const auto e = attn::explain_cell(layer, step.id, h, i, c);
-  INFO("step " << step.id << " head " << h << " cell " << i << "," << c << ": " << e.summary);
-  REQUIRE(e.step == step.id);
+  const auto e = attn::explain_cell(layer, step.id(), h, i, c);
+  INFO("step " << step.id() << " head " << h << " cell " << i << "," << c << ": " << e.summary);
+  REQUIRE(e.step == step.id());
   REQUIRE(e.head == h);
   REQUIRE(e.row == i);
   REQUIRE(e.col == c);
@@ -118,7 +118,7 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
   REQUIRE(!e.equation.empty());
   const TermSum sum = sum_terms(e);
   const double bias = has_quantity(e, "bias") ? quantity(e, "bias") : 0.0;
-  const std::string& id = step.id;
+  const std::string& id = step.id();
 
   if (id == "embedding") {
     REQUIRE(value == run.x[i * d + c]);
@@ -306,7 +306,7 @@ void check_all_cells(const Setup& s) {
   const auto& result = layer.forward(run.x, run.options);
   std::vector<std::string> seen;
   for (const auto& step : result.trace.steps) {
-    seen.push_back(step.id);
+    seen.push_back(step.id());
     for (std::size_t i = 0; i < step.shape[0]; ++i) {
       for (std::size_t c = 0; c < step.shape[1]; ++c) check_cell(layer, run, step, i, c);
     }

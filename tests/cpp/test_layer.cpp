@@ -12,6 +12,7 @@
 #include "approx.hpp"
 #include "attention/error.hpp"
 #include "attention/layer.hpp"
+#include "attention/step_text.hpp"
 #include "layer_support.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -34,7 +35,7 @@ attn::ForwardOptions self_options(std::size_t n) {
 }
 const attn::Step& find_step(const attn::Trace& trace, const std::string& id, int head = -1) {
   for (const auto& step : trace.steps) {
-    if (step.id == id && step.head == head) return step;
+    if (step.id() == id && step.head == head) return step;
   }
   FAIL("no step " << id << " head " << head);
   throw 0;
@@ -266,10 +267,10 @@ TEST_CASE("the trace holds every step, in order, consistent with the result", "[
   const auto& r = layer.forward(x, options);
   std::vector<std::string> ids;
   for (const auto& s : r.trace.steps) {
-    if (ids.empty() || ids.back() != s.id) ids.push_back(s.id);
+    if (ids.empty() || ids.back() != s.id()) ids.push_back(s.id());
     REQUIRE(s.data.size() == s.shape[0] * s.shape[1]);
-    REQUIRE_FALSE(s.title.empty());
-    REQUIRE_FALSE(s.equation.empty());
+    REQUIRE_FALSE(attn::step_text(layer, s).title.empty());
+    REQUIRE_FALSE(attn::step_text(layer, s).equation.empty());
   }
   REQUIRE(ids == std::vector<std::string>{"embedding", "positional", "input", "q", "k", "v",
                                           "scores", "scaled", "masked", "weights", "context",
@@ -281,8 +282,8 @@ TEST_CASE("the trace holds every step, in order, consistent with the result", "[
     const auto& masked = find_step(r.trace, "masked", h);
     const auto& weights = find_step(r.trace, "weights", h);
     REQUIRE(scores.shape == std::vector<std::size_t>{n, n});
-    REQUIRE(scores.rows == "query");
-    REQUIRE(scores.cols == "key");
+    REQUIRE(std::string(attn::step_info(scores.kind).rows) == "query");
+    REQUIRE(std::string(attn::step_info(scores.kind).cols) == "key");
     REQUIRE(find_step(r.trace, "q", h).shape == std::vector<std::size_t>{n, 8});
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
@@ -322,9 +323,9 @@ TEST_CASE("tracing one head records its steps exactly as a full trace does, and 
     std::size_t per_head_steps = 0;
     for (const auto& step : one.trace.steps) {
       REQUIRE((step.head == -1 || step.head == 2));
-      const auto& same = find_step(full, step.id, step.head);
+      const auto& same = find_step(full, step.id(), step.head);
       REQUIRE(step.data == same.data);
-      REQUIRE(step.equation == same.equation);
+      REQUIRE(attn::step_text(layer, step).equation == attn::step_text(layer, same).equation);
       if (step.head == 2) ++per_head_steps;
     }
     std::size_t full_head_steps = 0;
@@ -368,7 +369,7 @@ TEST_CASE("RoPE, ALiBi and cross-attention add their own steps", "[layer]") {
   const auto& c = alibi.forward(x, options);
   REQUIRE(find_step(c.trace, "alibi", 0).shape == std::vector<std::size_t>{3, 5});
   REQUIRE(find_step(c.trace, "source").shape == std::vector<std::size_t>{5, 8});
-  REQUIRE(find_step(c.trace, "k", 1).rows == "key");
+  REQUIRE(std::string(attn::step_info(find_step(c.trace, "k", 1).kind).rows) == "key");
 }
 
 TEST_CASE("seeded initialisation is deterministic and seed-dependent", "[layer]") {

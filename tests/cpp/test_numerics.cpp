@@ -59,7 +59,7 @@ attn::ForwardOptions cross(std::size_t n, std::span<const float> kv, std::size_t
 
 const attn::Step& step(const attn::Trace& trace, const std::string& id) {
   for (const auto& s : trace.steps) {
-    if (s.id == id) return s;
+    if (s.id() == id) return s;
   }
   FAIL("no step " << id);
   throw 0;

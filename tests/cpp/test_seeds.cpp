@@ -92,8 +92,8 @@ TEST_CASE("seed 001: causal single-head example with np.random.seed(0)", "[seeds
   require_close(values(r.output), data.f64("Y"), 1e-5, 1e-5, "Y");
   require_close(r.attention, data.f64("A"), 1e-6, 1e-5, "A");
   for (const auto& step : r.trace.steps) {
-    if (step.id == "scaled") require_close(step.data, data.f64("scores"), 1e-5, 1e-5, "scores");
-    if (step.id == "q") require_close(step.data, data.f64("Q"), 1e-5, 1e-5, "Q");
+    if (step.id() == "scaled") require_close(step.data, data.f64("scores"), 1e-5, 1e-5, "scores");
+    if (step.id() == "q") require_close(step.data, data.f64("Q"), 1e-5, 1e-5, "Q");
   }
 }
 

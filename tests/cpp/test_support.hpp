@@ -1,4 +1,5 @@
-// Shared helpers for the native tests: reading files and the committed data under tests/data.
+// Shared helpers for the native tests: reading files, the committed data under tests/data, and
+// a small JSON-object-of-strings reader.
 #pragma once
 
 #include <cstdint>
@@ -32,14 +33,86 @@ inline attn::safetensors::File load_test_data(const std::string& relative_path) 
   return attn::safetensors::File::parse(bytes);
 }
 
-// A JSON object of strings (such as tests/data/malformed/expected.json) as a map, read with the
-// core's own strict JSON parser: the object becomes the __metadata__ of a header-only
-// .safetensors file.
+// A flat JSON object of strings ({"key": "value", ...}, as tests/data/malformed/expected.json)
+// as a map. A reader of its own, independent of the core's JSON parser that the corpus tests:
+// escapes \" \\ \/ \b \f \n \r \t and \uXXXX (BMP, written as UTF-8); anything else throws.
+inline std::map<std::string, std::string> parse_json_string_map(const std::string& text) {
+  std::size_t at = 0;
+  auto fail = [&](const std::string& what) -> void {
+    throw std::runtime_error("test JSON: " + what + " at offset " + std::to_string(at));
+  };
+  auto skip_space = [&] {
+    while (at < text.size() &&
+           (text[at] == ' ' || text[at] == '\n' || text[at] == '\r' || text[at] == '\t')) {
+      ++at;
+    }
+  };
+  auto expect = [&](char c) {
+    skip_space();
+    if (at >= text.size() || text[at] != c) fail(std::string("expected '") + c + "'");
+    ++at;
+  };
+  auto string = [&] {
+    expect('"');
+    std::string out;
+    while (true) {
+      if (at >= text.size()) fail("unterminated string");
+      const char c = text[at++];
+      if (c == '"') return out;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (at >= text.size()) fail("unterminated escape");
+      const char e = text[at++];
+      const std::string simple = "\"\\/bfnrt", meaning = "\"\\/\b\f\n\r\t";
+      if (const auto k = simple.find(e); k != std::string::npos) {
+        out += meaning[k];
+      } else if (e == 'u' && at + 4 <= text.size()) {
+        const unsigned cp = static_cast<unsigned>(std::stoul(text.substr(at, 4), nullptr, 16));
+        at += 4;
+        if (cp >= 0xD800 && cp < 0xE000) fail("surrogate escapes are not supported");
+        if (cp < 0x80) {
+          out += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+          out += static_cast<char>(0xC0 | (cp >> 6));
+          out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+          out += static_cast<char>(0xE0 | (cp >> 12));
+          out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+          out += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+      } else {
+        fail(std::string("unsupported escape \\") + e);
+      }
+    }
+  };
+  std::map<std::string, std::string> map;
+  expect('{');
+  skip_space();
+  if (at < text.size() && text[at] == '}') {
+    ++at;
+  } else {
+    while (true) {
+      std::string key = string();
+      expect(':');
+      std::string value = string();
+      if (!map.emplace(std::move(key), std::move(value)).second) fail("duplicate key");
+      skip_space();
+      if (at < text.size() && text[at] == ',') {
+        ++at;
+        continue;
+      }
+      expect('}');
+      break;
+    }
+  }
+  skip_space();
+  if (at != text.size()) fail("trailing characters");
+  return map;
+}
+
 inline std::map<std::string, std::string> read_json_string_map(const std::string& path) {
-  const std::vector<std::uint8_t> json = read_file(path);
-  const std::string header = R"({"__metadata__":)" + std::string(json.begin(), json.end()) + "}";
-  std::vector<std::uint8_t> bytes;
-  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<std::uint8_t>(header.size() >> (8 * i)));
-  bytes.insert(bytes.end(), header.begin(), header.end());
-  return attn::safetensors::File::parse(bytes).metadata();
+  const std::vector<std::uint8_t> bytes = read_file(path);
+  return parse_json_string_map(std::string(bytes.begin(), bytes.end()));
 }

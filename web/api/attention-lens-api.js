@@ -37,22 +37,32 @@ export async function loadAttentionLens(options = {}) {
 
 class AttentionLens {
   #core;
+  #catalog;
 
   constructor(core) {
     this.#core = core;
+    this.#catalog = deepFreeze(core.catalog());
+  }
+
+  /**
+   * What the core offers, read once from it (deep-frozen): the steps in walkthrough order
+   * ({ id, title, perHead, rows, cols, equation, appearsWith, needs }), the positional, mask and
+   * tokenizer names, the defaults of createLayer and forward, and the size limits.
+   */
+  get catalog() {
+    return this.#catalog;
   }
 
   /** Creates a multi-head attention layer (see DESIGN.md for the options). */
   createLayer(config = {}) {
-    return new AttentionLayer(this.#core, config);
+    return new AttentionLayer(this.#core, this.#catalog.defaults, config);
   }
 
   /** np.random.RandomState(seed).randn(count), bit for bit, as a Float64Array. */
   numpyRandn(seed, count) {
     const s = integerIn('seed', seed, 0, 0xffffffff);
     const c = integerIn('count', count, 0, 1 << 26);
-    throwIfError(this.#core.numpyRandn(s, c));
-    return this.#core.randnResult().slice();
+    return unwrap(this.#core.numpyRandn(s, c)).slice();
   }
 
   /**
@@ -64,10 +74,11 @@ class AttentionLens {
   tokenize(text, options = {}) {
     if (typeof text !== 'string') throw new Error(`text must be a string, got ${describe(text)}`);
     checkKeys('tokenize options', options, ['mode']);
-    const mode = options.mode ?? 'word';
-    if (typeof mode !== 'string') throw new Error(`mode must be 'word' or 'char', got ${describe(mode)}`);
-    const result = this.#core.tokenize(text, mode);
-    if (result.error) throw new Error(result.error);
+    const mode = options.mode ?? this.#catalog.tokenizers[0];
+    if (typeof mode !== 'string') {
+      throw new Error(`mode must be ${this.#catalog.tokenizers.map((m) => `'${m}'`).join(' or ')}, got ${describe(mode)}`);
+    }
+    const result = unwrap(this.#core.tokenize(text, mode));
     return { tokens: result.tokens, ids: Uint32Array.from(result.ids) };
   }
 
@@ -97,27 +108,32 @@ class AttentionLayer {
   #handle;
   #config;
 
-  constructor(core, config) {
+  #defaults;
+
+  constructor(core, defaults, config) {
     if (config === null || typeof config !== 'object') {
       throw new Error(`createLayer expects an options object, got ${describe(config)}`);
     }
     checkKeys('createLayer options', config, CONFIG_KEYS);
+    const d = defaults.layer;
     const args = {
-      dModel: integerIn('dModel', config.dModel ?? 64, 1, 1 << 30),
-      heads: integerIn('heads', config.heads ?? 4, 1, 1 << 30),
-      headDim: integerIn('headDim', config.headDim ?? 0, 0, 1 << 30),
-      bias: booleanOption('bias', config.bias, true),
-      outProj: booleanOption('outProj', config.outProj, true),
-      positional: stringOption('positional', config.positional, 'none'),
-      seed: integerIn('seed', config.seed ?? 42, 0, 0xffffffff),
+      dModel: integerIn('dModel', config.dModel ?? d.dModel, 1, 1 << 30),
+      heads: integerIn('heads', config.heads ?? d.heads, 1, 1 << 30),
+      headDim: integerIn('headDim', config.headDim ?? d.headDim, 0, 1 << 30),
+      bias: booleanOption('bias', config.bias, d.bias),
+      outProj: booleanOption('outProj', config.outProj, d.outProj),
+      positional: stringOption('positional', config.positional, d.positional),
+      seed: integerIn('seed', config.seed ?? d.seed, 0, 0xffffffff),
     };
     const handle = new core.LayerHandle();
-    const error = handle.configure(args);
-    if (error) {
+    try {
+      unwrap(handle.configure(args));
+    } catch (error) {
       handle.delete();
-      throw new Error(error);
+      throw error;
     }
     this.#core = core;
+    this.#defaults = defaults;
     this.#handle = handle;
     this.#config = Object.freeze({ ...args, headDim: handle.headDim() });
     finalizer?.register(this, handle, this);
@@ -135,7 +151,7 @@ class AttentionLayer {
       throw new Error(`setWeights expects an object, got ${describe(weights)}`);
     }
     checkKeys('setWeights', weights, ['inProjWeight', 'inProjBias', 'outProjWeight', 'outProjBias']);
-    throwIfError(handle.setWeights(
+    unwrap(handle.setWeights(
       numbers('inProjWeight', weights.inProjWeight, true),
       numbers('inProjBias', weights.inProjBias),
       numbers('outProjWeight', weights.outProjWeight, this.#config.outProj),
@@ -145,7 +161,7 @@ class AttentionLayer {
   /** Copies of the current weights: { inProjWeight, inProjBias?, outProjWeight?, outProjBias? }. */
   getWeights() {
     const handle = this.#live();
-    const read = (name) => handle.weight(name).slice();
+    const read = (name) => unwrap(handle.weight(name)).slice();
     const weights = { inProjWeight: read('in_proj_weight') };
     if (this.#config.bias) weights.inProjBias = read('in_proj_bias');
     if (this.#config.outProj) weights.outProjWeight = read('out_proj.weight');
@@ -156,14 +172,13 @@ class AttentionLayer {
   /** Loads PyTorch state_dict tensors from .safetensors bytes. */
   loadSafetensors(bytes) {
     const handle = this.#live();
-    throwIfError(handle.loadSafetensors(byteArray('loadSafetensors', bytes)));
+    unwrap(handle.loadSafetensors(byteArray('loadSafetensors', bytes)));
   }
 
   /** The current weights as .safetensors bytes with PyTorch state_dict names. */
   saveSafetensors() {
     const handle = this.#live();
-    throwIfError(handle.saveSafetensors());
-    return handle.savedBytes().slice();
+    return unwrap(handle.saveSafetensors()).slice();
   }
 
   /** Looks token ids up in the layer's seeded embedding table: Float32Array [ids.length * dModel]. */
@@ -175,8 +190,7 @@ class AttentionLayer {
         throw new Error(`ids[${i}] must be an integer from 0 to 4294967295, got ${describe(values[i])}`);
       }
     }
-    throwIfError(handle.embed(values));
-    return handle.embedded().slice();
+    return unwrap(handle.embed(values)).slice();
   }
 
   /**
@@ -199,20 +213,21 @@ class AttentionLayer {
     const kvN = kv === undefined
       ? n
       : integerIn('kvN', options.kvN ?? Math.floor(kv.length / dModel), 0, 1 << 30);
+    const d = this.#defaults.forward;
     const args = {
       n,
       cross: kv !== undefined,
       kvN,
-      mask: stringOption('mask', options.mask, 'none'),
-      window: integerIn('window', options.window ?? 0, 0, 1 << 30),
-      prefix: integerIn('prefix', options.prefix ?? 0, 0, 1 << 30),
-      scale: booleanOption('scale', options.scale, true),
-      weights: booleanOption('weights', options.weights, true),
-      trace: booleanOption('trace', options.trace, false),
-      traceHead: integerIn('traceHead', options.traceHead ?? -1, -1, 1 << 30),
-      preview: integerIn('preview', options.preview ?? 0, 0, 1 << 30),
+      mask: stringOption('mask', options.mask, d.mask),
+      window: integerIn('window', options.window ?? d.window, 0, 1 << 30),
+      prefix: integerIn('prefix', options.prefix ?? d.prefix, 0, 1 << 30),
+      scale: booleanOption('scale', options.scale, d.scale),
+      weights: booleanOption('weights', options.weights, d.weights),
+      trace: booleanOption('trace', options.trace, d.trace),
+      traceHead: integerIn('traceHead', options.traceHead ?? d.traceHead, -1, 1 << 30),
+      preview: integerIn('preview', options.preview ?? d.preview, 0, 1 << 30),
     };
-    throwIfError(handle.forward(xs, kv, args, flags('keyPadding', options.keyPadding),
+    unwrap(handle.forward(xs, kv, args, flags('keyPadding', options.keyPadding),
       flags('cellMask', options.cellMask)));
     // Copy everything out before anything else can run (and grow memory).
     const result = { output: handle.output().slice() };
@@ -253,8 +268,7 @@ class AttentionLayer {
     const head = integerIn('head', cell.head ?? -1, -1, 0x7fffffff);
     const row = integerIn('row', cell.row, 0, 0xffffffff);
     const col = integerIn('col', cell.col, 0, 0xffffffff);
-    const r = handle.explain(cell.step, head, row, col);
-    if (typeof r === 'string') throw new Error(r);
+    const r = unwrap(handle.explain(cell.step, head, row, col));
     // Copy the term columns out of wasm memory before anything else can run.
     const index = r.termIndex.slice();
     const left = r.termLeft.slice();
@@ -360,6 +374,18 @@ function byteArray(name, value) {
   throw new Error(`${name} expects a Uint8Array or ArrayBuffer, got ${describe(value)}`);
 }
 
-function throwIfError(message) {
-  if (message) throw new Error(message);
+// Every fallible binding returns its result or { error: message } (see cpp/bindings/embind.cpp).
+function unwrap(result) {
+  if (result !== null && typeof result === 'object' && typeof result.error === 'string') {
+    throw new Error(result.error);
+  }
+  return result;
+}
+
+function deepFreeze(value) {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const key of Object.keys(value)) deepFreeze(value[key]);
+    Object.freeze(value);
+  }
+  return value;
 }

@@ -221,7 +221,46 @@ export interface AttentionLayer {
   dispose(): void;
 }
 
+/** One step of the catalog (lens.catalog.steps), in walkthrough order. */
+export interface CatalogStep {
+  id: StepId;
+  /** Generic title; a per-head step's trace title adds ", head h". */
+  title: string;
+  /** One grid per head (else one shared by all heads). */
+  perHead: boolean;
+  rows: 'query' | 'key' | 'position';
+  cols: 'key' | 'dimension';
+  /** Generic LaTeX; `%` marks the 1-based head number. */
+  equation: string;
+  /** When the step is in a trace: null = always. */
+  appearsWith: null | { positional: PositionalKind[] } | { cross: true };
+  /** The condition in words, e.g. "positional: 'rope'"; null = always. */
+  needs: string | null;
+}
+
+/** What the core offers, read from it once (deep-frozen). */
+export interface Catalog {
+  steps: readonly CatalogStep[];
+  /** Exactly the names createLayer's positional accepts. */
+  positional: readonly PositionalKind[];
+  /** Exactly the names forward's mask accepts. */
+  masks: readonly MaskKind[];
+  /** Exactly the modes tokenize accepts. */
+  tokenizers: readonly ('word' | 'char')[];
+  /** The values used for omitted options. */
+  defaults: {
+    layer: Required<LayerConfig>;
+    forward: { mask: MaskKind; window: number; prefix: number; scale: boolean; weights: boolean;
+      trace: boolean; traceHead: number; preview: number };
+  };
+  /** The core's size limits (exceeding one throws). */
+  limits: { maxModelDim: number; maxHeads: number; maxSequence: number; maxScoreValues: number;
+    maxTraceValues: number; maxTokens: number; vocabularySize: number };
+}
+
 export interface AttentionLens {
+  /** The step catalog, option names, defaults and limits (deep-frozen). */
+  readonly catalog: Catalog;
   createLayer(config?: LayerConfig): AttentionLayer;
   /** Equal to np.random.RandomState(seed).randn(count), bit for bit. */
   numpyRandn(seed: number, count: number): Float64Array;

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "attention/ops/exp.hpp"
-#include "attention/ops/masks.hpp"
+#include "attention/ops/key_block.hpp"
 
 namespace attn {
 
@@ -15,16 +15,6 @@ constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 constexpr std::size_t BR = kFlashQueryBlock;
 constexpr std::size_t BC = kFlashKeyBlock;
 static_assert(BC % kPanelWidth == 0, "key tiles start on packed panel boundaries");
-
-void scale_row(float* x, std::size_t count, float factor) {
-  std::size_t j = 0;
-#if ATTN_SIMD
-  constexpr std::size_t W = simd::kWidth;
-  const simd::Floats f(factor);
-  for (; j + W <= count; j += W) (simd::Floats::load_unaligned(x + j) * f).store_unaligned(x + j);
-#endif
-  for (; j < count; ++j) x[j] *= factor;
-}
 
 }  // namespace
 
@@ -48,15 +38,11 @@ void flash_attention(ConstMatView q, ConstMatView k, ConstMatView v, const Logit
       m[r] = kMinusInf;
       l[r] = 0.0f;
     }
-    std::size_t lo = 0, hi = kv_n;
-    if (params.mask) {
-      lo = visible_keys(*params.mask, i0, kv_n).begin;
-      hi = visible_keys(*params.mask, i0 + rows - 1, kv_n).end;
-    }
-    // Key tiles from the panel holding `lo` up to the panel holding `hi - 1`: a tile never
-    // extends past the block's last visible key by more than one panel.
-    const std::size_t end = std::min((hi + kPanelWidth - 1) / kPanelWidth * kPanelWidth, kv_n);
-    for (std::size_t j0 = lo / kPanelWidth * kPanelWidth; j0 < end; j0 += BC) {
+    // Key tiles from the panel holding the first visible key up to the panel holding the last:
+    // a tile never extends past the block's last visible key by more than one panel.
+    const KeyBlock keys = visible_key_block(params.mask, i0, rows, kv_n);
+    const std::size_t end = keys.panel_end;
+    for (std::size_t j0 = keys.panel_begin; j0 < end; j0 += BC) {
       const std::size_t cols = std::min(BC, end - j0);
       const MatView s(ws.tile.data(), rows, cols, BC);
       matmul_packed(q.row_block(i0, rows), ws.keys, 0, j0, s);
@@ -75,13 +61,13 @@ void flash_attention(ConstMatView q, ConstMatView k, ConstMatView v, const Logit
         }
         const float sum = exp_shifted_sum(p, cols, m_new[r]);
         l[r] = l[r] * alpha[r] + sum;
-        if (alpha[r] != 1.0f) scale_row(out.row(r), dv, alpha[r]);
+        if (alpha[r] != 1.0f) scale_values(out.row(r), dv, alpha[r]);
         m[r] = m_new[r];
       }
       matmul_packed(s, ws.values, j0, 0, out, nullptr, true);
     }
     for (std::size_t r = 0; r < rows; ++r) {
-      if (l[r] > 0.0f) scale_row(out.row(r), dv, 1.0f / l[r]);
+      if (l[r] > 0.0f) scale_values(out.row(r), dv, 1.0f / l[r]);
     }
   }
 }

@@ -8,27 +8,20 @@
 
 namespace attn {
 
+std::span<const NamedKind<MaskKind>> mask_kinds() {
+  static constexpr NamedKind<MaskKind> table[] = {{"none", MaskKind::None},
+                                                  {"causal", MaskKind::Causal},
+                                                  {"sliding-window", MaskKind::SlidingWindow},
+                                                  {"prefix-lm", MaskKind::PrefixLM}};
+  return table;
+}
+
 MaskKind parse_mask_kind(std::string_view name) {
-  if (name == "none") return MaskKind::None;
-  if (name == "causal") return MaskKind::Causal;
-  if (name == "sliding-window") return MaskKind::SlidingWindow;
-  if (name == "prefix-lm") return MaskKind::PrefixLM;
-  throw Error("unknown mask '" + std::string(name) +
-              "': expected 'none', 'causal', 'sliding-window' or 'prefix-lm'");
+  return parse_named(mask_kinds(), name, "mask");
 }
 
 const char* mask_kind_name(MaskKind kind) {
-  switch (kind) {
-    case MaskKind::None:
-      return "none";
-    case MaskKind::Causal:
-      return "causal";
-    case MaskKind::SlidingWindow:
-      return "sliding-window";
-    case MaskKind::PrefixLM:
-      return "prefix-lm";
-  }
-  return "none";
+  return name_of(mask_kinds(), kind);
 }
 
 void validate_mask(const MaskSpec& spec, std::size_t n, std::size_t kv_n) {

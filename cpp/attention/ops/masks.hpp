@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
+#include "attention/name_table.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
@@ -19,8 +21,9 @@ enum class MaskKind {
   PrefixLM,       // keys j < prefix visible to every query; the rest causal
 };
 
-MaskKind parse_mask_kind(
-    std::string_view name);  // "none" | "causal" | "sliding-window" | "prefix-lm"
+// The mask names in order ("none", "causal", "sliding-window", "prefix-lm"): the parser's table.
+std::span<const NamedKind<MaskKind>> mask_kinds();
+MaskKind parse_mask_kind(std::string_view name);  // throws naming every accepted name
 const char* mask_kind_name(MaskKind kind);
 
 struct MaskSpec {

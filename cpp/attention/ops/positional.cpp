@@ -9,38 +9,27 @@
 
 namespace attn {
 
+std::span<const NamedKind<PositionalKind>> positional_kinds() {
+  static constexpr NamedKind<PositionalKind> table[] = {{"none", PositionalKind::None},
+                                                        {"sinusoidal", PositionalKind::Sinusoidal},
+                                                        {"learned", PositionalKind::Learned},
+                                                        {"rope", PositionalKind::Rope},
+                                                        {"alibi", PositionalKind::Alibi}};
+  return table;
+}
+
 PositionalKind parse_positional_kind(std::string_view name) {
-  if (name == "none") return PositionalKind::None;
-  if (name == "sinusoidal") return PositionalKind::Sinusoidal;
-  if (name == "learned") return PositionalKind::Learned;
-  if (name == "rope") return PositionalKind::Rope;
-  if (name == "alibi") return PositionalKind::Alibi;
-  throw Error("unknown positional encoding '" + std::string(name) +
-              "': expected 'none', 'sinusoidal', 'learned', 'rope' or 'alibi'");
+  return parse_named(positional_kinds(), name, "positional encoding");
 }
 
 const char* positional_kind_name(PositionalKind kind) {
-  switch (kind) {
-    case PositionalKind::None:
-      return "none";
-    case PositionalKind::Sinusoidal:
-      return "sinusoidal";
-    case PositionalKind::Learned:
-      return "learned";
-    case PositionalKind::Rope:
-      return "rope";
-    case PositionalKind::Alibi:
-      return "alibi";
-  }
-  return "none";
+  return name_of(positional_kinds(), kind);
 }
 
 void sinusoidal_encoding(MatView out) {
-  const double d = static_cast<double>(out.cols);
   for (std::size_t pos = 0; pos < out.rows; ++pos) {
-    for (std::size_t col = 0; col < out.cols; ++col) {
-      const std::size_t i = col / 2;  // the pair index: columns 2i (sin) and 2i+1 (cos)
-      const double angle = static_cast<double>(pos) / std::pow(10000.0, 2.0 * i / d);
+    for (std::size_t col = 0; col < out.cols; ++col) {  // columns 2i (sin) and 2i+1 (cos)
+      const double angle = sinusoid_angle(pos, col, out.cols);
       out(pos, col) = static_cast<float>(col % 2 == 0 ? std::sin(angle) : std::cos(angle));
     }
   }
@@ -59,11 +48,10 @@ void apply_rope(MatView x) {
     throw Error("RoPE rotates pairs of dimensions: it needs an even d_k, got " +
                 std::to_string(x.cols));
   }
-  const double d = static_cast<double>(x.cols);
   for (std::size_t pos = 0; pos < x.rows; ++pos) {
     float* row = x.row(pos);
     for (std::size_t i = 0; i < x.cols / 2; ++i) {
-      const double angle = static_cast<double>(pos) * std::pow(10000.0, -2.0 * i / d);
+      const double angle = rope_angle(pos, i, x.cols);
       const float c = static_cast<float>(std::cos(angle));
       const float s = static_cast<float>(std::sin(angle));
       const float a = row[2 * i];

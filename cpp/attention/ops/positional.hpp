@@ -2,11 +2,14 @@
 // embeddings (RoPE) applied to queries and keys, and ALiBi's linear distance bias on scores.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
+#include "attention/name_table.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
@@ -19,8 +22,32 @@ enum class PositionalKind {
   Alibi,       // scores_ij += -m_h · |i - j| with the ALiBi head slopes m_h
 };
 
-PositionalKind parse_positional_kind(std::string_view name);  // none|sinusoidal|learned|rope|alibi
+// The encoding names in order ("none", "sinusoidal", "learned", "rope", "alibi"): the parser's
+// table.
+std::span<const NamedKind<PositionalKind>> positional_kinds();
+PositionalKind parse_positional_kind(std::string_view name);  // throws naming every accepted name
 const char* positional_kind_name(PositionalKind kind);
+
+// True for the encodings added to the input (sinusoidal, learned); RoPE and ALiBi act later.
+inline bool is_additive(PositionalKind kind) {
+  return kind == PositionalKind::Sinusoidal || kind == PositionalKind::Learned;
+}
+
+// The angles, one definition each (the encodings below and the cell explanations use them):
+// sinusoidal column c of position pos has angle pos / 10000^{2i/d_model}, i = ⌊c/2⌋;
+inline double sinusoid_denominator(std::size_t pair, std::size_t d_model) {
+  return std::pow(10000.0, 2.0 * pair / static_cast<double>(d_model));
+}
+inline double sinusoid_angle(std::size_t pos, std::size_t col, std::size_t d_model) {
+  return static_cast<double>(pos) / sinusoid_denominator(col / 2, d_model);
+}
+// RoPE turns pair (2i, 2i+1) of position pos by pos · θ_i, θ_i = 10000^{-2i/d_k}.
+inline double rope_frequency(std::size_t pair, std::size_t d_k) {
+  return std::pow(10000.0, -2.0 * pair / static_cast<double>(d_k));
+}
+inline double rope_angle(std::size_t pos, std::size_t pair, std::size_t d_k) {
+  return static_cast<double>(pos) * rope_frequency(pair, d_k);
+}
 
 // out [n, d]: the sinusoidal table of "Attention Is All You Need" for positions 0..n-1,
 // computed in double and rounded once (so it equals NumPy's to float precision).

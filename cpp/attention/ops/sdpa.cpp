@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "attention/ops/key_block.hpp"
 #include "attention/ops/masks.hpp"
 #include "attention/ops/positional.hpp"
 
@@ -34,7 +35,7 @@ void scale_and_bias(MatView x, float scale, const float* bias) {
 }
 
 // Every step on the whole matrix, with a copy after each (the trace's path).
-void step_by_step(ConstMatView q, ConstMatView k, ConstMatView v, const SdpaParams& params,
+void step_by_step(ConstMatView q, ConstMatView k, ConstMatView v, const LogitParams& params,
                   MatView weights, MatView context, SdpaWorkspace& ws, SdpaSnapshots& snapshots) {
   const std::size_t n = q.rows, kv_n = k.rows;
   matmul_transposed(q, k, weights, ws.keys);  // scores, computed in the weights buffer
@@ -58,7 +59,7 @@ void step_by_step(ConstMatView q, ConstMatView k, ConstMatView v, const SdpaPara
 }  // namespace
 
 void scaled_dot_product_attention(ConstMatView q, ConstMatView k, ConstMatView v,
-                                  const SdpaParams& params, MatView weights, MatView context,
+                                  const LogitParams& params, MatView weights, MatView context,
                                   SdpaWorkspace& ws, SdpaSnapshots* snapshots) {
   if (snapshots) {
     step_by_step(q, k, v, params, weights, context, ws, *snapshots);
@@ -70,16 +71,12 @@ void scaled_dot_product_attention(ConstMatView q, ConstMatView k, ConstMatView v
   for (std::size_t i0 = 0; i0 < n; i0 += kQueryBlock) {
     const std::size_t rows = std::min(kQueryBlock, n - i0);
     // Keys any query of the block may see; outside them every weight is an exact zero.
-    std::size_t lo = 0, hi = kv_n;
-    if (params.mask) {
-      lo = visible_keys(*params.mask, i0, kv_n).begin;
-      hi = visible_keys(*params.mask, i0 + rows - 1, kv_n).end;
-    }
+    const KeyBlock keys = visible_key_block(params.mask, i0, rows, kv_n);
+    const std::size_t lo = keys.begin, hi = keys.end;
     const MatView block = weights.row_block(i0, rows);
     const MatView out = context.row_block(i0, rows);
     if (hi > lo) {
-      const std::size_t c0 = lo / kPanelWidth * kPanelWidth;
-      const std::size_t c1 = std::min((hi + kPanelWidth - 1) / kPanelWidth * kPanelWidth, kv_n);
+      const std::size_t c0 = keys.panel_begin, c1 = keys.panel_end;
       matmul_packed(q.row_block(i0, rows), ws.keys, 0, c0, block.col_block(c0, c1 - c0));
     }
     scale_mask_softmax_rows(block, i0, params);

@@ -10,9 +10,6 @@
 
 namespace attn {
 
-// scale, ALiBi slope and mask of the scores (see LogitParams in softmax.hpp).
-using SdpaParams = LogitParams;
-
 // Copies of the intermediates, for the trace; each [n, kv_n]. Null members are skipped.
 struct SdpaSnapshots {
   Matrix* scores = nullptr;  // Q·Kᵀ
@@ -36,7 +33,7 @@ struct SdpaWorkspace {
 // (their weights are exact zeros, so the result is the same). With snapshots every step runs
 // on the whole [n, kv_n] matrix in turn and is copied out.
 void scaled_dot_product_attention(ConstMatView q, ConstMatView k, ConstMatView v,
-                                  const SdpaParams& params, MatView weights, MatView context,
+                                  const LogitParams& params, MatView weights, MatView context,
                                   SdpaWorkspace& workspace, SdpaSnapshots* snapshots = nullptr);
 
 }  // namespace attn

@@ -31,15 +31,6 @@ float row_max(const float* x, std::size_t count) {
   return best;
 }
 
-void scale_values(float* x, std::size_t count, float factor) {
-  std::size_t j = 0;
-#if ATTN_SIMD
-  const simd::Floats f(factor);
-  for (; j + W <= count; j += W) (simd::Floats::load_unaligned(x + j) * f).store_unaligned(x + j);
-#endif
-  for (; j < count; ++j) x[j] *= factor;
-}
-
 // The ALiBi term for query i and key j: −slope·|i − j| (distances are exact in float).
 inline float alibi_term(float neg_slope, std::size_t i, std::size_t j) {
   return neg_slope * static_cast<float>(i > j ? i - j : j - i);

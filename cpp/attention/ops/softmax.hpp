@@ -5,9 +5,21 @@
 #include <cstddef>
 
 #include "attention/ops/masks.hpp"
+#include "attention/ops/simd.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
+
+// x_j <- x_j · factor for j < count (the softmax's 1/Σ, flash attention's rescaling).
+inline void scale_values(float* x, std::size_t count, float factor) {
+  std::size_t j = 0;
+#if ATTN_SIMD
+  constexpr std::size_t W = simd::kWidth;
+  const simd::Floats f(factor);
+  for (; j + W <= count; j += W) (simd::Floats::load_unaligned(x + j) * f).store_unaligned(x + j);
+#endif
+  for (; j < count; ++j) x[j] *= factor;
+}
 
 // In place, each row: x_j <- e^{x_j - max(x)} / sum_k e^{x_k - max(x)}.
 // -inf entries (masked keys) become exactly 0; a row whose entries are all -inf (a query

@@ -1,0 +1,45 @@
+// A layer's configuration and one forward's options, with their defaults: the one source of
+// the defaults (the JS API reads them through lens.catalog.defaults).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "attention/ops/masks.hpp"
+#include "attention/ops/positional.hpp"
+
+namespace attn {
+
+struct LayerConfig {
+  std::size_t d_model = 64;
+  std::size_t heads = 4;
+  std::size_t head_dim = 0;  // d_k; 0 means d_model / heads (which must then divide d_model)
+  bool bias = true;          // in_proj_bias and out_proj.bias
+  bool out_proj = true;      // false: the output is the concatenated heads (no W_O)
+  PositionalKind positional = PositionalKind::None;
+  std::uint32_t seed = 42;  // seeded initialisation of weights and tables
+};
+
+struct ForwardOptions {
+  std::size_t n = 0;          // queries
+  bool cross = false;         // keys and values from kv (else from x: self-attention)
+  std::span<const float> kv;  // cross-attention source [kv_n, d_model]
+  std::size_t kv_n = 0;       // source length (cross-attention only)
+  MaskSpec mask;
+  bool scale = true;         // divide scores by √d_k
+  bool want_weights = true;  // fill ForwardResult::attention (else: the flash path, unless traced)
+  bool want_trace = false;   // fill ForwardResult::trace
+  int trace_head = -1;       // with want_trace: per-head steps of this head only (-1: every head)
+  // > 0: fill ForwardResult::preview with every head's weights max-pooled to at most
+  // preview_side × preview_side (for drawing long inputs small, without returning the weights).
+  std::size_t preview_side = 0;
+};
+
+// The factor the scores are multiplied by: 1/√d_k, or 1 with scaling off.
+inline float score_scale(std::size_t head_dim, bool scale) {
+  return scale ? float(1.0 / std::sqrt(double(head_dim))) : 1.0f;
+}
+
+}  // namespace attn

@@ -1,0 +1,100 @@
+// The step catalog (see steps.hpp).
+#include "attention/steps.hpp"
+
+namespace attn {
+
+namespace {
+
+using K = StepKind;
+using C = StepCondition;
+constexpr StepInfo kSteps[] = {
+    {K::Embedding, "embedding", "Token embeddings", false, "position", "dimension", C::Always},
+    {K::Positional, "positional", "Positional encoding", false, "position", "dimension",
+     C::AdditivePositional},
+    {K::Input, "input", "Input to attention", false, "position", "dimension", C::Always},
+    {K::Source, "source", "Source sequence (keys and values)", false, "position", "dimension",
+     C::Cross},
+    {K::Q, "q", "Queries", true, "query", "dimension", C::Always},
+    {K::K, "k", "Keys", true, "key", "dimension", C::Always},
+    {K::V, "v", "Values", true, "key", "dimension", C::Always},
+    {K::QRotated, "q_rotated", "Queries rotated by position (RoPE)", true, "query", "dimension",
+     C::Rope},
+    {K::KRotated, "k_rotated", "Keys rotated by position (RoPE)", true, "key", "dimension",
+     C::Rope},
+    {K::Scores, "scores", "Scores QKᵀ", true, "query", "key", C::Always},
+    {K::Scaled, "scaled", "Scaled scores", true, "query", "key", C::Always},
+    {K::Alibi, "alibi", "ALiBi distance bias", true, "query", "key", C::Alibi},
+    {K::Masked, "masked", "Masked scores", true, "query", "key", C::Always},
+    {K::Weights, "weights", "Attention weights", true, "query", "key", C::Always},
+    {K::Context, "context", "Weighted sum of values", true, "query", "dimension", C::Always},
+    {K::Concat, "concat", "Heads concatenated", false, "query", "dimension", C::Always},
+    {K::Output, "output", "Output projection", false, "query", "dimension", C::Always},
+};
+
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kSteps); ++i) {
+    if (static_cast<std::size_t>(kSteps[i].kind) != i) return false;
+  }
+  return true;
+}
+static_assert(in_enum_order(), "the catalog lists every StepKind once, in enum order");
+static_assert(std::size(kSteps) == static_cast<std::size_t>(StepKind::Output) + 1);
+
+}  // namespace
+
+std::span<const StepInfo> step_catalog() {
+  return kSteps;
+}
+
+const StepInfo& step_info(StepKind kind) {
+  return kSteps[static_cast<std::size_t>(kind)];
+}
+
+std::optional<StepKind> find_step_kind(std::string_view id) {
+  for (const auto& step : kSteps) {
+    if (id == step.id) return step.kind;
+  }
+  return std::nullopt;
+}
+
+const char* condition_text(StepCondition condition) {
+  switch (condition) {
+    case C::Always:
+      return "a traced forward";
+    case C::AdditivePositional:
+      return "positional: 'sinusoidal' or 'learned'";
+    case C::Cross:
+      return "cross-attention (a kv source)";
+    case C::Rope:
+      return "positional: 'rope'";
+    case C::Alibi:
+      return "positional: 'alibi'";
+  }
+  return "a traced forward";
+}
+
+std::vector<PositionalKind> condition_positional(StepCondition condition) {
+  switch (condition) {
+    case C::AdditivePositional:
+      return {PositionalKind::Sinusoidal, PositionalKind::Learned};
+    case C::Rope:
+      return {PositionalKind::Rope};
+    case C::Alibi:
+      return {PositionalKind::Alibi};
+    case C::Always:
+    case C::Cross:
+      break;
+  }
+  return {};
+}
+
+bool condition_holds(StepCondition condition, PositionalKind positional, bool cross) {
+  if (condition == C::Always) return true;
+  if (condition == C::Cross) return cross;
+  for (const PositionalKind kind : condition_positional(condition)) {
+    if (kind == positional) return true;
+  }
+  return false;
+}
+
+}  // namespace attn

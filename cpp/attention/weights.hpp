@@ -1,0 +1,65 @@
+// One attention layer's weights: their nn.MultiheadAttention layout, shapes, seeded
+// initialisation, validation, lookup by state_dict name, and their largest magnitudes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+// Weights in nn.MultiheadAttention layout (inner = heads · head_dim; = d_model by default):
+// Q = X·W_qᵀ + b_q with W_q = in_proj_weight rows [0, inner), W_k the next inner rows, W_v
+// the last.
+struct LayerWeights {
+  std::vector<float> in_proj_weight;   // [3·inner, d_model]
+  std::vector<float> in_proj_bias;     // [3·inner], empty without bias
+  std::vector<float> out_proj_weight;  // [d_model, inner], empty without out_proj
+  std::vector<float> out_proj_bias;    // [d_model], empty without bias or out_proj
+};
+
+// What the weights of one layer must look like.
+struct WeightShape {
+  std::size_t d_model = 0;
+  std::size_t heads = 0;
+  std::size_t inner = 0;  // heads · head_dim
+  bool bias = true;
+  bool out_proj = true;
+};
+
+// A tensor of a layer by its PyTorch state_dict name, with its shape.
+struct WeightTensor {
+  const char* name;  // "in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"
+  std::vector<std::size_t> shape;
+  std::vector<float> LayerWeights::*member;
+};
+
+// The tensors a layer of this shape has, in state_dict order.
+std::vector<WeightTensor> weight_tensors(const WeightShape& shape);
+
+// The tensor named `name` (one of the four state_dict names); throws attn::Error naming the
+// known names for any other.
+const std::vector<float>& weight_by_name(const LayerWeights& weights, std::string_view name);
+
+// in_proj Xavier-uniform and out_proj uniform(±1/√inner) as PyTorch does, biases
+// uniform(±1/√d_model) (PyTorch starts them at zero; nonzero shows their role), from `seed`.
+LayerWeights seeded_weights(const WeightShape& shape, std::uint32_t seed);
+
+// Every size (naming the tensor and the expected shape) and that all values are finite.
+void validate_weights(const LayerWeights& weights, const WeightShape& shape);
+
+// Throws attn::Error naming the first NaN or infinity: "<name>[i] is NaN: values must be finite".
+void require_finite(std::span<const float> values, const std::string& name);
+
+// Largest |value| of each block (0 for an absent one): the forward's float32 range check.
+struct WeightMagnitudes {
+  float q_weight = 0, k_weight = 0, v_weight = 0;  // blocks of in_proj_weight
+  float q_bias = 0, k_bias = 0, v_bias = 0;        // blocks of in_proj_bias
+  float out_weight = 0, out_bias = 0;
+};
+WeightMagnitudes weight_magnitudes(const LayerWeights& weights, const WeightShape& shape);
+
+}  // namespace attn
