@@ -39,7 +39,12 @@ test('the catalog names every step the stages show and the choices the schema ac
   for (const name of catalog.tokenizers) assert.equal(schema.tokenizer.parse(name), name);
   assert.equal(schema.mask.parse('padding'), 'padding');
   assert.equal(schema.mask.parse('future'), undefined);
-  assert.equal(stepEquation(stepInfo(catalog, 'weights'), 2), String.raw`A_{3} = \operatorname{softmax}_{\text{row}}\left(\tilde{S}_{3} + M\right)`);
+  // The generic equation of a head is what the core writes for that head of a plain forward.
+  const layer = lens.createLayer({ dModel: 6, heads: 3, seed: 1 });
+  const traced = layer.forward(new Float32Array(12).fill(0.5), { n: 2, trace: true }).steps;
+  layer.dispose();
+  const third = traced.find((s) => s.id === 'weights' && s.head === 2);
+  assert.equal(stepEquation(stepInfo(catalog, 'weights'), 2), third.equation);
 });
 
 test('view model: stages, a stage\'s steps for one head, and the weights-only steps of an untraced result', () => {

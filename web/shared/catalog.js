@@ -1,11 +1,10 @@
 // The one place the page and the element learn what the core computes: its steps (generic
 // title, equation, per-head or not, axes, when a step appears), the mask, positional and
-// tokenizer names, defaults and limits. It is the core's `lens.catalog`; where a build of the
-// API does not have it yet, the temporary hand-written copy in catalog-fallback.js.
-import { CATALOG_FALLBACK } from './catalog-fallback.js';
+// tokenizer names, defaults and limits. It is the core's `lens.catalog` (the C++ catalog in
+// cpp/attention/steps.hpp, exported once by the JS API), never a copy of it.
 
-/** The catalog of a loaded API (or the fallback for `null`, e.g. before the module is loaded). */
-export const catalogOf = (lens) => lens?.catalog ?? CATALOG_FALLBACK;
+/** The catalog of a loaded API. */
+export const catalogOf = (lens) => lens.catalog;
 
 /** The catalog's entry for a step id, or undefined. */
 export const stepInfo = (catalog, id) => catalog.steps.find((s) => s.id === id);
