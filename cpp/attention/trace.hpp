@@ -9,7 +9,7 @@
 
 namespace attn {
 
-// One recorded intermediate (DESIGN.md "Every intermediate is a named step"). Its id, axes and
+// One recorded intermediate (ARCHITECTURE.md "The step catalog"). Its id, axes and
 // generic title come from the catalog (steps.hpp); its title and LaTeX equation for this layer
 // and forward from step_text (step_text.hpp).
 struct Step {

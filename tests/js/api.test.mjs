@@ -1,4 +1,4 @@
-// The public JS API's behaviour (DESIGN.md "The public JavaScript API"): result shapes, the
+// The public JS API's behaviour (README "The JavaScript API"): result shapes, the
 // trace, copies vs views, masks, weight round trips, tokenizer and embeddings, the single-file
 // build. Expected values come from invariants computed here in plain JS (or from golden data),
 // never from a second call down the same code path.

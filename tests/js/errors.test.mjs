@@ -1,5 +1,5 @@
 // Bad input throws a JavaScript Error whose message names the problem, and the module stays
-// usable afterwards (DESIGN.md "Errors ..."). The tests in this file share one module instance
+// usable afterwards (README "The JavaScript API", errors). The tests in this file share one module instance
 // and one golden layer on purpose: the last tests check that all the failures before them
 // left both intact.
 import { test } from 'node:test';

@@ -1,4 +1,5 @@
-// The public JavaScript API of Attention Lens (DESIGN.md "The public JavaScript API").
+// The public JavaScript API of Attention Lens (README "The JavaScript API"; its place in the
+// layers: ARCHITECTURE.md).
 // CMake appends this file to the Emscripten module (--extern-post-js), so dist/attention-lens.mjs
 // is one ES module that works in Node >= 18 and in browsers. `createAttentionLensCore` (the
 // Emscripten factory) and `ATTN_WASM_INLINED` (from the generated --extern-pre-js) are in scope.
@@ -53,7 +54,7 @@ class AttentionLens {
     return this.#catalog;
   }
 
-  /** Creates a multi-head attention layer (see DESIGN.md for the options). */
+  /** Creates a multi-head attention layer (options: README "The JavaScript API"). */
   createLayer(config = {}) {
     return new AttentionLayer(this.#core, this.#catalog.defaults, config);
   }
