@@ -22,14 +22,21 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// The layer (d_model 8, 2 heads, seed 11 unless a test changes them) and the forward's inputs.
+attn::LayerConfig explained_layer() {
+  attn::LayerConfig config;
+  config.d_model = 8;
+  config.heads = 2;
+  config.seed = 11;
+  return config;
+}
 struct Setup {
-  std::size_t d_model = 8, heads = 2, n = 4, kv_n = 0;  // kv_n > 0: cross-attention
-  std::size_t head_dim = 0, window = 0;
-  bool bias = true, out_proj = true, scale = true;
-  attn::PositionalKind positional = attn::PositionalKind::None;
+  attn::LayerConfig layer = explained_layer();
+  std::size_t n = 4, kv_n = 0;  // kv_n > 0: cross-attention
+  std::size_t window = 0;
+  bool scale = true;
   attn::MaskKind mask = attn::MaskKind::Causal;
   std::vector<std::uint8_t> key_padding;
-  std::uint32_t seed = 11;
 };
 
 struct Run {
@@ -37,18 +44,6 @@ struct Run {
   std::vector<float> x, kv;
   attn::ForwardOptions options;
 };
-
-attn::LayerConfig config_of(const Setup& s) {
-  attn::LayerConfig config;
-  config.d_model = s.d_model;
-  config.heads = s.heads;
-  config.bias = s.bias;
-  config.out_proj = s.out_proj;
-  config.head_dim = s.head_dim;
-  config.positional = s.positional;
-  config.seed = s.seed;
-  return config;
-}
 
 const attn::Step& step_of(const attn::Trace& trace, const std::string& id, int head) {
   for (const auto& step : trace.steps) {
@@ -287,12 +282,12 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
 // Builds the layer, runs a traced forward and checks every cell of every step.
 void check_all_cells(const Setup& s) {
   Run run;
-  run.config = config_of(s);
+  run.config = s.layer;
   attn::AttentionLayer layer(run.config);
-  run.x = random_floats(s.n * s.d_model, s.seed + 1);
+  run.x = random_floats(s.n * s.layer.d_model, s.layer.seed + 1);
   run.options.n = s.n;
   if (s.kv_n > 0) {
-    run.kv = random_floats(s.kv_n * s.d_model, s.seed + 2);
+    run.kv = random_floats(s.kv_n * s.layer.d_model, s.layer.seed + 2);
     run.options.cross = true;
     run.options.kv = run.kv;
     run.options.kv_n = s.kv_n;
@@ -314,8 +309,8 @@ void check_all_cells(const Setup& s) {
   // The expected optional steps were there to be checked.
   auto saw = [&](const char* id) { return std::find(seen.begin(), seen.end(), id) != seen.end(); };
   REQUIRE(saw("weights"));
-  if (s.positional == attn::PositionalKind::Rope) REQUIRE(saw("q_rotated"));
-  if (s.positional == attn::PositionalKind::Alibi) REQUIRE(saw("alibi"));
+  if (s.layer.positional == attn::PositionalKind::Rope) REQUIRE(saw("q_rotated"));
+  if (s.layer.positional == attn::PositionalKind::Alibi) REQUIRE(saw("alibi"));
   if (s.kv_n > 0) REQUIRE(saw("source"));
 }
 
@@ -349,15 +344,15 @@ TEST_CASE("explain: every cell of a causal self-attention layer with bias", "[ex
 
 TEST_CASE("explain: RoPE without bias", "[explain]") {
   Setup s;
-  s.bias = false;
-  s.positional = attn::PositionalKind::Rope;
+  s.layer.bias = false;
+  s.layer.positional = attn::PositionalKind::Rope;
   s.n = 5;
   check_all_cells(s);
 }
 
 TEST_CASE("explain: ALiBi with key padding and no mask kind", "[explain]") {
   Setup s;
-  s.positional = attn::PositionalKind::Alibi;
+  s.layer.positional = attn::PositionalKind::Alibi;
   s.mask = attn::MaskKind::None;
   s.n = 5;
   s.key_padding = {0, 0, 1, 0, 0};
@@ -366,7 +361,7 @@ TEST_CASE("explain: ALiBi with key padding and no mask kind", "[explain]") {
 
 TEST_CASE("explain: cross-attention with a sinusoidal encoding and a longer source", "[explain]") {
   Setup s;
-  s.positional = attn::PositionalKind::Sinusoidal;
+  s.layer.positional = attn::PositionalKind::Sinusoidal;
   s.mask = attn::MaskKind::None;
   s.n = 3;
   s.kv_n = 6;
@@ -376,32 +371,32 @@ TEST_CASE("explain: cross-attention with a sinusoidal encoding and a longer sour
 
 TEST_CASE("explain: cross-attention with a learned encoding, causal", "[explain]") {
   Setup s;
-  s.positional = attn::PositionalKind::Learned;
+  s.layer.positional = attn::PositionalKind::Learned;
   s.n = 4;
   s.kv_n = 7;
-  s.heads = 4;
+  s.layer.heads = 4;
   check_all_cells(s);
 }
 
 TEST_CASE("explain: scaling off, no output projection, one head", "[explain]") {
   Setup s;
   s.scale = false;
-  s.out_proj = false;
-  s.heads = 1;
+  s.layer.out_proj = false;
+  s.layer.heads = 1;
   check_all_cells(s);
-  s.heads = 2;
-  s.bias = false;
+  s.layer.heads = 2;
+  s.layer.bias = false;
   check_all_cells(s);
 }
 
 TEST_CASE("explain: a head width other than d_model / heads, sliding-window mask", "[explain]") {
   Setup s;
-  s.head_dim = 3;  // inner = 6 != d_model = 8
+  s.layer.head_dim = 3;  // inner = 6 != d_model = 8
   s.mask = attn::MaskKind::SlidingWindow;
   s.window = 2;
   s.n = 5;
   check_all_cells(s);
-  s.positional = attn::PositionalKind::Learned;
+  s.layer.positional = attn::PositionalKind::Learned;
   s.kv_n = 9;
   s.mask = attn::MaskKind::PrefixLM;
   check_all_cells(s);
@@ -412,8 +407,8 @@ TEST_CASE("explain: a query with every key masked has zero weights and says so",
   s.key_padding = {1, 0, 0, 0};  // causal: query 0 sees only key 0, which is padded
   check_all_cells(s);
 
-  attn::AttentionLayer layer(config_of(s));
-  const auto x = random_floats(s.n * s.d_model, 3);
+  attn::AttentionLayer layer(s.layer);
+  const auto x = random_floats(s.n * s.layer.d_model, 3);
   attn::ForwardOptions options;
   options.n = s.n;
   options.mask.kind = attn::MaskKind::Causal;
