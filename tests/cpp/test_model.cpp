@@ -289,3 +289,34 @@ TEST_CASE("AdamW: schedule, clipping and bad settings", "[model]") {
   bad.beta2 = 1.0;
   CHECK_THROWS_WITH(attn::AdamW(1, bad), ContainsSubstring("beta2 must be in [0, 1), got 1"));
 }
+
+TEST_CASE("trace: every layer's steps from the attention layer, its weights the model's",
+          "[model]") {
+  for (const bool rope : {false, true}) {
+    attn::ModelConfig c = small_config();
+    c.layers = 3;
+    if (rope) c.positional = attn::PositionalKind::Rope;
+    attn::Model model(c);
+    // non-zero biases, so a bias lost on the way would show
+    for (float& v : model.parameter("layers.1.attn.in_proj_bias")) v = 0.3f;
+    const auto ids = sequence(7, 9, 13);
+    const auto traces = model.trace(ids, 7);
+    REQUIRE(traces.size() == 3);
+    const auto out = model.forward(ids, 1, 7);
+    for (std::size_t l = 0; l < 3; ++l) {
+      INFO("layer " << l << (rope ? " rope" : ""));
+      REQUIRE(!traces[l].steps.empty());
+      std::size_t heads_seen = 0;
+      for (const auto& step : traces[l].steps) {
+        if (step.id != "weights") continue;
+        REQUIRE(step.head >= 0);
+        const std::size_t h = std::size_t(step.head);
+        for (std::size_t i = 0; i < 49; ++i) {
+          CHECK(std::abs(step.data[i] - out.attention[l][h * 49 + i]) < 1e-5f);
+        }
+        ++heads_seen;
+      }
+      CHECK(heads_seen == 4);
+    }
+  }
+}

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "attention/error.hpp"
+#include "attention/layer.hpp"
 #include "attention/ops/cross_entropy.hpp"
 #include "attention/ops/input_embedding.hpp"
 #include "attention/ops/layernorm.hpp"
@@ -277,6 +278,40 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
   }
   resize(logits_, M * V);
   linear_forward(last, p(unembed_), nullptr, logits_.data(), M, d, V, linear_scratch_);
+}
+
+std::vector<Trace> Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head) {
+  check_ids(ids, 1, n);
+  run_forward(ids.data(), 1, n);
+  const std::size_t d = config_.d_model;
+  const auto copy = [&](std::size_t offset, std::size_t size) {
+    return offset == kNone ? std::vector<float>{}
+                           : std::vector<float>(&params_[offset], &params_[offset] + size);
+  };
+  std::vector<Trace> traces;
+  for (std::size_t l = 0; l < config_.layers; ++l) {
+    LayerConfig layer_config;
+    layer_config.d_model = d;
+    layer_config.heads = config_.heads;
+    layer_config.bias = config_.bias;
+    layer_config.positional =
+        config_.positional == PositionalKind::Rope ? PositionalKind::Rope : PositionalKind::None;
+    AttentionLayer layer(layer_config);
+    LayerWeights weights;
+    weights.in_proj_weight = copy(layers_[l].in_w, 3 * d * d);
+    weights.in_proj_bias = copy(layers_[l].in_b, 3 * d);
+    weights.out_proj_weight = copy(layers_[l].out_w, d * d);
+    weights.out_proj_bias = copy(layers_[l].out_b, d);
+    layer.set_weights(std::move(weights));
+    ForwardOptions options;
+    options.n = n;
+    options.mask.kind = MaskKind::Causal;
+    options.want_trace = true;
+    options.trace_head = trace_head;
+    const auto& input = config_.layer_norm ? acts_[l].ln1 : residual_[l];
+    traces.push_back(layer.forward(std::span<const float>(input.data(), n * d), options).trace);
+  }
+  return traces;
 }
 
 float Model::loss_and_gradients(std::span<const std::int32_t> ids,

@@ -14,6 +14,7 @@
 #include "attention/ops/linear.hpp"
 #include "attention/ops/positional.hpp"
 #include "attention/tensor.hpp"
+#include "attention/trace.hpp"
 
 namespace attn {
 
@@ -79,6 +80,11 @@ class Model {
 
   // ids [batch·n] (each < vocab), 1 <= n <= context. Throws attn::Error on bad input.
   ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n);
+
+  // forward on one sequence ids [n], and every layer's steps in the walkthrough's vocabulary:
+  // layer l's attention run by an AttentionLayer holding that block's weights, on ln1(x_l)
+  // (x_l without LayerNorm), causal, positional rope or none. trace_head as ForwardOptions'.
+  std::vector<Trace> trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head = -1);
 
   // The mean cross-entropy of the next-token logits against targets [batch·n] (< 0 ignored;
   // at least one must count), and its gradient with respect to every parameter, written to
