@@ -185,7 +185,11 @@ void Task::fill_synthetic(NumpyRandomState& rng, bool held_out, std::span<std::i
   for (int draw = 0; draw < kMaxDraws; ++draw) {
     std::fill(targets.begin(), targets.end(), -1);
     if (kind_ == TaskKind::Induction) {
-      const std::size_t half = (n + 1) / 2;
+      // The period varies from sequence to sequence (n/4 … n/2 tokens, at least 2), so the
+      // repeat is found by content, as an induction head does, not at a fixed offset that
+      // positions alone would give away.
+      const std::size_t longest = (n + 1) / 2, shortest = std::max<std::size_t>(2, (n + 3) / 4);
+      const std::size_t half = shortest + uniform_index(rng, longest - shortest + 1);
       fill_repeated_random(rng, vocabulary_.size(), half, ids);
       for (std::size_t i = half; i + 1 < n; ++i) targets[i] = ids[i + 1];
     } else {

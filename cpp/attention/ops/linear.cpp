@@ -1,0 +1,33 @@
+// Linear layer forward and backward on the packed SIMD matmul, see linear.hpp.
+#include "attention/ops/linear.hpp"
+
+#include "attention/ops/vec.hpp"
+
+namespace attn {
+
+void linear_forward(const float* x, const float* w, const float* b, float* y, std::size_t m,
+                    std::size_t in, std::size_t out, LinearScratch& scratch) {
+  pack_transposed(ConstMatView(w, out, in), scratch.packed);  // Wᵀ [in, out]
+  matmul_packed(ConstMatView(x, m, in), scratch.packed, MatView(y, m, out), b);
+}
+
+void linear_backward(const float* dy, const float* x, const float* w, float* dx, float* dw,
+                     float* db, std::size_t m, std::size_t in, std::size_t out,
+                     LinearScratch& scratch) {
+  if (dx) {  // dX [m, in] += dY [m, out] · W [out, in]
+    pack_matrix(ConstMatView(w, out, in), scratch.packed);
+    matmul_packed(ConstMatView(dy, m, out), scratch.packed, 0, 0, MatView(dx, m, in), nullptr,
+                  true);
+  }
+  // dW [out, in] += dYᵀ [out, m] · X [m, in]
+  scratch.transposed.resize(out * m);
+  transpose(ConstMatView(dy, m, out), MatView(scratch.transposed.data(), out, m));
+  pack_matrix(ConstMatView(x, m, in), scratch.packed);
+  matmul_packed(ConstMatView(scratch.transposed.data(), out, m), scratch.packed, 0, 0,
+                MatView(dw, out, in), nullptr, true);
+  if (db) {
+    for (std::size_t r = 0; r < m; ++r) vec::add(dy + r * out, db, out);
+  }
+}
+
+}  // namespace attn
