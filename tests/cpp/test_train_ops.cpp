@@ -16,6 +16,7 @@
 #include "attention/ops/layernorm.hpp"
 #include "attention/ops/linear.hpp"
 #include "attention/ops/rope.hpp"
+#include "attention/ops/vec.hpp"
 
 namespace {
 
@@ -295,4 +296,24 @@ TEST_CASE("cross-entropy ignores targets < 0; backward matches finite difference
   attn::reference::cross_entropy_backward(p_ref.data(), targets.data(), d_ref.data(), rows, vocab);
   attn::cross_entropy_backward(p.data(), targets.data(), d_f.data(), rows, vocab);
   require_close(d_f, d_ref, 1e-7, 1e-5, "cross-entropy dlogits");
+}
+
+TEST_CASE("vec::transpose: blocks and edges, into a padded row stride", "[train_ops]") {
+  for (const std::size_t rows : {1u, 16u, 37u, 2048u}) {
+    const std::size_t cols = 21;
+    const auto in = random_floats(rows * cols, 20);
+    const std::size_t ld = attn::vec::padded_stride(rows);
+    CHECK(ld >= rows);
+    CHECK(ld % 256 != 0);
+    std::vector<float> out(cols * ld, -1.0f);
+    attn::vec::transpose(in.data(), rows, cols, out.data(), ld);
+    bool same = true;
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t c = 0; c < cols; ++c) same = same && out[c * ld + r] == in[r * cols + c];
+    }
+    CHECK(same);
+    for (std::size_t c = 0; c < cols; ++c) {
+      for (std::size_t r = rows; r < ld; ++r) CHECK(out[c * ld + r] == -1.0f);  // padding kept
+    }
+  }
 }

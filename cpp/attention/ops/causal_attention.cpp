@@ -57,7 +57,7 @@ void causal_attention_backward(const float* dctx, const float* qkv, const float*
       pack_transposed(vv, scratch.packed);
       matmul_packed(dc, scratch.packed, MatView(g, n, n));
       // dV += Aᵀ · dctx
-      transpose(a, MatView(gt, n, n));
+      vec::transpose(a.data, n, n, gt, n);
       pack_matrix(dc, scratch.packed);
       matmul_packed(ConstMatView(gt, n, n), scratch.packed, 0, 0, dvv, nullptr, true);
       // dS = A ⊙ (dA − rowsum(dA ⊙ A)) / √d_k, zero above the diagonal (A is zero there)
@@ -71,7 +71,7 @@ void causal_attention_backward(const float* dctx, const float* qkv, const float*
       // dQ += dS · K, dK += dSᵀ · Q
       pack_matrix(kv, scratch.packed);
       matmul_packed(ConstMatView(g, n, n), scratch.packed, 0, 0, dqv, nullptr, true);
-      transpose(ConstMatView(g, n, n), MatView(gt, n, n));
+      vec::transpose(g, n, n, gt, n);
       pack_matrix(qv, scratch.packed);
       matmul_packed(ConstMatView(gt, n, n), scratch.packed, 0, 0, dkv, nullptr, true);
     }

@@ -20,10 +20,11 @@ void linear_backward(const float* dy, const float* x, const float* w, float* dx,
                   true);
   }
   // dW [out, in] += dYᵀ [out, m] · X [m, in]
-  scratch.transposed.resize(out * m);
-  transpose(ConstMatView(dy, m, out), MatView(scratch.transposed.data(), out, m));
+  const std::size_t ld = vec::padded_stride(m);
+  scratch.transposed.resize(out * ld);
+  vec::transpose(dy, m, out, scratch.transposed.data(), ld);
   pack_matrix(ConstMatView(x, m, in), scratch.packed);
-  matmul_packed(ConstMatView(scratch.transposed.data(), out, m), scratch.packed, 0, 0,
+  matmul_packed(ConstMatView(scratch.transposed.data(), out, m, ld), scratch.packed, 0, 0,
                 MatView(dw, out, in), nullptr, true);
   if (db) {
     for (std::size_t r = 0; r < m; ++r) vec::add(dy + r * out, db, out);
