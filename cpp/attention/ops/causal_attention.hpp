@@ -3,6 +3,7 @@
 // through A·V, the softmax (dS = A ⊙ (dA − rowsum(dA ⊙ A))) and Q·Kᵀ.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
