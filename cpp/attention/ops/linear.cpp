@@ -19,13 +19,27 @@ void linear_backward(const float* dy, const float* x, const float* w, float* dx,
     matmul_packed(ConstMatView(dy, m, out), scratch.packed, 0, 0, MatView(dx, m, in), nullptr,
                   true);
   }
-  // dW [out, in] += dYᵀ [out, m] · X [m, in]
+  // dW [out, in] += dYᵀ [out, m] · X [m, in]. The operand on the left must be transposed
+  // (the kernel reads it by rows); transpose the narrower of dY and X: when in < out, compute
+  // dWᵀ = Xᵀ · dY instead and add it back transposed ([out, in] is small next to [m, ·]).
   const std::size_t ld = vec::padded_stride(m);
-  scratch.transposed.resize(out * ld);
-  vec::transpose(dy, m, out, scratch.transposed.data(), ld);
-  pack_matrix(ConstMatView(x, m, in), scratch.packed);
-  matmul_packed(ConstMatView(scratch.transposed.data(), out, m, ld), scratch.packed, 0, 0,
-                MatView(dw, out, in), nullptr, true);
+  if (in < out) {
+    scratch.transposed.resize(in * ld);
+    vec::transpose(x, m, in, scratch.transposed.data(), ld);
+    pack_matrix(ConstMatView(dy, m, out), scratch.packed);
+    scratch.product.resize(in * out);
+    matmul_packed(ConstMatView(scratch.transposed.data(), in, m, ld), scratch.packed,
+                  MatView(scratch.product.data(), in, out));
+    for (std::size_t o = 0; o < out; ++o) {
+      for (std::size_t i = 0; i < in; ++i) dw[o * in + i] += scratch.product[i * out + o];
+    }
+  } else {
+    scratch.transposed.resize(out * ld);
+    vec::transpose(dy, m, out, scratch.transposed.data(), ld);
+    pack_matrix(ConstMatView(x, m, in), scratch.packed);
+    matmul_packed(ConstMatView(scratch.transposed.data(), out, m, ld), scratch.packed, 0, 0,
+                  MatView(dw, out, in), nullptr, true);
+  }
   if (db) {
     for (std::size_t r = 0; r < m; ++r) vec::add(dy + r * out, db, out);
   }
