@@ -54,7 +54,8 @@ void linear_backward(const T* dy, const T* x, const T* w, T* dx, T* dw, T* db, s
 
 // Reusable buffers for the SIMD versions (one per caller; no global state).
 struct LinearScratch {
-  PackedMatrix packed;
+  PackedMatrix packed_weight;       // Wᵀ (forward) or W (backward)
+  PackedMatrix packed_rows;         // X or dY [m, ·] (backward), kept apart so neither shrinks
   AlignedVector<float> transposed;  // dYᵀ [out, m] or Xᵀ [in, m], rows padded
   AlignedVector<float> product;     // dWᵀ [in, out] (when in < out)
 };
