@@ -178,6 +178,11 @@ void Model::check_ids(std::span<const std::int32_t> ids, std::size_t batch, std:
     throw Error("n must be between 1 and the context " + std::to_string(config_.context) +
                 ", got " + std::to_string(n));
   }
+  if (batch > kMaxModelAttentionValues / (config_.heads * n * n)) {
+    throw Error("batch " + std::to_string(batch) + " × heads " + std::to_string(config_.heads) +
+                " × n² " + std::to_string(n * n) + " attention weights per layer exceed the " +
+                "limit of " + std::to_string(kMaxModelAttentionValues) + ": lower batch or n");
+  }
   if (ids.size() != batch * n) {
     throw Error("ids has " + std::to_string(ids.size()) +
                 " values, expected batch * n = " + std::to_string(batch) + " * " +
