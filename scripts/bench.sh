@@ -6,6 +6,8 @@
 #      (a CMake target of the wasm-release preset, built by step 1)
 #   4. native-release's attention_bench (tests/bench/native_bench.cpp + peak-probe.cpp)
 #   5. node tests/bench/bench.mjs, then build/native-release/attention_bench
+#   6. native-release's attention_train_bench (tests/bench/train/train_bench.cpp): one training
+#      step of the standard model config and the backward's matmuls
 # Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -29,7 +31,7 @@ if [ ! -f build/native-release/build.ninja ]; then
   cmake --preset native-release >build/native-release.configure.log 2>&1 ||
     { cat build/native-release.configure.log; exit 1; }
 fi
-cmake --build --preset native-release --target attention_bench
+cmake --build --preset native-release --target attention_bench attention_train_bench
 
 built=$(date +%s)
 log "builds done in $((built - start)) s"
@@ -37,4 +39,6 @@ echo
 node tests/bench/bench.mjs "$@"
 echo
 build/native-release/attention_bench
+echo
+build/native-release/attention_train_bench
 log "total: $(($(date +%s) - start)) s (builds $((built - start)) s)"
