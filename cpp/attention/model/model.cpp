@@ -143,7 +143,8 @@ void Model::initialise() {
   for (const auto& info : table_) {
     std::span<float> values(params_.data() + info.offset, info.size);
     const std::string& name = info.name;
-    const bool layer_norm = name.find("ln") != std::string::npos;  // ln1, ln2, ln_f
+    const bool layer_norm = name.starts_with("ln_f.") || name.find(".ln1.") != std::string::npos ||
+                            name.find(".ln2.") != std::string::npos;
     if (layer_norm) {
       std::fill(values.begin(), values.end(), name.ends_with(".weight") ? 1.0f : 0.0f);
     } else if (name.ends_with("bias")) {  // in_proj_bias and the .bias of every linear
