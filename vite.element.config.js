@@ -1,9 +1,14 @@
 // Builds dist/attention-lens-element.js: the <attention-lens> element for blog posts, ONE classic
 // script (an IIFE: no import/export, no import.meta) with the wasm inlined, that also runs when
 // loaded with <script type="module">. It bundles web/element/attention-lens-element.js, the page
-// modules it reuses (web/app/) and the single-file JS API built by the wasm-release preset
-// (build/wasm-release/attention-lens.single.mjs). Run after the page build, which empties dist/.
+// modules it reuses (web/shared/) and the single-file JS API: the element imports it as
+// `attention-lens/single-file` (package.json's export name), which this config resolves to the
+// wasm-release preset's build (build/wasm-release/attention-lens.single.mjs). Run after the page
+// build, which empties dist/.
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
+
+const SINGLE_FILE_API = fileURLToPath(new URL('build/wasm-release/attention-lens.single.mjs', import.meta.url));
 
 const GLUE = /attention-lens\.single\.mjs$/;
 
@@ -61,6 +66,7 @@ export default defineConfig({
   publicDir: false,
   logLevel: 'warn',
   plugins: [classicSingleFileGlue(), checkClassicScript()],
+  resolve: { alias: { 'attention-lens/single-file': SINGLE_FILE_API } },
   build: {
     outDir: 'dist',
     emptyOutDir: false, // the page build (vite.config.js) filled dist/ first

@@ -6,9 +6,12 @@
 #      (a CMake target of the wasm-release preset, built by step 1)
 #   4. native-release's attention_bench (tests/bench/native_bench.cpp + peak-probe.cpp)
 #   5. node tests/bench/bench.mjs, then build/native-release/attention_bench
-#   6. native-release's attention_train_bench (tests/bench/train/train_bench.cpp): one training
-#      step of the standard model config and the backward's matmuls
-# Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only).
+#   6. node tests/bench/train-bench.mjs: training steps per second against tfjs-wasm, plain JS and
+#      PyTorch on one thread (Debian's python3-torch; skipped with a note when missing)
+#   7. native-release's attention_train_bench (tests/bench/train/train_bench.cpp): one training
+#      step of the standard model config natively and the backward's matmuls as % of peak
+# Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only); --quick also gives
+# train-bench.mjs 3 short rounds.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ATTN_ROOT"
@@ -18,20 +21,8 @@ log() { printf '[bench] %s\n' "$*"; }
 bash scripts/setup.sh
 bash scripts/build.sh
 
-mkdir -p build
-if [ ! -f build/wasm-nosimd/build.ninja ]; then
-  log "configuring wasm-nosimd"
-  emcmake cmake --preset wasm-nosimd >build/wasm-nosimd.configure.log 2>&1 ||
-    { cat build/wasm-nosimd.configure.log; exit 1; }
-fi
-cmake --build --preset wasm-nosimd
-
-if [ ! -f build/native-release/build.ninja ]; then
-  log "configuring native-release"
-  cmake --preset native-release >build/native-release.configure.log 2>&1 ||
-    { cat build/native-release.configure.log; exit 1; }
-fi
-cmake --build --preset native-release --target attention_bench attention_train_bench
+attn_build_preset wasm-nosimd
+attn_build_preset native-release --target attention_bench attention_train_bench
 
 built=$(date +%s)
 log "builds done in $((built - start)) s"
@@ -39,6 +30,10 @@ echo
 node tests/bench/bench.mjs "$@"
 echo
 build/native-release/attention_bench
+echo
+train_args=()
+for arg in "$@"; do if [ "$arg" = --quick ]; then train_args+=(--quick); fi; done
+node tests/bench/train-bench.mjs ${train_args[@]+"${train_args[@]}"}
 echo
 build/native-release/attention_train_bench
 log "total: $(($(date +%s) - start)) s (builds $((built - start)) s)"

@@ -7,16 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ATTN_ROOT"
 bash scripts/setup.sh
 
-build_wasm() { # preset
-  local preset="$1" dir="build/$1"
-  if [ ! -f "$dir/build.ninja" ]; then
-    emcmake cmake --preset "$preset" >"build/$preset.configure.log" 2>&1 ||
-      { cat "build/$preset.configure.log"; exit 1; }
-  fi
-  cmake --build --preset "$preset"
-}
-mkdir -p build
-build_wasm wasm-release
+attn_build_preset wasm-release
 
 npx vite build --logLevel warn
 cp build/wasm-release/attention-lens.mjs build/wasm-release/attention-lens.wasm \

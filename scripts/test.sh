@@ -55,21 +55,15 @@ run_suite() {
   fi
 }
 
-build_native() { # preset
-  local preset="$1"
-  { [ -f "build/$preset/build.ninja" ] || cmake --preset "$preset"; } &&
-    cmake --build --preset "$preset"
-}
-
-run_suite native-build none build_native native-release
+run_suite native-build none attn_build_preset native-release
 run_suite native-tests ctest ctest --preset native-release -j2
-run_suite asan-ubsan-build none build_native native-debug
+run_suite asan-ubsan-build none attn_build_preset native-debug
 run_suite asan-ubsan-tests ctest ctest --preset native-debug -j2
 # libFuzzer on the .safetensors reader and AttentionLayer::load_safetensors (ASan + UBSan), for a
 # bounded time from the valid seeds and the malformed corpus. New inputs go to a temporary folder
 # and findings (crash-*, timeout-*, oom-*) to build/fuzz/: nothing is written into the repository.
 fuzz_safetensors() {
-  build_native fuzz || return 1
+  attn_build_preset fuzz || return 1
   local corpus status
   corpus=$(mktemp -d)
   build/fuzz/fuzz_safetensors -seed=1 -max_total_time="${ATTN_FUZZ_SECONDS:-30}" -timeout=10 \

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { STRICT_CSP } from '../../scripts/csp.mjs';
-import { MAX_TEXT } from '../../web/app/state.js';
+import { MAX_TEXT } from '../../web/shared/state.js';
 import { CORPUS_LAYER, malformedCorpus, writeSafetensors } from '../js/support.mjs';
 import { hoverCell, instrument, launchBrowser, openPage, serveDist } from './browser.mjs';
 

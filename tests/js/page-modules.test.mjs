@@ -3,29 +3,33 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { makeScale, matrixPixels } from '../../web/app/colors.js';
-import { createEngine, PREVIEW_SIDE } from '../../web/app/engine.js';
-import { elementSnippet, iframeSnippet, stateFromAttributes } from '../../web/app/embed-snippet.js';
-import { stepCsv } from '../../web/app/exporting.js';
-import { formatBytes, numpyArrayString } from '../../web/app/format.js';
-import { buildPreset } from '../../web/app/presets.js';
-import { DEFAULTS, hashToState, stateToHash } from '../../web/app/state.js';
+import { makeScale, matrixPixels } from '../../web/shared/colors.js';
+import { createEngine, PREVIEW_SIDE } from '../../web/shared/engine.js';
+import { elementSnippet, iframeSnippet, stateFromAttributes } from '../../web/shared/embed-snippet.js';
+import { stepCsv } from '../../web/views/walkthrough/exporting.js';
+import { formatBytes, numpyArrayString } from '../../web/shared/format.js';
+import { buildPreset } from '../../web/shared/presets.js';
+import { catalogOf } from '../../web/shared/catalog.js';
+import { DEFAULTS, hashToState, makeSchema, stateToHash } from '../../web/shared/state.js';
 import { assertClose, loadLens, numpyPath, readSafetensors } from './support.mjs';
 
+// The settings' schema takes its choice lists from the core's catalog.
+const schema = makeSchema(catalogOf(await loadLens()));
+
 test('the URL hash round-trips every field and omits defaults', () => {
-  assert.equal(stateToHash(DEFAULTS), '');
+  assert.equal(stateToHash(DEFAULTS, schema), '');
   const state = { ...DEFAULTS, text: 'a & b = c?#', heads: 8, mask: 'sliding-window', window: 5, cells: [[1, 2], [3, 0]],
     scale: false, cross: true, source: 'über naïve', stage: 'scores', head: 3, preset: 'seed004-multi', view: 'lines' };
-  const hash = stateToHash(state);
+  const hash = stateToHash(state, schema);
   assert.match(hash, /^#/);
-  const { state: back, ignored } = hashToState(hash);
+  const { state: back, ignored } = hashToState(hash, schema);
   assert.deepEqual(ignored, []);
   assert.deepEqual(back, state);
 });
 
 test('a hostile or broken hash falls back to defaults field by field and says what it ignored', () => {
   const { state, ignored } = hashToState('#text=%3Cimg%20src%3Dx%3E&heads=999&dModel=63&mask=javascript:alert(1)' +
-    '&cells=1.2,x&seed=-1&__proto__=1&constructor=2&stage=scores');
+    '&cells=1.2,x&seed=-1&__proto__=1&constructor=2&stage=scores', schema);
   assert.equal(state.text, '<img src=x>'); // kept as text; the page renders it with textContent
   assert.equal(state.heads, DEFAULTS.heads);
   assert.equal(state.dModel, DEFAULTS.dModel);
@@ -35,7 +39,7 @@ test('a hostile or broken hash falls back to defaults field by field and says wh
   assert.equal(state.stage, 'scores');
   assert.deepEqual(ignored.sort(), ['__proto__', 'cells', 'constructor', 'dModel', 'heads', 'mask', 'seed']);
   assert.equal(Object.getPrototypeOf(state), Object.prototype);
-  assert.equal(hashToState('#text=' + 'x'.repeat(50000)).state.text.length, 20000);
+  assert.equal(hashToState('#text=' + 'x'.repeat(50000), schema).state.text.length, 20000);
 });
 
 test('colour scales: the 256-colour pixel table is the scale\'s own colours from min to max', () => {
@@ -142,7 +146,7 @@ test('embed snippets escape the text and round-trip through the element\'s attri
     attributes[name] = value.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
   }
   delete attributes.src;
-  const { state: parsed, problems } = stateFromAttributes((name) => attributes[name] ?? null);
+  const { state: parsed, problems } = stateFromAttributes((name) => attributes[name] ?? null, schema);
   assert.deepEqual(problems, []);
   for (const key of ['text', 'heads', 'mask', 'stage', 'head']) assert.deepEqual(parsed[key], state[key], key);
   assert.match(iframeSnippet('https://example.org/?a=1#text="x"'), /src="https:\/\/example.org\/\?a=1#text=&quot;x&quot;"/);

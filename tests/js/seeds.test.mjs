@@ -4,10 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { inProjFrom, randnStream, transposedHeads, transposeSquare } from '../../web/app/presets.js';
+import { inProjFrom, randnStream, transposedHeads, transposeSquare } from '../../web/shared/presets.js';
 import { assertClose, loadLens, numpyPath, readSafetensors } from './support.mjs';
 
-// The tutorial's weight layouts, shared with the page's presets (web/app/presets.js): they only
+// The tutorial's weight layouts, shared with the page's presets (web/shared/presets.js): they only
 // arrange numbers; every result below is checked against NumPy's own output.
 const stream = randnStream;
 const inProj = inProjFrom;

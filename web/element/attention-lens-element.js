@@ -1,17 +1,23 @@
 // <attention-lens>: the one-tag blog embed. Bundled by vite.element.config.js with the
-// single-file JS API (wasm inlined) into dist/attention-lens-element.js, a classic script that
-// also runs as a module script. Every element on a page shares one wasm module instance, loaded
-// on first use; each element has its own engine (web/app/engine.js) and draws with the page's
-// own modules (Heatmap, labels, stages, colours, formatting). Attributes are untrusted text:
-// they are parsed by stateFromAttributes and only ever shown with textContent.
-import { loadAttentionLens } from '../../build/wasm-release/attention-lens.single.mjs';
-import { createEngine, PAD_TOKEN } from '../app/engine.js';
-import { ELEMENT_ATTRIBUTES, stateFromAttributes } from '../app/embed-snippet.js';
-import { formatPrecise } from '../app/format.js';
-import { Heatmap } from '../app/heatmap.js';
-import { matrixOf } from '../app/labels.js';
-import { availableStages, scaleFor, stageById } from '../app/stages.js';
-import { DEFAULTS } from '../app/state.js';
+// single-file JS API (wasm inlined; the config says where `attention-lens/single-file` comes
+// from) into dist/attention-lens-element.js, a classic script that also runs as a module script.
+// Every element on a page shares one wasm module instance, loaded on first use; each element has
+// its own engine (web/shared/engine.js) and draws with the page's shared modules (view model,
+// head picker, Heatmap, labels, catalog). Attributes are untrusted text: they are parsed by
+// stateFromAttributes and only ever shown with textContent.
+import { loadAttentionLens } from 'attention-lens/single-file';
+import { catalogOf } from '../shared/catalog.js';
+import { el } from '../shared/dom.js';
+import { ELEMENT_ATTRIBUTES, stateFromAttributes } from '../shared/embed-snippet.js';
+import { createEngine, PAD_TOKEN } from '../shared/engine.js';
+import { formatPrecise } from '../shared/format.js';
+import { HeadPicker } from '../shared/head-picker.js';
+import { Heatmap } from '../shared/heatmap.js';
+import { matrixOf } from '../shared/labels.js';
+import { scaleFor, stageById } from '../shared/stages.js';
+import { DEFAULTS, makeSchema } from '../shared/state.js';
+import { availableStages, cellWords, keepTogether, pickStage, settingsSummary, stageNeeds, stepsOfStage,
+  walkthroughSteps } from '../shared/view-model.js';
 import css from './attention-lens-element.css?inline';
 
 const TAG = 'attention-lens';
@@ -24,9 +30,13 @@ const COMPUTE_KEYS = ['text', 'tokenizer', 'dModel', 'heads', 'seed', 'positiona
 
 let lensPromise = null;
 let lens = null;
+let catalog = null; // the core's catalog (catalog.js)
+let schema = null; // the attributes' schema, from the catalog
 /** The one wasm module instance of the page, loaded on the first element's first render. */
 function sharedLens() {
   lensPromise ??= loadAttentionLens().then((loaded) => {
+    catalog = catalogOf(loaded);
+    schema = makeSchema(catalog);
     lens = loaded;
     return loaded;
   });
@@ -44,47 +54,9 @@ function styleSheet() {
 
 // ---- helpers ---------------------------------------------------------------------------------
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-const MASK_NAMES = { causal: 'causal mask', padding: 'padding mask', 'sliding-window': 'sliding window',
-  'prefix-lm': 'prefix-LM mask' };
-const POSITIONAL_NAMES = { sinusoidal: 'sinusoidal positions', learned: 'learned positions', rope: 'RoPE',
-  alibi: 'ALiBi' };
-
-// Lines break between the parts of the title line, not inside one ("6 tokens", "head 1 of 4").
-const keepTogether = (text) => text.replace(/ /g, '\u00a0');
-
-/** "6 tokens · causal mask · sinusoidal positions" for the title line. */
-function settingsSummary(state, result) {
-  const bits = [result.cross ? `${result.n} → ${result.kvN} tokens (cross-attention)` : `${result.n} tokens`];
-  if (state.mask !== 'none') {
-    let mask = MASK_NAMES[state.mask];
-    if (state.mask === 'sliding-window') mask += ` of ${state.window}`;
-    if (state.mask === 'prefix-lm') mask += ` (prefix ${state.prefix})`;
-    bits.push(mask);
-  }
-  if (POSITIONAL_NAMES[result.config.positional]) bits.push(POSITIONAL_NAMES[result.config.positional]);
-  if (!state.scale) bits.push('no √d_k scaling');
-  return bits.map(keepTogether).join(' · ');
-}
-
-// What a step that is missing from a trace needs.
-const STEP_NEEDS = { positional: 'positional="sinusoidal" or "learned"', source: 'a source attribute',
-  rope: 'positional="rope"', alibi: 'positional="alibi"' };
-
-/** Weights steps rebuilt from r.attention, for inputs too large for a full trace. */
-function weightsFromAttention(result) {
-  const { n, kvN } = result;
-  return Array.from({ length: result.config.heads }, (_, h) => ({
-    id: 'weights', head: h, title: `Attention weights, head ${h + 1}`, equation: '', shape: [n, kvN],
-    rows: 'query', cols: 'key', data: result.attention.subarray(h * n * kvN, (h + 1) * n * kvN),
-  }));
-}
+/** What a step that is missing from a trace needs, in attribute words (from the catalog). */
+const attributeNeeds = (stage) => stageNeeds(catalog, stage, (key, value) => (key === 'cross'
+  ? 'a source attribute' : `${key}=${value.map((v) => `"${v}"`).join(' or ')}`));
 
 /**
  * The smallest cell a heatmap may shrink to before it scrolls sideways: token × token cells stay
@@ -94,12 +66,6 @@ function weightsFromAttention(result) {
 function minCellFor(matrix) {
   const wanted = matrix.colAxis === 'dimension' ? 4 : 14;
   return Math.max(3, Math.min(wanted, Math.floor(4000 / Math.max(matrix.rows, matrix.cols))));
-}
-
-/** Words for one cell of a matrix: `query “bank” → key “money”`. */
-function cellWords(matrix, row, col) {
-  const side = (axis, labels, index) => (axis === 'dimension' ? `dimension ${index}` : `${axis} “${labels[index]}”`);
-  return `${side(matrix.rowAxis, matrix.rowLabels, row)} → ${side(matrix.colAxis, matrix.colLabels, col)}`;
 }
 
 // ---- the element ---------------------------------------------------------------------------
@@ -119,6 +85,7 @@ class AttentionLensElement extends HTMLElement {
   #computeProblems = [];
   #headOverride = null; // a head picked with the head buttons, until the head attribute changes
   #maps = []; // [{ slot, heatmap, matrix }]
+  #picker;
   #resize = null;
   #drawnWidth = 0;
   #renders = 0;
@@ -155,6 +122,11 @@ class AttentionLensElement extends HTMLElement {
       parts.explain);
     root.append(parts.lens);
     this.#parts = parts;
+    this.#picker = new HeadPicker(parts.heads, { label: 'Head:', labelClass: 'label', hide: true, onPick: (h) => {
+      this.#headOverride = h;
+      this.#draw();
+      this.#picker.focus(h);
+    } });
   }
 
   connectedCallback() {
@@ -207,7 +179,7 @@ class AttentionLensElement extends HTMLElement {
       sharedLens().then(() => this.#schedule(), (error) => this.#fail(error));
       return;
     }
-    const { state, problems } = stateFromAttributes((name) => this.getAttribute(name));
+    const { state, problems } = stateFromAttributes((name) => this.getAttribute(name), schema);
     this.#parseProblems = problems;
     const key = JSON.stringify(COMPUTE_KEYS.map((k) => state[k]));
     if (key !== this.#computeKey || !this.#result) {
@@ -257,7 +229,8 @@ class AttentionLensElement extends HTMLElement {
     const p = this.#parts;
     p.lens.dataset.status = 'error';
     p.title.replaceChildren(el('span', 'status error', `Attention Lens could not run: ${message}${csp}`));
-    for (const part of [p.problems, p.tokens, p.heads, p.explain]) part.hidden = true;
+    for (const part of [p.problems, p.tokens, p.explain]) part.hidden = true;
+    this.#picker.render({ heads: 0, head: 0, visible: false });
     p.matrices.replaceChildren();
     p.readout.textContent = '';
     this.#maps = [];
@@ -265,98 +238,19 @@ class AttentionLensElement extends HTMLElement {
 
   #draw() {
     const result = this.#result;
-    const state = this.#state;
     const compact = this.hasAttribute('compact');
     const notes = [...this.#parseProblems, ...this.#computeProblems, ...result.notes];
-    const heads = result.config.heads;
-
-    // The stage to show, and its steps for one head.
-    const allSteps = result.steps.length ? result.steps : weightsFromAttention(result);
-    let stage = stageById(state.stage) ?? stageById('weights');
-    const available = availableStages(allSteps);
-    if (!available.includes(stage)) {
-      const needs = STEP_NEEDS[stage.id] ? ` (it needs ${STEP_NEEDS[stage.id]})` : '';
-      notes.push(`step="${state.stage}" has nothing to show with these settings${needs}; showing the softmax weights.`);
-      stage = stageById('weights');
-    }
-    const stageSteps = allSteps.filter((s) => stage.steps.includes(s.id));
-    const perHead = stageSteps.some((s) => s.head >= 0);
-    let head = this.#headOverride ?? state.head;
-    if (head >= heads) {
-      notes.push(`head="${head + 1}" is more than the ${heads} head${heads === 1 ? '' : 's'}; showing head 1.`);
-      head = 0;
-      this.#headOverride = null;
-    }
-    const steps = stage.steps.flatMap((id) => stageSteps.filter((s) => s.id === id && (s.head === -1 || s.head === head)));
-
-    // Title line.
+    const { stage, head, steps, perHead } = this.#shown(notes);
+    this.#drawTitle(stage, steps, perHead, head);
     const p = this.#parts;
-    const first = steps[0];
-    const name = stage.id === 'weights' ? 'Attention weights'
-      : steps.length === 1 ? first.title.replace(/, head \d+$/, '') : stage.label;
-    const where = perHead && heads > 1 ? ` · ${keepTogether(`head ${head + 1} of ${heads}`)}` : '';
-    p.title.replaceChildren(el('strong', '', name), el('span', 'settings', `${where} · ${settingsSummary(state, result)}`));
-
-    // Problems, rendered as text.
-    p.problems.replaceChildren(...notes.map((note) => el('li', '', note)));
+    p.problems.replaceChildren(...notes.map((note) => el('li', '', note))); // as text
     p.problems.hidden = notes.length === 0;
-
-    // Tokens (full view only).
-    p.tokens.hidden = compact;
-    if (!compact) {
-      const chips = (label, tokens) => [el('span', 'tokens-label', label),
-        ...tokens.map((t) => el('span', t === PAD_TOKEN ? 'chip pad' : 'chip', t))];
-      p.tokens.replaceChildren(...(result.cross
-        ? [...chips('Target:', result.queryTokens), ...chips('Source:', result.keyTokens)]
-        : chips('Tokens:', result.queryTokens)));
-    }
-
-    // Head picker (full view, per-head steps).
-    p.heads.hidden = compact || !perHead || heads < 2;
-    if (!p.heads.hidden) {
-      const buttons = Array.from({ length: heads }, (_, h) => {
-        const b = el('button', '', String(h + 1));
-        b.type = 'button';
-        b.setAttribute('aria-pressed', String(h === head));
-        b.setAttribute('aria-label', `head ${h + 1}`);
-        b.addEventListener('click', () => {
-          this.#headOverride = h;
-          this.#draw();
-          this.#parts.heads.querySelectorAll('button')[h]?.focus();
-        });
-        return b;
-      });
-      p.heads.replaceChildren(el('span', 'label', 'Head:'), ...buttons);
-    }
-
-    // Heatmaps: reuse the Heatmap instances while the number of matrices stays the same.
-    if (this.#maps.length !== steps.length) {
-      this.#maps = steps.map(() => {
-        const slot = el('div', 'slot');
-        const entry = { slot, heatmap: null, matrix: null };
-        entry.heatmap = new Heatmap(slot, { onHover: (cell) => this.#readout(entry, cell) });
-        return entry;
-      });
-      p.matrices.replaceChildren(...this.#maps.map((m) => m.slot));
-    }
-    p.matrices.className = steps.length > 1 ? 'matrices multi' : 'matrices single';
-    steps.forEach((step, i) => {
-      const entry = this.#maps[i];
-      entry.matrix = matrixOf(step, result, scaleFor(step.id));
-      entry.heatmap.options.minCell = minCellFor(entry.matrix);
-      entry.heatmap.render(entry.matrix);
-      const { canvas, figure } = entry.heatmap;
-      canvas.dataset.rows = String(entry.matrix.rows);
-      canvas.dataset.cols = String(entry.matrix.cols);
-      figure.dataset.step = step.id;
-      figure.dataset.head = String(step.head);
-    });
+    this.#drawTokens(compact);
+    this.#picker.render({ heads: result.config.heads, head, visible: !compact && perHead && result.config.heads > 1 });
+    this.#drawMatrices(steps);
     this.#readout(null, null);
-
-    // The one-line explanation (full view only).
-    p.explain.hidden = compact;
+    p.explain.hidden = compact; // the one-line explanation (full view only)
     p.explain.textContent = compact ? '' : stage.text;
-
     p.lens.dataset.status = 'ready';
     p.lens.dataset.step = stage.id;
     p.lens.dataset.head = String(head);
@@ -365,6 +259,78 @@ class AttentionLensElement extends HTMLElement {
     this.dispatchEvent(new CustomEvent('attention-lens-render', {
       detail: { step: stage.id, head, matrices: steps.map((s) => ({ id: s.id, rows: s.shape[0], cols: s.shape[1] })) },
     }));
+  }
+
+  // The stage to show and its steps for one head; what cannot be shown is said in `notes`.
+  #shown(notes) {
+    const result = this.#result;
+    const state = this.#state;
+    const heads = result.config.heads;
+    const allSteps = walkthroughSteps(result, catalog);
+    const available = availableStages(allSteps);
+    let stage = stageById(state.stage) ?? stageById('weights');
+    if (!available.includes(stage)) {
+      const needs = attributeNeeds(stage);
+      notes.push(`step="${state.stage}" has nothing to show with these settings${needs ? ` (it needs ${needs})` : ''}; ` +
+        'showing the softmax weights.');
+      stage = pickStage(available, 'weights');
+    }
+    let head = this.#headOverride ?? state.head;
+    if (head >= heads) {
+      notes.push(`head="${head + 1}" is more than the ${heads} head${heads === 1 ? '' : 's'}; showing head 1.`);
+      head = 0;
+      this.#headOverride = null;
+    }
+    const steps = stepsOfStage(stage, allSteps, head);
+    return { stage, head, steps, perHead: steps.some((s) => s.head >= 0) };
+  }
+
+  #drawTitle(stage, steps, perHead, head) {
+    const heads = this.#result.config.heads;
+    const name = stage.id === 'weights' ? 'Attention weights'
+      : steps.length === 1 ? steps[0].title.replace(/, head \d+$/, '') : stage.label;
+    const where = perHead && heads > 1 ? ` · ${keepTogether(`head ${head + 1} of ${heads}`)}` : '';
+    this.#parts.title.replaceChildren(el('strong', '', name),
+      el('span', 'settings', `${where} · ${settingsSummary(this.#state, this.#result)}`));
+  }
+
+  // Tokens (full view only).
+  #drawTokens(compact) {
+    const { tokens } = this.#parts;
+    const result = this.#result;
+    tokens.hidden = compact;
+    if (compact) return;
+    const chips = (label, list) => [el('span', 'tokens-label', label),
+      ...list.map((t) => el('span', t === PAD_TOKEN ? 'chip pad' : 'chip', t))];
+    tokens.replaceChildren(...(result.cross
+      ? [...chips('Target:', result.queryTokens), ...chips('Source:', result.keyTokens)]
+      : chips('Tokens:', result.queryTokens)));
+  }
+
+  // Heatmaps: reuse the Heatmap instances while the number of matrices stays the same.
+  #drawMatrices(steps) {
+    const { matrices } = this.#parts;
+    if (this.#maps.length !== steps.length) {
+      this.#maps = steps.map(() => {
+        const slot = el('div', 'slot');
+        const entry = { slot, heatmap: null, matrix: null };
+        entry.heatmap = new Heatmap(slot, { onHover: (cell) => this.#readout(entry, cell) });
+        return entry;
+      });
+      matrices.replaceChildren(...this.#maps.map((m) => m.slot));
+    }
+    matrices.className = steps.length > 1 ? 'matrices multi' : 'matrices single';
+    steps.forEach((step, i) => {
+      const entry = this.#maps[i];
+      entry.matrix = matrixOf(step, this.#result, scaleFor(step.id));
+      entry.heatmap.options.minCell = minCellFor(entry.matrix);
+      entry.heatmap.render(entry.matrix);
+      const { canvas, figure } = entry.heatmap;
+      canvas.dataset.rows = String(entry.matrix.rows);
+      canvas.dataset.cols = String(entry.matrix.cols);
+      figure.dataset.step = step.id;
+      figure.dataset.head = String(step.head);
+    });
   }
 
   /** The line under the heatmap: the hovered or focused cell and its value. */

@@ -1,6 +1,9 @@
-// The page's whole state, its defaults, and its URL-hash form. The hash is untrusted input:
-// every field is checked against a schema and anything unknown or invalid is dropped (with a
+// The page's settings (what a link or an <attention-lens> tag can say), their defaults, and
+// their URL-hash form. The hash is untrusted input: every field is checked against a schema
+// built from the core's catalog (makeSchema) and anything unknown or invalid is dropped (with a
 // note saying what was ignored), never evaluated or inserted as HTML.
+import { pageMasks } from './catalog.js';
+import { STAGES } from './stages.js';
 
 export const EXAMPLES = [
   { label: 'The bank will not loan money', text: 'The bank will not loan money' },
@@ -31,27 +34,29 @@ const cells = {
 
 export const PRESETS = ['seed001-causal', 'seed004-single', 'seed004-multi', 'seed004-pytorch'];
 
-export const SCHEMA = {
-  text,
-  tokenizer: choice(['word', 'char']),
-  dModel: choice([8, 16, 32, 64, 128, 256].map(String)),
-  heads: integer(1, 16),
-  seed: integer(0, 4294967295),
-  positional: choice(['none', 'sinusoidal', 'learned', 'rope', 'alibi']),
-  mask: choice(['none', 'causal', 'padding', 'sliding-window', 'prefix-lm']),
-  window: integer(1, 4096),
-  prefix: integer(0, 4096),
-  padTo: integer(0, 4096),
-  cells,
-  scale: flag,
-  cross: flag,
-  source: text,
-  preset: choice(['', ...PRESETS]),
-  stage: choice(['embedding', 'positional', 'source', 'qkv', 'rope', 'scores', 'scaled', 'alibi',
-    'masked', 'weights', 'context', 'concat', 'output']),
-  head: integer(0, 255),
-  view: choice(['grid', 'lines']),
-};
+/** The settings' schema: field -> { parse, print }; the choice lists come from the catalog. */
+export function makeSchema(catalog) {
+  return Object.freeze({
+    text,
+    tokenizer: choice(catalog.tokenizers),
+    dModel: choice([8, 16, 32, 64, 128, 256].map(String)),
+    heads: integer(1, 16),
+    seed: integer(0, 4294967295),
+    positional: choice(catalog.positional),
+    mask: choice(pageMasks(catalog)),
+    window: integer(1, 4096),
+    prefix: integer(0, 4096),
+    padTo: integer(0, 4096),
+    cells,
+    scale: flag,
+    cross: flag,
+    source: text,
+    preset: choice(['', ...PRESETS]),
+    stage: choice(STAGES.map((stage) => stage.id)),
+    head: integer(0, 255),
+    view: choice(['grid', 'lines']),
+  });
+}
 
 export const DEFAULTS = Object.freeze({
   text: EXAMPLES[0].text,
@@ -74,10 +79,10 @@ export const DEFAULTS = Object.freeze({
   view: 'grid',
 });
 
-/** The state as a URL hash ("#text=…&heads=4"): only fields that differ from the defaults. */
-export function stateToHash(state) {
+/** The state as a URL hash ("#text=…&heads=4"): only `schema`'s fields that differ from the defaults. */
+export function stateToHash(state, schema) {
   const params = new URLSearchParams();
-  for (const [key, codec] of Object.entries(SCHEMA)) {
+  for (const [key, codec] of Object.entries(schema)) {
     const printed = codec.print(state[key]);
     if (printed !== codec.print(DEFAULTS[key])) params.set(key, printed);
   }
@@ -86,10 +91,11 @@ export function stateToHash(state) {
 }
 
 /**
- * Parses a URL hash into a full state. Returns { state, ignored } where ignored lists the
- * keys that were unknown or held invalid values (they fall back to the defaults).
+ * Parses a URL hash into a full state, each field checked by `schema` (makeSchema). Returns
+ * { state, ignored } where ignored lists the keys that were unknown or held invalid values
+ * (they fall back to the defaults).
  */
-export function hashToState(hash) {
+export function hashToState(hash, schema) {
   const state = { ...DEFAULTS, cells: [] };
   const ignored = [];
   const raw = typeof hash === 'string' ? hash.replace(/^#/, '') : '';
@@ -101,7 +107,7 @@ export function hashToState(hash) {
     return { state, ignored: ['the whole link (it could not be read)'] };
   }
   for (const [key, value] of params) {
-    const codec = Object.hasOwn(SCHEMA, key) ? SCHEMA[key] : null;
+    const codec = Object.hasOwn(schema, key) ? schema[key] : null;
     const parsed = codec ? codec.parse(value) : undefined;
     if (parsed === undefined) {
       ignored.push(key.slice(0, 40));

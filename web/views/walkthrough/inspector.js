@@ -1,23 +1,17 @@
 // The cell inspector: shows the core's explanation of one cell (layer.explain): the equation
 // with its indices, every term of the dot product or weighted sum, and the other quantities.
-import { formatPrecise } from './format.js';
+import { el } from '../../shared/dom.js';
+import { formatPrecise } from '../../shared/format.js';
+import { typeset } from '../../shared/typeset.js';
 
 const MAX_TERMS = 64;
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 /**
  * @param {HTMLElement} host
  * @param {object} explanation  from layer.explain({ step, head, row, col })
  * @param {{rowLabel: string, colLabel: string, rowAxis: string, colAxis: string, pinned: boolean}} where
- * @param {(latex: string, el: HTMLElement) => void} typeset
  */
-export function renderExplanation(host, explanation, where, typeset) {
+function renderExplanation(host, explanation, where) {
   const e = explanation;
   const title = el('p', 'inspector-where');
   const head = e.head >= 0 ? ` · head ${e.head + 1}` : '';
@@ -77,4 +71,26 @@ export function renderExplanation(host, explanation, where, typeset) {
     parts.push(list);
   }
   host.replaceChildren(...parts);
+}
+
+/**
+ * The inspector of the page's walkthrough: show(step, matrix, cell, pinned) asks the engine to
+ * explain the cell and draws the answer, unless another cell was asked for meanwhile.
+ */
+export function createInspector(engine, host) {
+  let latest = 0; // the newest request; older answers are dropped
+  return async function show(step, matrix, cell, pinned) {
+    if (!cell) return; // leaving a heatmap keeps the last explanation (and a pinned one)
+    const ticket = ++latest;
+    try {
+      const explanation = await engine.explain({ step: step.id, head: step.head, row: cell.row, col: cell.col });
+      if (ticket !== latest) return;
+      renderExplanation(host, explanation, {
+        rowLabel: matrix.rowLabels[cell.row], colLabel: matrix.colLabels[cell.col],
+        rowAxis: matrix.rowAxis, colAxis: matrix.colAxis, pinned,
+      });
+    } catch (error) {
+      if (ticket === latest) host.replaceChildren(el('p', 'error-inline', error.message));
+    }
+  };
 }

@@ -70,16 +70,7 @@ export const STAGES = [
 
 export const stageById = (id) => STAGES.find((s) => s.id === id);
 
-/** The stages a trace has data for, in order. */
-export function availableStages(steps) {
-  const ids = new Set(steps.map((s) => s.id));
-  return STAGES.filter((stage) => (stage.requires ? ids.has(stage.requires) : stage.steps.some((id) => ids.has(id))));
-}
-
 /** How a step's numbers are coloured. */
 export function scaleFor(stepId) {
   return stepId === 'weights' ? 'probability' : 'diverging';
 }
-
-/** Steps whose cells are (query, key) pairs: the ones where clicking can mask a cell. */
-export const QUERY_KEY_STEPS = new Set(['scores', 'scaled', 'alibi', 'masked', 'weights']);

@@ -2,24 +2,14 @@
 // focus on cells, and a screen-reader table of the same numbers. Used by the page and the
 // <attention-lens> element; it only draws the data it is given.
 import { cssOf, legendGradient, makeScale, matrixPixels } from './colors.js';
+import { cancelIdle, el, whenIdle } from './dom.js';
 import { formatNumber } from './format.js';
 
 const MAX_LABEL = 12; // characters of a token label drawn on an axis
 const MAX_TABLE_CELLS = 4096; // larger matrices get a summary instead of a screen-reader table
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 const styleCache = new WeakMap(); // document or shadow root -> { theme, style }
 
-const whenIdle = (job) => (typeof requestIdleCallback === 'function'
-  ? requestIdleCallback(job, { timeout: 500 }) : setTimeout(job, 50));
-const cancelIdle = (handle) => (typeof cancelIdleCallback === 'function'
-  ? cancelIdleCallback(handle) : clearTimeout(handle));
 
 const shorten = (label) => (label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label);
 
@@ -105,7 +95,7 @@ export class Heatmap {
       cancelIdle(this.tableJob);
       this.table.replaceChildren(); // never leave the previous numbers behind
       this.figure.dataset.table = 'pending';
-      this.tableJob = whenIdle(() => this.#buildTable());
+      this.tableJob = whenIdle(() => this.#buildTable(), 500, 50);
     }
   }
 
@@ -278,64 +268,83 @@ export class Heatmap {
 
   /** Redraws the matrix (cheap: called on every hover). */
   draw() {
-    const m = this.matrix;
-    if (!m) return;
+    if (!this.matrix) return;
     const { ctx } = this;
-    const { cell, left, top } = this;
     ctx.setTransform(this.ratio, 0, 0, this.ratio, 0, 0);
     ctx.fillStyle = this.#color('--surface');
     ctx.fillRect(0, 0, this.width, this.height);
-    const ink = this.#color('--ink');
-    const muted = this.#color('--muted');
-    const masked = this.#color('--masked');
-    // Cells: one pixel per cell (built once per render), scaled up without smoothing.
+    this.#drawCells();
+    this.#drawMasked();
+    this.#drawMarked();
+    this.#drawValues();
+    this.#drawLabels();
+    this.#drawAxisNames();
+    this.#drawHighlights();
+  }
+
+  // Cells: one pixel per cell (built once per render), scaled up without smoothing, over the
+  // masked colour (masked cells are transparent in the bitmap).
+  #drawCells() {
+    const { ctx, cell, left, top, matrix: m } = this;
     this.bitmap ??= this.#bitmap();
-    const bitmap = this.bitmap;
     ctx.imageSmoothingEnabled = false;
-    ctx.fillStyle = masked;
+    ctx.fillStyle = this.#color('--masked');
     ctx.fillRect(left, top, cell * m.cols, cell * m.rows);
-    ctx.drawImage(bitmap, left, top, cell * m.cols, cell * m.rows);
-    // Masked cells: hatched grey, so "−∞" never reads as a colour on the scale.
-    const cells = m.rows * m.cols;
-    if (cell >= 6 && cells <= 65536) {
-      ctx.strokeStyle = 'rgba(255,255,255,0.55)';
-      ctx.lineWidth = 1;
-      for (let r = 0; r < m.rows; ++r) {
-        for (let c = 0; c < m.cols; ++c) {
-          if (Number.isFinite(m.data[r * m.cols + c])) continue;
-          const x = left + c * cell;
-          const y = top + r * cell;
-          ctx.beginPath();
-          ctx.moveTo(x, y + cell);
-          ctx.lineTo(x + cell, y);
-          ctx.stroke();
-        }
+    ctx.drawImage(this.bitmap, left, top, cell * m.cols, cell * m.rows);
+  }
+
+  // Masked cells: hatched grey, so "−∞" never reads as a colour on the scale.
+  #drawMasked() {
+    const { ctx, cell, left, top, matrix: m } = this;
+    if (cell < 6 || m.rows * m.cols > 65536) return;
+    ctx.strokeStyle = 'rgba(255,255,255,0.55)';
+    ctx.lineWidth = 1;
+    for (let r = 0; r < m.rows; ++r) {
+      for (let c = 0; c < m.cols; ++c) {
+        if (Number.isFinite(m.data[r * m.cols + c])) continue;
+        const x = left + c * cell;
+        const y = top + r * cell;
+        ctx.beginPath();
+        ctx.moveTo(x, y + cell);
+        ctx.lineTo(x + cell, y);
+        ctx.stroke();
       }
     }
-    if (m.markedCells?.size && cell >= 6) {
-      ctx.strokeStyle = ink;
-      ctx.lineWidth = 2;
-      for (const index of m.markedCells) {
-        const r = Math.floor(index / m.cols);
-        const c = index % m.cols;
-        if (r < m.rows) ctx.strokeRect(left + c * cell + 2, top + r * cell + 2, cell - 4, cell - 4);
+  }
+
+  // Cells the reader masked by hand: outlined in ink.
+  #drawMarked() {
+    const { ctx, cell, left, top, matrix: m } = this;
+    if (!m.markedCells?.size || cell < 6) return;
+    ctx.strokeStyle = this.#color('--ink');
+    ctx.lineWidth = 2;
+    for (const index of m.markedCells) {
+      const r = Math.floor(index / m.cols);
+      const c = index % m.cols;
+      if (r < m.rows) ctx.strokeRect(left + c * cell + 2, top + r * cell + 2, cell - 4, cell - 4);
+    }
+  }
+
+  // Values inside cells when they fit.
+  #drawValues() {
+    const { ctx, cell, left, top, matrix: m } = this;
+    if (cell < 34 || m.rows * m.cols > 4096) return;
+    ctx.font = this.#font(cell >= 40 ? 11 : 10);
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    for (let r = 0; r < m.rows; ++r) {
+      for (let c = 0; c < m.cols; ++c) {
+        const v = m.data[r * m.cols + c];
+        ctx.fillStyle = Number.isFinite(v) && !cssOf(this.scale.rgb(v)).dark ? '#111' : '#fff';
+        ctx.fillText(formatNumber(v, 2), left + (c + 0.5) * cell, top + (r + 0.5) * cell);
       }
     }
-    // Values inside cells when they fit.
-    if (cell >= 34 && cells <= 4096) {
-      ctx.font = this.#font(cell >= 40 ? 11 : 10);
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'middle';
-      for (let r = 0; r < m.rows; ++r) {
-        for (let c = 0; c < m.cols; ++c) {
-          const v = m.data[r * m.cols + c];
-          ctx.fillStyle = Number.isFinite(v) && !cssOf(this.scale.rgb(v)).dark ? '#111' : '#fff';
-          ctx.fillText(formatNumber(v, 2), left + (c + 0.5) * cell, top + (r + 0.5) * cell);
-        }
-      }
-    }
-    // Labels and axis names.
-    ctx.fillStyle = ink;
+  }
+
+  // Row labels at the left; column labels above, upright (short ones) or at 45°.
+  #drawLabels() {
+    const { ctx, cell, left, top, matrix: m } = this;
+    ctx.fillStyle = this.#color('--ink');
     ctx.font = this.#font(this.labelPx);
     ctx.textBaseline = 'middle';
     if (this.showRowLabels) {
@@ -357,7 +366,12 @@ export class Heatmap {
         ctx.restore();
       });
     }
-    ctx.fillStyle = muted;
+  }
+
+  // "key →" along the top, "query →" down the left side.
+  #drawAxisNames() {
+    const { ctx, left, top, matrix: m } = this;
+    ctx.fillStyle = this.#color('--muted');
     ctx.font = this.#font(12, 'italic');
     ctx.textAlign = 'left';
     ctx.fillText(`${m.colAxis} →`, left, 10);
@@ -366,8 +380,12 @@ export class Heatmap {
     ctx.rotate(Math.PI / 2);
     ctx.fillText(`${m.rowAxis} →`, 0, 0);
     ctx.restore();
-    // Pinned and focused cells.
-    for (const [target, colour, width] of [[this.pinned, ink, 2], [this.focus, '#ff8c00', 3]]) {
+  }
+
+  // The pinned cell (ink) and the focused one (orange).
+  #drawHighlights() {
+    const { ctx, cell, left, top } = this;
+    for (const [target, colour, width] of [[this.pinned, this.#color('--ink'), 2], [this.focus, '#ff8c00', 3]]) {
       if (!target) continue;
       ctx.strokeStyle = colour;
       ctx.lineWidth = width;

@@ -2,10 +2,10 @@
 // the page draws. Runs inside the Web Worker (engine-worker.js) for the page and on the main
 // thread for the <attention-lens> element. Builds inputs (tokens, padding rows, presets) and
 // calls the core; it does no attention math itself.
+import { catalogOf } from './catalog.js';
 import { buildPreset } from './presets.js';
 
 export const PAD_TOKEN = '[PAD]';
-const TRACE_LIMIT = 1 << 22; // traced heads·n·kvN the core allows (attn::kMaxTraceValues)
 
 /**
  * Multiply-adds ×2 of one forward: the Q projection over n rows, K and V over kvN rows, QKᵀ and
@@ -46,6 +46,7 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
   let layerKey = '';
   let loadedWeights = null; // { name, bytes } from a .safetensors file, kept across recomputes
   let lastSteps = false;
+  const traceLimit = catalogOf(lens).limits.maxTraceValues; // traced heads·n·kvN the core allows
 
   // The layer for a config (and preset or loaded file), created only when one of them changes.
   function ensureLayer(config, preset) {
@@ -171,7 +172,7 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     // Every head's weights come back; the other steps are traced for the head on screen only
     // (heads times less to compute, copy and send).
     const traceHead = Math.min(state.head, active.config.heads - 1);
-    const trace = n * kvN * (traceAllHeads ? active.config.heads : 1) <= TRACE_LIMIT;
+    const trace = n * kvN * (traceAllHeads ? active.config.heads : 1) <= traceLimit;
     if (!trace) notes.push(`${n} × ${kvN} tokens is too large to trace every step; showing the attention weights only.`);
     const kind = state.mask === 'padding' ? 'none' : state.mask;
     const pooled = Math.max(n, kvN) > PREVIEW_SIDE && !traceAllHeads;

@@ -1,7 +1,9 @@
 // The Web Worker that owns a wasm module for the page's larger computes, so typing never waits
 // on a forward. Messages: {id, type: 'init', moduleUrl} | {id, type: 'compute', state} |
 // {id, type: 'explain', request} | {id, type: 'load-weights', name, bytes, state} |
-// {id, type: 'use-weights', weights} | {id, type: 'save-weights'}. Replies: {id, ok, value | error}.
+// {id, type: 'use-weights', weights} | {id, type: 'save-weights'}. Replies: {id, ok, value | error};
+// init's value is { simd, catalog } (the core's catalog, for a page that may have no module itself).
+import { catalogOf } from './catalog.js';
 import { createEngine, warmUp } from './engine.js';
 
 let engine = null;
@@ -23,7 +25,7 @@ async function handle(message) {
       const lens = await api.loadAttentionLens();
       engine = createEngine(lens);
       warmUp(lens, (step) => setTimeout(step, 0));
-      return { simd: lens.simd };
+      return { simd: lens.simd, catalog: catalogOf(lens) };
     }
     case 'compute':
       return engine.compute(message.state);
@@ -45,7 +47,8 @@ self.addEventListener('message', async (event) => {
   try {
     if (!engine && event.data.type !== 'init') throw new Error('the attention module is still loading');
     const value = await handle(event.data);
-    self.postMessage({ id, ok: true, value }, value && typeof value === 'object' ? transferables(value) : []);
+    const moved = ['compute', 'load-weights'].includes(event.data.type) ? transferables(value) : [];
+    self.postMessage({ id, ok: true, value }, moved);
   } catch (error) {
     self.postMessage({ id, ok: false, error: error?.message ?? String(error) });
   }

@@ -1,9 +1,11 @@
-// Downloads: a heatmap as PNG, a step's data as JSON or CSV. Labels come from user text, so
-// CSV cells that a spreadsheet would run as a formula are neutralised.
+// Downloads: a heatmap as PNG, a step's data as JSON or CSV, and the walkthrough's row of
+// download buttons. Labels come from user text, so CSV cells that a spreadsheet would run as a
+// formula are neutralised.
+import { button, el } from '../../shared/dom.js';
 
 export function download(blob, filename) {
   const url = URL.createObjectURL(blob);
-  const link = document.createElement('a');
+  const link = el('a');
   link.href = url;
   link.download = filename;
   document.body.append(link);
@@ -58,3 +60,28 @@ export function stepCsv(matrix) {
 
 /** "weights-head2" style file names. */
 export const fileStem = (step) => (step.head >= 0 ? `${step.id}-head${step.head + 1}` : step.id);
+
+/**
+ * One group of PNG / JSON / CSV buttons per heatmap of the stage. `entries` are the stage's
+ * live { step, matrix, map }: a step's id and head stay, its numbers are read at click time.
+ */
+export function drawExports(host, entries) {
+  host.replaceChildren(...entries.map((entry) => {
+    const { step, map } = entry;
+    const group = el('div', 'export-group');
+    group.append(el('span', 'muted small', `${step.id}${step.head >= 0 ? ` (head ${step.head + 1})` : ''}:`));
+    const stem = fileStem(step);
+    const actions = [
+      ['PNG', async () => download(await map.toPngBlob(), `${stem}.png`)],
+      ['JSON', () => download(new Blob([stepJson(entry.step, entry.matrix)], { type: 'application/json' }), `${stem}.json`)],
+      ['CSV', () => download(new Blob([stepCsv(entry.matrix)], { type: 'text/csv' }), `${stem}.csv`)],
+    ];
+    for (const [label, action] of actions) {
+      const b = button('small-button', label, action);
+      b.dataset.export = `${step.id}-${label.toLowerCase()}`;
+      b.setAttribute('aria-label', `Download ${step.title} as ${label}`);
+      group.append(b);
+    }
+    return group;
+  }));
+}

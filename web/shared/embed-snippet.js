@@ -1,6 +1,6 @@
 // The <attention-lens> element's attributes, shared by the element (parsing) and the page's
 // Embed dialog (printing a snippet of the current state).
-import { DEFAULTS, SCHEMA } from './state.js';
+import { DEFAULTS } from './state.js';
 
 // attribute name -> state key. `head` is 1-based in the attribute, as the page labels heads.
 export const ELEMENT_ATTRIBUTES = {
@@ -20,10 +20,11 @@ export const ELEMENT_ATTRIBUTES = {
 };
 
 /**
- * Reads element attributes into a state (defaults for anything absent). Returns
- * { state, problems } with a message for every attribute that could not be used.
+ * Reads element attributes into a state (defaults for anything absent), checked against
+ * `schema` (makeSchema(catalog)). Returns { state, problems } with a message for every
+ * attribute that could not be used.
  */
-export function stateFromAttributes(getAttribute) {
+export function stateFromAttributes(getAttribute, schema) {
   const state = { ...DEFAULTS, cells: [], stage: 'weights' };
   const problems = [];
   for (const [attribute, key] of Object.entries(ELEMENT_ATTRIBUTES)) {
@@ -31,7 +32,7 @@ export function stateFromAttributes(getAttribute) {
     if (raw === null) continue;
     let value = raw;
     if (key === 'head') value = /^\d{1,3}$/.test(raw) && Number(raw) >= 1 ? String(Number(raw) - 1) : '';
-    const parsed = SCHEMA[key].parse(value.trim ? (key === 'text' || key === 'source' ? value : value.trim()) : value);
+    const parsed = schema[key].parse(value.trim ? (key === 'text' || key === 'source' ? value : value.trim()) : value);
     if (parsed === undefined) problems.push(`${attribute}="${raw.slice(0, 40)}" is not valid; using ${attribute === 'head' ? Number(DEFAULTS.head) + 1 : DEFAULTS[key]}`);
     else state[key] = parsed;
   }

@@ -4,13 +4,12 @@
 // on it. Without a worker (blocked by the browser), everything runs on the page's thread.
 // Worker computes coalesce: while one runs, only the newest requested state waits. A result
 // reaches the page only if no newer compute was asked for meanwhile.
+import { catalogOf } from './catalog.js';
+import { whenIdle } from './dom.js';
 import { createEngine, warmUp } from './engine.js';
 
 const PAGE_THREAD = 'main thread';
 const WORKER = 'worker';
-
-const whenIdle = (job) => (typeof requestIdleCallback === 'function'
-  ? requestIdleCallback(job, { timeout: 1000 }) : setTimeout(job, 20));
 
 export class EngineClient {
   #worker = null;
@@ -26,7 +25,12 @@ export class EngineClient {
   #weights = null;
   #held = { [PAGE_THREAD]: null, [WORKER]: null };
 
-  /** @param {string} moduleUrl absolute URL of attention-lens.mjs */
+  /**
+   * Starts the engine wherever the module loads. `client.info` then holds { simd, catalog }: the
+   * core's catalog (catalog.js) comes from whichever engine loaded first, the worker's by its
+   * ready reply, since the page may have no module of its own.
+   * @param {string} moduleUrl absolute URL of attention-lens.mjs
+   */
   static async start(moduleUrl) {
     const client = new EngineClient();
     const local = import(/* @vite-ignore */ moduleUrl).then((api) => api.loadAttentionLens());
@@ -44,6 +48,7 @@ export class EngineClient {
       const lens = await local;
       client.#local = createEngine(lens);
       client.info.simd ??= lens.simd;
+      client.info.catalog ??= catalogOf(lens);
       warmUp(lens, whenIdle);
     } catch (error) {
       if (!client.#worker) throw error; // neither place can run the module

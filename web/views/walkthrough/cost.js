@@ -1,7 +1,7 @@
 // The cost panel: how big the attention matrices are for this n (the seeds' O(n²) point) and
 // how long the last compute took.
-import { FRAME_ENTRIES, FRAME_FLOPS, FRAME_MAX_D_MODEL, forwardFlops } from './engine.js';
-import { formatBytes, formatCount } from './format.js';
+import { FRAME_ENTRIES, FRAME_FLOPS, FRAME_MAX_D_MODEL, forwardFlops } from '../../shared/engine.js';
+import { formatBytes, formatCount } from '../../shared/format.js';
 
 /** Where the result was computed, as a phrase ('on the main thread' | 'in the worker'). */
 export const placeOf = (result) => (result.computedIn === 'worker' ? 'in the worker' : 'on the main thread');

@@ -1,0 +1,77 @@
+// The page's shared, DOM-free modules: the store, the catalog and the view model the page and the
+// <attention-lens> element both use.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { catalogOf, pageMasks, queryKeySteps, stepEquation, stepInfo } from '../../web/shared/catalog.js';
+import { createEngine } from '../../web/shared/engine.js';
+import { STAGES, stageById } from '../../web/shared/stages.js';
+import { DEFAULTS, makeSchema } from '../../web/shared/state.js';
+import { createStore } from '../../web/shared/store.js';
+import { availableStages, cellWords, pickStage, settingsSummary, stageNeeds, stepsOfStage, walkthroughSteps,
+  weightsOnlySteps } from '../../web/shared/view-model.js';
+import { loadLens } from './support.mjs';
+
+const lens = await loadLens();
+const catalog = catalogOf(lens);
+
+test('the store merges patches, tells its listeners what changed, and stays quiet when nothing did', () => {
+  const store = createStore({ a: 1, b: { c: 2 } });
+  const seen = [];
+  const stop = store.subscribe((now, before) => seen.push([before.a, now.a]));
+  store.set({ a: 2 });
+  store.set({ a: 2, b: store.get().b }); // the same values: no change
+  store.update(({ a }) => ({ a: a + 1 }));
+  stop();
+  store.set({ a: 10 });
+  assert.deepEqual(seen, [[1, 2], [2, 3]]);
+  assert.equal(store.get().a, 10);
+  assert.ok(Object.isFrozen(store.get()));
+  assert.throws(() => { store.get().a = 0; }, TypeError); // modules are strict
+});
+
+test('the catalog names every step the stages show and the choices the schema accepts', () => {
+  for (const stage of STAGES) for (const id of stage.steps) assert.ok(stepInfo(catalog, id), `${stage.id}: ${id}`);
+  assert.deepEqual([...queryKeySteps(catalog)], ['scores', 'scaled', 'alibi', 'masked', 'weights']);
+  assert.deepEqual(pageMasks(catalog), ['none', 'causal', 'padding', 'sliding-window', 'prefix-lm']);
+  const schema = makeSchema(catalog);
+  for (const name of catalog.positional) assert.equal(schema.positional.parse(name), name);
+  for (const name of catalog.tokenizers) assert.equal(schema.tokenizer.parse(name), name);
+  assert.equal(schema.mask.parse('padding'), 'padding');
+  assert.equal(schema.mask.parse('future'), undefined);
+  assert.equal(stepEquation(stepInfo(catalog, 'weights'), 2), String.raw`A_{3} = \operatorname{softmax}_{\text{row}}\left(\tilde{S}_{3} + M\right)`);
+});
+
+test('view model: stages, a stage\'s steps for one head, and the weights-only steps of an untraced result', () => {
+  const engine = createEngine(lens, { traceAllHeads: true });
+  const state = { ...DEFAULTS, positional: 'rope', heads: 2, text: 'a b c' };
+  const traced = engine.compute(state);
+  const steps = walkthroughSteps(traced, catalog);
+  assert.equal(steps, traced.steps);
+  const stages = availableStages(steps).map((s) => s.id);
+  assert.ok(stages.includes('rope') && !stages.includes('positional') && !stages.includes('alibi'), stages.join());
+  const qkv = stepsOfStage(stageById('qkv'), steps, 1);
+  assert.deepEqual(qkv.map((s) => `${s.id}/${s.head}`), ['q/1', 'k/1', 'v/1']);
+  assert.equal(pickStage(availableStages(steps), 'alibi').id, 'weights');
+
+  const untraced = { ...traced, steps: [] };
+  const weights = walkthroughSteps(untraced, catalog);
+  assert.deepEqual(weights, weightsOnlySteps(untraced, catalog));
+  assert.deepEqual(weights.map((s) => [s.id, s.head, s.title, s.shape.join('x')]),
+    [['weights', 0, 'Attention weights, head 1', '3x3'], ['weights', 1, 'Attention weights, head 2', '3x3']]);
+  assert.deepEqual(Array.from(weights[1].data), Array.from(traced.attention.subarray(9, 18)));
+  assert.deepEqual(availableStages(weights).map((s) => s.id), ['weights']);
+});
+
+test('view model: what a missing stage needs, the settings line and the words for a cell', () => {
+  const say = (key, value) => (key === 'cross' ? 'a source attribute' : `${key}=${value.map((v) => `"${v}"`).join(' or ')}`);
+  assert.equal(stageNeeds(catalog, stageById('positional'), say), 'positional="sinusoidal" or "learned"');
+  assert.equal(stageNeeds(catalog, stageById('rope'), say), 'positional="rope"');
+  assert.equal(stageNeeds(catalog, stageById('source'), say), 'a source attribute');
+  assert.equal(stageNeeds(catalog, stageById('scores'), say), '');
+  const result = { n: 6, kvN: 6, cross: false, config: { positional: 'sinusoidal' } };
+  assert.equal(settingsSummary({ mask: 'sliding-window', window: 3, scale: false }, result),
+    '6\u00a0tokens · sliding\u00a0window\u00a0of\u00a03 · sinusoidal\u00a0positions · no\u00a0√d_k\u00a0scaling');
+  const matrix = { rowAxis: 'query', colAxis: 'dimension', rowLabels: ['bank'], colLabels: ['0', '1'] };
+  assert.equal(cellWords(matrix, 0, 1), 'query “bank” → dimension 1');
+});

@@ -1,0 +1,88 @@
+// The walkthrough's controls: the inputs of the sidebar follow the store's settings (syncControls)
+// and write to it (wireControls). The mask, positional and tokenizer menus are built from the
+// core's catalog. Values typed by a reader are checked here before they reach the store.
+import { pageMasks } from '../../shared/catalog.js';
+import { $, button, el } from '../../shared/dom.js';
+import { PRESET_INFO } from '../../shared/presets.js';
+import { EXAMPLES } from '../../shared/state.js';
+import { choiceLabel } from '../../shared/view-model.js';
+
+const FIELDS = {
+  text: 'text', source: 'text', tokenizer: 'select', dModel: 'select', heads: 'int', seed: 'int',
+  positional: 'select', mask: 'select', window: 'int', prefix: 'int', padTo: 'int', preset: 'select',
+  scale: 'check', cross: 'check',
+};
+// Settings after which a pinned cell no longer means the same cell.
+const UNPIN = ['text', 'source', 'tokenizer', 'dModel', 'heads', 'cross', 'mask', 'padTo'];
+const PRESET_CONTROLS = ['text', 'tokenizer', 'dModel', 'heads', 'seed', 'positional', 'cross', 'source', 'weights-file'];
+
+/** Fills the menus whose choices the catalog names (options are created as text, never HTML). */
+export function buildMenus(catalog) {
+  const fill = (id, kind, names) => $(id).replaceChildren(...names.map((name) => {
+    const option = el('option', '', choiceLabel(kind, name));
+    option.value = name;
+    return option;
+  }));
+  fill('tokenizer', 'tokenizer', catalog.tokenizers);
+  fill('positional', 'positional', catalog.positional);
+  fill('mask', 'mask', pageMasks(catalog));
+}
+
+/** The sidebar as the settings say (the focused input keeps what the reader is typing). */
+export function syncControls(settings, setSettings) {
+  for (const [key, kind] of Object.entries(FIELDS)) {
+    const input = $(key);
+    if (kind === 'check') input.checked = settings[key];
+    else if (document.activeElement !== input) input.value = String(settings[key]);
+  }
+  $('window-box').hidden = settings.mask !== 'sliding-window';
+  $('prefix-box').hidden = settings.mask !== 'prefix-lm';
+  $('pad-box').hidden = settings.mask !== 'padding';
+  $('source-box').hidden = !settings.cross || Boolean(settings.preset);
+  const presetMode = Boolean(settings.preset);
+  for (const id of PRESET_CONTROLS) $(id).disabled = presetMode;
+  $('preset-info').hidden = !presetMode;
+  if (presetMode) {
+    $('preset-title').textContent = PRESET_INFO[settings.preset].title;
+    $('preset-code').textContent = PRESET_INFO[settings.preset].code;
+  }
+  const count = settings.cells.length;
+  $('cells-info').textContent = count ? `${count} cell${count > 1 ? 's' : ''} masked by hand. ` : '';
+  if (count) $('cells-info').append(button('link', 'Clear', () => setSettings({ cells: [] })));
+  $('view-grid').setAttribute('aria-pressed', String(settings.view === 'grid'));
+  $('view-lines').setAttribute('aria-pressed', String(settings.view === 'lines'));
+}
+
+// An input's value as a setting, or undefined (with the error shown) while it is not one.
+function valueOf(key, kind, input, store) {
+  if (kind === 'check') return input.checked;
+  if (kind !== 'int') return input.value;
+  if (input.value.trim() === '') return undefined; // still typing
+  const value = Number(input.value);
+  if (!Number.isInteger(value) || value < Number(input.min || 0) || value > Number(input.max || 4294967295)) {
+    store.set({ error: `${key} must be a whole number from ${input.min} to ${input.max}` });
+    return undefined;
+  }
+  return value;
+}
+
+/** Every input writes its setting to the store (through setSettings). */
+export function wireControls(store, setSettings) {
+  for (const [key, kind] of Object.entries(FIELDS)) {
+    const input = $(key);
+    input.addEventListener(kind === 'text' || kind === 'int' ? 'input' : 'change', () => {
+      const value = valueOf(key, kind, input, store);
+      if (value === undefined) return;
+      const patch = { [key]: value };
+      if (key === 'preset') Object.assign(patch, { mask: value === 'seed001-causal' ? 'causal' : 'none', head: 0, cells: [] });
+      setSettings(patch, { unpin: key === 'preset' || UNPIN.includes(key) });
+    });
+  }
+  $('examples').replaceChildren(...EXAMPLES.map((example) =>
+    button('example', example.label, () => setSettings({ text: example.text, preset: '' }, { unpin: true }))));
+  const cellmask = $('cellmask');
+  cellmask.addEventListener('change', () => store.set({ maskByClick: cellmask.checked }));
+  store.set({ maskByClick: cellmask.checked }); // a reload may have kept it checked
+  $('view-grid').addEventListener('click', () => setSettings({ view: 'grid' }));
+  $('view-lines').addEventListener('click', () => setSettings({ view: 'lines' }));
+}

@@ -1,0 +1,71 @@
+// The walkthrough's outward actions: a reader's .safetensors weights (load, back to seeded,
+// download), the share link and the Embed dialog. Files are read as bytes and handed to the
+// core; snippets are placed in read-only text areas as text.
+import { $ } from '../../shared/dom.js';
+import { elementSnippet, iframeSnippet } from '../../shared/embed-snippet.js';
+import { download } from './exporting.js';
+
+const MAX_WEIGHTS = 64 * 1024 * 1024;
+
+/**
+ * `compute()` recomputes the settings with the engine's current weights; `show(result)` puts a
+ * result on screen.
+ */
+export function wireWeightsFile(store, engine, { compute, show }) {
+  const input = $('weights-file');
+  input.addEventListener('change', async () => {
+    const file = input.files?.[0];
+    if (!file) return;
+    if (file.size > MAX_WEIGHTS) {
+      store.set({ error: `${file.name} is ${Math.round(file.size / 1048576)} MiB; weight files up to 64 MiB are accepted` });
+      return;
+    }
+    try {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      show(await engine.loadWeights(file.name, bytes, store.get().settings));
+    } catch (error) {
+      store.set({ error: `Could not load ${file.name}: ${error.message}` });
+    } finally {
+      input.value = '';
+    }
+  });
+  $('weights-clear').addEventListener('click', async () => {
+    await engine.clearWeights();
+    compute();
+  });
+  $('weights-save').addEventListener('click', async () => {
+    try {
+      const bytes = await engine.saveWeights();
+      download(new Blob([bytes], { type: 'application/octet-stream' }), 'attention-weights.safetensors');
+    } catch (error) {
+      store.set({ error: error.message });
+    }
+  });
+}
+
+/** `pageUrl()` is the link to this exact view. */
+export function wireShareAndEmbed(store, pageUrl) {
+  $('share').addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(pageUrl());
+      store.set({ notice: 'Link copied: it restores this exact view.' });
+    } catch {
+      store.set({ notice: `Copy this link: ${pageUrl()}` });
+    }
+  });
+  const dialog = $('embed-dialog');
+  $('embed').addEventListener('click', () => {
+    $('embed-element').value = elementSnippet(store.get().settings);
+    $('embed-iframe').value = iframeSnippet(pageUrl());
+    dialog.showModal();
+  });
+  $('embed-close').addEventListener('click', () => dialog.close());
+  $('embed-copy').addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText($('embed-element').value);
+      $('embed-copy').textContent = 'Copied';
+    } catch {
+      $('embed-element').select();
+    }
+  });
+}

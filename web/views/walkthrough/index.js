@@ -1,0 +1,99 @@
+// The walkthrough view: type a sentence, step through every traced step of attention, every
+// head, the arithmetic of a cell and the cost. Mounted by main.js on the page's store; asks the
+// engine for results and draws them. Nothing here does attention math.
+import { $ } from '../../shared/dom.js';
+import { walkthroughSteps } from '../../shared/view-model.js';
+import { Chips } from './chips.js';
+import { buildMenus, syncControls, wireControls } from './controls.js';
+import { placeOf, renderCost } from './cost.js';
+import { wireShareAndEmbed, wireWeightsFile } from './files.js';
+import { HeadsView } from './heads.js';
+import { wireNavigation } from './navigation.js';
+import { StageView } from './stage.js';
+
+// Settings that only change what is shown of the same result (the rest recompute).
+const VIEW_ONLY = new Set(['stage', 'view']);
+
+/**
+ * @param {{store: object, engine: import('../../shared/engine-client.js').EngineClient,
+ *   catalog: object, pageUrl: () => string}} context
+ * @returns {{render: () => void}} render redraws (theme or size changed)
+ */
+export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
+  /** Changes settings (and unpins the pinned cell when they make it another cell). */
+  const setSettings = (patch, { unpin = false } = {}) => store.update(({ settings, pinned }) => ({
+    settings: { ...settings, ...patch, heads: Math.max(1, patch.heads ?? settings.heads) },
+    pinned: unpin ? null : pinned,
+  }));
+  const stage = new StageView(store, engine, catalog, setSettings);
+  const heads = new HeadsView($('heads-view'), store, (h) => setSettings({ head: h }) /* the trace holds the head on screen */);
+  const chips = { tokens: new Chips($('tokens')), source: new Chips($('source-tokens')) };
+
+  /** Puts a result on screen (the head on screen stays within its heads). */
+  function show(result) {
+    const { settings } = store.get();
+    store.set({ result, steps: walkthroughSteps(result, catalog), error: null,
+      settings: settings.head >= result.config.heads ? { ...settings, head: 0 } : settings });
+  }
+
+  // Each update is measured from the request to the end of drawing (performance entries named
+  // 'attention-lens:update', read by scripts/measure-page.mjs).
+  function compute() {
+    const started = performance.now();
+    engine.compute(store.get().settings, (result) => {
+      const receivedMs = performance.now() - started; // the worker's answer is here
+      show(result);
+      performance.measure('attention-lens:update', { start: started, end: performance.now(),
+        detail: { n: result.n, heads: result.config.heads, computeMs: result.computeMs, receivedMs, computedIn: result.computedIn } });
+      document.body.dataset.ready = 'true';
+    }, (error) => {
+      store.set({ error: error.message });
+      document.body.dataset.ready = 'true';
+    });
+  }
+
+  function render() {
+    const { result, settings } = store.get();
+    if (!result) return;
+    // Read every width before changing anything: each read after a change is a full layout.
+    const widths = { matrices: $('matrices').clientWidth, tile: heads.tileWidth() };
+    const pads = result.keyTokens.filter((t) => t === '[PAD]').length;
+    chips.tokens.render(result.queryTokens, result.cross ? 0 : pads);
+    if (result.cross) chips.source.render(result.keyTokens, pads);
+    $('dk').textContent = `(d_k = ${result.config.headDim})`;
+    if (settings.preset) { // the preset's own configuration in the (disabled) controls
+      $('dModel').value = String(result.config.dModel);
+      $('heads').value = String(result.config.heads);
+      $('positional').value = result.config.positional;
+    }
+    $('printout').textContent = result.printout ?? '';
+    $('weights-status').textContent = result.weightsFile
+      ? `Loaded from ${result.weightsFile}.` : settings.preset ? 'The tutorial\'s weights.' : 'Seeded random weights.';
+    $('weights-clear').hidden = !result.weightsFile;
+    store.set({ notice: result.notes.join(' ') });
+    stage.render(widths.matrices);
+    heads.render(widths.tile);
+    renderCost($('cost'), result);
+    $('status').textContent = `${result.n} tokens · ${result.config.heads} heads · d_model ${result.config.dModel} · ` +
+      `forward ${result.computeMs.toFixed(2)} ms ${placeOf(result)} (${engine.info.simd === 'wasm' ? 'wasm SIMD' : engine.info.simd})`;
+  }
+
+  store.subscribe((now, before) => {
+    if (now.settings !== before.settings) syncControls(now.settings, setSettings);
+    if (now.result !== before.result) render();
+    else if (now.settings !== before.settings) {
+      const recompute = Object.keys(now.settings).some((key) => !VIEW_ONLY.has(key) && now.settings[key] !== before.settings[key]);
+      if (recompute) compute();
+      else render();
+    } else if (now.allHeads !== before.allHeads) heads.render();
+  });
+
+  buildMenus(catalog);
+  wireControls(store, setSettings);
+  wireNavigation(store, setSettings);
+  wireWeightsFile(store, engine, { compute, show });
+  wireShareAndEmbed(store, pageUrl);
+  syncControls(store.get().settings, setSettings);
+  compute();
+  return { render };
+}
