@@ -1,11 +1,22 @@
 // Native benchmark of one training step of the standard config (build/native-release/
-// attention_train_bench; not a test): 2 layers × 4 heads, d_model 64, context 64, batch 32,
-// vocab 32, learned positions, LayerNorm, no MLP — loss_and_gradients + clipping + AdamW —
-// and the backward pass's matmuls (linear_backward at the step's shapes) as % of a peak probe.
-// Warm-up, then the median of >= 7 timed runs, as tests/bench/native_bench.cpp.
+// train_bench; not a test).
+//   train_bench: 2 layers × 4 heads, d_model 64, context 64, batch 32, vocab 32, learned
+//     positions, LayerNorm, no MLP — loss_and_gradients + clipping + AdamW — and the backward
+//     pass's matmuls (linear_backward at the step's shapes) as % of a peak probe. Warm-up, then
+//     the median of >= 7 timed runs, as tests/bench/native_bench.cpp.
+//   train_bench PARAMS BATCHES --serve: train-bench.mjs's native peer, torch_peer.py's line
+//     protocol on stdin/stdout ("reset", "steps K" -> {"seconds", "losses"}, "quit") over the
+//     parameters and batches train-peers/setup.mjs wrote.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "../peak-probe.hpp"
@@ -14,6 +25,7 @@
 #include "attention/ops/linear.hpp"
 #include "attention/ops/simd.hpp"
 #include "attention/rng.hpp"
+#include "attention/safetensors.hpp"
 
 namespace {
 
@@ -59,9 +71,118 @@ std::vector<float> randn(std::size_t count, std::uint32_t seed) {
   return values;
 }
 
+std::vector<std::uint8_t> read_bytes(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(std::string("cannot open ") + path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The number after "key": in a flat JSON text (setup.mjs's config and optimizer metadata).
+double json_number(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) throw std::runtime_error("metadata has no " + key);
+  return std::strtod(json.c_str() + at + key.size() + 3, nullptr);
+}
+
+// An I32 tensor of a .safetensors file (the core's reader takes F32, F64 and U8 only): its
+// data_offsets read from the header, which setup.mjs writes itself.
+std::vector<std::int32_t> read_i32(const std::vector<std::uint8_t>& bytes,
+                                   const std::string& name) {
+  std::uint64_t length = 0;
+  std::memcpy(&length, bytes.data(), 8);
+  const std::string header(bytes.begin() + 8, bytes.begin() + 8 + std::ptrdiff_t(length));
+  const auto at = header.find("\"" + name + "\":");
+  const auto offsets = header.find("\"data_offsets\":[", at);
+  if (at == std::string::npos || offsets == std::string::npos) {
+    throw std::runtime_error("no tensor " + name);
+  }
+  char* end = nullptr;
+  const std::size_t begin = std::strtoull(header.c_str() + offsets + 16, &end, 10);
+  const std::size_t stop = std::strtoull(end + 1, nullptr, 10);
+  std::vector<std::int32_t> values((stop - begin) / 4);
+  std::memcpy(values.data(), bytes.data() + 8 + length + begin, stop - begin);
+  return values;
+}
+
+// train-bench.mjs's native peer (see the file header).
+int serve(const char* params_file, const char* batches_file) {
+  const auto param_bytes = read_bytes(params_file);
+  const auto batch_bytes = read_bytes(batches_file);
+  const auto meta = attn::safetensors::File::parse(param_bytes).metadata();
+  const std::string& c = meta.at("config");
+  const std::string& o = meta.at("optimizer");
+  attn::ModelConfig config;
+  config.vocab = std::size_t(json_number(c, "vocab"));
+  config.context = std::size_t(json_number(c, "context"));
+  config.d_model = std::size_t(json_number(c, "dModel"));
+  config.heads = std::size_t(json_number(c, "heads"));
+  config.layers = std::size_t(json_number(c, "layers"));
+  const std::size_t batch = std::size_t(json_number(c, "batch")), n = config.context;
+  attn::AdamWConfig adam_config;
+  adam_config.lr = json_number(o, "lr");
+  adam_config.beta1 = json_number(o, "beta1");
+  adam_config.beta2 = json_number(o, "beta2");
+  adam_config.eps = json_number(o, "eps");
+  adam_config.weight_decay = json_number(o, "weightDecay");
+  adam_config.clip = json_number(o, "clip");
+  const auto ids = read_i32(batch_bytes, "ids"), targets = read_i32(batch_bytes, "targets");
+  const std::size_t pool = ids.size() / (batch * n);
+
+  std::optional<attn::Model> model;
+  std::optional<attn::AdamW> adam;
+  std::size_t step_index = 0;
+  const auto reset = [&] {
+    model.emplace(config);
+    model->load_safetensors(param_bytes);
+    adam.emplace(model->parameter_count(), adam_config);
+    step_index = 0;
+  };
+  reset();
+  std::printf("{\"ready\": true, \"detail\": \"native %s, 1 thread\"}\n", attn::simd::arch_name());
+  std::fflush(stdout);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.rfind("quit", 0) == 0) break;
+    if (line.rfind("reset", 0) == 0) {
+      reset();
+      std::printf("{\"reset\": true}\n");
+    } else if (line.rfind("steps ", 0) == 0) {
+      const long count = std::strtol(line.c_str() + 6, nullptr, 10);
+      std::vector<float> losses;
+      const auto start = Clock::now();
+      for (long s = 0; s < count; ++s) {
+        const std::size_t k = step_index++ % pool;
+        const std::span<const std::int32_t> batch_ids(ids.data() + k * batch * n, batch * n);
+        const std::span<const std::int32_t> batch_targets(targets.data() + k * batch * n,
+                                                          batch * n);
+        losses.push_back(model->loss_and_gradients(batch_ids, batch_targets, batch, n));
+        attn::clip_grad_norm(model->gradients(), adam_config.clip);
+        adam->step(model->parameters(), model->gradients());
+      }
+      std::printf("{\"seconds\": %.9g, \"losses\": [", ms_since(start) / 1000.0);
+      for (std::size_t i = 0; i < losses.size(); ++i) {
+        std::printf("%s%.9g", i ? ", " : "", double(losses[i]));
+      }
+      std::printf("]}\n");
+    } else if (!line.empty()) {
+      std::printf("{\"error\": \"unknown command\"}\n");
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[3]) == "--serve") {
+    try {
+      return serve(argv[1], argv[2]);
+    } catch (const std::exception& e) {
+      std::printf("{\"error\": \"%s\"}\n", e.what());
+      return 1;
+    }
+  }
   const std::size_t batch = 32, n = 64, d = 64, vocab = 32, layers = 2;
   const std::size_t M = batch * n;
   std::printf("# Attention Lens native training-step benchmark (SIMD arch: %s)\n\n",
