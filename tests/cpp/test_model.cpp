@@ -155,6 +155,9 @@ TEST_CASE("forward: logits and causal attention of every layer; bad input is an 
                       "ids has 12 values, expected batch * n = 2 * 7 = 14");
   REQUIRE_THROWS_WITH(model.forward(sequence(9, 1, 13), 1, 9),
                       "n must be between 1 and the context 8, got 9");
+  REQUIRE_THROWS_WITH(model.forward(std::vector<std::int32_t>(8 * 300000), 300000, 8),
+                      "batch 300000 × heads 4 × n² 64 attention weights per layer exceed the "
+                      "limit of 67108864: lower batch or n");
   auto bad = ids;
   bad[4] = 13;
   REQUIRE_THROWS_WITH(model.forward(bad, batch, n),

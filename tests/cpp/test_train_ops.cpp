@@ -16,6 +16,7 @@
 #include "attention/ops/layernorm.hpp"
 #include "attention/ops/linear.hpp"
 #include "attention/ops/rope.hpp"
+#include "attention/ops/vec.hpp"
 
 namespace {
 
@@ -126,38 +127,42 @@ TEST_CASE("GELU (erf and tanh) backward matches finite differences; SIMD matches
 }
 
 TEST_CASE("linear backward matches finite differences; SIMD matches the reference", "[train_ops]") {
-  const std::size_t m = 13, in = 19, out = 35;
-  auto x = random_doubles(m * in, 7);
-  auto w = random_doubles(out * in, 8, 0.3);
-  auto b = random_doubles(out, 9);
-  const auto r = random_doubles(m * out, 10);
-  std::vector<double> y(m * out);
-  const auto loss = [&] {
-    attn::reference::linear_forward(x.data(), w.data(), b.data(), y.data(), m, in, out);
-    return weighted_sum(y, r);
-  };
-  std::vector<double> dx(m * in), dw(out * in), db(out);
-  attn::reference::linear_backward(r.data(), x.data(), w.data(), dx.data(), dw.data(), db.data(), m,
-                                   in, out);
-  check_gradient(x, dx, loss, "linear dx");
-  check_gradient(w, dw, loss, "linear dweight");
-  check_gradient(b, db, loss, "linear dbias");
+  const std::size_t shapes[][3] = {{13, 19, 35}, {21, 35, 19}};  // in < out and in > out
+  for (const auto& shape : shapes) {
+    const std::size_t m = shape[0], in = shape[1], out = shape[2];
+    INFO("m " << m << ", in " << in << ", out " << out);
+    auto x = random_doubles(m * in, 7);
+    auto w = random_doubles(out * in, 8, 0.3);
+    auto b = random_doubles(out, 9);
+    const auto r = random_doubles(m * out, 10);
+    std::vector<double> y(m * out);
+    const auto loss = [&] {
+      attn::reference::linear_forward(x.data(), w.data(), b.data(), y.data(), m, in, out);
+      return weighted_sum(y, r);
+    };
+    std::vector<double> dx(m * in), dw(out * in), db(out);
+    attn::reference::linear_backward(r.data(), x.data(), w.data(), dx.data(), dw.data(), db.data(),
+                                     m, in, out);
+    check_gradient(x, dx, loss, "linear dx");
+    check_gradient(w, dw, loss, "linear dweight");
+    check_gradient(b, db, loss, "linear dbias");
 
-  const auto xf = to_float(x), wf = to_float(w), bf = to_float(b), rf = to_float(r);
-  std::vector<float> y_ref(m * out), y_f(m * out);
-  attn::LinearScratch scratch;
-  attn::reference::linear_forward(xf.data(), wf.data(), bf.data(), y_ref.data(), m, in, out);
-  attn::linear_forward(xf.data(), wf.data(), bf.data(), y_f.data(), m, in, out, scratch);
-  require_close(y_f, y_ref, 1e-5, 1e-5, "linear forward");
-  std::vector<float> dx_ref(m * in, 1.0f), dw_ref(out * in, 1.0f), db_ref(out, 1.0f);
-  std::vector<float> dx_f(dx_ref), dw_f(dw_ref), db_f(db_ref);
-  attn::reference::linear_backward(rf.data(), xf.data(), wf.data(), dx_ref.data(), dw_ref.data(),
-                                   db_ref.data(), m, in, out);
-  attn::linear_backward(rf.data(), xf.data(), wf.data(), dx_f.data(), dw_f.data(), db_f.data(), m,
-                        in, out, scratch);
-  require_close(dx_f, dx_ref, 1e-5, 1e-5, "linear dx");
-  require_close(dw_f, dw_ref, 1e-5, 1e-5, "linear dweight");
-  require_close(db_f, db_ref, 1e-5, 1e-5, "linear dbias");
+    const auto xf = to_float(x), wf = to_float(w), bf = to_float(b), rf = to_float(r);
+    std::vector<float> y_ref(m * out), y_f(m * out);
+    attn::LinearScratch scratch;
+    attn::reference::linear_forward(xf.data(), wf.data(), bf.data(), y_ref.data(), m, in, out);
+    attn::linear_forward(xf.data(), wf.data(), bf.data(), y_f.data(), m, in, out, scratch);
+    require_close(y_f, y_ref, 1e-5, 1e-5, "linear forward");
+    std::vector<float> dx_ref(m * in, 1.0f), dw_ref(out * in, 1.0f), db_ref(out, 1.0f);
+    std::vector<float> dx_f(dx_ref), dw_f(dw_ref), db_f(db_ref);
+    attn::reference::linear_backward(rf.data(), xf.data(), wf.data(), dx_ref.data(), dw_ref.data(),
+                                     db_ref.data(), m, in, out);
+    attn::linear_backward(rf.data(), xf.data(), wf.data(), dx_f.data(), dw_f.data(), db_f.data(), m,
+                          in, out, scratch);
+    require_close(dx_f, dx_ref, 1e-5, 1e-5, "linear dx");
+    require_close(dw_f, dw_ref, 1e-5, 1e-5, "linear dweight");
+    require_close(db_f, db_ref, 1e-5, 1e-5, "linear dbias");
+  }
 }
 
 TEST_CASE("causal attention (with and without RoPE) backward matches finite differences",
@@ -295,4 +300,24 @@ TEST_CASE("cross-entropy ignores targets < 0; backward matches finite difference
   attn::reference::cross_entropy_backward(p_ref.data(), targets.data(), d_ref.data(), rows, vocab);
   attn::cross_entropy_backward(p.data(), targets.data(), d_f.data(), rows, vocab);
   require_close(d_f, d_ref, 1e-7, 1e-5, "cross-entropy dlogits");
+}
+
+TEST_CASE("vec::transpose: blocks and edges, into a padded row stride", "[train_ops]") {
+  for (const std::size_t rows : {1u, 16u, 37u, 2048u}) {
+    const std::size_t cols = 21;
+    const auto in = random_floats(rows * cols, 20);
+    const std::size_t ld = attn::vec::padded_stride(rows);
+    CHECK(ld >= rows);
+    CHECK(ld % 256 != 0);
+    std::vector<float> out(cols * ld, -1.0f);
+    attn::vec::transpose(in.data(), rows, cols, out.data(), ld);
+    bool same = true;
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t c = 0; c < cols; ++c) same = same && out[c * ld + r] == in[r * cols + c];
+    }
+    CHECK(same);
+    for (std::size_t c = 0; c < cols; ++c) {
+      for (std::size_t r = rows; r < ld; ++r) CHECK(out[c * ld + r] == -1.0f);  // padding kept
+    }
+  }
 }

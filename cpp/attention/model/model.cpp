@@ -143,7 +143,8 @@ void Model::initialise() {
   for (const auto& info : table_) {
     std::span<float> values(params_.data() + info.offset, info.size);
     const std::string& name = info.name;
-    const bool layer_norm = name.find("ln") != std::string::npos;  // ln1, ln2, ln_f
+    const bool layer_norm = name.starts_with("ln_f.") || name.find(".ln1.") != std::string::npos ||
+                            name.find(".ln2.") != std::string::npos;
     if (layer_norm) {
       std::fill(values.begin(), values.end(), name.ends_with(".weight") ? 1.0f : 0.0f);
     } else if (name.ends_with("bias")) {  // in_proj_bias and the .bias of every linear
@@ -177,6 +178,11 @@ void Model::check_ids(std::span<const std::int32_t> ids, std::size_t batch, std:
   if (n == 0 || n > config_.context) {
     throw Error("n must be between 1 and the context " + std::to_string(config_.context) +
                 ", got " + std::to_string(n));
+  }
+  if (batch > kMaxModelAttentionValues / (config_.heads * n * n)) {
+    throw Error("batch " + std::to_string(batch) + " × heads " + std::to_string(config_.heads) +
+                " × n² " + std::to_string(n * n) + " attention weights per layer exceed the " +
+                "limit of " + std::to_string(kMaxModelAttentionValues) + ": lower batch or n");
   }
   if (ids.size() != batch * n) {
     throw Error("ids has " + std::to_string(ids.size()) +

@@ -22,6 +22,8 @@ inline constexpr std::size_t kMaxModelVocab = 512;
 inline constexpr std::size_t kMaxModelContext = 1024;
 inline constexpr std::size_t kMaxModelDModel = 512;
 inline constexpr std::size_t kMaxModelLayers = 4;
+// batch·heads·n² attention weights kept per layer for the backward (256 MB of floats).
+inline constexpr std::size_t kMaxModelAttentionValues = std::size_t{1} << 26;
 
 struct ModelConfig {
   std::size_t vocab = 32;    // 2 … 512 token ids
@@ -78,7 +80,8 @@ class Model {
   std::span<float> gradients() { return grads_; }
   std::span<const float> gradient(const std::string& name) const;
 
-  // ids [batch·n] (each < vocab), 1 <= n <= context. Throws attn::Error on bad input.
+  // ids [batch·n] (each < vocab), 1 <= n <= context, batch·heads·n² within
+  // kMaxModelAttentionValues. Throws attn::Error on bad input.
   ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n);
 
   // forward on one sequence ids [n], and every layer's steps in the walkthrough's vocabulary:

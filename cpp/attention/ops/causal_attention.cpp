@@ -18,8 +18,8 @@ void causal_attention_forward(const float* qkv, float* att, float* ctx, std::siz
       const float* q = qkv + b * n * ld + h * dk;
       const ConstMatView qv(q, n, dk, ld), kv(q + d, n, dk, ld), vv(q + 2 * d, n, dk, ld);
       float* a = att + (b * heads + h) * n * n;
-      pack_transposed(kv, scratch.packed);  // Kᵀ [d_k, n]
-      matmul_packed(qv, scratch.packed, MatView(a, n, n));
+      pack_transposed(kv, scratch.packed_keys);  // Kᵀ [d_k, n]
+      matmul_packed(qv, scratch.packed_keys, MatView(a, n, n));
       for (std::size_t i = 0; i < n; ++i) {
         float* row = a + i * n;
         float max = row[0];
@@ -29,8 +29,8 @@ void causal_attention_forward(const float* qkv, float* att, float* ctx, std::siz
         vec::scale(1.0f / vec::sum(row, i + 1), row, i + 1);
         std::fill(row + i + 1, row + n, 0.0f);
       }
-      pack_matrix(vv, scratch.packed);  // V [n, d_k]
-      matmul_packed(ConstMatView(a, n, n), scratch.packed,
+      pack_matrix(vv, scratch.packed_rows);  // V [n, d_k]
+      matmul_packed(ConstMatView(a, n, n), scratch.packed_rows,
                     MatView(ctx + b * n * d + h * dk, n, dk, d));
     }
   }
@@ -54,12 +54,12 @@ void causal_attention_backward(const float* dctx, const float* qkv, const float*
       const ConstMatView a(att + (b * heads + h) * n * n, n, n);
       const ConstMatView dc(dctx + b * n * d + h * dk, n, dk, d);
       // dA [n, n] = dctx · Vᵀ
-      pack_transposed(vv, scratch.packed);
-      matmul_packed(dc, scratch.packed, MatView(g, n, n));
+      pack_transposed(vv, scratch.packed_keys);
+      matmul_packed(dc, scratch.packed_keys, MatView(g, n, n));
       // dV += Aᵀ · dctx
-      transpose(a, MatView(gt, n, n));
-      pack_matrix(dc, scratch.packed);
-      matmul_packed(ConstMatView(gt, n, n), scratch.packed, 0, 0, dvv, nullptr, true);
+      vec::transpose(a.data, n, n, gt, n);
+      pack_matrix(dc, scratch.packed_rows);
+      matmul_packed(ConstMatView(gt, n, n), scratch.packed_rows, 0, 0, dvv, nullptr, true);
       // dS = A ⊙ (dA − rowsum(dA ⊙ A)) / √d_k, zero above the diagonal (A is zero there)
       for (std::size_t i = 0; i < n; ++i) {
         float* row = g + i * n;
@@ -69,11 +69,11 @@ void causal_attention_backward(const float* dctx, const float* qkv, const float*
         std::fill(row + i + 1, row + n, 0.0f);
       }
       // dQ += dS · K, dK += dSᵀ · Q
-      pack_matrix(kv, scratch.packed);
-      matmul_packed(ConstMatView(g, n, n), scratch.packed, 0, 0, dqv, nullptr, true);
-      transpose(ConstMatView(g, n, n), MatView(gt, n, n));
-      pack_matrix(qv, scratch.packed);
-      matmul_packed(ConstMatView(gt, n, n), scratch.packed, 0, 0, dkv, nullptr, true);
+      pack_matrix(kv, scratch.packed_rows);
+      matmul_packed(ConstMatView(g, n, n), scratch.packed_rows, 0, 0, dqv, nullptr, true);
+      vec::transpose(g, n, n, gt, n);
+      pack_matrix(qv, scratch.packed_rows);
+      matmul_packed(ConstMatView(gt, n, n), scratch.packed_rows, 0, 0, dkv, nullptr, true);
     }
   }
 }

@@ -3,6 +3,7 @@
 // through A·V, the softmax (dS = A ⊙ (dA − rowsum(dA ⊙ A))) and Q·Kᵀ.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -94,7 +95,8 @@ void causal_attention_backward(const T* dctx, const T* qkv, const T* att, T* dqk
 
 // Reusable buffers for the SIMD versions.
 struct AttentionScratch {
-  PackedMatrix packed;
+  PackedMatrix packed_keys;         // Kᵀ or Vᵀ [d_k, n]
+  PackedMatrix packed_rows;         // V, dctx, K or Q [n, d_k]
   AlignedVector<float> grad;        // dA, then dS [n, n]
   AlignedVector<float> transposed;  // Aᵀ or dSᵀ [n, n]
 };

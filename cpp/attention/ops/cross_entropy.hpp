@@ -3,6 +3,7 @@
 // backward (dlogits = (softmax − one_hot) / count on counted rows, 0 on ignored ones).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>

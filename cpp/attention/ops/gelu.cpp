@@ -10,7 +10,7 @@ namespace attn {
 namespace {
 using simd::Floats;
 constexpr std::size_t W = simd::kWidth;
-const float kSqrtHalf = float(M_SQRT1_2);
+const float kSqrtHalf = 0.7071067811865476f;  // 1/√2
 const float kSqrt2OverPi = 0.7978845608028654f;
 const float kCubic = 0.044715f;
 

@@ -14,7 +14,7 @@ namespace reference {
 // GELU(x) and its derivative in T.
 template <class T>
 T gelu(T x, GeluKind kind) {
-  if (kind == GeluKind::Erf) return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2)));
+  if (kind == GeluKind::Erf) return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));
   const T u = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);  // √(2/π)·(x + c·x³)
   return T(0.5) * x * (T(1) + std::tanh(u));
 }
@@ -22,7 +22,7 @@ template <class T>
 T gelu_derivative(T x, GeluKind kind) {
   if (kind == GeluKind::Erf) {
     const T pdf = std::exp(T(-0.5) * x * x) * T(0.3989422804014327);  // φ(x) = e^{−x²/2}/√(2π)
-    return T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2))) + x * pdf;
+    return T(0.5) * (T(1) + std::erf(x * T(0.7071067811865476))) + x * pdf;
   }
   const T u = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);
   const T t = std::tanh(u);

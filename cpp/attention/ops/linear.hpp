@@ -54,12 +54,15 @@ void linear_backward(const T* dy, const T* x, const T* w, T* dx, T* dw, T* db, s
 
 // Reusable buffers for the SIMD versions (one per caller; no global state).
 struct LinearScratch {
-  PackedMatrix packed;
-  AlignedVector<float> transposed;  // dYᵀ [out, m]
+  PackedMatrix packed_weight;       // Wᵀ (forward) or W (backward)
+  PackedMatrix packed_rows;         // X or dY [m, ·] (backward), kept apart so neither shrinks
+  AlignedVector<float> transposed;  // dYᵀ [out, m] or Xᵀ [in, m], rows padded
+  AlignedVector<float> product;     // dWᵀ [in, out] (when in < out)
 };
 
 // The same contracts in float: the forward packs Wᵀ once and runs matmul_packed with the bias;
-// the backward packs W for dX and X for dW (dYᵀ transposed first), all accumulating.
+// the backward packs W for dX, and for dW transposes the narrower of dY and X, all
+// accumulating.
 void linear_forward(const float* x, const float* w, const float* b, float* y, std::size_t m,
                     std::size_t in, std::size_t out, LinearScratch& scratch);
 void linear_backward(const float* dy, const float* x, const float* w, float* dx, float* dw,
