@@ -286,7 +286,7 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
   linear_forward(last, p(unembed_), nullptr, logits_.data(), M, d, V, linear_scratch_);
 }
 
-std::vector<Trace> Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head) {
+void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head) {
   check_ids(ids, 1, n);
   run_forward(ids.data(), 1, n);
   const std::size_t d = config_.d_model;
@@ -294,7 +294,7 @@ std::vector<Trace> Model::trace(std::span<const std::int32_t> ids, std::size_t n
     return offset == kNone ? std::vector<float>{}
                            : std::vector<float>(&params_[offset], &params_[offset] + size);
   };
-  std::vector<Trace> traces;
+  traced_layers_.clear();
   for (std::size_t l = 0; l < config_.layers; ++l) {
     LayerConfig layer_config;
     layer_config.d_model = d;
@@ -302,22 +302,22 @@ std::vector<Trace> Model::trace(std::span<const std::int32_t> ids, std::size_t n
     layer_config.bias = config_.bias;
     layer_config.positional =
         config_.positional == PositionalKind::Rope ? PositionalKind::Rope : PositionalKind::None;
-    AttentionLayer layer(layer_config);
+    auto layer = std::make_unique<AttentionLayer>(layer_config);
     LayerWeights weights;
     weights.in_proj_weight = copy(layers_[l].in_w, 3 * d * d);
     weights.in_proj_bias = copy(layers_[l].in_b, 3 * d);
     weights.out_proj_weight = copy(layers_[l].out_w, d * d);
     weights.out_proj_bias = copy(layers_[l].out_b, d);
-    layer.set_weights(std::move(weights));
+    layer->set_weights(std::move(weights));
     ForwardOptions options;
     options.n = n;
     options.mask.kind = MaskKind::Causal;
     options.want_trace = true;
     options.trace_head = trace_head;
     const auto& input = config_.layer_norm ? acts_[l].ln1 : residual_[l];
-    traces.push_back(layer.forward(std::span<const float>(input.data(), n * d), options).trace);
+    layer->forward(std::span<const float>(input.data(), n * d), options);
+    traced_layers_.push_back(std::move(layer));
   }
-  return traces;
 }
 
 float Model::loss_and_gradients(std::span<const std::int32_t> ids,
@@ -405,6 +405,16 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
   }
   input_embedding_backward(d_resid_.data(), ids.data(), g(embed_), g(pos_), batch, n, d);
   return loss;
+}
+
+const AttentionLayer& Model::traced_layer(std::size_t layer) const {
+  if (layer >= traced_layers_.size()) {
+    throw Error(traced_layers_.empty()
+                    ? "no traced forward yet: call trace() first"
+                    : "layer " + std::to_string(layer) + " is out of range: the model has " +
+                          std::to_string(traced_layers_.size()) + " layers (0-based)");
+  }
+  return *traced_layers_[layer];
 }
 
 std::vector<std::uint8_t> Model::save_safetensors() const {

@@ -5,10 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "attention/layer.hpp"
 #include "attention/ops/causal_attention.hpp"
 #include "attention/ops/gelu.hpp"
 #include "attention/ops/linear.hpp"
@@ -84,10 +86,13 @@ class Model {
   // kMaxModelAttentionValues. Throws attn::Error on bad input.
   ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n);
 
-  // forward on one sequence ids [n], and every layer's steps in the walkthrough's vocabulary:
-  // layer l's attention run by an AttentionLayer holding that block's weights, on ln1(x_l)
-  // (x_l without LayerNorm), causal, positional rope or none. trace_head as ForwardOptions'.
-  std::vector<Trace> trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head = -1);
+  // forward on one sequence ids [n], then every layer's attention run again, traced, by an
+  // AttentionLayer holding that block's weights, on ln1(x_l) (x_l without LayerNorm), causal,
+  // positional rope or none (trace_head as ForwardOptions'): traced_layer(l).last_result().trace
+  // holds layer l's steps in the walkthrough's vocabulary, and step_text and explain_cell work
+  // on traced_layer(l) as on any layer. Valid until the next trace().
+  void trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head = -1);
+  const AttentionLayer& traced_layer(std::size_t layer) const;
 
   // The mean cross-entropy of the next-token logits against targets [batch·n] (< 0 ignored;
   // at least one must count), and its gradient with respect to every parameter, written to
@@ -139,6 +144,7 @@ class Model {
   AlignedVector<float> d_logits_, d_resid_, d_h_, d_ctx_, d_qkv_, d_fc_, d_gelu_;
   LinearScratch linear_scratch_;
   AttentionScratch attention_scratch_;
+  std::vector<std::unique_ptr<AttentionLayer>> traced_layers_;  // of the last trace()
 };
 
 }  // namespace attn
