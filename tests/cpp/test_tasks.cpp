@@ -72,7 +72,7 @@ TEST_CASE("task names parse, and an unknown one lists them", "[tasks]") {
   }
   CHECK_THROWS_WITH(attn::parse_task_kind("Copy"),
                     ContainsSubstring("unknown task 'Copy'") &&
-                        ContainsSubstring("induction, copy, reverse, sort, english"));
+                        ContainsSubstring("'induction', 'copy', 'reverse', 'sort' or 'english'"));
   CHECK_THROWS_AS(attn::parse_task_kind(""), attn::Error);
 }
 

@@ -198,9 +198,16 @@ void Model::check_ids(std::span<const std::int32_t> ids, std::size_t batch, std:
   }
 }
 
-ModelOutput Model::forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n) {
+ModelOutput Model::forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
+                           std::optional<HeadAblation> ablation) {
   check_ids(ids, batch, n);
-  run_forward(ids.data(), batch, n);
+  if (ablation && (ablation->layer >= config_.layers || ablation->head >= config_.heads)) {
+    throw Error("cannot ablate layer " + std::to_string(ablation->layer) + " head " +
+                std::to_string(ablation->head) + ": the model has layers 0 to " +
+                std::to_string(config_.layers - 1) + " and heads 0 to " +
+                std::to_string(config_.heads - 1));
+  }
+  run_forward(ids.data(), batch, n, ablation);
   ModelOutput out;
   out.logits = std::span<const float>(logits_.data(), batch * n * config_.vocab);
   for (const auto& layer : acts_) {
@@ -209,7 +216,8 @@ ModelOutput Model::forward(std::span<const std::int32_t> ids, std::size_t batch,
   return out;
 }
 
-void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n) {
+void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
+                        std::optional<HeadAblation> ablation) {
   const std::size_t d = config_.d_model, H = config_.heads, M = batch * n, V = config_.vocab;
   const bool ln = config_.layer_norm;
   batch_ = batch;
@@ -249,6 +257,13 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
     if (config_.positional == PositionalKind::Rope) rope_forward(a.qkv.data(), batch, n, d, H);
     causal_attention_forward(a.qkv.data(), a.att.data(), a.ctx.data(), batch, n, d, H,
                              attention_scratch_);
+    if (ablation && ablation->layer == l) {
+      const std::size_t d_k = d / H;
+      for (std::size_t row = 0; row < M; ++row) {  // ctx [M, d]: head h owns columns h·d_k …
+        float* head = &a.ctx[row * d + ablation->head * d_k];
+        std::fill(head, head + d_k, 0.0f);
+      }
+    }
     linear_forward(a.ctx.data(), p(w.out_w), p(w.out_b), a.mid.data(), M, d, d, linear_scratch_);
     vec::add(x, a.mid.data(), M * d);
     float* next = residual_[l + 1].data();
@@ -436,8 +451,17 @@ std::vector<std::uint8_t> Model::save_safetensors() const {
       {"mlp", flag(config_.mlp)},
       {"tied", flag(config_.tied)},
       {"bias", flag(config_.bias)},
-      {"gelu", config_.gelu == GeluKind::Erf ? "erf" : "tanh"}};
+      {"gelu", gelu_kind_name(config_.gelu)}};
   return safetensors::write(tensors, metadata);
+}
+
+void Model::set_parameter(const std::string& name, std::span<const float> values) {
+  const ParameterInfo& info = parameter_info(name);
+  if (values.size() != info.size) {
+    throw Error("parameter '" + name + "' " + shape_text(info.shape) + " needs " +
+                std::to_string(info.size) + " values, got " + std::to_string(values.size()));
+  }
+  std::copy(values.begin(), values.end(), params_.begin() + std::ptrdiff_t(info.offset));
 }
 
 void Model::load_safetensors(std::span<const std::uint8_t> bytes) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,6 +55,13 @@ struct ParameterInfo {
   std::size_t size = 0;
 };
 
+// One head whose output a forward leaves out: its context (its d_k columns of the concatenated
+// heads' A·V, before out_proj) is zeroed in that layer, as if the head attended to nothing.
+struct HeadAblation {
+  std::size_t layer = 0;
+  std::size_t head = 0;
+};
+
 // The forward's results: views into the model's buffers, valid until its next call.
 struct ModelOutput {
   std::span<const float> logits;                  // [batch·n·vocab]
@@ -83,8 +91,10 @@ class Model {
   std::span<const float> gradient(const std::string& name) const;
 
   // ids [batch·n] (each < vocab), 1 <= n <= context, batch·heads·n² within
-  // kMaxModelAttentionValues. Throws attn::Error on bad input.
-  ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n);
+  // kMaxModelAttentionValues; with `ablation`, that head's context is zeroed (the attention
+  // weights reported are still its own). Throws attn::Error on bad input.
+  ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
+                      std::optional<HeadAblation> ablation = std::nullopt);
 
   // forward on one sequence ids [n], then every layer's attention run again, traced, by an
   // AttentionLayer holding that block's weights, on ln1(x_l) (x_l without LayerNorm), causal,
@@ -99,6 +109,9 @@ class Model {
   // gradients() (overwritten, not accumulated).
   float loss_and_gradients(std::span<const std::int32_t> ids, std::span<const std::int32_t> targets,
                            std::size_t batch, std::size_t n);
+
+  // Replaces the parameter `name` with values (exactly its size, else attn::Error naming it).
+  void set_parameter(const std::string& name, std::span<const float> values);
 
   // Every parameter under its name (F32) and the config as metadata.
   std::vector<std::uint8_t> save_safetensors() const;
@@ -122,7 +135,8 @@ class Model {
   void add_parameter(const std::string& name, std::vector<std::size_t> shape);
   void initialise();
   void check_ids(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n) const;
-  void run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n);
+  void run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
+                   std::optional<HeadAblation> ablation = std::nullopt);
   const float* p(std::size_t offset) const { return offset == kNone ? nullptr : &params_[offset]; }
   float* g(std::size_t offset) { return offset == kNone ? nullptr : &grads_[offset]; }
 

@@ -4,10 +4,19 @@
 
 #include <cmath>
 #include <cstddef>
+#include <span>
+#include <string_view>
+
+#include "attention/name_table.hpp"
 
 namespace attn {
 
 enum class GeluKind { Erf, Tanh };
+
+// "erf" | "tanh"; anything else throws, listing them.
+std::span<const NamedKind<GeluKind>> gelu_kinds();
+GeluKind parse_gelu_kind(std::string_view name);
+const char* gelu_kind_name(GeluKind kind);
 
 namespace reference {
 

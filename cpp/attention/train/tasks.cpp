@@ -2,7 +2,6 @@
 #include "attention/train/tasks.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstddef>
 #include <utility>
@@ -23,16 +22,6 @@ constexpr std::int32_t kEnd = 27;        // '.'
 constexpr std::uint32_t kHeldOutSeedMix = 0x5bd1e995U;
 constexpr int kHeldOutClassBits = 3;  // 1 in 2^3 synthetic sequences is held out
 constexpr int kMaxDraws = 100000;     // rejection sampling gives up after this many
-
-struct KindName {
-  TaskKind kind;
-  std::string_view name;
-};
-constexpr std::array<KindName, 5> kKindNames = {{{TaskKind::Induction, "induction"},
-                                                 {TaskKind::Copy, "copy"},
-                                                 {TaskKind::Reverse, "reverse"},
-                                                 {TaskKind::Sort, "sort"},
-                                                 {TaskKind::English, "english"}}};
 
 std::string vocabulary_of(TaskKind kind) {
   switch (kind) {
@@ -82,20 +71,21 @@ std::string show_character(char32_t c) {
 
 }  // namespace
 
+std::span<const NamedKind<TaskKind>> task_kinds() {
+  static constexpr NamedKind<TaskKind> table[] = {{"induction", TaskKind::Induction},
+                                                  {"copy", TaskKind::Copy},
+                                                  {"reverse", TaskKind::Reverse},
+                                                  {"sort", TaskKind::Sort},
+                                                  {"english", TaskKind::English}};
+  return table;
+}
+
 TaskKind parse_task_kind(std::string_view name) {
-  for (const KindName& k : kKindNames) {
-    if (k.name == name) return k.kind;
-  }
-  std::string list;
-  for (const KindName& k : kKindNames) list += (list.empty() ? "" : ", ") + std::string(k.name);
-  throw Error("unknown task '" + std::string(name) + "': expected one of " + list);
+  return parse_named(task_kinds(), name, "task");
 }
 
 std::string_view task_kind_name(TaskKind kind) {
-  for (const KindName& k : kKindNames) {
-    if (k.kind == kind) return k.name;
-  }
-  return "unknown";
+  return name_of(task_kinds(), kind);
 }
 
 std::size_t uniform_index(NumpyRandomState& rng, std::size_t count) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attention/name_table.hpp"
 #include "attention/rng.hpp"
 #include "attention/train/batch.hpp"
 
@@ -44,6 +45,7 @@ namespace attn {
 enum class TaskKind { Induction, Copy, Reverse, Sort, English };
 
 // "induction" | "copy" | "reverse" | "sort" | "english"; anything else throws, listing them.
+std::span<const NamedKind<TaskKind>> task_kinds();
 TaskKind parse_task_kind(std::string_view name);
 std::string_view task_kind_name(TaskKind kind);
 

@@ -34,7 +34,8 @@ Batch slice(const Batch& batch, std::size_t first, std::size_t count) {
 
 }  // namespace
 
-Evaluation evaluate(Model& model, const Batch& batch, std::size_t chunk) {
+Evaluation evaluate(Model& model, const Batch& batch, std::size_t chunk,
+                    std::optional<HeadAblation> ablation) {
   if (chunk == 0) throw Error("the evaluation chunk must be at least 1 sequence");
   const std::size_t vocab = model.config().vocab;
   std::vector<float> probs;
@@ -45,7 +46,7 @@ Evaluation evaluate(Model& model, const Batch& batch, std::size_t chunk) {
     const std::size_t rows = part.batch * part.n;
     const std::size_t count = count_targets(part.targets.data(), rows);
     if (count == 0) continue;
-    const ModelOutput out = model.forward(part.ids, part.batch, part.n);
+    const ModelOutput out = model.forward(part.ids, part.batch, part.n, ablation);
     probs.resize(rows * vocab);
     const double mean =
         cross_entropy_forward(out.logits.data(), part.targets.data(), probs.data(), rows, vocab);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "attention/model/model.hpp"
@@ -30,12 +31,14 @@ struct TrainReport {
   double accuracy = 0.0;  // fraction of held-out targets whose argmax logit is the target
 };
 
-// Held-out loss and accuracy of `model` on `batch`, evaluated in chunks of `chunk` sequences.
+// Held-out loss and accuracy of `model` on `batch`, evaluated in chunks of `chunk` sequences
+// (with `ablation`, that head's output zeroed: see Model::forward).
 struct Evaluation {
   double loss = 0.0;
   double accuracy = 0.0;
 };
-Evaluation evaluate(Model& model, const Batch& batch, std::size_t chunk = 32);
+Evaluation evaluate(Model& model, const Batch& batch, std::size_t chunk = 32,
+                    std::optional<HeadAblation> ablation = std::nullopt);
 
 // Every layer's head scores on a probe (see head_scores.hpp): [layer][head]. The probe's
 // sequences must fit the model (n <= context, ids < vocab).
