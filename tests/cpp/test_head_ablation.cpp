@@ -61,8 +61,8 @@ TEST_CASE("ablating a head equals zeroing its out_proj columns (the reference)",
       zero_out_proj_columns(reference, layer, head);
       const double expected = attn::evaluate(reference, probe).loss;
       INFO("layer " << layer << " head " << head);
-      CHECK(close(result.heads[layer][head], expected));
-      some_head_matters = some_head_matters || !close(result.heads[layer][head], result.loss);
+      CHECK(close(result.heads[layer][head].loss, expected));
+      some_head_matters = some_head_matters || !close(result.heads[layer][head].loss, result.loss);
     }
   }
   CHECK(some_head_matters);
@@ -73,8 +73,10 @@ TEST_CASE("a head whose out_proj columns are zero changes nothing when ablated",
   zero_out_proj_columns(model, 1, 2);
   const attn::Batch probe = attn::model_probe(model.config());
   const attn::HeadAblationResult result = attn::head_ablation(model, probe);
-  CHECK(close(result.heads[1][2], result.loss));
-  CHECK_FALSE(close(result.heads[0][2], result.loss));
+  CHECK(close(result.heads[1][2].loss, result.loss));
+  CHECK(result.heads[1][2].delta == result.heads[1][2].loss - result.loss);
+  CHECK(std::abs(result.heads[1][2].delta) <= 1e-6);
+  CHECK_FALSE(close(result.heads[0][2].loss, result.loss));
 }
 
 TEST_CASE("ablation leaves the attention weights and the training path alone", "[ablation]") {

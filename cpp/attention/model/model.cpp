@@ -422,6 +422,13 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
   return loss;
 }
 
+void Model::check_trace_batch(std::size_t batch) {
+  if (batch != 1) {
+    throw Error("a traced forward follows one sequence: batch must be 1, got " +
+                std::to_string(batch) + " (run the others untraced)");
+  }
+}
+
 const AttentionLayer& Model::traced_layer(std::size_t layer) const {
   if (layer >= traced_layers_.size()) {
     throw Error(traced_layers_.empty()

@@ -102,6 +102,8 @@ class Model {
   // holds layer l's steps in the walkthrough's vocabulary, and step_text and explain_cell work
   // on traced_layer(l) as on any layer. Valid until the next trace().
   void trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head = -1);
+  // Throws attn::Error unless batch is 1: a trace follows one sequence.
+  static void check_trace_batch(std::size_t batch);
   const AttentionLayer& traced_layer(std::size_t layer) const;
 
   // The mean cross-entropy of the next-token logits against targets [batch·n] (< 0 ignored;

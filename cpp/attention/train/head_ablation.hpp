@@ -8,9 +8,14 @@
 
 namespace attn {
 
+struct AblatedHead {
+  double loss = 0.0;   // the probe's mean cross-entropy with this head zeroed
+  double delta = 0.0;  // loss − the unablated loss: how much the probe needs this head
+};
+
 struct HeadAblationResult {
-  double loss = 0.0;                       // the probe's mean cross-entropy, nothing ablated
-  std::vector<std::vector<double>> heads;  // [layer][head]: the same with that head zeroed
+  double loss = 0.0;                            // the probe's mean cross-entropy, nothing ablated
+  std::vector<std::vector<AblatedHead>> heads;  // [layer][head]
 };
 
 // For every (layer, head): the mean cross-entropy over probe's scored targets with that head's
