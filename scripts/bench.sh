@@ -8,6 +8,8 @@
 #   5. node tests/bench/bench.mjs, then build/native-release/attention_bench
 #   6. node tests/bench/train-bench.mjs: training steps per second against tfjs-wasm, plain JS and
 #      PyTorch on one thread (Debian's python3-torch; skipped with a note when missing)
+#   7. native-release's train_bench (tests/bench/train/train_bench.cpp): one training
+#      step of the standard model config natively and the backward's matmuls as % of peak
 # Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only); --quick also gives
 # train-bench.mjs 3 short rounds.
 set -euo pipefail
@@ -20,7 +22,7 @@ bash scripts/setup.sh
 bash scripts/build.sh
 
 attn_build_preset wasm-nosimd
-attn_build_preset native-release --target attention_bench
+attn_build_preset native-release --target attention_bench train_bench
 
 built=$(date +%s)
 log "builds done in $((built - start)) s"
@@ -32,4 +34,6 @@ echo
 train_args=()
 for arg in "$@"; do if [ "$arg" = --quick ]; then train_args+=(--quick); fi; done
 node tests/bench/train-bench.mjs ${train_args[@]+"${train_args[@]}"}
+echo
+build/native-release/train_bench
 log "total: $(($(date +%s) - start)) s (builds $((built - start)) s)"

@@ -2,6 +2,8 @@
 # Regenerates the committed test data (a manual step; the tests only read it):
 #   tests/data/golden/  PyTorch nn.MultiheadAttention golden vectors   (scripts/make-golden.py)
 #   tests/data/numpy/   NumPy RandomState streams and the seeds' examples (scripts/make-numpy-data.py)
+#   tests/data/train/   the model's loss, gradients and AdamW steps from PyTorch autograd, float32
+#                       and float64                                  (scripts/make-train-golden.py)
 # Uses Debian's python3-torch and python3-numpy with /usr/bin/python3 (a pyenv python3 on PATH
 # lacks them) and installs them when missing. Deterministic: rerunning gives the same bytes.
 set -euo pipefail
@@ -28,4 +30,5 @@ log "$("$py" -c 'import numpy, torch; print("numpy", numpy.__version__, "torch",
 export PYTHONDONTWRITEBYTECODE=1
 "$py" "$root/scripts/make-golden.py"
 "$py" "$root/scripts/make-numpy-data.py"
-log "done: tests/data/golden and tests/data/numpy"
+"$py" "$root/scripts/make-train-golden.py"
+log "done: tests/data/golden, tests/data/numpy and tests/data/train"

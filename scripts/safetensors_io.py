@@ -54,3 +54,24 @@ def write_safetensors(path, tensors, metadata=None):
         f.write(text)
         for chunk in chunks:
             f.write(chunk)
+
+
+_READ_DTYPES = {"F32": "<f4", "F64": "<f8", "U8": "u1", "I32": "<i4", "I64": "<i8"}
+
+
+def read_safetensors(path):
+    """(tensors, metadata): dict name -> np.ndarray in file order, and the "__metadata__" dict."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + length].decode("utf-8"))
+    metadata = header.pop("__metadata__", {})
+    body = data[8 + length:]
+    tensors = {}
+    for name, info in header.items():
+        if info["dtype"] not in _READ_DTYPES:
+            raise TypeError(f"{name}: unsupported dtype {info['dtype']}")
+        begin, end = info["data_offsets"]
+        array = np.frombuffer(body[begin:end], dtype=np.dtype(_READ_DTYPES[info["dtype"]]))
+        tensors[name] = array.reshape(info["shape"])
+    return tensors, metadata

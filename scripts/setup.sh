@@ -7,6 +7,9 @@
 #     libxsimd-dev is unpacked into .deps/ (bookworm's 8.1 has no wasm architecture).
 #   - Catch2 3: a system one is used; otherwise bookworm-backports' libcatch2-dev into .deps/.
 #   - chromium (browser tests), python3 for scripts, node modules (npm ci).
+#   - python3-torch and python3-numpy: the PyTorch references (golden data generators and the
+#     checkpoint reproduction test, scripts/torch-checkpoint.py); torch imports without its
+#     recommended libtorch-dev and build-essential.
 #   - libclang-rt-N-dev for the installed clang N: libFuzzer and the sanitizer runtimes (the
 #     ASan/UBSan build and the fuzz suite need them; clang only recommends the package).
 # Neither trixie nor backports is added to the machine's apt sources: packages are fetched with
@@ -54,6 +57,9 @@ command -v dpkg-deb >/dev/null 2>&1 || need_pkgs+=(dpkg)
 # Emscripten: a user's own emcc (emsdk) on PATH wins.
 if ! command -v emcc >/dev/null 2>&1; then need_pkgs+=(emscripten); fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then apt_install "${need_pkgs[@]}"; fi
+if ! /usr/bin/python3 -c 'import torch, numpy' >/dev/null 2>&1; then
+  apt_install python3-torch python3-numpy
+fi
 
 # libFuzzer and the sanitizer runtimes of the installed clang (Debian: libclang-rt-14-dev on
 # bookworm), looked up where that clang itself looks for them.

@@ -18,12 +18,19 @@
 #include "attention/error.hpp"
 #include "attention/explain.hpp"
 #include "attention/layer.hpp"
+#include "attention/model/model.hpp"
 #include "attention/ops/embedding.hpp"
+#include "attention/ops/gelu.hpp"
 #include "attention/ops/simd.hpp"
 #include "attention/rng.hpp"
 #include "attention/step_text.hpp"
 #include "attention/steps.hpp"
 #include "attention/tokenizer.hpp"
+#include "attention/train/head_ablation.hpp"
+#include "attention/train/head_scores.hpp"
+#include "attention/train/probe.hpp"
+#include "attention/train/tasks.hpp"
+#include "attention/train/trainer.hpp"
 
 using emscripten::val;
 
@@ -98,6 +105,57 @@ struct ForwardArgs {
   std::size_t preview{};
 };
 
+struct ModelArgs {
+  std::size_t vocab{};
+  std::size_t context{};
+  std::size_t dModel{};
+  std::size_t heads{};
+  std::size_t layers{};
+  std::string positional;
+  bool layerNorm{};
+  bool mlp{};
+  bool tied{};
+  bool bias{};
+  std::string gelu;
+  std::uint32_t seed{};
+};
+
+struct TrainerArgs {
+  std::string task;
+  double lr{};
+  std::size_t batch{};
+  double weightDecay{};
+  double clip{};
+  std::uint32_t seed{};
+  double beta1{};
+  double beta2{};
+  double eps{};
+  std::size_t warmup{};
+  std::size_t totalSteps{};
+  double minLr{};
+  std::size_t heldOut{};
+};
+
+// {id, title, equation, shape, head, rows, cols, data}: one traced step of `layer`, the id and
+// axes from the catalog, the title and equation rendered by the core (data a view the JS API
+// copies).
+val step_value(const attn::AttentionLayer& layer, const attn::Step& s) {
+  const attn::StepInfo& info = attn::step_info(s.kind);
+  const attn::StepText text = attn::step_text(layer, s);
+  val shape = val::array();
+  for (auto extent : s.shape) shape.call<void>("push", extent);
+  val out = val::object();
+  out.set("id", std::string(info.id));
+  out.set("title", text.title);
+  out.set("equation", text.equation);
+  out.set("shape", shape);
+  out.set("head", s.head);
+  out.set("rows", std::string(info.rows));
+  out.set("cols", std::string(info.cols));
+  out.set("data", view_of(s.data.data(), s.data.size()));
+  return out;
+}
+
 // The step catalog, the option names, the defaults and the limits (lens.catalog).
 val catalog() {
   val steps = val::array();
@@ -147,9 +205,41 @@ val catalog() {
   forward.set("trace", options.want_trace);
   forward.set("traceHead", options.trace_head);
   forward.set("preview", options.preview_side);
+  const attn::ModelConfig model_config;
+  val model = val::object();
+  model.set("vocab", model_config.vocab);
+  model.set("context", model_config.context);
+  model.set("dModel", model_config.d_model);
+  model.set("heads", model_config.heads);
+  model.set("layers", model_config.layers);
+  model.set("positional", std::string(attn::positional_kind_name(model_config.positional)));
+  model.set("layerNorm", model_config.layer_norm);
+  model.set("mlp", model_config.mlp);
+  model.set("tied", model_config.tied);
+  model.set("bias", model_config.bias);
+  model.set("gelu", std::string(attn::gelu_kind_name(model_config.gelu)));
+  model.set("seed", model_config.seed);
+  const attn::TrainerConfig trainer_config;
+  const attn::AdamWConfig& adamw = trainer_config.optimizer;
+  val trainer = val::object();
+  trainer.set("task", std::string(attn::task_kind_name(trainer_config.task)));
+  trainer.set("lr", adamw.lr);
+  trainer.set("batch", trainer_config.batch);
+  trainer.set("weightDecay", adamw.weight_decay);
+  trainer.set("clip", adamw.clip);
+  trainer.set("seed", trainer_config.seed);
+  trainer.set("beta1", adamw.beta1);
+  trainer.set("beta2", adamw.beta2);
+  trainer.set("eps", adamw.eps);
+  trainer.set("warmup", adamw.warmup_steps);
+  trainer.set("totalSteps", adamw.total_steps);
+  trainer.set("minLr", adamw.min_lr);
+  trainer.set("heldOut", trainer_config.held_out);
   val defaults = val::object();
   defaults.set("layer", layer);
   defaults.set("forward", forward);
+  defaults.set("model", model);
+  defaults.set("trainer", trainer);
   val limits = val::object();
   limits.set("maxModelDim", attn::kMaxModelDim);
   limits.set("maxHeads", attn::kMaxHeads);
@@ -158,11 +248,17 @@ val catalog() {
   limits.set("maxTraceValues", attn::kMaxTraceValues);
   limits.set("maxTokens", attn::kMaxTokens);
   limits.set("vocabularySize", attn::kVocabularySize);
+  limits.set("maxModelVocab", attn::kMaxModelVocab);
+  limits.set("maxModelContext", attn::kMaxModelContext);
+  limits.set("maxModelDModel", attn::kMaxModelDModel);
+  limits.set("maxModelLayers", attn::kMaxModelLayers);
   val out = val::object();
   out.set("steps", steps);
   out.set("positional", name_list(attn::positional_kinds()));
   out.set("masks", name_list(attn::mask_kinds()));
   out.set("tokenizers", name_list(attn::tokenizer_kinds()));
+  out.set("gelu", name_list(attn::gelu_kinds()));
+  out.set("tasks", name_list(attn::task_kinds()));
   out.set("defaults", defaults);
   out.set("limits", limits);
   return out;
@@ -269,25 +365,8 @@ class LayerHandle {
     return out;
   }
   std::size_t stepCount() const { return result_ ? result_->trace.steps.size() : 0; }
-  // {id, title, equation, shape, head, rows, cols, data}: the id and axes from the catalog, the
-  // title and equation rendered by the core for this layer and forward.
-  val step(std::size_t index) const {
-    const attn::Step& s = result_->trace.steps.at(index);
-    const attn::StepInfo& info = attn::step_info(s.kind);
-    const attn::StepText text = attn::step_text(*layer_, s);
-    val shape = val::array();
-    for (auto extent : s.shape) shape.call<void>("push", extent);
-    val out = val::object();
-    out.set("id", std::string(info.id));
-    out.set("title", text.title);
-    out.set("equation", text.equation);
-    out.set("shape", shape);
-    out.set("head", s.head);
-    out.set("rows", std::string(info.rows));
-    out.set("cols", std::string(info.cols));
-    out.set("data", view_of(s.data.data(), s.data.size()));
-    return out;
-  }
+  // One traced step (step_value).
+  val step(std::size_t index) const { return step_value(*layer_, result_->trace.steps.at(index)); }
 
   // One cell of the last traced forward explained: {step, head, row, col, value, summary,
   // equation, leftLabel, rightLabel, quantities: [{name, latex, value}], termIndex, termLeft,
@@ -341,6 +420,247 @@ class LayerHandle {
   std::vector<std::uint8_t> bytes_;
   std::vector<std::uint32_t> term_index_;
   std::vector<float> term_left_, term_right_, term_product_;
+};
+
+// The probe the caller gave (ids, and targets or none), or the default one for the model.
+attn::Batch probe_of(const attn::Model& model, val ids, val targets, std::size_t batch,
+                     std::size_t n) {
+  if (ids.isUndefined()) return attn::model_probe(model.config());
+  return attn::probe_batch(vector_or_empty<std::int32_t>(ids),
+                           vector_or_empty<std::int32_t>(targets), batch, n);
+}
+
+class ModelHandle {
+ public:
+  val configure(const ModelArgs& args) {
+    return guarded([&] {
+      attn::ModelConfig config;
+      config.vocab = args.vocab;
+      config.context = args.context;
+      config.d_model = args.dModel;
+      config.heads = args.heads;
+      config.layers = args.layers;
+      config.positional = attn::parse_positional_kind(args.positional);
+      config.layer_norm = args.layerNorm;
+      config.mlp = args.mlp;
+      config.tied = args.tied;
+      config.bias = args.bias;
+      config.gelu = attn::parse_gelu_kind(args.gelu);
+      config.seed = args.seed;
+      model_ = std::make_unique<attn::Model>(config);
+      return val::undefined();
+    });
+  }
+
+  attn::Model& model() { return *model_; }
+
+  // [{name, shape}] in buffer order.
+  val parameterTable() const {
+    val out = val::array();
+    for (const attn::ParameterInfo& info : model_->parameter_table()) {
+      val shape = val::array();
+      for (auto extent : info.shape) shape.call<void>("push", extent);
+      val entry = val::object();
+      entry.set("name", info.name);
+      entry.set("shape", shape);
+      out.call<void>("push", entry);
+    }
+    return out;
+  }
+
+  val parameter(const std::string& name) {
+    return guarded([&] {
+      const auto values = model_->parameter(name);
+      return view_of(values.data(), values.size());
+    });
+  }
+
+  val setParameter(const std::string& name, val values) {
+    return guarded([&] {
+      model_->set_parameter(name, vector_or_empty<float>(values));
+      return val::undefined();
+    });
+  }
+
+  val gradient(const std::string& name) const {
+    return guarded([&] {
+      const auto values = model_->gradient(name);
+      return view_of(values.data(), values.size());
+    });
+  }
+
+  // Runs the forward (and, with trace, the traced layers first); logits() and attention(l)
+  // then read it.
+  val forward(val ids, std::size_t batch, std::size_t n, bool trace) {
+    return guarded([&] {
+      const auto id_values = vector_or_empty<std::int32_t>(ids);
+      traced_ = false;
+      if (trace) {
+        attn::Model::check_trace_batch(batch);
+        model_->trace(id_values, n);
+        traced_ = true;
+      }
+      output_ = model_->forward(id_values, batch, n);
+      return val::undefined();
+    });
+  }
+
+  val logits() const { return view_of(output_.logits.data(), output_.logits.size()); }
+  val attention(std::size_t layer) const {
+    const auto& weights = output_.attention.at(layer);
+    return view_of(weights.data(), weights.size());
+  }
+  std::size_t stepCount(std::size_t layer) const {
+    return traced_ ? model_->traced_layer(layer).last_result().trace.steps.size() : 0;
+  }
+  val step(std::size_t layer, std::size_t index) const {
+    const attn::AttentionLayer& traced = model_->traced_layer(layer);
+    return step_value(traced, traced.last_result().trace.steps.at(index));
+  }
+
+  val lossAndGradients(val ids, val targets, std::size_t batch, std::size_t n) {
+    return guarded([&] {
+      return val(model_->loss_and_gradients(vector_or_empty<std::int32_t>(ids),
+                                            vector_or_empty<std::int32_t>(targets), batch, n));
+    });
+  }
+
+  val saveSafetensors() {
+    return guarded([&] {
+      bytes_ = model_->save_safetensors();
+      return view_of(bytes_.data(), bytes_.size());
+    });
+  }
+
+  val loadSafetensors(val bytes) {
+    return guarded([&] {
+      model_->load_safetensors(vector_or_empty<std::uint8_t>(bytes));
+      return val::undefined();
+    });
+  }
+
+  // [{layer, head, previousToken, induction, sameToken, firstToken}] (NaN: not measured).
+  val headScores(val ids, std::size_t batch, std::size_t n) {
+    return guarded([&] {
+      const attn::Batch probe = probe_of(*model_, ids, val::undefined(), batch, n);
+      const auto scores = attn::model_head_scores(*model_, probe);
+      val out = val::array();
+      for (std::size_t layer = 0; layer < scores.size(); ++layer) {
+        for (std::size_t head = 0; head < scores[layer].size(); ++head) {
+          const attn::HeadScores& s = scores[layer][head];
+          val entry = val::object();
+          entry.set("layer", layer);
+          entry.set("head", head);
+          entry.set("previousToken", s.previous_token);
+          entry.set("induction", s.induction);
+          entry.set("sameToken", s.same_token);
+          entry.set("firstToken", s.first_token);
+          out.call<void>("push", entry);
+        }
+      }
+      return out;
+    });
+  }
+
+  // {loss, heads: [{layer, head, loss, delta}]}.
+  val headAblation(val ids, val targets, std::size_t batch, std::size_t n) {
+    return guarded([&] {
+      const attn::Batch probe = probe_of(*model_, ids, targets, batch, n);
+      const attn::HeadAblationResult result = attn::head_ablation(*model_, probe);
+      val heads = val::array();
+      for (std::size_t layer = 0; layer < result.heads.size(); ++layer) {
+        for (std::size_t head = 0; head < result.heads[layer].size(); ++head) {
+          val entry = val::object();
+          entry.set("layer", layer);
+          entry.set("head", head);
+          entry.set("loss", result.heads[layer][head].loss);
+          entry.set("delta", result.heads[layer][head].delta);
+          heads.call<void>("push", entry);
+        }
+      }
+      val out = val::object();
+      out.set("loss", result.loss);
+      out.set("heads", heads);
+      return out;
+    });
+  }
+
+ private:
+  std::unique_ptr<attn::Model> model_;
+  attn::ModelOutput output_;
+  bool traced_ = false;
+  std::vector<std::uint8_t> bytes_;
+};
+
+// A trainer borrows its ModelHandle's model: the JS API disposes the trainer before the model.
+class TrainerHandle {
+ public:
+  val configure(ModelHandle& model, const TrainerArgs& args) {
+    return guarded([&] {
+      attn::TrainerConfig config;
+      config.task = attn::parse_task_kind(args.task);
+      config.batch = args.batch;
+      config.held_out = args.heldOut;
+      config.seed = args.seed;
+      config.optimizer.lr = args.lr;
+      config.optimizer.beta1 = args.beta1;
+      config.optimizer.beta2 = args.beta2;
+      config.optimizer.eps = args.eps;
+      config.optimizer.weight_decay = args.weightDecay;
+      config.optimizer.clip = args.clip;
+      config.optimizer.warmup_steps = args.warmup;
+      config.optimizer.total_steps = args.totalSteps;
+      config.optimizer.min_lr = args.minLr;
+      trainer_ = std::make_unique<attn::Trainer>(model.model(), config);
+      return val::undefined();
+    });
+  }
+
+  // {step, loss, heldOutLoss, accuracy}.
+  val step(std::size_t k) {
+    return guarded([&] {
+      const attn::TrainReport report = trainer_->step(k);
+      val out = val::object();
+      out.set("step", report.step);
+      out.set("loss", report.loss);
+      out.set("heldOutLoss", report.held_out_loss);
+      out.set("accuracy", report.accuracy);
+      return out;
+    });
+  }
+
+  std::size_t steps() const { return trainer_->steps(); }
+  std::string taskName() const {
+    return std::string(attn::task_kind_name(trainer_->task().kind()));
+  }
+  std::string vocabulary() const { return trainer_->task().vocabulary(); }
+
+  val encode(const std::string& text) {
+    return guarded([&] {
+      ids_ = trainer_->task().encode(text);
+      return view_of(ids_.data(), ids_.size());
+    });
+  }
+
+  val decode(val ids) {
+    return guarded(
+        [&] { return val(trainer_->task().decode(vector_or_empty<std::int32_t>(ids))); });
+  }
+
+  // {batch, n, ids, targets} of the held-out set (views the JS API copies at once).
+  val heldOut() const {
+    const attn::Batch& held = trainer_->task().held_out();
+    val out = val::object();
+    out.set("batch", held.batch);
+    out.set("n", held.n);
+    out.set("ids", view_of(held.ids.data(), held.ids.size()));
+    out.set("targets", view_of(held.targets.data(), held.targets.size()));
+    return out;
+  }
+
+ private:
+  std::unique_ptr<attn::Trainer> trainer_;
+  std::vector<std::int32_t> ids_;
 };
 
 // np.random.RandomState(seed).randn(count): a view the JS API copies at once.
@@ -400,6 +720,60 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .field("trace", &ForwardArgs::trace)
       .field("traceHead", &ForwardArgs::traceHead)
       .field("preview", &ForwardArgs::preview);
+  emscripten::value_object<ModelArgs>("ModelArgs")
+      .field("vocab", &ModelArgs::vocab)
+      .field("context", &ModelArgs::context)
+      .field("dModel", &ModelArgs::dModel)
+      .field("heads", &ModelArgs::heads)
+      .field("layers", &ModelArgs::layers)
+      .field("positional", &ModelArgs::positional)
+      .field("layerNorm", &ModelArgs::layerNorm)
+      .field("mlp", &ModelArgs::mlp)
+      .field("tied", &ModelArgs::tied)
+      .field("bias", &ModelArgs::bias)
+      .field("gelu", &ModelArgs::gelu)
+      .field("seed", &ModelArgs::seed);
+  emscripten::value_object<TrainerArgs>("TrainerArgs")
+      .field("task", &TrainerArgs::task)
+      .field("lr", &TrainerArgs::lr)
+      .field("batch", &TrainerArgs::batch)
+      .field("weightDecay", &TrainerArgs::weightDecay)
+      .field("clip", &TrainerArgs::clip)
+      .field("seed", &TrainerArgs::seed)
+      .field("beta1", &TrainerArgs::beta1)
+      .field("beta2", &TrainerArgs::beta2)
+      .field("eps", &TrainerArgs::eps)
+      .field("warmup", &TrainerArgs::warmup)
+      .field("totalSteps", &TrainerArgs::totalSteps)
+      .field("minLr", &TrainerArgs::minLr)
+      .field("heldOut", &TrainerArgs::heldOut);
+  emscripten::class_<ModelHandle>("ModelHandle")
+      .constructor<>()
+      .function("configure", &ModelHandle::configure)
+      .function("parameterTable", &ModelHandle::parameterTable)
+      .function("parameter", &ModelHandle::parameter)
+      .function("setParameter", &ModelHandle::setParameter)
+      .function("gradient", &ModelHandle::gradient)
+      .function("forward", &ModelHandle::forward)
+      .function("logits", &ModelHandle::logits)
+      .function("attention", &ModelHandle::attention)
+      .function("stepCount", &ModelHandle::stepCount)
+      .function("step", &ModelHandle::step)
+      .function("lossAndGradients", &ModelHandle::lossAndGradients)
+      .function("saveSafetensors", &ModelHandle::saveSafetensors)
+      .function("loadSafetensors", &ModelHandle::loadSafetensors)
+      .function("headScores", &ModelHandle::headScores)
+      .function("headAblation", &ModelHandle::headAblation);
+  emscripten::class_<TrainerHandle>("TrainerHandle")
+      .constructor<>()
+      .function("configure", &TrainerHandle::configure)
+      .function("step", &TrainerHandle::step)
+      .function("steps", &TrainerHandle::steps)
+      .function("taskName", &TrainerHandle::taskName)
+      .function("vocabulary", &TrainerHandle::vocabulary)
+      .function("encode", &TrainerHandle::encode)
+      .function("decode", &TrainerHandle::decode)
+      .function("heldOut", &TrainerHandle::heldOut);
   emscripten::class_<LayerHandle>("LayerHandle")
       .constructor<>()
       .function("configure", &LayerHandle::configure)

@@ -72,7 +72,7 @@ TEST_CASE("task names parse, and an unknown one lists them", "[tasks]") {
   }
   CHECK_THROWS_WITH(attn::parse_task_kind("Copy"),
                     ContainsSubstring("unknown task 'Copy'") &&
-                        ContainsSubstring("induction, copy, reverse, sort, english"));
+                        ContainsSubstring("'induction', 'copy', 'reverse', 'sort' or 'english'"));
   CHECK_THROWS_AS(attn::parse_task_kind(""), attn::Error);
 }
 
@@ -114,11 +114,24 @@ TEST_CASE("induction: distinct random letters, then their repeat, scored on the 
   for (const std::size_t n : {4u, 9u, 64u, 150u}) {
     Task task(TaskKind::Induction, n, 3);
     CHECK(task.vocabulary() == "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
-    const std::size_t half = (n + 1) / 2;
-    const Batch batch = task.sample(8);
+    // The period varies from n/4 to n/2 tokens (at least 2), so it cannot be read off positions.
+    const std::size_t longest = (n + 1) / 2, shortest = std::max<std::size_t>(2, (n + 3) / 4);
+    const Batch batch = task.sample(32);
+    std::set<std::size_t> periods;
     for (std::size_t b = 0; b < batch.batch; ++b) {
       const Ids ids = row_of(batch.ids, n, b);
       const Ids targets = row_of(batch.targets, n, b);
+      // The period: the shortest in [shortest, longest] that the whole row repeats with.
+      auto repeats_with = [&](std::size_t p) {
+        for (std::size_t i = p; i < n; ++i) {
+          if (ids[i] != ids[i - p]) return false;
+        }
+        return true;
+      };
+      std::size_t half = shortest;
+      while (half <= longest && !repeats_with(half)) ++half;
+      REQUIRE(half <= longest);
+      periods.insert(half);
       const std::set<std::int32_t> first(ids.begin(),
                                          ids.begin() + static_cast<std::ptrdiff_t>(half));
       if (half <= 52) CHECK(first.size() == half);  // distinct while the letters last
@@ -129,12 +142,15 @@ TEST_CASE("induction: distinct random letters, then their repeat, scored on the 
         CHECK(targets[i] == (i >= half && i + 1 < n ? ids[i + 1] : -1));
       }
     }
+    if (longest > shortest && longest <= 52) CHECK(periods.size() > 1);
   }
-  // "abcdabcd" read as the task defines it.
+  // "abcdabcd" read as the task defines it: some letters, then the same letters again.
   Task task(TaskKind::Induction, 8, 3);
   const Batch batch = task.sample(1);
   const std::string text = task.decode(batch.ids);
-  CHECK(text.substr(0, 4) == text.substr(4));
+  const std::size_t period = text.find(text[0], 1);
+  REQUIRE(period != std::string::npos);
+  CHECK(text.substr(period) == text.substr(0, text.size() - period));
 }
 
 TEST_CASE("copy, reverse and sort: letters, separator, the answer, then end padding", "[tasks]") {

@@ -177,6 +177,28 @@ for (const [what, fn, pattern] of CASES) {
   });
 }
 
+test('models and trainers: a config out of bounds, another config\'s checkpoint, a diverging lr', () => {
+  assertThrowsMessage(() => lens.createModel({ vocab: 28, layers: 9 }), /layers must be between 1 and 4, got 9/);
+  assertThrowsMessage(() => lens.createModel({ vocab: 1 }), /vocab must be between 2 and 512, got 1/);
+  assertThrowsMessage(() => lens.createModel({ context: 2000 }), /context must be between 1 and 1024, got 2000/);
+  const model = lens.createModel({ vocab: 28, context: 12, dModel: 16, heads: 2, layers: 1, seed: 2 });
+  const wider = lens.createModel({ vocab: 28, context: 12, dModel: 32, heads: 2, layers: 1 });
+  assertThrowsMessage(() => model.loadSafetensors(wider.saveSafetensors()),
+    /the checkpoint's tensor 'embed\.weight' has shape \[28, 32\], this model needs \[28, 16\] \(another config\?\)/);
+  assertThrowsMessage(() => model.loadSafetensors(goodFile), /tensor 'in_proj_weight' .* is not a parameter of this model/);
+  const trainer = lens.createTrainer(model, { task: 'copy', lr: 1e30, clip: 0, batch: 4, heldOut: 8 });
+  assertThrowsMessage(() => trainer.step(50), /^diverged at step \d+: .*; lower the learning rate/);
+  const before = model.parameters();
+  assert.ok(Object.values(before).every((v) => v.every(Number.isFinite)), 'the last good weights are finite');
+  assertThrowsMessage(() => trainer.step(50), /diverged at step/);
+  for (const [name, values] of Object.entries(model.parameters())) {
+    assert.ok(values.every(Number.isFinite), `${name}: finite after a second divergence`);
+  }
+  assert.equal(model.forward(Int32Array.from([0, 1, 26, 0, 1])).logits.length, 5 * 28);
+  wider.dispose();
+  model.dispose();
+});
+
 test('after every failure above, the module and the golden layer still give PyTorch\'s answers', () => {
   // Failed setWeights / loadSafetensors calls left the weights as they were.
   assertMatchesGolden(layer.forward(x, valid), golden, 'causal_bias after the errors');

@@ -59,6 +59,22 @@ class AttentionLens {
     return new AttentionLayer(this.#core, this.#catalog.defaults, config);
   }
 
+  /**
+   * Creates a small decoder-only transformer (README "Models and training"); every option
+   * defaults to catalog.defaults.model.
+   */
+  createModel(config = {}) {
+    return new TransformerModel(this.#core, this.#catalog.defaults.model, config);
+  }
+
+  /**
+   * Creates an AdamW trainer of `model` on a task (catalog.tasks); every option defaults to
+   * catalog.defaults.trainer. The trainer borrows the model: disposing the model disposes it.
+   */
+  createTrainer(model, options = {}) {
+    return new Trainer(this.#core, this.#catalog.defaults.trainer, model, options);
+  }
+
   /** np.random.RandomState(seed).randn(count), bit for bit, as a Float64Array. */
   numpyRandn(seed, count) {
     const s = integerIn('seed', seed, 0, 0xffffffff);
@@ -307,6 +323,308 @@ class AttentionLayer {
   }
 }
 
+const MODEL_KEYS = ['vocab', 'context', 'dModel', 'heads', 'layers', 'positional', 'layerNorm',
+  'mlp', 'tied', 'bias', 'gelu', 'seed'];
+const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace'];
+const SEQUENCE_KEYS = ['n', 'batch'];
+const PROBE_KEYS = ['ids', 'targets', 'n', 'batch'];
+const TRAINER_KEYS = ['task', 'lr', 'batch', 'weightDecay', 'clip', 'seed', 'beta1', 'beta2', 'eps',
+  'warmup', 'totalSteps', 'minLr', 'heldOut'];
+const SIZE_MAX = 0xffffffff;
+
+// The model behind a TransformerModel, for its trainers: { live() -> handle, trainers: Set }.
+const modelInternals = new WeakMap();
+
+class TransformerModel {
+  #handle;
+  #config;
+  #names;
+  #shapes;
+  #trainers = new Set();
+
+  constructor(core, defaults, config) {
+    if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+      throw new Error(`createModel expects an options object, got ${describe(config)}`);
+    }
+    checkKeys('createModel options', config, MODEL_KEYS);
+    const d = defaults;
+    const args = {
+      vocab: integerIn('vocab', config.vocab ?? d.vocab, 0, SIZE_MAX),
+      context: integerIn('context', config.context ?? d.context, 0, SIZE_MAX),
+      dModel: integerIn('dModel', config.dModel ?? d.dModel, 0, SIZE_MAX),
+      heads: integerIn('heads', config.heads ?? d.heads, 0, SIZE_MAX),
+      layers: integerIn('layers', config.layers ?? d.layers, 0, SIZE_MAX),
+      positional: stringOption('positional', config.positional, d.positional),
+      layerNorm: booleanOption('layerNorm', config.layerNorm, d.layerNorm),
+      mlp: booleanOption('mlp', config.mlp, d.mlp),
+      tied: booleanOption('tied', config.tied, d.tied),
+      bias: booleanOption('bias', config.bias, d.bias),
+      gelu: stringOption('gelu', config.gelu, d.gelu),
+      seed: integerIn('seed', config.seed ?? d.seed, 0, SIZE_MAX),
+    };
+    const handle = new core.ModelHandle();
+    try {
+      unwrap(handle.configure(args));
+    } catch (error) {
+      handle.delete();
+      throw error;
+    }
+    this.#handle = handle;
+    this.#config = Object.freeze(args);
+    const table = handle.parameterTable();
+    this.#names = Object.freeze(table.map((entry) => entry.name));
+    this.#shapes = deepFreeze(Object.fromEntries(table.map((entry) => [entry.name, entry.shape])));
+    modelInternals.set(this, { live: () => this.#live(), trainers: this.#trainers });
+    finalizer?.register(this, handle, this);
+  }
+
+  /** The normalized configuration (frozen): every createModel option with its value. */
+  get config() {
+    return this.#config;
+  }
+
+  /** The parameter names in buffer order (DESIGN.md's PyTorch-style names). */
+  get parameterNames() {
+    return this.#names;
+  }
+
+  /** { [parameter name]: shape } (frozen). */
+  get parameterShapes() {
+    return this.#shapes;
+  }
+
+  /** Copies of every parameter: { [name]: Float32Array }. */
+  parameters() {
+    const handle = this.#live();
+    return Object.fromEntries(this.#names.map((name) => [name, unwrap(handle.parameter(name)).slice()]));
+  }
+
+  /** Replaces the named parameters ({ [name]: Float32Array }, each exactly its size). */
+  setParameters(values) {
+    const handle = this.#live();
+    if (values === null || typeof values !== 'object' || Array.isArray(values)) {
+      throw new Error(`setParameters expects an object { [name]: Float32Array }, got ${describe(values)}`);
+    }
+    for (const [name, array] of Object.entries(values)) {
+      unwrap(handle.setParameter(name, numbers(name, array, true)));
+    }
+  }
+
+  /**
+   * Runs the model on batch sequences of n token ids: { logits, attention, steps? }.
+   * ids: Int32Array [batch * n]; options { n, batch = 1, trace = false } (trace: batch 1).
+   */
+  forward(ids, options = {}) {
+    const handle = this.#live();
+    const tokens = tokenIds('ids', ids);
+    const { n, batch } = sequenceShape('forward', options, MODEL_FORWARD_KEYS, tokens.length);
+    const trace = booleanOption('trace', options.trace, false);
+    unwrap(handle.forward(tokens, batch, n, trace));
+    // Copy everything out before anything else can run (and grow memory).
+    const layers = this.#config.layers;
+    const result = { logits: handle.logits().slice(), attention: [] };
+    for (let l = 0; l < layers; ++l) result.attention.push(handle.attention(l).slice());
+    if (trace) {
+      result.steps = [];
+      for (let l = 0; l < layers; ++l) {
+        const steps = [];
+        const count = handle.stepCount(l);
+        for (let i = 0; i < count; ++i) {
+          const step = handle.step(l, i);
+          step.data = step.data.slice();
+          steps.push(step);
+        }
+        result.steps.push(steps);
+      }
+    }
+    return result;
+  }
+
+  /**
+   * The mean cross-entropy of the next-token logits against targets (< 0 ignored) and its
+   * gradient for every parameter: { loss, gradients: { [name]: Float32Array } }.
+   */
+  lossAndGradients(ids, targets, options = {}) {
+    const handle = this.#live();
+    const tokens = tokenIds('ids', ids);
+    const wanted = tokenIds('targets', targets);
+    const { n, batch } = sequenceShape('lossAndGradients', options, SEQUENCE_KEYS, tokens.length);
+    const loss = unwrap(handle.lossAndGradients(tokens, wanted, batch, n));
+    const gradients = Object.fromEntries(
+      this.#names.map((name) => [name, unwrap(handle.gradient(name)).slice()]));
+    return { loss, gradients };
+  }
+
+  /**
+   * Every head's diagnostics on a probe: [{ layer, head, previousToken, induction, sameToken,
+   * firstToken }], each in [0, 1] or null when the probe cannot measure it. Default probe:
+   * the core's induction probe for this model; or options { ids, n, batch }.
+   */
+  headScores(options = {}) {
+    const handle = this.#live();
+    const probe = probeOptions('headScores', options, false);
+    const scores = unwrap(handle.headScores(probe.ids, probe.batch, probe.n));
+    return scores.map((s) => ({
+      layer: s.layer,
+      head: s.head,
+      previousToken: measured(s.previousToken),
+      induction: measured(s.induction),
+      sameToken: measured(s.sameToken),
+      firstToken: measured(s.firstToken),
+    }));
+  }
+
+  /**
+   * The probe's loss with each head's output zeroed: { loss, heads: [{ layer, head, loss,
+   * delta }] } (delta = ablated − unablated loss). Probe as headScores', with optional targets
+   * (default: each position's next token).
+   */
+  headAblation(options = {}) {
+    const handle = this.#live();
+    const probe = probeOptions('headAblation', options, true);
+    return unwrap(handle.headAblation(probe.ids, probe.targets, probe.batch, probe.n));
+  }
+
+  /** Every parameter as .safetensors bytes under its name, the config as metadata. */
+  saveSafetensors() {
+    const handle = this.#live();
+    return unwrap(handle.saveSafetensors()).slice();
+  }
+
+  /** Loads a checkpoint saved for the same config (else an Error naming the tensor). */
+  loadSafetensors(bytes) {
+    const handle = this.#live();
+    unwrap(handle.loadSafetensors(byteArray('loadSafetensors', bytes)));
+  }
+
+  /** Frees the model's wasm memory and disposes its trainers. Using either afterwards throws. */
+  dispose() {
+    if (!this.#handle) return;
+    for (const trainer of [...this.#trainers]) Trainer.disposeForModel(trainer);
+    finalizer?.unregister(this);
+    this.#handle.delete();
+    this.#handle = null;
+  }
+
+  #live() {
+    if (!this.#handle) throw new Error('this model was disposed; create a new one with lens.createModel()');
+    return this.#handle;
+  }
+}
+
+class Trainer {
+  #handle;
+  #model;
+  #modelDisposed = false;
+  #task;
+
+  constructor(core, defaults, model, options) {
+    const internals = modelInternals.get(model);
+    if (!internals) throw new Error(`createTrainer expects a model from lens.createModel(), got ${describe(model)}`);
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new Error(`createTrainer expects an options object, got ${describe(options)}`);
+    }
+    checkKeys('createTrainer options', options, TRAINER_KEYS);
+    const d = defaults;
+    const args = {
+      task: stringOption('task', options.task, d.task),
+      lr: numberOption('lr', options.lr, d.lr),
+      batch: integerIn('batch', options.batch ?? d.batch, 0, SIZE_MAX),
+      weightDecay: numberOption('weightDecay', options.weightDecay, d.weightDecay),
+      clip: numberOption('clip', options.clip, d.clip),
+      seed: integerIn('seed', options.seed ?? d.seed, 0, SIZE_MAX),
+      beta1: numberOption('beta1', options.beta1, d.beta1),
+      beta2: numberOption('beta2', options.beta2, d.beta2),
+      eps: numberOption('eps', options.eps, d.eps),
+      warmup: integerIn('warmup', options.warmup ?? d.warmup, 0, SIZE_MAX),
+      totalSteps: integerIn('totalSteps', options.totalSteps ?? d.totalSteps, 0, SIZE_MAX),
+      minLr: numberOption('minLr', options.minLr, d.minLr),
+      heldOut: integerIn('heldOut', options.heldOut ?? d.heldOut, 0, SIZE_MAX),
+    };
+    const modelHandle = internals.live();
+    const handle = new core.TrainerHandle();
+    try {
+      unwrap(handle.configure(modelHandle, args));
+    } catch (error) {
+      handle.delete();
+      throw error;
+    }
+    this.#handle = handle;
+    this.#model = internals;
+    this.#task = Object.freeze({ name: handle.taskName(), vocabulary: handle.vocabulary() });
+    internals.trainers.add(this);
+    finalizer?.register(this, handle, this);
+  }
+
+  /** The task: { name, vocabulary } (token id i is the vocabulary's i-th character). */
+  get task() {
+    return this.#task;
+  }
+
+  /** Steps taken so far. */
+  get steps() {
+    return this.#live().steps();
+  }
+
+  /**
+   * Runs k >= 1 AdamW steps, then evaluates the held-out set: { step, loss, heldOutLoss,
+   * accuracy }. A NaN or infinite loss throws "diverged at step N: …" and keeps the last good
+   * weights.
+   */
+  step(k = 1) {
+    const handle = this.#live();
+    return unwrap(handle.step(integerIn('k', k, 0, SIZE_MAX)));
+  }
+
+  /** The task's token ids of text (each character must be in the vocabulary): Int32Array. */
+  encode(text) {
+    const handle = this.#live();
+    if (typeof text !== 'string') throw new Error(`text must be a string, got ${describe(text)}`);
+    return unwrap(handle.encode(text)).slice();
+  }
+
+  /** The text of token ids. */
+  decode(ids) {
+    const handle = this.#live();
+    return unwrap(handle.decode(tokenIds('ids', ids)));
+  }
+
+  /** The fixed held-out set: { batch, n, ids: Int32Array, targets: Int32Array } (copies). */
+  heldOut() {
+    const held = this.#live().heldOut();
+    return { batch: held.batch, n: held.n, ids: held.ids.slice(), targets: held.targets.slice() };
+  }
+
+  /** Frees the trainer's wasm memory (the model stays). Using the trainer afterwards throws. */
+  dispose() {
+    this.#release(false);
+  }
+
+  #release(modelDisposed) {
+    if (!this.#handle) return;
+    finalizer?.unregister(this);
+    this.#handle.delete();
+    this.#handle = null;
+    this.#modelDisposed = modelDisposed;
+    this.#model.trainers.delete(this);
+  }
+
+  #live() {
+    if (this.#handle) {
+      this.#model.live();  // throws if the model is gone (it disposes its trainers first)
+      return this.#handle;
+    }
+    if (this.#modelDisposed) {
+      throw new Error("this trainer's model was disposed; create a new model and trainer");
+    }
+    throw new Error('this trainer was disposed; create a new one with lens.createTrainer()');
+  }
+
+  static disposeForModel(trainer) {
+    trainer.#release(true);
+  }
+}
+
 // ---- argument checks: types only; every value check lives in the C++ core ----------------
 
 function describe(value) {
@@ -334,6 +652,12 @@ function integerIn(name, value, min, max) {
   return value;
 }
 
+function numberOption(name, value, fallback) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number') throw new Error(`${name} must be a number, got ${describe(value)}`);
+  return value;
+}
+
 function booleanOption(name, value, fallback) {
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw new Error(`${name} must be true or false, got ${describe(value)}`);
@@ -356,6 +680,55 @@ function numbers(name, value, required = false) {
   if (ArrayBuffer.isView(value) && !(value instanceof DataView) && !bigInts) return value;
   if (Array.isArray(value) && value.every((v) => typeof v === 'number')) return value;
   throw new Error(`${name} must be a Float32Array or an array of numbers, got ${describe(value)}`);
+}
+
+// Token ids (or targets): an Int32Array, or an array / typed array of integers, as Int32Array.
+function tokenIds(name, value) {
+  if (value instanceof Int32Array) return value;
+  if (Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView))) {
+    const ids = Int32Array.from(value, (v, i) => {
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) {
+        throw new Error(`${name}[${i}] must be an integer token id, got ${describe(v)}`);
+      }
+      return v;
+    });
+    return ids;
+  }
+  throw new Error(`${name} must be an Int32Array or an array of integers, got ${describe(value)}`);
+}
+
+// { n, batch } of `options` for `count` tokens: batch defaults to 1, n to count / batch.
+function sequenceShape(what, options, keys, count) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new Error(`${what} options must be an object, got ${describe(options)}`);
+  }
+  checkKeys(`${what} options`, options, keys);
+  const batch = integerIn('batch', options.batch ?? 1, 0, SIZE_MAX);
+  const n = integerIn('n', options.n ?? (batch > 0 ? Math.floor(count / batch) : 0), 0, SIZE_MAX);
+  return { n, batch };
+}
+
+// A probe from options { ids, targets?, n, batch }, or { ids: undefined } for the default one.
+function probeOptions(what, options, withTargets) {
+  const keys = withTargets ? PROBE_KEYS : PROBE_KEYS.filter((key) => key !== 'targets');
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new Error(`${what} options must be an object, got ${describe(options)}`);
+  }
+  checkKeys(`${what} options`, options, keys);
+  if (options.ids === undefined) {
+    if (Object.keys(options).some((key) => options[key] !== undefined)) {
+      throw new Error(`${what}: n, batch and targets describe your own probe; pass its ids too`);
+    }
+    return { ids: undefined, targets: undefined, n: 0, batch: 0 };
+  }
+  const ids = tokenIds('ids', options.ids);
+  const targets = options.targets === undefined ? undefined : tokenIds('targets', options.targets);
+  return { ids, targets, ...sequenceShape(what, { n: options.n, batch: options.batch }, SEQUENCE_KEYS, ids.length) };
+}
+
+// A head score, or null when the probe could not measure it (the core's NaN).
+function measured(score) {
+  return Number.isNaN(score) ? null : score;
 }
 
 // 0/1 flags (Uint8Array, array of numbers or booleans) as a Uint8Array.

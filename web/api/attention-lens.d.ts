@@ -221,6 +221,147 @@ export interface AttentionLayer {
   dispose(): void;
 }
 
+/** createModel options (README "Models and training"); omitted ones: catalog.defaults.model. */
+export interface ModelConfig {
+  /** Token ids 0 … vocab − 1; 2 to 512. */
+  vocab?: number;
+  /** The longest sequence; 1 to 1024. */
+  context?: number;
+  /** 1 to 512, a multiple of heads. */
+  dModel?: number;
+  heads?: number;
+  /** 1 to 4. */
+  layers?: number;
+  positional?: 'none' | 'sinusoidal' | 'learned' | 'rope';
+  /** Pre-LN in every block and a final ln_f. */
+  layerNorm?: boolean;
+  /** A GELU MLP block (4·dModel) after each attention block. */
+  mlp?: boolean;
+  /** Unembedding = embed.weight (no unembed.weight). */
+  tied?: boolean;
+  /** false drops every linear bias. */
+  bias?: boolean;
+  /** 'erf': torch.nn.GELU(); 'tanh': GPT-2's approximation. */
+  gelu?: 'erf' | 'tanh';
+  /** The initial weights. */
+  seed?: number;
+}
+
+/** Token ids: an Int32Array or an array of integers. */
+export type TokenIds = Int32Array | ArrayLike<number>;
+
+export interface ModelForwardResult {
+  /** [batch · n · vocab]. */
+  logits: Float32Array;
+  /** One per layer: [batch · heads · n · n], causal (zero above the diagonal). */
+  attention: Float32Array[];
+  /** With trace: true: one array per layer of that layer's steps, as AttentionLayer.forward's. */
+  steps?: Step[][];
+}
+
+/** A probe for headScores / headAblation: omit it for the core's default induction probe. */
+export interface ProbeOptions {
+  /** [batch · n] token ids. */
+  ids?: TokenIds;
+  /** Default: ids.length / batch. */
+  n?: number;
+  /** Default 1. */
+  batch?: number;
+}
+
+export interface HeadScore {
+  layer: number;
+  head: number;
+  /** Each a mean attention weight in [0, 1]; null when the probe cannot measure it (e.g. no
+   * repeated token for induction and sameToken). */
+  previousToken: number | null;
+  induction: number | null;
+  sameToken: number | null;
+  firstToken: number | null;
+}
+
+export interface HeadAblation {
+  /** The probe's mean cross-entropy with nothing ablated. */
+  loss: number;
+  /** Per layer and head: the loss with that head's output zeroed, and delta = that − loss. */
+  heads: { layer: number; head: number; loss: number; delta: number }[];
+}
+
+export interface TransformerModel {
+  /** The normalized config (frozen). */
+  readonly config: Readonly<Required<ModelConfig>>;
+  /** Parameter names in buffer order (PyTorch style, e.g. 'layers.0.attn.in_proj_weight'). */
+  readonly parameterNames: readonly string[];
+  readonly parameterShapes: Readonly<Record<string, readonly number[]>>;
+  /** Copies of every parameter. */
+  parameters(): Record<string, Float32Array>;
+  /** Replaces the named parameters (each exactly its size; an unknown name throws). */
+  setParameters(values: Record<string, Float32Array | number[]>): void;
+  /** trace: true needs batch 1. */
+  forward(ids: TokenIds, options?: { n?: number; batch?: number; trace?: boolean }): ModelForwardResult;
+  /** Mean next-token cross-entropy over targets >= 0 (< 0 ignored) and every parameter's gradient. */
+  lossAndGradients(ids: TokenIds, targets: TokenIds, options?: { n?: number; batch?: number }):
+    { loss: number; gradients: Record<string, Float32Array> };
+  /** Default probe: 16 sequences of min(context/2, 32) random tokens then their repeat, seed 2022. */
+  headScores(options?: ProbeOptions): HeadScore[];
+  /** targets default to each position's next token (the last position not scored). */
+  headAblation(options?: ProbeOptions & { targets?: TokenIds }): HeadAblation;
+  saveSafetensors(): Uint8Array;
+  /** A checkpoint of another config throws naming the tensor; the weights stay unchanged. */
+  loadSafetensors(bytes: Uint8Array | ArrayBuffer): void;
+  /** Frees the model and disposes its trainers; using either afterwards throws. */
+  dispose(): void;
+}
+
+export type TaskName = 'induction' | 'copy' | 'reverse' | 'sort' | 'english';
+
+/** createTrainer options; omitted ones: catalog.defaults.trainer. */
+export interface TrainerOptions {
+  task?: TaskName;
+  /** Peak learning rate. */
+  lr?: number;
+  /** Sequences per step. */
+  batch?: number;
+  weightDecay?: number;
+  /** Max global gradient norm; 0 = no clipping. */
+  clip?: number;
+  /** The task's batches (the model has its own seed). */
+  seed?: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  /** Linear warmup steps. */
+  warmup?: number;
+  /** > warmup: cosine decay to minLr at totalSteps; 0 = constant after warmup. */
+  totalSteps?: number;
+  minLr?: number;
+  /** Held-out sequences. */
+  heldOut?: number;
+}
+
+export interface TrainReport {
+  /** Steps taken so far. */
+  step: number;
+  /** The last step's training loss. */
+  loss: number;
+  heldOutLoss: number;
+  /** Fraction of held-out targets predicted (argmax). */
+  accuracy: number;
+}
+
+export interface Trainer {
+  /** Token id i is vocabulary's i-th character. */
+  readonly task: { name: TaskName; vocabulary: string };
+  readonly steps: number;
+  /** k >= 1 steps; throws "diverged at step N: …" on a NaN/∞ loss, keeping the last good weights. */
+  step(k?: number): TrainReport;
+  encode(text: string): Int32Array;
+  decode(ids: TokenIds): string;
+  heldOut(): { batch: number; n: number; ids: Int32Array; targets: Int32Array };
+  /** Frees the trainer (the model stays). */
+  dispose(): void;
+}
+
 /** One step of the catalog (lens.catalog.steps), in walkthrough order. */
 export interface CatalogStep {
   id: StepId;
@@ -247,21 +388,31 @@ export interface Catalog {
   masks: readonly MaskKind[];
   /** Exactly the modes tokenize accepts. */
   tokenizers: readonly ('word' | 'char')[];
+  /** Exactly the names createModel's gelu accepts. */
+  gelu: readonly ('erf' | 'tanh')[];
+  /** Exactly the names createTrainer's task accepts. */
+  tasks: readonly TaskName[];
   /** The values used for omitted options. */
   defaults: {
     layer: Required<LayerConfig>;
     forward: { mask: MaskKind; window: number; prefix: number; scale: boolean; weights: boolean;
       trace: boolean; traceHead: number; preview: number };
+    model: Required<ModelConfig>;
+    trainer: Required<TrainerOptions>;
   };
   /** The core's size limits (exceeding one throws). */
   limits: { maxModelDim: number; maxHeads: number; maxSequence: number; maxScoreValues: number;
-    maxTraceValues: number; maxTokens: number; vocabularySize: number };
+    maxTraceValues: number; maxTokens: number; vocabularySize: number; maxModelVocab: number;
+    maxModelContext: number; maxModelDModel: number; maxModelLayers: number };
 }
 
 export interface AttentionLens {
   /** The step catalog, option names, defaults and limits (deep-frozen). */
   readonly catalog: Catalog;
   createLayer(config?: LayerConfig): AttentionLayer;
+  createModel(config?: ModelConfig): TransformerModel;
+  /** The trainer borrows the model: disposing the model disposes the trainer. */
+  createTrainer(model: TransformerModel, options?: TrainerOptions): Trainer;
   /** Equal to np.random.RandomState(seed).randn(count), bit for bit. */
   numpyRandn(seed: number, count: number): Float64Array;
   /** Word tokens (punctuation apart) or characters, with their embedding-table ids. */

@@ -2,7 +2,6 @@
 #include "attention/train/tasks.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstddef>
 #include <utility>
@@ -23,16 +22,6 @@ constexpr std::int32_t kEnd = 27;        // '.'
 constexpr std::uint32_t kHeldOutSeedMix = 0x5bd1e995U;
 constexpr int kHeldOutClassBits = 3;  // 1 in 2^3 synthetic sequences is held out
 constexpr int kMaxDraws = 100000;     // rejection sampling gives up after this many
-
-struct KindName {
-  TaskKind kind;
-  std::string_view name;
-};
-constexpr std::array<KindName, 5> kKindNames = {{{TaskKind::Induction, "induction"},
-                                                 {TaskKind::Copy, "copy"},
-                                                 {TaskKind::Reverse, "reverse"},
-                                                 {TaskKind::Sort, "sort"},
-                                                 {TaskKind::English, "english"}}};
 
 std::string vocabulary_of(TaskKind kind) {
   switch (kind) {
@@ -82,20 +71,21 @@ std::string show_character(char32_t c) {
 
 }  // namespace
 
+std::span<const NamedKind<TaskKind>> task_kinds() {
+  static constexpr NamedKind<TaskKind> table[] = {{"induction", TaskKind::Induction},
+                                                  {"copy", TaskKind::Copy},
+                                                  {"reverse", TaskKind::Reverse},
+                                                  {"sort", TaskKind::Sort},
+                                                  {"english", TaskKind::English}};
+  return table;
+}
+
 TaskKind parse_task_kind(std::string_view name) {
-  for (const KindName& k : kKindNames) {
-    if (k.name == name) return k.kind;
-  }
-  std::string list;
-  for (const KindName& k : kKindNames) list += (list.empty() ? "" : ", ") + std::string(k.name);
-  throw Error("unknown task '" + std::string(name) + "': expected one of " + list);
+  return parse_named(task_kinds(), name, "task");
 }
 
 std::string_view task_kind_name(TaskKind kind) {
-  for (const KindName& k : kKindNames) {
-    if (k.kind == kind) return k.name;
-  }
-  return "unknown";
+  return name_of(task_kinds(), kind);
 }
 
 std::size_t uniform_index(NumpyRandomState& rng, std::size_t count) {
@@ -185,7 +175,11 @@ void Task::fill_synthetic(NumpyRandomState& rng, bool held_out, std::span<std::i
   for (int draw = 0; draw < kMaxDraws; ++draw) {
     std::fill(targets.begin(), targets.end(), -1);
     if (kind_ == TaskKind::Induction) {
-      const std::size_t half = (n + 1) / 2;
+      // The period varies from sequence to sequence (n/4 … n/2 tokens, at least 2), so the
+      // repeat is found by content, as an induction head does, not at a fixed offset that
+      // positions alone would give away.
+      const std::size_t longest = (n + 1) / 2, shortest = std::max<std::size_t>(2, (n + 3) / 4);
+      const std::size_t half = shortest + uniform_index(rng, longest - shortest + 1);
       fill_repeated_random(rng, vocabulary_.size(), half, ids);
       for (std::size_t i = half; i + 1 < n; ++i) targets[i] = ids[i + 1];
     } else {

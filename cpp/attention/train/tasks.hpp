@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attention/name_table.hpp"
 #include "attention/rng.hpp"
 #include "attention/train/batch.hpp"
 
@@ -16,8 +17,11 @@ namespace attn {
 
 // Every task's tokens are readable characters, so a person can type a probe: token id = the
 // character's index in the task's vocabulary. Sequences have exactly n = context tokens.
-//   Induction  vocabulary a-z A-Z. half = ceil(n/2) random tokens (distinct while half <= 52,
-//              drawn with replacement beyond), then their repeat, truncated to n:
+//   Induction  vocabulary a-z A-Z. half random tokens, half uniform in [max(2, ceil(n/4)),
+//              ceil(n/2)] per sequence (so the repeat must be found by content: at a fixed
+//              offset, learned positions alone would solve the task and no induction head
+//              would form), distinct while half <= 52 (drawn with replacement beyond), then
+//              repeated to the end:
 //              ids[i] = ids[i - half] for i >= half. Targets only inside the repeat, where the
 //              next token is predictable from the first half: position i in [half, n-1) targets
 //              ids[i+1]: in "abcdabcd", positions 4, 5, 6 (a, b, c) target b, c, d.
@@ -41,6 +45,7 @@ namespace attn {
 enum class TaskKind { Induction, Copy, Reverse, Sort, English };
 
 // "induction" | "copy" | "reverse" | "sort" | "english"; anything else throws, listing them.
+std::span<const NamedKind<TaskKind>> task_kinds();
 TaskKind parse_task_kind(std::string_view name);
 std::string_view task_kind_name(TaskKind kind);
 

@@ -1,0 +1,166 @@
+// A small decoder-only transformer (DESIGN.md, "Models, training and checkpoints"): the
+// validated config, every parameter in one float buffer under PyTorch-style names, the forward
+// (logits and every layer's attention), the loss and its gradients, and .safetensors files.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "attention/layer.hpp"
+#include "attention/ops/causal_attention.hpp"
+#include "attention/ops/gelu.hpp"
+#include "attention/ops/linear.hpp"
+#include "attention/ops/positional.hpp"
+#include "attention/tensor.hpp"
+#include "attention/trace.hpp"
+
+namespace attn {
+
+inline constexpr std::size_t kMaxModelVocab = 512;
+inline constexpr std::size_t kMaxModelContext = 1024;
+inline constexpr std::size_t kMaxModelDModel = 512;
+inline constexpr std::size_t kMaxModelLayers = 4;
+// batch·heads·n² attention weights kept per layer for the backward (256 MB of floats).
+inline constexpr std::size_t kMaxModelAttentionValues = std::size_t{1} << 26;
+
+struct ModelConfig {
+  std::size_t vocab = 32;    // 2 … 512 token ids
+  std::size_t context = 64;  // 1 … 1024: the longest sequence (rows of pos.weight)
+  std::size_t d_model = 64;  // 1 … 512, a multiple of heads
+  std::size_t heads = 4;
+  std::size_t layers = 2;                               // 1 … 4
+  PositionalKind positional = PositionalKind::Learned;  // none | sinusoidal | learned | rope
+  bool layer_norm = true;  // pre-LN in every block (ln1, ln2) and a final ln_f
+  bool mlp = false;        // x = x + proj(GELU(fc(ln2(x)))) after each attention block, 4·d_model
+  bool tied = false;       // logits = ln_f(x)·embed.weightᵀ (no unembed.weight)
+  bool bias = true;        // false drops every linear bias (LayerNorm keeps its affine bias)
+  GeluKind gelu = GeluKind::Erf;  // exact erf (torch.nn.GELU()); tanh for GPT-2 checkpoints
+  std::uint32_t seed = 1;         // the initial weights
+};
+
+// Throws attn::Error naming the field, its bound and the value, e.g.
+// "layers must be between 1 and 4, got 5".
+void validate(const ModelConfig& config);
+
+// One parameter tensor: values [offset, offset + size) of the parameter buffer, row-major.
+struct ParameterInfo {
+  std::string name;  // e.g. "layers.0.attn.in_proj_weight"
+  std::vector<std::size_t> shape;
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+
+// One head whose output a forward leaves out: its context (its d_k columns of the concatenated
+// heads' A·V, before out_proj) is zeroed in that layer, as if the head attended to nothing.
+struct HeadAblation {
+  std::size_t layer = 0;
+  std::size_t head = 0;
+};
+
+// The forward's results: views into the model's buffers, valid until its next call.
+struct ModelOutput {
+  std::span<const float> logits;                  // [batch·n·vocab]
+  std::vector<std::span<const float>> attention;  // per layer [batch·heads·n·n], causal
+};
+
+class Model {
+ public:
+  // Validates the config, lays out the parameters and initialises them from config.seed:
+  // LayerNorm weights 1 and biases 0, every linear bias 0, every other weight N(0, 0.02²)
+  // (GPT-2's scheme), out_proj and mlp.proj weights N(0, (0.02/√(2·layers))²); drawn in table
+  // order from one NumpyRandomState(seed), so a seed always gives the same model.
+  explicit Model(const ModelConfig& config);
+
+  const ModelConfig& config() const { return config_; }
+  // In buffer order: embed.weight, pos.weight, layers.i.{ln1, attn, ln2, mlp}…, ln_f,
+  // unembed.weight — only the tensors the config has.
+  const std::vector<ParameterInfo>& parameter_table() const { return table_; }
+  const ParameterInfo& parameter_info(const std::string& name) const;  // throws if absent
+  std::size_t parameter_count() const { return params_.size(); }
+
+  std::span<float> parameters() { return params_; }
+  std::span<const float> parameters() const { return params_; }
+  std::span<float> parameter(const std::string& name);
+  std::span<const float> gradients() const { return grads_; }
+  std::span<float> gradients() { return grads_; }
+  std::span<const float> gradient(const std::string& name) const;
+
+  // ids [batch·n] (each < vocab), 1 <= n <= context, batch·heads·n² within
+  // kMaxModelAttentionValues; with `ablation`, that head's context is zeroed (the attention
+  // weights reported are still its own). Throws attn::Error on bad input.
+  ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
+                      std::optional<HeadAblation> ablation = std::nullopt);
+
+  // forward on one sequence ids [n], then every layer's attention run again, traced, by an
+  // AttentionLayer holding that block's weights, on ln1(x_l) (x_l without LayerNorm), causal,
+  // positional rope or none (trace_head as ForwardOptions'): traced_layer(l).last_result().trace
+  // holds layer l's steps in the walkthrough's vocabulary, and step_text and explain_cell work
+  // on traced_layer(l) as on any layer. Valid until the next trace().
+  void trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head = -1);
+  // Throws attn::Error unless batch is 1: a trace follows one sequence.
+  static void check_trace_batch(std::size_t batch);
+  const AttentionLayer& traced_layer(std::size_t layer) const;
+
+  // The mean cross-entropy of the next-token logits against targets [batch·n] (< 0 ignored;
+  // at least one must count), and its gradient with respect to every parameter, written to
+  // gradients() (overwritten, not accumulated).
+  float loss_and_gradients(std::span<const std::int32_t> ids, std::span<const std::int32_t> targets,
+                           std::size_t batch, std::size_t n);
+
+  // Replaces the parameter `name` with values (exactly its size, else attn::Error naming it).
+  void set_parameter(const std::string& name, std::span<const float> values);
+
+  // Every parameter under its name (F32) and the config as metadata.
+  std::vector<std::uint8_t> save_safetensors() const;
+  // Reads a file saved for the same config; a missing, extra, non-F32 or differently shaped
+  // tensor throws attn::Error naming it (and the shapes), leaving the weights unchanged.
+  void load_safetensors(std::span<const std::uint8_t> bytes);
+
+ private:
+  struct Layer {  // offsets of one block's parameters (kNone when absent)
+    std::size_t ln1_w, ln1_b, in_w, in_b, out_w, out_b, ln2_w, ln2_b, fc_w, fc_b, proj_w, proj_b;
+  };
+  struct LayerActivations {
+    AlignedVector<float> ln1, ln1_mean, ln1_rstd;  // [M, d], [M], [M]   (M = batch·n)
+    AlignedVector<float> qkv;                      // [M, 3d] (q, k after RoPE)
+    AlignedVector<float> att;                      // [batch, heads, n, n]
+    AlignedVector<float> ctx, mid;                 // [M, d]: heads' A·V; x + attn(…)
+    AlignedVector<float> ln2, ln2_mean, ln2_rstd;  // [M, d], [M], [M]
+    AlignedVector<float> fc, gelu;                 // [M, 4d]
+  };
+
+  void add_parameter(const std::string& name, std::vector<std::size_t> shape);
+  void initialise();
+  void check_ids(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n) const;
+  void run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
+                   std::optional<HeadAblation> ablation = std::nullopt);
+  const float* p(std::size_t offset) const { return offset == kNone ? nullptr : &params_[offset]; }
+  float* g(std::size_t offset) { return offset == kNone ? nullptr : &grads_[offset]; }
+
+  static constexpr std::size_t kNone = std::size_t(-1);
+
+  ModelConfig config_;
+  std::vector<ParameterInfo> table_;
+  AlignedVector<float> params_, grads_;
+  std::size_t embed_ = kNone, pos_ = kNone, lnf_w_ = kNone, lnf_b_ = kNone, unembed_ = kNone;
+  std::vector<Layer> layers_;
+
+  // activations of the last forward (what the backward needs)
+  std::size_t batch_ = 0, n_ = 0;
+  AlignedVector<float> sinusoidal_;             // [n, d]
+  std::vector<AlignedVector<float>> residual_;  // layers + 1 of [M, d]
+  std::vector<LayerActivations> acts_;
+  AlignedVector<float> lnf_, lnf_mean_, lnf_rstd_, logits_, probs_;
+  // backward buffers and matmul scratch
+  AlignedVector<float> d_logits_, d_resid_, d_h_, d_ctx_, d_qkv_, d_fc_, d_gelu_;
+  LinearScratch linear_scratch_;
+  AttentionScratch attention_scratch_;
+  std::vector<std::unique_ptr<AttentionLayer>> traced_layers_;  // of the last trace()
+};
+
+}  // namespace attn

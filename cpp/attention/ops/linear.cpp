@@ -1,0 +1,48 @@
+// Linear layer forward and backward on the packed SIMD matmul, see linear.hpp.
+#include "attention/ops/linear.hpp"
+
+#include "attention/ops/vec.hpp"
+
+namespace attn {
+
+void linear_forward(const float* x, const float* w, const float* b, float* y, std::size_t m,
+                    std::size_t in, std::size_t out, LinearScratch& scratch) {
+  pack_transposed(ConstMatView(w, out, in), scratch.packed_weight);  // Wᵀ [in, out]
+  matmul_packed(ConstMatView(x, m, in), scratch.packed_weight, MatView(y, m, out), b);
+}
+
+void linear_backward(const float* dy, const float* x, const float* w, float* dx, float* dw,
+                     float* db, std::size_t m, std::size_t in, std::size_t out,
+                     LinearScratch& scratch) {
+  if (dx) {  // dX [m, in] += dY [m, out] · W [out, in]
+    pack_matrix(ConstMatView(w, out, in), scratch.packed_weight);
+    matmul_packed(ConstMatView(dy, m, out), scratch.packed_weight, 0, 0, MatView(dx, m, in),
+                  nullptr, true);
+  }
+  // dW [out, in] += dYᵀ [out, m] · X [m, in]. The operand on the left must be transposed
+  // (the kernel reads it by rows); transpose the narrower of dY and X: when in < out, compute
+  // dWᵀ = Xᵀ · dY instead and add it back transposed ([out, in] is small next to [m, ·]).
+  const std::size_t ld = vec::padded_stride(m);
+  if (in < out) {
+    scratch.transposed.resize(in * ld);
+    vec::transpose(x, m, in, scratch.transposed.data(), ld);
+    pack_matrix(ConstMatView(dy, m, out), scratch.packed_rows);
+    scratch.product.resize(in * out);
+    matmul_packed(ConstMatView(scratch.transposed.data(), in, m, ld), scratch.packed_rows,
+                  MatView(scratch.product.data(), in, out));
+    for (std::size_t o = 0; o < out; ++o) {
+      for (std::size_t i = 0; i < in; ++i) dw[o * in + i] += scratch.product[i * out + o];
+    }
+  } else {
+    scratch.transposed.resize(out * ld);
+    vec::transpose(dy, m, out, scratch.transposed.data(), ld);
+    pack_matrix(ConstMatView(x, m, in), scratch.packed_rows);
+    matmul_packed(ConstMatView(scratch.transposed.data(), out, m, ld), scratch.packed_rows, 0, 0,
+                  MatView(dw, out, in), nullptr, true);
+  }
+  if (db) {
+    for (std::size_t r = 0; r < m; ++r) vec::add(dy + r * out, db, out);
+  }
+}
+
+}  // namespace attn

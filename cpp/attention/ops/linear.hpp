@@ -1,0 +1,72 @@
+// A linear layer Y = X·Wᵀ + b (torch.nn.Linear's layout, W [out, in]): forward and backward,
+// the backward's three products (dX = dY·W, dW += dYᵀ·X, db += Σ_rows dY) on the SIMD matmul.
+#pragma once
+
+#include <cstddef>
+
+#include "attention/ops/matmul.hpp"
+#include "attention/tensor.hpp"
+
+namespace attn {
+
+namespace reference {
+
+// y [m, out] = x [m, in] · wᵀ + b;  w [out, in], b [out] or nullptr. Sums in double.
+template <class T>
+void linear_forward(const T* x, const T* w, const T* b, T* y, std::size_t m, std::size_t in,
+                    std::size_t out) {
+  for (std::size_t r = 0; r < m; ++r) {
+    for (std::size_t o = 0; o < out; ++o) {
+      double sum = b ? double(b[o]) : 0.0;
+      for (std::size_t i = 0; i < in; ++i) sum += double(x[r * in + i]) * double(w[o * in + i]);
+      y[r * out + o] = T(sum);
+    }
+  }
+}
+
+// Accumulates dx [m, in] += dy·w (dx may be nullptr), dw [out, in] += dyᵀ·x,
+// db [out] += Σ_r dy[r] (db may be nullptr).  dy [m, out], x [m, in].
+template <class T>
+void linear_backward(const T* dy, const T* x, const T* w, T* dx, T* dw, T* db, std::size_t m,
+                     std::size_t in, std::size_t out) {
+  for (std::size_t r = 0; dx && r < m; ++r) {
+    for (std::size_t i = 0; i < in; ++i) {
+      double sum = 0.0;
+      for (std::size_t o = 0; o < out; ++o) sum += double(dy[r * out + o]) * double(w[o * in + i]);
+      dx[r * in + i] += T(sum);
+    }
+  }
+  for (std::size_t o = 0; o < out; ++o) {
+    for (std::size_t i = 0; i < in; ++i) {
+      double sum = 0.0;
+      for (std::size_t r = 0; r < m; ++r) sum += double(dy[r * out + o]) * double(x[r * in + i]);
+      dw[o * in + i] += T(sum);
+    }
+    if (db) {
+      double sum = 0.0;
+      for (std::size_t r = 0; r < m; ++r) sum += double(dy[r * out + o]);
+      db[o] += T(sum);
+    }
+  }
+}
+
+}  // namespace reference
+
+// Reusable buffers for the SIMD versions (one per caller; no global state).
+struct LinearScratch {
+  PackedMatrix packed_weight;       // Wᵀ (forward) or W (backward)
+  PackedMatrix packed_rows;         // X or dY [m, ·] (backward), kept apart so neither shrinks
+  AlignedVector<float> transposed;  // dYᵀ [out, m] or Xᵀ [in, m], rows padded
+  AlignedVector<float> product;     // dWᵀ [in, out] (when in < out)
+};
+
+// The same contracts in float: the forward packs Wᵀ once and runs matmul_packed with the bias;
+// the backward packs W for dX, and for dW transposes the narrower of dY and X, all
+// accumulating.
+void linear_forward(const float* x, const float* w, const float* b, float* y, std::size_t m,
+                    std::size_t in, std::size_t out, LinearScratch& scratch);
+void linear_backward(const float* dy, const float* x, const float* w, float* dx, float* dw,
+                     float* db, std::size_t m, std::size_t in, std::size_t out,
+                     LinearScratch& scratch);
+
+}  // namespace attn
