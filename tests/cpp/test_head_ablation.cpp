@@ -19,15 +19,8 @@ using Catch::Matchers::ContainsSubstring;
 namespace {
 
 attn::ModelConfig ablation_model() {
-  attn::ModelConfig c;
-  c.vocab = 11;
-  c.context = 12;
-  c.d_model = 16;
-  c.heads = 4;
-  c.layers = 2;
-  c.mlp = true;
-  c.seed = 9;
-  return c;
+  return {
+      .vocab = 11, .context = 12, .d_model = 16, .heads = 4, .layers = 2, .mlp = true, .seed = 9};
 }
 
 // Zeroes head `head`'s d_k input columns of layer `layer`'s out_proj.weight [d, d].

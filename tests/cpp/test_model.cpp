@@ -18,15 +18,8 @@ using Catch::Matchers::ContainsSubstring;
 namespace {
 
 attn::ModelConfig small_config() {
-  attn::ModelConfig c;
-  c.vocab = 13;
-  c.context = 8;
-  c.d_model = 16;
-  c.heads = 4;
-  c.layers = 2;
-  c.mlp = true;
-  c.seed = 7;
-  return c;
+  return {
+      .vocab = 13, .context = 8, .d_model = 16, .heads = 4, .layers = 2, .mlp = true, .seed = 7};
 }
 
 std::vector<std::int32_t> sequence(std::size_t count, std::uint32_t seed, std::size_t vocab) {

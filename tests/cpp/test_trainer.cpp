@@ -16,15 +16,9 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
+// vocab 28: the copy task's vocabulary (a-z, '|' and '.').
 attn::ModelConfig copy_model() {
-  attn::ModelConfig c;
-  c.vocab = 28;  // the copy task's vocabulary: a-z, '|' and '.'
-  c.context = 12;
-  c.d_model = 32;
-  c.heads = 4;
-  c.layers = 2;
-  c.seed = 3;
-  return c;
+  return {.vocab = 28, .context = 12, .d_model = 32, .heads = 4, .layers = 2, .seed = 3};
 }
 
 attn::TrainerConfig copy_training() {
