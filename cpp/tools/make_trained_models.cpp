@@ -2,11 +2,18 @@
 // own trainer, deterministically, and writes each as NAME.safetensors plus one models.json
 // catalogue with the metrics each model claims (scripts/make-trained-models.sh runs it).
 //   make_trained_models OUT_DIR [NAME …]   (no NAME: every model; unknown names are an error)
+//   make_trained_models --check DIR [NAME …]   (no NAME: induction) retrains and compares with
+//     the shipped DIR/NAME.safetensors and DIR/models.json: byte for byte (and the catalogue
+//     entry text) when this machine's SIMD architecture is the one models.json records, else
+//     the claimed metrics within kTolerance (another CPU rounds differently). Exit 1 on a
+//     difference.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -159,8 +166,13 @@ std::string best_json(const Best& best) {
          ", \"score\": " + num(best.score) + " }";
 }
 
-// Trains one model; writes OUT_DIR/NAME.safetensors and returns its catalogue entry.
-std::string make(const Recipe& r, const std::string& out_dir) {
+struct Made {
+  std::vector<std::uint8_t> bytes;  // NAME.safetensors
+  std::string entry;                // its models.json entry
+};
+
+// Trains one model: its file and its catalogue entry.
+Made make(const Recipe& r) {
   const auto start = std::chrono::steady_clock::now();
   attn::Model model(r.model);
   attn::Trainer trainer(model, r.trainer);
@@ -176,10 +188,6 @@ std::string make(const Recipe& r, const std::string& out_dir) {
   std::fprintf(stderr, "%s: %zu steps in %.1f s\n", r.name.c_str(), r.steps, seconds);
 
   const auto bytes = model.save_safetensors();
-  const std::string path = out_dir + "/" + r.name + ".safetensors";
-  std::ofstream file(path, std::ios::binary);
-  file.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  if (!file) throw std::runtime_error("cannot write " + path);
 
   const attn::Batch probe = attn::model_probe(model.config());
   const auto scores = attn::model_head_scores(model, probe);
@@ -252,19 +260,80 @@ std::string make(const Recipe& r, const std::string& out_dir) {
     << heads.str() << "\n        ]\n"
     << "      }\n"
     << "    }";
-  return j.str();
+  return {bytes, j.str()};
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+// The JSON value after "key": at or after `from` in text (a flat scan; our own format).
+std::string value_after(const std::string& text, const std::string& key, std::size_t from = 0) {
+  const std::size_t at = text.find("\"" + key + "\": ", from);
+  if (at == std::string::npos) throw std::runtime_error("models.json has no \"" + key + "\"");
+  std::size_t begin = at + key.size() + 4, end = begin;
+  if (text[begin] == '"') return text.substr(begin + 1, text.find('"', begin + 1) - begin - 1);
+  while (end < text.size() && text[end] != ',' && text[end] != '\n' && text[end] != ' ') ++end;
+  return text.substr(begin, end - begin);
+}
+
+constexpr double kTolerance = 0.05;  // another CPU: loss (nats) and head scores
+
+// Compares a retrained model with the shipped one; prints what it compared. True when equal.
+bool check(const Recipe& r, const Made& made, const std::string& dir) {
+  const std::string catalogue = read_file(dir + "/models.json");
+  const std::string shipped = read_file(dir + "/" + r.name + ".safetensors");
+  const std::string simd = value_after(catalogue, "simd");
+  if (simd == attn::simd::arch_name()) {
+    const bool same_bytes = shipped.size() == made.bytes.size() &&
+                            std::equal(made.bytes.begin(), made.bytes.end(),
+                                       reinterpret_cast<const std::uint8_t*>(shipped.data()));
+    const bool same_entry = catalogue.find(made.entry) != std::string::npos;
+    std::printf("%s: SIMD %s as recorded: file %s, catalogue entry %s\n", r.name.c_str(),
+                simd.c_str(), same_bytes ? "identical" : "DIFFERS",
+                same_entry ? "identical" : "DIFFERS");
+    return same_bytes && same_entry;
+  }
+  std::printf(
+      "%s: this machine's SIMD is %s, models.json records %s: comparing the claimed "
+      "metrics within %g instead of the bytes\n",
+      r.name.c_str(), attn::simd::arch_name(), simd.c_str(), kTolerance);
+  const std::size_t at = catalogue.find("\"name\": \"" + r.name + "\"");
+  if (at == std::string::npos) throw std::runtime_error("models.json has no model " + r.name);
+  bool ok = true;
+  for (const std::string key : {"heldOutLoss", "bestInductionHead", "bestPreviousTokenHead"}) {
+    std::string claimed = value_after(catalogue, key, at), measured = value_after(made.entry, key);
+    if (claimed == "{") claimed = value_after(catalogue, "score", catalogue.find(key, at));
+    if (measured == "{") measured = value_after(made.entry, "score", made.entry.find(key));
+    const double difference = std::abs(std::stod(claimed) - std::stod(measured));
+    std::printf("  %s: claimed %s, measured %s\n", key.c_str(), claimed.c_str(), measured.c_str());
+    ok = ok && difference <= kTolerance;
+  }
+  return ok;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: make_trained_models OUT_DIR [NAME ...]\n");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const bool checking = !args.empty() && args[0] == "--check";
+  if (checking) args.erase(args.begin());
+  if (args.empty()) {
+    std::fprintf(stderr, "usage: make_trained_models [--check] DIR [NAME ...]\n");
     return 2;
   }
   try {
-    const std::string out_dir = argv[1];
-    std::vector<std::string> wanted(argv + 2, argv + argc);
+    const std::string dir = args[0];
+    std::vector<std::string> wanted(args.begin() + 1, args.end());
+    if (checking && wanted.empty()) wanted = {"induction"};
     const auto all = recipes();
     for (const auto& name : wanted) {
       bool known = false;
@@ -272,25 +341,33 @@ int main(int argc, char** argv) {
       if (!known) throw std::runtime_error("unknown model '" + name + "'");
     }
     std::string entries;
+    bool same = true;
     for (const auto& r : all) {
       bool selected = wanted.empty();
       for (const auto& name : wanted) selected = selected || r.name == name;
       if (!selected) continue;
-      entries += (entries.empty() ? "" : ",\n") + make(r, out_dir);
+      const Made made = make(r);
+      if (checking) {
+        same = check(r, made, dir) && same;
+        continue;
+      }
+      write_file(dir + "/" + r.name + ".safetensors",
+                 std::string(made.bytes.begin(), made.bytes.end()));
+      entries += (entries.empty() ? "" : ",\n") + made.entry;
     }
-    const std::string path = out_dir + "/models.json";
-    std::ofstream file(path, std::ios::binary);
-    file << "{\n"
-         << "  \"generator\": \"scripts/make-trained-models.sh "
-            "(cpp/tools/make_trained_models.cpp)\",\n"
-         << "  \"simd\": " << str(attn::simd::arch_name()) << ",\n"
-         << "  \"probe\": \"model.headScores() default: the induction probe, " << attn::kProbeBatch
-         << " sequences of min(context/2, " << attn::kProbeMaxHalfLength
-         << ") random tokens then their repeat, seed " << attn::kProbeSeed
-         << "; layers and heads count from 0\",\n"
-         << "  \"models\": [\n"
-         << entries << "\n  ]\n}\n";
-    if (!file) throw std::runtime_error("cannot write " + path);
+    if (checking) return same ? 0 : 1;
+    std::ostringstream catalogue;
+    catalogue << "{\n"
+              << "  \"generator\": \"scripts/make-trained-models.sh "
+                 "(cpp/tools/make_trained_models.cpp)\",\n"
+              << "  \"simd\": " << str(attn::simd::arch_name()) << ",\n"
+              << "  \"probe\": \"model.headScores() default: the induction probe, "
+              << attn::kProbeBatch << " sequences of min(context/2, " << attn::kProbeMaxHalfLength
+              << ") random tokens then their repeat, seed " << attn::kProbeSeed
+              << "; layers and heads count from 0\",\n"
+              << "  \"models\": [\n"
+              << entries << "\n  ]\n}\n";
+    write_file(dir + "/models.json", catalogue.str());
   } catch (const std::exception& error) {
     std::fprintf(stderr, "make_trained_models: %s\n", error.what());
     return 1;
