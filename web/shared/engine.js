@@ -166,7 +166,8 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
       active = ensureLayer(t.config, t.preset);
       queryTokens = t.tokens;
       x = t.x;
-      model = { name: trained.info.name, title: trained.info.title, layer: t.layer, layers: trained.config.layers };
+      model = { name: trained.info.name, title: trained.info.title, layer: t.layer, layers: trained.config.layers,
+        positional: trained.config.positional };
       state = { ...state, mask: 'causal', cross: false, cells: [], scale: true, padTo: 0 };
     } else if (state.preset) {
       preset = { id: state.preset, ...buildPreset(lens, state.preset) };

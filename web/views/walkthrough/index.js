@@ -61,7 +61,13 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     chips.tokens.render(result.queryTokens, result.cross ? 0 : pads);
     if (result.cross) chips.source.render(result.keyTokens, pads);
     $('dk').textContent = `(d_k = ${result.config.headDim})`;
-    if (settings.preset) { // the preset's own configuration in the (disabled) controls
+    if (result.model) { // the trained model's own configuration in the (disabled) controls
+      $('dModel').value = String(result.config.dModel);
+      $('heads').value = String(result.config.heads);
+      $('tokenizer').value = 'char';
+      $('mask').value = 'causal';
+      $('positional').value = result.model.positional;
+    } else if (settings.preset) { // the preset's own configuration in the (disabled) controls
       $('dModel').value = String(result.config.dModel);
       $('heads').value = String(result.config.heads);
       $('positional').value = result.config.positional;
