@@ -17,6 +17,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention/model/model.hpp"
@@ -39,70 +40,44 @@ struct Recipe {
   std::size_t steps = 0;
 };
 
+// Both models: 2 layers x 4 heads, d_model 64, context 64, learned positions, LayerNorm, seed 1,
+// trained by AdamW (batch 32, weight decay 0.01, clip 1, task seed 1).
+Recipe base(std::string name, std::string title, std::string description, attn::TaskKind task,
+            std::size_t vocab, bool mlp, double lr, std::size_t steps) {
+  Recipe r;
+  r.name = std::move(name);
+  r.title = std::move(title);
+  r.description = std::move(description);
+  r.model = {.vocab = vocab, .context = 64, .d_model = 64, .heads = 4, .layers = 2, .mlp = mlp};
+  r.model.positional = attn::PositionalKind::Learned;
+  r.model.seed = 1;
+  r.trainer.task = task;
+  r.trainer.batch = 32;
+  r.trainer.seed = 1;
+  r.trainer.optimizer.lr = lr;
+  r.trainer.optimizer.weight_decay = 0.01;
+  r.trainer.optimizer.clip = 1.0;
+  r.steps = steps;
+  return r;
+}
+
 std::vector<Recipe> recipes() {
-  std::vector<Recipe> out;
-  {
-    Recipe r;
-    r.name = "induction";
-    r.title = "Induction heads (2 layers)";
-    r.description =
-        "2 layers x 4 heads trained on random letters followed by their repeat: a layer-1 head "
-        "attends to the previous token, and a layer-2 head attends to the token after the "
-        "earlier copy of the current one (an induction head).";
-    r.model = {.vocab = 52,
-               .context = 64,
-               .d_model = 64,
-               .heads = 4,
-               .layers = 2,
-               .positional = attn::PositionalKind::Learned,
-               .layer_norm = true,
-               .mlp = false,
-               .tied = false,
-               .bias = true,
-               .gelu = attn::GeluKind::Erf,
-               .seed = 1};
-    r.trainer.task = attn::TaskKind::Induction;
-    r.trainer.batch = 32;
-    r.trainer.seed = 1;
-    r.trainer.optimizer.lr = 1e-3;
-    r.trainer.optimizer.weight_decay = 0.01;
-    r.trainer.optimizer.clip = 1.0;
-    r.steps = 1000;
-    out.push_back(r);
-  }
-  {
-    Recipe r;
-    r.name = "english";
-    r.title = "English characters (2 layers, MLP)";
-    r.description =
-        "A small character language model (2 layers x 4 heads, d_model 64, MLP, LayerNorm) "
-        "trained to predict the next character of Ambrose Bierce's The Devil's Dictionary "
-        "(1911, public domain).";
-    r.model = {.vocab = 48,
-               .context = 64,
-               .d_model = 64,
-               .heads = 4,
-               .layers = 2,
-               .positional = attn::PositionalKind::Learned,
-               .layer_norm = true,
-               .mlp = true,
-               .tied = false,
-               .bias = true,
-               .gelu = attn::GeluKind::Erf,
-               .seed = 1};
-    r.trainer.task = attn::TaskKind::English;
-    r.trainer.batch = 32;
-    r.trainer.seed = 1;
-    r.trainer.optimizer.lr = 3e-3;
-    r.trainer.optimizer.weight_decay = 0.01;
-    r.trainer.optimizer.clip = 1.0;
-    r.trainer.optimizer.warmup_steps = 100;
-    r.trainer.optimizer.total_steps = 1500;
-    r.trainer.optimizer.min_lr = 3e-4;
-    r.steps = 1500;
-    out.push_back(r);
-  }
-  return out;
+  Recipe induction =
+      base("induction", "Induction heads (2 layers)",
+           "2 layers x 4 heads trained on random letters followed by their repeat: a layer-1 head "
+           "attends to the previous token, and a layer-2 head attends to the token after the "
+           "earlier copy of the current one (an induction head).",
+           attn::TaskKind::Induction, 52, false, 1e-3, 1000);
+  Recipe english =
+      base("english", "English characters (2 layers, MLP)",
+           "A small character language model (2 layers x 4 heads, d_model 64, MLP, LayerNorm) "
+           "trained to predict the next character of Ambrose Bierce's The Devil's Dictionary "
+           "(1911, public domain).",
+           attn::TaskKind::English, 48, true, 3e-3, 1500);
+  english.trainer.optimizer.warmup_steps = 100;
+  english.trainer.optimizer.total_steps = 1500;
+  english.trainer.optimizer.min_lr = 3e-4;
+  return {induction, english};
 }
 
 // Numbers as JSON: 9 significant digits round-trip a float; integers stay integers.
