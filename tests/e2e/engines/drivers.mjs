@@ -7,7 +7,7 @@
 // Page: goto(url), evaluate(fn, arg), waitFor(fn, arg, timeout), click(selector),
 //   type(selector, text) (real keystrokes at the end of the field), press(key) ('End', 'Backspace',
 //   'ArrowRight'), fill(selector, value) (sets the value, one input event), mouseMove(x, y) (viewport
-//   pixels), screenshot(path) (the viewport), close(); requests() (every URL requested, workers'
+//   pixels), screenshot(path, { fullPage }), close(); requests() (every URL requested, workers'
 //   included) in Chromium and Firefox only.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -74,7 +74,7 @@ async function launchChromium() {
         },
         press: (key) => p.keyboard.press(key),
         mouseMove: (x, y) => p.mouse.move(x, y),
-        screenshot: (path) => p.screenshot({ path }),
+        screenshot: (path, { fullPage = false } = {}) => p.screenshot({ path, fullPage }),
         close: () => context.close(),
       });
     },
@@ -105,7 +105,7 @@ async function launchFirefox() {
         },
         press: (key) => p.keyboard.press(key),
         mouseMove: (x, y) => p.mouse.move(x, y),
-        screenshot: (path) => p.screenshot({ path }),
+        screenshot: (path, { fullPage = false } = {}) => p.screenshot({ path, fullPage }),
         close: () => context.close(),
       });
     },
@@ -186,7 +186,13 @@ async function launchWebKit() {
         },
         press: (key) => driver.actions().sendKeys(keys[key] ?? key).perform(),
         mouseMove: (x, y) => driver.actions().move({ origin: Origin.VIEWPORT, x: Math.round(x), y: Math.round(y) }).perform(),
-        screenshot: async (path) => writeFileSync(path, await driver.takeScreenshot(), 'base64'),
+        screenshot: async (path, { fullPage = false } = {}) => {
+          // WebDriver shoots the viewport: for the full page, the window grows to the document.
+          const height = fullPage ? await evaluate(() => document.documentElement.scrollHeight) : 0;
+          if (height > viewport.height) await driver.manage().window().setRect({ width: viewport.width + dw, height: height + dh });
+          writeFileSync(path, await driver.takeScreenshot(), 'base64');
+          if (height > viewport.height) await driver.manage().window().setRect({ width: viewport.width + dw, height: viewport.height + dh });
+        },
         close: async () => {
           open = false;
           await driver.get('about:blank');
