@@ -135,8 +135,12 @@ async function waitForHttp(url, timeout = 10000) {
 async function launchWebKit() {
   const { Builder, Key, Origin } = await import('selenium-webdriver');
   const children = [];
-  const killAll = () => {
-    for (const child of children.reverse()) if (child.exitCode === null) child.kill('SIGKILL');
+  // SIGTERM first (Xvfb then removes its lock and socket), SIGKILL whatever is left after 3 s.
+  const killAll = async () => {
+    const alive = () => children.filter((child) => child.exitCode === null && child.signalCode === null);
+    for (const child of alive().reverse()) child.kill('SIGTERM');
+    for (let i = 0; i < 60 && alive().length; ++i) await sleep(50);
+    for (const child of alive()) child.kill('SIGKILL');
   };
   let driver;
   try {
@@ -158,7 +162,7 @@ async function launchWebKit() {
       'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
     }).build();
   } catch (error) {
-    killAll();
+    await killAll();
     throw error;
   }
   const caps = await driver.getCapabilities();
@@ -203,7 +207,7 @@ async function launchWebKit() {
       try {
         await Promise.race([driver.quit(), sleep(5000)]);
       } catch { /* the processes are killed below */ }
-      killAll();
+      await killAll();
     },
   };
 }
