@@ -53,6 +53,29 @@ function common(page) {
   return page;
 }
 
+/**
+ * A playwright or puppeteer page (their methods used here have the same names) as a driver
+ * page; `context` is closed with it.
+ */
+function protocolPage(p, context) {
+  const requests = [];
+  p.on('request', (request) => requests.push(request.url()));
+  return common({
+    requests: () => [...requests],
+    goto: (url) => p.goto(url),
+    evaluate: (fn, arg) => p.evaluate(fn, arg),
+    click: (selector) => p.click(selector),
+    type: async (selector, text) => {
+      await p.evaluate(focusEnd, selector);
+      await p.keyboard.type(text);
+    },
+    press: (key) => p.keyboard.press(key),
+    mouseMove: (x, y) => p.mouse.move(x, y),
+    screenshot: (path, { fullPage = false } = {}) => p.screenshot({ path, fullPage }),
+    close: () => context.close(),
+  });
+}
+
 async function launchChromium() {
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -60,23 +83,7 @@ async function launchChromium() {
     version: `Chromium ${browser.version()}`,
     async newPage(viewport) {
       const context = await browser.newContext({ viewport });
-      const p = await context.newPage();
-      const requests = [];
-      p.on('request', (request) => requests.push(request.url()));
-      return common({
-        requests: () => [...requests],
-        goto: (url) => p.goto(url),
-        evaluate: (fn, arg) => p.evaluate(fn, arg),
-        click: (selector) => p.click(selector),
-        type: async (selector, text) => {
-          await p.evaluate(focusEnd, selector);
-          await p.keyboard.type(text);
-        },
-        press: (key) => p.keyboard.press(key),
-        mouseMove: (x, y) => p.mouse.move(x, y),
-        screenshot: (path, { fullPage = false } = {}) => p.screenshot({ path, fullPage }),
-        close: () => context.close(),
-      });
+      return protocolPage(await context.newPage(), context);
     },
     close: () => browser.close(),
   };
@@ -92,22 +99,7 @@ async function launchFirefox() {
       const context = await browser.createBrowserContext();
       const p = await context.newPage();
       await p.setViewport(viewport);
-      const requests = [];
-      p.on('request', (request) => requests.push(request.url()));
-      return common({
-        requests: () => [...requests],
-        goto: (url) => p.goto(url),
-        evaluate: (fn, arg) => p.evaluate(fn, arg),
-        click: (selector) => p.click(selector),
-        type: async (selector, text) => {
-          await p.evaluate(focusEnd, selector);
-          await p.keyboard.type(text);
-        },
-        press: (key) => p.keyboard.press(key),
-        mouseMove: (x, y) => p.mouse.move(x, y),
-        screenshot: (path, { fullPage = false } = {}) => p.screenshot({ path, fullPage }),
-        close: () => context.close(),
-      });
+      return protocolPage(p, context);
     },
     close: () => browser.close(),
   };
@@ -142,6 +134,9 @@ async function launchWebKit() {
     for (let i = 0; i < 60 && alive().length; ++i) await sleep(50);
     for (const child of alive()) child.kill('SIGKILL');
   };
+  // If node exits without close() (an uncaught error), nothing is left running.
+  const onExit = () => children.forEach((child) => child.kill('SIGTERM'));
+  process.once('exit', onExit);
   let driver;
   try {
     // A private X server on a free display (the MiniBrowser needs one): Xvfb writes its number.
@@ -208,6 +203,7 @@ async function launchWebKit() {
         await Promise.race([driver.quit(), sleep(5000)]);
       } catch { /* the processes are killed below */ }
       await killAll();
+      process.off('exit', onExit);
     },
   };
 }
