@@ -1,28 +1,45 @@
 // Screenshots of the built page for a person to look at: desktop and 375-px phone, light and
-// dark, into build/screenshots/. Usage: node scripts/screenshot.mjs [hash] [name]
+// dark, into build/screenshots/, in Chromium, Firefox or WebKit (tests/e2e/engines/drivers.mjs).
+// Usage: node scripts/screenshot.mjs [hash] [name] [--engine chromium|firefox|webkit|all]
+// (files: NAME-LABEL.png in Chromium, NAME-ENGINE-LABEL.png in the others).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launchBrowser, openPage, screenshotDir, serveDist } from '../tests/e2e/browser.mjs';
+import { screenshotDir, serveDist } from '../tests/e2e/browser.mjs';
+import { ENGINES, launchEngine } from '../tests/e2e/engines/drivers.mjs';
 
-const hash = process.argv[2] ?? '';
-const name = process.argv[3] ?? 'page';
+const args = process.argv.slice(2);
+const at = args.indexOf('--engine');
+const engineArg = at >= 0 ? args.splice(at, 2)[1] : 'chromium';
+const engines = engineArg === 'all' ? ENGINES : [engineArg];
+const hash = args[0] ?? '';
+const name = args[1] ?? 'page';
 mkdirSync(screenshotDir, { recursive: true });
 const server = await serveDist();
-const { browser, close } = await launchBrowser();
 try {
-  for (const [label, viewport, scheme] of [['desktop', { width: 1280, height: 900 }, 'light'],
-    ['phone', { width: 375, height: 812 }, 'light'], ['desktop-dark', { width: 1280, height: 900 }, 'dark']]) {
-    const { page, problems } = await openPage(browser, server.url, viewport);
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.goto(server.url + hash);
-    await page.waitForSelector('body[data-ready="true"]', { timeout: 20000 });
-    await page.waitForTimeout(300);
-    const file = join(screenshotDir, `${name}-${label}.png`);
-    await page.screenshot({ path: file, fullPage: true });
-    console.log(file, problems().length ? problems() : 'no problems');
-    await page.context().close();
+  for (const engineName of engines) {
+    const engine = await launchEngine(engineName);
+    try {
+      for (const [label, viewport, theme] of [['desktop', { width: 1280, height: 900 }, 'light'],
+        ['phone', { width: 375, height: 812 }, 'light'], ['desktop-dark', { width: 1280, height: 900 }, 'dark']]) {
+        const page = await engine.newPage(viewport);
+        try {
+          await page.goto(server.url + hash);
+          await page.waitFor(() => document.body.dataset.ready === 'true', null, 20000);
+          // The theme button cycles auto -> light -> dark.
+          while (await page.evaluate(() => document.documentElement.dataset.theme ?? 'auto') !== theme) await page.click('#theme');
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          const file = join(screenshotDir, `${name}${engineName === 'chromium' ? '' : `-${engineName}`}-${label}.png`);
+          await page.screenshot(file, { fullPage: true });
+          const width = await page.evaluate(() => [innerWidth, document.documentElement.scrollWidth]);
+          console.log(file, `viewport ${width[0]} px, page ${width[1]} px wide`);
+        } finally {
+          await page.close();
+        }
+      }
+    } finally {
+      await engine.close();
+    }
   }
 } finally {
-  await close();
   server.stop();
 }

@@ -1,5 +1,7 @@
 // Serves dist/ on localhost (static files, correct MIME types incl. application/wasm) and
-// prints the URL. Usage: node scripts/serve.mjs [--port N] [--dir D] [--csp [POLICY]]
+// prints the URL. Usage: node scripts/serve.mjs [--port N] [--dir D] [--csp [POLICY]] [--probe FILE]
+// --probe (tests only) serves FILE at /__probe.js and loads it first in every HTML page's <head>
+// (a same-origin classic script, so the strict CSP allows it): tests/e2e/engines/probe.js.
 // --csp sends a Content-Security-Policy header with every response: STRICT_CSP (scripts/csp.mjs),
 // or POLICY when one follows (the browser tests check that the page and the embed run under it).
 import { createServer } from 'node:http';
@@ -19,6 +21,8 @@ const csp = cspAt < 0 ? null
   : args[cspAt + 1] && !args[cspAt + 1].startsWith('--') ? args[cspAt + 1] : STRICT_CSP;
 const firstPort = Number(option('--port', process.env.PORT ?? '8080')); // 0: any free port
 const host = '127.0.0.1';
+const probe = args.includes('--probe') ? resolve(option('--probe', '')) : null;
+const PROBE_TAG = '<script src="/__probe.js"></script>';
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -37,11 +41,17 @@ const TYPES = {
 const server = createServer(async (req, res) => {
   try {
     const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    if (probe && path === '/__probe.js') {
+      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache' });
+      res.end(await readFile(probe));
+      return;
+    }
     let file = normalize(join(root, path));
     // Inside root only ("dist2/" is not inside "dist").
     if (file !== root && !file.startsWith(root + sep)) throw Object.assign(new Error('outside root'), { code: 'ENOENT' });
     if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
-    const body = await readFile(file);
+    let body = await readFile(file);
+    if (probe && extname(file) === '.html') body = body.toString('utf8').replace(/<head>/i, `<head>${PROBE_TAG}`);
     res.writeHead(200, {
       'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
       'Cache-Control': 'no-cache',

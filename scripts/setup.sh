@@ -7,6 +7,9 @@
 #     libxsimd-dev is unpacked into .deps/ (bookworm's 8.1 has no wasm architecture).
 #   - Catch2 3: a system one is used; otherwise bookworm-backports' libcatch2-dev into .deps/.
 #   - chromium (browser tests), python3 for scripts, node modules (npm ci).
+#   - firefox-esr (driven by puppeteer-core over WebDriver BiDi), webkit2gtk-driver (WebKitWebDriver
+#     and WebKitGTK's MiniBrowser) and xvfb (the MiniBrowser needs a display): the Firefox and
+#     WebKit runs of the shared page checks (tests/e2e/engines/).
 #   - python3-torch and python3-numpy: the PyTorch references (golden data generators and the
 #     checkpoint reproduction test, scripts/torch-checkpoint.py); torch imports without its
 #     recommended libtorch-dev and build-essential.
@@ -54,6 +57,9 @@ command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs npm)
 command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)
 command -v dpkg-deb >/dev/null 2>&1 || need_pkgs+=(dpkg)
 [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
+[ -x /usr/bin/firefox-esr ] || need_pkgs+=(firefox-esr)
+[ -x /usr/bin/WebKitWebDriver ] || need_pkgs+=(webkit2gtk-driver)
+[ -x /usr/bin/Xvfb ] || need_pkgs+=(xvfb)
 # Emscripten: a user's own emcc (emsdk) on PATH wins.
 if ! command -v emcc >/dev/null 2>&1; then need_pkgs+=(emscripten); fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then apt_install "${need_pkgs[@]}"; fi

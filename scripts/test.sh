@@ -77,7 +77,11 @@ fuzz_safetensors() {
 run_suite fuzz-safetensors fuzz fuzz_safetensors
 run_suite wasm-and-page-build none bash scripts/build.sh
 run_suite js-api-tests node node --test tests/js/
-run_suite browser-tests node node --test tests/e2e/
+run_suite browser-tests node node --test tests/e2e/*.test.mjs
+# The shared page checks (tests/e2e/engines/checks.mjs) in Firefox (firefox-esr over WebDriver
+# BiDi) and WebKit (WebKitGTK's MiniBrowser under its own Xvfb); Chromium runs the suites above.
+run_suite firefox-tests node node --test tests/e2e/engines/firefox.test.mjs
+run_suite webkit-tests node node --test tests/e2e/engines/webkit.test.mjs
 
 echo
 echo "=== summary"

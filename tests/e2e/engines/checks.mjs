@@ -1,0 +1,294 @@
+// The essentials of the Chromium suites as one engine-neutral list of page checks, run by each
+// engine's test file (chromium, firefox, webkit .test.mjs) through drivers.mjs: the page loads
+// under the strict CSP with no error and no request off the origin, wasm SIMD runs and draws;
+// typed tokens change the drawing and the drawn weights equal the JS API's in the same browser;
+// the inspector shows a cell's terms; the Web Worker path; the embed from file:// and over http
+// under the strict CSP; a hostile link runs nothing. Errors and requests are recorded in the page
+// (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches are not seen.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { STRICT_CSP } from '../../../scripts/csp.mjs';
+import { screenshotDir, serveDist } from '../browser.mjs';
+import { launchEngine } from './drivers.mjs';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const dist = join(root, 'dist');
+export const PROBE = fileURLToPath(new URL('./probe.js', import.meta.url));
+const DESKTOP = { width: 1280, height: 900 };
+const TEXT = 'The bank will not loan money';
+
+/** The blog example's policy: the strict one plus the hash of the post's own <style>. */
+function blogPolicy() {
+  const html = readFileSync(join(dist, 'blog-example.html'), 'utf8');
+  const [style] = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1]);
+  const hash = createHash('sha256').update(style).digest('base64');
+  return STRICT_CSP.replace("style-src 'self'", `style-src 'self' 'sha256-${hash}'`);
+}
+
+/** build/engine-fixtures/: the blog example with the probe loaded first, for file://. */
+function fileFixture() {
+  const dir = join(root, 'build', 'engine-fixtures');
+  mkdirSync(dir, { recursive: true });
+  const html = readFileSync(join(dist, 'blog-example.html'), 'utf8').replace(/<head>/i, '<head><script src="probe.js"></script>');
+  writeFileSync(join(dir, 'blog-example.html'), html);
+  copyFileSync(join(dist, 'attention-lens-element.js'), join(dir, 'attention-lens-element.js'));
+  copyFileSync(PROBE, join(dir, 'probe.js'));
+  return pathToFileURL(join(dir, 'blog-example.html')).href;
+}
+
+// ---- in the page ------------------------------------------------------------------------------
+
+function pageSettled() {
+  return document.body.dataset.ready === 'true' && document.querySelector('#matrices canvas') !== null &&
+    [...document.querySelectorAll('#matrices figure')].every((f) => f.dataset.table === 'ready');
+}
+
+/** The first heatmap's numbers, from its screen-reader table, and a digest of its pixels. */
+function firstMatrix() {
+  const slot = document.querySelector('#matrices .matrix-slot');
+  const canvas = slot.querySelector('canvas');
+  const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let digest = 0;
+  const colours = new Set();
+  for (let i = 0; i < pixels.length; i += 4) {
+    const rgb = (pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2];
+    colours.add(rgb);
+    digest = (digest * 31 + rgb) >>> 0;
+  }
+  return { step: slot.dataset.step, rows: Number(canvas.dataset.rows), cols: Number(canvas.dataset.cols),
+    colours: colours.size, digest,
+    values: [...slot.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')]
+      .map((td) => (td.textContent === '−∞' ? -Infinity : Number(td.textContent)))) };
+}
+
+/** The public API in the page: head `head`'s weights and q, k of `text` (word tokens, seed 42). */
+async function apiForward({ text, head = 0, dModel = 64, heads = 4 }) {
+  const { loadAttentionLens } = await import('/attention-lens.mjs');
+  const lens = await loadAttentionLens();
+  const layer = lens.createLayer({ dModel, heads, seed: 42, positional: 'sinusoidal' });
+  const { tokens, ids } = lens.tokenize(text, { mode: 'word' });
+  const n = tokens.length;
+  const r = layer.forward(layer.embed(ids), { n, trace: n <= 64 });
+  const step = (id) => Array.from(r.steps?.find((s) => s.id === id && s.head === head)?.data ?? []);
+  const out = { n, weights: Array.from(r.attention.subarray(head * n * n, (head + 1) * n * n)),
+    scores: step('scores'), q: step('q'), k: step('k') };
+  layer.dispose();
+  return out;
+}
+
+/** The page's viewport point over cell (row, col) of the first heatmap, scrolled into view. */
+function cellPoint([row, col]) {
+  const canvas = document.querySelector('#matrices .matrix-slot canvas');
+  const { left, top, cell } = canvas.dataset;
+  const x = +left + (col + 0.5) * +cell;
+  const y = +top + (row + 0.5) * +cell;
+  const frame = canvas.closest('.heatmap-scroll') ?? canvas.parentElement;
+  frame.scrollLeft = Math.max(0, x - frame.clientWidth / 2);
+  frame.scrollTop = Math.max(0, y - frame.clientHeight / 2);
+  window.scrollBy(0, canvas.getBoundingClientRect().top + y - innerHeight / 2);
+  const rect = canvas.getBoundingClientRect(); // left, top and cell are CSS pixels
+  return { x: rect.left + x, y: rect.top + y };
+}
+
+const inspected = ([row, col]) => {
+  const where = document.querySelector('.inspector-where')?.textContent ?? '';
+  const value = document.querySelector('[data-testid="cell-value"]');
+  return new RegExp(`i = ${row}\\).*j = ${col}\\)`).test(where) && value
+    ? { value: Number(value.dataset.value),
+      terms: [...document.querySelectorAll('#inspector table.terms tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))) }
+    : null;
+};
+
+// ---- the checks -------------------------------------------------------------------------------
+
+function close(actual, expected, tol, what) {
+  assert.equal(actual.length, expected.length, `${what}: ${actual.length} values, ${expected.length} expected`);
+  actual.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= tol + tol * 10 * Math.abs(expected[i]),
+    `${what}[${i}]: ${v}, expected ${expected[i]}`));
+}
+
+async function hover(page, cell) {
+  const { x, y } = await page.evaluate(cellPoint, cell);
+  await page.mouseMove(x, y);
+  return page.waitFor(inspected, cell, 10000, `the inspector on cell ${cell}`);
+}
+
+async function clean(page, { wasm } = {}) {
+  const report = await page.evaluate(() => window.__probe.report());
+  assert.deepEqual(report.errors, [], 'no console or page error');
+  assert.deepEqual(report.offOrigin, [], 'no request off the origin');
+  assert.deepEqual(report.violations, [], 'no CSP violation');
+  assert.deepEqual(report.dialogs, [], 'no dialog');
+  // Chromium and Firefox also report every request, a worker's included (WebKit's WebDriver cannot).
+  const origin = await page.evaluate(() => location.origin);
+  const off = (page.requests?.() ?? []).filter((url) => !url.startsWith(origin) && !/^(data|blob|file):/.test(url));
+  assert.deepEqual(off, [], 'no request off the origin (seen by the driver)');
+  if (wasm !== undefined) assert.equal(report.wasmInstances, wasm, 'wasm instances');
+  return report;
+}
+
+/**
+ * Registers the shared checks as node:test tests for `engineName`; screenshots go to
+ * build/screenshots/engine-<name>-*.png.
+ */
+export function engineSuite(engineName) {
+  const live = {};
+  const shot = (name) => join(screenshotDir, `engine-${engineName}-${name}.png`);
+  before(async () => {
+    mkdirSync(screenshotDir, { recursive: true });
+    [live.plain, live.strict, live.blog, live.engine] = await Promise.all([serveDist({ probe: PROBE }),
+      serveDist({ csp: true, probe: PROBE }), serveDist({ csp: blogPolicy(), probe: PROBE }), launchEngine(engineName)]);
+    live.fileUrl = fileFixture();
+    console.log(`# ${live.engine.version}`);
+  });
+  after(async () => {
+    await live.engine?.close();
+    for (const server of [live.plain, live.strict, live.blog]) server?.stop();
+  });
+
+  /** Runs `body(page)` in a fresh page, closed afterwards even when it fails. */
+  async function withPage(body, viewport = DESKTOP) {
+    const page = await live.engine.newPage(viewport);
+    try {
+      await body(page);
+    } finally {
+      await page.close();
+    }
+  }
+  const open = async (page, server, hash = '') => {
+    await page.goto(server.url + hash);
+    await page.waitFor(pageSettled, null, 30000, 'the page to draw');
+  };
+
+  test(`${engineName}: the page loads under the strict CSP, runs wasm SIMD and draws, with no error and nothing off the origin`, () => withPage(async (page) => {
+    await open(page, live.strict);
+    const status = await page.evaluate(() => document.querySelector('#status').textContent);
+    assert.match(status, /6 tokens .* on the main thread \(wasm SIMD\)/);
+    const drawn = await page.evaluate(firstMatrix);
+    assert.deepEqual([drawn.step, drawn.rows, drawn.cols], ['weights', 6, 6]);
+    assert.ok(drawn.colours > 6, `the heatmap has ${drawn.colours} colours`);
+    assert.ok(await page.evaluate(() => document.querySelectorAll('#equation .katex').length) >= 1, 'KaTeX typeset');
+    const fonts = await page.evaluate(async () => {
+      await document.fonts.ready;
+      return [...document.fonts].filter((f) => f.status === 'error').map((f) => f.family);
+    });
+    assert.deepEqual(fonts, [], 'no font failed to load');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window`);
+    await page.screenshot(shot('page'));
+    const report = await clean(page);
+    assert.ok(report.resources.some((url) => url.endsWith('/attention-lens.wasm')), report.resources.join(' '));
+  }));
+
+  test(`${engineName}: typed tokens change what is drawn, and the drawn weights equal the JS API's`, () => withPage(async (page) => {
+    await open(page, live.plain);
+    const before = await page.evaluate(firstMatrix);
+    await page.type('#text', ' boat');
+    await page.waitFor(() => {
+      const chips = [...document.querySelectorAll('#tokens .chip')].map((c) => c.textContent);
+      return chips.length === 7 && chips[6] === 'boat';
+    }, null, 10000, 'the chips of the typed text');
+    await page.waitFor((n) => Number(document.querySelector('#matrices canvas')?.dataset.rows) === n, 7);
+    await page.waitFor(pageSettled);
+    const after7 = await page.evaluate(firstMatrix);
+    assert.notEqual(after7.digest, before.digest, 'the pixels changed');
+    const api = await page.evaluate(apiForward, { text: `${TEXT} boat` });
+    close(after7.values.flat(), api.weights, 1e-4, 'drawn weights vs API');
+    for (const row of after7.values) assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-3, 'rows sum to 1');
+    await page.press('Backspace');
+    await page.waitFor(() => document.querySelectorAll('#tokens .chip')[6]?.textContent === 'boa');
+    await clean(page);
+  }));
+
+  test(`${engineName}: the inspector shows a cell's value and its terms, equal to the API's`, () => withPage(async (page) => {
+    await open(page, live.plain, '#stage=scores&head=1');
+    const api = await page.evaluate(apiForward, { text: TEXT, head: 1 });
+    const shown = await hover(page, [2, 4]);
+    close([shown.value], [api.scores[2 * 6 + 4]], 1e-5, 'score (2, 4)');
+    assert.equal(shown.terms.length, 16, 'd_k = 16 terms');
+    shown.terms.forEach(([t, left, right], i) => {
+      assert.equal(t, i);
+      close([left, right], [api.q[2 * 16 + t], api.k[4 * 16 + t]], 1e-5, `term ${t}`);
+    });
+    await page.screenshot(shot('inspector'));
+    await clean(page);
+  }));
+
+  test(`${engineName}: a larger input is computed in the Web Worker under the strict CSP, equal to the API`, () => withPage(async (page) => {
+    await open(page, live.strict, '#stage=weights');
+    const long = Array.from({ length: 400 }, (_, i) => `t${i}`).join(' ');
+    await page.fill('#text', long);
+    await page.waitFor(() => document.querySelector('#matrices canvas')?.dataset.rows === '400', null, 30000);
+    assert.match(await page.evaluate(() => document.querySelector('#status').textContent), /400 tokens .* in the worker \(wasm SIMD\)/);
+    if (await page.evaluate(() => Number(document.querySelector('#matrices canvas').dataset.cell)) < 2) {
+      await page.click('[aria-label="Zoom in"]');
+      await page.waitFor(() => Number(document.querySelector('#matrices canvas').dataset.cell) >= 2);
+    }
+    const api = await page.evaluate(apiForward, { text: long });
+    for (const [i, j] of [[2, 1], [150, 17]]) {
+      const shown = await hover(page, [i, j]);
+      close([shown.value], [api.weights[i * 400 + j]], 1e-6, `worker weight (${i}, ${j})`);
+    }
+    await page.screenshot(shot('worker'));
+    await clean(page);
+  }));
+
+  const embedShapes = () => {
+    const all = [...document.querySelectorAll('attention-lens')];
+    const done = all.length >= 2 && all.every((e) => e.shadowRoot?.querySelector('.lens')?.dataset.status === 'ready' &&
+      [...e.shadowRoot.querySelectorAll('figure')].every((f) => f.dataset.table !== 'pending'));
+    return done && all.map((e) => ({
+      shapes: [...e.shadowRoot.querySelectorAll('canvas')].map((c) => [Number(c.dataset.rows), Number(c.dataset.cols)]),
+      sums: [...e.shadowRoot.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')]
+        .reduce((s, td) => s + Number(td.textContent), 0)),
+    }));
+  };
+  const assertEmbeds = (embeds) => {
+    assert.deepEqual(embeds.map((e) => e.shapes), [[[6, 6]], [[5, 6]]]);
+    for (const e of embeds) for (const sum of e.sums) assert.ok(Math.abs(sum - 1) < 2e-3, `a row sums to ${sum}`);
+  };
+
+  test(`${engineName}: the embed renders from file://, loading nothing but its script`, () => withPage(async (page) => {
+    await page.goto(live.fileUrl);
+    assertEmbeds(await page.waitFor(embedShapes, null, 30000, 'both embeds'));
+    const report = await clean(page, { wasm: 1 });
+    // (Chromium lists file:// loads in resource timing; Firefox and WebKit list none.)
+    for (const url of report.resources) assert.match(url, /\/engine-fixtures\/(probe|attention-lens-element)\.js$/);
+    for (const url of (page.requests?.() ?? []).filter((u) => u !== 'data:,')) assert.match(url, /\/engine-fixtures\/(blog-example\.html|probe\.js|attention-lens-element\.js)$/);
+    await page.screenshot(shot('embed-file'));
+  }, { width: 800, height: 1000 }));
+
+  test(`${engineName}: the embed renders over http under the strict CSP, and hovering reads a cell`, () => withPage(async (page) => {
+    await page.goto(`${live.blog.url}blog-example.html`);
+    assertEmbeds(await page.waitFor(embedShapes, null, 30000, 'both embeds'));
+    assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('main')).maxWidth), '704px', "the post's hashed style applies");
+    const point = await page.evaluate(() => {
+      const canvas = document.querySelector('attention-lens').shadowRoot.querySelector('canvas');
+      canvas.scrollIntoView({ block: 'center' });
+      const { left, top, cell } = canvas.dataset;
+      const rect = canvas.getBoundingClientRect();
+      return { x: rect.left + +left + 5.5 * +cell, y: rect.top + +top + 5.5 * +cell };
+    });
+    await page.mouseMove(point.x, point.y);
+    await page.waitFor(() => /query “money” → key “money”: /.test(
+      document.querySelector('attention-lens').shadowRoot.querySelector('.readout')?.textContent ?? ''), null, 10000, 'the readout');
+    await clean(page, { wasm: 1 });
+  }));
+
+  test(`${engineName}: a hostile link is shown as text and runs nothing`, () => withPage(async (page) => {
+    const hostile = '<img src=x onerror="window.__pwned=1;alert(1)"> <script>window.__pwned=2</script>';
+    await open(page, live.plain, `#text=${encodeURIComponent(hostile)}&heads=banana&stage=${encodeURIComponent('javascript:alert(3)')}`);
+    const seen = await page.evaluate(() => ({ pwned: window.__pwned ?? null, imgs: document.querySelectorAll('img').length,
+      chips: [...document.querySelectorAll('#tokens .chip')].map((c) => c.textContent).join(''),
+      notice: document.querySelector('#notice').textContent }));
+    assert.equal(seen.pwned, null);
+    assert.equal(seen.imgs, 0);
+    assert.ok(seen.chips.includes('<imgsrc=xonerror='), `tokens shown as text: ${seen.chips}`);
+    assert.match(seen.notice, /heads|Ignored/);
+    await clean(page);
+  }));
+}
