@@ -81,6 +81,9 @@ run_suite fuzz-safetensors fuzz fuzz_safetensors
 run_suite wasm-and-page-build none bash scripts/build.sh
 run_suite js-api-tests node node --test tests/js/
 run_suite browser-tests node node --test tests/e2e/
+# The npm package: npm pack, installed offline into a blank project, used from Node, a Vite
+# bundle in Chromium, tsc --strict and the element (tests/package/).
+run_suite package-tests node node --test tests/package/
 
 echo
 echo "=== summary"

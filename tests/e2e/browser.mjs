@@ -16,10 +16,10 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
 /**
  * Starts scripts/serve.mjs on a free port; resolves to { url, stop }. With `csp` every response
  * carries a Content-Security-Policy header: `true` for the strict one (scripts/csp.mjs), or a
- * policy string.
+ * policy string. `dir` serves another folder instead of dist/.
  */
-export function serveDist({ csp = false } = {}) {
-  const args = ['scripts/serve.mjs', '--port', '0', '--dir', 'dist'];
+export function serveDist({ csp = false, dir = 'dist' } = {}) {
+  const args = ['scripts/serve.mjs', '--port', '0', '--dir', dir];
   if (csp) args.push('--csp', ...(typeof csp === 'string' ? [csp] : []));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
