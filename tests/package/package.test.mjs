@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +32,7 @@ let reference; // FORWARD computed by the repo's dist/attention-lens.mjs
 
 function npm(args, cwd) {
   return execFileSync('npm', [...args, '--cache', join(work, 'npm-cache'), '--no-audit', '--no-fund',
-    '--loglevel=error', '--offline'], { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
+    '--loglevel=error', '--offline'], { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, npm_config_update_notifier: 'false' } });
 }
 
 before(async () => {
@@ -67,6 +67,14 @@ test('the tarball holds the built files, types, README and LICENSE, and no sourc
     /^dist\/(index\.html|assets\/|blog-example\.html)/.test(f));
   assert.deepEqual(unwanted, [], 'the tarball holds files a user does not need');
   assert.ok(files.length <= 10, `${files.length} files: ${files.join(', ')}`);
+});
+
+test('npm pack refuses to pack a repository that was not built (no tarball without dist/)', () => {
+  const bare = join(work, 'not-built');
+  mkdirSync(join(bare, 'scripts'), { recursive: true });
+  for (const file of ['package.json', 'README.md', 'LICENSE', 'scripts/check-pack.mjs']) cpSync(join(repo, file), join(bare, file));
+  assert.throws(() => npm(['pack', '--pack-destination', bare], bare), /run `npm run build` first/);
+  assert.deepEqual(readdirSync(bare).filter((f) => f.endsWith('.tgz')), []);
 });
 
 test('Node: import { loadAttentionLens } from "attention-lens" in the blank project runs a forward', () => {
