@@ -7,12 +7,13 @@
 // and emcc found on PATH. CI machines already have everything, so only a simulation can see this.
 //
 // ATTN_FIRST_RUN_SCRIPTS=DIR runs the scripts from DIR instead of scripts/ (e.g. an old version
-// from `git archive`, to check that this test fails against the pre-fix logic).
+// from `git archive`, to check that this test fails against the pre-fix logic: the scripts of
+// c368b54~1 fail the build/start/bench cases, the setup.sh of ce42fa7 the setup case).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import {
-  chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync,
+  chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -148,4 +149,82 @@ test('the simulation can see a missing NODE_PATH: a build step called before set
   } finally {
     rmSync(machine.dir, { recursive: true, force: true });
   }
+});
+
+// scripts/setup.sh itself, on a simulated fresh machine: apt-get, dpkg, npm and the compilers are
+// stubs (apt-get install puts a package's tools on PATH, npm ci fills node_modules). Its second
+// run must take the quick path; a run after something it stamped as done went away must not.
+function freshSetupMachine() {
+  const machine = freshMachine();
+  const { root, bin, log } = machine;
+  const tools = join(machine.dir, 'tools');
+  cpSync(join(scriptsFrom, 'setup.sh'), join(root, 'scripts', 'setup.sh'));
+  writeFileSync(join(root, 'package-lock.json'), '{}');
+  for (const name of ['cmake', 'emcmake', 'npx', 'node']) rmSync(join(tools, name));
+  const runtime = join(machine.dir, 'clang-rt');
+  mkdirSync(runtime);
+  writeFileSync(join(runtime, `libclang_rt.fuzzer-${process.arch === 'x64' ? 'x86_64' : process.arch}.a`), '');
+  writeFileSync(join(runtime, 'libclang_rt.fuzzer.a'), '');
+  const record = `echo "$(basename "$0") $*" >>"${log}"`;
+  // What each Debian package puts on PATH, as apt-get install would.
+  const provides = { cmake: 'cmake', 'ninja-build': 'ninja', 'g++': 'g++', clang: 'clang++', nodejs: 'node', npm: 'npm',
+    python3: 'python3', dpkg: 'dpkg-deb', emscripten: 'emcc' };
+  const stubTool = `printf '#!/bin/sh\\necho "$(basename "$0") $*" >>"${log}"\\ncase "$1" in -print-runtime-dir) echo "${runtime}";; -dumpversion) echo 14.0.6;; --version) echo "$(basename "$0") 1.0";; esac\\n'`;
+  writeExecutable(join(tools, 'apt-get'), `${record}
+if [ "$1" = download ] || [ "$3" = download ] || printf '%s\\n' "$@" | grep -qx download; then
+  for pkg in "$@"; do :; done; touch "\${pkg}_1.0_all.deb"; exit 0
+fi
+if printf '%s\\n' "$@" | grep -qx install; then
+  for pkg in "$@"; do
+    case "$pkg" in -*|install) continue ;; esac
+    tool=$(echo '${JSON.stringify(provides)}' | sed -n "s/.*\\"$pkg\\":\\"\\([^\\"]*\\)\\".*/\\1/p")
+    [ -n "$tool" ] && ${stubTool} >"${bin}/$tool" && chmod +x "${bin}/$tool"
+  done
+fi
+exit 0`);
+  writeExecutable(join(tools, 'dpkg'), `${record}
+[ "$1" = -x ] || exit 0
+case "$2" in
+  *libxsimd-dev*) mkdir -p "$3/usr/include/xsimd/config" && echo '#define XSIMD_VERSION_MAJOR 13' >"$3/usr/include/xsimd/config/xsimd_config.hpp" ;;
+  *libcatch2-dev*) mkdir -p "$3/usr/lib/cmake/Catch2" && echo 'set(PACKAGE_VERSION "3.7.1")' >"$3/usr/lib/cmake/Catch2/Catch2ConfigVersion.cmake" ;;
+esac`);
+  writeExecutable(join(tools, 'npm'), `${record}\n[ "$1" = ci ] && mkdir -p node_modules && echo '{}' >node_modules/.package-lock.json\nexit 0`);
+  return {
+    ...machine,
+    setup() {
+      writeFileSync(log, '');
+      const r = spawnSync('bash', [join(root, 'scripts', 'setup.sh')], { cwd: root, env: machine.env, encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 0, `setup.sh failed:\n${r.stdout}\n${r.stderr}`);
+      return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    },
+  };
+}
+
+const installs = (calls) => calls.filter((c) => /^apt-get .*\binstall\b/.test(c) || /^npm ci\b/.test(c));
+
+test('scripts/setup.sh: a fresh machine installs, the second run is quick, a vanished tool or stale node_modules is reinstalled', (t) => {
+  const machine = freshSetupMachine();
+  t.after(() => rmSync(machine.dir, { recursive: true, force: true }));
+
+  const first = machine.setup();
+  assert.ok(first.some((c) => /^apt-get .*install.* emscripten/.test(c)), `emscripten installed:\n${first.join('\n')}`);
+  assert.ok(first.includes('npm ci --no-audit --no-fund --loglevel=error'), `npm ci ran:\n${first.join('\n')}`);
+  assert.ok(existsSync(join(machine.root, '.deps', '.setup-complete')), 'stamped');
+
+  assert.deepEqual(machine.setup(), [], 'the second run takes the quick path and calls nothing');
+
+  // node_modules older than the lock file (e.g. restored from an old copy), the stamp still fresh.
+  const old = new Date(Date.now() - 3600_000);
+  const older = new Date(Date.now() - 7200_000);
+  utimesSync(join(machine.root, 'package-lock.json'), old, old);
+  utimesSync(join(machine.root, 'node_modules', '.package-lock.json'), older, older);
+  assert.deepEqual(installs(machine.setup()), ['npm ci --no-audit --no-fund --loglevel=error'], 'stale node_modules reinstalled');
+  assert.deepEqual(machine.setup(), [], 'quick again');
+
+  // emcc removed since the stamp was written.
+  rmSync(join(machine.bin, 'emcc'));
+  const again = installs(machine.setup());
+  assert.equal(again.length, 1, again.join('\n'));
+  assert.match(again[0], /install .*\bemscripten\b/);
+  assert.deepEqual(machine.setup(), [], 'quick again');
 });
