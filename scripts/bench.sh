@@ -18,7 +18,7 @@ cd "$ATTN_ROOT"
 start=$(date +%s)
 log() { printf '[bench] %s\n' "$*"; }
 
-bash scripts/setup.sh
+attn_setup
 bash scripts/build.sh
 
 attn_build_preset wasm-nosimd

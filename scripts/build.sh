@@ -5,7 +5,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ATTN_ROOT"
-bash scripts/setup.sh
+attn_setup
 
 attn_build_preset wasm-release
 

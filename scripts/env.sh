@@ -4,18 +4,29 @@ ATTN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ATTN_ROOT
 
 # emcc 3.1.6 from Debian runs its JS optimizer with whatever node is first on PATH; when that
-# node is not Debian's it cannot find Debian's acorn unless NODE_PATH points there. Called again
-# after scripts/setup.sh: on a fresh machine /usr/share/nodejs only exists once set-up has
-# installed emscripten, so a check made before set-up would leave NODE_PATH unset for that run.
+# node is not Debian's it cannot find Debian's acorn unless NODE_PATH points there. On a fresh
+# machine that folder only exists once scripts/setup.sh has installed emscripten, so a check made
+# when this file is sourced is not enough: attn_setup (below) and attn_build_preset check again.
+# ATTN_DEBIAN_NODE_MODULES overrides the folder for tests/first-run (a simulated fresh machine).
 attn_node_path() {
-  if [ -d /usr/share/nodejs ]; then
+  local dir="${ATTN_DEBIAN_NODE_MODULES:-/usr/share/nodejs}"
+  if [ -d "$dir" ]; then
     case ":${NODE_PATH:-}:" in
-      *:/usr/share/nodejs:*) ;;
-      *) export NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}" ;;
+      *:"$dir":*) ;;
+      *) export NODE_PATH="$dir${NODE_PATH:+:$NODE_PATH}" ;;
     esac
   fi
 }
 attn_node_path
+
+# attn_setup: scripts/setup.sh (installs what is missing; quick when done), then everything this
+# file decided before set-up is decided again: set-up may have just installed emcc, node's
+# modules or Debian's acorn, and a second run must not see a different environment than the first.
+attn_setup() {
+  bash "$ATTN_ROOT/scripts/setup.sh" || return 1
+  hash -r
+  attn_node_path
+}
 
 # attn_build_preset PRESET [cmake --build args…]: configures the preset once (emcmake for the
 # wasm presets; the configure output goes to build/PRESET.configure.log and is shown on failure),

@@ -31,9 +31,14 @@ if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); fi
 fi
 
-# Quick path: everything was verified before and nothing relevant changed.
+# Quick path: everything was verified before and nothing relevant changed. The stamp alone is
+# not trusted for what can change without touching it (a removed package, an emptied
+# node_modules, a lock file newer than the installed modules): such a run takes the full path.
 if [ -f "$stamp" ] && [ "${ATTN_SETUP_FORCE:-0}" != 1 ] && [ "$stamp" -nt "${BASH_SOURCE[0]}" ] \
-  && [ "$stamp" -nt "$root/package-lock.json" ] && [ -d "$root/node_modules" ]; then
+  && [ "$stamp" -nt "$root/package-lock.json" ] && [ -f "$root/node_modules/.package-lock.json" ] \
+  && [ ! "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ] \
+  && command -v emcc >/dev/null 2>&1 && command -v cmake >/dev/null 2>&1 \
+  && command -v clang++ >/dev/null 2>&1 && [ -x /usr/bin/chromium ]; then
   exit 0
 fi
 

@@ -5,7 +5,7 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ATTN_ROOT"
-bash scripts/setup.sh || exit 1
+attn_setup || exit 1
 mkdir -p build/test-logs
 
 total_pass=0
@@ -55,6 +55,9 @@ run_suite() {
   fi
 }
 
+# The first run on a fresh machine, simulated (stubbed set-up and tools): the build steps get the
+# environment of a second run (tests/first-run/).
+run_suite first-run-tests node node --test tests/first-run/
 run_suite native-build none attn_build_preset native-release
 run_suite native-tests ctest ctest --preset native-release -j2
 run_suite asan-ubsan-build none attn_build_preset native-debug
@@ -82,6 +85,9 @@ run_suite browser-tests node node --test tests/e2e/*.test.mjs
 # BiDi) and WebKit (WebKitGTK's MiniBrowser under its own Xvfb); Chromium runs the suites above.
 run_suite firefox-tests node node --test tests/e2e/engines/firefox.test.mjs
 run_suite webkit-tests node node --test tests/e2e/engines/webkit.test.mjs
+# The npm package: npm pack, installed offline into a blank project, used from Node, a Vite
+# bundle in Chromium, tsc --strict and the element (tests/package/).
+run_suite package-tests node node --test tests/package/
 
 echo
 echo "=== summary"

@@ -17,10 +17,11 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
  * Starts scripts/serve.mjs on a free port; resolves to { url, stop }. With `csp` every response
  * carries a Content-Security-Policy header: `true` for the strict one (scripts/csp.mjs), or a
  * policy string. With `probe` (a file path) every HTML page loads that script first
- * (tests/e2e/engines/probe.js: the engine-neutral error and request recorder).
+ * (tests/e2e/engines/probe.js: the engine-neutral error and request recorder). `dir` serves
+ * another folder instead of dist/.
  */
-export function serveDist({ csp = false, probe = null } = {}) {
-  const args = ['scripts/serve.mjs', '--port', '0', '--dir', 'dist'];
+export function serveDist({ csp = false, probe = null, dir = 'dist' } = {}) {
+  const args = ['scripts/serve.mjs', '--port', '0', '--dir', dir];
   if (csp) args.push('--csp', ...(typeof csp === 'string' ? [csp] : []));
   if (probe) args.push('--probe', probe);
   return new Promise((resolve, reject) => {

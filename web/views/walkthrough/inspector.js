@@ -54,7 +54,11 @@ function renderExplanation(host, explanation, where) {
     const thead = el('thead');
     thead.append(header);
     table.append(caption, thead, body);
+    // It scrolls when the terms are many: focusable (a named region) so a keyboard can scroll it.
     const scroller = el('div', 'terms-scroll');
+    scroller.tabIndex = 0;
+    scroller.setAttribute('role', 'region');
+    scroller.setAttribute('aria-label', `The terms of the sum: ${caption.textContent}`);
     scroller.append(table);
     parts.push(scroller);
   }
