@@ -1,0 +1,69 @@
+// Each head's score curves against steps (previous-token, induction, same-token, first-token on
+// the core's induction probe, model.headScores): one small plot per head, layers in rows, so the
+// phase change where an induction head forms shows as it happens.
+import { HEAD_COLORS } from '../../shared/colors.js';
+import { el } from '../../shared/dom.js';
+import { LinePlot } from './plot.js';
+
+export const SCORES = [
+  { key: 'previousToken', label: 'previous token', color: HEAD_COLORS[0] },
+  { key: 'induction', label: 'induction', color: HEAD_COLORS[1] },
+  { key: 'sameToken', label: 'same token', color: HEAD_COLORS[2], dash: [4, 3] },
+  { key: 'firstToken', label: 'first token', color: HEAD_COLORS[3], dash: [1, 3] },
+];
+
+export class ScoreCurves {
+  #host;
+  #plots = []; // [{ layer, head, plot, figure }]
+  #shape = '';
+
+  constructor(host, legendHost) {
+    this.#host = host;
+    legendHost.replaceChildren(...SCORES.map((s) => {
+      const item = el('span', 'plot-key');
+      const swatch = el('span', `plot-swatch${s.dash ? ' dashed' : ''}`);
+      swatch.style.borderColor = s.color;
+      item.append(swatch, el('span', '', s.label));
+      return item;
+    }));
+  }
+
+  build(layers, heads) {
+    const shape = `${layers}x${heads}`;
+    if (shape === this.#shape) return;
+    this.#shape = shape;
+    this.#plots = [];
+    this.#host.replaceChildren(...Array.from({ length: layers }, (_, layer) => {
+      const row = el('div', 'train-layer');
+      row.append(el('h3', 'train-layer-title', `Layer ${layer + 1}`));
+      const grid = el('div', 'train-curves');
+      for (let head = 0; head < heads; ++head) {
+        const figure = el('figure', 'train-curve');
+        figure.dataset.layer = String(layer);
+        figure.dataset.head = String(head);
+        const caption = el('figcaption', 'muted small', `L${layer + 1} · head ${head + 1}`);
+        const box = el('div');
+        figure.append(caption, box);
+        grid.append(figure);
+        const plot = new LinePlot(box, { height: 90, legend: false, compact: true, yRange: [0, 1],
+          label: `Layer ${layer + 1} head ${head + 1}: score curves against steps` });
+        this.#plots.push({ layer, head, plot, figure });
+      }
+      row.append(grid);
+      return row;
+    }));
+  }
+
+  /** history: [{ step, scores: [{ layer, head, previousToken, … }] }]; marker: the timeline's step. */
+  render(history, marker) {
+    if (!this.#plots.length) return;
+    const width = this.#plots[0].figure.clientWidth;
+    this.#plots.forEach(({ layer, head, plot, figure }) => {
+      const index = history[0]?.scores.findIndex((s) => s.layer === layer && s.head === head) ?? -1;
+      const series = SCORES.map((s) => ({ ...s, points: index < 0 ? [] : history.map((h) => [h.step, h.scores[index]?.[s.key] ?? NaN]) }));
+      plot.render(series, { width, marker });
+      const latest = history.at(-1)?.scores[index];
+      figure.dataset.induction = latest?.induction == null ? '' : String(latest.induction);
+    });
+  }
+}
