@@ -23,7 +23,7 @@ const flag = { parse: (s) => (s === '1' ? true : s === '0' ? false : undefined),
 const text = { parse: (s) => s.slice(0, MAX_TEXT), print: String };
 // A positive decimal such as a learning rate ("0.001", "3e-3"), within [min, max].
 const decimal = (min, max) => ({
-  parse: (s) => (/^\d{0,6}(\.\d{1,12})?(e-?\d{1,2})?$/i.test(s) && Number(s) >= min && Number(s) <= max ? Number(s) : undefined),
+  parse: (s) => (/^\d{0,7}(\.\d{1,12})?(e-?\d{1,2})?$/i.test(s) && Number(s) >= min && Number(s) <= max ? Number(s) : undefined),
   print: String,
 });
 const cells = {

@@ -104,6 +104,7 @@ export function mountTrain({ store, catalog, moduleUrl }) {
     $('train-run').textContent = status === 'running' ? 'Pause' : 'Start';
     $('train-run').setAttribute('aria-pressed', String(status === 'running'));
     document.body.dataset.trainStatus = status;
+    Object.assign($('train-status').dataset, last ? { loss: last.loss, heldOutLoss: last.heldOutLoss, accuracy: last.accuracy } : {});
   }
 
   /** A frame from the worker (a chunk of training, a new probe, a loaded checkpoint). */

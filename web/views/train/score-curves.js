@@ -63,7 +63,7 @@ export class ScoreCurves {
       const series = SCORES.map((s) => ({ ...s, points: index < 0 ? [] : history.map((h) => [h.step, h.scores[index]?.[s.key] ?? NaN]) }));
       plot.render(series, { width, marker });
       const latest = history.at(-1)?.scores[index];
-      figure.dataset.induction = latest?.induction == null ? '' : String(latest.induction);
+      figure.dataset.scores = JSON.stringify(SCORES.map((x) => latest?.[x.key] ?? null)); // tests read it
     });
   }
 }
