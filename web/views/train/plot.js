@@ -11,6 +11,15 @@ const niceStep = (span, count) => {
 
 const tickText = (v) => (Math.abs(v) >= 1000 ? `${Math.round(v / 100) / 10}k` : Number(v.toPrecision(3)).toString());
 
+/** A legend's entries (a line swatch and the label, as text) for series { label, color, dash? }. */
+export const legendItems = (series) => series.map((s) => {
+  const item = el('span', 'plot-key');
+  const swatch = el('span', `plot-swatch${s.dash ? ' dashed' : ''}`);
+  swatch.style.borderColor = s.color;
+  item.append(swatch, el('span', '', s.label));
+  return item;
+});
+
 export class LinePlot {
   /**
    * @param {HTMLElement} host emptied and filled with the plot
@@ -33,13 +42,7 @@ export class LinePlot {
     const key = series.map((s) => `${s.label}|${s.color}|${s.dash ?? ''}`).join(';');
     if (key === this.legendKey) return;
     this.legendKey = key;
-    this.legendEl.replaceChildren(...series.map((s) => {
-      const item = el('span', 'plot-key');
-      const swatch = el('span', `plot-swatch${s.dash ? ' dashed' : ''}`);
-      swatch.style.borderColor = s.color;
-      item.append(swatch, el('span', '', s.label));
-      return item;
-    }));
+    this.legendEl.replaceChildren(...legendItems(series));
   }
 
   /**

@@ -5,6 +5,7 @@ import { button, el } from '../../shared/dom.js';
 import { formatNumber } from '../../shared/format.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { displayToken } from '../../shared/labels.js';
+import { fillLayerGrid } from './layer-grid.js';
 
 const score = (v) => (v === null || v === undefined ? '—' : formatNumber(v, 2));
 
@@ -26,30 +27,21 @@ export class ProbeHeads {
     if (shape === this.#shape) return;
     this.#shape = shape;
     this.#tiles = [];
-    this.#host.replaceChildren(...Array.from({ length: layers }, (_, layer) => {
-      const row = el('div', 'train-layer');
-      row.append(el('h3', 'train-layer-title', `Layer ${layer + 1}`));
-      const grid = el('div', 'train-heads');
-      for (let head = 0; head < heads; ++head) {
-        const tile = el('div', 'train-tile');
-        tile.dataset.layer = String(layer);
-        tile.dataset.head = String(head);
-        const info = el('p', 'train-tile-info muted small');
-        const figure = el('div', 'train-tile-map');
-        const ablate = button('small-button', 'Ablate', () => this.#actions.onAblate(layer, head));
-        ablate.setAttribute('aria-pressed', 'false');
-        ablate.setAttribute('aria-label', `Ablate layer ${layer + 1} head ${head + 1}`);
-        const open = button('small-button', 'Walkthrough', () => this.#actions.onOpen(layer, head));
-        open.setAttribute('aria-label', `Open layer ${layer + 1} head ${head + 1} in the walkthrough`);
-        const actions = el('div', 'train-tile-actions');
-        actions.append(ablate, open);
-        tile.append(el('p', 'train-tile-title', `L${layer + 1} · head ${head + 1}`), figure, info, actions);
-        grid.append(tile);
-        this.#tiles.push({ layer, head, tile, figure, info, ablate, map: null });
-      }
-      row.append(grid);
-      return row;
-    }));
+    fillLayerGrid(this.#host, { layers, heads, gridClass: 'train-heads' }, (layer, head) => {
+      const tile = el('div', 'train-tile');
+      const info = el('p', 'train-tile-info muted small');
+      const figure = el('div', 'train-tile-map');
+      const ablate = button('small-button', 'Ablate', () => this.#actions.onAblate(layer, head));
+      ablate.setAttribute('aria-pressed', 'false');
+      ablate.setAttribute('aria-label', `Ablate layer ${layer + 1} head ${head + 1}`);
+      const open = button('small-button', 'Walkthrough', () => this.#actions.onOpen(layer, head));
+      open.setAttribute('aria-label', `Open layer ${layer + 1} head ${head + 1} in the walkthrough`);
+      const actions = el('div', 'train-tile-actions');
+      actions.append(ablate, open);
+      tile.append(el('p', 'train-tile-title', `L${layer + 1} · head ${head + 1}`), figure, info, actions);
+      this.#tiles.push({ layer, head, tile, figure, info, ablate, map: null });
+      return tile;
+    });
     for (const t of this.#tiles) {
       t.map = new Heatmap(t.figure, { maxCell: 10, minCell: 0, labels: false, legend: false, caption: false,
         table, onActivate: () => this.#actions.onAblate(t.layer, t.head) });

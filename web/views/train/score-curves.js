@@ -3,7 +3,8 @@
 // phase change where an induction head forms shows as it happens.
 import { HEAD_COLORS } from '../../shared/colors.js';
 import { el } from '../../shared/dom.js';
-import { LinePlot } from './plot.js';
+import { fillLayerGrid } from './layer-grid.js';
+import { legendItems, LinePlot } from './plot.js';
 
 export const SCORES = [
   { key: 'previousToken', label: 'previous token', color: HEAD_COLORS[0] },
@@ -19,13 +20,7 @@ export class ScoreCurves {
 
   constructor(host, legendHost) {
     this.#host = host;
-    legendHost.replaceChildren(...SCORES.map((s) => {
-      const item = el('span', 'plot-key');
-      const swatch = el('span', `plot-swatch${s.dash ? ' dashed' : ''}`);
-      swatch.style.borderColor = s.color;
-      item.append(swatch, el('span', '', s.label));
-      return item;
-    }));
+    legendHost.replaceChildren(...legendItems(SCORES));
   }
 
   build(layers, heads) {
@@ -33,25 +28,15 @@ export class ScoreCurves {
     if (shape === this.#shape) return;
     this.#shape = shape;
     this.#plots = [];
-    this.#host.replaceChildren(...Array.from({ length: layers }, (_, layer) => {
-      const row = el('div', 'train-layer');
-      row.append(el('h3', 'train-layer-title', `Layer ${layer + 1}`));
-      const grid = el('div', 'train-curves');
-      for (let head = 0; head < heads; ++head) {
-        const figure = el('figure', 'train-curve');
-        figure.dataset.layer = String(layer);
-        figure.dataset.head = String(head);
-        const caption = el('figcaption', 'muted small', `L${layer + 1} · head ${head + 1}`);
-        const box = el('div');
-        figure.append(caption, box);
-        grid.append(figure);
-        const plot = new LinePlot(box, { height: 90, legend: false, compact: true, yRange: [0, 1],
-          label: `Layer ${layer + 1} head ${head + 1}: score curves against steps` });
-        this.#plots.push({ layer, head, plot, figure });
-      }
-      row.append(grid);
-      return row;
-    }));
+    fillLayerGrid(this.#host, { layers, heads, gridClass: 'train-curves' }, (layer, head) => {
+      const figure = el('figure', 'train-curve');
+      const box = el('div');
+      figure.append(el('figcaption', 'muted small', `L${layer + 1} · head ${head + 1}`), box);
+      const plot = new LinePlot(box, { height: 90, legend: false, compact: true, yRange: [0, 1],
+        label: `Layer ${layer + 1} head ${head + 1}: score curves against steps` });
+      this.#plots.push({ layer, head, plot, figure });
+      return figure;
+    });
   }
 
   /** history: [{ step, scores: [{ layer, head, previousToken, … }] }]; marker: the timeline's step. */

@@ -86,7 +86,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     if (now.result !== before.result) render();
     else if (now.settings !== before.settings) {
       const changed = Object.keys(now.settings).filter((key) => now.settings[key] !== before.settings[key]);
-      if (changed.every((key) => TRAIN_ONLY.has(key))) return;
+      if (changed.length && changed.every((key) => TRAIN_ONLY.has(key))) return; // the Train view's only
       const recompute = Object.keys(now.settings).some((key) => !VIEW_ONLY.has(key) && now.settings[key] !== before.settings[key]);
       if (recompute) compute();
       else render();
