@@ -8,16 +8,16 @@ import { EngineClient } from './shared/engine-client.js';
 import { DEFAULTS, hashToState, makeSchema, stateToHash } from './shared/state.js';
 import { createStore } from './shared/store.js';
 import { mountMessages } from './views/messages.js';
-import { mountTrain } from './views/train/index.js';
+import { EMPTY_RUN, mountTrain } from './views/train/index.js';
 import { mountWalkthrough } from './views/walkthrough/index.js';
 
 // The page's whole state: `settings` (what the URL hash holds, shared/state.js), the last good
 // `result` and its walkthrough `steps`, the `pinned` cell, whether the stages are `playing`, the
 // heatmaps' `zoom`, the line view's `allHeads`, click-to-mask (`maskByClick`), and the banners'
 // `error`, `notice` and `linkNotice`; `trainedLayer`: a trained model's layer the Train view
-// opened in the walkthrough (views/train/index.js, openInWalkthrough).
+// opened in the walkthrough (views/train/index.js, openInWalkthrough); `train`: the Train view's run.
 const store = createStore({ settings: DEFAULTS, result: null, steps: [], pinned: null, playing: false, zoom: 1,
-  allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '', trainedLayer: null });
+  allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '', trainedLayer: null, train: EMPTY_RUN });
 mountMessages(store);
 let views = {}; // tab -> { render, activate? }, once mounted
 const redraw = () => views[store.get().settings.tab]?.render();

@@ -39,7 +39,8 @@ async function tileNumbers(page, layer, head) {
 async function pause(page) {
   await page.click('#train-run');
   await page.waitForSelector('body[data-train-status="paused"]');
-  await page.waitForTimeout(300); // a chunk in flight lands
+  // The chunk in flight (up to 300 ms of steps) still lands: wait until the step stays put.
+  for (let before = -1, now = await step(page); now !== before; before = now, now = await step(page)) await page.waitForTimeout(800);
 }
 
 test('training a small model: the loss falls, a score curve moves; pause, scrub the timeline, ablate a head', async () => {
@@ -200,7 +201,7 @@ test('a diverging learning rate shows its error; Reset and a sane rate train aga
   assert.equal(await page.locator('#train-view').isVisible(), false);
   await page.waitForFunction(() => document.querySelector('#matrices canvas') !== null);
   assert.deepEqual(await page.locator('#tokens .chip').allTextContents(), ['The', 'bank', 'will', 'not', 'loan', 'money']);
-  assert.doesNotMatch(page.url(), /tab=/, 'the walkthrough is the default tab');
+  await page.waitForFunction(() => !location.hash.includes('tab='), null, { timeout: 5000 }); // the default tab: not in the URL
   assert.deepEqual(problems(), []);
   await page.context().close();
 });

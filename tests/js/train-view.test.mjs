@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkpointName, EXAMPLE_PROBES, probeOf, runChanged, runConfig } from '../../web/views/train/config.js';
-import { Snapshots } from '../../web/views/train/snapshots.js';
+import { addSnapshot, indexOfStep } from '../../web/views/train/snapshots.js';
 import { DEFAULTS, hashToState, makeSchema, stateToHash } from '../../web/shared/state.js';
 import { loadLens } from './support.mjs';
 
@@ -47,16 +47,16 @@ test('every task\'s example probe is in that task\'s vocabulary', () => {
 });
 
 test('snapshots stay bounded: the older half is thinned, the newest kept, one per step', () => {
-  const snapshots = new Snapshots(10);
-  for (let step = 1; step <= 100; ++step) snapshots.add({ step });
-  snapshots.add({ step: 100, again: true });
-  assert.ok(snapshots.length <= 10, `${snapshots.length} kept`);
-  const steps = Array.from({ length: snapshots.length }, (_, i) => snapshots.at(i).step);
+  let frames = [];
+  for (let step = 1; step <= 100; ++step) frames = addSnapshot(frames, { step }, 10);
+  const before = frames;
+  frames = addSnapshot(frames, { step: 100, again: true }, 10);
+  assert.notEqual(frames, before, 'a new array (the store is never mutated)');
+  assert.ok(frames.length <= 10, `${frames.length} kept`);
+  const steps = frames.map((f) => f.step);
   assert.deepEqual([...steps].sort((a, b) => a - b), steps, 'in step order');
   assert.equal(steps.at(-1), 100);
-  assert.equal(snapshots.at(snapshots.length - 1).again, true, 'a newer frame of the same step replaces it');
+  assert.equal(frames.at(-1).again, true, 'a newer frame of the same step replaces it');
   assert.ok(steps[0] < 60, `old steps are still represented (${steps})`);
-  assert.equal(snapshots.at(snapshots.indexOfStep(steps[2] + 0.5)).step, steps[2]);
-  snapshots.clear();
-  assert.equal(snapshots.length, 0);
+  assert.equal(frames[indexOfStep(frames, steps[2] + 0.5)].step, steps[2]);
 });

@@ -11,10 +11,14 @@ import { buildTrainMenus, syncTrainControls, wireTrainControls } from './control
 import { LinePlot } from './plot.js';
 import { ProbeHeads } from './probe-heads.js';
 import { ScoreCurves } from './score-curves.js';
-import { Snapshots } from './snapshots.js';
+import { addSnapshot, indexOfStep } from './snapshots.js';
 import { TrainClient } from './train-client.js';
 
 const MAX_HISTORY = 4000; // plotted points kept (thinned like the snapshots beyond)
+
+/** The store's `train` state when no run has started. */
+export const EMPTY_RUN = Object.freeze({ status: 'idle', modelConfig: null, history: [], scoreHistory: [], snapshots: [],
+  latest: null, pinned: null, ablation: null, msPerStep: 0 });
 
 const thin = (list) => (list.length > MAX_HISTORY ? list.filter((_, i) => i % 2 === 0 || i >= list.length - MAX_HISTORY / 2) : list);
 
@@ -28,19 +32,17 @@ export function mountTrain({ store, catalog, moduleUrl }) {
     if (probeTime !== undefined) probeTypedAt = probeTime;
     store.update(({ settings }) => ({ settings: { ...settings, ...patch } }));
   };
+  // The run lives in the store's `train`: { status ('idle' | 'running' | 'paused' | 'diverged'),
+  // modelConfig, history [{ step, loss, heldOutLoss, accuracy }], scoreHistory [{ step, scores }],
+  // snapshots (frames { step, n, probe, attention }, bounded), latest (the newest frame), pinned
+  // (the timeline's frame, null = live), ablation ({ layer, head, step, loss, deltas: Map }),
+  // msPerStep }. Below: only the plumbing (the worker, requests in flight, the frame queued).
+  const run = () => store.get().train;
+  const setRun = (patch) => store.update(({ train }) => ({ train: { ...train, ...patch } }));
   let client = null;
   let starting = null;
-  let status = 'idle'; // 'idle' | 'running' | 'paused' | 'diverged'
   let generation = 0; // the newest configure: older replies and updates are dropped
   let configuring = false;
-  let modelConfig = null;
-  let history = []; // [{ step, loss, heldOutLoss, accuracy }]
-  let scoreHistory = []; // [{ step, scores }]
-  const snapshots = new Snapshots(200);
-  let latest = null; // the newest frame { step, n, probe, attention }
-  let pinned = null; // the timeline's frame, or null = live
-  let ablation = null; // { layer, head, step, loss, deltas: Map }
-  let msPerStep = 0;
   let probeTypedAt = null; // the probe keystroke waiting for its redraw (measured)
   let probeBusy = false;
   let probeAgain = false;
@@ -66,6 +68,7 @@ export function mountTrain({ store, catalog, moduleUrl }) {
   }
 
   function draw() {
+    const { history, scoreHistory, latest, pinned, ablation } = run();
     const frame = pinned ?? latest;
     const marker = pinned ? pinned.step : undefined;
     const width = $('train-loss-plot').clientWidth;
@@ -87,15 +90,17 @@ export function mountTrain({ store, catalog, moduleUrl }) {
   }
 
   function drawTimeline() {
+    const { snapshots, pinned, latest } = run();
     const slider = $('train-timeline');
     slider.max = String(Math.max(0, snapshots.length - 1));
-    slider.value = String(pinned ? snapshots.indexOfStep(pinned.step) : snapshots.length - 1);
+    slider.value = String(pinned ? indexOfStep(snapshots, pinned.step) : snapshots.length - 1);
     slider.disabled = snapshots.length < 2;
     $('train-timeline-label').textContent = pinned ? `step ${pinned.step} (snapshot ${Number(slider.value) + 1} of ${snapshots.length})`
       : `live · step ${latest?.step ?? 0}`;
   }
 
   function drawStatus() {
+    const { history, status, latest, msPerStep } = run();
     const last = history.at(-1);
     const rate = msPerStep > 0 && status === 'running' ? ` · ${(1000 / msPerStep).toFixed(0)} steps/s` : '';
     const numbers = last ? ` · loss ${formatNumber(last.loss)} · held-out ${formatNumber(last.heldOutLoss)} · accuracy ${formatNumber(last.accuracy, 2)}` : '';
@@ -108,45 +113,36 @@ export function mountTrain({ store, catalog, moduleUrl }) {
   }
 
   /** A frame from the worker (a chunk of training, a new probe, a loaded checkpoint). */
-  function receive(update) {
-    if (update.report && history.at(-1)?.step !== update.step) {
-      history = thin([...history, { step: update.step, ...update.report }]);
-    }
-    if (update.msPerStep) msPerStep = update.msPerStep;
-    if (scoreHistory.at(-1)?.step === update.step) scoreHistory.pop();
-    scoreHistory = thin([...scoreHistory, { step: update.step, scores: update.scores }]);
+  function receive(update, patch = {}) {
+    const { history, scoreHistory, snapshots, msPerStep } = { ...run(), ...patch };
+    const next = { ...patch, msPerStep: update.msPerStep || msPerStep,
+      history: update.report && history.at(-1)?.step !== update.step ? thin([...history, { step: update.step, ...update.report }]) : history,
+      scoreHistory: thin([...scoreHistory.filter((s) => s.step !== update.step), { step: update.step, scores: update.scores }]) };
     if (update.attention) {
-      latest = { step: update.step, n: update.n, probe: update.probe, attention: update.attention };
-      snapshots.add(latest);
+      next.latest = { step: update.step, n: update.n, probe: update.probe, attention: update.attention };
+      next.snapshots = addSnapshot(snapshots, next.latest);
     }
-    schedule();
+    setRun(next);
   }
 
   async function configure() {
     const mine = ++generation;
     configuring = true;
-    status = 'idle';
+    setRun({ status: 'idle' });
     showError(null);
     const settings = store.get().settings;
     try {
       const value = await client.call('configure', { config: runConfig(settings) });
       if (mine !== generation) return;
       configuring = false;
-      modelConfig = value.modelConfig;
-      history = [];
-      scoreHistory = [];
-      snapshots.clear();
-      latest = null;
-      pinned = null;
-      ablation = null;
-      msPerStep = 0;
+      const { modelConfig } = value;
       heads.build(modelConfig.layers, modelConfig.heads, modelConfig.context <= 32);
       curves.build(modelConfig.layers, modelConfig.heads);
       $('train-probe-info').className = value.probeError ? 'small error-inline' : 'muted small';
       $('train-probe-info').textContent = value.probeError ? `Probe: ${value.probeError}`
         : `The task's ${value.vocabulary.length} characters: ${value.vocabulary}`;
       $('train-ablation').textContent = 'Click a head (or its Ablate button) to see the held-out loss without it.';
-      receive(value.update);
+      receive(value.update, { ...EMPTY_RUN, modelConfig });
       document.body.dataset.trainReady = 'true';
     } catch (error) {
       if (mine !== generation) return;
@@ -187,14 +183,8 @@ export function mountTrain({ store, catalog, moduleUrl }) {
   async function command(type) {
     if (!client || configuring) return;
     try {
-      if (type === 'run') {
-        showError(null);
-        status = 'running';
-        pinned = null;
-      } else {
-        status = 'paused';
-      }
-      schedule();
+      if (type === 'run') showError(null);
+      setRun(type === 'run' ? { status: 'running', pinned: null } : { status: 'paused' });
       await client.call(type);
     } catch (error) {
       showError(error.message);
@@ -203,21 +193,20 @@ export function mountTrain({ store, catalog, moduleUrl }) {
 
   async function ablate(layer, head) {
     if (!client || configuring) return;
+    const { ablation } = run();
     if (ablation?.layer === layer && ablation?.head === head) {
-      ablation = null;
       $('train-ablation').textContent = 'No head ablated.';
-      schedule();
+      setRun({ ablation: null });
       return;
     }
     try {
       const value = await client.call('ablate');
       const entry = value.heads.find((h) => h.layer === layer && h.head === head);
-      ablation = { layer, head, step: value.step, loss: value.loss,
-        deltas: new Map(value.heads.map((h) => [`${h.layer}.${h.head}`, h.delta])) };
       $('train-ablation').textContent = `Held-out loss at step ${value.step}: ${formatNumber(value.loss)} with every head, ` +
         `${formatNumber(entry.loss)} without layer ${layer + 1} head ${head + 1} (${entry.delta >= 0 ? '+' : ''}${formatNumber(entry.delta)}).`;
       $('train-ablation').dataset.delta = String(entry.delta);
-      schedule();
+      setRun({ ablation: { layer, head, step: value.step, loss: value.loss,
+        deltas: new Map(value.heads.map((h) => [`${h.layer}.${h.head}`, h.delta])) } });
     } catch (error) {
       showError(error.message);
     }
@@ -231,7 +220,7 @@ export function mountTrain({ store, catalog, moduleUrl }) {
     if (!client || configuring) return;
     try {
       const value = await client.call('layer', { layer });
-      store.update(({ settings }) => ({ trainedLayer: { ...value, layer, head, modelConfig },
+      store.update(({ settings, train }) => ({ trainedLayer: { ...value, layer, head, modelConfig: train.modelConfig },
         settings: { ...settings, tab: 'walkthrough' } }));
     } catch (error) {
       showError(error.message);
@@ -244,7 +233,7 @@ export function mountTrain({ store, catalog, moduleUrl }) {
       const bytes = await client.call('save');
       const link = document.createElement('a');
       link.href = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
-      link.download = checkpointName(runConfig(store.get().settings), latest?.step ?? 0);
+      link.download = checkpointName(runConfig(store.get().settings), run().latest?.step ?? 0);
       link.click();
       setTimeout(() => URL.revokeObjectURL(link.href), 10000);
       $('train-file-status').textContent = `Saved ${link.download} (${bytes.length} bytes).`;
@@ -259,8 +248,7 @@ export function mountTrain({ store, catalog, moduleUrl }) {
       const bytes = await file.arrayBuffer();
       const update = await client.call('load', { bytes }, [bytes]);
       $('train-file-status').textContent = `Loaded ${file.name}.`;
-      ablation = null;
-      receive(update);
+      receive(update, { ablation: null });
     } catch (error) {
       $('train-file-status').textContent = `Could not load ${file.name}: ${error.message}`;
     } finally {
@@ -277,9 +265,8 @@ export function mountTrain({ store, catalog, moduleUrl }) {
           if (!configuring) receive(update);
         },
         onDiverged: (message) => {
-          status = 'diverged';
           showError(message);
-          schedule();
+          setRun({ status: 'diverged' });
         },
       });
       await configure();
@@ -291,13 +278,14 @@ export function mountTrain({ store, catalog, moduleUrl }) {
   }
 
   store.subscribe((now, before) => {
+    if (now.train !== before.train) schedule();
     if (now.settings === before.settings || !starting) return;
     syncTrainControls(now.settings, probeOf(now.settings));
     if (client && runChanged(now.settings, before.settings)) configure();
     else if (client && now.settings.probe !== before.settings.probe) sendProbe();
   });
   wireTrainControls(store, setSettings);
-  $('train-run').addEventListener('click', () => command(status === 'running' ? 'pause' : 'run'));
+  $('train-run').addEventListener('click', () => command(run().status === 'running' ? 'pause' : 'run'));
   $('train-step').addEventListener('click', () => command('step'));
   $('train-reset').addEventListener('click', () => client && configure());
   $('train-save').addEventListener('click', save);
@@ -305,8 +293,8 @@ export function mountTrain({ store, catalog, moduleUrl }) {
   $('train-log').addEventListener('change', schedule);
   $('train-timeline').addEventListener('input', (e) => {
     const i = Number(e.target.value);
-    pinned = i >= snapshots.length - 1 ? null : snapshots.at(i);
-    schedule();
+    const { snapshots } = run();
+    setRun({ pinned: i >= snapshots.length - 1 ? null : snapshots[i] });
   });
 
   return {

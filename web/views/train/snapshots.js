@@ -1,42 +1,23 @@
-// The timeline's snapshots of the probe's attention taken during training: at most `limit`, the
-// older half thinned (every other one dropped) when full, so memory stays bounded however long
-// it trains and the recent steps stay dense.
+// The timeline's snapshots of the probe's attention taken during training, as plain arrays (the
+// store's state is replaced, never mutated): at most `limit`, the older half thinned (every
+// other one dropped) when full, so memory stays bounded however long it trains and the recent
+// steps stay dense.
 
-export class Snapshots {
-  #frames = [];
+export const SNAPSHOT_LIMIT = 200;
 
-  constructor(limit = 200) {
-    this.limit = limit;
-  }
+/** `frames` with `frame` { step, n, probe, attention } added (a frame of the same step is replaced). */
+export function addSnapshot(frames, frame, limit = SNAPSHOT_LIMIT) {
+  const next = frames.at(-1)?.step === frame.step ? [...frames.slice(0, -1), frame] : [...frames, frame];
+  if (next.length <= limit) return next;
+  const half = Math.floor(next.length / 2);
+  return [...next.slice(0, half).filter((_, i) => i % 2 === 0), ...next.slice(half)];
+}
 
-  get length() {
-    return this.#frames.length;
-  }
-
-  /** Adds a frame { step, n, probe, attention } (one per step: a newer one of the same step replaces it). */
-  add(frame) {
-    if (this.#frames.at(-1)?.step === frame.step) this.#frames.pop();
-    this.#frames.push(frame);
-    if (this.#frames.length > this.limit) {
-      const half = Math.floor(this.#frames.length / 2);
-      this.#frames = [...this.#frames.slice(0, half).filter((_, i) => i % 2 === 0), ...this.#frames.slice(half)];
-    }
-  }
-
-  at(i) {
-    return this.#frames[i];
-  }
-
-  /** The index of the last frame at or before `step` (0 if none). */
-  indexOfStep(step) {
-    let found = 0;
-    this.#frames.forEach((f, i) => {
-      if (f.step <= step) found = i;
-    });
-    return found;
-  }
-
-  clear() {
-    this.#frames = [];
-  }
+/** The index of the last frame at or before `step` (0 if none). */
+export function indexOfStep(frames, step) {
+  let found = 0;
+  frames.forEach((f, i) => {
+    if (f.step <= step) found = i;
+  });
+  return found;
 }
