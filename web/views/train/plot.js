@@ -9,7 +9,8 @@ const niceStep = (span, count) => {
   return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
 };
 
-const tickText = (v) => (Math.abs(v) >= 1000 ? `${Math.round(v / 100) / 10}k` : Number(v.toPrecision(3)).toString());
+const tickText = (v) => (Math.abs(v) >= 1e5 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(0)
+  : Math.abs(v) >= 1000 ? `${Math.round(v / 100) / 10}k` : Number(v.toPrecision(3)).toString());
 
 /** A legend's entries (a line swatch and the label, as text) for series { label, color, dash? }. */
 export const legendItems = (series) => series.map((s) => {
@@ -103,7 +104,11 @@ export class LinePlot {
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
     const yTicks = log
-      ? Array.from({ length: Math.round(Math.log10(y1 / y0)) + 1 }, (_, i) => y0 * 10 ** i)
+      ? (() => { // one tick per decade, or per k decades over a wide range (a diverging loss)
+        const decades = Math.round(Math.log10(y1 / y0));
+        const every = Math.ceil(decades / (o.compact ? 2 : 5));
+        return Array.from({ length: Math.floor(decades / every) + 1 }, (_, i) => y0 * 10 ** (i * every));
+      })()
       : (() => {
         const s = niceStep(y1 - y0, o.compact ? 2 : 5);
         return Array.from({ length: Math.floor((y1 - y0) / s + 1e-9) + 1 }, (_, i) => y0 + i * s);
@@ -121,7 +126,7 @@ export class LinePlot {
     }
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
-    const xs = niceStep(xMax, o.compact ? 2 : Math.max(2, Math.floor(w / 80)));
+    const xs = Math.max(1, niceStep(xMax, o.compact ? 2 : Math.max(2, Math.floor(w / 80)))); // whole steps
     for (let v = 0; v <= xMax + 1e-9; v += xs) ctx.fillText(tickText(v), x(v), pad.top + h + 3);
     ctx.strokeStyle = muted;
     ctx.strokeRect(pad.left + 0.5, pad.top + 0.5, w, h);
@@ -159,6 +164,12 @@ export class LinePlot {
         open = true;
       }
       ctx.stroke();
+      if (s.points.length === 1 && Number.isFinite(s.points[0][1])) { // one step so far: a dot
+        ctx.fillStyle = s.color;
+        ctx.beginPath();
+        ctx.arc(x(s.points[0][0]), yOf(s.points[0][1]), 3, 0, 2 * Math.PI);
+        ctx.fill();
+      }
     }
     ctx.setLineDash([]);
     if (marker !== undefined) {
