@@ -1,7 +1,8 @@
 // Screenshots of the built page for a person to look at: desktop and 375-px phone, light and
 // dark, into build/screenshots/, in Chromium, Firefox or WebKit (tests/e2e/engines/drivers.mjs).
-// Usage: node scripts/screenshot.mjs [hash] [name] [--engine chromium|firefox|webkit|all]
-// (files: NAME-LABEL.png in Chromium, NAME-ENGINE-LABEL.png in the others).
+// Usage: node scripts/screenshot.mjs [hash] [name] [trainMs] [--engine chromium|firefox|webkit|all]
+// (files: NAME-LABEL.png in Chromium, NAME-ENGINE-LABEL.png in the others). With a hash holding
+// tab=train (the Train view), it starts training and shoots after trainMs (default 6000).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { screenshotDir, serveDist } from '../tests/e2e/browser.mjs';
@@ -13,6 +14,8 @@ const engineArg = at >= 0 ? args.splice(at, 2)[1] : 'chromium';
 const engines = engineArg === 'all' ? ENGINES : [engineArg];
 const hash = args[0] ?? '';
 const name = args[1] ?? 'page';
+const trainMs = Number(args[2] ?? 6000);
+const train = /(^|[#&])tab=train(&|$)/.test(hash);
 mkdirSync(screenshotDir, { recursive: true });
 const server = await serveDist();
 try {
@@ -27,6 +30,11 @@ try {
           await page.waitFor(() => document.body.dataset.ready === 'true', null, 20000);
           // The theme button cycles auto -> light -> dark.
           while (await page.evaluate(() => document.documentElement.dataset.theme ?? 'auto') !== theme) await page.click('#theme');
+          if (train) {
+            await page.waitFor(() => document.body.dataset.trainReady === 'true', null, 30000);
+            await page.click('#train-run');
+            await new Promise((resolve) => setTimeout(resolve, trainMs));
+          }
           await new Promise((resolve) => setTimeout(resolve, 300));
           const file = join(screenshotDir, `${name}${engineName === 'chromium' ? '' : `-${engineName}`}-${label}.png`);
           await page.screenshot(file, { fullPage: true });

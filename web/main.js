@@ -8,16 +8,19 @@ import { EngineClient } from './shared/engine-client.js';
 import { DEFAULTS, hashToState, makeSchema, stateToHash } from './shared/state.js';
 import { createStore } from './shared/store.js';
 import { mountMessages } from './views/messages.js';
+import { EMPTY_RUN, mountTrain } from './views/train/index.js';
 import { mountWalkthrough } from './views/walkthrough/index.js';
 
 // The page's whole state: `settings` (what the URL hash holds, shared/state.js), the last good
 // `result` and its walkthrough `steps`, the `pinned` cell, whether the stages are `playing`, the
 // heatmaps' `zoom`, the line view's `allHeads`, click-to-mask (`maskByClick`), and the banners'
-// `error`, `notice` and `linkNotice`.
+// `error`, `notice` and `linkNotice`; `trainedLayer`: a trained model's layer the Train view
+// opened in the walkthrough (views/train/index.js, openInWalkthrough); `train`: the Train view's run.
 const store = createStore({ settings: DEFAULTS, result: null, steps: [], pinned: null, playing: false, zoom: 1,
-  allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '' });
+  allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '', trainedLayer: null, train: EMPTY_RUN });
 mountMessages(store);
-let redraw = () => {}; // the view's, once mounted
+let views = {}; // tab -> { render, activate? }, once mounted
+const redraw = () => views[store.get().settings.tab]?.render();
 
 const THEMES = ['auto', 'light', 'dark'];
 
@@ -66,6 +69,34 @@ function syncHash(schema) {
   });
 }
 
+// The tab bar (Walkthrough | Train): the shown view is settings.tab (in the URL).
+function wireTabs() {
+  const tabs = ['walkthrough', 'train'];
+  const show = (tab) => {
+    for (const name of tabs) {
+      $(`${name}-view`).hidden = name !== tab;
+      $(`tab-${name}`).setAttribute('aria-selected', String(name === tab));
+      $(`tab-${name}`).tabIndex = name === tab ? 0 : -1;
+    }
+    views[tab]?.activate?.();
+    views[tab]?.render();
+  };
+  const pick = (tab) => store.update(({ settings }) => ({ settings: { ...settings, tab } }));
+  tabs.forEach((name, i) => {
+    $(`tab-${name}`).addEventListener('click', () => pick(name));
+    $(`tab-${name}`).addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+      const next = tabs[(i + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
+      pick(next);
+      $(`tab-${next}`).focus();
+    });
+  });
+  store.subscribe((now, before) => {
+    if (now.settings.tab !== before.settings.tab) show(now.settings.tab);
+  });
+  show(store.get().settings.tab);
+}
+
 async function main() {
   const engine = await EngineClient.start(new URL('attention-lens.mjs', document.baseURI).href);
   const { catalog } = engine.info;
@@ -73,7 +104,11 @@ async function main() {
   store.set(readHash(schema));
   syncHash(schema);
   const pageUrl = () => location.href.split('#')[0] + stateToHash(store.get().settings, schema);
-  redraw = mountWalkthrough({ store, engine, catalog, pageUrl }).render;
+  views = {
+    walkthrough: mountWalkthrough({ store, engine, catalog, pageUrl }),
+    train: mountTrain({ store, catalog, moduleUrl: new URL('attention-lens.mjs', document.baseURI).href }),
+  };
+  wireTabs();
 }
 
 wireTheme(() => redraw());

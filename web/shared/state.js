@@ -21,6 +21,11 @@ const integer = (min, max) => ({
 });
 const flag = { parse: (s) => (s === '1' ? true : s === '0' ? false : undefined), print: (v) => (v ? '1' : '0') };
 const text = { parse: (s) => s.slice(0, MAX_TEXT), print: String };
+// A positive decimal such as a learning rate ("0.001", "3e-3"), within [min, max].
+const decimal = (min, max) => ({
+  parse: (s) => (/^\d{0,7}(\.\d{1,12})?(e-?\d{1,2})?$/i.test(s) && Number(s) >= min && Number(s) <= max ? Number(s) : undefined),
+  print: String,
+});
 const cells = {
   // "2.3,4.0": query.key pairs
   parse: (s) => {
@@ -59,6 +64,17 @@ export function makeSchema(catalog) {
     // when it is used) and its layer (0-based here; 1-based in the element's attribute).
     model: { parse: (s) => (/^[a-z0-9-]{0,40}$/.test(s) ? s : undefined), print: String },
     layer: integer(0, 15),
+    tab: choice(['walkthrough', 'train']),
+    // The Train view's run (views/train/): a shared link reproduces it (training is deterministic).
+    task: choice(catalog.tasks ?? ['induction']),
+    layers: integer(1, 4),
+    trainHeads: choice(['1', '2', '4', '8']),
+    trainDModel: choice(['16', '32', '64', '128']),
+    context: integer(8, 128),
+    lr: decimal(1e-6, 1e6),
+    batch: integer(1, 256),
+    trainSeed: integer(0, 4294967295),
+    probe: { parse: (s) => s.slice(0, 128), print: String },
   });
 }
 
@@ -83,7 +99,21 @@ export const DEFAULTS = Object.freeze({
   view: 'grid',
   model: '',
   layer: 0,
+  tab: 'walkthrough',
+  task: 'induction',
+  layers: 2,
+  trainHeads: '4',
+  trainDModel: '64',
+  context: 64,
+  lr: 0.001,
+  batch: 32,
+  trainSeed: 1,
+  probe: '', // '' = the task's example probe
 });
+
+/** The Train view's settings: changing them never recomputes the walkthrough. */
+export const TRAIN_KEYS = Object.freeze(['tab', 'task', 'layers', 'trainHeads', 'trainDModel', 'context', 'lr',
+  'batch', 'trainSeed', 'probe']);
 
 /** The state as a URL hash ("#text=…&heads=4"): only `schema`'s fields that differ from the defaults. */
 export function stateToHash(state, schema) {

@@ -2,6 +2,7 @@
 // head, the arithmetic of a cell and the cost. Mounted by main.js on the page's store; asks the
 // engine for results and draws them. Nothing here does attention math.
 import { $ } from '../../shared/dom.js';
+import { TRAIN_KEYS } from '../../shared/state.js';
 import { walkthroughSteps } from '../../shared/view-model.js';
 import { Chips } from './chips.js';
 import { buildMenus, syncControls, wireControls } from './controls.js';
@@ -12,7 +13,9 @@ import { wireNavigation } from './navigation.js';
 import { StageView } from './stage.js';
 
 // Settings that only change what is shown of the same result (the rest recompute).
+// The Train view's settings (TRAIN_KEYS) are neither.
 const VIEW_ONLY = new Set(['stage', 'view']);
+const TRAIN_ONLY = new Set(TRAIN_KEYS);
 
 /**
  * @param {{store: object, engine: import('../../shared/engine-client.js').EngineClient,
@@ -104,6 +107,8 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     if (now.settings !== before.settings) syncControls(now.settings, setSettings);
     if (now.result !== before.result) render();
     else if (now.settings !== before.settings) {
+      const changed = Object.keys(now.settings).filter((key) => now.settings[key] !== before.settings[key]);
+      if (changed.length && changed.every((key) => TRAIN_ONLY.has(key))) return; // the Train view's only
       const recompute = Object.keys(now.settings).some((key) => !VIEW_ONLY.has(key) && now.settings[key] !== before.settings[key]);
       if (recompute) compute();
       else render();
