@@ -17,6 +17,7 @@ export const ELEMENT_ATTRIBUTES = {
   source: 'source',
   step: 'stage',
   head: 'head',
+  'color-scale': 'colorScale',
 };
 
 /**

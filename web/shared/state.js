@@ -3,6 +3,7 @@
 // built from the core's catalog (makeSchema) and anything unknown or invalid is dropped (with a
 // note saying what was ignored), never evaluated or inserted as HTML.
 import { pageMasks } from './catalog.js';
+import { COLOR_SCALES } from './color-scale.js';
 import { STAGES } from './stages.js';
 
 export const EXAMPLES = [
@@ -55,6 +56,7 @@ export function makeSchema(catalog) {
     stage: choice(STAGES.map((stage) => stage.id)),
     head: integer(0, 255),
     view: choice(['grid', 'lines']),
+    colorScale: choice(COLOR_SCALES),
   });
 }
 
@@ -77,6 +79,9 @@ export const DEFAULTS = Object.freeze({
   stage: 'weights',
   head: 0,
   view: 'grid',
+  // Linear for every length: a colour means the same weight in every link and tutorial; past
+  // LONG_INPUT tokens the control suggests the log and per-row scales (controls.js).
+  colorScale: 'linear',
 });
 
 /** The state as a URL hash ("#text=…&heads=4"): only `schema`'s fields that differ from the defaults. */
