@@ -162,6 +162,7 @@ test('the element: color-scale="log" colours its heatmap on the log scale; bad v
   assert.equal(shown[0].more, '… 96 more');
   assert.equal(shown[1].scale, 'linear');
   assert.ok(shown[1].problems.some((p) => p.startsWith('color-scale="bright" is not valid; using linear')), shown[1].problems.join(' | '));
+  await page.screenshot({ path: join(screenshotDir, 'readable-element.png'), fullPage: true });
   // The attribute changes the colours in place.
   await page.evaluate(() => document.querySelector('attention-lens').setAttribute('color-scale', 'row'));
   await page.waitForFunction(() => document.querySelector('attention-lens').shadowRoot.querySelector('canvas').dataset.colorScale === 'row');
