@@ -90,7 +90,9 @@ export class Heatmap {
     const [rows, cols] = matrix.shape ?? [matrix.rows, matrix.cols];
     this.canvas.setAttribute('aria-label',
       `${matrix.title}: ${rows} ${matrix.rowAxis} rows by ${cols} ${matrix.colAxis} columns` +
-      `${matrix.shape ? `, drawn max-pooled to ${matrix.rows} × ${matrix.cols}` : ''}. Use the arrow keys to read cells.`);
+      `${matrix.shape ? `, drawn max-pooled to ${matrix.rows} × ${matrix.cols}` : ''}` +
+      `${this.colorScale === 'linear' ? '' : `, coloured by ${scaleDescription(this.colorScale, this.logFloor)}`}` +
+      '. Use the arrow keys to read cells.');
     this.#layout();
     this.draw();
     if (this.zoomLabel) {
