@@ -12,6 +12,9 @@ attn_build_preset wasm-release
 npx vite build --logLevel warn
 cp build/wasm-release/attention-lens.mjs build/wasm-release/attention-lens.wasm \
   build/wasm-release/attention-lens.single.mjs web/api/attention-lens.d.ts dist/
+# The shipped trained models (scripts/make-trained-models.sh), beside the module that reads them.
+rm -rf dist/models && cp -r web/models dist/models
+node scripts/make-model-scripts.mjs dist/models
 # The <attention-lens> element: one classic script with the wasm inlined (after the page build,
 # which empties dist/), and the example post that uses it.
 npx vite build --config vite.element.config.js --logLevel warn

@@ -510,6 +510,13 @@ class ModelHandle {
     const auto& weights = output_.attention.at(layer);
     return view_of(weights.data(), weights.size());
   }
+  // Layer l's attention input of the last forward: [batch·n·dModel].
+  val attentionInput(std::size_t layer) const {
+    return guarded([&] {
+      const auto input = model_->attention_input(layer);
+      return view_of(input.data(), input.size());
+    });
+  }
   std::size_t stepCount(std::size_t layer) const {
     return traced_ ? model_->traced_layer(layer).last_result().trace.steps.size() : 0;
   }
@@ -757,6 +764,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("forward", &ModelHandle::forward)
       .function("logits", &ModelHandle::logits)
       .function("attention", &ModelHandle::attention)
+      .function("attentionInput", &ModelHandle::attentionInput)
       .function("stepCount", &ModelHandle::stepCount)
       .function("step", &ModelHandle::step)
       .function("lossAndGradients", &ModelHandle::lossAndGradients)

@@ -317,3 +317,53 @@ TEST_CASE("trace: every layer's steps from the attention layer, its weights the 
     }
   }
 }
+
+TEST_CASE("attention_input: a standalone layer on it reproduces each layer's attention",
+          "[model]") {
+  for (const bool layer_norm : {true, false}) {
+    for (const auto positional : {attn::PositionalKind::Learned, attn::PositionalKind::Rope}) {
+      attn::ModelConfig c = small_config();
+      c.layer_norm = layer_norm;
+      c.positional = positional;
+      attn::Model model(c);
+      REQUIRE_THROWS_WITH(model.attention_input(0), ContainsSubstring("no forward yet"));
+      const auto ids = sequence(7, 3, c.vocab);
+      const std::size_t n = ids.size(), d = c.d_model;
+      const attn::ModelOutput out = model.forward(ids, 1, n);
+      std::vector<std::vector<float>> attention;
+      for (const auto& a : out.attention) attention.emplace_back(a.begin(), a.end());
+      for (std::size_t l = 0; l < c.layers; ++l) {
+        const auto input = model.attention_input(l);
+        REQUIRE(input.size() == n * d);
+        attn::LayerConfig layer_config;
+        layer_config.d_model = d;
+        layer_config.heads = c.heads;
+        layer_config.bias = c.bias;
+        layer_config.positional = positional == attn::PositionalKind::Rope
+                                      ? attn::PositionalKind::Rope
+                                      : attn::PositionalKind::None;
+        attn::AttentionLayer layer(layer_config);
+        const std::string prefix = "layers." + std::to_string(l) + ".attn.";
+        const auto copy = [&](const std::string& name) {
+          const auto values = model.parameter(prefix + name);
+          return std::vector<float>(values.begin(), values.end());
+        };
+        attn::LayerWeights weights;
+        weights.in_proj_weight = copy("in_proj_weight");
+        weights.in_proj_bias = copy("in_proj_bias");
+        weights.out_proj_weight = copy("out_proj.weight");
+        weights.out_proj_bias = copy("out_proj.bias");
+        layer.set_weights(std::move(weights));
+        attn::ForwardOptions options;
+        options.n = n;
+        options.mask.kind = attn::MaskKind::Causal;
+        const auto& result = layer.forward(input, options);
+        REQUIRE(result.attention.size() == attention[l].size());
+        for (std::size_t i = 0; i < attention[l].size(); ++i) {
+          REQUIRE(std::abs(result.attention[i] - attention[l][i]) < 1e-6f);
+        }
+      }
+      REQUIRE_THROWS_WITH(model.attention_input(c.layers), ContainsSubstring("out of range"));
+    }
+  }
+}

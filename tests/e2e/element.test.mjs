@@ -3,7 +3,8 @@
 // attributes, re-rendering on attribute changes, and a strict Content-Security-Policy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { instrument, browserFixture, openPage, screenshotDir } from './browser.mjs';
@@ -400,4 +401,80 @@ test('the built element is one classic script with the wasm inlined', () => {
   assert.doesNotMatch(code, /\bnew Function\b/);
   assert.match(code, /data:application\/octet-stream;base64,AGFzbQ/); // "\0asm", inlined
   assert.doesNotMatch(code, /attention-lens\.wasm/);
+});
+
+// ---- model="…": the shipped trained models -------------------------------------------------
+
+/** Layer l, head h of a shipped trained model on `text`, from the JS API in Node: rows of weights. */
+async function trainedWeights(name, text, l, h) {
+  const { loadAttentionLens } = await import(new URL('attention-lens.mjs', pathToFileURL(dist)).href);
+  const lens = await loadAttentionLens();
+  const model = await lens.trainedModel(name);
+  const ids = model.encode(text);
+  const n = ids.length;
+  const a = model.forward(ids, { n }).attention[l];
+  model.dispose();
+  return Array.from({ length: n }, (_, i) => Array.from(a.subarray((h * n + i) * n, (h * n + i + 1) * n)));
+}
+
+function assertTableEquals(table, expected, label) {
+  assert.equal(table.length, expected.length, `${label}: rows`);
+  expected.forEach((row, i) => row.forEach((v, j) => {
+    assert.ok(Math.abs(table[i][j] - v) <= 6e-5 + 1e-3 * Math.abs(v), `${label} [${i}][${j}]: drawn ${table[i][j]}, API ${v}`);
+  }));
+}
+
+const INDUCTION_TEXT = 'qwertyuiopqwertyuiop';
+const modelBody = `<attention-lens model="induction" layer="2" head="4" text="${INDUCTION_TEXT}"></attention-lens>` +
+  '<attention-lens text="The cat sat on the mat" mask="causal"></attention-lens>';
+
+test('model="induction" from file:// shows the trained layer-2 head; only that model is downloaded', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'attention-lens-model-'));
+  const file = join(dir, 'post.html');
+  writeFileSync(file, pageHtml(`<script src="${elementUrl}" defer></script>`, modelBody));
+  const { page, problems } = await openPage(live.chrome.browser, 'file://');
+  const requests = [];
+  page.on('request', (request) => requests.push(request.url()));
+  await page.goto(pathToFileURL(file).href);
+  await settled(page, 2);
+  const [trained, plain] = await describe(page);
+  assert.equal(trained.status, 'ready', trained.title);
+  assert.deepEqual(trained.problems, []);
+  assert.match(trained.title, /head\s4\sof\s4/);
+  assert.match(trained.title, /trained model: Induction heads.*layer\s2\sof\s2/);
+  assertTableEquals(trained.table, await trainedWeights('induction', INDUCTION_TEXT, 1, 3), 'induction');
+  // The induction head: in the repeat, each query attends to the token after its earlier copy.
+  const half = INDUCTION_TEXT.length / 2;
+  for (let i = half; i < INDUCTION_TEXT.length; ++i) assert.ok(trained.table[i][i - half + 1] > 0.5, `query ${i}`);
+  assert.equal(plain.status, 'ready');
+  assert.doesNotMatch(plain.title, /trained/);
+  const modelUrl = new URL('models/induction.js', elementUrl).href;
+  assert.deepEqual(requests, [pathToFileURL(file).href, elementUrl, modelUrl]);
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('model="…" over http under a strict CSP; characters outside the alphabet and unknown models are named', async () => {
+  const strict = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src data:";
+  const body = modelBody +
+    '<attention-lens model="english" text="Hello, world" head="1"></attention-lens>' +
+    '<attention-lens model="gpt5" text="abc"></attention-lens>';
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
+  await instrument(page);
+  const url = await routeHtml(page, 'embed-model-csp.html',
+    pageHtml('<script src="./attention-lens-element.js" defer></script>', body), { 'Content-Security-Policy': strict });
+  await page.goto(url);
+  await settled(page, 4);
+  const [trained, plain, english, unknown] = await describe(page);
+  assert.equal(trained.status, 'ready');
+  assertTableEquals(trained.table, await trainedWeights('induction', INDUCTION_TEXT, 1, 3), 'induction (csp)');
+  assert.equal(plain.status, 'ready');
+  assert.equal(english.status, 'ready');
+  assert.match(english.problems.join(' '), /character "H" at position 0 is not in the english model's alphabet/);
+  assertTableEquals(english.table, await trainedWeights('english', 'ello, world', 0, 0), 'english');
+  assert.match(unknown.problems.join(' '), /model="gpt5" is not a shipped model \(induction, english\)/);
+  assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
+  assert.deepEqual(problems(), []);
+  await page.context().close();
 });

@@ -519,3 +519,40 @@ test('2048 tokens: the weights of every head are drawn at full resolution, zooma
   assert.match(await page.locator('#notice').textContent(), /too large to trace every step/);
   assert.deepEqual(problems(), []);
 });
+
+test('the Weights menu switches to a shipped trained model: its layer\'s heads, equal to model.forward()', async () => {
+  const { page, problems } = await open();
+  await settled(page);
+  assert.match(await page.textContent('#model-badge'), /Random weights \(seed 42\)/);
+  await page.selectOption('#model', 'induction');
+  await page.waitForSelector('#walkthrough[data-model="induction"]');
+  await settled(page);
+  assert.equal(await page.inputValue('#text'), 'qwertyuiopqwertyuiop');
+  assert.match(await page.textContent('#model-badge'), /Trained model: Induction heads \(2 layers\) · layer 1 of 2/);
+  assert.equal(await page.isVisible('#layer'), true);
+  await page.selectOption('#layer', { value: '1' }); // layer 2 (its label)
+  await page.waitForFunction(() => /layer 2 of 2/.test(document.querySelector('#model-badge').textContent));
+  // The same state from a link: layer 2 (0-based 1), head 4 (0-based 3).
+  const text = 'qwertyuiopqwertyuiop';
+  const { page: linked } = await open(`#model=induction&layer=1&head=3&text=${text}`);
+  await settled(linked);
+  const [weights] = await drawnMatrices(linked);
+  assert.equal(weights.head, 3);
+  const want = await linked.evaluate(async (t) => {
+    const { loadAttentionLens } = await import('/attention-lens.mjs');
+    const lens = await loadAttentionLens();
+    const model = await lens.trainedModel('induction');
+    const ids = model.encode(t);
+    const a = model.forward(ids, { n: ids.length }).attention[1];
+    const n = ids.length;
+    return Array.from(a.subarray(3 * n * n, 4 * n * n));
+  }, text);
+  assertMatrixClose(weights, want, 'induction layer 2 head 4');
+  for (let i = 10; i < 20; ++i) assert.ok(weights.values[i][i - 9] > 0.5, `query ${i} attends to the token after its earlier copy`);
+  await linked.screenshot({ path: join(screenshotDir, 'page-trained-induction-desktop.png'), fullPage: true });
+  // Back to random weights.
+  await linked.selectOption('#model', { value: '' });
+  await linked.waitForSelector('#walkthrough[data-model=""]');
+  assert.match(await linked.textContent('#model-badge'), /Random weights/);
+  assert.deepEqual(problems(), []);
+});

@@ -7,7 +7,7 @@
 // Lifetime rule: every array this API returns is a copy owned by JavaScript. Nothing returned
 // is a view into wasm memory, so memory growth can never leave you holding a detached array.
 
-/* global createAttentionLensCore, ATTN_WASM_INLINED */
+/* global createAttentionLensCore, ATTN_WASM_INLINED, ATTN_TRAINED_MODELS */
 
 const isNode =
   typeof process === 'object' && process?.versions?.node != null && typeof window === 'undefined';
@@ -73,6 +73,38 @@ class AttentionLens {
    */
   createTrainer(model, options = {}) {
     return new Trainer(this.#core, this.#catalog.defaults.trainer, model, options);
+  }
+
+  /** The names of the trained models that ship (web/models/models.json, built into the module). */
+  get trainedModels() {
+    return TRAINED_NAMES;
+  }
+
+  /**
+   * Opens a shipped trained model by name: a model as createModel's, plus `info` (its catalogue
+   * entry: title, description, config, training, the metrics it claims) and encode/decode for its
+   * task's alphabet. The weights are read from `models/NAME.safetensors` beside this module (Node:
+   * the file; browsers: fetch) unless options.bytes gives them (a page on file://, the element).
+   * @param {string} name
+   * @param {{bytes?: Uint8Array|ArrayBuffer}} [options]
+   */
+  async trainedModel(name, options = {}) {
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new Error(`trainedModel options must be an object, got ${describe(options)}`);
+    }
+    checkKeys('trainedModel options', options, ['bytes']);
+    const info = trainedInfo(name);
+    const bytes = options.bytes === undefined
+      ? await readModelFile(info.file)
+      : byteArray('bytes', options.bytes);
+    const model = new TrainedModel(this.#core, this.#catalog.defaults.model, info);
+    try {
+      model.loadSafetensors(bytes);
+    } catch (error) {
+      model.dispose();
+      throw new Error(`the trained model '${info.name}' could not be loaded: ${error.message}`);
+    }
+    return model;
   }
 
   /** np.random.RandomState(seed).randn(count), bit for bit, as a Float64Array. */
@@ -441,6 +473,38 @@ class TransformerModel {
   }
 
   /**
+   * Layer `layer` (0-based, as forward().attention) of the model on one sequence, as a
+   * standalone attention layer: { input: Float32Array [n·dModel] (ln1(x), or x without
+   * LayerNorm), config: { dModel, heads, positional: 'none' | 'rope', bias }, weights: {
+   * inProjWeight, inProjBias?, outProjWeight, outProjBias? } }. lens.createLayer(config),
+   * setWeights(weights), forward(input, { n, mask: 'causal' }) reproduce forward(ids).attention[layer].
+   */
+  attentionLayer(layer, ids, options = {}) {
+    const handle = this.#live();
+    const config = this.#config;
+    const l = integerIn('layer', layer, 0, config.layers - 1);
+    const tokens = tokenIds('ids', ids);
+    const { n } = sequenceShape('attentionLayer', options, ['n'], tokens.length);
+    unwrap(handle.forward(tokens, 1, n, false));
+    const input = unwrap(handle.attentionInput(l)).slice();
+    const read = (name) => unwrap(handle.parameter(`layers.${l}.attn.${name}`)).slice();
+    const weights = { inProjWeight: read('in_proj_weight') };
+    if (config.bias) weights.inProjBias = read('in_proj_bias');
+    weights.outProjWeight = read('out_proj.weight');
+    if (config.bias) weights.outProjBias = read('out_proj.bias');
+    return {
+      input,
+      config: {
+        dModel: config.dModel,
+        heads: config.heads,
+        positional: config.positional === 'rope' ? 'rope' : 'none',
+        bias: config.bias,
+      },
+      weights,
+    };
+  }
+
+  /**
    * The mean cross-entropy of the next-token logits against targets (< 0 ignored) and its
    * gradient for every parameter: { loss, gradients: { [name]: Float32Array } }.
    */
@@ -509,6 +573,84 @@ class TransformerModel {
   #live() {
     if (!this.#handle) throw new Error('this model was disposed; create a new one with lens.createModel()');
     return this.#handle;
+  }
+}
+
+// ---- the shipped trained models ------------------------------------------------------------
+
+const TRAINED_CATALOGUE = deepFreeze(
+  typeof ATTN_TRAINED_MODELS === 'object' && ATTN_TRAINED_MODELS ? ATTN_TRAINED_MODELS : { models: [] });
+const TRAINED_NAMES = Object.freeze(TRAINED_CATALOGUE.models.map((m) => m.name));
+
+function trainedInfo(name) {
+  const info = TRAINED_CATALOGUE.models.find((m) => m.name === name);
+  if (!info) {
+    throw new Error(`unknown trained model ${describe(name)}; the shipped models are: ${TRAINED_NAMES.join(', ')}`);
+  }
+  return info;
+}
+
+// models/FILE beside this module: read in Node, fetched in browsers.
+async function readModelFile(file) {
+  const url = new URL(`models/${file}`, import.meta.url);
+  if (isNode && url.protocol === 'file:') {
+    const fsModule = 'node:fs/promises';
+    const { readFile } = await import(/* @vite-ignore */ fsModule);
+    return new Uint8Array(await readFile(url));
+  }
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (error) {
+    throw new Error(`could not fetch ${url.href} (${error.message}); on file:// pass the bytes: trainedModel(name, { bytes })`);
+  }
+  if (!response.ok) throw new Error(`could not fetch ${url.href}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+/** A shipped trained model: a TransformerModel with its catalogue entry and its task's alphabet. */
+class TrainedModel extends TransformerModel {
+  #info;
+  #alphabet;
+
+  constructor(core, defaults, info) {
+    super(core, defaults, info.config);
+    this.#info = info;
+    this.#alphabet = Array.from(info.vocabulary);
+  }
+
+  /** The catalogue entry (frozen): name, title, description, config, training, metrics … */
+  get info() {
+    return this.#info;
+  }
+
+  /** The characters of the model's task; token id i is the i-th. */
+  get vocabulary() {
+    return this.#info.vocabulary;
+  }
+
+  /** Token ids of text (Int32Array); a character outside the alphabet throws naming it. */
+  encode(text) {
+    if (typeof text !== 'string') throw new Error(`text must be a string, got ${describe(text)}`);
+    const chars = Array.from(text);
+    return Int32Array.from(chars, (c, i) => {
+      const id = this.#alphabet.indexOf(c);
+      if (id < 0) {
+        throw new Error(`character ${JSON.stringify(c)} at position ${i} is not in the ${this.#info.name} model's alphabet ${JSON.stringify(this.#info.vocabulary)}`);
+      }
+      return id;
+    });
+  }
+
+  /** The text of token ids (each in [0, vocabulary size)). */
+  decode(ids) {
+    const tokens = tokenIds('ids', ids);
+    return Array.from(tokens, (id, i) => {
+      if (id < 0 || id >= this.#alphabet.length) {
+        throw new Error(`ids[${i}] = ${id} is not a token of the ${this.#info.name} model (0 to ${this.#alphabet.length - 1})`);
+      }
+      return this.#alphabet[id];
+    }).join('');
   }
 }
 

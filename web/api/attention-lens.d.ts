@@ -309,8 +309,63 @@ export interface TransformerModel {
   saveSafetensors(): Uint8Array;
   /** A checkpoint of another config throws naming the tensor; the weights stay unchanged. */
   loadSafetensors(bytes: Uint8Array | ArrayBuffer): void;
+  /**
+   * Layer `layer` (0-based, as forward().attention) on one sequence as a standalone attention
+   * layer: createLayer(config), setWeights(weights), forward(input, { n, mask: 'causal' })
+   * reproduce forward(ids).attention[layer] (to float32 precision).
+   */
+  attentionLayer(layer: number, ids: TokenIds, options?: { n?: number }): AttentionLayerOfModel;
   /** Frees the model and disposes its trainers; using either afterwards throws. */
   dispose(): void;
+}
+
+export interface AttentionLayerOfModel {
+  /** [n * dModel]: the layer's attention input, ln1(x) (x without LayerNorm). */
+  input: Float32Array;
+  config: { dModel: number; heads: number; positional: 'none' | 'rope'; bias: boolean };
+  /** inProjBias and outProjBias only with bias. */
+  weights: LayerWeights;
+}
+
+/** A head named in a trained model's claims (layers and heads count from 0). */
+export interface ClaimedHead { layer: number; head: number; score: number }
+
+/** One entry of web/models/models.json: what a shipped model is, how it was made, what it claims. */
+export interface TrainedModelInfo {
+  name: string;
+  title: string;
+  description: string;
+  /** models/<file> beside the module. */
+  file: string;
+  bytes: number;
+  task: TaskName;
+  /** The task's characters: token id i is the i-th. */
+  vocabulary: string;
+  config: Required<ModelConfig>;
+  /** createTrainer options and the steps taken. */
+  training: Required<TrainerOptions> & { steps: number };
+  /** Measured by the native tool at the end of training; tests/js/trained-models.test.mjs re-measures them. */
+  metrics: {
+    heldOutLoss: number;
+    heldOutAccuracy: number;
+    /** English: the loss of the training text's character frequencies. */
+    unigramLoss?: number;
+    bestInductionHead: ClaimedHead;
+    bestPreviousTokenHead: ClaimedHead;
+    /** English: on the held-out set's first 16 windows. */
+    bestPreviousTokenHeadOnText?: ClaimedHead;
+    /** headScores() on the default probe. */
+    heads: HeadScore[];
+  };
+}
+
+/** A shipped trained model: a TransformerModel with its catalogue entry and alphabet. */
+export interface TrainedModel extends TransformerModel {
+  readonly info: Readonly<TrainedModelInfo>;
+  readonly vocabulary: string;
+  /** Token ids of text; a character outside the vocabulary throws naming it. */
+  encode(text: string): Int32Array;
+  decode(ids: TokenIds): string;
 }
 
 export type TaskName = 'induction' | 'copy' | 'reverse' | 'sort' | 'english';
@@ -413,6 +468,14 @@ export interface AttentionLens {
   createModel(config?: ModelConfig): TransformerModel;
   /** The trainer borrows the model: disposing the model disposes the trainer. */
   createTrainer(model: TransformerModel, options?: TrainerOptions): Trainer;
+  /** The names of the shipped trained models (the catalogue is built into the module). */
+  readonly trainedModels: readonly string[];
+  /**
+   * Opens a shipped trained model. Its weights are read from models/<name>.safetensors beside
+   * the module (Node: the file; browsers: fetch) unless `bytes` gives them (a page on file://,
+   * where fetch cannot read files, or the single-file module). Unknown names throw listing them.
+   */
+  trainedModel(name: string, options?: { bytes?: Uint8Array | ArrayBuffer }): Promise<TrainedModel>;
   /** Equal to np.random.RandomState(seed).randn(count), bit for bit. */
   numpyRandn(seed: number, count: number): Float64Array;
   /** Word tokens (punctuation apart) or characters, with their embedding-table ids. */

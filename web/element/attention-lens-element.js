@@ -25,7 +25,7 @@ const TAG = 'attention-lens';
 const OBSERVED = [...Object.keys(ELEMENT_ATTRIBUTES), 'scale', 'compact'];
 // State fields that change the computation (the rest, step and head, only change the view).
 const COMPUTE_KEYS = ['text', 'tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask', 'window',
-  'prefix', 'padTo', 'cross', 'source', 'scale'];
+  'prefix', 'padTo', 'cross', 'source', 'scale', 'model', 'layer'];
 
 // ---- shared by every element on the page ---------------------------------------------------
 
@@ -42,6 +42,48 @@ function sharedLens() {
     return loaded;
   });
   return lensPromise;
+}
+
+// The shipped trained models (model="…"), each loaded on first use from models/NAME.js beside
+// this script: a classic script that sets globalThis.attentionLensModels[NAME] to the
+// .safetensors bytes in base64. A <script> tag, unlike fetch(), works from file:// and under a
+// strict CSP (script-src 'self'); a post that names no model downloads none.
+const SCRIPT_URL = (typeof document !== 'undefined' &&
+  (document.currentScript?.src || document.querySelector('script[src*="attention-lens-element"]')?.src)) ||
+  (typeof location !== 'undefined' ? location.href : '');
+const trainedModels = new Map(); // name -> Promise of the model
+
+function modelBytes(name) {
+  return new Promise((resolve, reject) => {
+    const url = new URL(`models/${name}.js`, SCRIPT_URL).href;
+    const script = document.createElement('script');
+    script.src = url;
+    script.async = true;
+    script.onload = () => {
+      script.remove();
+      const base64 = globalThis.attentionLensModels?.[name];
+      if (typeof base64 !== 'string') {
+        reject(new Error(`${url} did not define the ${name} model`));
+        return;
+      }
+      resolve(Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)));
+    };
+    script.onerror = () => {
+      script.remove();
+      reject(new Error(`could not load ${url}: put the models folder beside attention-lens-element.js`));
+    };
+    document.head.append(script);
+  });
+}
+
+/** The shared trained model `name` (one of lens.trainedModels), loading it once. */
+function sharedTrainedModel(name) {
+  if (!trainedModels.has(name)) {
+    const loading = modelBytes(name).then((bytes) => lens.trainedModel(name, { bytes }));
+    loading.catch(() => trainedModels.delete(name)); // a later render may try again
+    trainedModels.set(name, loading);
+  }
+  return trainedModels.get(name);
 }
 
 let sheet = null;
@@ -85,6 +127,7 @@ class AttentionLensElement extends HTMLElement {
   #parseProblems = [];
   #computeProblems = [];
   #headOverride = null; // a head picked with the head buttons, until the head attribute changes
+  #model = null; // the trained model of the model attribute, once loaded
   #maps = []; // [{ slot, heatmap, matrix }]
   #chips; // { target, source }: TokenChips (long inputs collapse; see token-chips.js)
   #picker;
@@ -186,6 +229,22 @@ class AttentionLensElement extends HTMLElement {
     }
     const { state, problems } = stateFromAttributes((name) => this.getAttribute(name), schema);
     this.#parseProblems = problems;
+    if (state.model && !lens.trainedModels.includes(state.model)) {
+      problems.push(`model="${state.model}" is not a shipped model (${lens.trainedModels.join(', ')}); showing random weights.`);
+      state.model = '';
+    }
+    if (state.model && this.#model?.info.name !== state.model) {
+      this.#model = null;
+      const name = state.model;
+      this.#parts.title.replaceChildren(el('span', 'status', `Loading the ${name} model…`));
+      sharedTrainedModel(name).then((model) => {
+        if (this.getAttribute('model')?.trim() !== name) return;
+        this.#model = model;
+        this.#computeKey = null;
+        this.#schedule();
+      }, (error) => this.#fail(error));
+      return;
+    }
     const key = JSON.stringify(COMPUTE_KEYS.map((k) => state[k]));
     if (key !== this.#computeKey || !this.#result) {
       this.#computeKey = key;
@@ -200,9 +259,13 @@ class AttentionLensElement extends HTMLElement {
   // text without tokens …) fall back to defaults, with the core's message shown.
   #compute(state) {
     this.#engine ??= createEngine(lens, { traceAllHeads: true }); // head buttons switch without recomputing
+    this.#engine.useTrainedModel(state.model ? this.#model : null);
     this.#computeProblems = [];
+    const alphabet = state.model ? Array.from(this.#model.vocabulary) : null;
     const attempts = [
       [null, state],
+      ...(alphabet ? [[`the text without the characters outside the ${state.model} model's alphabet`,
+        { ...state, text: Array.from(state.text).filter((c) => alphabet.includes(c)).join('') }]] : []),
       ['the default d-model and heads', { ...state, dModel: DEFAULTS.dModel, heads: DEFAULTS.heads }],
       [state.cross ? 'the default text and source' : 'the default text',
         { ...state, text: DEFAULTS.text, source: DEFAULTS.source }],
@@ -259,10 +322,12 @@ class AttentionLensElement extends HTMLElement {
     p.lens.dataset.status = 'ready';
     p.lens.dataset.step = stage.id;
     p.lens.dataset.head = String(head);
+    p.lens.dataset.model = this.#result.model?.name ?? '';
+    p.lens.dataset.layer = String(this.#result.model?.layer ?? 0);
     this.#drawnWidth = this.#width();
     this.#renders += 1;
     this.dispatchEvent(new CustomEvent('attention-lens-render', {
-      detail: { step: stage.id, head, matrices: steps.map((s) => ({ id: s.id, rows: s.shape[0], cols: s.shape[1] })) },
+      detail: { step: stage.id, head, model: this.#result.model?.name ?? '', layer: this.#result.model?.layer ?? 0, matrices: steps.map((s) => ({ id: s.id, rows: s.shape[0], cols: s.shape[1] })) },
     }));
   }
 
@@ -295,8 +360,11 @@ class AttentionLensElement extends HTMLElement {
     const name = stage.id === 'weights' ? 'Attention weights'
       : steps.length === 1 ? steps[0].title.replace(/, head \d+$/, '') : stage.label;
     const where = perHead && heads > 1 ? ` · ${keepTogether(`head ${head + 1} of ${heads}`)}` : '';
-    this.#parts.title.replaceChildren(el('strong', '', name),
-      el('span', 'settings', `${where} · ${settingsSummary(this.#state, this.#result)}`));
+    const model = this.#result.model;
+    const settings = model
+      ? `trained model: ${model.title} · ${keepTogether(`layer ${model.layer + 1} of ${model.layers}`)}`
+      : settingsSummary(this.#state, this.#result);
+    this.#parts.title.replaceChildren(el('strong', '', name), el('span', 'settings', `${where} · ${settings}`));
   }
 
   // Tokens (full view only): the target's and the source's chips, or the tokens'.

@@ -17,8 +17,13 @@ export const ELEMENT_ATTRIBUTES = {
   source: 'source',
   step: 'stage',
   head: 'head',
+  model: 'model',
+  layer: 'layer',
   'color-scale': 'colorScale',
 };
+
+// Attributes counted from 1 (as the page shows heads and layers); the state counts from 0.
+const ONE_BASED = new Set(['head', 'layer']);
 
 /**
  * Reads element attributes into a state (defaults for anything absent), checked against
@@ -32,9 +37,9 @@ export function stateFromAttributes(getAttribute, schema) {
     const raw = getAttribute(attribute);
     if (raw === null) continue;
     let value = raw;
-    if (key === 'head') value = /^\d{1,3}$/.test(raw) && Number(raw) >= 1 ? String(Number(raw) - 1) : '';
+    if (ONE_BASED.has(key)) value = /^\d{1,3}$/.test(raw.trim()) && Number(raw) >= 1 ? String(Number(raw) - 1) : '';
     const parsed = schema[key].parse(value.trim ? (key === 'text' || key === 'source' ? value : value.trim()) : value);
-    if (parsed === undefined) problems.push(`${attribute}="${raw.slice(0, 40)}" is not valid; using ${attribute === 'head' ? Number(DEFAULTS.head) + 1 : DEFAULTS[key]}`);
+    if (parsed === undefined) problems.push(`${attribute}="${raw.slice(0, 40)}" is not valid; using ${ONE_BASED.has(key) ? Number(DEFAULTS[key]) + 1 : DEFAULTS[key] || 'none'}`);
     else state[key] = parsed;
   }
   const scale = getAttribute('scale');
@@ -55,10 +60,11 @@ export function elementSnippet(state, scriptSrc = 'attention-lens-element.js') {
   const attributes = [];
   for (const [attribute, key] of Object.entries(ELEMENT_ATTRIBUTES)) {
     if (key === 'source' && !state.cross) continue;
+    if (key === 'layer' && !state.model) continue;
     let value = state[key];
-    if (key === 'head') value = value + 1;
-    const always = key === 'text' || key === 'stage';
-    const differs = key === 'head' ? state.head !== DEFAULTS.head : String(state[key]) !== String(DEFAULTS[key]);
+    if (ONE_BASED.has(key)) value = value + 1;
+    const always = key === 'text' || key === 'stage' || (key === 'layer' && state.model);
+    const differs = ONE_BASED.has(key) ? state[key] !== DEFAULTS[key] : String(state[key] ?? '') !== String(DEFAULTS[key]);
     if (always || differs || key === 'source') attributes.push(`${attribute}="${escapeAttribute(value)}"`);
   }
   if (!state.scale) attributes.push('scale="false"');

@@ -23,6 +23,8 @@ export class EngineClient {
   // The reader's .safetensors file ({name, bytes}) or null, and which of them each engine holds
   // (an engine that was not used since a change catches up before its next compute).
   #weights = null;
+  #lens = null; // the page thread's API, when it loaded
+  #trained = { name: '', model: null }; // the trained model the engines use (state.model)
   #held = { [PAGE_THREAD]: null, [WORKER]: null };
 
   /**
@@ -47,7 +49,9 @@ export class EngineClient {
     try {
       const lens = await local;
       client.#local = createEngine(lens);
+      client.#lens = lens;
       client.info.simd ??= lens.simd;
+      client.info.trainedModels ??= [...lens.trainedModels];
       client.info.catalog ??= catalogOf(lens);
       warmUp(lens, whenIdle);
     } catch (error) {
@@ -97,6 +101,13 @@ export class EngineClient {
    * request only. result.computedIn says where it ran ('main thread' | 'worker').
    */
   compute(state, onResult, onError) {
+    if ((state.model || '') !== this.#trained.name) {
+      const ticket = ++this.#latest;
+      this.#useTrained(state.model || '').then(() => {
+        if (ticket === this.#latest) this.compute(state, onResult, onError);
+      }, (error) => { if (ticket === this.#latest) onError(error); });
+      return;
+    }
     const ticket = ++this.#latest;
     if (this.#where(state) === WORKER) {
       this.#pending = { state: structuredClone(state), ticket, onResult, onError };
@@ -132,6 +143,20 @@ export class EngineClient {
         this.#busy = false;
         this.#pump();
       });
+  }
+
+  // Loads the shipped trained model `name` ('' = none) where trained states compute: on the page
+  // thread (they always fit in a frame), or in the worker when the page has no module.
+  async #useTrained(name) {
+    if (this.#local) {
+      const model = name ? await this.#lens.trainedModel(name) : null;
+      this.#local.useTrainedModel(model);
+      this.#trained.model?.dispose();
+      this.#trained = { name, model };
+    } else {
+      await this.#call('use-trained-model', { name });
+      this.#trained = { name, model: null };
+    }
   }
 
   /** The arithmetic behind one cell of the result on screen (layer.explain()). */

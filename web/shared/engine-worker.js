@@ -1,12 +1,14 @@
 // The Web Worker that owns a wasm module for the page's larger computes, so typing never waits
 // on a forward. Messages: {id, type: 'init', moduleUrl} | {id, type: 'compute', state} |
 // {id, type: 'explain', request} | {id, type: 'load-weights', name, bytes, state} |
-// {id, type: 'use-weights', weights} | {id, type: 'save-weights'}. Replies: {id, ok, value | error};
+// {id, type: 'use-weights', weights} | {id, type: 'save-weights'} | {id, type: 'use-trained-model', name}. Replies: {id, ok, value | error};
 // init's value is { simd, catalog } (the core's catalog, for a page that may have no module itself).
 import { catalogOf } from './catalog.js';
 import { createEngine, warmUp } from './engine.js';
 
 let engine = null;
+let engineLens = null;
+let trainedModel = null; // the one 'use-trained-model' loaded
 
 // Float32Array buffers of a result, moved (not copied) to the page.
 function transferables(result) {
@@ -24,8 +26,9 @@ async function handle(message) {
       const api = await import(/* @vite-ignore */ message.moduleUrl);
       const lens = await api.loadAttentionLens();
       engine = createEngine(lens);
+      engineLens = lens;
       warmUp(lens, (step) => setTimeout(step, 0));
-      return { simd: lens.simd, catalog: catalogOf(lens) };
+      return { simd: lens.simd, catalog: catalogOf(lens), trainedModels: [...lens.trainedModels] };
     }
     case 'compute':
       return engine.compute(message.state);
@@ -37,6 +40,13 @@ async function handle(message) {
       return engine.useWeights(message.weights);
     case 'save-weights':
       return engine.saveWeights();
+    case 'use-trained-model': {
+      const model = message.name ? await engineLens.trainedModel(message.name) : null;
+      engine.useTrainedModel(model);
+      trainedModel?.dispose();
+      trainedModel = model;
+      return undefined;
+    }
     default:
       throw new Error(`unknown request '${String(message.type).slice(0, 40)}'`);
   }

@@ -46,6 +46,8 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
   let layerKey = '';
   let loadedWeights = null; // { name, bytes } from a .safetensors file, kept across recomputes
   let lastSteps = false;
+  let trained = null; // a shipped trained model (lens.trainedModel) for states naming it
+  const trainedLayers = new Map(); // ids key -> attentionLayer result, the last few
   const traceLimit = catalogOf(lens).limits.maxTraceValues; // traced heads·n·kvN the core allows
 
   // The layer for a config (and preset or loaded file), created only when one of them changes.
@@ -98,7 +100,7 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
 
   /** Whether computing `state` is small enough for the page's own thread (FRAME_*). */
   function fitsInFrame(state) {
-    if (state.preset) return true; // the tutorials' examples are a few tokens
+    if (state.preset || state.model) return true; // a few tokens / a trained model's short context
     const dModel = Number(state.dModel);
     if (dModel > FRAME_MAX_D_MODEL) return false;
     try {
@@ -118,6 +120,38 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     return out;
   }
 
+  /**
+   * A state naming a trained model: its layer's attention on the text, as a standalone layer
+   * (model.attentionLayer), always causal, one sequence of at most the model's context.
+   */
+  function trainedInput(state, notes) {
+    if (!trained || trained.info.name !== state.model) {
+      throw new Error(`The trained model '${state.model}' is not loaded (shipped: ${lens.trainedModels.join(', ')}).`);
+    }
+    const { context, layers } = trained.config;
+    let chars = Array.from(state.text);
+    if (chars.length === 0) throw new Error('Type some text: there are no tokens to attend over yet.');
+    if (chars.length > context) {
+      notes.push(`The ${trained.info.name} model reads at most ${context} characters; showing the first ${context}.`);
+      chars = chars.slice(0, context);
+    }
+    const ids = trained.encode(chars.join('')); // names a character outside the alphabet
+    const l = Math.min(state.layer ?? 0, layers - 1);
+    if ((state.layer ?? 0) >= layers) notes.push(`The ${trained.info.name} model has ${layers} layers; showing layer ${l + 1}.`);
+    if (!['none', 'causal'].includes(state.mask) || state.cross || state.cells?.length) {
+      notes.push(`A trained model's attention is causal: the mask${state.cross ? ', the source' : ''} and masked cells are not used.`);
+    }
+    const key = `${trained.info.name}\u0000${l}\u0000${ids.join(',')}`;
+    let found = trainedLayers.get(key);
+    if (!found) {
+      found = trained.attentionLayer(l, ids, { n: ids.length });
+      if (trainedLayers.size >= 4) trainedLayers.delete(trainedLayers.keys().next().value);
+      trainedLayers.set(key, found);
+    }
+    const preset = { id: `trained:${trained.info.name}:${l}`, weights: found.weights };
+    return { preset, config: found.config, x: found.input, tokens: chars, layer: l };
+  }
+
   function compute(state) {
     const started = performance.now();
     const notes = [];
@@ -126,7 +160,16 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     let active;
     let queryTokens;
     let x;
-    if (state.preset) {
+    let model = null; // { name, title, layer, layers } with a trained model
+    if (state.model) {
+      const t = trainedInput(state, notes);
+      active = ensureLayer(t.config, t.preset);
+      queryTokens = t.tokens;
+      x = t.x;
+      model = { name: trained.info.name, title: trained.info.title, layer: t.layer, layers: trained.config.layers,
+        positional: trained.config.positional };
+      state = { ...state, mask: 'causal', cross: false, cells: [], scale: true, padTo: 0 };
+    } else if (state.preset) {
       preset = { id: state.preset, ...buildPreset(lens, state.preset) };
       active = ensureLayer(preset.config, preset);
       queryTokens = preset.tokens;
@@ -204,7 +247,8 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
       computeMs,
       totalMs: performance.now() - started,
       printout: preset ? preset.printout(result) : null,
-      weightsFile: preset ? null : loadedWeights?.name ?? null,
+      weightsFile: preset || model ? null : loadedWeights?.name ?? null,
+      model,
       notes,
     };
   }
@@ -240,7 +284,13 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     return layer.saveSafetensors();
   }
 
-  return { compute, explain, fitsInFrame, useWeights, loadWeights, saveWeights };
+  /** The trained model states with `model: name` use (lens.trainedModel's), or null. */
+  function useTrainedModel(model) {
+    if (model !== trained) trainedLayers.clear();
+    trained = model;
+  }
+
+  return { compute, explain, fitsInFrame, useWeights, loadWeights, saveWeights, useTrainedModel };
 }
 
 /**

@@ -56,6 +56,10 @@ export function makeSchema(catalog) {
     stage: choice(STAGES.map((stage) => stage.id)),
     head: integer(0, 255),
     view: choice(['grid', 'lines']),
+    // A shipped trained model by name ('' = random weights; checked against lens.trainedModels
+    // when it is used) and its layer (0-based here; 1-based in the element's attribute).
+    model: { parse: (s) => (/^[a-z0-9-]{0,40}$/.test(s) ? s : undefined), print: String },
+    layer: integer(0, 15),
     colorScale: choice(COLOR_SCALES),
   });
 }
@@ -79,6 +83,8 @@ export const DEFAULTS = Object.freeze({
   stage: 'weights',
   head: 0,
   view: 'grid',
+  model: '',
+  layer: 0,
   // Linear for every length: a colour means the same weight in every link and tutorial; past
   // LONG_INPUT tokens the control suggests the log and per-row scales (controls.js).
   colorScale: 'linear',

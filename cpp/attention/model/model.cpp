@@ -301,6 +301,16 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
   linear_forward(last, p(unembed_), nullptr, logits_.data(), M, d, V, linear_scratch_);
 }
 
+std::span<const float> Model::attention_input(std::size_t layer) const {
+  if (layer >= config_.layers) {
+    throw Error("layer " + std::to_string(layer) + " is out of range: the model has " +
+                std::to_string(config_.layers) + " layers (0-based)");
+  }
+  if (batch_ * n_ == 0) throw Error("no forward yet: run the model first");
+  const auto& input = config_.layer_norm ? acts_[layer].ln1 : residual_[layer];
+  return {input.data(), batch_ * n_ * config_.d_model};
+}
+
 void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head) {
   check_ids(ids, 1, n);
   run_forward(ids.data(), 1, n);

@@ -96,6 +96,12 @@ class Model {
   ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
                       std::optional<HeadAblation> ablation = std::nullopt);
 
+  // Layer `layer`'s attention input in the last forward (or loss_and_gradients): ln1(x_l), or
+  // x_l without LayerNorm, [batch·n, d_model]. An AttentionLayer with that block's weights,
+  // causal, positional rope or none, computes the layer's attention from it (as trace() does).
+  // Throws attn::Error before any forward or for a layer out of range.
+  std::span<const float> attention_input(std::size_t layer) const;
+
   // forward on one sequence ids [n], then every layer's attention run again, traced, by an
   // AttentionLayer holding that block's weights, on ln1(x_l) (x_l without LayerNorm), causal,
   // positional rope or none (trace_head as ForwardOptions'): traced_layer(l).last_result().trace

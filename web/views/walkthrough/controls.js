@@ -11,17 +11,26 @@ import { choiceLabel } from '../../shared/view-model.js';
 const FIELDS = {
   text: 'text', source: 'text', tokenizer: 'select', dModel: 'select', heads: 'int', seed: 'int',
   positional: 'select', mask: 'select', window: 'int', prefix: 'int', padTo: 'int', preset: 'select',
-  scale: 'check', cross: 'check', colorScale: 'select',
+  scale: 'check', cross: 'check', model: 'select', layer: 'index', colorScale: 'select',
 };
 // Past this many keys a linear colour scale shows most weights as the darkest colour: the
 // control suggests the others.
 export const LONG_INPUT = 64;
 // Settings after which a pinned cell no longer means the same cell.
-const UNPIN = ['text', 'source', 'tokenizer', 'dModel', 'heads', 'cross', 'mask', 'padTo'];
+const UNPIN = ['text', 'source', 'tokenizer', 'dModel', 'heads', 'cross', 'mask', 'padTo', 'model', 'layer'];
 const PRESET_CONTROLS = ['text', 'tokenizer', 'dModel', 'heads', 'seed', 'positional', 'cross', 'source', 'weights-file'];
+// A text each shipped model can read (its alphabet), put in the text box when it is chosen.
+const MODEL_TEXT = { induction: 'qwertyuiopqwertyuiop', english: 'the bank will not loan money, said the devil.' };
+// What a trained model fixes (its own config, a causal mask, characters of its alphabet).
+const MODEL_CONTROLS = ['tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask', 'cross', 'preset', 'weights-file'];
 
 /** Fills the menus whose choices the catalog names (options are created as text, never HTML). */
-export function buildMenus(catalog) {
+export function buildMenus(catalog, trainedModels = []) {
+  $('model').append(...trainedModels.map((name) => {
+    const option = el('option', '', `Trained: ${name}`);
+    option.value = name;
+    return option;
+  }));
   const fill = (id, kind, names) => $(id).replaceChildren(...names.map((name) => {
     const option = el('option', '', choiceLabel(kind, name));
     option.value = name;
@@ -53,8 +62,10 @@ export function syncControls(settings, setSettings) {
   $('prefix-box').hidden = settings.mask !== 'prefix-lm';
   $('pad-box').hidden = settings.mask !== 'padding';
   $('source-box').hidden = !settings.cross || Boolean(settings.preset);
-  const presetMode = Boolean(settings.preset);
+  const presetMode = Boolean(settings.preset) && !settings.model;
   for (const id of PRESET_CONTROLS) $(id).disabled = presetMode;
+  for (const id of MODEL_CONTROLS) if (settings.model) $(id).disabled = true;
+  $('layer-box').hidden = !settings.model;
   $('preset-info').hidden = !presetMode;
   if (presetMode) {
     $('preset-title').textContent = PRESET_INFO[settings.preset].title;
@@ -70,6 +81,7 @@ export function syncControls(settings, setSettings) {
 // An input's value as a setting, or undefined (with the error shown) while it is not one.
 function valueOf(key, kind, input, store) {
   if (kind === 'check') return input.checked;
+  if (kind === 'index') return Number(input.value);
   if (kind !== 'int') return input.value;
   if (input.value.trim() === '') return undefined; // still typing
   const value = Number(input.value);
@@ -89,6 +101,8 @@ export function wireControls(store, setSettings) {
       if (value === undefined) return;
       const patch = { [key]: value };
       if (key === 'preset') Object.assign(patch, { mask: value === 'seed001-causal' ? 'causal' : 'none', head: 0, cells: [] });
+      if (key === 'model') Object.assign(patch, { preset: '', layer: 0, head: 0, cells: [], cross: false, ...(value ? { mask: 'causal' } : {}),
+        ...(MODEL_TEXT[value] ? { text: MODEL_TEXT[value] } : {}) });
       setSettings(patch, { unpin: key === 'preset' || UNPIN.includes(key) });
     });
   }

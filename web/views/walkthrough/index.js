@@ -69,14 +69,36 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     renderChips();
     $('dk').textContent = `(d_k = ${result.config.headDim})`;
     syncColorScaleHint(settings, result.kvN);
-    if (settings.preset) { // the preset's own configuration in the (disabled) controls
+    if (result.model) { // the trained model's own configuration in the (disabled) controls
+      $('dModel').value = String(result.config.dModel);
+      $('heads').value = String(result.config.heads);
+      $('tokenizer').value = 'char';
+      $('mask').value = 'causal';
+      $('positional').value = result.model.positional;
+    } else if (settings.preset) { // the preset's own configuration in the (disabled) controls
       $('dModel').value = String(result.config.dModel);
       $('heads').value = String(result.config.heads);
       $('positional').value = result.config.positional;
     }
     $('printout').textContent = result.printout ?? '';
-    $('weights-status').textContent = result.weightsFile
+    const model = result.model;
+    $('weights-status').textContent = model ? `The trained model ${model.title}.` : result.weightsFile
       ? `Loaded from ${result.weightsFile}.` : settings.preset ? 'The tutorial\'s weights.' : 'Seeded random weights.';
+    // Which weights are on screen, in the stage header.
+    $('model-badge').textContent = model
+      ? `Trained model: ${model.title} · layer ${model.layer + 1} of ${model.layers} · causal, characters`
+      : result.weightsFile ? `Weights from ${result.weightsFile}` : settings.preset ? 'The tutorial\'s weights'
+        : `Random weights (seed ${settings.seed})`;
+    $('walkthrough').dataset.model = model?.name ?? '';
+    if (model && $('layer').options.length !== model.layers) {
+      $('layer').replaceChildren(...Array.from({ length: model.layers }, (_, l) => {
+        const option = document.createElement('option');
+        option.value = String(l);
+        option.textContent = String(l + 1);
+        return option;
+      }));
+      $('layer').value = String(model.layer);
+    }
     $('weights-clear').hidden = !result.weightsFile;
     store.set({ notice: result.notes.join(' ') });
     stage.render(widths.matrices);
@@ -97,7 +119,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     if (now.pinned !== before.pinned && now.result === before.result && now.result) renderChips();
   });
 
-  buildMenus(catalog);
+  buildMenus(catalog, engine.info.trainedModels ?? []);
   wireControls(store, setSettings);
   wireNavigation(store, setSettings);
   wireWeightsFile(store, engine, { compute, show });
