@@ -93,7 +93,9 @@ test('the page computes under a strict CSP: no violation, the main thread and th
   await page.fill('#text', Array.from({ length: 500 }, (_, i) => `t${i}`).join(' '));
   await page.waitForFunction(() => Number(document.querySelector('#matrices canvas')?.dataset.rows) === 500);
   assert.match(await page.locator('#status').textContent(), /500 tokens .* in the worker \(wasm SIMD\)/);
-  await hoverCell(page, 0, 2, 1);
+  // Cell (2, 1) by keyboard: at 500 tokens cells are 1 px, too small to hover reliably.
+  await page.locator('#matrices canvas').first().focus();
+  for (const key of ['ArrowDown', 'ArrowDown', 'ArrowRight']) await page.keyboard.press(key);
   await page.waitForFunction(() => /i = 2\).*j = 1\)/.test(document.querySelector('.inspector-where')?.textContent ?? ''));
 
   await page.fill('#text', 'Attention is all you need');
