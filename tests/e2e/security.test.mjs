@@ -93,7 +93,9 @@ test('the page computes under a strict CSP: no violation, the main thread and th
   await page.fill('#text', Array.from({ length: 500 }, (_, i) => `t${i}`).join(' '));
   await page.waitForFunction(() => Number(document.querySelector('#matrices canvas')?.dataset.rows) === 500);
   assert.match(await page.locator('#status').textContent(), /500 tokens .* in the worker \(wasm SIMD\)/);
-  await hoverCell(page, 0, 2, 1);
+  // Cell (2, 1) by keyboard: at 500 tokens cells are 1 px, too small to hover reliably.
+  await page.locator('#matrices canvas').first().focus();
+  for (const key of ['ArrowDown', 'ArrowDown', 'ArrowRight']) await page.keyboard.press(key);
   await page.waitForFunction(() => /i = 2\).*j = 1\)/.test(document.querySelector('.inspector-where')?.textContent ?? ''));
 
   await page.fill('#text', 'Attention is all you need');
@@ -221,6 +223,9 @@ test('a hostile shared link runs nothing: markup stays text, bad and huge values
   assert.deepEqual(dialogs, []);
   assert.equal(await page.inputValue('#text'), MARKUP);
   assert.equal((await page.inputValue('#source')).length, MAX_TEXT, `the huge source was cut to ${MAX_TEXT} characters`);
+  // The markup is more tokens than the chips show collapsed: expand them (… N more) to read them all.
+  await page.locator('#tokens .more-tokens[aria-expanded="false"]').first().click();
+  await page.waitForSelector('#tokens .more-tokens[aria-expanded="true"]');
   const chips = (await page.locator('#tokens .chip').allTextContents()).join(' ');
   for (const word of ['<', 'img', 'onerror', 'script', 'javascript', 'iframe', '__proto__', 'constructor']) {
     assert.ok(chips.includes(word), `"${word}" is shown as a token: ${chips}`);

@@ -16,6 +16,7 @@ import { Heatmap } from '../shared/heatmap.js';
 import { matrixOf } from '../shared/labels.js';
 import { scaleFor, stageById } from '../shared/stages.js';
 import { DEFAULTS, makeSchema } from '../shared/state.js';
+import { TokenChips } from '../shared/token-chips.js';
 import { availableStages, cellWords, keepTogether, pickStage, settingsSummary, stageNeeds, stepsOfStage,
   walkthroughSteps } from '../shared/view-model.js';
 import css from './attention-lens-element.css?inline';
@@ -128,6 +129,7 @@ class AttentionLensElement extends HTMLElement {
   #headOverride = null; // a head picked with the head buttons, until the head attribute changes
   #model = null; // the trained model of the model attribute, once loaded
   #maps = []; // [{ slot, heatmap, matrix }]
+  #chips; // { target, source }: TokenChips (long inputs collapse; see token-chips.js)
   #picker;
   #resize = null;
   #drawnWidth = 0;
@@ -146,6 +148,7 @@ class AttentionLensElement extends HTMLElement {
       title: el('p', 'title'),
       problems: el('ul', 'problems'),
       tokens: el('div', 'tokens'),
+      sourceTokens: el('div', 'tokens'),
       heads: el('div', 'head-picker'),
       matrices: el('div', 'matrices single'),
       readout: el('p', 'readout hint'),
@@ -156,15 +159,17 @@ class AttentionLensElement extends HTMLElement {
     parts.problems.hidden = true;
     parts.problems.setAttribute('aria-label', 'Problems with the attributes');
     parts.tokens.hidden = true;
+    parts.sourceTokens.hidden = true;
     parts.heads.hidden = true;
     parts.heads.setAttribute('role', 'group');
     parts.heads.setAttribute('aria-label', 'Head');
     parts.readout.setAttribute('aria-live', 'polite');
     parts.explain.hidden = true;
-    parts.lens.append(parts.title, parts.problems, parts.tokens, parts.heads, parts.matrices, parts.readout,
-      parts.explain);
+    parts.lens.append(parts.title, parts.problems, parts.tokens, parts.sourceTokens, parts.heads, parts.matrices,
+      parts.readout, parts.explain);
     root.append(parts.lens);
     this.#parts = parts;
+    this.#chips = { target: new TokenChips(parts.tokens, { label: 'Tokens:' }), source: new TokenChips(parts.sourceTokens, { label: 'Source:' }) };
     this.#picker = new HeadPicker(parts.heads, { label: 'Head:', labelClass: 'label', hide: true, onPick: (h) => {
       this.#headOverride = h;
       this.#draw();
@@ -246,7 +251,7 @@ class AttentionLensElement extends HTMLElement {
       this.#compute(state);
     }
     if (!this.#result) return;
-    this.#state = { ...this.#state, stage: state.stage, head: state.head };
+    this.#state = { ...this.#state, stage: state.stage, head: state.head, colorScale: state.colorScale };
     this.#draw();
   }
 
@@ -292,7 +297,7 @@ class AttentionLensElement extends HTMLElement {
     const p = this.#parts;
     p.lens.dataset.status = 'error';
     p.title.replaceChildren(el('span', 'status error', `Attention Lens could not run: ${message}${csp}`));
-    for (const part of [p.problems, p.tokens, p.explain]) part.hidden = true;
+    for (const part of [p.problems, p.tokens, p.sourceTokens, p.explain]) part.hidden = true;
     this.#picker.render({ heads: 0, head: 0, visible: false });
     p.matrices.replaceChildren();
     p.readout.textContent = '';
@@ -362,17 +367,17 @@ class AttentionLensElement extends HTMLElement {
     this.#parts.title.replaceChildren(el('strong', '', name), el('span', 'settings', `${where} · ${settings}`));
   }
 
-  // Tokens (full view only).
+  // Tokens (full view only): the target's and the source's chips, or the tokens'.
   #drawTokens(compact) {
-    const { tokens } = this.#parts;
+    const { tokens, sourceTokens } = this.#parts;
     const result = this.#result;
     tokens.hidden = compact;
+    sourceTokens.hidden = compact || !result.cross;
     if (compact) return;
-    const chips = (label, list) => [el('span', 'tokens-label', label),
-      ...list.map((t) => el('span', t === PAD_TOKEN ? 'chip pad' : 'chip', t))];
-    tokens.replaceChildren(...(result.cross
-      ? [...chips('Target:', result.queryTokens), ...chips('Source:', result.keyTokens)]
-      : chips('Tokens:', result.queryTokens)));
+    const pads = (list) => list.filter((t) => t === PAD_TOKEN).length;
+    this.#chips.target.label = result.cross ? 'Target:' : 'Tokens:';
+    this.#chips.target.render(result.queryTokens, pads(result.queryTokens));
+    if (result.cross) this.#chips.source.render(result.keyTokens, pads(result.keyTokens));
   }
 
   // Heatmaps: reuse the Heatmap instances while the number of matrices stays the same.
@@ -390,7 +395,7 @@ class AttentionLensElement extends HTMLElement {
     matrices.className = steps.length > 1 ? 'matrices multi' : 'matrices single';
     steps.forEach((step, i) => {
       const entry = this.#maps[i];
-      entry.matrix = matrixOf(step, this.#result, scaleFor(step.id));
+      entry.matrix = { ...matrixOf(step, this.#result, scaleFor(step.id)), colorScale: this.#state.colorScale };
       entry.heatmap.options.minCell = minCellFor(entry.matrix);
       entry.heatmap.render(entry.matrix);
       const { canvas, figure } = entry.heatmap;

@@ -19,6 +19,7 @@ export const ELEMENT_ATTRIBUTES = {
   head: 'head',
   model: 'model',
   layer: 'layer',
+  'color-scale': 'colorScale',
 };
 
 // Attributes counted from 1 (as the page shows heads and layers); the state counts from 0.

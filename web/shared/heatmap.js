@@ -1,6 +1,7 @@
 // A matrix drawn on a canvas: labelled rows and columns, a colour legend, hover and keyboard
 // focus on cells, and a screen-reader table of the same numbers. Used by the page and the
 // <attention-lens> element; it only draws the data it is given.
+import { colorPositions, COLOR_SCALES, logFloor, scaleDescription, scaleTicks } from './color-scale.js';
 import { cssOf, legendGradient, makeScale, matrixPixels } from './colors.js';
 import { cancelIdle, el, whenIdle } from './dom.js';
 import { formatNumber } from './format.js';
@@ -66,7 +67,9 @@ export class Heatmap {
    * @param {{data: Float32Array, rows: number, cols: number, rowLabels: string[],
    *   colLabels: string[], rowAxis: string, colAxis: string, title: string,
    *   scale: 'probability'|'sequential'|'diverging', markedCells?: Set<number>,
-   *   shape?: [number, number]}} matrix  shape: the full matrix's when `data` is a max-pooled preview
+   *   shape?: [number, number], colorScale?: 'linear'|'log'|'row'}} matrix  shape: the full
+   *   matrix's when `data` is a max-pooled preview; colorScale: how probabilities are coloured
+   *   (color-scale.js; the numbers read out stay the weights)
    * @param {{width?: number}} [fit] the width to fit in, when the caller measured it already
    *   (several heatmaps in a row: one layout read instead of one per heatmap)
    */
@@ -76,12 +79,20 @@ export class Heatmap {
     this.#readStyle();
     this.bitmap = null;
     this.scale = makeScale(matrix.scale, matrix.data);
+    // Probabilities may be coloured on a log or per-row scale: the cells' colours are drawn from
+    // their positions on the bar (colorData), the numbers from the weights (matrix.data).
+    this.colorScale = matrix.scale === 'probability' && COLOR_SCALES.includes(matrix.colorScale)
+      ? matrix.colorScale : 'linear';
+    this.logFloor = logFloor((matrix.shape ?? [matrix.rows, matrix.cols])[1]);
+    this.colorData = colorPositions(matrix, this.colorScale, this.logFloor);
     if (this.focus && (this.focus.row >= matrix.rows || this.focus.col >= matrix.cols)) this.focus = null;
     this.caption.textContent = matrix.title;
     const [rows, cols] = matrix.shape ?? [matrix.rows, matrix.cols];
     this.canvas.setAttribute('aria-label',
       `${matrix.title}: ${rows} ${matrix.rowAxis} rows by ${cols} ${matrix.colAxis} columns` +
-      `${matrix.shape ? `, drawn max-pooled to ${matrix.rows} × ${matrix.cols}` : ''}. Use the arrow keys to read cells.`);
+      `${matrix.shape ? `, drawn max-pooled to ${matrix.rows} × ${matrix.cols}` : ''}` +
+      `${this.colorScale === 'linear' ? '' : `, coloured by ${scaleDescription(this.colorScale, this.logFloor)}`}` +
+      '. Use the arrow keys to read cells.');
     this.#layout();
     this.draw();
     if (this.zoomLabel) {
@@ -165,7 +176,8 @@ export class Heatmap {
     }
     this.ratio = ratio;
     // Geometry for tests and tools that locate a cell: x = left + (col + 0.5) * cell.
-    Object.assign(this.canvas.dataset, { rows: m.rows, cols: m.cols, left: this.left, top: this.top, cell: this.cell });
+    Object.assign(this.canvas.dataset, { rows: m.rows, cols: m.cols, left: this.left, top: this.top, cell: this.cell,
+      colorScale: this.colorScale });
   }
 
   // The theme's font and colours, read once per render (reading computed style is a layout
@@ -261,7 +273,7 @@ export class Heatmap {
       this.image = new ImageData(width, height);
       this.imageCanvas = new OffscreenCanvas(width, height);
     }
-    matrixPixels(m, this.scale, step, new Uint32Array(this.image.data.buffer));
+    matrixPixels({ ...m, data: this.colorData }, this.scale, step, new Uint32Array(this.image.data.buffer));
     this.imageCanvas.getContext('2d').putImageData(this.image, 0, 0);
     return this.imageCanvas;
   }
@@ -335,7 +347,8 @@ export class Heatmap {
     for (let r = 0; r < m.rows; ++r) {
       for (let c = 0; c < m.cols; ++c) {
         const v = m.data[r * m.cols + c];
-        ctx.fillStyle = Number.isFinite(v) && !cssOf(this.scale.rgb(v)).dark ? '#111' : '#fff';
+        const shade = this.colorData[r * m.cols + c];
+        ctx.fillStyle = Number.isFinite(shade) && !cssOf(this.scale.rgb(shade)).dark ? '#111' : '#fff';
         ctx.fillText(formatNumber(v, 2), left + (c + 0.5) * cell, top + (r + 0.5) * cell);
       }
     }
@@ -395,11 +408,28 @@ export class Heatmap {
 
   #drawLegend() {
     const { scale } = this;
-    const shown = `${scale.kind}|${formatNumber(scale.min)}|${formatNumber(scale.max)}|${scale.masked}`;
+    const shown = `${scale.kind}|${formatNumber(scale.min)}|${formatNumber(scale.max)}|${scale.masked}|` +
+      `${this.colorScale}|${this.logFloor}`;
     if (this.legendShown === shown) return; // same labels and gradient as drawn
     this.legendShown = shown;
     const bar = el('div', 'legend-bar');
     bar.style.background = legendGradient(scale);
+    if (scale.kind === 'probability') {
+      // The bar with the scale's ticks under it (0.0001 … 1 on a log scale) and what it means.
+      const ticks = el('div', 'legend-ticks');
+      for (const { at, label } of scaleTicks(this.colorScale, this.logFloor)) {
+        const tick = el('span', `legend-tick${at === 0 ? ' first' : at === 1 ? ' last' : ''}`, label);
+        tick.style.left = `${at * 100}%`;
+        ticks.append(tick);
+      }
+      const scaleBox = el('div', 'legend-scale');
+      scaleBox.style.width = `${Math.max(220, 56 * ticks.childElementCount)}px`; // room for each tick's label
+      scaleBox.append(bar, ticks);
+      const words = el('span', 'legend-name muted', scaleDescription(this.colorScale, this.logFloor));
+      this.legend.dataset.colorScale = this.colorScale;
+      this.legend.replaceChildren(scaleBox, words);
+      return;
+    }
     const name = scale.kind === 'diverging'
       ? 'blue < 0 < red'
       : scale.kind === 'probability' ? 'probability' : 'value';
@@ -530,8 +560,15 @@ export class Heatmap {
     }
     ctx.fillStyle = this.#color('--ink');
     ctx.font = this.#font(11);
-    ctx.fillText(formatNumber(this.scale.min), pad, y);
-    ctx.fillText(formatNumber(this.scale.max), pad + 56 + width, y);
+    if (this.scale.kind === 'probability') { // the scale's ticks under the bar and its words
+      ctx.textAlign = 'center';
+      for (const { at, label } of scaleTicks(this.colorScale, this.logFloor)) ctx.fillText(label, pad + 50 + at * width, y + 15);
+      ctx.textAlign = 'left';
+      ctx.fillText(scaleDescription(this.colorScale, this.logFloor), pad + 62 + width, y);
+    } else {
+      ctx.fillText(formatNumber(this.scale.min), pad, y);
+      ctx.fillText(formatNumber(this.scale.max), pad + 56 + width, y);
+    }
     return new Promise((resolve) => out.toBlob(resolve, 'image/png'));
   }
 }

@@ -3,6 +3,7 @@
 // built from the core's catalog (makeSchema) and anything unknown or invalid is dropped (with a
 // note saying what was ignored), never evaluated or inserted as HTML.
 import { pageMasks } from './catalog.js';
+import { COLOR_SCALES } from './color-scale.js';
 import { STAGES } from './stages.js';
 
 export const EXAMPLES = [
@@ -75,6 +76,7 @@ export function makeSchema(catalog) {
     batch: integer(1, 256),
     trainSeed: integer(0, 4294967295),
     probe: { parse: (s) => s.slice(0, 128), print: String },
+    colorScale: choice(COLOR_SCALES),
   });
 }
 
@@ -109,6 +111,9 @@ export const DEFAULTS = Object.freeze({
   batch: 32,
   trainSeed: 1,
   probe: '', // '' = the task's example probe
+  // Linear for every length: a colour means the same weight in every link and tutorial; past
+  // LONG_INPUT tokens the control suggests the log and per-row scales (controls.js).
+  colorScale: 'linear',
 });
 
 /** The Train view's settings: changing them never recomputes the walkthrough. */

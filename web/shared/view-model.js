@@ -81,3 +81,21 @@ export function cellWords(matrix, row, col) {
   const side = (axis, labels, index) => (axis === 'dimension' ? `dimension ${index}` : `${axis} “${labels[index]}”`);
   return `${side(matrix.rowAxis, matrix.rowLabels, row)} → ${side(matrix.colAxis, matrix.colLabels, col)}`;
 }
+
+/**
+ * The token indices a pinned cell {stepId, head, row, col} is about, from its step's axes:
+ * { query: [...], key: [...] } (a dimension axis names no token; a 'position' row is a query
+ * token, or a key token in the source step).
+ */
+export function pinnedTokens(steps, pinned) {
+  const out = { query: [], key: [] };
+  const step = pinned && steps.find((s) => s.id === pinned.stepId && (s.head === pinned.head || s.head === -1));
+  if (!step) return out;
+  const sideOf = (axis) => (axis === 'position' ? (step.id === 'source' ? 'key' : 'query')
+    : axis === 'query' || axis === 'key' ? axis : null);
+  for (const [axis, index] of [[step.rows, pinned.row], [step.cols, pinned.col]]) {
+    const side = sideOf(axis);
+    if (side) out[side].push(index);
+  }
+  return out;
+}

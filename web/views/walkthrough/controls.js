@@ -2,6 +2,7 @@
 // and write to it (wireControls). The mask, positional and tokenizer menus are built from the
 // core's catalog. Values typed by a reader are checked here before they reach the store.
 import { pageMasks } from '../../shared/catalog.js';
+import { COLOR_SCALE_LABELS, COLOR_SCALES } from '../../shared/color-scale.js';
 import { $, button, el } from '../../shared/dom.js';
 import { PRESET_INFO } from '../../shared/presets.js';
 import { EXAMPLES } from '../../shared/state.js';
@@ -10,8 +11,11 @@ import { choiceLabel } from '../../shared/view-model.js';
 const FIELDS = {
   text: 'text', source: 'text', tokenizer: 'select', dModel: 'select', heads: 'int', seed: 'int',
   positional: 'select', mask: 'select', window: 'int', prefix: 'int', padTo: 'int', preset: 'select',
-  scale: 'check', cross: 'check', model: 'select', layer: 'index',
+  scale: 'check', cross: 'check', model: 'select', layer: 'index', colorScale: 'select',
 };
+// Past this many keys a linear colour scale shows most weights as the darkest colour: the
+// control suggests the others.
+export const LONG_INPUT = 64;
 // Settings after which a pinned cell no longer means the same cell.
 const UNPIN = ['text', 'source', 'tokenizer', 'dModel', 'heads', 'cross', 'mask', 'padTo', 'model', 'layer'];
 const PRESET_CONTROLS = ['text', 'tokenizer', 'dModel', 'heads', 'seed', 'positional', 'cross', 'source', 'weights-file'];
@@ -35,6 +39,16 @@ export function buildMenus(catalog, trainedModels = []) {
   fill('tokenizer', 'tokenizer', catalog.tokenizers);
   fill('positional', 'positional', catalog.positional);
   fill('mask', 'mask', pageMasks(catalog));
+  $('colorScale').replaceChildren(...COLOR_SCALES.map((name) => {
+    const option = el('option', '', COLOR_SCALE_LABELS[name]);
+    option.value = name;
+    return option;
+  }));
+}
+
+/** The hint under the colour-scale menu: shown for long inputs drawn on the linear scale. */
+export function syncColorScaleHint(settings, keys) {
+  $('colorScale-hint').hidden = !(settings.colorScale === 'linear' && keys > LONG_INPUT);
 }
 
 /** The sidebar as the settings say (the focused input keeps what the reader is typing). */

@@ -56,7 +56,7 @@ class HeadGrid {
   }
 
   /** tileWidth: a tile's width if the caller measured it already. */
-  render(result, focusedHead, tileWidth) {
+  render(result, focusedHead, tileWidth, colorScale) {
     const heads = result.config.heads;
     this.#host.className = 'heads heads-grid';
     if (this.#tiles.length !== heads || !this.#host.contains(this.#tiles[0]?.tile)) this.#build(heads);
@@ -65,7 +65,7 @@ class HeadGrid {
     this.#tiles.forEach(({ tile, button: b, map }, h) => {
       tile.className = `head-tile${h === focusedHead ? ' focused' : ''}`;
       b.setAttribute('aria-pressed', String(h === focusedHead));
-      map.render(headMatrix(result, h), { width });
+      map.render({ ...headMatrix(result, h), colorScale }, { width });
     });
   }
 }
@@ -131,7 +131,7 @@ export class HeadsView {
       host.className = 'heads';
       drawHeadLines(lines, result, settings.head, allHeads);
     } else {
-      this.#grid.render(result, settings.head, tileWidth);
+      this.#grid.render(result, settings.head, tileWidth, settings.colorScale);
     }
   }
 }

@@ -3,9 +3,9 @@
 // engine for results and draws them. Nothing here does attention math.
 import { $ } from '../../shared/dom.js';
 import { TRAIN_KEYS } from '../../shared/state.js';
-import { walkthroughSteps } from '../../shared/view-model.js';
-import { Chips } from './chips.js';
-import { buildMenus, syncControls, wireControls } from './controls.js';
+import { TokenChips } from '../../shared/token-chips.js';
+import { pinnedTokens, walkthroughSteps } from '../../shared/view-model.js';
+import { buildMenus, syncColorScaleHint, syncControls, wireControls } from './controls.js';
 import { placeOf, renderCost } from './cost.js';
 import { wireShareAndEmbed, wireWeightsFile } from './files.js';
 import { HeadsView } from './heads.js';
@@ -14,7 +14,7 @@ import { StageView } from './stage.js';
 
 // Settings that only change what is shown of the same result (the rest recompute).
 // The Train view's settings (TRAIN_KEYS) are neither.
-const VIEW_ONLY = new Set(['stage', 'view']);
+const VIEW_ONLY = new Set(['stage', 'view', 'colorScale']);
 const TRAIN_ONLY = new Set(TRAIN_KEYS);
 
 /**
@@ -30,7 +30,16 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
   }));
   const stage = new StageView(store, engine, catalog, setSettings);
   const heads = new HeadsView($('heads-view'), store, (h) => setSettings({ head: h }) /* the trace holds the head on screen */);
-  const chips = { tokens: new Chips($('tokens')), source: new Chips($('source-tokens')) };
+  const chips = { tokens: new TokenChips($('tokens')), source: new TokenChips($('source-tokens')) };
+
+  /** The chips, with the pinned cell's tokens shown even when the chips are collapsed. */
+  function renderChips() {
+    const { result, steps, pinned } = store.get();
+    const pads = result.keyTokens.filter((t) => t === '[PAD]').length;
+    const { query, key } = pinnedTokens(steps, pinned);
+    chips.tokens.render(result.queryTokens, result.cross ? 0 : pads, result.cross ? query : [...query, ...key]);
+    if (result.cross) chips.source.render(result.keyTokens, pads, key);
+  }
 
   /** Puts a result on screen (the head on screen stays within its heads). */
   function show(result) {
@@ -60,10 +69,9 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     if (!result) return;
     // Read every width before changing anything: each read after a change is a full layout.
     const widths = { matrices: $('matrices').clientWidth, tile: heads.tileWidth() };
-    const pads = result.keyTokens.filter((t) => t === '[PAD]').length;
-    chips.tokens.render(result.queryTokens, result.cross ? 0 : pads);
-    if (result.cross) chips.source.render(result.keyTokens, pads);
+    renderChips();
     $('dk').textContent = `(d_k = ${result.config.headDim})`;
+    syncColorScaleHint(settings, result.kvN);
     if (result.model) { // the trained model's own configuration in the (disabled) controls
       $('dModel').value = String(result.config.dModel);
       $('heads').value = String(result.config.heads);
@@ -113,6 +121,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
       if (recompute) compute();
       else render();
     } else if (now.allHeads !== before.allHeads) heads.render();
+    if (now.pinned !== before.pinned && now.result === before.result && now.result) renderChips();
   });
 
   buildMenus(catalog, engine.info.trainedModels ?? []);

@@ -127,7 +127,8 @@ export class StageView {
     steps.forEach((step, index) => {
       const entry = this.#maps[index];
       entry.step = step;
-      entry.matrix = matrixOf(step, result, scaleFor(step.id), this.#queryKey.has(step.id) ? marked : undefined);
+      entry.matrix = { ...matrixOf(step, result, scaleFor(step.id), this.#queryKey.has(step.id) ? marked : undefined),
+        colorScale: settings.colorScale };
       entry.map.zoom = zoom; // the reader's zoom survives recomputes
       entry.map.pinned = pinned && pinned.stepId === step.id && pinned.head === step.head
         ? { row: pinned.row, col: pinned.col } : null;
