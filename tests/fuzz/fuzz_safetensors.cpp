@@ -53,6 +53,13 @@ std::vector<std::uint8_t> tensor_bytes(const st::File& file, const st::TensorInf
     case st::DType::U8:
       count = copy(file.u8(tensor.name));
       break;
+    case st::DType::F16:
+    case st::DType::BF16: {
+      const auto raw = file.raw(tensor);
+      bytes.assign(raw.begin(), raw.end());
+      count = file.as_f32(tensor.name).size();
+      break;
+    }
   }
   if (count != tensor.element_count()) broken("tensor '" + tensor.name + "' read the wrong count");
   if (bytes.size() != tensor.end - tensor.begin) broken("tensor '" + tensor.name + "' byte range");
