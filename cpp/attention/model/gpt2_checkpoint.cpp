@@ -284,33 +284,35 @@ Gpt2Import::Gpt2Import(std::span<const std::uint8_t> head, std::uint64_t file_si
   }
 }
 
-void Gpt2Import::read(std::size_t index, std::span<const std::uint8_t> bytes) {
+void Gpt2Import::read(std::size_t index, std::span<const std::uint8_t> bytes,
+                      std::uint64_t offset) {
   if (index >= reads_.size()) {
     throw Error("read index " + str(index) + " is out of range: " + str(reads_.size()) +
                 " tensors");
   }
   const Gpt2Read& where = reads_[index];
   Target& target = targets_[index];
-  if (bytes.size() != where.end - where.begin) {
-    throw Error("tensor '" + where.name + "' needs " + str(where.end - where.begin) +
-                " bytes, got " + str(bytes.size()) + " (a truncated read?)");
+  const std::uint64_t total = where.end - where.begin;
+  const std::size_t size = safetensors::dtype_size(target.dtype);
+  if (offset != target.received || bytes.size() > total - offset || bytes.size() % size != 0 ||
+      (target.transpose && bytes.size() != total)) {
+    throw Error("tensor '" + where.name + "' needs its " + str(total) + " bytes " +
+                (target.transpose ? "at once" : "in order, in whole values") + " from byte " +
+                str(target.received) + ", got " + str(bytes.size()) + " at byte " + str(offset) +
+                " (a truncated read?)");
   }
-  std::span<float> parameter = model_->parameter(target.parameter);
+  const std::span<float> parameter = model_->parameter(target.parameter);
+  const std::size_t first = std::size_t(offset / size);
+  const std::span<float> part = parameter.subspan(first, bytes.size() / size);
   if (target.compare_to_embed) {
-    if (!targets_.empty() && !std::all_of(targets_.begin(), targets_.end(), [](const Target& t) {
-          return t.done || t.compare_to_embed;
-        })) {
-      throw Error("lm_head.weight is read last, after wte.weight");
-    }
-    scratch_.resize(parameter.size());
+    scratch_.resize(part.size());
     safetensors::convert_to_f32(target.dtype, bytes, scratch_);
-    for (std::size_t i = 0; i < parameter.size(); ++i) {
-      if (!(scratch_[i] == parameter[i])) {
-        throw Error("lm_head.weight differs from wte.weight (at value " + str(i) +
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      if (!(scratch_[i] == part[i])) {
+        throw Error("lm_head.weight differs from wte.weight (at value " + str(first + i) +
                     "): an untied output layer is not supported; GPT-2 ties them");
       }
     }
-    std::vector<float>().swap(scratch_);
   } else if (target.transpose) {
     // stored [in, out] (Conv1D), ours [out, in]
     const std::size_t in = target.shape[0], out = target.shape[1];
@@ -320,19 +322,23 @@ void Gpt2Import::read(std::size_t index, std::span<const std::uint8_t> bytes) {
       for (std::size_t o = 0; o < out; ++o) parameter[o * in + i] = scratch_[i * out + o];
     }
   } else {
-    safetensors::convert_to_f32(target.dtype, bytes, parameter);
+    safetensors::convert_to_f32(target.dtype, bytes, part);
   }
-  for (const float value : parameter) {
+  for (const float value : part) {
     if (!std::isfinite(value)) {
       throw Error("tensor '" + where.name + "' holds a non-finite value (NaN or infinity)");
     }
   }
-  target.done = true;
+  target.received += bytes.size();
 }
 
 std::unique_ptr<Model> Gpt2Import::finish() {
   for (std::size_t i = 0; i < reads_.size(); ++i) {
-    if (!targets_[i].done) throw Error("tensor '" + reads_[i].name + "' was not read");
+    if (targets_[i].received != reads_[i].end - reads_[i].begin) {
+      throw Error("tensor '" + reads_[i].name + "' was not read whole (" +
+                  str(targets_[i].received) + " of " + str(reads_[i].end - reads_[i].begin) +
+                  " bytes)");
+    }
   }
   std::vector<float>().swap(scratch_);
   return std::move(model_);
@@ -343,7 +349,11 @@ std::unique_ptr<Model> load_gpt2_checkpoint(std::span<const std::uint8_t> file,
   Gpt2Import import(file, file.size(), config);
   for (std::size_t i = 0; i < import.reads().size(); ++i) {
     const Gpt2Read& where = import.reads()[i];
-    import.read(i, file.subspan(std::size_t(where.begin), std::size_t(where.end - where.begin)));
+    const std::size_t total = std::size_t(where.end - where.begin);
+    const std::size_t chunk = import.needs_whole(i) ? total : 65536;
+    for (std::size_t at = 0; at < total; at += chunk) {  // every shape is non-empty
+      import.read(i, file.subspan(std::size_t(where.begin) + at, std::min(chunk, total - at)), at);
+    }
   }
   return import.finish();
 }

@@ -55,8 +55,11 @@ class Gpt2Import {
   const ModelConfig& model_config() const { return model_->config(); }
   // The tensors to read, by file offset (lm_head.weight, compared with wte, last).
   const std::vector<Gpt2Read>& reads() const { return reads_; }
-  // The bytes of reads()[index] (exactly end − begin of them).
-  void read(std::size_t index, std::span<const std::uint8_t> bytes);
+  // Bytes of reads()[index] from byte `offset` of the tensor, converted into the model: in order,
+  // in whole values, any number of chunks (a Conv1D weight, transposed, in one chunk).
+  void read(std::size_t index, std::span<const std::uint8_t> bytes, std::uint64_t offset = 0);
+  // Whether read() takes reads()[index] only whole (a transposed Conv1D weight).
+  bool needs_whole(std::size_t index) const { return targets_.at(index).transpose; }
   // The model, once every tensor is read.
   std::unique_ptr<Model> finish();
 
@@ -67,7 +70,7 @@ class Gpt2Import {
     bool compare_to_embed = false;  // lm_head.weight: must equal the tied embedding
     safetensors::DType dtype = safetensors::DType::F32;
     std::vector<std::size_t> shape;  // as stored
-    bool done = false;
+    std::uint64_t received = 0;      // bytes read so far
   };
   std::unique_ptr<Model> model_;
   std::vector<Gpt2Read> reads_;
@@ -75,7 +78,8 @@ class Gpt2Import {
   std::vector<float> scratch_;
 };
 
-// The whole file at once (tests, the fuzz target): header, every tensor, finish.
+// The whole file at once (tests, the fuzz target): header, every tensor (in 64 KB chunks
+// where read() takes them), finish.
 std::unique_ptr<Model> load_gpt2_checkpoint(std::span<const std::uint8_t> file,
                                             const Gpt2Config& config);
 
