@@ -254,3 +254,28 @@ TEST_CASE("a checkpoint too large for the tab is refused from its header", "[gpt
   CHECK_THROWS_WITH(attn::Gpt2Import(head, head.size() + offset, config),
                     ContainsSubstring("too large for the tab: 354823168 parameters need 1419 MB"));
 }
+
+TEST_CASE("the malformed GPT-2 corpus gives its expected messages; its seeds load", "[gpt2]") {
+  const std::string dir = std::string(ATTN_TEST_DATA_DIR) + "/malformed-gpt2/";
+  attn::Gpt2Config config;  // tests/data/malformed-gpt2/config.json
+  config.n_layer = 2;
+  config.n_head = 2;
+  config.n_embd = 8;
+  config.vocab_size = 16;
+  config.n_positions = 8;
+  const auto expected = read_json_string_map(dir + "expected.json");
+  REQUIRE(expected.size() >= 15);
+  for (const auto& [name, message] : expected) {
+    INFO(name);
+    CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(read_file(dir + name), config),
+                      ContainsSubstring(message));
+  }
+  const std::string seeds = std::string(ATTN_TEST_DATA_DIR) + "/../fuzz/seeds-gpt2/";
+  for (const char* name : {"valid-f32", "valid-f16-prefix-lmhead-buffers", "valid-bf16"}) {
+    INFO(name);
+    const auto model = attn::load_gpt2_checkpoint(read_file(seeds + name + ".safetensors"), config);
+    const std::vector<std::int32_t> ids = {1, 5, 15};
+    const auto out = model->forward(ids, 1, 3);
+    for (const float value : out.logits) CHECK(std::isfinite(value));
+  }
+}

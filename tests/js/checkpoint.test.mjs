@@ -4,9 +4,9 @@
 // takes against the file's size.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 
-import { MODULE_URL, loadLens, writeSafetensors } from './support.mjs';
+import { MODULE_URL, literal, loadLens, writeSafetensors } from './support.mjs';
 import {
   assertAsAccurate, gpt2Config, gpt2Golden, gpt2SizedCheckpoint, gpt2Tensors,
 } from './checkpoint-support.mjs';
@@ -139,5 +139,26 @@ test('a ~55 MB checkpoint loads in less than 1.5x its size of wasm memory', asyn
     `${(heapAfter / 1e6).toFixed(1)} MB (growth ${ratio.toFixed(2)}x the file, GPT-2 tokenizer included)`);
   assert.ok(ratio < 1.5, `heap grew ${ratio.toFixed(2)}x the file size`);
   assert.equal(gpt.forward(gpt.tokenize('memory').ids, { n: 1 }).logits.length, 50257);
+  gpt.dispose();
+});
+
+test('the malformed GPT-2 corpus gives its expected messages through loadCheckpoint', async () => {
+  const dir = new URL('../data/malformed-gpt2/', import.meta.url);
+  const expected = JSON.parse(readFileSync(new URL('expected.json', dir), 'utf8'));
+  const config = JSON.parse(readFileSync(new URL('config.json', dir), 'utf8'));
+  const files = readdirSync(dir).filter((f) => f.endsWith('.safetensors')).sort();
+  assert.deepEqual(files, Object.keys(expected).sort(), 'the folder and expected.json list the same files');
+  const seed = new Uint8Array(readFileSync(new URL('../fuzz/seeds-gpt2/valid-f16-prefix-lmhead-buffers.safetensors', import.meta.url)));
+  let before;
+  for (const pass of [1, 2]) { // the second pass allocates nothing the first (static tables) did not
+    if (pass === 2) before = lens.memory().allocatedBytes;
+    for (const [name, message] of Object.entries(expected)) {
+      const bytes = new Uint8Array(readFileSync(new URL(name, dir)));
+      await rejects(lens.loadCheckpoint({ weights: new Blob([bytes]), config }), literal(message));
+    }
+  }
+  assert.equal(lens.memory().allocatedBytes, before, 'refused loads free what they allocated');
+  const gpt = await lens.loadCheckpoint({ weights: seed, config });
+  assert.ok(gpt.forward([1, 2, 3]).logits.every(Number.isFinite));
   gpt.dispose();
 });

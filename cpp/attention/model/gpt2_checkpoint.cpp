@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -324,9 +325,15 @@ void Gpt2Import::read(std::size_t index, std::span<const std::uint8_t> bytes,
   } else {
     safetensors::convert_to_f32(target.dtype, bytes, part);
   }
-  for (const float value : part) {
-    if (!std::isfinite(value)) {
+  for (std::size_t i = 0; i < part.size(); ++i) {
+    if (!std::isfinite(part[i])) {
       throw Error("tensor '" + where.name + "' holds a non-finite value (NaN or infinity)");
+    }
+    if (std::abs(part[i]) > kMaxCheckpointWeight) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%g", double(part[i]));
+      throw Error("tensor '" + where.name + "' holds " + value + "; supported: |value| <= 1e+05 " +
+                  "(a trained GPT-2's weights are far smaller; these could overflow float32)");
     }
   }
   target.received += bytes.size();

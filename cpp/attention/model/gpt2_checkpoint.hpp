@@ -35,6 +35,10 @@ struct Gpt2Config {
 // (355 M, 1.4 GB) does not.
 inline constexpr std::uint64_t kMaxCheckpointParameterBytes = std::uint64_t{1} << 30;
 
+// The largest |weight| a checkpoint may hold: with every weight within it, no forward of a model
+// within the checkpoint limits can overflow float32 (LayerNorm bounds each block's input).
+inline constexpr float kMaxCheckpointWeight = 1e5f;
+
 // One tensor the import reads: its name in the file and its bytes' absolute file offsets.
 struct Gpt2Read {
   std::string name;
