@@ -102,8 +102,7 @@ class Model {
 
   // ids [batch·n] (each < vocab), 1 <= n <= context, batch·heads·n² within
   // kMaxModelAttentionValues; with `ablation`, that head's context is zeroed (the attention
-  // weights reported are still its own). Throws attn::Error on bad input, and when the forward
-  // overflows float32 (weights too large: a logit NaN or infinite).
+  // weights reported are still its own). Throws attn::Error on bad input.
   ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
                       std::optional<HeadAblation> ablation = std::nullopt);
 
