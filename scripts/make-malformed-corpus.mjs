@@ -1,7 +1,8 @@
 // Writes the malformed .safetensors corpus: tests/data/malformed/*.safetensors, each one defect
 // away from a valid weights file, and tests/data/malformed/expected.json (file -> a substring of
 // the error message it must give), plus the valid seeds the fuzzer also starts from
-// (tests/fuzz/seeds/). Deterministic: running it again rewrites the same bytes.
+// (tests/fuzz/seeds/); and the same for GPT-2 checkpoints (tests/data/malformed-gpt2/,
+// tests/fuzz/seeds-gpt2/, at the end). Deterministic: running it again rewrites the same bytes.
 // Usage: node scripts/make-malformed-corpus.mjs
 //
 // Every file is meant for a layer with dModel 4, 2 heads and biases: in_proj_weight [12, 4],
@@ -136,10 +137,12 @@ const cases = [
   ['offsets-span-mismatch.safetensors', withEntry('in_proj_bias', entry('F32', [12], 192, 236)),
     "tensor 'in_proj_bias' has shape [12] (12 F32 values = 48 bytes) but data_offsets span 44 bytes"],
   // Dtypes.
-  ['dtype-bf16.safetensors', withEntry(W, entry('BF16', [12, 4], 0, 192)),
-    "tensor 'in_proj_weight' has unsupported dtype 'BF16' (supported: F32, F64, U8)"],
+  ['dtype-f8.safetensors', withEntry(W, entry('F8_E4M3', [12, 4], 0, 192)),
+    "tensor 'in_proj_weight' has unsupported dtype 'F8_E4M3' (supported: F32, F64, U8, F16, BF16)"],
+  ['dtype-bf16-span.safetensors', withEntry(W, entry('BF16', [12, 4], 0, 192)),
+    "tensor 'in_proj_weight' has shape [12, 4] (48 BF16 values = 96 bytes) but data_offsets span 192 bytes"],
   ['dtype-lowercase.safetensors', withEntry(W, entry('f32', [12, 4], 0, 192)),
-    "tensor 'in_proj_weight' has unsupported dtype 'f32' (supported: F32, F64, U8)"],
+    "tensor 'in_proj_weight' has unsupported dtype 'f32' (supported: F32, F64, U8, F16, BF16)"],
   ['dtype-number.safetensors', withEntry(W, '{"dtype":32,"shape":[12,4],"data_offsets":[0,192]}'),
     "tensor 'in_proj_weight' dtype must be a string, found a number"],
   // Shapes.
@@ -243,3 +246,147 @@ writeFileSync(`${outDir}expected.json`, `${JSON.stringify(expected, null, 2)}\n`
 replaceDir(seedDir, seeds);
 console.log(`wrote ${cases.length} malformed files and expected.json to tests/data/malformed/, ` +
   `${seeds.length} seeds to tests/fuzz/seeds/`);
+
+// ---- GPT-2 checkpoints (lens.loadCheckpoint) ---------------------------------------------------
+// tests/data/malformed-gpt2/: files one defect away from a Hugging Face GPT-2 checkpoint for
+// tests/data/malformed-gpt2/config.json (2 layers, 2 heads, n_embd 8, vocab 16, 8 positions), with
+// expected.json (file -> a substring of the message), and the valid checkpoints they were cut from
+// in tests/fuzz/seeds-gpt2/ (F32 bare names; F16 with the transformer. prefix, lm_head and mask
+// buffers; BF16).
+
+const gpt2Dir = fileURLToPath(new URL('tests/data/malformed-gpt2/', root));
+const gpt2SeedDir = fileURLToPath(new URL('tests/fuzz/seeds-gpt2/', root));
+const GPT2 = { layers: 2, heads: 2, d: 8, vocab: 16, context: 8 };
+const HALF_BYTES = { F16: 2, BF16: 2 };
+
+// Bits of a float16 / bfloat16 for the corpus' values (multiples of 1/8 below 1, ±Infinity).
+function f16Bits(v) {
+  if (v === 0) return 0;
+  if (!Number.isFinite(v)) return Number.isNaN(v) ? 0x7e00 : v > 0 ? 0x7c00 : 0xfc00;
+  const sign = v < 0 ? 0x8000 : 0;
+  const e = Math.floor(Math.log2(Math.abs(v)));
+  return sign | ((e + 15) << 10) | Math.round((Math.abs(v) / 2 ** e - 1) * 1024);
+}
+function bf16Bits(v) {
+  const view = new DataView(new ArrayBuffer(4));
+  view.setFloat32(0, v, true);
+  return view.getUint32(0, true) >>> 16;
+}
+
+/** GPT-2 tensors [{name, dtype, shape, values?, bytes?}] laid out like layout(), F16/BF16 too. */
+function gpt2Layout(tensors) {
+  const pairs = [];
+  const parts = [];
+  let offset = 0;
+  for (const t of tensors) {
+    const width = HALF_BYTES[t.dtype] ?? BYTES[t.dtype];
+    const size = t.bytes ?? count(t.shape) * width;
+    pairs.push([t.name, entry(t.dtype, t.shape, offset, offset + size)]);
+    const bytes = new Uint8Array(size);
+    const view = new DataView(bytes.buffer);
+    for (let i = 0; (i + 1) * width <= size; ++i) {
+      const v = t.values?.[i] ?? ((i * 7) % 11 - 5) / 8;
+      if (t.dtype === 'F32') view.setFloat32(i * 4, v, true);
+      else if (t.dtype === 'F16') view.setUint16(i * 2, f16Bits(v), true);
+      else if (t.dtype === 'BF16') view.setUint16(i * 2, bf16Bits(v), true);
+      else view.setUint8(i, i & 255);
+    }
+    parts.push(bytes);
+    offset += size;
+  }
+  return file(header(tensors.meta ? [['__metadata__', tensors.meta], ...pairs] : pairs), concat(...parts));
+}
+
+/**
+ * The tensors of a valid tiny GPT-2: options { dtype, prefix, lmHead, buffers, layers, d, vocab },
+ * then `edit(list)` may change them (the list of {name, dtype, shape, values?, bytes?}).
+ */
+function gpt2Tensors({ dtype = 'F32', prefix = '', lmHead = false, buffers = false, layers = GPT2.layers,
+  d = GPT2.d, vocab = GPT2.vocab } = {}, edit = (list) => list) {
+  const t = (name, shape) => ({ name: prefix + name, dtype, shape });
+  const list = [t('wte.weight', [vocab, d]), t('wpe.weight', [GPT2.context, d])];
+  for (let l = 0; l < layers; ++l) {
+    const p = `h.${l}.`;
+    list.push(t(`${p}ln_1.weight`, [d]), t(`${p}ln_1.bias`, [d]));
+    if (buffers) {
+      list.push({ name: `${prefix}${p}attn.bias`, dtype: 'F32', shape: [1, 1, GPT2.context, GPT2.context] },
+        { name: `${prefix}${p}attn.masked_bias`, dtype: 'F32', shape: [], values: [-1e4] });
+    }
+    list.push(t(`${p}attn.c_attn.weight`, [d, 3 * d]), t(`${p}attn.c_attn.bias`, [3 * d]),
+      t(`${p}attn.c_proj.weight`, [d, d]), t(`${p}attn.c_proj.bias`, [d]),
+      t(`${p}ln_2.weight`, [d]), t(`${p}ln_2.bias`, [d]),
+      t(`${p}mlp.c_fc.weight`, [d, 4 * d]), t(`${p}mlp.c_fc.bias`, [4 * d]),
+      t(`${p}mlp.c_proj.weight`, [4 * d, d]), t(`${p}mlp.c_proj.bias`, [d]));
+  }
+  list.push(t('ln_f.weight', [d]), t('ln_f.bias', [d]));
+  if (lmHead) list.push({ name: 'lm_head.weight', dtype, shape: [vocab, d] });
+  return gpt2Layout(edit(list));
+}
+
+const rename = (from, to) => (list) => list.map((t) => (t.name === from ? { ...t, name: to } : t));
+const change = (name, fields) => (list) => list.map((t) => (t.name === name ? { ...t, ...fields } : t));
+const drop = (name) => (list) => list.filter((t) => t.name !== name);
+const SUPPORTED = 'supported: the GPT-2 family';
+
+const gpt2Cases = [
+  ['bert-names.safetensors', gpt2Tensors({}, rename('wte.weight', 'bert.embeddings.word_embeddings.weight')),
+    `this looks like a BERT checkpoint (tensor 'bert.embeddings.word_embeddings.weight'); ${SUPPORTED}`],
+  ['llama-names.safetensors', gpt2Tensors({}, (list) => [
+    { name: 'model.embed_tokens.weight', dtype: 'F32', shape: [16, 8] },
+    { name: 'model.layers.0.self_attn.q_proj.weight', dtype: 'F32', shape: [8, 8] }]),
+  `this looks like a Llama checkpoint (tensor 'model.embed_tokens.weight'); ${SUPPORTED}`],
+  ['neox-names.safetensors', gpt2Tensors({}, rename('wte.weight', 'gpt_neox.embed_in.weight')),
+    'this looks like a GPT-NeoX checkpoint'],
+  ['unknown-tensor.safetensors', gpt2Tensors({}, (list) => [...list, { name: 'h.0.attn.rotary.inv_freq', dtype: 'F32', shape: [4] }]),
+    `the checkpoint's tensor 'h.0.attn.rotary.inv_freq' [4] is not a GPT-2 tensor; ${SUPPORTED}`],
+  ['config-n-embd.safetensors', gpt2Tensors({ d: 16 }),
+    "the checkpoint's tensor 'wte.weight' has shape [16, 16], config.json (n_embd 8, vocab_size 16, n_positions 8) needs [16, 8]"],
+  ['config-vocab.safetensors', gpt2Tensors({ vocab: 20 }),
+    "the checkpoint's tensor 'wte.weight' has shape [20, 8], config.json (n_embd 8, vocab_size 16, n_positions 8) needs [16, 8]"],
+  ['config-n-layer.safetensors', gpt2Tensors({ layers: 3 }),
+    'config.json says n_layer 2 but the checkpoint has 3 layers (h.0 … h.2)'],
+  ['conv1d-not-transposed.safetensors', gpt2Tensors({ prefix: 'transformer.' }, change('transformer.h.1.attn.c_attn.weight', { shape: [24, 8] })),
+    "the checkpoint's tensor 'transformer.h.1.attn.c_attn.weight' has shape [24, 8], config.json (n_embd 8, vocab_size 16, n_positions 8) needs [8, 24]"],
+  ['missing-ln-f-bias.safetensors', gpt2Tensors({}, drop('ln_f.bias')),
+    "the checkpoint has no tensor for 'ln_f.bias' [8] (GPT-2 name: ln_f.bias)"],
+  ['missing-layer-tensor.safetensors', gpt2Tensors({ prefix: 'transformer.' }, drop('transformer.h.1.mlp.c_proj.bias')),
+    "the checkpoint has no tensor for 'layers.1.mlp.proj.bias' [8] (GPT-2 name: h.1.mlp.c_proj.bias)"],
+  ['lm-head-untied.safetensors', gpt2Tensors({ lmHead: true }, change('lm_head.weight', { values: [0, 0.5] })),
+    'lm_head.weight differs from wte.weight (at value 0): an untied output layer is not supported'],
+  ['lm-head-shape.safetensors', gpt2Tensors({ lmHead: true }, change('lm_head.weight', { shape: [16, 4] })),
+    "the checkpoint's tensor 'lm_head.weight' has shape [16, 4]"],
+  ['both-prefixes.safetensors', gpt2Tensors({}, (list) => [...list, { name: 'transformer.wte.weight', dtype: 'F32', shape: [16, 8] }]),
+    "the checkpoint has both 'wte.weight' and 'transformer.wte.weight'"],
+  ['f16-odd-span.safetensors', gpt2Tensors({ dtype: 'F16' }, change('wpe.weight', { bytes: 127 })),
+    "safetensors: tensor 'wpe.weight' has shape [8, 8] (64 F16 values = 128 bytes) but data_offsets span 127 bytes"],
+  ['u8-weight.safetensors', gpt2Tensors({}, change('h.0.ln_1.weight', { dtype: 'U8' })),
+    "the checkpoint's tensor 'h.0.ln_1.weight' is U8; supported: F32, F16, BF16 (and F64)"],
+  ['nan-weight.safetensors', gpt2Tensors({}, change('h.1.mlp.c_fc.bias', { values: [0, 0, NaN] })),
+    "tensor 'h.1.mlp.c_fc.bias' holds a non-finite value (NaN or infinity)"],
+  ['huge-weight.safetensors', gpt2Tensors({}, change('h.0.attn.c_attn.weight', { values: [0, 0, 0, 1e20] })),
+    "tensor 'h.0.attn.c_attn.weight' holds 1e+20; supported: |value| <= 1e+05"],
+  ['f16-infinity.safetensors', gpt2Tensors({ dtype: 'F16' }, change('ln_f.weight', { values: [Infinity] })),
+    "tensor 'ln_f.weight' holds a non-finite value (NaN or infinity)"],
+  ['truncated.safetensors', gpt2Tensors().subarray(0, gpt2Tensors().length - 10),
+    "tensor 'ln_f.bias' has data_offsets"],
+  ['no-tensors.safetensors', file('{}        '),
+    `the checkpoint has no tensors; ${SUPPORTED}`],
+];
+
+const gpt2Seeds = [
+  ['valid-f32.safetensors', gpt2Tensors()],
+  ['valid-f16-prefix-lmhead-buffers.safetensors', gpt2Tensors({ dtype: 'F16', prefix: 'transformer.', lmHead: true, buffers: true })],
+  ['valid-bf16.safetensors', gpt2Tensors({ dtype: 'BF16' })],
+];
+
+if (new Set(gpt2Cases.map(([name]) => name)).size !== gpt2Cases.length) throw new Error('duplicate GPT-2 corpus names');
+replaceDir(gpt2Dir, gpt2Cases);
+writeFileSync(`${gpt2Dir}expected.json`,
+  `${JSON.stringify(Object.fromEntries(gpt2Cases.map(([name, , message]) => [name, message])), null, 2)}\n`);
+writeFileSync(`${gpt2Dir}config.json`, `${JSON.stringify({
+  model_type: 'gpt2', n_layer: GPT2.layers, n_head: GPT2.heads, n_embd: GPT2.d, n_positions: GPT2.context,
+  vocab_size: GPT2.vocab, n_inner: null, layer_norm_epsilon: 1e-5, activation_function: 'gelu_new',
+}, null, 2)}\n`);
+replaceDir(gpt2SeedDir, gpt2Seeds);
+console.log(`wrote ${gpt2Cases.length} malformed GPT-2 checkpoints to tests/data/malformed-gpt2/, ` +
+  `${gpt2Seeds.length} seeds to tests/fuzz/seeds-gpt2/`);

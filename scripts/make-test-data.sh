@@ -4,6 +4,8 @@
 #   tests/data/numpy/   NumPy RandomState streams and the seeds' examples (scripts/make-numpy-data.py)
 #   tests/data/train/   the model's loss, gradients and AdamW steps from PyTorch autograd, float32
 #                       and float64                                  (scripts/make-train-golden.py)
+#   tests/data/gpt2/    tiny Hugging Face GPT-2 checkpoints, their logits and attention in float32
+#                       and float64                                  (scripts/make-gpt2-golden.py)
 # Uses Debian's python3-torch and python3-numpy with /usr/bin/python3 (a pyenv python3 on PATH
 # lacks them) and installs them when missing. Deterministic: rerunning gives the same bytes.
 set -euo pipefail
@@ -31,4 +33,5 @@ export PYTHONDONTWRITEBYTECODE=1
 "$py" "$root/scripts/make-golden.py"
 "$py" "$root/scripts/make-numpy-data.py"
 "$py" "$root/scripts/make-train-golden.py"
-log "done: tests/data/golden, tests/data/numpy and tests/data/train"
+"$py" "$root/scripts/make-gpt2-golden.py"
+log "done: tests/data/golden, tests/data/numpy, tests/data/train and tests/data/gpt2"

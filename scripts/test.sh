@@ -62,16 +62,17 @@ run_suite native-build none attn_build_preset native-release
 run_suite native-tests ctest ctest --preset native-release -j2
 run_suite asan-ubsan-build none attn_build_preset native-debug
 run_suite asan-ubsan-tests ctest ctest --preset native-debug -j2
-# libFuzzer on the .safetensors reader and AttentionLayer::load_safetensors (ASan + UBSan), for a
-# bounded time from the valid seeds and the malformed corpus. New inputs go to a temporary folder
-# and findings (crash-*, timeout-*, oom-*) to build/fuzz/: nothing is written into the repository.
+# libFuzzer on the .safetensors reader, AttentionLayer::load_safetensors and the GPT-2 checkpoint
+# import (ASan + UBSan), for a bounded time from the valid seeds and the malformed corpora. New
+# inputs go to a temporary folder and findings (crash-*, timeout-*, oom-*) to build/fuzz/: nothing
+# is written into the repository.
 fuzz_safetensors() {
   attn_build_preset fuzz || return 1
   local corpus status
   corpus=$(mktemp -d)
   build/fuzz/fuzz_safetensors -seed=1 -max_total_time="${ATTN_FUZZ_SECONDS:-30}" -timeout=10 \
     -print_final_stats=1 -dict=tests/fuzz/safetensors.dict -artifact_prefix=build/fuzz/ \
-    "$corpus" tests/fuzz/seeds tests/data/malformed
+    "$corpus" tests/fuzz/seeds tests/fuzz/seeds-gpt2 tests/data/malformed tests/data/malformed-gpt2
   status=$?
   rm -rf "$corpus"
   return "$status"

@@ -26,7 +26,7 @@ constexpr int kMaxJsonDepth = 64;
 constexpr std::uint64_t kMaxExactInteger = std::uint64_t{1} << 53;  // JSON numbers are doubles
 constexpr std::size_t kMaxNameInMessage = 80;
 constexpr const char* kMetadataKey = "__metadata__";
-constexpr const char* kSupportedDTypes = "F32, F64, U8";
+constexpr const char* kSupportedDTypes = "F32, F64, U8, F16, BF16";
 
 [[noreturn]] void fail(const std::string& what) {
   throw Error("safetensors: " + what);
@@ -415,6 +415,8 @@ DType parse_dtype(const JsonValue& value, const std::string& label) {
   if (*text == "F32") return DType::F32;
   if (*text == "F64") return DType::F64;
   if (*text == "U8") return DType::U8;
+  if (*text == "F16") return DType::F16;
+  if (*text == "BF16") return DType::BF16;
   fail(label + " has unsupported dtype " + quoted(*text) + " (supported: " + kSupportedDTypes +
        ")");
 }
@@ -572,16 +574,16 @@ Header interpret_header(const JsonValue& root, std::size_t data_size, const Limi
 
 // ---- file layout ------------------------------------------------------------------------------
 
-std::size_t read_header_length(std::span<const std::uint8_t> bytes, const Limits& limits) {
-  if (bytes.size() < kLengthFieldBytes) {
-    fail("file is " + plural(bytes.size(), "byte") +
-         " long, too short for the 8-byte header length");
+std::size_t read_header_length(std::span<const std::uint8_t> bytes, std::uint64_t file_size,
+                               const Limits& limits) {
+  if (file_size < kLengthFieldBytes || bytes.size() < kLengthFieldBytes) {
+    fail("file is " + plural(file_size, "byte") + " long, too short for the 8-byte header length");
   }
   std::uint64_t length = 0;
   for (std::size_t i = 0; i < kLengthFieldBytes; ++i) {
     length |= std::uint64_t{bytes[i]} << (8 * i);
   }
-  const std::size_t available = bytes.size() - kLengthFieldBytes;
+  const std::uint64_t available = file_size - kLengthFieldBytes;
   if (length > available) {
     fail("header length says " + plural(length, "byte") + " but the file has only " +
          std::to_string(available) + " after the length field");
@@ -747,6 +749,10 @@ const char* dtype_name(DType dtype) {
       return "F64";
     case DType::U8:
       return "U8";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
   }
   return "unknown";
 }
@@ -759,6 +765,9 @@ std::size_t dtype_size(DType dtype) {
       return 8;
     case DType::U8:
       return 1;
+    case DType::F16:
+    case DType::BF16:
+      return 2;
   }
   fail("unknown dtype value " + std::to_string(static_cast<int>(dtype)));
 }
@@ -769,24 +778,105 @@ std::size_t TensorInfo::element_count() const {
   return count;
 }
 
-File File::parse(std::span<const std::uint8_t> bytes, const Limits& limits) {
-  if (bytes.size() > limits.max_total_bytes) {
-    fail("file is " + plural(bytes.size(), "byte") + " long, more than the limit of " +
+std::size_t header_length(std::span<const std::uint8_t> head, std::uint64_t file_size,
+                          const Limits& limits) {
+  return read_header_length(head, file_size, limits);
+}
+
+Index parse_index(std::span<const std::uint8_t> head, std::uint64_t file_size,
+                  const Limits& limits) {
+  if (file_size > limits.max_total_bytes) {
+    fail("file is " + plural(file_size, "byte") + " long, more than the limit of " +
          plural(limits.max_total_bytes, "byte"));
   }
-  const std::size_t header_size = read_header_length(bytes, limits);
-  const std::string_view header(reinterpret_cast<const char*>(bytes.data()) + kLengthFieldBytes,
+  const std::size_t header_size = read_header_length(head, file_size, limits);
+  if (head.size() < kLengthFieldBytes + header_size) {
+    fail("the header needs the first " + plural(kLengthFieldBytes + header_size, "byte") +
+         ", only " + std::to_string(head.size()) + " were given");
+  }
+  const std::string_view header(reinterpret_cast<const char*>(head.data()) + kLengthFieldBytes,
                                 header_size);
   check_header_utf8(header);
   const JsonValue root = JsonParser(header).parse_document();
-  const auto data = bytes.subspan(kLengthFieldBytes + header_size);
-  Header parsed = interpret_header(root, data.size(), limits);
+  const std::size_t data_size =
+      static_cast<std::size_t>(file_size - kLengthFieldBytes - header_size);
+  Header parsed = interpret_header(root, data_size, limits);
+  return Index{std::move(parsed.tensors), std::move(parsed.metadata),
+               kLengthFieldBytes + header_size};
+}
 
+File File::parse(std::span<const std::uint8_t> bytes, const Limits& limits) {
+  Index index = parse_index(bytes, bytes.size(), limits);
   File file;
-  file.tensors_ = std::move(parsed.tensors);
-  file.metadata_ = std::move(parsed.metadata);
+  file.tensors_ = std::move(index.tensors);
+  file.metadata_ = std::move(index.metadata);
+  const auto data = bytes.subspan(index.data_offset);
   file.data_.assign(data.begin(), data.end());
   return file;
+}
+
+// std::bit_cast is missing from Emscripten 3.1.6's libc++.
+static float float_from_bits(std::uint32_t bits) {
+  float value = 0;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+float f16_to_f32(std::uint16_t half) {
+  const std::uint32_t sign = std::uint32_t(half & 0x8000u) << 16;
+  const std::uint32_t exponent = (half >> 10) & 0x1Fu;
+  std::uint32_t mantissa = half & 0x3FFu;
+  std::uint32_t bits = 0;
+  if (exponent == 0x1F) {  // inf or NaN
+    bits = sign | 0x7F800000u | (mantissa << 13);
+  } else if (exponent != 0) {  // normal
+    bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+  } else if (mantissa != 0) {  // subnormal: m · 2^-24, exact in float
+    int shift = 0;
+    while ((mantissa & 0x400u) == 0) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    bits = sign | (std::uint32_t(113 - shift) << 23) | ((mantissa & 0x3FFu) << 13);
+  } else {
+    bits = sign;
+  }
+  return float_from_bits(bits);
+}
+
+float bf16_to_f32(std::uint16_t bf16) {
+  return float_from_bits(std::uint32_t{bf16} << 16);
+}
+
+void convert_to_f32(DType dtype, std::span<const std::uint8_t> bytes, std::span<float> out) {
+  if (dtype == DType::U8) fail("a U8 tensor is not floating point (expected F32, F16 or BF16)");
+  const std::size_t size = dtype_size(dtype);
+  if (bytes.size() != out.size() * size) {
+    fail(plural(bytes.size(), "byte") + " of " + dtype_name(dtype) + " cannot fill " +
+         plural(out.size(), "value"));
+  }
+  const std::uint8_t* in = bytes.data();
+  for (std::size_t i = 0; i < out.size(); ++i, in += size) {
+    switch (dtype) {
+      case DType::F32:
+        std::memcpy(&out[i], in, 4);
+        break;
+      case DType::F64: {
+        double value = 0;
+        std::memcpy(&value, in, 8);
+        out[i] = static_cast<float>(value);
+        break;
+      }
+      case DType::F16:
+        out[i] = f16_to_f32(std::uint16_t(in[0] | (in[1] << 8)));
+        break;
+      case DType::BF16:
+        out[i] = bf16_to_f32(std::uint16_t(in[0] | (in[1] << 8)));
+        break;
+      case DType::U8:
+        break;
+    }
+  }
 }
 
 bool File::contains(const std::string& name) const {
@@ -817,6 +907,17 @@ std::vector<double> File::f64(const std::string& name) const {
 
 std::vector<std::uint8_t> File::u8(const std::string& name) const {
   return copy_values<std::uint8_t>(data_, typed_info(*this, name, DType::U8));
+}
+
+std::vector<float> File::as_f32(const std::string& name) const {
+  const TensorInfo& tensor = info(name);
+  std::vector<float> values(tensor.element_count());
+  convert_to_f32(tensor.dtype, raw(tensor), values);
+  return values;
+}
+
+std::span<const std::uint8_t> File::raw(const TensorInfo& tensor) const {
+  return std::span<const std::uint8_t>(data_).subspan(tensor.begin, tensor.end - tensor.begin);
 }
 
 TensorToWrite make_f32(std::string name, std::vector<std::size_t> shape,

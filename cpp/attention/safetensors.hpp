@@ -1,4 +1,4 @@
-// A bounded reader and writer for the .safetensors format (F32, F64 and U8 tensors).
+// A bounded reader and writer for the .safetensors format (F32, F64, U8, F16 and BF16 tensors).
 //
 // Format: 8-byte little-endian header length N, N bytes of UTF-8 JSON
 //   {"name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, ...,
@@ -17,9 +17,9 @@
 
 namespace attn::safetensors {
 
-enum class DType { F32, F64, U8 };
+enum class DType { F32, F64, U8, F16, BF16 };
 
-const char* dtype_name(DType dtype);  // "F32", "F64", "U8"
+const char* dtype_name(DType dtype);  // "F32", "F64", "U8", "F16", "BF16"
 std::size_t dtype_size(DType dtype);  // bytes per element
 
 struct Limits {
@@ -40,6 +40,29 @@ struct TensorInfo {
   std::size_t element_count() const;  // product of shape (1 for rank 0)
 };
 
+// The header alone: what parse() checks, without the data. `head` holds at least the file's
+// first 8 + N bytes (N = the header length); file_size is the whole file's size, so the tensors'
+// offsets are checked against the data the file will have. Tensor offsets are relative to
+// data_offset (= 8 + N) in the file.
+struct Index {
+  std::vector<TensorInfo> tensors;  // in header order
+  std::map<std::string, std::string> metadata;
+  std::size_t data_offset = 0;
+};
+// The header length N from the first 8 bytes of a file of file_size bytes (throws when they
+// are missing, N runs past the end, or N is over limits.max_header_bytes).
+std::size_t header_length(std::span<const std::uint8_t> head, std::uint64_t file_size,
+                          const Limits& limits = {});
+Index parse_index(std::span<const std::uint8_t> head, std::uint64_t file_size,
+                  const Limits& limits = {});
+
+// Converts `bytes` little-endian values of a floating-point dtype (F32, F64, F16 or BF16) into
+// out (exactly bytes / dtype_size values, else attn::Error); F16 and BF16 are exact in float,
+// F64 is rounded to nearest.
+void convert_to_f32(DType dtype, std::span<const std::uint8_t> bytes, std::span<float> out);
+float f16_to_f32(std::uint16_t half);
+float bf16_to_f32(std::uint16_t bf16);
+
 // A parsed file. Holds a copy of the bytes it needs, so the input may go away after parse().
 class File {
  public:
@@ -58,6 +81,10 @@ class File {
   std::vector<float> f32(const std::string& name) const;
   std::vector<double> f64(const std::string& name) const;
   std::vector<std::uint8_t> u8(const std::string& name) const;
+  // Any floating-point tensor (F32, F64, F16, BF16) converted to float.
+  std::vector<float> as_f32(const std::string& name) const;
+  // The tensor's stored bytes, whatever its dtype.
+  std::span<const std::uint8_t> raw(const TensorInfo& tensor) const;
 
  private:
   std::vector<TensorInfo> tensors_;

@@ -15,9 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "attention/bpe_tokenizer.hpp"
 #include "attention/error.hpp"
 #include "attention/explain.hpp"
 #include "attention/layer.hpp"
+#include "attention/model/gpt2_checkpoint.hpp"
 #include "attention/model/model.hpp"
 #include "attention/ops/embedding.hpp"
 #include "attention/ops/gelu.hpp"
@@ -252,6 +254,11 @@ val catalog() {
   limits.set("maxModelContext", attn::kMaxModelContext);
   limits.set("maxModelDModel", attn::kMaxModelDModel);
   limits.set("maxModelLayers", attn::kMaxModelLayers);
+  limits.set("maxCheckpointVocab", attn::kMaxCheckpointVocab);
+  limits.set("maxCheckpointContext", attn::kMaxCheckpointContext);
+  limits.set("maxCheckpointDModel", attn::kMaxCheckpointDModel);
+  limits.set("maxCheckpointLayers", attn::kMaxCheckpointLayers);
+  limits.set("maxCheckpointParameterBytes", double(attn::kMaxCheckpointParameterBytes));
   val out = val::object();
   out.set("steps", steps);
   out.set("positional", name_list(attn::positional_kinds()));
@@ -453,6 +460,11 @@ class ModelHandle {
   }
 
   attn::Model& model() { return *model_; }
+  void adopt(std::unique_ptr<attn::Model> model) {
+    model_ = std::move(model);
+    output_ = {};
+    traced_ = false;
+  }
 
   // [{name, shape}] in buffer order.
   val parameterTable() const {
@@ -599,6 +611,113 @@ class ModelHandle {
   std::vector<std::uint8_t> bytes_;
 };
 
+// config.json's fields, as the JS API read them.
+struct Gpt2Args {
+  std::string modelType;
+  std::size_t nLayer{}, nHead{}, nEmbd{}, nPositions{}, vocabSize{}, nInner{};
+  double layerNormEpsilon{};
+  std::string activationFunction;
+  bool scaleAttnWeights{}, scaleAttnByInverseLayerIdx{};
+};
+
+// A streamed GPT-2 checkpoint import: begin(header) lists the reads; for each chunk the JS API
+// writes the file's bytes into buffer(size) and calls read(); finish() hands the model over.
+class CheckpointHandle {
+ public:
+  val begin(val head, double file_size, const Gpt2Args& args) {
+    return guarded([&] {
+      attn::Gpt2Config config;
+      config.model_type = args.modelType;
+      config.n_layer = args.nLayer;
+      config.n_head = args.nHead;
+      config.n_embd = args.nEmbd;
+      config.n_positions = args.nPositions;
+      config.vocab_size = args.vocabSize;
+      config.n_inner = args.nInner;
+      config.layer_norm_epsilon = args.layerNormEpsilon;
+      config.activation_function = args.activationFunction;
+      config.scale_attn_weights = args.scaleAttnWeights;
+      config.scale_attn_by_inverse_layer_idx = args.scaleAttnByInverseLayerIdx;
+      import_ = std::make_unique<attn::Gpt2Import>(vector_or_empty<std::uint8_t>(head),
+                                                   std::uint64_t(file_size), config);
+      val reads = val::array();
+      for (std::size_t i = 0; i < import_->reads().size(); ++i) {
+        const attn::Gpt2Read& where = import_->reads()[i];
+        val entry = val::object();
+        entry.set("name", where.name);
+        entry.set("begin", double(where.begin));
+        entry.set("end", double(where.end));
+        entry.set("whole", import_->needs_whole(i));
+        reads.call<void>("push", entry);
+      }
+      return reads;
+    });
+  }
+  // A view of `size` bytes of wasm memory for the next chunk (valid until the next allocation).
+  val buffer(std::size_t size) {
+    return guarded([&] {
+      buffer_.resize(size);
+      return view_of(buffer_.data(), size);
+    });
+  }
+  val read(std::size_t index, std::size_t size, double offset) {
+    return guarded([&] {
+      import_->read(index, std::span<const std::uint8_t>(buffer_.data(), size),
+                    std::uint64_t(offset));
+      return val::undefined();
+    });
+  }
+  val finish(ModelHandle& model) {
+    return guarded([&] {
+      std::vector<std::uint8_t>().swap(buffer_);
+      model.adopt(import_->finish());
+      import_.reset();
+      return val::undefined();
+    });
+  }
+
+ private:
+  std::unique_ptr<attn::Gpt2Import> import_;
+  std::vector<std::uint8_t> buffer_;
+};
+
+// GPT-2's byte-level BPE over a vocabulary and merges given as text (one entry per line).
+class BpeHandle {
+ public:
+  val configure(const std::string& vocab, const std::string& merges, std::size_t model_vocab) {
+    return guarded([&] {
+      auto tokenizer = std::make_unique<attn::BpeTokenizer>(vocab, merges);
+      tokenizer->check_fits(model_vocab);
+      tokenizer_ = std::move(tokenizer);
+      return val(double(tokenizer_->vocab_size()));
+    });
+  }
+  // { ids: Int32Array view, tokens: [Uint8Array bytes] } of UTF-8 (or any) bytes.
+  val encode(val bytes) {
+    return guarded([&] {
+      const auto input = vector_or_empty<std::uint8_t>(bytes);
+      ids_ = tokenizer_->encode(
+          std::string_view(reinterpret_cast<const char*>(input.data()), input.size()));
+      val tokens = val::array();
+      for (const std::int32_t id : ids_) {
+        const std::string& token = tokenizer_->token_bytes(id);
+        tokens.call<void>(
+            "push", val(emscripten::typed_memory_view(
+                            token.size(), reinterpret_cast<const std::uint8_t*>(token.data())))
+                        .call<val>("slice"));
+      }
+      val out = val::object();
+      out.set("ids", view_of(ids_.data(), ids_.size()));
+      out.set("tokens", tokens);
+      return out;
+    });
+  }
+
+ private:
+  std::unique_ptr<attn::BpeTokenizer> tokenizer_;
+  std::vector<std::int32_t> ids_;
+};
+
 // A trainer borrows its ModelHandle's model: the JS API disposes the trainer before the model.
 class TrainerHandle {
  public:
@@ -727,6 +846,18 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .field("trace", &ForwardArgs::trace)
       .field("traceHead", &ForwardArgs::traceHead)
       .field("preview", &ForwardArgs::preview);
+  emscripten::value_object<Gpt2Args>("Gpt2Args")
+      .field("modelType", &Gpt2Args::modelType)
+      .field("nLayer", &Gpt2Args::nLayer)
+      .field("nHead", &Gpt2Args::nHead)
+      .field("nEmbd", &Gpt2Args::nEmbd)
+      .field("nPositions", &Gpt2Args::nPositions)
+      .field("vocabSize", &Gpt2Args::vocabSize)
+      .field("nInner", &Gpt2Args::nInner)
+      .field("layerNormEpsilon", &Gpt2Args::layerNormEpsilon)
+      .field("activationFunction", &Gpt2Args::activationFunction)
+      .field("scaleAttnWeights", &Gpt2Args::scaleAttnWeights)
+      .field("scaleAttnByInverseLayerIdx", &Gpt2Args::scaleAttnByInverseLayerIdx);
   emscripten::value_object<ModelArgs>("ModelArgs")
       .field("vocab", &ModelArgs::vocab)
       .field("context", &ModelArgs::context)
@@ -772,6 +903,16 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("loadSafetensors", &ModelHandle::loadSafetensors)
       .function("headScores", &ModelHandle::headScores)
       .function("headAblation", &ModelHandle::headAblation);
+  emscripten::class_<CheckpointHandle>("CheckpointHandle")
+      .constructor<>()
+      .function("begin", &CheckpointHandle::begin)
+      .function("buffer", &CheckpointHandle::buffer)
+      .function("read", &CheckpointHandle::read)
+      .function("finish", &CheckpointHandle::finish);
+  emscripten::class_<BpeHandle>("BpeHandle")
+      .constructor<>()
+      .function("configure", &BpeHandle::configure)
+      .function("encode", &BpeHandle::encode);
   emscripten::class_<TrainerHandle>("TrainerHandle")
       .constructor<>()
       .function("configure", &TrainerHandle::configure)

@@ -2,6 +2,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -88,6 +89,10 @@ std::size_t read_all(const st::File& file) {
         break;
       case st::DType::U8:
         values += file.u8(tensor.name).size();
+        break;
+      case st::DType::F16:
+      case st::DType::BF16:
+        values += file.as_f32(tensor.name).size();
         break;
     }
   }
@@ -334,9 +339,9 @@ TEST_CASE("parse rejects duplicate keys inside a tensor entry", "[safetensors]")
 }
 
 TEST_CASE("parse rejects an unknown dtype and lists the supported ones", "[safetensors]") {
-  CHECK_THROWS_WITH(parse_header(one_tensor(R"("BF16")", "[2]", "[0,4]")),
-                    ContainsSubstring("tensor 'x' has unsupported dtype 'BF16' "
-                                      "(supported: F32, F64, U8)"));
+  CHECK_THROWS_WITH(parse_header(one_tensor(R"("F8_E4M3")", "[2]", "[0,4]")),
+                    ContainsSubstring("tensor 'x' has unsupported dtype 'F8_E4M3' "
+                                      "(supported: F32, F64, U8, F16, BF16)"));
 }
 
 TEST_CASE("parse rejects negative, fractional and too large shape entries", "[safetensors]") {
@@ -558,4 +563,28 @@ TEST_CASE("mutated files either parse or throw attn::Error", "[safetensors]") {
   }
   CHECK(accepted > 0);
   CHECK(rejected > 0);
+}
+
+TEST_CASE("F16 and BF16 tensors convert exactly to float", "[safetensors]") {
+  CHECK(st::f16_to_f32(0x3C00) == 1.0f);
+  CHECK(st::f16_to_f32(0xC000) == -2.0f);
+  CHECK(st::f16_to_f32(0x7BFF) == 65504.0f);
+  CHECK(st::f16_to_f32(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
+  CHECK(st::f16_to_f32(0x03FF) == std::ldexp(1023.0f, -24));
+  CHECK(std::isinf(st::f16_to_f32(0x7C00)));
+  CHECK(std::isnan(st::f16_to_f32(0x7E00)));
+  CHECK(std::signbit(st::f16_to_f32(0x8000)));
+  CHECK(st::bf16_to_f32(0x3F80) == 1.0f);
+  CHECK(st::bf16_to_f32(0xC0A0) == -5.0f);
+  const Bytes half = {0x00, 0x3C, 0x00, 0xC0};  // 1, -2
+  std::vector<float> out(2);
+  st::convert_to_f32(st::DType::F16, half, out);
+  CHECK(out == std::vector<float>{1.0f, -2.0f});
+  CHECK_THROWS_WITH(st::convert_to_f32(st::DType::F16, half, std::span<float>(out.data(), 1)),
+                    ContainsSubstring("4 bytes of F16 cannot fill 1 value"));
+  st::TensorToWrite tensor{"w", st::DType::BF16, {2}, Bytes{0x80, 0x3F, 0xA0, 0xC0}};
+  const auto file = st::File::parse(st::write({tensor}));
+  CHECK(file.info("w").dtype == st::DType::BF16);
+  CHECK(file.as_f32("w") == std::vector<float>{1.0f, -5.0f});
+  CHECK_THROWS_WITH(file.f32("w"), ContainsSubstring("is BF16, expected F32"));
 }

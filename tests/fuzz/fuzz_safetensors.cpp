@@ -9,13 +9,18 @@
 //      result gives the same tensors, values and metadata;
 //   2. loads the bytes into a layer shaped like the file's in_proj_weight (so well-formed files
 //      reach the weight checks) and, when they load, runs a small forward with them, which must
-//      either be refused with attn::Error or return finite outputs and softmax rows summing to 1.
+//      either be refused with attn::Error or return finite outputs and softmax rows summing to 1;
+//   3. imports the bytes as a Hugging Face GPT-2 checkpoint (attn::load_gpt2_checkpoint) for the
+//      config of tests/data/malformed-gpt2/ and tests/fuzz/seeds-gpt2/ (2 layers, 2 heads,
+//      n_embd 8, vocab 16, 8 positions) and, when it loads, runs a forward: finite logits and
+//      causal attention rows summing to 1.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +28,7 @@
 
 #include "attention/error.hpp"
 #include "attention/layer.hpp"
+#include "attention/model/gpt2_checkpoint.hpp"
 #include "attention/safetensors.hpp"
 
 namespace st = attn::safetensors;
@@ -53,6 +59,13 @@ std::vector<std::uint8_t> tensor_bytes(const st::File& file, const st::TensorInf
     case st::DType::U8:
       count = copy(file.u8(tensor.name));
       break;
+    case st::DType::F16:
+    case st::DType::BF16: {
+      const auto raw = file.raw(tensor);
+      bytes.assign(raw.begin(), raw.end());
+      count = file.as_f32(tensor.name).size();
+      break;
+    }
   }
   if (count != tensor.element_count()) broken("tensor '" + tensor.name + "' read the wrong count");
   if (bytes.size() != tensor.end - tensor.begin) broken("tensor '" + tensor.name + "' byte range");
@@ -133,6 +146,38 @@ void check_layer(std::span<const std::uint8_t> bytes, const attn::LayerConfig& c
   }
 }
 
+void check_gpt2(std::span<const std::uint8_t> bytes) {
+  attn::Gpt2Config config;
+  config.n_layer = 2;
+  config.n_head = 2;
+  config.n_embd = 8;
+  config.vocab_size = 16;
+  config.n_positions = 8;
+  std::unique_ptr<attn::Model> model;
+  try {
+    model = attn::load_gpt2_checkpoint(bytes, config);
+  } catch (const attn::Error&) {
+    return;
+  }
+  const std::vector<std::int32_t> ids = {1, 5, 15, 0};
+  attn::ModelOutput out;
+  try {
+    out = model->forward(ids, 1, ids.size());
+  } catch (const attn::Error&) {
+    return;
+  }
+  for (const float value : out.logits) {
+    if (!std::isfinite(value)) broken("a non-finite GPT-2 logit from finite weights");
+  }
+  for (const auto& layer : out.attention) {
+    for (std::size_t row = 0; row + 4 <= layer.size(); row += 4) {
+      float sum = 0.0f;
+      for (std::size_t j = 0; j < 4; ++j) sum += layer[row + j];
+      if (!(std::abs(sum - 1.0f) <= 1e-4f)) broken("a GPT-2 attention row does not sum to 1");
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -144,5 +189,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (file) check_parsed(*file);
   check_layer(bytes, config_for(file));
+  check_gpt2(bytes);
   return 0;
 }

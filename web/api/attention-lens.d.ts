@@ -366,6 +366,48 @@ export interface TrainedModel extends TransformerModel {
   /** Token ids of text; a character outside the vocabulary throws naming it. */
   encode(text: string): Int32Array;
   decode(ids: TokenIds): string;
+/** Hugging Face config.json (GPT-2 family); other keys are ignored. */
+export interface Gpt2ConfigJson {
+  model_type?: string; // 'gpt2' (default)
+  n_layer: number;
+  n_head: number;
+  n_embd: number;
+  n_positions?: number; // or n_ctx
+  n_ctx?: number;
+  vocab_size: number;
+  n_inner?: number | null; // null or 4 * n_embd
+  layer_norm_epsilon?: number; // 1e-5
+  activation_function?: string; // 'gelu_new' (default), 'gelu_pytorch_tanh' or 'gelu'
+  scale_attn_weights?: boolean;
+  scale_attn_by_inverse_layer_idx?: boolean;
+  [key: string]: unknown;
+}
+
+/** A tokenizer: the parsed tokenizer.json, or vocab.json's object with merges.txt's text (or lines). */
+export type Gpt2Tokenizer =
+  | { model: { type?: 'BPE'; vocab: Record<string, number>; merges: string[] | [string, string][] };
+      added_tokens?: { id: number; content: string }[] }
+  | { vocab: Record<string, number>; merges: string | string[] | [string, string][] };
+
+export interface LoadCheckpointOptions {
+  /** model.safetensors (F32, F16 or BF16; a Blob is read in 4 MB chunks). */
+  weights: Uint8Array | ArrayBuffer | Blob;
+  /** The parsed config.json. */
+  config: Gpt2ConfigJson;
+  /** Default: GPT-2's own (for a vocab_size of at least 50 257). */
+  tokenizer?: Gpt2Tokenizer;
+  /** Called after each chunk with the fraction of the tensors' bytes read. */
+  onProgress?: (fraction: number) => void;
+}
+
+/** A loaded GPT-2 checkpoint: a TransformerModel (learned positions, pre-LN, MLP, tied, tanh GELU). */
+export interface CheckpointModel extends TransformerModel {
+  /**
+   * Byte-level BPE ids of text (a string is UTF-8 encoded, a lone surrogate as U+FFFD; bytes are
+   * decoded as TextDecoder does). tokens: each token's bytes as text. Throws when the checkpoint
+   * has no tokenizer (a vocab_size below GPT-2's and none given).
+   */
+  tokenize(text: string | Uint8Array): { tokens: string[]; ids: Int32Array };
 }
 
 export type TaskName = 'induction' | 'copy' | 'reverse' | 'sort' | 'english';
@@ -458,7 +500,10 @@ export interface Catalog {
   /** The core's size limits (exceeding one throws). */
   limits: { maxModelDim: number; maxHeads: number; maxSequence: number; maxScoreValues: number;
     maxTraceValues: number; maxTokens: number; vocabularySize: number; maxModelVocab: number;
-    maxModelContext: number; maxModelDModel: number; maxModelLayers: number };
+    maxModelContext: number; maxModelDModel: number; maxModelLayers: number;
+    /** A loaded checkpoint's own bounds (loadCheckpoint), and the float32 bytes of its parameters. */
+    maxCheckpointVocab: number; maxCheckpointContext: number; maxCheckpointDModel: number;
+    maxCheckpointLayers: number; maxCheckpointParameterBytes: number };
 }
 
 export interface AttentionLens {
@@ -466,6 +511,8 @@ export interface AttentionLens {
   readonly catalog: Catalog;
   createLayer(config?: LayerConfig): AttentionLayer;
   createModel(config?: ModelConfig): TransformerModel;
+  /** A Hugging Face GPT-2-family checkpoint (README "Your own model"); errors name what was found. */
+  loadCheckpoint(options: LoadCheckpointOptions): Promise<CheckpointModel>;
   /** The trainer borrows the model: disposing the model disposes the trainer. */
   createTrainer(model: TransformerModel, options?: TrainerOptions): Trainer;
   /** The names of the shipped trained models (the catalogue is built into the module). */

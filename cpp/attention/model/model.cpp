@@ -46,11 +46,11 @@ void zero(AlignedVector<float>& buffer, std::size_t size) {
 }  // namespace
 
 void validate(const ModelConfig& c) {
-  check_range("vocab", c.vocab, 2, kMaxModelVocab);
-  check_range("context", c.context, 1, kMaxModelContext);
-  check_range("d_model", c.d_model, 1, kMaxModelDModel);
+  check_range("vocab", c.vocab, 2, c.checkpoint ? kMaxCheckpointVocab : kMaxModelVocab);
+  check_range("context", c.context, 1, c.checkpoint ? kMaxCheckpointContext : kMaxModelContext);
+  check_range("d_model", c.d_model, 1, c.checkpoint ? kMaxCheckpointDModel : kMaxModelDModel);
   check_range("heads", c.heads, 1, c.d_model);
-  check_range("layers", c.layers, 1, kMaxModelLayers);
+  check_range("layers", c.layers, 1, c.checkpoint ? kMaxCheckpointLayers : kMaxModelLayers);
   if (c.d_model % c.heads != 0) {
     throw Error("d_model must be a multiple of heads: d_model " + std::to_string(c.d_model) +
                 " is not divisible by heads " + std::to_string(c.heads));
@@ -108,7 +108,7 @@ Model::Model(const ModelConfig& config) : config_(config) {
     return kNone;
   };
   params_.assign(table_.empty() ? 0 : table_.back().offset + table_.back().size, 0.0f);
-  grads_.assign(params_.size(), 0.0f);
+  if (!config_.checkpoint) grads_.assign(params_.size(), 0.0f);
   embed_ = offset("embed.weight");
   pos_ = offset("pos.weight");
   lnf_w_ = offset("ln_f.weight");
@@ -124,7 +124,7 @@ Model::Model(const ModelConfig& config) : config_(config) {
                        offset(prefix + "mlp.fc.bias"), offset(prefix + "mlp.proj.weight"),
                        offset(prefix + "mlp.proj.bias")});
   }
-  initialise();
+  if (!config_.checkpoint) initialise();
 }
 
 void Model::add_parameter(const std::string& name, std::vector<std::size_t> shape) {
@@ -170,6 +170,7 @@ std::span<float> Model::parameter(const std::string& name) {
 
 std::span<const float> Model::gradient(const std::string& name) const {
   const auto& info = parameter_info(name);
+  if (grads_.empty()) return {};  // a checkpoint model before its first backward
   return {grads_.data() + info.offset, info.size};
 }
 
@@ -370,7 +371,7 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
   resize(probs_, M * V);
   const float loss = cross_entropy_forward(logits_.data(), targets.data(), probs_.data(), M, V);
 
-  std::fill(grads_.begin(), grads_.end(), 0.0f);
+  grads_.assign(params_.size(), 0.0f);
   resize(d_logits_, M * V);
   cross_entropy_backward(probs_.data(), targets.data(), d_logits_.data(), M, V);
 

@@ -25,6 +25,12 @@ inline constexpr std::size_t kMaxModelVocab = 512;
 inline constexpr std::size_t kMaxModelContext = 1024;
 inline constexpr std::size_t kMaxModelDModel = 512;
 inline constexpr std::size_t kMaxModelLayers = 4;
+// A loaded checkpoint's own bounds (ModelConfig::checkpoint): GPT-2 XL's 48 layers and d 1600,
+// the 50 257 ids of GPT-2's vocabulary, its 1 024 positions (some conversions keep 2 048).
+inline constexpr std::size_t kMaxCheckpointVocab = 65536;
+inline constexpr std::size_t kMaxCheckpointContext = 2048;
+inline constexpr std::size_t kMaxCheckpointDModel = 2048;
+inline constexpr std::size_t kMaxCheckpointLayers = 48;
 // batch·heads·n² attention weights kept per layer for the backward (256 MB of floats).
 inline constexpr std::size_t kMaxModelAttentionValues = std::size_t{1} << 26;
 
@@ -41,6 +47,10 @@ struct ModelConfig {
   bool bias = true;        // false drops every linear bias (LayerNorm keeps its affine bias)
   GeluKind gelu = GeluKind::Erf;  // exact erf (torch.nn.GELU()); tanh for GPT-2 checkpoints
   std::uint32_t seed = 1;         // the initial weights
+  // Weights read from a checkpoint (gpt2_checkpoint.hpp): the kMaxCheckpoint* bounds instead of
+  // kMaxModel*, parameters start at 0 instead of being drawn, and the gradients' buffer is only
+  // allocated by the first loss_and_gradients (a GPT-2 forward needs no second copy).
+  bool checkpoint = false;
 };
 
 // Throws attn::Error naming the field, its bound and the value, e.g.
@@ -86,8 +96,8 @@ class Model {
   std::span<float> parameters() { return params_; }
   std::span<const float> parameters() const { return params_; }
   std::span<float> parameter(const std::string& name);
-  std::span<const float> gradients() const { return grads_; }
-  std::span<float> gradients() { return grads_; }
+  std::span<const float> gradients() const { return grads_; }  // empty before a checkpoint
+  std::span<float> gradients() { return grads_; }              // model's first backward
   std::span<const float> gradient(const std::string& name) const;
 
   // ids [batch·n] (each < vocab), 1 <= n <= context, batch·heads·n² within

@@ -1,0 +1,368 @@
+// Reading a Hugging Face GPT-2 checkpoint into a Model, see gpt2_checkpoint.hpp.
+#include "attention/model/gpt2_checkpoint.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+
+#include "attention/error.hpp"
+
+namespace attn {
+
+namespace {
+
+constexpr const char* kSupported =
+    "supported: the GPT-2 family (gpt2, distilgpt2 and other GPT2LMHeadModel checkpoints)";
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+std::string str(std::uint64_t value) {
+  return std::to_string(value);
+}
+
+std::string strip_prefix(const std::string& name) {
+  static const std::string prefix = "transformer.";
+  return name.starts_with(prefix) ? name.substr(prefix.size()) : name;
+}
+
+bool contains(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A family that is not GPT-2, recognised by its tensor names.
+std::optional<std::string> other_family(const std::string& name) {
+  if (name.starts_with("bert.") || contains(name, "embeddings.word_embeddings") ||
+      contains(name, "attention.self.query"))
+    return "BERT";
+  if (contains(name, "self_attn.q_proj") || contains(name, "model.embed_tokens") ||
+      contains(name, "mlp.gate_proj"))
+    return "Llama";
+  if (name.starts_with("gpt_neox.")) return "GPT-NeoX";
+  if (contains(name, "encoder.block.") || contains(name, "decoder.block.")) return "T5";
+  if (contains(name, "model.decoder.layers.")) return "OPT/BART";
+  return std::nullopt;
+}
+
+// The layer index and the rest of "h.<i>.<rest>", or nothing.
+std::optional<std::pair<std::size_t, std::string>> layer_name(const std::string& name) {
+  if (!name.starts_with("h.")) return std::nullopt;
+  std::size_t pos = 2, index = 0;
+  if (pos >= name.size() || name[pos] < '0' || name[pos] > '9') return std::nullopt;
+  while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9') {
+    if (index > 100000) return std::nullopt;
+    index = index * 10 + std::size_t(name[pos++] - '0');
+  }
+  if (pos >= name.size() || name[pos] != '.') return std::nullopt;
+  return std::make_pair(index, name.substr(pos + 1));
+}
+
+struct Mapping {
+  std::string parameter;
+  std::vector<std::size_t> stored_shape;
+  bool transpose = false;
+};
+
+// Our parameter and the stored shape for a GPT-2 name (prefix stripped), if it is one.
+std::optional<Mapping> map_name(const std::string& name, std::size_t d, std::size_t vocab,
+                                std::size_t context) {
+  if (name == "wte.weight") return Mapping{"embed.weight", {vocab, d}};
+  if (name == "wpe.weight") return Mapping{"pos.weight", {context, d}};
+  if (name == "ln_f.weight" || name == "ln_f.bias") return Mapping{name, {d}};
+  if (name == "lm_head.weight") return Mapping{"embed.weight", {vocab, d}};
+  const auto layer = layer_name(name);
+  if (!layer) return std::nullopt;
+  const std::string prefix = "layers." + str(layer->first) + ".";
+  const std::string& rest = layer->second;
+  static const std::map<std::string, std::string> norms = {{"ln_1.weight", "ln1.weight"},
+                                                           {"ln_1.bias", "ln1.bias"},
+                                                           {"ln_2.weight", "ln2.weight"},
+                                                           {"ln_2.bias", "ln2.bias"}};
+  if (const auto found = norms.find(rest); found != norms.end()) {
+    return Mapping{prefix + found->second, {d}};
+  }
+  if (rest == "attn.c_attn.weight")
+    return Mapping{prefix + "attn.in_proj_weight", {d, 3 * d}, true};
+  if (rest == "attn.c_attn.bias") return Mapping{prefix + "attn.in_proj_bias", {3 * d}};
+  if (rest == "attn.c_proj.weight") return Mapping{prefix + "attn.out_proj.weight", {d, d}, true};
+  if (rest == "attn.c_proj.bias") return Mapping{prefix + "attn.out_proj.bias", {d}};
+  if (rest == "mlp.c_fc.weight") return Mapping{prefix + "mlp.fc.weight", {d, 4 * d}, true};
+  if (rest == "mlp.c_fc.bias") return Mapping{prefix + "mlp.fc.bias", {4 * d}};
+  if (rest == "mlp.c_proj.weight") return Mapping{prefix + "mlp.proj.weight", {4 * d, d}, true};
+  if (rest == "mlp.c_proj.bias") return Mapping{prefix + "mlp.proj.bias", {d}};
+  return std::nullopt;
+}
+
+// GPT-2's name for one of our parameters (for a message about a missing tensor).
+std::string hf_name(const std::string& ours) {
+  if (ours == "embed.weight") return "wte.weight";
+  if (ours == "pos.weight") return "wpe.weight";
+  if (!ours.starts_with("layers.")) return ours;
+  const std::size_t dot = ours.find('.', 7);
+  const std::string rest = ours.substr(dot + 1);
+  static const std::map<std::string, std::string> names = {
+      {"ln1.weight", "ln_1.weight"},
+      {"ln1.bias", "ln_1.bias"},
+      {"ln2.weight", "ln_2.weight"},
+      {"ln2.bias", "ln_2.bias"},
+      {"attn.in_proj_weight", "attn.c_attn.weight"},
+      {"attn.in_proj_bias", "attn.c_attn.bias"},
+      {"attn.out_proj.weight", "attn.c_proj.weight"},
+      {"attn.out_proj.bias", "attn.c_proj.bias"},
+      {"mlp.fc.weight", "mlp.c_fc.weight"},
+      {"mlp.fc.bias", "mlp.c_fc.bias"},
+      {"mlp.proj.weight", "mlp.c_proj.weight"},
+      {"mlp.proj.bias", "mlp.c_proj.bias"}};
+  const auto found = names.find(rest);
+  return "h." + ours.substr(7, dot - 7) + "." + (found == names.end() ? rest : found->second);
+}
+
+// The causal-mask buffers older conversions keep: not parameters, ignored.
+bool is_mask_buffer(const std::string& name) {
+  const auto layer = layer_name(name);
+  return layer && (layer->second == "attn.bias" || layer->second == "attn.masked_bias");
+}
+
+void check_config(const Gpt2Config& c) {
+  if (c.model_type != "gpt2") {
+    throw Error("config.json has model_type '" + c.model_type.substr(0, 40) + "'; " + kSupported +
+                ", model_type 'gpt2'");
+  }
+  const auto positive = [](const char* field, std::size_t value) {
+    if (value == 0) throw Error(std::string("config.json needs a positive ") + field + ", got 0");
+  };
+  positive("n_layer", c.n_layer);
+  positive("n_head", c.n_head);
+  positive("n_embd", c.n_embd);
+  positive("n_positions", c.n_positions);
+  positive("vocab_size", c.vocab_size);
+  if (c.n_embd % c.n_head != 0) {
+    throw Error("config.json's n_embd " + str(c.n_embd) + " is not divisible by n_head " +
+                str(c.n_head));
+  }
+  if (c.n_inner != 0 && c.n_inner != 4 * c.n_embd) {
+    throw Error("config.json's n_inner is " + str(c.n_inner) +
+                "; supported: null or 4 · n_embd = " + str(4 * c.n_embd));
+  }
+  if (!(std::abs(c.layer_norm_epsilon - 1e-5) <= 1e-12)) {
+    throw Error("config.json's layer_norm_epsilon is " + std::to_string(c.layer_norm_epsilon) +
+                "; supported: 1e-05 (GPT-2's)");
+  }
+  if (c.activation_function != "gelu_new" && c.activation_function != "gelu_pytorch_tanh" &&
+      c.activation_function != "gelu") {
+    throw Error("config.json's activation_function is '" + c.activation_function.substr(0, 40) +
+                "'; supported: gelu_new, gelu_pytorch_tanh (GELU's tanh form) and gelu (erf)");
+  }
+  if (!c.scale_attn_weights) {
+    throw Error("config.json has scale_attn_weights false; supported: true (scores / √d_k)");
+  }
+  if (c.scale_attn_by_inverse_layer_idx) {
+    throw Error("config.json has scale_attn_by_inverse_layer_idx true; supported: false");
+  }
+}
+
+}  // namespace
+
+Gpt2Import::Gpt2Import(std::span<const std::uint8_t> head, std::uint64_t file_size,
+                       const Gpt2Config& config) {
+  safetensors::Limits limits;
+  limits.max_total_bytes = std::numeric_limits<std::size_t>::max();
+  limits.max_tensors = 4096;
+  const safetensors::Index index = safetensors::parse_index(head, file_size, limits);
+  if (index.tensors.empty())
+    throw Error("the checkpoint has no tensors; " + std::string(kSupported));
+  for (const auto& tensor : index.tensors) {
+    if (const auto family = other_family(tensor.name)) {
+      throw Error("this looks like a " + *family + " checkpoint (tensor '" +
+                  tensor.name.substr(0, 80) + "'); " + kSupported);
+    }
+  }
+  check_config(config);
+  const std::size_t d = config.n_embd, vocab = config.vocab_size, context = config.n_positions;
+
+  // Layers present in the file, to name a disagreement with n_layer.
+  std::size_t file_layers = 0;
+  for (const auto& tensor : index.tensors) {
+    if (const auto layer = layer_name(strip_prefix(tensor.name))) {
+      file_layers = std::max(file_layers, layer->first + 1);
+    }
+  }
+  if (file_layers != config.n_layer) {
+    throw Error("config.json says n_layer " + str(config.n_layer) + " but the checkpoint has " +
+                str(file_layers) + " layers (h.0 … h." + str(file_layers ? file_layers - 1 : 0) +
+                ")");
+  }
+
+  ModelConfig model_config;
+  model_config.vocab = vocab;
+  model_config.context = context;
+  model_config.d_model = d;
+  model_config.heads = config.n_head;
+  model_config.layers = config.n_layer;
+  model_config.positional = PositionalKind::Learned;
+  model_config.layer_norm = true;
+  model_config.mlp = true;
+  model_config.tied = true;
+  model_config.bias = true;
+  model_config.gelu = config.activation_function == "gelu" ? GeluKind::Erf : GeluKind::Tanh;
+  model_config.checkpoint = true;
+  try {
+    validate(model_config);
+  } catch (const Error& error) {
+    throw Error(std::string("this checkpoint is outside what a tab can load: ") + error.what());
+  }
+  // Parameters: embed, pos, per layer 12·d² + 13·d, ln_f.
+  const std::uint64_t per_layer = 12 * std::uint64_t{d} * d + 13 * std::uint64_t{d};
+  const std::uint64_t parameters = std::uint64_t{vocab} * d + std::uint64_t{context} * d +
+                                   per_layer * config.n_layer + 2 * std::uint64_t{d};
+  if (parameters * 4 > kMaxCheckpointParameterBytes) {
+    throw Error("this checkpoint is too large for the tab: " + str(parameters) +
+                " parameters need " + str(parameters * 4 / 1000000) +
+                " MB as float32, the limit is " + str(kMaxCheckpointParameterBytes / 1000000) +
+                " MB (gpt2 and distilgpt2 fit; gpt2-medium and larger do not)");
+  }
+
+  std::map<std::string, std::string> seen;  // our parameter → the file's name (duplicates)
+  std::vector<std::pair<const safetensors::TensorInfo*, Target>> found;
+  for (const auto& tensor : index.tensors) {
+    const std::string name = strip_prefix(tensor.name);
+    if (is_mask_buffer(name)) continue;
+    const auto mapping = map_name(name, d, vocab, context);
+    if (!mapping) {
+      throw Error("the checkpoint's tensor '" + tensor.name.substr(0, 80) + "' " +
+                  shape_text(tensor.shape) + " is not a GPT-2 tensor; " + kSupported);
+    }
+    if (const auto layer = layer_name(name); layer && layer->first >= config.n_layer) {
+      throw Error("tensor '" + tensor.name + "' is in a layer past n_layer " + str(config.n_layer));
+    }
+    if (tensor.shape != mapping->stored_shape) {
+      throw Error("the checkpoint's tensor '" + tensor.name + "' has shape " +
+                  shape_text(tensor.shape) + ", config.json (n_embd " + str(d) + ", vocab_size " +
+                  str(vocab) + ", n_positions " + str(context) + ") needs " +
+                  shape_text(mapping->stored_shape));
+    }
+    if (tensor.dtype == safetensors::DType::U8) {
+      throw Error("the checkpoint's tensor '" + tensor.name +
+                  "' is U8; supported: F32, F16, BF16 (and F64)");
+    }
+    const bool lm_head = name == "lm_head.weight";
+    const std::string key = lm_head ? "lm_head.weight" : mapping->parameter;
+    if (!seen.emplace(key, tensor.name).second) {
+      throw Error("the checkpoint has both '" + seen[key] + "' and '" + tensor.name +
+                  "' (the same tensor with and without the transformer. prefix)");
+    }
+    Target target;
+    target.parameter = mapping->parameter;
+    target.transpose = mapping->transpose;
+    target.compare_to_embed = lm_head;
+    target.dtype = tensor.dtype;
+    target.shape = tensor.shape;
+    found.emplace_back(&tensor, std::move(target));
+  }
+
+  model_ = std::make_unique<Model>(model_config);
+  for (const auto& info : model_->parameter_table()) {
+    if (!seen.count(info.name)) {
+      throw Error("the checkpoint has no tensor for '" + info.name + "' " + shape_text(info.shape) +
+                  " (GPT-2 name: " + hf_name(info.name) + "); is it a GPT-2 checkpoint?");
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    if (a.second.compare_to_embed != b.second.compare_to_embed) return b.second.compare_to_embed;
+    return a.first->begin < b.first->begin;
+  });
+  for (auto& [tensor, target] : found) {
+    reads_.push_back({tensor->name, index.data_offset + std::uint64_t{tensor->begin},
+                      index.data_offset + std::uint64_t{tensor->end}});
+    targets_.push_back(std::move(target));
+  }
+}
+
+void Gpt2Import::read(std::size_t index, std::span<const std::uint8_t> bytes,
+                      std::uint64_t offset) {
+  if (index >= reads_.size()) {
+    throw Error("read index " + str(index) + " is out of range: " + str(reads_.size()) +
+                " tensors");
+  }
+  const Gpt2Read& where = reads_[index];
+  Target& target = targets_[index];
+  const std::uint64_t total = where.end - where.begin;
+  const std::size_t size = safetensors::dtype_size(target.dtype);
+  if (offset != target.received || bytes.size() > total - offset || bytes.size() % size != 0 ||
+      (target.transpose && bytes.size() != total)) {
+    throw Error("tensor '" + where.name + "' needs its " + str(total) + " bytes " +
+                (target.transpose ? "at once" : "in order, in whole values") + " from byte " +
+                str(target.received) + ", got " + str(bytes.size()) + " at byte " + str(offset) +
+                " (a truncated read?)");
+  }
+  const std::span<float> parameter = model_->parameter(target.parameter);
+  const std::size_t first = std::size_t(offset / size);
+  const std::span<float> part = parameter.subspan(first, bytes.size() / size);
+  if (target.compare_to_embed) {
+    scratch_.resize(part.size());
+    safetensors::convert_to_f32(target.dtype, bytes, scratch_);
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      if (!(scratch_[i] == part[i])) {
+        throw Error("lm_head.weight differs from wte.weight (at value " + str(first + i) +
+                    "): an untied output layer is not supported; GPT-2 ties them");
+      }
+    }
+  } else if (target.transpose) {
+    // stored [in, out] (Conv1D), ours [out, in]
+    const std::size_t in = target.shape[0], out = target.shape[1];
+    scratch_.resize(parameter.size());
+    safetensors::convert_to_f32(target.dtype, bytes, scratch_);
+    for (std::size_t i = 0; i < in; ++i) {
+      for (std::size_t o = 0; o < out; ++o) parameter[o * in + i] = scratch_[i * out + o];
+    }
+  } else {
+    safetensors::convert_to_f32(target.dtype, bytes, part);
+  }
+  for (std::size_t i = 0; i < part.size(); ++i) {
+    if (!std::isfinite(part[i])) {
+      throw Error("tensor '" + where.name + "' holds a non-finite value (NaN or infinity)");
+    }
+    if (std::abs(part[i]) > kMaxCheckpointWeight) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%g", double(part[i]));
+      throw Error("tensor '" + where.name + "' holds " + value + "; supported: |value| <= 1e+05 " +
+                  "(a trained GPT-2's weights are far smaller; these could overflow float32)");
+    }
+  }
+  target.received += bytes.size();
+}
+
+std::unique_ptr<Model> Gpt2Import::finish() {
+  for (std::size_t i = 0; i < reads_.size(); ++i) {
+    if (targets_[i].received != reads_[i].end - reads_[i].begin) {
+      throw Error("tensor '" + reads_[i].name + "' was not read whole (" +
+                  str(targets_[i].received) + " of " + str(reads_[i].end - reads_[i].begin) +
+                  " bytes)");
+    }
+  }
+  std::vector<float>().swap(scratch_);
+  return std::move(model_);
+}
+
+std::unique_ptr<Model> load_gpt2_checkpoint(std::span<const std::uint8_t> file,
+                                            const Gpt2Config& config) {
+  Gpt2Import import(file, file.size(), config);
+  for (std::size_t i = 0; i < import.reads().size(); ++i) {
+    const Gpt2Read& where = import.reads()[i];
+    const std::size_t total = std::size_t(where.end - where.begin);
+    const std::size_t chunk = import.needs_whole(i) ? total : 65536;
+    for (std::size_t at = 0; at < total; at += chunk) {  // every shape is non-empty
+      import.read(i, file.subspan(std::size_t(where.begin) + at, std::min(chunk, total - at)), at);
+    }
+  }
+  return import.finish();
+}
+
+}  // namespace attn

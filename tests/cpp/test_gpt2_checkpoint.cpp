@@ -1,0 +1,281 @@
+// GPT-2 checkpoints read into a Model: PyTorch golden data (tests/data/gpt2, from
+// scripts/make-gpt2-golden.py), F16/BF16 twins, and every refused file's message.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "attention/error.hpp"
+#include "attention/model/gpt2_checkpoint.hpp"
+#include "test_support.hpp"
+
+namespace st = attn::safetensors;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+// As test_model_golden.cpp: our float32 error (L2, from the float64 run) within 4× PyTorch's
+// float32 error, or within 1e-6 of the float64 norm.
+void require_as_accurate(std::span<const float> ours, const std::vector<double>& torch32,
+                         const std::vector<double>& f64, const std::string& what) {
+  INFO(what);
+  REQUIRE(ours.size() == f64.size());
+  REQUIRE(torch32.size() == f64.size());
+  double e_ours = 0.0, e_torch = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < f64.size(); ++i) {
+    e_ours += (double(ours[i]) - f64[i]) * (double(ours[i]) - f64[i]);
+    e_torch += (torch32[i] - f64[i]) * (torch32[i] - f64[i]);
+    scale += f64[i] * f64[i];
+  }
+  e_ours = std::sqrt(e_ours);
+  e_torch = std::sqrt(e_torch);
+  scale = std::sqrt(scale);
+  const double bound = std::max(4.0 * e_torch, 1e-6 * scale);
+  INFO("our error " << e_ours << ", PyTorch float32's " << e_torch << ", float64 norm " << scale);
+  CHECK(e_ours <= bound);
+}
+
+attn::Gpt2Config config_of(const st::File& expected) {
+  const auto number = [&](const char* key) { return std::stoul(expected.metadata().at(key)); };
+  attn::Gpt2Config config;
+  config.n_layer = number("layers");
+  config.n_head = number("heads");
+  config.n_embd = number("d_model");
+  config.vocab_size = number("vocab");
+  config.n_positions = number("context");
+  return config;
+}
+
+std::vector<std::uint8_t> checkpoint_bytes(const std::string& name) {
+  return read_file(std::string(ATTN_TEST_DATA_DIR) + "/gpt2/" + name + ".safetensors");
+}
+
+// tiny-f32's tensors, renamed / reshaped / dropped by `edit`, written back.
+template <class Edit>
+std::vector<std::uint8_t> edited_tiny(Edit edit) {
+  const auto file = st::File::parse(checkpoint_bytes("tiny-f32"));
+  std::vector<st::TensorToWrite> tensors;
+  for (const auto& info : file.tensors()) {
+    st::TensorToWrite tensor{info.name, info.dtype, info.shape, {}};
+    const auto raw = file.raw(info);
+    tensor.bytes.assign(raw.begin(), raw.end());
+    if (edit(tensor)) tensors.push_back(std::move(tensor));
+  }
+  return st::write(tensors);
+}
+
+attn::Gpt2Config tiny_config() {
+  attn::Gpt2Config config;
+  config.n_layer = 2;
+  config.n_head = 2;
+  config.n_embd = 32;
+  config.vocab_size = 64;
+  config.n_positions = 32;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2 checkpoints match PyTorch's GPT-2 to float32 precision", "[gpt2]") {
+  for (const char* name : {"tiny-f32", "tiny-f16", "bare-f32", "bare-bf16"}) {
+    INFO(name);
+    const auto expected = load_test_data(std::string("gpt2/") + name + ".expected.safetensors");
+    const auto model = attn::load_gpt2_checkpoint(checkpoint_bytes(name), config_of(expected));
+    const auto& config = model->config();
+    CHECK(config.tied);
+    CHECK(config.gelu == attn::GeluKind::Tanh);
+    std::vector<std::int32_t> ids;
+    for (const double id : expected.f64("ids")) ids.push_back(std::int32_t(id));
+    const auto out = model->forward(ids, 1, ids.size());
+    require_as_accurate(out.logits, expected.f64("logits32"), expected.f64("logits64"), "logits");
+    for (std::size_t l = 0; l < config.layers; ++l) {
+      const std::string layer = std::to_string(l);
+      require_as_accurate(out.attention[l], expected.f64("attn32." + layer),
+                          expected.f64("attn64." + layer), "attention of layer " + layer);
+    }
+  }
+}
+
+TEST_CASE("an F16 or BF16 checkpoint holds its F32 twin's weights rounded", "[gpt2]") {
+  for (const auto& [low, high, bits] :
+       {std::tuple{"tiny-f16", "tiny-f32", 11}, std::tuple{"bare-bf16", "bare-f32", 8}}) {
+    INFO(low);
+    const auto expected = load_test_data(std::string("gpt2/") + high + ".expected.safetensors");
+    const auto a = attn::load_gpt2_checkpoint(checkpoint_bytes(low), config_of(expected));
+    const auto b = attn::load_gpt2_checkpoint(checkpoint_bytes(high), config_of(expected));
+    const auto pa = a->parameters(), pb = b->parameters();
+    REQUIRE(pa.size() == pb.size());
+    std::size_t changed = 0;
+    for (std::size_t i = 0; i < pa.size(); ++i) {
+      // round to nearest: within half an ulp of `bits` significant bits (F16 subnormals: 2^-25)
+      const double tolerance = std::max(std::ldexp(std::abs(double(pb[i])), -bits), 0x1p-25);
+      CHECK(std::abs(double(pa[i]) - double(pb[i])) <= tolerance);
+      changed += pa[i] != pb[i];
+    }
+    CHECK(changed > pa.size() / 2);  // really rounded
+  }
+}
+
+TEST_CASE("the Conv1D weights are transposed into our layout", "[gpt2]") {
+  const auto bytes = checkpoint_bytes("tiny-f32");
+  const auto file = st::File::parse(bytes);
+  const auto model = attn::load_gpt2_checkpoint(bytes, tiny_config());
+  const auto stored = file.f32("transformer.h.1.mlp.c_fc.weight");  // [32, 128]
+  const auto ours = model->parameters().subspan(
+      model->parameter_info("layers.1.mlp.fc.weight").offset, 128 * 32);  // [128, 32]
+  CHECK(ours[5 * 32 + 7] == stored[7 * 128 + 5]);
+  CHECK(ours[127 * 32 + 31] == stored[31 * 128 + 127]);
+  CHECK(model->parameter_table().size() == 2 + 2 * 12 + 2);
+}
+
+TEST_CASE("other architectures are refused as such", "[gpt2]") {
+  const auto bert = edited_tiny([](st::TensorToWrite& t) {
+    if (t.name == "transformer.wte.weight") t.name = "bert.embeddings.word_embeddings.weight";
+    return true;
+  });
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(bert, tiny_config()),
+                    ContainsSubstring("this looks like a BERT checkpoint") &&
+                        ContainsSubstring("supported: the GPT-2 family"));
+  const auto llama = edited_tiny([](st::TensorToWrite& t) {
+    if (t.name == "transformer.h.0.attn.c_attn.weight")
+      t.name = "model.layers.0.self_attn.q_proj.weight";
+    return true;
+  });
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(llama, tiny_config()),
+                    ContainsSubstring("this looks like a Llama checkpoint"));
+  const auto unknown = edited_tiny([](st::TensorToWrite& t) {
+    if (t.name == "transformer.ln_f.bias") t.name = "transformer.ln_f.beta";
+    return true;
+  });
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(unknown, tiny_config()),
+                    ContainsSubstring("tensor 'transformer.ln_f.beta' [32] is not a GPT-2 tensor"));
+  auto config = tiny_config();
+  config.model_type = "bert";
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(checkpoint_bytes("tiny-f32"), config),
+                    ContainsSubstring("config.json has model_type 'bert'"));
+}
+
+TEST_CASE("a config that disagrees with the tensors is named", "[gpt2]") {
+  const auto bytes = checkpoint_bytes("tiny-f32");
+  auto config = tiny_config();
+  config.n_embd = 64;
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(bytes, config),
+                    ContainsSubstring("tensor 'transformer.wte.weight' has shape [64, 32], "
+                                      "config.json (n_embd 64, vocab_size 64, n_positions 32) "
+                                      "needs [64, 64]"));
+  config = tiny_config();
+  config.n_layer = 3;
+  CHECK_THROWS_WITH(
+      attn::load_gpt2_checkpoint(bytes, config),
+      ContainsSubstring("config.json says n_layer 3 but the checkpoint has 2 layers"));
+  config = tiny_config();
+  config.n_head = 3;
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(bytes, config),
+                    ContainsSubstring("n_embd 32 is not divisible by n_head 3"));
+  config = tiny_config();
+  config.layer_norm_epsilon = 1e-6;
+  CHECK_THROWS_WITH(
+      attn::load_gpt2_checkpoint(bytes, config),
+      ContainsSubstring("layer_norm_epsilon") && ContainsSubstring("supported: 1e-05"));
+  config = tiny_config();
+  config.activation_function = "relu";
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(bytes, config),
+                    ContainsSubstring("activation_function is 'relu'"));
+}
+
+TEST_CASE("missing, untied, non-finite and truncated checkpoints are refused", "[gpt2]") {
+  const auto missing =
+      edited_tiny([](const st::TensorToWrite& t) { return t.name != "transformer.h.1.ln_2.bias"; });
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(missing, tiny_config()),
+                    ContainsSubstring("no tensor for 'layers.1.ln2.bias' [32] (GPT-2 name: "
+                                      "h.1.ln_2.bias)"));
+  const auto untied = edited_tiny([](st::TensorToWrite& t) {
+    if (t.name == "lm_head.weight") t.bytes[100] ^= 1;
+    return true;
+  });
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(untied, tiny_config()),
+                    ContainsSubstring("lm_head.weight differs from wte.weight"));
+  const auto nan = edited_tiny([](st::TensorToWrite& t) {
+    if (t.name == "transformer.ln_f.weight") {
+      const float value = std::nanf("");
+      std::memcpy(t.bytes.data(), &value, 4);
+    }
+    return true;
+  });
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(nan, tiny_config()),
+                    ContainsSubstring("tensor 'transformer.ln_f.weight' holds a non-finite value"));
+  auto truncated = checkpoint_bytes("tiny-f32");
+  truncated.resize(truncated.size() - 100);
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(truncated, tiny_config()),
+                    ContainsSubstring("past the end of the data buffer"));
+  const auto both = edited_tiny([](st::TensorToWrite& t) {
+    if (t.name == "lm_head.weight") t.name = "wte.weight";
+    return true;
+  });
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(both, tiny_config()),
+                    ContainsSubstring("has both 'transformer.wte.weight' and 'wte.weight'"));
+}
+
+TEST_CASE("a checkpoint too large for the tab is refused from its header", "[gpt2]") {
+  // gpt2-medium's shapes (24 layers, d 1024): only the header is given, with the file's size.
+  attn::Gpt2Config config;
+  config.n_layer = 24;
+  config.n_head = 16;
+  config.n_embd = 1024;
+  config.vocab_size = 50257;
+  config.n_positions = 1024;
+  const std::size_t d = 1024;
+  std::string header = "{";
+  std::uint64_t offset = 0;
+  const auto add = [&](const std::string& name, std::vector<std::size_t> shape) {
+    std::uint64_t size = 4;
+    std::string dims;
+    for (const auto s : shape) {
+      size *= s;
+      dims += (dims.empty() ? "" : ",") + std::to_string(s);
+    }
+    header += (header.size() > 1 ? "," : "") + std::string("\"") + name +
+              "\":{\"dtype\":\"F32\",\"shape\":[" + dims + "],\"data_offsets\":[" +
+              std::to_string(offset) + "," + std::to_string(offset + size) + "]}";
+    offset += size;
+  };
+  add("wte.weight", {50257, d});
+  add("wpe.weight", {1024, d});
+  for (int l = 0; l < 24; ++l) add("h." + std::to_string(l) + ".ln_1.weight", {d});
+  header += "}";
+  std::vector<std::uint8_t> head(8);
+  for (int i = 0; i < 8; ++i) head[i] = std::uint8_t(header.size() >> (8 * i));
+  head.insert(head.end(), header.begin(), header.end());
+  CHECK_THROWS_WITH(attn::Gpt2Import(head, head.size() + offset, config),
+                    ContainsSubstring("too large for the tab: 354823168 parameters need 1419 MB"));
+}
+
+TEST_CASE("the malformed GPT-2 corpus gives its expected messages; its seeds load", "[gpt2]") {
+  const std::string dir = std::string(ATTN_TEST_DATA_DIR) + "/malformed-gpt2/";
+  attn::Gpt2Config config;  // tests/data/malformed-gpt2/config.json
+  config.n_layer = 2;
+  config.n_head = 2;
+  config.n_embd = 8;
+  config.vocab_size = 16;
+  config.n_positions = 8;
+  const auto expected = read_json_string_map(dir + "expected.json");
+  REQUIRE(expected.size() >= 15);
+  for (const auto& [name, message] : expected) {
+    INFO(name);
+    CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(read_file(dir + name), config),
+                      ContainsSubstring(message));
+  }
+  const std::string seeds = std::string(ATTN_TEST_DATA_DIR) + "/../fuzz/seeds-gpt2/";
+  for (const char* name : {"valid-f32", "valid-f16-prefix-lmhead-buffers", "valid-bf16"}) {
+    INFO(name);
+    const auto model = attn::load_gpt2_checkpoint(read_file(seeds + name + ".safetensors"), config);
+    const std::vector<std::int32_t> ids = {1, 5, 15};
+    const auto out = model->forward(ids, 1, 3);
+    for (const float value : out.logits) CHECK(std::isfinite(value));
+  }
+}

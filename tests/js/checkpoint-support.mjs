@@ -1,0 +1,74 @@
+// Helpers for the GPT-2 checkpoint suites: random GPT-2 checkpoints in Hugging Face names and
+// layout (written here, any vocabulary size), and the golden cases of tests/data/gpt2/
+// (scripts/make-gpt2-golden.py) with the float64 rule of test_gpt2_checkpoint.cpp.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+
+import { DATA_DIR, lcgFloats, parseSafetensors, writeSafetensors } from './support.mjs';
+
+/** config.json of a GPT-2 of these sizes. */
+export function gpt2Config({ layers = 1, heads = 2, d = 8, vocab = 50257, context = 16 } = {}) {
+  return {
+    architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', n_layer: layers, n_head: heads,
+    n_embd: d, n_positions: context, n_ctx: context, vocab_size: vocab, n_inner: null,
+    layer_norm_epsilon: 1e-5, activation_function: 'gelu_new',
+  };
+}
+
+/** HF GPT-2 tensors ({ name: { dtype, shape, data } }) with small seeded random weights. */
+export function gpt2Tensors({ layers = 1, d = 8, vocab = 50257, context = 16, prefix = '' } = {}) {
+  let seed = 1;
+  const t = (shape) => {
+    const size = shape.reduce((a, b) => a * b, 1);
+    const data = lcgFloats(size, seed++).map((v) => v * 0.1);
+    return { dtype: 'F32', shape, data };
+  };
+  const tensors = { [`${prefix}wte.weight`]: t([vocab, d]), [`${prefix}wpe.weight`]: t([context, d]) };
+  for (let l = 0; l < layers; ++l) {
+    const p = `${prefix}h.${l}.`;
+    Object.assign(tensors, {
+      [`${p}ln_1.weight`]: t([d]), [`${p}ln_1.bias`]: t([d]),
+      [`${p}attn.c_attn.weight`]: t([d, 3 * d]), [`${p}attn.c_attn.bias`]: t([3 * d]),
+      [`${p}attn.c_proj.weight`]: t([d, d]), [`${p}attn.c_proj.bias`]: t([d]),
+      [`${p}ln_2.weight`]: t([d]), [`${p}ln_2.bias`]: t([d]),
+      [`${p}mlp.c_fc.weight`]: t([d, 4 * d]), [`${p}mlp.c_fc.bias`]: t([4 * d]),
+      [`${p}mlp.c_proj.weight`]: t([4 * d, d]), [`${p}mlp.c_proj.bias`]: t([d]),
+    });
+  }
+  tensors[`${prefix}ln_f.weight`] = t([d]);
+  tensors[`${prefix}ln_f.bias`] = t([d]);
+  return tensors;
+}
+
+/** loadCheckpoint options of a random GPT-2 with GPT-2's 50 257 ids (1 layer, d 8: 1.6 MB). */
+export function gpt2SizedCheckpoint(sizes = {}) {
+  return { weights: writeSafetensors(gpt2Tensors(sizes)), config: gpt2Config(sizes) };
+}
+
+/** A golden case: { weights (Uint8Array), config, expected: { ids, logits32, logits64, attn… } }. */
+export function gpt2Golden(name) {
+  const dir = `${DATA_DIR}gpt2/`;
+  const weights = new Uint8Array(readFileSync(`${dir}${name}.safetensors`));
+  const config = JSON.parse(readFileSync(`${dir}${name}.config.json`, 'utf8'));
+  const { tensors, metadata } = parseSafetensors(readFileSync(`${dir}${name}.expected.safetensors`));
+  return { weights, config, expected: tensors, layers: Number(metadata.layers) };
+}
+
+/**
+ * Our float32 error (L2 from the float64 run) within 4× PyTorch's float32 error, or 1e-6 of the
+ * float64 norm (as tests/cpp/test_gpt2_checkpoint.cpp).
+ */
+export function assertAsAccurate(ours, torch32, torch64, what) {
+  assert.equal(ours.length, torch64.length, `${what}: length`);
+  let eOurs = 0;
+  let eTorch = 0;
+  let scale = 0;
+  for (let i = 0; i < torch64.length; ++i) {
+    eOurs += (ours[i] - torch64[i]) ** 2;
+    eTorch += (torch32[i] - torch64[i]) ** 2;
+    scale += torch64[i] ** 2;
+  }
+  [eOurs, eTorch, scale] = [Math.sqrt(eOurs), Math.sqrt(eTorch), Math.sqrt(scale)];
+  const bound = Math.max(4 * eTorch, 1e-6 * scale);
+  assert.ok(eOurs <= bound, `${what}: our error ${eOurs}, PyTorch float32's ${eTorch}, bound ${bound}`);
+}
