@@ -615,9 +615,13 @@ function trainedInfo(name) {
   return info;
 }
 
-// models/FILE beside this module: read in Node, fetched in browsers.
+// models/FILE beside this module: read in Node, fetched in browsers. The URL is built at run
+// time (not a `new URL(\`models/${file}\`, import.meta.url)` pattern, which bundlers such as Vite
+// would turn into a glob import): a bundled page serves dist/models/ beside its module, or passes
+// the bytes (trainedModel(name, { bytes })).
 async function readModelFile(file) {
-  const url = new URL(`models/${file}`, import.meta.url);
+  const folder = 'models/';
+  const url = new URL(folder + file, import.meta.url);
   if (isNode && url.protocol === 'file:') {
     const fsModule = 'node:fs/promises';
     const { readFile } = await import(/* @vite-ignore */ fsModule);

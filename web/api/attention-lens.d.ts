@@ -366,6 +366,8 @@ export interface TrainedModel extends TransformerModel {
   /** Token ids of text; a character outside the vocabulary throws naming it. */
   encode(text: string): Int32Array;
   decode(ids: TokenIds): string;
+}
+
 /** Hugging Face config.json (GPT-2 family); other keys are ignored. */
 export interface Gpt2ConfigJson {
   model_type?: string; // 'gpt2' (default)
