@@ -391,9 +391,18 @@ export type Gpt2Tokenizer =
       added_tokens?: { id: number; content: string }[] }
   | { vocab: Record<string, number>; merges: string | string[] | [string, string][] };
 
+/**
+ * A Blob or File (what loadCheckpoint reads of one), declared here so the types need neither the
+ * DOM library nor @types/node.
+ */
+export interface BlobLike {
+  readonly size: number;
+  slice(start?: number, end?: number): { arrayBuffer(): Promise<ArrayBuffer> };
+}
+
 export interface LoadCheckpointOptions {
   /** model.safetensors (F32, F16 or BF16; a Blob is read in 4 MB chunks). */
-  weights: Uint8Array | ArrayBuffer | Blob;
+  weights: Uint8Array | ArrayBuffer | BlobLike;
   /** The parsed config.json. */
   config: Gpt2ConfigJson;
   /** Default: GPT-2's own (for a vocab_size of at least 50 257). */
