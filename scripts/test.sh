@@ -17,6 +17,7 @@ run_suite() {
   local name="$1" parser="$2"
   shift 2
   local log="build/test-logs/$name.log"
+  local started=$SECONDS
   echo "=== $name: $*"
   "$@" 2>&1 | tee "$log"
   local status=${PIPESTATUS[0]}
@@ -44,14 +45,14 @@ run_suite() {
   total_pass=$((total_pass + pass))
   total_fail=$((total_fail + fail))
   if [ "$parser" = none ]; then
-    summary+=("$(printf '%-22s %s' "$name" "$([ "$status" -eq 0 ] && echo built || echo FAILED)")")
+    summary+=("$(printf '%-22s %-28s %4d s' "$name" "$([ "$status" -eq 0 ] && echo built || echo FAILED)" $((SECONDS - started)))")
   elif [ "$parser" = fuzz ]; then
     local stats
     stats="$(grep -E '^Done [0-9]+ runs' "$log" | awk '{print $2 " runs in " $5 " s"}')"
     stats+="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | awk '{print ", cov " $4 ", corpus " $8}')"
-    summary+=("$(printf '%-22s %5d passed, %d failed  (%s)' "$name" "$pass" "$fail" "${stats:-no stats}")")
+    summary+=("$(printf '%-22s %5d passed, %d failed %11s %4d s  (%s)' "$name" "$pass" "$fail" '' $((SECONDS - started)) "${stats:-no stats}")")
   else
-    summary+=("$(printf '%-22s %5d passed, %d failed' "$name" "$pass" "$fail")")
+    summary+=("$(printf '%-22s %5d passed, %-4d failed %6s %4d s' "$name" "$pass" "$fail" '' $((SECONDS - started)))")
   fi
 }
 
@@ -93,5 +94,5 @@ run_suite package-tests node node --test tests/package/
 echo
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
-echo "total: $total_pass passed, $total_fail failed"
+echo "total: $total_pass passed, $total_fail failed in $((SECONDS / 60)) min $((SECONDS % 60)) s"
 [ "$total_fail" -eq 0 ]
