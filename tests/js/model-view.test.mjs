@@ -86,6 +86,8 @@ test('GPT-2 vocab entries as text: Ġ is a space, bytes of a character join', ()
   assert.equal(texts[15496], 'Hello');
   assert.equal(texts[198], '\n');
   assert.equal(vocabEntryText('Ã©'), 'é');
+  assert.equal(vocabEntryText('Ã'), '<0xC3>', 'half a character shows its byte');
+  assert.equal(texts[127], '<0xC3>');
   assert.equal(idTexts({ a: 0 }, [{ id: 1, content: '<|endoftext|>' }])[1], '<|endoftext|>');
 });
 

@@ -53,7 +53,10 @@ const BYTE_OF = (() => {
   return map;
 })();
 
-/** A vocab.json entry ('Ġthe') as the text it stands for (' the'); other characters kept. */
+/**
+ * A vocab.json entry ('Ġthe') as the text it stands for (' the'); other characters kept. A token
+ * that is part of a character (not valid UTF-8 alone) shows its bytes: '<0xE2>'.
+ */
 export function vocabEntryText(entry) {
   const bytes = [];
   for (const ch of entry) {
@@ -61,7 +64,11 @@ export function vocabEntryText(entry) {
     if (b === undefined) bytes.push(...new TextEncoder().encode(ch));
     else bytes.push(b);
   }
-  return new TextDecoder().decode(Uint8Array.from(bytes));
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bytes));
+  } catch {
+    return bytes.map((b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`).join('');
+  }
 }
 
 /** id -> text from a tokenizer's vocab object { token: id } (tokenizer.json's model.vocab). */

@@ -26,6 +26,8 @@ export class ModelHeads {
     if (shape === this.#shape) return;
     this.#shape = shape;
     this.#tiles = [];
+    // Few heads: larger tiles; GPT-2's 12 a row fit a laptop's width.
+    this.#host.style.setProperty('--model-tile', `${heads <= 4 ? 190 : heads <= 8 ? 130 : 92}px`);
     fillLayerGrid(this.#host, { layers, heads, gridClass: 'model-heads' }, (layer, head) => {
       const tile = el('div', 'train-tile model-tile');
       const figure = el('div', 'train-tile-map');
@@ -34,7 +36,7 @@ export class ModelHeads {
       return tile;
     });
     for (const t of this.#tiles) {
-      t.map = new Heatmap(t.figure, { maxCell: 8, minCell: 0, labels: false, legend: false, caption: false,
+      t.map = new Heatmap(t.figure, { maxCell: 12, minCell: 0, labels: false, legend: false, caption: false,
         table: layers * heads <= MAX_TABLE_HEADS, onActivate: () => this.#onOpen(t.layer, t.head) });
       t.map.canvas.setAttribute('aria-label', `Layer ${t.layer + 1}, head ${t.head + 1}: open in the walkthrough`);
     }
