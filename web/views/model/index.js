@@ -105,6 +105,7 @@ export function mountModel({ store, moduleUrl }) {
   }
 
   function drawNext(top) {
+    $('model-next-info').textContent = `After token ${lastRun.n} of your text (softmax of the model's logits):`;
     $('model-next').replaceChildren(...top.map(({ id, token, probability }) => {
       const item = el('li', 'model-next-item');
       item.dataset.id = String(id);
