@@ -9,11 +9,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { browserFixture, openPage, screenshotDir } from './browser.mjs';
 import { gpt2Config, gpt2Tensors } from '../js/checkpoint-support.mjs';
 import { writeSafetensors } from '../js/support.mjs';
 
 const live = browserFixture();
+const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
 
 // 2 layers × 2 heads, d_model 16, context 64; vocabulary: GPT-2's 256 byte tokens and its first
 // 4 merges ('Ġt', 'Ġa', 'he', 'in').
@@ -103,6 +105,12 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
   assert.equal(await page.getAttribute(`#model-head-grid .model-tile[data-layer="${picked.layer}"][data-head="${picked.head}"]`, 'class'),
     'train-tile model-tile highlighted');
   await page.screenshot({ path: join(screenshotDir, 'yourmodel-loaded.png'), fullPage: true });
+  // axe's WCAG A/AA rules on the loaded view (as tests/e2e/a11y.test.mjs does for the others).
+  await page.addScriptTag({ content: AXE });
+  const violations = await page.evaluate(async () => (await window.axe.run(document.querySelector('#model-view'),
+    { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] }))
+    .violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`));
+  assert.deepEqual(violations, []);
 
   // Typing re-runs the model.
   const runs = Number(await page.getAttribute('body', 'data-model-run'));
@@ -125,6 +133,20 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
   await page.fill('#model-text', 'the cat sat on');
   await page.waitForFunction((r) => Number(document.body.dataset.modelRun) > r + 1, runs);
   assert.match(await page.textContent('#model-text-info'), /^13 tokens$/, 'the kept model still runs');
+
+  // Dropped files go the same way: a file that is not a checkpoint's, or weights without config.json.
+  const dropped = (names) => page.evaluate((list) => {
+    const data = new DataTransfer();
+    for (const name of list) data.items.add(new File(['{}'], name));
+    document.querySelector('#model-drop').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  }, names);
+  await dropped(['model.bin', 'config.json']);
+  await page.waitForFunction(() => document.querySelector('#model-error').textContent.startsWith('model.bin'));
+  assert.equal(await page.textContent('#model-error'), 'model.bin is not a checkpoint file: drop model.safetensors, config.json and optionally tokenizer.json or vocab.json + merges.txt');
+  await dropped(['model.safetensors']);
+  await page.waitForFunction(() => document.querySelector('#model-error').textContent.startsWith('Found'));
+  assert.match(await page.textContent('#model-error'), /^Found model\.safetensors: a checkpoint needs both model\.safetensors and config\.json/);
+  assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
 
   // A head opens the walkthrough tab.
   await page.click('#model-head-grid .model-tile[data-layer="1"][data-head="0"] canvas');
