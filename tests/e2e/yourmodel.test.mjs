@@ -154,3 +154,31 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
   assert.equal(await page.locator('#walkthrough-view').isVisible(), true);
   assert.deepEqual(problems(), []);
 });
+
+test('Your model: a GPT-2-sized vocabulary without tokenizer files gets GPT-2\'s tokenizer and token texts', async () => {
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
+  await page.goto(`${live.server.url}#tab=model`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  await page.fill('#model-text', 'Hello world');
+  const sizes = { layers: 1, heads: 2, d: 8, vocab: 50257, context: 16 };
+  await page.setInputFiles('#model-files', [file('model.safetensors', writeSafetensors(gpt2Tensors(sizes))),
+    file('config.json', gpt2Config(sizes))]);
+  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
+  assert.deepEqual(await page.$$eval('#model-tokens .chip', (c) => c.map((chip) => chip.textContent)), ['Hello', ' world']);
+  const listed = await page.$$eval('#model-next li', (items) => items.map((li) => ({ id: Number(li.dataset.id),
+    text: li.querySelector('.model-next-token').textContent })));
+  assert.equal(listed.length, 10);
+  const texts = Object.fromEntries(Object.entries(encoder).map(([token, id]) => [id, token]));
+  let checked = 0;
+  for (const { id, text } of listed) {
+    // An ASCII vocab entry, with GPT-2's 'Ġ' for a leading space, is that text.
+    const entry = texts[id];
+    if (/^Ġ?[\x21-\x7e]+$/.test(entry)) {
+      assert.equal(text, entry.replace(/^Ġ/, ' '), `token ${id}`);
+      ++checked;
+    }
+  }
+  assert.ok(checked > 0);
+  assert.equal(await page.locator('#model-finder tbody tr').count(), 2);
+  assert.deepEqual(problems(), []);
+});
