@@ -50,6 +50,7 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
   await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
   await page.waitForSelector('#model-finder tbody tr');
   assert.equal(await page.locator('#model-progress').isHidden(), true, 'the progress bar ends');
+  assert.equal(await page.$eval('#model-progress', (bar) => bar.value), 1, 'at 1');
   assert.equal(await page.inputValue('#model-text'), 'When Mary and John went to the store, John gave a drink to');
   const status = await page.textContent('#model-status');
   assert.match(status, /model\.safetensors: .* 2 layers × 2 heads · d_model 16 · 260 tokens · context 64 · wasm memory/);
