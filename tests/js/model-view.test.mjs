@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
-import { fileRole, idTexts, inductionProbe, sortHeads, topTokens, vocabEntryText } from '../../web/views/model/model-data.js';
+import { fileRole, idTexts, inductionProbe, percent, sortHeads, topTokens, vocabEntryText } from '../../web/views/model/model-data.js';
 import { gpt2Golden } from './checkpoint-support.mjs';
 import { loadLens } from './support.mjs';
 
@@ -94,4 +94,8 @@ test('GPT-2 vocab entries as text: Ġ is a space, bytes of a character join', ()
 test('fileRole names each checkpoint file; anything else is refused', () => {
   assert.deepEqual(['model.safetensors', 'config.json', 'tokenizer.json', 'vocab.json', 'merges.txt', 'model.bin', 'x.onnx']
     .map(fileRole), ['weights', 'config', 'tokenizer', 'vocab', 'merges', null, null]);
+});
+
+test('percent: one decimal, two significant digits for small probabilities', () => {
+  assert.deepEqual([0.123, 1, 0.001, 0.0000199, 1.234e-9, 0].map(percent), ['12.3%', '100.0%', '0.1%', '0.002%', '1.2e-7%', '0.0%']);
 });

@@ -9,7 +9,7 @@ import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
 import { TrainClient } from '../train/train-client.js';
-import { fileRole } from './model-data.js';
+import { fileRole, percent } from './model-data.js';
 import { HeadFinder } from './head-finder.js';
 import { ModelHeads } from './model-heads.js';
 
@@ -112,7 +112,7 @@ export function mountModel({ store, moduleUrl }) {
       item.dataset.probability = String(probability);
       const bar = el('span', 'model-next-bar');
       bar.style.width = `${(probability * 100).toFixed(1)}%`;
-      item.append(el('span', 'model-next-token', displayToken(token)), el('span', 'num', `${(probability * 100).toFixed(1)}%`), bar);
+      item.append(el('span', 'model-next-token', displayToken(token)), el('span', 'num', percent(probability)), bar);
       return item;
     }));
   }

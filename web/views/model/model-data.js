@@ -89,3 +89,6 @@ export function fileRole(name) {
   if (lower.includes('vocab')) return 'vocab';
   return 'config';
 }
+
+/** A probability as a percentage: '12.3%', and 2 significant digits below 0.1% ('0.0021%'). */
+export const percent = (p) => (p >= 1e-3 || p === 0 ? `${(p * 100).toFixed(1)}%` : `${Number((p * 100).toPrecision(2))}%`);

@@ -26,12 +26,13 @@ export class ModelHeads {
     if (shape === this.#shape) return;
     this.#shape = shape;
     this.#tiles = [];
-    // Few heads: larger tiles; GPT-2's 12 a row fit a laptop's width.
-    this.#host.style.setProperty('--model-tile', `${heads <= 4 ? 190 : heads <= 8 ? 130 : 92}px`);
+    // One row of tiles per layer (up to 16 heads; a phone wraps them), larger when there are few.
+    this.#host.style.setProperty('--model-cols', String(Math.min(heads, 16)));
+    this.#host.style.setProperty('--model-tile-max', `${heads <= 4 ? 200 : 160}px`);
     fillLayerGrid(this.#host, { layers, heads, gridClass: 'model-heads' }, (layer, head) => {
       const tile = el('div', 'train-tile model-tile');
       const figure = el('div', 'train-tile-map');
-      tile.append(el('p', 'train-tile-title', `L${layer + 1} · H${head + 1}`), figure);
+      tile.append(el('p', 'train-tile-title', `H${head + 1}`), figure);
       this.#tiles.push({ layer, head, tile, figure, map: null });
       return tile;
     });
