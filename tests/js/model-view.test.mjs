@@ -99,3 +99,11 @@ test('fileRole names each checkpoint file; anything else is refused', () => {
 test('percent: one decimal, two significant digits for small probabilities', () => {
   assert.deepEqual([0.123, 1, 0.001, 0.0000199, 1.234e-9, 0].map(percent), ['12.3%', '100.0%', '0.1%', '0.002%', '1.2e-7%', '0.0%']);
 });
+
+test('tab=model is a tab of the URL', async () => {
+  const { DEFAULTS, hashToState, makeSchema, stateToHash } = await import('../../web/shared/state.js');
+  const schema = makeSchema(lens.catalog);
+  assert.equal(stateToHash({ ...DEFAULTS, tab: 'model' }, schema), '#tab=model');
+  assert.deepEqual(hashToState('#tab=model', schema).ignored, []);
+  assert.equal(hashToState('#tab=model', schema).state.tab, 'model');
+});
