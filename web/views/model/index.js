@@ -43,10 +43,16 @@ export function mountModel({ store, moduleUrl }) {
     $('model-progress').textContent = `${Math.round(fraction * 100)}%`;
   }
 
+  let loading = false;
+
   async function load(files) {
     if (!files.length) return;
     await start();
     if (!client) return;
+    if (loading) {
+      showError('A checkpoint is still loading: drop the next one when it is done');
+      return;
+    }
     const picked = {};
     for (const file of files) {
       const role = fileRole(file.name);
@@ -61,6 +67,7 @@ export function mountModel({ store, moduleUrl }) {
       return;
     }
     showError(null);
+    loading = true;
     progress(0);
     $('model-progress').hidden = false;
     $('model-status').textContent = `Loading ${picked.weights.name} (${formatBytes(picked.weights.size)})…`;
@@ -81,6 +88,7 @@ export function mountModel({ store, moduleUrl }) {
       showError(`Could not load the checkpoint: ${error.message}`);
       $('model-status').textContent = model ? `Kept ${model.fileName}.` : 'No model loaded.';
     } finally {
+      loading = false;
       $('model-progress').hidden = true;
       document.body.dataset.modelLoading = 'false';
     }
