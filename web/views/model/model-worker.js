@@ -1,0 +1,122 @@
+// The "Your model" view's Web Worker: owns the loaded GPT-2 checkpoint (lens.loadCheckpoint) so
+// a 500 MB file is read and run off the page's thread. Requests {id, type}: 'init' {moduleUrl},
+// 'load' {weights, config, tokenizer?, vocab?, merges?} (Files), 'run' {text}, 'scores',
+// 'layer' {layer}. Replies {id, ok, value | error}; while loading, updates {type: 'update',
+// update: {progress}}. A refused load keeps the previous model. Every number comes from the API.
+import { idTexts, inductionProbe, topTokens } from './model-data.js';
+
+const TOP = 10;
+
+let lens = null;
+let moduleUrl = '';
+let current = null; // { model, texts (id -> token text, or null), run: { ids, text } }
+
+async function json(file, what) {
+  try {
+    return JSON.parse(await file.text());
+  } catch (error) {
+    throw new Error(`${what} (${file.name}) is not valid JSON: ${error.message}`);
+  }
+}
+
+/** The tokenizer loadCheckpoint takes, from tokenizer.json or vocab.json + merges.txt. */
+async function tokenizerOf({ tokenizer, vocab, merges }) {
+  if (tokenizer) return json(tokenizer, 'tokenizer.json');
+  if (vocab && merges) return { vocab: await json(vocab, 'vocab.json'), merges: await merges.text() };
+  if (vocab || merges) throw new Error('a tokenizer given as files needs both vocab.json and merges.txt');
+  return undefined;
+}
+
+/** id -> text for the top-10 list: the given vocab, or GPT-2's (served beside the module). */
+async function textsOf(tokenizer, vocabSize) {
+  if (tokenizer) return idTexts(tokenizer.model?.vocab ?? tokenizer.vocab, tokenizer.added_tokens);
+  if (vocabSize < 50257) return null;
+  const response = await fetch(new URL('gpt2-encoder.json', moduleUrl));
+  return response.ok ? idTexts(await response.json()) : null;
+}
+
+async function load(message) {
+  if (!message.weights || !message.config) throw new Error('choose model.safetensors and config.json');
+  const config = await json(message.config, 'config.json');
+  const tokenizer = await tokenizerOf(message);
+  const model = await lens.loadCheckpoint({ weights: message.weights, config, tokenizer,
+    onProgress: (progress) => self.postMessage({ type: 'update', update: { progress } }) });
+  let texts = null;
+  try {
+    texts = await textsOf(tokenizer, model.config.vocab);
+  } catch {
+    texts = null; // the list shows ids
+  }
+  current?.model.dispose();
+  current = { model, texts, run: null };
+  return { config: { ...model.config }, fileBytes: message.weights.size, fileName: message.weights.name,
+    memory: lens.memory(), tokenizer: Boolean(tokenizer) || model.config.vocab >= 50257 };
+}
+
+function need() {
+  if (!current) throw new Error('no model loaded yet');
+  return current.model;
+}
+
+/** The typed text through the model: tokens, every layer's attention, the top next tokens. */
+function run(text) {
+  const model = need();
+  const all = model.tokenize(text);
+  if (all.ids.length === 0) throw new Error('type some text');
+  const n = Math.min(all.ids.length, model.config.context);
+  const ids = all.ids.slice(0, n);
+  const { logits, attention } = model.forward(ids, { n });
+  const vocab = model.config.vocab;
+  const texts = current.texts;
+  const top = topTokens(logits.subarray((n - 1) * vocab, n * vocab), TOP, (id) => texts?.[id] ?? `#${id}`);
+  current.run = { ids, tokens: all.tokens.slice(0, n) };
+  return { tokens: all.tokens.slice(0, n), ids: Array.from(ids), n, cut: all.ids.length - n, attention, top };
+}
+
+/** Every head's scores on the seeded repeated-random-token probe. */
+function scores() {
+  const model = need();
+  const ids = inductionProbe(model.config.vocab, model.config.context);
+  return { probeLength: ids.length, scores: model.headScores({ ids, n: ids.length }) };
+}
+
+/** Layer `layer` on the typed text as a standalone attention layer (for the walkthrough). */
+function layer(index) {
+  const model = need();
+  if (!current.run) throw new Error('no text run yet');
+  const { ids, tokens } = current.run;
+  const value = model.attentionLayer(index, ids, { n: ids.length });
+  return { ...value, ids: Array.from(ids), tokens, probe: tokens.join(''), step: 0 };
+}
+
+async function handle(message) {
+  switch (message.type) {
+    case 'init': {
+      moduleUrl = message.moduleUrl;
+      const api = await import(/* @vite-ignore */ moduleUrl);
+      lens = await api.loadAttentionLens();
+      return { simd: lens.simd, limits: lens.catalog.limits };
+    }
+    case 'load':
+      return load(message);
+    case 'run':
+      return run(message.text);
+    case 'scores':
+      return scores();
+    case 'layer':
+      return layer(message.layer);
+    default:
+      throw new Error(`unknown request '${String(message.type).slice(0, 40)}'`);
+  }
+}
+
+self.addEventListener('message', async (event) => {
+  const { id } = event.data;
+  try {
+    if (!lens && event.data.type !== 'init') throw new Error('the module is still loading');
+    const value = await handle(event.data);
+    self.postMessage({ id, ok: true, value }, (value?.attention ?? []).map((a) => a.buffer));
+  } catch (error) {
+    self.postMessage({ id, ok: false, error: error?.message ?? String(error) });
+  }
+});
