@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""GPT-2-small-sized random model for tests/bench/gpt2-bench.mjs, in build/bench-gpt2/ (not committed).
+
+Writes, from one seeded set of random weights (12 layers, 12 heads, d 768, vocab 50 257, 1 024
+positions; every weight and bias N(0, 0.02), LayerNorm weights N(1, 0.02)):
+  model.safetensors  Hugging Face GPT2LMHeadModel names (`transformer.` prefix, Conv1D [in, out]), F32
+  config.json        its Hugging Face config
+  model.onnx         the same forward (scripts/make-gpt2-golden.py's hand-written GPT-2 reference,
+                     imported, traced by torch.onnx.export, opset 17): input `ids` int64 [n], outputs
+                     `logits` [n, vocab] and `attn.0` … `attn.11` [heads, n, n], n dynamic
+  stamp              the hash of this script and the reference: the files are rebuilt only when it changes
+
+Run with Debian's python3-torch: /usr/bin/python3 scripts/make-gpt2-bench-model.py [--force]
+"""
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+OUT = os.path.join(ROOT, "build", "bench-gpt2")
+GOLDEN = os.path.join(HERE, "make-gpt2-golden.py")
+CONFIG = dict(layers=12, heads=12, d=768, vocab=50257, ctx=1024, seed=20261123)
+FILES = ("model.safetensors", "config.json", "model.onnx")
+
+
+def load_golden():
+    spec = importlib.util.spec_from_file_location("make_gpt2_golden", GOLDEN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def stamp():
+    h = hashlib.sha256()
+    for path in (os.path.abspath(__file__), GOLDEN):
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def make_weights(c):
+    """HF GPT-2 state dict (bare names, Conv1D layout), float32, std 0.02."""
+    g = torch.Generator().manual_seed(c["seed"])
+    d, v, ctx = c["d"], c["vocab"], c["ctx"]
+
+    def randn(*shape, mean=0.0):
+        return torch.randn(*shape, generator=g, dtype=torch.float32) * 0.02 + mean
+
+    w = {"wte.weight": randn(v, d), "wpe.weight": randn(ctx, d)}
+    for l in range(c["layers"]):
+        p = f"h.{l}."
+        w[p + "ln_1.weight"] = randn(d, mean=1.0)
+        w[p + "ln_1.bias"] = randn(d)
+        w[p + "attn.c_attn.weight"] = randn(d, 3 * d)
+        w[p + "attn.c_attn.bias"] = randn(3 * d)
+        w[p + "attn.c_proj.weight"] = randn(d, d)
+        w[p + "attn.c_proj.bias"] = randn(d)
+        w[p + "ln_2.weight"] = randn(d, mean=1.0)
+        w[p + "ln_2.bias"] = randn(d)
+        w[p + "mlp.c_fc.weight"] = randn(d, 4 * d)
+        w[p + "mlp.c_fc.bias"] = randn(4 * d)
+        w[p + "mlp.c_proj.weight"] = randn(4 * d, d)
+        w[p + "mlp.c_proj.bias"] = randn(d)
+    w["ln_f.weight"] = randn(d, mean=1.0)
+    w["ln_f.bias"] = randn(d)
+    return w
+
+
+class Reference(torch.nn.Module):
+    """The golden script's forward over registered weights (ONNX initializers)."""
+
+    def __init__(self, golden, w, c):
+        super().__init__()
+        self.golden, self.c, self.names = golden, c, list(w)
+        for i, name in enumerate(self.names):
+            self.register_buffer(f"w{i}", w[name])
+
+    def forward(self, ids):
+        w = {name: getattr(self, f"w{i}") for i, name in enumerate(self.names)}
+        logits, attentions = self.golden.forward(w, ids, self.c, torch.float32)
+        return (logits, *attentions)
+
+
+def main():
+    force = "--force" in sys.argv
+    os.makedirs(OUT, exist_ok=True)
+    want = stamp()
+    stamp_path = os.path.join(OUT, "stamp")
+    have = open(stamp_path).read().strip() if os.path.exists(stamp_path) else ""
+    if not force and have == want and all(os.path.exists(os.path.join(OUT, f)) for f in FILES):
+        print("build/bench-gpt2/ is up to date")
+        return
+    if os.path.exists(stamp_path):
+        os.remove(stamp_path)
+    golden = load_golden()
+    c = CONFIG
+    # The reference's layer_norm reads its normalized shape from x.shape, which the tracer makes
+    # dynamic and the ONNX exporter refuses: the same function with the static d.
+    golden.layer_norm = lambda x, weight, bias: torch.nn.functional.layer_norm(
+        x, (c["d"],), weight, bias, 1e-5)
+    t0 = time.time()
+    w = make_weights(c)
+    tensors = [("transformer." + name, "F32", x) for name, x in w.items()]
+    golden.write_safetensors(os.path.join(OUT, "model.safetensors"), tensors, {"format": "pt"})
+    config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+              "n_layer": c["layers"], "n_head": c["heads"], "n_embd": c["d"],
+              "n_positions": c["ctx"], "n_ctx": c["ctx"], "vocab_size": c["vocab"],
+              "n_inner": None, "layer_norm_epsilon": 1e-5,
+              "activation_function": "gelu_new", "scale_attn_weights": True,
+              "tie_word_embeddings": True, "torch_dtype": "float32"}
+    with open(os.path.join(OUT, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+        f.write("\n")
+    print(f"wrote model.safetensors, config.json ({time.time() - t0:.1f} s)")
+
+    t0 = time.time()
+    model = Reference(golden, w, c).eval()
+    ids = torch.randint(0, c["vocab"], (16,), generator=torch.Generator().manual_seed(1))
+    outputs = ["logits"] + [f"attn.{l}" for l in range(c["layers"])]
+    axes = {"ids": {0: "n"}, "logits": {0: "n"}}
+    axes.update({f"attn.{l}": {1: "n", 2: "n"} for l in range(c["layers"])})
+    with torch.no_grad():
+        torch.onnx.export(model, (ids,), os.path.join(OUT, "model.onnx"), opset_version=17,
+                          input_names=["ids"], output_names=outputs, dynamic_axes=axes,
+                          do_constant_folding=True)
+    print(f"wrote model.onnx ({time.time() - t0:.1f} s)")
+    with open(stamp_path, "w") as f:
+        f.write(want + "\n")
+
+
+if __name__ == "__main__":
+    main()
