@@ -10,8 +10,12 @@
 #      PyTorch on one thread (Debian's python3-torch; skipped with a note when missing)
 #   7. native-release's train_bench (tests/bench/train/train_bench.cpp): one training
 #      step of the standard model config natively and the backward's matmuls as % of peak
+#   8. node tests/bench/gpt2-bench.mjs: a GPT-2-small-sized forward (64 and 256 tokens, every
+#      layer's attention) against onnxruntime-web, and the load time / peak memory of its ~500 MB
+#      checkpoint; the model is written by /usr/bin/python3 scripts/make-gpt2-bench-model.py into
+#      build/bench-gpt2/ (~1.2 GB, cached; skipped with a note when Debian's python3-torch is missing)
 # Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only); --quick also gives
-# train-bench.mjs 3 short rounds.
+# train-bench.mjs and gpt2-bench.mjs 3 short rounds.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ATTN_ROOT"
@@ -36,4 +40,11 @@ for arg in "$@"; do if [ "$arg" = --quick ]; then train_args+=(--quick); fi; don
 node tests/bench/train-bench.mjs ${train_args[@]+"${train_args[@]}"}
 echo
 build/native-release/train_bench
+echo
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  /usr/bin/python3 scripts/make-gpt2-bench-model.py
+  node tests/bench/gpt2-bench.mjs ${train_args[@]+"${train_args[@]}"}
+else
+  log "gpt2-bench skipped: /usr/bin/python3 has no torch (Debian's python3-torch) to write the model"
+fi
 log "total: $(($(date +%s) - start)) s (builds $((built - start)) s)"
