@@ -9,13 +9,16 @@
 //   em++ -O3 -DNDEBUG -msimd128 -DATTN_SIMD=1 -fwasm-exceptions -std=c++20 -Icpp \
 //     -isystem .deps/prefix/usr/include -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB
 //     -sENVIRONMENT=node \
-//     tests/bench/gpt2/gpt2_ops.cpp cpp/attention/ops/{linear,matmul,causal_attention,exp}.cpp \
-//     -o build/gpt2-ops.cjs && node --no-experimental-fetch build/gpt2-ops.cjs
+//     tests/bench/gpt2/gpt2_ops.cpp
+//     cpp/attention/ops/{linear,matmul,causal_attention,exp,gelu,layernorm}.cpp \ -o
+//     build/gpt2-ops.cjs && node --no-experimental-fetch build/gpt2-ops.cjs
 #include <chrono>
 #include <cstdio>
 #include <vector>
 
 #include "attention/ops/causal_attention.hpp"
+#include "attention/ops/gelu.hpp"
+#include "attention/ops/layernorm.hpp"
 #include "attention/ops/linear.hpp"
 #include "attention/ops/matmul.hpp"
 
@@ -84,7 +87,28 @@ int main() {
       attn::causal_attention_forward(qkv.data(), att.data(), ctx.data(), 1, m, d, heads, scratch);
     const double attention = ms_since(t) / reps;
     std::printf("  causal attention (12 heads) %7.2f x12 -> %7.1f ms\n", attention, attention * 12);
-    std::printf("  total: packing %.0f ms, matmuls %.0f ms, attention %.0f ms = %.0f ms\n\n",
-                pack_total, mul_total, attention * 12, pack_total + mul_total + attention * 12);
+    auto fc = filled(m * 4 * d, 1.0f);
+    std::vector<float> gelu(m * 4 * d);
+    attn::gelu_forward(fc.data(), gelu.data(), fc.size(), attn::GeluKind::Tanh);
+    t = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r)
+      attn::gelu_forward(fc.data(), gelu.data(), fc.size(), attn::GeluKind::Tanh);
+    const double gelu_ms = ms_since(t) / reps;
+    std::printf("  gelu (tanh) [m, 3072]       %7.2f x12 -> %7.1f ms\n", gelu_ms, gelu_ms * 12);
+    auto x = filled(m * d, 1.0f), lw = filled(d, 1.0f), lb = filled(d, 0.02f);
+    std::vector<float> ln(m * d), mean(m), rstd(m);
+    attn::layernorm_forward(x.data(), lw.data(), lb.data(), ln.data(), mean.data(), rstd.data(), m,
+                            d);
+    t = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r)
+      attn::layernorm_forward(x.data(), lw.data(), lb.data(), ln.data(), mean.data(), rstd.data(),
+                              m, d);
+    const double ln_ms = ms_since(t) / reps;
+    std::printf("  layernorm [m, 768]          %7.2f x25 -> %7.1f ms\n", ln_ms, ln_ms * 25);
+    const double rest = attention * 12 + gelu_ms * 12 + ln_ms * 25;
+    std::printf(
+        "  total: packing %.0f ms, matmuls %.0f ms, attention + gelu + layernorm %.0f ms = %.0f "
+        "ms\n\n",
+        pack_total, mul_total, rest, pack_total + mul_total + rest);
   }
 }
