@@ -14,7 +14,6 @@ Run with Debian's python3-torch: /usr/bin/python3 scripts/make-gpt2-bench-model.
 """
 import hashlib
 import importlib.util
-import json
 import os
 import sys
 import time
@@ -108,15 +107,7 @@ def main():
     w = make_weights(c)
     tensors = [("transformer." + name, "F32", x) for name, x in w.items()]
     golden.write_safetensors(os.path.join(OUT, "model.safetensors"), tensors, {"format": "pt"})
-    config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
-              "n_layer": c["layers"], "n_head": c["heads"], "n_embd": c["d"],
-              "n_positions": c["ctx"], "n_ctx": c["ctx"], "vocab_size": c["vocab"],
-              "n_inner": None, "layer_norm_epsilon": 1e-5,
-              "activation_function": "gelu_new", "scale_attn_weights": True,
-              "tie_word_embeddings": True, "torch_dtype": "float32"}
-    with open(os.path.join(OUT, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-        f.write("\n")
+    golden.write_config(os.path.join(OUT, "config.json"), c)
     print(f"wrote model.safetensors, config.json ({time.time() - t0:.1f} s)")
 
     t0 = time.time()

@@ -147,6 +147,19 @@ def write_safetensors(path, tensors, metadata=None):
             f.write(data)
 
 
+def write_config(path, c):
+    """The Hugging Face config.json of case c."""
+    config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+              "n_layer": c["layers"], "n_head": c["heads"], "n_embd": c["d"],
+              "n_positions": c["ctx"], "n_ctx": c["ctx"], "vocab_size": c["vocab"],
+              "n_inner": None, "layer_norm_epsilon": 1e-5,
+              "activation_function": "gelu_new", "scale_attn_weights": True,
+              "tie_word_embeddings": True, "torch_dtype": "float32"}
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2)
+        f.write("\n")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for c in CASES:
@@ -165,15 +178,7 @@ def main():
             tensors.append(("lm_head.weight", c["dtype"], w["wte.weight"]))
         write_safetensors(os.path.join(OUT, c["name"] + ".safetensors"), tensors,
                           {"format": "pt"})
-        config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
-                  "n_layer": c["layers"], "n_head": c["heads"], "n_embd": c["d"],
-                  "n_positions": c["ctx"], "n_ctx": c["ctx"], "vocab_size": c["vocab"],
-                  "n_inner": None, "layer_norm_epsilon": 1e-5,
-                  "activation_function": "gelu_new", "scale_attn_weights": True,
-                  "tie_word_embeddings": True, "torch_dtype": "float32"}
-        with open(os.path.join(OUT, c["name"] + ".config.json"), "w") as f:
-            json.dump(config, f, indent=2)
-            f.write("\n")
+        write_config(os.path.join(OUT, c["name"] + ".config.json"), c)
         expected = [("ids", "F64", ids.to(torch.float64))]
         for label, dtype in (("32", torch.float32), ("64", torch.float64)):
             logits, attentions = forward(stored, ids, c, dtype)

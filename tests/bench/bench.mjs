@@ -25,6 +25,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-wasm';
 
 import { attentionModel } from './onnx-model.mjs';
+import { maxAbsDiff, median } from './stats.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const quick = process.argv.includes('--quick');
@@ -53,11 +54,6 @@ const EXP_INPUTS = [0, -50, -87.33, -87.34, -100, -Infinity];
 // ---- helpers ---------------------------------------------------------------------------------
 
 const now = () => performance.now();
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 // 2·n·d·3d (Q, K, V) + 2·n·d·d (W_O) + 2·2·n·n·d (QKᵀ and A·V over all heads). Causal masks are
 // counted with the same full flops: the core computes every score and then masks it.
 const flopsOf = (n, d) => 2 * n * d * 3 * d + 2 * n * d * d + 2 * 2 * n * n * d;
@@ -117,16 +113,6 @@ function uniform(count, seed, scale) {
     out[i] = scale * ((state >>> 8) / (1 << 24) * 2 - 1);
   }
   return out;
-}
-
-function maxAbsDiff(a, b) {
-  if (a.length !== b.length) return Infinity;
-  let max = 0;
-  for (let i = 0; i < a.length; ++i) {
-    const diff = Math.abs(a[i] - b[i]);
-    if (!(diff <= max)) max = Number.isNaN(diff) ? Infinity : diff;
-  }
-  return max;
 }
 
 const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3));

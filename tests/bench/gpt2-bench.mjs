@@ -18,6 +18,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import * as ort from 'onnxruntime-web';
 
+import { maxAbsDiff, median } from './stats.mjs';
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = path.join(root, 'build/bench-gpt2');
 const quick = process.argv.includes('--quick');
@@ -29,22 +31,7 @@ const TARGET = 1.2;
 const now = () => performance.now();
 const log = (line = '') => console.log(line);
 const MB = (bytes) => `${(bytes / 1e6).toFixed(0)} MB`;
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const peakRss = () => process.resourceUsage().maxRSS * 1024;
-
-function maxAbsDiff(a, b) {
-  if (a.length !== b.length) return Infinity;
-  let max = 0;
-  for (let i = 0; i < a.length; ++i) {
-    const diff = Math.abs(a[i] - b[i]);
-    if (!(diff <= max)) max = Number.isNaN(diff) ? Infinity : diff;
-  }
-  return max;
-}
 
 // Deterministic token ids in [0, vocab) (a 32-bit LCG).
 function tokenIds(count, vocab, seed) {
