@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { STRICT_CSP } from '../../scripts/csp.mjs';
 import { MAX_TEXT } from '../../web/shared/state.js';
 import { CORPUS_LAYER, malformedCorpus, writeSafetensors } from '../js/support.mjs';
-import { hoverCell, instrument, launchBrowser, openPage, serveDist } from './browser.mjs';
+import { hoverCell, instrument, launchBrowser, openPage, serveDist, withRandomWeights } from './browser.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 
@@ -39,7 +39,7 @@ async function openApp(server, hash = '') {
   const { dialogs } = await instrument(page);
   const policies = new Map();
   page.on('response', (r) => policies.set(r.url(), r.headers()['content-security-policy'] ?? null));
-  await page.goto(server.url + hash);
+  await page.goto(server.url + withRandomWeights(hash));
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   return { page, problems, dialogs, policies };
 }
