@@ -241,11 +241,11 @@ test('a hostile shared link runs nothing: markup stays text, bad and huge values
 
   // Valid but huge values: 4096 padded keys over 16 heads is past the weights limit; the banner
   // says so, and a sensible link afterwards recovers.
-  await page.evaluate(() => { location.hash = '#text=a%20b&mask=padding&padTo=4096&heads=16&dModel=256'; });
+  await page.evaluate(() => { location.hash = '#text=a%20b&mask=padding&padTo=4096&heads=16&dModel=256&model=random'; });
   await page.waitForSelector('#error:not([hidden])');
   assert.match(await page.locator('#error').textContent(),
     /heads \* n \* kvN = 268435456 attention weights exceed the limit of 67108864/);
-  await page.evaluate(() => { location.hash = '#text=a%20b%20c'; });
+  await page.evaluate(() => { location.hash = '#text=a%20b%20c&model=random'; });
   await page.waitForSelector('#error', { state: 'hidden' });
   await drawn(page, 3);
 
