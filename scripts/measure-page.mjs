@@ -7,7 +7,7 @@
 // cross-origin isolated, so their times are whole milliseconds.
 // Usage: node scripts/measure-page.mjs [--engine chromium|firefox|webkit|all] [--dmodel 256]
 //   [--heads 8] [--tokens 64]
-import { serveDist } from '../tests/e2e/browser.mjs';
+import { serveDist, withRandomWeights } from '../tests/e2e/browser.mjs';
 import { ENGINES, launchEngine } from '../tests/e2e/engines/drivers.mjs';
 
 const option = (name, fallback) => {
@@ -26,7 +26,7 @@ async function measure(engine, server) {
   const page = await engine.newPage({ width: 1280, height: 900 });
   try {
     const words = `${Array.from({ length: tokens - 1 }, (_, i) => `w${i}`).join(' ')} y`; // typing extends 'y'
-    await page.goto(`${server.url}#dModel=${dModel}&heads=${heads}&text=${encodeURIComponent(words)}`);
+    await page.goto(server.url + withRandomWeights(`#dModel=${dModel}&heads=${heads}&text=${encodeURIComponent(words)}`));
     await page.waitFor(() => document.body.dataset.ready === 'true', null, 30000);
     // Key-to-next-paint per keystroke (Event Timing: the longest of its key events; reported from
     // 16 ms up). Keystrokes are told apart by their keydown's interaction id.

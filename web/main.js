@@ -5,7 +5,8 @@
 // textContent or attributes, never parsed as HTML.
 import { $ } from './shared/dom.js';
 import { EngineClient } from './shared/engine-client.js';
-import { DEFAULTS, hashToState, makeSchema, stateToHash } from './shared/state.js';
+import { hashToState, stateToHash } from './shared/state.js';
+import { pageDefaults, pageSchema } from './page-settings.js';
 import { createStore } from './shared/store.js';
 import { mountMessages } from './views/messages.js';
 import { mountModel } from './views/model/index.js';
@@ -17,7 +18,7 @@ import { mountWalkthrough } from './views/walkthrough/index.js';
 // heatmaps' `zoom`, the line view's `allHeads`, click-to-mask (`maskByClick`), and the banners'
 // `error`, `notice` and `linkNotice`; `trainedLayer`: a trained model's layer the Train view
 // opened in the walkthrough (views/train/index.js and views/model/index.js, openInWalkthrough); `train`: the Train view's run.
-const store = createStore({ settings: DEFAULTS, result: null, steps: [], pinned: null, playing: false, zoom: 1,
+const store = createStore({ settings: pageDefaults({}), result: null, steps: [], pinned: null, playing: false, zoom: 1,
   allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '', trainedLayer: null, train: EMPTY_RUN });
 mountMessages(store);
 let views = {}; // tab -> { render, activate? }, once mounted
@@ -46,7 +47,7 @@ function wireTheme(redraw) {
 
 // The settings from a link (parsed once the core's catalog is known); what was ignored is said.
 function readHash(schema) {
-  const { state, ignored } = hashToState(location.hash, schema);
+  const { state, ignored } = hashToState(location.hash, schema, pageDefaults);
   return { settings: state, pinned: null, linkNotice: ignored.length ? `Ignored in the link: ${ignored.join(', ')}.` : '' };
 }
 
@@ -58,7 +59,7 @@ function syncHash(schema) {
     if (now.settings === before.settings) return;
     clearTimeout(timer);
     timer = setTimeout(() => {
-      const hash = stateToHash(store.get().settings, schema);
+      const hash = stateToHash(store.get().settings, schema, pageDefaults);
       if (hash !== location.hash && !(hash === '' && location.hash === '')) {
         history.replaceState(null, '', hash || location.pathname + location.search);
       }
@@ -66,7 +67,7 @@ function syncHash(schema) {
   });
   window.addEventListener('hashchange', () => {
     const next = readHash(schema);
-    if (stateToHash(next.settings, schema) !== stateToHash(store.get().settings, schema)) store.set(next);
+    if (stateToHash(next.settings, schema, pageDefaults) !== stateToHash(store.get().settings, schema, pageDefaults)) store.set(next);
   });
 }
 
@@ -101,10 +102,10 @@ function wireTabs() {
 async function main() {
   const engine = await EngineClient.start(new URL('attention-lens.mjs', document.baseURI).href);
   const { catalog } = engine.info;
-  const schema = makeSchema(catalog);
+  const schema = pageSchema(catalog);
   store.set(readHash(schema));
   syncHash(schema);
-  const pageUrl = () => location.href.split('#')[0] + stateToHash(store.get().settings, schema);
+  const pageUrl = () => location.href.split('#')[0] + stateToHash(store.get().settings, schema, pageDefaults);
   views = {
     walkthrough: mountWalkthrough({ store, engine, catalog, pageUrl }),
     train: mountTrain({ store, catalog, moduleUrl: new URL('attention-lens.mjs', document.baseURI).href }),

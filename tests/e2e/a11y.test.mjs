@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { browserFixture, hoverCell } from './browser.mjs';
+import { browserFixture, hoverCell, withRandomWeights } from './browser.mjs';
 
 const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
 const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
@@ -18,7 +18,7 @@ async function openThemed(path, colorScheme) {
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(live.server.url + path);
+  await page.goto(live.server.url + (path === '' || path.startsWith('#') ? withRandomWeights(path) : path));
   return { page, context, errors };
 }
 

@@ -121,3 +121,13 @@ export function browserFixture(serveOptions = {}) {
   });
   return live;
 }
+
+/**
+ * A page hash with random weights (`model=random`) unless it names a model: the page itself
+ * opens on the `english` trained model; the tests written for random weights and word tokens
+ * open it with this.
+ */
+export function withRandomWeights(hash = '') {
+  if (/(^#|&)model=/.test(hash)) return hash;
+  return hash && hash !== '#' ? `${hash}&model=random` : '#model=random';
+}

@@ -4,14 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { browserFixture, hoverCell, openPage, screenshotDir } from './browser.mjs';
+import { browserFixture, hoverCell, openPage, screenshotDir, withRandomWeights } from './browser.mjs';
 import { numpyPath, readSafetensors } from '../js/support.mjs';
 
 const live = browserFixture();
 
 async function open(hash = '', viewport) {
   const { page, problems } = await openPage(live.chrome.browser, live.server.url, viewport);
-  await page.goto(live.server.url + hash);
+  await page.goto(live.server.url + withRandomWeights(hash));
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   return { page, problems };
 }
@@ -61,6 +61,34 @@ function assertMatrixClose(drawn, want, what) {
     }
   }
 }
+
+test('a bare link opens on the english trained model and says so; model=random in the link is random weights', async () => {
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
+  await page.goto(live.server.url);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  await settled(page);
+  assert.equal(await page.inputValue('#model'), 'english');
+  assert.equal(await page.locator('#walkthrough').getAttribute('data-model'), 'english');
+  assert.match(await page.textContent('#model-badge'), /^Trained model: English characters .* · layer 1 of 2 · causal, characters$/);
+  assert.equal(await page.inputValue('#text'), 'the bank will not loan money');
+  assert.equal(await page.locator('#tokens .chip').count(), 'the bank will not loan money'.length, 'one token per character');
+  assert.equal(new URL(page.url()).hash, '', 'the page\'s defaults make no hash');
+  // Random weights: model=random in the link, which opens on them again.
+  await page.selectOption('#model', '');
+  await page.waitForFunction(() => document.querySelector('#walkthrough').dataset.model === '' && location.hash.includes('model=random'));
+  assert.match(await page.textContent('#model-badge'), /^Random weights \(seed 42\)$/);
+  const link = page.url();
+  const second = await openPage(live.chrome.browser, live.server.url);
+  await second.page.goto(link);
+  await second.page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  await settled(second.page);
+  assert.equal(await second.page.inputValue('#model'), '');
+  assert.deepEqual(await second.page.locator('#tokens .chip').allTextContents(), ['the', 'bank', 'will', 'not', 'loan', 'money']);
+  assert.deepEqual(second.problems(), []);
+  await second.page.context().close();
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+});
 
 test('typing a sentence shows its tokens as chips and an n×n weights heatmap equal to the API', async () => {
   const { page, problems } = await open();
@@ -481,7 +509,7 @@ test('PNG, JSON and CSV downloads and the Embed dialog', async () => {
   await page.click('#embed');
   const snippet = await page.inputValue('#embed-element');
   assert.match(snippet, /<attention-lens [^>]*text="The bank will not loan money"[^>]*mask="causal"/);
-  assert.match(await page.inputValue('#embed-iframe'), /<iframe src="http:\/\/127\.0\.0\.1:\d+\/#mask=causal"/);
+  assert.match(await page.inputValue('#embed-iframe'), /<iframe src="http:\/\/127\.0\.0\.1:\d+\/#mask=causal&amp;model=random"/); // the page link keeps random weights
   await page.click('#embed-close');
   assert.deepEqual(problems(), []);
 });

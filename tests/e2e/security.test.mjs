@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { STRICT_CSP } from '../../scripts/csp.mjs';
 import { MAX_TEXT } from '../../web/shared/state.js';
 import { CORPUS_LAYER, malformedCorpus, writeSafetensors } from '../js/support.mjs';
-import { hoverCell, instrument, launchBrowser, openPage, serveDist } from './browser.mjs';
+import { hoverCell, instrument, launchBrowser, openPage, serveDist, withRandomWeights } from './browser.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 
@@ -39,7 +39,7 @@ async function openApp(server, hash = '') {
   const { dialogs } = await instrument(page);
   const policies = new Map();
   page.on('response', (r) => policies.set(r.url(), r.headers()['content-security-policy'] ?? null));
-  await page.goto(server.url + hash);
+  await page.goto(server.url + withRandomWeights(hash));
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   return { page, problems, dialogs, policies };
 }
@@ -246,11 +246,11 @@ test('a hostile shared link runs nothing: markup stays text, bad and huge values
 
   // Valid but huge values: 4096 padded keys over 16 heads is past the weights limit; the banner
   // says so, and a sensible link afterwards recovers.
-  await page.evaluate(() => { location.hash = '#text=a%20b&mask=padding&padTo=4096&heads=16&dModel=256'; });
+  await page.evaluate(() => { location.hash = '#text=a%20b&mask=padding&padTo=4096&heads=16&dModel=256&model=random'; });
   await page.waitForSelector('#error:not([hidden])');
   assert.match(await page.locator('#error').textContent(),
     /heads \* n \* kvN = 268435456 attention weights exceed the limit of 67108864/);
-  await page.evaluate(() => { location.hash = '#text=a%20b%20c'; });
+  await page.evaluate(() => { location.hash = '#text=a%20b%20c&model=random'; });
   await page.waitForSelector('#error', { state: 'hidden' });
   await drawn(page, 3);
 

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { browserFixture, openPage, screenshotDir } from './browser.mjs';
+import { browserFixture, hoverCell, openPage, screenshotDir } from './browser.mjs';
 
 const live = browserFixture();
 
@@ -177,31 +177,64 @@ test('a diverging learning rate shows its error; Reset and a sane rate train aga
   await page.waitForFunction(() => Number(document.body.dataset.trainStep) === 1);
   assert.ok(Number.isFinite(Number((await numbers(page)).loss)));
 
-  // "Open in walkthrough" needs model.attentionLayer (another branch): either it opens the
-  // walkthrough or it says what is missing, as text.
-  const hasLayer = await page.evaluate(async () => {
+  // "Open in walkthrough" on layer 2 head 2: the walkthrough shows that layer on the probe, its
+  // drawn weights equal to the JS API's forward of the same checkpoint in this browser.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#train-save')]);
+  const file = join(screenshotDir, 'train-open-checkpoint.safetensors');
+  await download.saveAs(file);
+  const bytes = readFileSync(file);
+  const probe = await page.inputValue('#train-probe');
+  await page.click('.train-tile[data-layer="1"][data-head="1"] button:not([aria-pressed])');
+  await page.waitForSelector('#walkthrough-view:not([hidden])');
+  await page.waitForFunction(() => document.querySelector('#walkthrough').dataset.model === 'train-view');
+  await page.waitForFunction(() => [...document.querySelectorAll('#matrices figure')].every((f) => f.dataset.table === 'ready') &&
+    document.querySelector('#matrices figure') !== null);
+  assert.match(await page.textContent('#model-badge'), /^Trained in the Train view: copy, step 1, layer 2 of 2 · causal, characters · not in the link$/);
+  assert.equal(await page.inputValue('#model'), 'train-view');
+  assert.equal(await page.locator('#text').isDisabled(), true);
+  const api = await page.evaluate(async ({ buffer, probe }) => {
     const { loadAttentionLens } = await import('/attention-lens.mjs');
     const lens = await loadAttentionLens();
-    const model = lens.createModel({ vocab: 4, context: 4, dModel: 4, heads: 1, layers: 1 });
-    const has = typeof model.attentionLayer === 'function';
+    const model = lens.createModel({ vocab: 28, context: 12, dModel: 16, heads: 2, layers: 2, positional: 'learned',
+      layerNorm: true, mlp: false, tied: false, bias: true });
+    model.loadSafetensors(new Uint8Array(buffer));
+    const trainer = lens.createTrainer(model, { task: 'copy', heldOut: 1 });
+    const ids = trainer.encode(probe).slice(0, 12);
+    const { attention } = model.forward(ids, { n: ids.length });
+    const n = ids.length;
+    const head = Array.from(attention[1].subarray(n * n, 2 * n * n)); // layer 2, head 2
+    const chars = Array.from(trainer.decode(ids));
     model.dispose();
-    return has;
+    return { n, head, chars };
+  }, { buffer: [...bytes], probe });
+  assert.deepEqual(await page.locator('#tokens .chip').allTextContents(), api.chars, 'the probe\'s characters are the tokens');
+  const drawn = await page.evaluate(() => {
+    const slot = document.querySelector('#matrices .matrix-slot');
+    return { step: slot.dataset.step, head: Number(slot.dataset.head),
+      values: [...slot.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))) };
   });
-  await page.click('.train-tile[data-layer="1"][data-head="1"] button:not([aria-pressed])');
-  if (hasLayer) {
-    await page.waitForSelector('#walkthrough-view:not([hidden])');
-  } else {
-    await page.waitForSelector('#train-error:not([hidden])');
-    assert.match(await page.textContent('#train-error'), /model\.attentionLayer/);
-  }
+  assert.deepEqual([drawn.step, drawn.head, drawn.values.length], ['weights', 1, api.n]);
+  // The table prints 4 significant digits; the inspector below has the full value.
+  drawn.values.flat().forEach((v, i) => assert.ok(Math.abs(v - api.head[i]) <= 1e-4 + 1e-3 * Math.abs(api.head[i]), `cell ${i}: drawn ${v}, API ${api.head[i]}`));
+  const [row, col] = [api.n - 1, 2];
+  await hoverCell(page, 0, row, col);
+  await page.waitForSelector('[data-testid="cell-value"]');
+  const shown = Number(await page.locator('[data-testid="cell-value"]').getAttribute('data-value'));
+  assert.ok(Math.abs(shown - api.head[row * api.n + col]) <= 1e-5, `inspector ${shown}, API ${api.head[row * api.n + col]}`);
+  await page.screenshot({ path: join(screenshotDir, 'walkthrough-from-train-desktop.png'), fullPage: true });
+  // Another choice of weights leaves it.
+  await page.selectOption('#model', '');
+  await page.waitForFunction(() => document.querySelector('#walkthrough').dataset.model === '');
+  assert.equal(await page.locator('#model option[value="train-view"]').count(), 0);
 
   // The walkthrough tab: its view, as before.
   await page.click('#tab-walkthrough');
   await page.waitForSelector('#walkthrough-view:not([hidden])');
   assert.equal(await page.locator('#train-view').isVisible(), false);
   await page.waitForFunction(() => document.querySelector('#matrices canvas') !== null);
-  assert.deepEqual(await page.locator('#tokens .chip').allTextContents(), ['The', 'bank', 'will', 'not', 'loan', 'money']);
-  await page.waitForFunction(() => !location.hash.includes('tab='), null, { timeout: 5000 }); // the default tab: not in the URL
+  // Random weights on the page's default text (the english model's, lowercase), word tokens.
+  assert.deepEqual(await page.locator('#tokens .chip').allTextContents(), ['the', 'bank', 'will', 'not', 'loan', 'money']);
+  await page.waitForFunction(() => !location.hash.includes('tab=') && location.hash.includes('model=random'), null, { timeout: 5000 }); // the default tab: not in the URL
   assert.deepEqual(problems(), []);
   await page.context().close();
 });

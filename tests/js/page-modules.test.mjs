@@ -178,3 +178,22 @@ test('the tutorial presets rebuild the seeds\' inputs and reproduce their NumPy 
   }
   assert.throws(() => buildPreset(lens, 'nope'), /unknown tutorial preset 'nope'/);
 });
+
+test('the page opens on the english trained model; model=random in its URL is random weights, and both round-trip', async () => {
+  const { PAGE_MODEL, PAGE_TEXT, pageDefaults, pageSchema } = await import('../../web/page-settings.js');
+  const page = pageSchema(catalogOf(await loadLens()));
+  const bare = hashToState('', page, pageDefaults);
+  assert.deepEqual(bare, { state: { ...DEFAULTS, model: PAGE_MODEL, text: PAGE_TEXT, cells: [] }, ignored: [] });
+  assert.equal(stateToHash(bare.state, page, pageDefaults), '');
+  const random = hashToState('#model=random', page, pageDefaults);
+  assert.deepEqual(random, { state: { ...DEFAULTS, cells: [] }, ignored: [] }, 'random weights and the shared default text');
+  assert.equal(stateToHash(random.state, page, pageDefaults), '#model=random');
+  const induction = { ...DEFAULTS, model: 'induction', text: 'abcabc', cells: [] };
+  assert.deepEqual(hashToState(stateToHash(induction, page, pageDefaults), page, pageDefaults).state, induction);
+  const typed = { ...DEFAULTS, text: 'the bank', cells: [] }; // random weights, another text
+  assert.equal(stateToHash(typed, page, pageDefaults), '#text=the+bank&model=random');
+  assert.deepEqual(hashToState('#text=the+bank&model=random', page, pageDefaults).state, typed);
+  // The shared defaults (the element's) are unchanged: no model.
+  assert.equal(DEFAULTS.model, '');
+  assert.equal(stateToHash({ ...DEFAULTS }, schema), '');
+});

@@ -48,6 +48,8 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
   let lastSteps = false;
   let trained = null; // a shipped trained model (lens.trainedModel) for states naming it
   const trainedLayers = new Map(); // ids key -> attentionLayer result, the last few
+  const fromTrainIds = new WeakMap(); // a Train view layer (state.trainedLayer) -> its layer key
+  let nextFromTrain = 1;
   const traceLimit = catalogOf(lens).limits.maxTraceValues; // traced heads·n·kvN the core allows
 
   // The layer for a config (and preset or loaded file), created only when one of them changes.
@@ -100,7 +102,7 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
 
   /** Whether computing `state` is small enough for the page's own thread (FRAME_*). */
   function fitsInFrame(state) {
-    if (state.preset || state.model) return true; // a few tokens / a trained model's short context
+    if (state.preset || state.model || state.trainedLayer) return true; // a few tokens / a trained model's short context
     const dModel = Number(state.dModel);
     if (dModel > FRAME_MAX_D_MODEL) return false;
     try {
@@ -152,6 +154,25 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     return { preset, config: found.config, x: found.input, tokens: chars, layer: l };
   }
 
+  /**
+   * A state carrying `trainedLayer`: a layer the Train view opened ({ input, config, weights }
+   * of model.attentionLayer on its probe, with ids, probe, step, layer, task, modelConfig), the
+   * same trained path as a shipped model's, fed by data instead of a model.
+   */
+  function fromTrainInput(data) {
+    let id = fromTrainIds.get(data);
+    if (!id) fromTrainIds.set(data, (id = nextFromTrain++));
+    // A checkpoint's layer (views/model) brings its BPE tokens; the Train view's probe is characters.
+    const tokens = data.tokens ?? Array.from(data.probe).slice(0, data.ids.length);
+    const preset = { id: `train-view:${id}`, weights: data.weights };
+    const title = data.source === 'checkpoint' ? `Your model (GPT-2 checkpoint), layer ${data.layer + 1}`
+      : `Trained in the Train view: ${data.task ?? 'a task'}, step ${data.step}, layer ${data.layer + 1}`;
+    const model = { name: 'train-view', title, checkpoint: data.source === 'checkpoint',
+      layer: data.layer, layers: data.modelConfig?.layers ?? data.layer + 1, positional: data.modelConfig?.positional ?? data.config.positional,
+      fromTrain: true, task: data.task ?? '', step: data.step };
+    return { preset, config: data.config, x: data.input, tokens, model };
+  }
+
   function compute(state) {
     const started = performance.now();
     const notes = [];
@@ -161,12 +182,12 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     let queryTokens;
     let x;
     let model = null; // { name, title, layer, layers } with a trained model
-    if (state.model) {
-      const t = trainedInput(state, notes);
+    if (state.trainedLayer || state.model) {
+      const t = state.trainedLayer ? fromTrainInput(state.trainedLayer) : trainedInput(state, notes);
       active = ensureLayer(t.config, t.preset);
       queryTokens = t.tokens;
       x = t.x;
-      model = { name: trained.info.name, title: trained.info.title, layer: t.layer, layers: trained.config.layers,
+      model = t.model ?? { name: trained.info.name, title: trained.info.title, layer: t.layer, layers: trained.config.layers,
         positional: trained.config.positional };
       state = { ...state, mask: 'causal', cross: false, cells: [], scale: true, padTo: 0 };
     } else if (state.preset) {

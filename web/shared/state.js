@@ -120,12 +120,19 @@ export const DEFAULTS = Object.freeze({
 export const TRAIN_KEYS = Object.freeze(['tab', 'task', 'layers', 'trainHeads', 'trainDModel', 'context', 'lr',
   'batch', 'trainSeed', 'probe']);
 
-/** The state as a URL hash ("#text=…&heads=4"): only `schema`'s fields that differ from the defaults. */
-export function stateToHash(state, schema) {
+/** `defaults` as stateToHash and hashToState take it: an object, or a function of the state. */
+const defaultsOf = (defaults, state) => (typeof defaults === 'function' ? defaults(state) : defaults);
+
+/**
+ * The state as a URL hash ("#text=…&heads=4"): only `schema`'s fields that differ from the
+ * defaults (DEFAULTS, or the page's own: an object or a function of the state giving one).
+ */
+export function stateToHash(state, schema, defaults = DEFAULTS) {
+  const base = defaultsOf(defaults, state);
   const params = new URLSearchParams();
   for (const [key, codec] of Object.entries(schema)) {
     const printed = codec.print(state[key]);
-    if (printed !== codec.print(DEFAULTS[key])) params.set(key, printed);
+    if (printed !== codec.print(base[key])) params.set(key, printed);
   }
   const query = params.toString();
   return query ? `#${query}` : '';
@@ -134,18 +141,21 @@ export function stateToHash(state, schema) {
 /**
  * Parses a URL hash into a full state, each field checked by `schema` (makeSchema). Returns
  * { state, ignored } where ignored lists the keys that were unknown or held invalid values
- * (they fall back to the defaults).
+ * (they fall back to the defaults: DEFAULTS, or `defaults` as stateToHash takes it, a function
+ * receiving the fields the hash gave).
  */
-export function hashToState(hash, schema) {
-  const state = { ...DEFAULTS, cells: [] };
+export function hashToState(hash, schema, defaults = DEFAULTS) {
+  const given = {};
   const ignored = [];
+  const done = () => ({ state: { ...defaultsOf(defaults, given), cells: [], ...given }, ignored });
   const raw = typeof hash === 'string' ? hash.replace(/^#/, '') : '';
-  if (!raw) return { state, ignored };
+  if (!raw) return done();
   let params;
   try {
     params = new URLSearchParams(raw);
   } catch {
-    return { state, ignored: ['the whole link (it could not be read)'] };
+    ignored.push('the whole link (it could not be read)');
+    return done();
   }
   for (const [key, value] of params) {
     const codec = Object.hasOwn(schema, key) ? schema[key] : null;
@@ -153,8 +163,8 @@ export function hashToState(hash, schema) {
     if (parsed === undefined) {
       ignored.push(key.slice(0, 40));
     } else {
-      state[key] = parsed;
+      given[key] = parsed;
     }
   }
-  return { state, ignored };
+  return done();
 }

@@ -12,7 +12,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { STRICT_CSP } from '../../../scripts/csp.mjs';
-import { screenshotDir, serveDist } from '../browser.mjs';
+import { screenshotDir, serveDist, withRandomWeights } from '../browser.mjs';
 import { launchEngine } from './drivers.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -160,7 +160,7 @@ export function engineSuite(engineName) {
     }
   }
   const open = async (page, server, hash = '') => {
-    await page.goto(server.url + hash);
+    await page.goto(server.url + withRandomWeights(hash));
     await page.waitFor(pageSettled, null, 30000, 'the page to draw');
   };
 

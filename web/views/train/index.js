@@ -220,8 +220,8 @@ export function mountTrain({ store, catalog, moduleUrl }) {
     if (!client || configuring) return;
     try {
       const value = await client.call('layer', { layer });
-      store.update(({ settings, train }) => ({ trainedLayer: { ...value, layer, head, modelConfig: train.modelConfig },
-        settings: { ...settings, tab: 'walkthrough' } }));
+      store.update(({ settings, train }) => ({ trainedLayer: { ...value, layer, head, task: settings.task, modelConfig: train.modelConfig },
+        settings: { ...settings, tab: 'walkthrough', head }, pinned: null }));
     } catch (error) {
       showError(error.message);
     }

@@ -146,12 +146,9 @@ async function handle(message) {
       return { step: trainer.steps, ...model.headAblation({ ids, targets, n, batch }) };
     }
     case 'layer': {
-      // "Open in walkthrough": the layer's input and weights on the probe (model.attentionLayer,
-      // from the branch that adds it; the page puts the value in the store as one action).
+      // "Open in walkthrough": the layer's input and weights on the probe (model.attentionLayer;
+      // the page puts the value in the store as one action).
       need();
-      if (typeof model.attentionLayer !== 'function') {
-        throw new Error('opening a trained head in the walkthrough needs model.attentionLayer, which this build does not have yet');
-      }
       const layer = model.attentionLayer(message.layer, probe.ids, { n: probe.ids.length });
       return { ...layer, ids: Array.from(probe.ids), probe: probe.text, step: trainer.steps };
     }

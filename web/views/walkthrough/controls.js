@@ -51,8 +51,14 @@ export function syncColorScaleHint(settings, keys) {
   $('colorScale-hint').hidden = !(settings.colorScale === 'linear' && keys > LONG_INPUT);
 }
 
-/** The sidebar as the settings say (the focused input keeps what the reader is typing). */
-export function syncControls(settings, setSettings) {
+// The Weights select's choice while a layer from the Train view is on screen (store.trainedLayer).
+export const FROM_TRAIN = 'train-view';
+
+/**
+ * The sidebar as the settings say (the focused input keeps what the reader is typing); with a
+ * layer opened from the Train view (`trainedLayer`), its controls are fixed like a trained model's.
+ */
+export function syncControls(settings, setSettings, trainedLayer = null) {
   for (const [key, kind] of Object.entries(FIELDS)) {
     const input = $(key);
     if (kind === 'check') input.checked = settings[key];
@@ -63,9 +69,23 @@ export function syncControls(settings, setSettings) {
   $('pad-box').hidden = settings.mask !== 'padding';
   $('source-box').hidden = !settings.cross || Boolean(settings.preset);
   const presetMode = Boolean(settings.preset) && !settings.model;
-  for (const id of PRESET_CONTROLS) $(id).disabled = presetMode;
-  for (const id of MODEL_CONTROLS) if (settings.model) $(id).disabled = true;
-  $('layer-box').hidden = !settings.model;
+  const fixed = Boolean(settings.model || trainedLayer); // a trained model's own config
+  for (const id of new Set([...PRESET_CONTROLS, ...MODEL_CONTROLS])) {
+    $(id).disabled = (presetMode && PRESET_CONTROLS.includes(id)) || (fixed && MODEL_CONTROLS.includes(id));
+  }
+  $('text').disabled = presetMode || Boolean(trainedLayer);
+  if (trainedLayer) $('text').value = trainedLayer.probe; // the Train view's probe (the text stays in the settings)
+  $('examples').hidden = Boolean(trainedLayer);
+  $('layer-box').hidden = !settings.model || Boolean(trainedLayer);
+  const fromTrain = $('model').querySelector(`option[value="${FROM_TRAIN}"]`);
+  const fromLabel = trainedLayer?.source === 'checkpoint' ? 'Your model (not in the link)' : 'Trained in the Train view (not in the link)';
+  if (fromTrain && fromTrain.textContent !== fromLabel) fromTrain.textContent = fromLabel;
+  if (trainedLayer && !fromTrain) {
+    const option = el('option', '', fromLabel);
+    option.value = FROM_TRAIN;
+    $('model').prepend(option);
+  } else if (!trainedLayer) fromTrain?.remove();
+  if (trainedLayer) $('model').value = FROM_TRAIN;
   $('preset-info').hidden = !presetMode;
   if (presetMode) {
     $('preset-title').textContent = PRESET_INFO[settings.preset].title;
@@ -98,7 +118,9 @@ export function wireControls(store, setSettings) {
     const input = $(key);
     input.addEventListener(kind === 'text' || kind === 'int' ? 'input' : 'change', () => {
       const value = valueOf(key, kind, input, store);
-      if (value === undefined) return;
+      if (value === undefined || value === FROM_TRAIN) return;
+      // Another choice of weights leaves the layer opened from the Train view.
+      if (key === 'model') store.set({ trainedLayer: null });
       const patch = { [key]: value };
       if (key === 'preset') Object.assign(patch, { mask: value === 'seed001-causal' ? 'causal' : 'none', head: 0, cells: [] });
       if (key === 'model') Object.assign(patch, { preset: '', layer: 0, head: 0, cells: [], cross: false, ...(value ? { mask: 'causal' } : {}),

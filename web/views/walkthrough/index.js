@@ -50,9 +50,16 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
 
   // Each update is measured from the request to the end of drawing (performance entries named
   // 'attention-lens:update', read by scripts/measure-page.mjs).
+  // A layer opened from the Train view (store.trainedLayer) replaces the settings' weights and
+  // text until another choice of weights (controls.js): the engine's trained path, fed by data.
+  const computeState = () => {
+    const { settings, trainedLayer } = store.get();
+    return trainedLayer ? { ...settings, model: '', preset: '', cross: false, cells: [], trainedLayer } : settings;
+  };
+
   function compute() {
     const started = performance.now();
-    engine.compute(store.get().settings, (result) => {
+    engine.compute(computeState(), (result) => {
       const receivedMs = performance.now() - started; // the worker's answer is here
       show(result);
       performance.measure('attention-lens:update', { start: started, end: performance.now(),
@@ -85,15 +92,17 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     }
     $('printout').textContent = result.printout ?? '';
     const model = result.model;
-    $('weights-status').textContent = model ? `The trained model ${model.title}.` : result.weightsFile
+    $('weights-status').textContent = model?.fromTrain ? `${model.title}: a snapshot of the run, not kept in the link.`
+      : model ? `The trained model ${model.title}.` : result.weightsFile
       ? `Loaded from ${result.weightsFile}.` : settings.preset ? 'The tutorial\'s weights.' : 'Seeded random weights.';
     // Which weights are on screen, in the stage header.
-    $('model-badge').textContent = model
-      ? `Trained model: ${model.title} · layer ${model.layer + 1} of ${model.layers} · causal, characters`
+    $('model-badge').textContent = model?.fromTrain
+      ? `${model.title} of ${model.layers} · causal, ${model.checkpoint ? 'BPE tokens' : 'characters'} · not in the link`
+      : model ? `Trained model: ${model.title} · layer ${model.layer + 1} of ${model.layers} · causal, characters`
       : result.weightsFile ? `Weights from ${result.weightsFile}` : settings.preset ? 'The tutorial\'s weights'
         : `Random weights (seed ${settings.seed})`;
     $('walkthrough').dataset.model = model?.name ?? '';
-    if (model && $('layer').options.length !== model.layers) {
+    if (model && !model.fromTrain && $('layer').options.length !== model.layers) {
       $('layer').replaceChildren(...Array.from({ length: model.layers }, (_, l) => {
         const option = document.createElement('option');
         option.value = String(l);
@@ -112,7 +121,13 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
   }
 
   store.subscribe((now, before) => {
-    if (now.settings !== before.settings) syncControls(now.settings, setSettings);
+    if (now.settings !== before.settings || now.trainedLayer !== before.trainedLayer) {
+      syncControls(now.settings, setSettings, now.trainedLayer);
+    }
+    if (now.trainedLayer !== before.trainedLayer) {
+      if (now.trainedLayer || before.trainedLayer) compute();
+      if (now.result === before.result) return;
+    }
     if (now.result !== before.result) render();
     else if (now.settings !== before.settings) {
       const changed = Object.keys(now.settings).filter((key) => now.settings[key] !== before.settings[key]);
@@ -129,7 +144,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
   wireNavigation(store, setSettings);
   wireWeightsFile(store, engine, { compute, show });
   wireShareAndEmbed(store, pageUrl);
-  syncControls(store.get().settings, setSettings);
+  syncControls(store.get().settings, setSettings, store.get().trainedLayer);
   compute();
   return { render };
 }
