@@ -129,7 +129,9 @@ export function wireControls(store, setSettings) {
     });
   }
   $('examples').replaceChildren(...EXAMPLES.map((example) =>
-    button('example', example.label, () => setSettings({ text: example.text, preset: '' }, { unpin: true }))));
+    // With a trained model on (its alphabet is lowercase: english), the example in lowercase.
+    button('example', example.label, () => setSettings({ text: store.get().settings.model
+      ? example.text.toLowerCase() : example.text, preset: '' }, { unpin: true }))));
   const cellmask = $('cellmask');
   cellmask.addEventListener('change', () => store.set({ maskByClick: cellmask.checked }));
   store.set({ maskByClick: cellmask.checked }); // a reload may have kept it checked
