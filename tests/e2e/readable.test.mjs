@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { browserFixture, hoverCell, openPage, screenshotDir } from './browser.mjs';
+import { browserFixture, hoverCell, openPage, screenshotDir, withRandomWeights } from './browser.mjs';
 
 const live = browserFixture();
 const N = 300;
@@ -13,7 +13,7 @@ const TEXT = Array.from({ length: N }, (_, i) => `w${i % 37}`).join(' ');
 
 async function open(hash, viewport) {
   const { page, problems } = await openPage(live.chrome.browser, live.server.url, viewport);
-  await page.goto(live.server.url + hash);
+  await page.goto(live.server.url + withRandomWeights(hash));
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   await page.waitForFunction((n) => document.querySelector('#matrices canvas')?.dataset.rows === String(n), N);
   return { page, problems };
