@@ -7,6 +7,7 @@
 import { catalogOf } from './catalog.js';
 import { whenIdle } from './dom.js';
 import { createEngine, warmUp } from './engine.js';
+import { WorkerCalls } from './worker-calls.js';
 
 const PAGE_THREAD = 'main thread';
 const WORKER = 'worker';
@@ -14,8 +15,7 @@ const WORKER = 'worker';
 export class EngineClient {
   #worker = null;
   #local = null;
-  #nextId = 1;
-  #calls = new Map();
+  #calls = null; // request / reply with the worker (worker-calls.js)
   #busy = false;
   #pending = null;
   #latest = 0; // the newest compute asked for; older results are dropped
@@ -38,8 +38,9 @@ export class EngineClient {
     const local = import(/* @vite-ignore */ moduleUrl).then((api) => api.loadAttentionLens());
     try {
       client.#worker = new Worker(new URL('./engine-worker.js', import.meta.url), { type: 'module' });
-      client.#worker.addEventListener('message', (e) => client.#reply(e.data));
-      client.#worker.addEventListener('error', (e) => client.#failAll(e.message || 'the worker failed to start'));
+      client.#calls = new WorkerCalls(client.#worker);
+      client.#worker.addEventListener('message', (e) => client.#calls.reply(e.data));
+      client.#worker.addEventListener('error', (e) => client.#calls.failAll(e.message || 'the worker failed to start'));
       client.info = await client.#call('init', { moduleUrl });
     } catch (error) {
       client.#worker?.terminate();
@@ -61,25 +62,8 @@ export class EngineClient {
     return client;
   }
 
-  #call(type, payload = {}) {
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#calls.set(id, { resolve, reject });
-      this.#worker.postMessage({ id, type, ...payload });
-    });
-  }
-
-  #reply({ id, ok, value, error }) {
-    const call = this.#calls.get(id);
-    if (!call) return;
-    this.#calls.delete(id);
-    if (ok) call.resolve(value);
-    else call.reject(new Error(error));
-  }
-
-  #failAll(message) {
-    for (const call of this.#calls.values()) call.reject(new Error(message));
-    this.#calls.clear();
+  async #call(type, payload = {}) {
+    return this.#calls.call(type, payload);
   }
 
   #where(state) {
