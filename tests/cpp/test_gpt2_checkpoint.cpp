@@ -26,15 +26,7 @@ void require_as_accurate(std::span<const float> ours, const std::vector<double>&
   INFO(what);
   REQUIRE(ours.size() == f64.size());
   REQUIRE(torch32.size() == f64.size());
-  double e_ours = 0.0, e_torch = 0.0, scale = 0.0;
-  for (std::size_t i = 0; i < f64.size(); ++i) {
-    e_ours += (double(ours[i]) - f64[i]) * (double(ours[i]) - f64[i]);
-    e_torch += (torch32[i] - f64[i]) * (torch32[i] - f64[i]);
-    scale += f64[i] * f64[i];
-  }
-  e_ours = std::sqrt(e_ours);
-  e_torch = std::sqrt(e_torch);
-  scale = std::sqrt(scale);
+  const auto [e_ours, e_torch, scale] = float64_distances(ours, torch32, f64);
   const double bound = std::max(4.0 * e_torch, 1e-6 * scale);
   INFO("our error " << e_ours << ", PyTorch float32's " << e_torch << ", float64 norm " << scale);
   CHECK(e_ours <= bound);

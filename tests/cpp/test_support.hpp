@@ -2,6 +2,7 @@
 // a small JSON-object-of-strings reader.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
@@ -115,4 +116,28 @@ inline std::map<std::string, std::string> parse_json_string_map(const std::strin
 inline std::map<std::string, std::string> read_json_string_map(const std::string& path) {
   const std::vector<std::uint8_t> bytes = read_file(path);
   return parse_json_string_map(std::string(bytes.begin(), bytes.end()));
+}
+
+// The float32-vs-float64 rule of the PyTorch golden tests (test_model_golden,
+// test_gpt2_checkpoint): the L2 distances of ours and of PyTorch's float32 run from the float64
+// run, and the float64 norm.
+struct Float64Distances {
+  double ours = 0.0;
+  double torch32 = 0.0;
+  double scale = 0.0;
+};
+
+template <class Ours>
+Float64Distances float64_distances(const Ours& ours, const std::vector<double>& torch32,
+                                   const std::vector<double>& f64) {
+  Float64Distances d;
+  for (std::size_t i = 0; i < f64.size(); ++i) {
+    d.ours += (double(ours[i]) - f64[i]) * (double(ours[i]) - f64[i]);
+    d.torch32 += (torch32[i] - f64[i]) * (torch32[i] - f64[i]);
+    d.scale += f64[i] * f64[i];
+  }
+  d.ours = std::sqrt(d.ours);
+  d.torch32 = std::sqrt(d.torch32);
+  d.scale = std::sqrt(d.scale);
+  return d;
 }
