@@ -131,3 +131,16 @@ export function withRandomWeights(hash = '') {
   if (/(^#|&)model=/.test(hash)) return hash;
   return hash && hash !== '#' ? `${hash}&model=random` : '#model=random';
 }
+
+/**
+ * The numbers a heatmap draws (its screen-reader table), row by row, once its table is built.
+ * Checked and read in one evaluation: a redraw between the two would empty the table.
+ */
+export async function tableNumbers(page, figureSelector) {
+  const rows = await page.waitForFunction((sel) => {
+    const figure = document.querySelector(sel);
+    if (figure?.dataset.table !== 'ready') return null;
+    return [...figure.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent)));
+  }, figureSelector);
+  return rows.jsonValue();
+}

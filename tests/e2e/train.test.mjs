@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { browserFixture, hoverCell, openPage, screenshotDir } from './browser.mjs';
+import { browserFixture, tableNumbers, hoverCell, openPage, screenshotDir } from './browser.mjs';
 
 const live = browserFixture();
 
@@ -24,17 +24,14 @@ async function open(hash = HASH) {
   return { page, problems };
 }
 
+const nextFrame = (page) => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
 const step = (page) => page.evaluate(() => Number(document.body.dataset.trainStep));
 const numbers = (page) => page.evaluate(() => ({ ...document.querySelector('#train-status').dataset }));
 const curveScores = (page) => page.evaluate(() => [...document.querySelectorAll('.train-curve')].map((f) => JSON.parse(f.dataset.scores || '[]')));
 
 /** The numbers drawn in a probe head's heatmap (its screen-reader table), row by row. */
-async function tileNumbers(page, layer, head) {
-  const figure = `.train-tile[data-layer="${layer}"][data-head="${head}"] figure`;
-  await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.table === 'ready', figure);
-  return page.evaluate((sel) => [...document.querySelectorAll(`${sel} tbody tr`)]
-    .map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))), figure);
-}
+const tileNumbers = (page, layer, head) =>
+  tableNumbers(page, `.train-tile[data-layer="${layer}"][data-head="${head}"] figure`);
 
 async function pause(page) {
   await page.click('#train-run');
@@ -113,6 +110,7 @@ test('a checkpoint downloads, loads back with the same attention as the JS API, 
   assert.notDeepEqual(await tileNumbers(page, 0, 1), trained);
   await page.setInputFiles('#train-load', { name: 'checkpoint.safetensors', mimeType: 'application/octet-stream', buffer: bytes });
   await page.waitForFunction(() => /^Loaded checkpoint\.safetensors\.$/.test(document.querySelector('#train-file-status').textContent));
+  await nextFrame(page); // the view draws on the next animation frame
   const loaded = await tileNumbers(page, 0, 1);
   assert.deepEqual(loaded, trained, `the loaded weights draw as they did at step ${trainedStep}`);
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { browserFixture, openPage, screenshotDir } from './browser.mjs';
+import { browserFixture, tableNumbers, openPage, screenshotDir } from './browser.mjs';
 import { gpt2Config, gpt2Tensors } from '../js/checkpoint-support.mjs';
 import { writeSafetensors } from '../js/support.mjs';
 
@@ -32,12 +32,8 @@ const file = (name, content) => ({ name, mimeType: name.endsWith('.safetensors')
 const FILES = [file('model.safetensors', WEIGHTS), file('config.json', CONFIG), file('vocab.json', VOCAB), file('merges.txt', MERGES)];
 
 /** The numbers drawn in a head's heatmap (its screen-reader table), row by row. */
-async function tileNumbers(page, layer, head) {
-  const figure = `#model-head-grid .model-tile[data-layer="${layer}"][data-head="${head}"] figure`;
-  await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.table === 'ready', figure);
-  return page.evaluate((sel) => [...document.querySelectorAll(`${sel} tbody tr`)]
-    .map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))), figure);
-}
+const tileNumbers = (page, layer, head) =>
+  tableNumbers(page, `#model-head-grid .model-tile[data-layer="${layer}"][data-head="${head}"] figure`);
 
 test('Your model: load a checkpoint, every head and the next tokens match the API, a bad config keeps the model', async () => {
   const { page, problems } = await openPage(live.chrome.browser, live.server.url);

@@ -247,8 +247,8 @@ export function mountTrain({ store, catalog, moduleUrl }) {
     try {
       const bytes = await file.arrayBuffer();
       const update = await client.call('load', { bytes }, [bytes]);
-      $('train-file-status').textContent = `Loaded ${file.name}.`;
       receive(update, { ablation: null });
+      $('train-file-status').textContent = `Loaded ${file.name}.`;
     } catch (error) {
       $('train-file-status').textContent = `Could not load ${file.name}: ${error.message}`;
     } finally {
