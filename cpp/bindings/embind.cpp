@@ -6,6 +6,10 @@
 // (web/api/attention-lens-api.js) passes each through one unwrap() that throws
 // new Error(message), so the module keeps working after any bad input. Results never carry an
 // `error` key. Views into wasm memory (typed_memory_view) are copied by the JS API at once.
+//
+// ATTN_BINDINGS_TRAINING (set per target in CMakeLists.txt): 1 binds everything; 0 leaves out the
+// trainer, gradients, head scores and ablation, and the GPT-2 checkpoint import and BPE, for the
+// <attention-lens> element's smaller module (the JS API says so when one of them is called).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 #include <malloc.h>
@@ -612,6 +616,7 @@ class ModelHandle {
 };
 
 // config.json's fields, as the JS API read them.
+#if ATTN_BINDINGS_TRAINING
 struct Gpt2Args {
   std::string modelType;
   std::size_t nLayer{}, nHead{}, nEmbd{}, nPositions{}, vocabSize{}, nInner{};
@@ -788,9 +793,11 @@ class TrainerHandle {
   std::unique_ptr<attn::Trainer> trainer_;
   std::vector<std::int32_t> ids_;
 };
+#endif  // ATTN_BINDINGS_TRAINING
 
 // np.random.RandomState(seed).randn(count): a view the JS API copies at once.
 std::vector<double> randn_result;
+
 val numpyRandn(std::uint32_t seed, std::size_t count) {
   return guarded([&] {
     randn_result.assign(count, 0.0);
@@ -846,6 +853,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .field("trace", &ForwardArgs::trace)
       .field("traceHead", &ForwardArgs::traceHead)
       .field("preview", &ForwardArgs::preview);
+#if ATTN_BINDINGS_TRAINING
   emscripten::value_object<Gpt2Args>("Gpt2Args")
       .field("modelType", &Gpt2Args::modelType)
       .field("nLayer", &Gpt2Args::nLayer)
@@ -858,6 +866,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .field("activationFunction", &Gpt2Args::activationFunction)
       .field("scaleAttnWeights", &Gpt2Args::scaleAttnWeights)
       .field("scaleAttnByInverseLayerIdx", &Gpt2Args::scaleAttnByInverseLayerIdx);
+#endif
   emscripten::value_object<ModelArgs>("ModelArgs")
       .field("vocab", &ModelArgs::vocab)
       .field("context", &ModelArgs::context)
@@ -871,6 +880,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .field("bias", &ModelArgs::bias)
       .field("gelu", &ModelArgs::gelu)
       .field("seed", &ModelArgs::seed);
+#if ATTN_BINDINGS_TRAINING
   emscripten::value_object<TrainerArgs>("TrainerArgs")
       .field("task", &TrainerArgs::task)
       .field("lr", &TrainerArgs::lr)
@@ -885,22 +895,27 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .field("totalSteps", &TrainerArgs::totalSteps)
       .field("minLr", &TrainerArgs::minLr)
       .field("heldOut", &TrainerArgs::heldOut);
-  emscripten::class_<ModelHandle>("ModelHandle")
-      .constructor<>()
-      .function("configure", &ModelHandle::configure)
-      .function("parameterTable", &ModelHandle::parameterTable)
-      .function("parameter", &ModelHandle::parameter)
-      .function("setParameter", &ModelHandle::setParameter)
-      .function("gradient", &ModelHandle::gradient)
-      .function("forward", &ModelHandle::forward)
-      .function("logits", &ModelHandle::logits)
-      .function("attention", &ModelHandle::attention)
-      .function("attentionInput", &ModelHandle::attentionInput)
-      .function("stepCount", &ModelHandle::stepCount)
-      .function("step", &ModelHandle::step)
+#endif
+  // Forward, weights and traces: every build. Training, scores and checkpoints: not in the
+  // element's module (ATTN_BINDINGS_TRAINING=0, CMakeLists.txt's attention_lens_embed).
+  [[maybe_unused]] const auto model =
+      emscripten::class_<ModelHandle>("ModelHandle")
+          .constructor<>()
+          .function("configure", &ModelHandle::configure)
+          .function("parameterTable", &ModelHandle::parameterTable)
+          .function("parameter", &ModelHandle::parameter)
+          .function("setParameter", &ModelHandle::setParameter)
+          .function("forward", &ModelHandle::forward)
+          .function("logits", &ModelHandle::logits)
+          .function("attention", &ModelHandle::attention)
+          .function("attentionInput", &ModelHandle::attentionInput)
+          .function("stepCount", &ModelHandle::stepCount)
+          .function("step", &ModelHandle::step)
+          .function("saveSafetensors", &ModelHandle::saveSafetensors)
+          .function("loadSafetensors", &ModelHandle::loadSafetensors);
+#if ATTN_BINDINGS_TRAINING
+  model.function("gradient", &ModelHandle::gradient)
       .function("lossAndGradients", &ModelHandle::lossAndGradients)
-      .function("saveSafetensors", &ModelHandle::saveSafetensors)
-      .function("loadSafetensors", &ModelHandle::loadSafetensors)
       .function("headScores", &ModelHandle::headScores)
       .function("headAblation", &ModelHandle::headAblation);
   emscripten::class_<CheckpointHandle>("CheckpointHandle")
@@ -923,6 +938,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("encode", &TrainerHandle::encode)
       .function("decode", &TrainerHandle::decode)
       .function("heldOut", &TrainerHandle::heldOut);
+#endif  // ATTN_BINDINGS_TRAINING
   emscripten::class_<LayerHandle>("LayerHandle")
       .constructor<>()
       .function("configure", &LayerHandle::configure)

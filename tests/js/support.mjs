@@ -9,6 +9,8 @@ export const MODULE_URL = process.env.ATTN_MODULE
   ? pathToFileURL(process.env.ATTN_MODULE)
   : new URL('../../dist/attention-lens.mjs', import.meta.url);
 export const SINGLE_FILE_URL = new URL('../../dist/attention-lens.single.mjs', import.meta.url);
+// The <attention-lens> element's module (wasm inlined, no trainer or checkpoint import).
+export const EMBED_MODULE_URL = new URL('../../build/wasm-release/attention-lens.embed.mjs', import.meta.url);
 export const DATA_DIR = fileURLToPath(new URL('../data/', import.meta.url));
 
 let lensPromise = null;

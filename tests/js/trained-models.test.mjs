@@ -187,7 +187,7 @@ test('model.attentionLayer: a standalone layer on its input and weights reproduc
   }
 });
 
-test('the single-file module (the element\'s) carries the same catalogue', async () => {
+test('the single-file module carries the same catalogue', async () => {
   const single = await import(new URL('attention-lens.single.mjs', MODULE_URL).href);
   const other = await single.loadAttentionLens();
   assert.deepEqual([...other.trainedModels], [...lens.trainedModels]);

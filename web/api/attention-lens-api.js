@@ -9,6 +9,18 @@
 
 /* global createAttentionLensCore, ATTN_WASM_INLINED, ATTN_TRAINED_MODELS */
 
+/**
+ * Throws unless this build binds the trainer, gradients, head scores and the checkpoint import:
+ * the <attention-lens> element's module (attention-lens.embed.mjs, inlined in
+ * attention-lens-element.js) is built without them (ATTN_BINDINGS_TRAINING=0 in embind.cpp).
+ */
+function needTraining(bound, what) {
+  if (typeof bound !== 'function') {
+    throw new Error(`${what} is not in this build: the <attention-lens> element's module leaves out training ` +
+      'and checkpoints; import attention-lens (or attention-lens/single-file) for them');
+  }
+}
+
 const isNode =
   typeof process === 'object' && process?.versions?.node != null && typeof window === 'undefined';
 
@@ -76,6 +88,7 @@ class AttentionLens {
    * (loaded from beside this module on first need) unless one is given.
    */
   async loadCheckpoint(options) {
+    needTraining(this.#core.CheckpointHandle, 'lens.loadCheckpoint');
     return loadCheckpoint(this.#core, options, () => {
       this.#gpt2Tokenizer ??= loadGpt2Tokenizer().catch((error) => {
         this.#gpt2Tokenizer = null;
@@ -90,6 +103,7 @@ class AttentionLens {
    * catalog.defaults.trainer. The trainer borrows the model: disposing the model disposes it.
    */
   createTrainer(model, options = {}) {
+    needTraining(this.#core.TrainerHandle, 'lens.createTrainer');
     return new Trainer(this.#core, this.#catalog.defaults.trainer, model, options);
   }
 
@@ -535,6 +549,7 @@ class TransformerModel {
    */
   lossAndGradients(ids, targets, options = {}) {
     const handle = this.#live();
+    needTraining(handle.lossAndGradients, 'model.lossAndGradients');
     const tokens = tokenIds('ids', ids);
     const wanted = tokenIds('targets', targets);
     const { n, batch } = sequenceShape('lossAndGradients', options, SEQUENCE_KEYS, tokens.length);
@@ -551,6 +566,7 @@ class TransformerModel {
    */
   headScores(options = {}) {
     const handle = this.#live();
+    needTraining(handle.headScores, 'model.headScores');
     const probe = probeOptions('headScores', options, false);
     const scores = unwrap(handle.headScores(probe.ids, probe.batch, probe.n));
     return scores.map((s) => ({
@@ -570,6 +586,7 @@ class TransformerModel {
    */
   headAblation(options = {}) {
     const handle = this.#live();
+    needTraining(handle.headAblation, 'model.headAblation');
     const probe = probeOptions('headAblation', options, true);
     return unwrap(handle.headAblation(probe.ids, probe.targets, probe.batch, probe.n));
   }
