@@ -133,14 +133,19 @@ export function withRandomWeights(hash = '') {
 }
 
 /**
- * The numbers a heatmap draws (its screen-reader table), row by row, once its table is built.
- * Checked and read in one evaluation: a redraw between the two would empty the table.
+ * In the page: the numbers the heatmap in `figureSelector` draws (its screen-reader table), row
+ * by row, once the table is built; else null.
+ */
+export function heatmapTable(figureSelector) {
+  const figure = document.querySelector(figureSelector);
+  if (figure?.dataset.table !== 'ready') return null;
+  return [...figure.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent)));
+}
+
+/**
+ * The numbers a heatmap draws, once its table is built. Checked and read in one evaluation: a
+ * redraw between the two would empty the table.
  */
 export async function tableNumbers(page, figureSelector) {
-  const rows = await page.waitForFunction((sel) => {
-    const figure = document.querySelector(sel);
-    if (figure?.dataset.table !== 'ready') return null;
-    return [...figure.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent)));
-  }, figureSelector);
-  return rows.jsonValue();
+  return (await page.waitForFunction(heatmapTable, figureSelector)).jsonValue();
 }

