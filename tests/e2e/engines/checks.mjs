@@ -4,7 +4,8 @@
 // typed tokens change the drawing and the drawn weights equal the JS API's in the same browser;
 // the inspector shows a cell's terms; the Web Worker path; the embed from file:// and over http
 // under the strict CSP; a hostile link runs nothing; the Train view trains in its worker (the
-// loss falls); Your model loads a GPT-2-family checkpoint and draws every head as the API does. Errors and requests are recorded in the page
+// loss falls); Your model loads a GPT-2-family checkpoint and draws every head as the API does; the
+// embed's model="induction" draws the trained head from file:// and under the strict CSP. Errors and requests are recorded in the page
 // (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches are not seen.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,6 +41,37 @@ function fileFixture() {
   copyFileSync(join(dist, 'attention-lens-element.js'), join(dir, 'attention-lens-element.js'));
   copyFileSync(PROBE, join(dir, 'probe.js'));
   return pathToFileURL(join(dir, 'blog-example.html')).href;
+}
+
+// A post with the trained induction model's layer-2 head 4 and a random-weights element beside it:
+// model-post-file.html (the probe loaded first, for file://) and model-post.html (served with the
+// probe injected), the element script and models/induction.js beside them.
+const INDUCTION_TEXT = 'qwertyuiopqwertyuiop';
+function modelFixture() {
+  const dir = join(root, 'build', 'engine-fixtures');
+  mkdirSync(join(dir, 'models'), { recursive: true });
+  const page = (head) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<title>model embed</title>${head}<script src="attention-lens-element.js" defer></script></head><body>
+<attention-lens model="induction" layer="2" head="4" text="${INDUCTION_TEXT}"></attention-lens>
+<attention-lens text="The cat sat on the mat" mask="causal"></attention-lens></body></html>`;
+  writeFileSync(join(dir, 'model-post-file.html'), page('<script src="probe.js"></script>'));
+  writeFileSync(join(dir, 'model-post.html'), page(''));
+  copyFileSync(join(dist, 'attention-lens-element.js'), join(dir, 'attention-lens-element.js'));
+  copyFileSync(join(dist, 'models', 'induction.js'), join(dir, 'models', 'induction.js'));
+  copyFileSync(PROBE, join(dir, 'probe.js'));
+  return { dir, fileUrl: pathToFileURL(join(dir, 'model-post-file.html')).href };
+}
+
+/** The induction model's layer 2 (index 1), head 4 (index 3) on INDUCTION_TEXT, from the JS API in Node. */
+async function inductionHead() {
+  const { loadAttentionLens } = await import(pathToFileURL(join(dist, 'attention-lens.mjs')).href);
+  const lens = await loadAttentionLens();
+  const model = await lens.trainedModel('induction');
+  const ids = model.encode(INDUCTION_TEXT);
+  const n = ids.length;
+  const a = model.forward(ids, { n }).attention[1];
+  model.dispose();
+  return Array.from({ length: n }, (_, i) => Array.from(a.subarray((3 * n + i) * n, (3 * n + i + 1) * n)));
 }
 
 // ---- in the page ------------------------------------------------------------------------------
@@ -147,6 +179,18 @@ async function apiCheckpoint({ files, text }) {
   return out;
 }
 
+/** In the page: each <attention-lens>'s status, title and drawn table, once all are done; else null. */
+function embedTables() {
+  const all = [...document.querySelectorAll('attention-lens')];
+  const done = all.length > 0 && all.every((e) => ['ready', 'error'].includes(e.shadowRoot?.querySelector('.lens')?.dataset.status) &&
+    [...e.shadowRoot.querySelectorAll('figure')].every((f) => f.dataset.table !== 'pending'));
+  return done && all.map((e) => ({
+    status: e.shadowRoot.querySelector('.lens').dataset.status,
+    title: e.shadowRoot.querySelector('.lens').textContent.slice(0, 300),
+    rows: [...e.shadowRoot.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))),
+  }));
+}
+
 // ---- the checks -------------------------------------------------------------------------------
 
 function close(actual, expected, tol, what) {
@@ -184,14 +228,16 @@ export function engineSuite(engineName) {
   const shot = (name) => join(screenshotDir, `engine-${engineName}-${name}.png`);
   before(async () => {
     mkdirSync(screenshotDir, { recursive: true });
-    [live.plain, live.strict, live.blog, live.engine] = await Promise.all([serveDist({ probe: PROBE }),
-      serveDist({ csp: true, probe: PROBE }), serveDist({ csp: blogPolicy(), probe: PROBE }), launchEngine(engineName)]);
     live.fileUrl = fileFixture();
+    live.modelPost = modelFixture();
+    [live.plain, live.strict, live.blog, live.models, live.engine] = await Promise.all([serveDist({ probe: PROBE }),
+      serveDist({ csp: true, probe: PROBE }), serveDist({ csp: blogPolicy(), probe: PROBE }),
+      serveDist({ csp: true, probe: PROBE, dir: live.modelPost.dir }), launchEngine(engineName)]);
     console.log(`# ${live.engine.version}`);
   });
   after(async () => {
     await live.engine?.close();
-    for (const server of [live.plain, live.strict, live.blog]) server?.stop();
+    for (const server of [live.plain, live.strict, live.blog, live.models]) server?.stop();
   });
 
   /** Runs `body(page)` in a fresh page, closed afterwards even when it fails. */
@@ -382,4 +428,26 @@ export function engineSuite(engineName) {
     await page.screenshot(shot('yourmodel'));
     await clean(page);
   }));
+
+  test(`${engineName}: the embed's model="induction" draws the trained induction head, from file:// and under the strict CSP`, async () => {
+    const want = await inductionHead();
+    const half = INDUCTION_TEXT.length / 2;
+    for (const url of [live.modelPost.fileUrl, `${live.models.url}model-post.html`]) {
+      await withPage(async (page) => {
+        await page.goto(url);
+        const [trained, plain] = await page.waitFor(embedTables, null, 30000, `the embeds of ${url}`);
+        assert.equal(trained.status, 'ready', trained.title);
+        assert.match(trained.title, /trained model: Induction heads/);
+        assert.equal(trained.rows.length, want.length);
+        want.forEach((row, i) => row.forEach((v, j) => assert.ok(Math.abs(trained.rows[i][j] - v) <= 6e-5 + 1e-3 * Math.abs(v),
+          `${url} [${i}][${j}]: drawn ${trained.rows[i][j]}, API ${v}`)));
+        // The induction head: in the repeat, each query attends to the token after its earlier copy.
+        for (let i = half; i < INDUCTION_TEXT.length; ++i) assert.ok(trained.rows[i][i - half + 1] > 0.5, `query ${i}`);
+        assert.equal(plain.status, 'ready');
+        assert.doesNotMatch(plain.title, /trained/);
+        await clean(page, { wasm: 1 });
+        if (url.startsWith('http')) await page.screenshot(shot('embed-model'));
+      }, { width: 800, height: 1000 });
+    }
+  });
 }
