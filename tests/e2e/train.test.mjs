@@ -33,6 +33,26 @@ const curveScores = (page) => page.evaluate(() => [...document.querySelectorAll(
 const tileNumbers = (page, layer, head) =>
   tableNumbers(page, `.train-tile[data-layer="${layer}"][data-head="${head}"] figure`);
 
+/**
+ * In the page: the JS API on a checkpoint of this suite's config (CONFIG): head `head` of layer
+ * `layer` on the probe (its first 12 characters), and the probe's characters.
+ */
+async function apiProbeHead({ buffer, probe, layer, head }) {
+  const { loadAttentionLens } = await import('/attention-lens.mjs');
+  const lens = await loadAttentionLens();
+  const model = lens.createModel({ vocab: 28, context: 12, dModel: 16, heads: 2, layers: 2, positional: 'learned',
+    layerNorm: true, mlp: false, tied: false, bias: true });
+  model.loadSafetensors(new Uint8Array(buffer));
+  const trainer = lens.createTrainer(model, { task: 'copy', heldOut: 1 });
+  const ids = trainer.encode(probe).slice(0, 12);
+  const { attention } = model.forward(ids, { n: ids.length });
+  const n = ids.length;
+  const weights = Array.from(attention[layer].subarray(head * n * n, (head + 1) * n * n));
+  const chars = Array.from(trainer.decode(ids));
+  model.dispose();
+  return { n, head: weights, chars };
+}
+
 async function pause(page) {
   await page.click('#train-run');
   await page.waitForSelector('body[data-train-status="paused"]');
@@ -117,20 +137,7 @@ test('a checkpoint downloads, loads back with the same attention as the JS API, 
   // The same checkpoint through the public API in this browser: the same numbers (to the 3 to 4
   // digits the table shows).
   const probe = await page.inputValue('#train-probe');
-  const api = await page.evaluate(async ({ buffer, probe }) => {
-    const { loadAttentionLens } = await import('/attention-lens.mjs');
-    const lens = await loadAttentionLens();
-    const model = lens.createModel({ vocab: 28, context: 12, dModel: 16, heads: 2, layers: 2, positional: 'learned',
-      layerNorm: true, mlp: false, tied: false, bias: true });
-    model.loadSafetensors(new Uint8Array(buffer));
-    const trainer = lens.createTrainer(model, { task: 'copy', heldOut: 1 });
-    const ids = trainer.encode(probe).slice(0, 12);
-    const { attention } = model.forward(ids, { n: ids.length });
-    const n = ids.length;
-    const head = Array.from(attention[0].subarray(n * n, 2 * n * n));
-    model.dispose();
-    return { n, head };
-  }, { buffer: [...bytes], probe });
+  const api = await page.evaluate(apiProbeHead, { buffer: [...bytes], probe, layer: 0, head: 1 });
   assert.equal(loaded.length, api.n);
   loaded.flat().forEach((v, i) => assert.ok(Math.abs(v - api.head[i]) <= 1e-3 + 1e-3 * Math.abs(api.head[i]), `cell ${i}: drawn ${v}, API ${api.head[i]}`));
 
@@ -190,21 +197,7 @@ test('a diverging learning rate shows its error; Reset and a sane rate train aga
   assert.match(await page.textContent('#model-badge'), /^Trained in the Train view: copy, step 1, layer 2 of 2 · causal, characters · not in the link$/);
   assert.equal(await page.inputValue('#model'), 'train-view');
   assert.equal(await page.locator('#text').isDisabled(), true);
-  const api = await page.evaluate(async ({ buffer, probe }) => {
-    const { loadAttentionLens } = await import('/attention-lens.mjs');
-    const lens = await loadAttentionLens();
-    const model = lens.createModel({ vocab: 28, context: 12, dModel: 16, heads: 2, layers: 2, positional: 'learned',
-      layerNorm: true, mlp: false, tied: false, bias: true });
-    model.loadSafetensors(new Uint8Array(buffer));
-    const trainer = lens.createTrainer(model, { task: 'copy', heldOut: 1 });
-    const ids = trainer.encode(probe).slice(0, 12);
-    const { attention } = model.forward(ids, { n: ids.length });
-    const n = ids.length;
-    const head = Array.from(attention[1].subarray(n * n, 2 * n * n)); // layer 2, head 2
-    const chars = Array.from(trainer.decode(ids));
-    model.dispose();
-    return { n, head, chars };
-  }, { buffer: [...bytes], probe });
+  const api = await page.evaluate(apiProbeHead, { buffer: [...bytes], probe, layer: 1, head: 1 }); // layer 2, head 2
   assert.deepEqual(await page.locator('#tokens .chip').allTextContents(), api.chars, 'the probe\'s characters are the tokens');
   const drawn = await page.evaluate(() => {
     const slot = document.querySelector('#matrices .matrix-slot');
