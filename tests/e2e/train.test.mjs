@@ -169,6 +169,7 @@ test('a diverging learning rate shows its error; Reset and a sane rate train aga
   await page.click('#train-run');
   await page.waitForSelector('#train-error:not([hidden])', { timeout: 30000 });
   assert.match(await page.textContent('#train-error'), /^diverged at step \d+: loss is (NaN|inf)/i);
+  await nextFrame(page); // the status is drawn on the next animation frame, the error at once
   assert.equal(await page.evaluate(() => document.body.dataset.trainStatus), 'diverged');
   await page.screenshot({ path: join(screenshotDir, 'train-diverged-desktop.png'), fullPage: true });
 

@@ -7,23 +7,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encode as referenceEncode } from 'gpt-tokenizer/encoding/r50k_base';
 
-import { loadLens } from './support.mjs';
+import { loadLens, mulberry32 } from './support.mjs';
 import { gpt2SizedCheckpoint } from './checkpoint-support.mjs';
 
 const lens = await loadLens();
 const gpt = await lens.loadCheckpoint(gpt2SizedCheckpoint());
-
-// A small seeded generator (mulberry32) so every run tests the same strings.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PIECES = [
   "I'm", "you're", "they've", "we'll", "it's", "don't", "he'd", "'s", "'S", "''s", "'t", "'re",
@@ -70,7 +58,7 @@ function randomString(next) {
 }
 
 function strings() {
-  const next = rng(14);
+  const next = mulberry32(14);
   const list = [...PIECES, "Hello world's  \n\n  123", ' \n', 'a  ', 'a \n b', '   x', ''];
   while (list.length < 1500) list.push(randomString(next));
   return list.filter((s) => !s.includes('<|endoftext|>'));
@@ -92,7 +80,7 @@ test('the core BPE gives gpt-tokenizer r50k_base ids on 1500 strings', () => {
 });
 
 test('invalid UTF-8 bytes tokenize as their TextDecoder string does', () => {
-  const next = rng(99);
+  const next = mulberry32(99);
   const fixed = [
     [0xff], [0xc0, 0x80], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80],
     [0xe2, 0x82], [0x61, 0xe2, 0x82, 0x20, 0x62], [0xf0, 0x9f, 0x98], [0x80, 0x80, 0x41],

@@ -270,6 +270,18 @@ export function assertMatchesGolden(result, c, label = c.name) {
   assertClose(result.attention, c.expectedAttention, { ...ATTENTION_TOL, what: `${label} attention` });
 }
 
+/** mulberry32: a small seeded generator, uniform in [0, 1), so every run sees the same values. */
+export function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** Deterministic pseudo-random floats in [-1, 1) (a small LCG; no dependence on the module). */
 export function lcgFloats(count, seed = 1) {
   const out = new Float32Array(count);

@@ -3,6 +3,7 @@
 // .safetensors files every peer (JS and Python) reads them from (see tests/bench/README.md).
 import fs from 'node:fs';
 import path from 'node:path';
+import { mulberry32 } from '../../js/support.mjs';
 
 // The standard config of issue 11, item 7 (names as in DESIGN.md's createModel).
 export const CONFIG = Object.freeze({
@@ -41,18 +42,6 @@ export const HALF = CONFIG.context / 2;
 export const BATCHES = 8;
 export const SEED = 1;
 
-// mulberry32: a small deterministic generator, uniform in [0, 1).
-function generator(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The parameter names and shapes in PyTorch style (DESIGN.md), in a fixed order. */
 export function parameterShapes(config = CONFIG) {
   const { vocab: V, context: T, dModel: C, layers: L } = config;
@@ -78,7 +67,7 @@ export function parameterShapes(config = CONFIG) {
  * scales near 1. Returns { [name]: Float32Array }.
  */
 export function initialParameters(config = CONFIG, seed = SEED) {
-  const random = generator(seed);
+  const random = mulberry32(seed);
   const uniform = (count, lo, hi) => Float32Array.from({ length: count }, () => lo + (hi - lo) * random());
   const params = {};
   for (const [name, shape] of parameterShapes(config)) {
@@ -97,7 +86,7 @@ export function initialParameters(config = CONFIG, seed = SEED) {
 
 /** `count` induction batches: { ids, targets }, each Int32Array [count, batch, context]. */
 export function inductionBatches(count = BATCHES, config = CONFIG, seed = SEED) {
-  const random = generator(seed * 7919 + 17);
+  const random = mulberry32(seed * 7919 + 17);
   const { batch: B, context: T, vocab: V } = config;
   const half = T / 2;
   const ids = new Int32Array(count * B * T);
