@@ -11,9 +11,6 @@
 
 namespace attn {
 
-// Decodes UTF-8 as the WHATWG TextDecoder does: each maximal invalid subpart becomes U+FFFD.
-// So bytes tokenize as the JS string `new TextDecoder().decode(bytes)` does in the reference.
-std::u32string decode_utf8_replacing(std::string_view bytes);
 
 // GPT-2's byte → character map (bytes 33–126, 161–172, 174–255 are themselves; the others are
 // U+0100 onwards in byte order): a vocabulary or merges file holds tokens in these characters.

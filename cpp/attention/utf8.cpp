@@ -1,4 +1,4 @@
-// UTF-8 decoding and validation (see utf8.hpp).
+// UTF-8 decoding, encoding and validation (see utf8.hpp).
 #include "attention/utf8.hpp"
 
 #include <utility>
@@ -55,6 +55,75 @@ std::size_t first_invalid_utf8(std::string_view text) {
     pos += c.length;
   }
   return std::string_view::npos;
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += char(cp);
+  } else if (cp < 0x800) {
+    out += char(0xC0 | (cp >> 6));
+    out += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += char(0xE0 | (cp >> 12));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  } else {
+    out += char(0xF0 | (cp >> 18));
+    out += char(0x80 | ((cp >> 12) & 0x3F));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  }
+}
+
+std::u32string decode_utf8_replacing(std::string_view bytes) {
+  std::u32string out;
+  out.reserve(bytes.size());
+  std::size_t needed = 0, seen = 0;
+  char32_t cp = 0;
+  unsigned lower = 0x80, upper = 0xBF;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const unsigned b = static_cast<unsigned char>(bytes[i]);
+    if (needed == 0) {
+      if (b < 0x80) {
+        out += char32_t(b);
+      } else if (b >= 0xC2 && b <= 0xDF) {
+        needed = 1;
+        cp = b & 0x1F;
+      } else if (b >= 0xE0 && b <= 0xEF) {
+        if (b == 0xE0) lower = 0xA0;
+        if (b == 0xED) upper = 0x9F;
+        needed = 2;
+        cp = b & 0xF;
+      } else if (b >= 0xF0 && b <= 0xF4) {
+        if (b == 0xF0) lower = 0x90;
+        if (b == 0xF4) upper = 0x8F;
+        needed = 3;
+        cp = b & 0x7;
+      } else {
+        out += U'\uFFFD';
+      }
+      continue;
+    }
+    if (b < lower || b > upper) {  // the sequence so far is one U+FFFD; b starts afresh
+      needed = seen = 0;
+      cp = 0;
+      lower = 0x80;
+      upper = 0xBF;
+      out += U'\uFFFD';
+      --i;
+      continue;
+    }
+    lower = 0x80;
+    upper = 0xBF;
+    cp = (cp << 6) | (b & 0x3F);
+    if (++seen == needed) {
+      out += cp;
+      needed = seen = 0;
+      cp = 0;
+    }
+  }
+  if (needed != 0) out += U'\uFFFD';
+  return out;
 }
 
 }  // namespace attn

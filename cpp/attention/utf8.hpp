@@ -1,4 +1,5 @@
-// UTF-8 decoding and validation shared by the tokenizer and the safetensors header parser.
+// UTF-8 decoding, encoding and validation: the one UTF-8 module of the core (tokenizers, alphabets,
+// the safetensors header parser).
 #pragma once
 
 #include <cstddef>
@@ -20,5 +21,12 @@ Utf8Char decode_utf8(std::string_view text, std::size_t pos);
 
 // Byte offset of the first malformed sequence, or std::string_view::npos if text is valid.
 std::size_t first_invalid_utf8(std::string_view text);
+
+// Appends the UTF-8 of code point cp (<= U+10FFFF) to out.
+void append_utf8(std::string& out, char32_t cp);
+
+// Decodes UTF-8 as the WHATWG TextDecoder does: each maximal invalid subpart becomes U+FFFD.
+// So bytes tokenize as the JS string `new TextDecoder().decode(bytes)` does in the reference.
+std::u32string decode_utf8_replacing(std::string_view bytes);
 
 }  // namespace attn

@@ -10,6 +10,7 @@
 #include "attention/bpe_tokenizer.hpp"
 #include "attention/error.hpp"
 #include "attention/unicode_classes.hpp"
+#include "attention/utf8.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
