@@ -269,11 +269,11 @@ TEST_CASE("encode and decode round trip; bad characters and ids are named", "[ta
   CHECK(copy.encode("abc|abc.") == Ids{0, 1, 2, 26, 0, 1, 2, 27});
   CHECK(copy.encode("").empty());
   CHECK(copy.decode(Ids{25, 26, 27}) == "z|.");
-  CHECK_THROWS_WITH(copy.encode("abC"), ContainsSubstring("'C' (character 2) is not in the copy "
-                                                          "task's vocabulary") &&
+  CHECK_THROWS_WITH(copy.encode("abC"), ContainsSubstring("character \"C\" at position 2 is not "
+                                                          "in the copy task's alphabet") &&
                                             ContainsSubstring("abcdefghijklmnopqrstuvwxyz|."));
-  CHECK_THROWS_WITH(copy.encode("a\xC3\xA9"), ContainsSubstring("U+00E9 (character 1)"));
-  CHECK_THROWS_WITH(copy.encode("a\n"), ContainsSubstring("U+000A (character 1)"));
+  CHECK_THROWS_WITH(copy.encode("a\xC3\xA9"), ContainsSubstring("U+00E9 at position 1"));
+  CHECK_THROWS_WITH(copy.encode("a\n"), ContainsSubstring("character U+000A at position 1"));
   CHECK_THROWS_WITH(copy.encode("ab\xFF"), ContainsSubstring("invalid UTF-8 at byte 2"));
   CHECK_THROWS_WITH(copy.decode(Ids{0, 28}),
                     ContainsSubstring("id 28 (at 1) is outside the copy task's vocabulary of 28 "
@@ -281,7 +281,7 @@ TEST_CASE("encode and decode round trip; bad characters and ids are named", "[ta
   CHECK_THROWS_AS(copy.decode(Ids{-1}), attn::Error);
   Task english(TaskKind::English, 8, 1);
   CHECK(english.decode(english.encode("hello, world! (1911)")) == "hello, world! (1911)");
-  CHECK_THROWS_WITH(english.encode("Hello"), ContainsSubstring("'H' (character 0)"));
+  CHECK_THROWS_WITH(english.encode("Hello"), ContainsSubstring("character \"H\" at position 0"));
 }
 
 TEST_CASE("bad task options are clear errors", "[tasks]") {

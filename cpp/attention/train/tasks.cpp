@@ -8,7 +8,6 @@
 
 #include "attention/error.hpp"
 #include "attention/train/english_text.hpp"
-#include "attention/utf8.hpp"
 
 namespace attn {
 namespace {
@@ -58,15 +57,6 @@ std::uint32_t held_out_class(std::span<const std::int32_t> ids) {
     h = (h ^ static_cast<std::uint32_t>(id)) * 0x9E3779B97F4A7C15ULL + 1;
   }
   return static_cast<std::uint32_t>(h >> (64 - kHeldOutClassBits));
-}
-
-// How a character looks in a message: 'x' for printable ASCII, else U+XXXX.
-std::string show_character(char32_t c) {
-  if (c >= 0x20 && c < 0x7f) return "'" + std::string(1, static_cast<char>(c)) + "'";
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string hex;
-  for (char32_t v = c; v != 0 || hex.size() < 4; v >>= 4) hex.insert(hex.begin(), kHex[v & 0xf]);
-  return "U+" + hex;
 }
 
 }  // namespace
@@ -233,24 +223,12 @@ Batch Task::sample(std::size_t batch) {
   return out;
 }
 
+AlphabetText Task::read(std::string_view text, UnknownCharacters unknown) const {
+  return read_in_alphabet(text, vocabulary_, task_label(kind_), unknown);
+}
+
 std::vector<std::int32_t> Task::encode(std::string_view text) const {
-  std::vector<std::int32_t> ids;
-  std::size_t index = 0;  // in characters, for the message
-  for (std::size_t pos = 0; pos < text.size(); ++index) {
-    const Utf8Char c = decode_utf8(text, pos);
-    if (c.length == 0) {
-      throw Error("invalid UTF-8 at byte " + std::to_string(pos) + ": " + c.error);
-    }
-    const std::size_t id =
-        c.code_point < 0x80 ? vocabulary_.find(static_cast<char>(c.code_point)) : std::string::npos;
-    if (id == std::string::npos) {
-      throw Error(show_character(c.code_point) + " (character " + std::to_string(index) +
-                  ") is not in " + task_label(kind_) + "'s vocabulary \"" + vocabulary_ + "\"");
-    }
-    ids.push_back(static_cast<std::int32_t>(id));
-    pos += c.length;
-  }
-  return ids;
+  return read(text, UnknownCharacters::Error).ids;
 }
 
 std::string Task::decode(std::span<const std::int32_t> ids) const {

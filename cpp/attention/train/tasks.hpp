@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attention/alphabet.hpp"
 #include "attention/name_table.hpp"
 #include "attention/rng.hpp"
 #include "attention/train/batch.hpp"
@@ -70,8 +71,10 @@ class Task {
   Batch sample(std::size_t batch);
   const Batch& held_out() const { return held_out_; }
 
-  // Characters -> ids; throws naming the first character not in the vocabulary (or invalid
-  // UTF-8). decode throws naming the first id outside [0, vocabulary size).
+  // Characters -> ids in the vocabulary (its alphabet, alphabet.hpp): read strictly or mapped.
+  // encode throws naming the first character not in the vocabulary (or invalid UTF-8). decode
+  // throws naming the first id outside [0, vocabulary size).
+  AlphabetText read(std::string_view text, UnknownCharacters unknown) const;
   std::vector<std::int32_t> encode(std::string_view text) const;
   std::string decode(std::span<const std::int32_t> ids) const;
 
