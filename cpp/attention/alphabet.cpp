@@ -105,12 +105,12 @@ std::string shown_alphabet(std::string_view alphabet) {
   return text + "\"";
 }
 
-// A character in a note: quoted, "a space" for the space.
+// A character in a note: itself, the space as the chips show it ("␣").
 std::string in_note(const std::string& character) {
-  return character == " " ? "a space" : "\u201C" + character + "\u201D";
+  return character == " " ? "\u2423" : character;
 }
 
-// "“é” as “e”, “—” as “-”" for the first few distinct (typed, read) pairs of one kind.
+// "é → e, — → -" for the first few distinct (typed, read) pairs of one kind.
 std::string examples(const std::vector<MappedCharacter>& mapped, CharacterMapping how,
                      std::size_t& count) {
   std::vector<std::pair<std::string, std::string>> seen;
@@ -124,7 +124,7 @@ std::string examples(const std::vector<MappedCharacter>& mapped, CharacterMappin
   std::string text;
   for (std::size_t i = 0; i < seen.size() && i < kNoteExamples; ++i) {
     if (i > 0) text += ", ";
-    text += in_note(seen[i].first) + " as " + in_note(seen[i].second);
+    text += in_note(seen[i].first) + " \u2192 " + in_note(seen[i].second);
   }
   if (seen.size() > kNoteExamples) {
     text += " and " + std::to_string(seen.size() - kNoteExamples) + " more";
@@ -133,7 +133,7 @@ std::string examples(const std::vector<MappedCharacter>& mapped, CharacterMappin
 }
 
 // One sentence for the page: "Read in the english model's alphabet: 2 capitals as lowercase;
-// “é” as “e”; “€” as a space (not in the alphabet: marked)."
+// é → e, — → -; € → ␣ (not in the alphabet: marked)."
 std::string note_of(const std::vector<MappedCharacter>& mapped, std::string_view owner) {
   if (mapped.empty()) return {};
   std::vector<std::string> parts;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/alphabet.hpp"
 #include "attention/bpe_tokenizer.hpp"
 #include "attention/error.hpp"
 #include "attention/explain.hpp"
@@ -270,6 +271,7 @@ val catalog() {
   out.set("tokenizers", name_list(attn::tokenizer_kinds()));
   out.set("gelu", name_list(attn::gelu_kinds()));
   out.set("tasks", name_list(attn::task_kinds()));
+  out.set("unknownCharacters", name_list(attn::unknown_character_policies()));
   out.set("defaults", defaults);
   out.set("limits", limits);
   return out;
@@ -823,6 +825,31 @@ val tokenize(const std::string& text, const std::string& mode) {
   });
 }
 
+// A character model's text in its alphabet: { ids: Int32Array (a copy), tokens, mapped:
+// [{ position, typed, read, how }], note }.
+val readInAlphabet(const std::string& text, const std::string& alphabet, const std::string& owner,
+                   const std::string& unknown) {
+  return guarded([&] {
+    const attn::AlphabetText read = attn::read_in_alphabet(
+        text, alphabet, owner, attn::parse_unknown_characters(unknown));
+    val mapped = val::array();
+    for (const auto& m : read.mapped) {
+      val entry = val::object();
+      entry.set("position", m.position);
+      entry.set("typed", m.typed);
+      entry.set("read", m.read);
+      entry.set("how", std::string(attn::name_of(attn::character_mappings(), m.how)));
+      mapped.call<void>("push", entry);
+    }
+    val out = val::object();
+    out.set("ids", val::global("Int32Array").new_(view_of(read.ids.data(), read.ids.size())));
+    out.set("tokens", string_array(read.characters));
+    out.set("mapped", mapped);
+    out.set("note", read.note);
+    return out;
+  });
+}
+
 std::string simdArch() {
   return attn::simd::arch_name();
 }
@@ -959,6 +986,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
   emscripten::function("catalog", &catalog);
   emscripten::function("numpyRandn", &numpyRandn);
   emscripten::function("tokenize", &tokenize);
+  emscripten::function("readInAlphabet", &readInAlphabet);
   emscripten::function("simdArch", &simdArch);
   emscripten::function("heapInUse", &heapInUse);
 }

@@ -455,7 +455,7 @@ test('model="induction" from file:// shows the trained layer-2 head; only that m
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('model="…" over http under a strict CSP; characters outside the alphabet and unknown models are named', async () => {
+test('model="…" over http under a strict CSP; characters outside the alphabet are mapped and said, unknown models named', async () => {
   const strict = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src data:";
   const body = modelBody +
     '<attention-lens model="english" text="Hello, world" head="1"></attention-lens>' +
@@ -471,8 +471,9 @@ test('model="…" over http under a strict CSP; characters outside the alphabet 
   assertTableEquals(trained.table, await trainedWeights('induction', INDUCTION_TEXT, 1, 3), 'induction (csp)');
   assert.equal(plain.status, 'ready');
   assert.equal(english.status, 'ready');
-  assert.match(english.problems.join(' '), /character "H" at position 0 is not in the english model's alphabet/);
-  assertTableEquals(english.table, await trainedWeights('english', 'ello, world', 0, 0), 'english');
+  // What the reader typed is read in the model's alphabet (the API's tokenize with unknown: 'map'), and said.
+  assert.match(english.problems.join(' '), /Read in the english model's alphabet: 1 capital as lowercase\./);
+  assertTableEquals(english.table, await trainedWeights('english', 'hello, world', 0, 0), 'english');
   assert.match(unknown.problems.join(' '), /model="gpt5" is not a shipped model \(induction, english\)/);
   assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
   assert.deepEqual(problems(), []);

@@ -197,3 +197,48 @@ test('the page opens on the english trained model; model=random in its URL is ra
   assert.equal(DEFAULTS.model, '');
   assert.equal(stateToHash({ ...DEFAULTS }, schema), '');
 });
+
+test('the greyed controls show what the weights on screen fix, whatever the settings say', async () => {
+  const { fixedControls } = await import('../../web/views/walkthrough/controls.js');
+  const lens = await loadLens();
+  const trainedInfo = Object.fromEntries(lens.trainedModels.map((name) => [name, lens.trainedModelInfo(name)]));
+  // The settings a refused input left behind (word tokens, sinusoidal, no mask) under the english model.
+  const stale = { ...DEFAULTS, model: 'english', tokenizer: 'word', positional: 'sinusoidal', mask: 'none', dModel: 128, heads: 8 };
+  const english = trainedInfo.english.config;
+  assert.deepEqual(fixedControls(stale, null, trainedInfo),
+    { tokenizer: 'char', positional: english.positional, mask: 'causal', dModel: english.dModel, heads: english.heads });
+  assert.equal(fixedControls({ ...stale, model: '' }, null, trainedInfo), null, 'random weights: the reader\'s controls');
+  assert.equal(fixedControls({ ...stale, model: 'gpt5' }, null, trainedInfo), null);
+  // A layer opened from the Your model view (a GPT-2 checkpoint) or the Train view wins over both.
+  const checkpoint = { source: 'checkpoint', config: { dModel: 768, heads: 12, positional: 'none' }, modelConfig: { positional: 'learned' } };
+  assert.deepEqual(fixedControls(stale, checkpoint, trainedInfo), { tokenizer: 'bpe', positional: 'learned', mask: 'causal', dModel: 768, heads: 12 });
+  const train = { config: { dModel: 32, heads: 2, positional: 'rope' } };
+  assert.deepEqual(fixedControls({ ...stale, model: '' }, train, trainedInfo), { tokenizer: 'char', positional: 'rope', mask: 'causal', dModel: 32, heads: 2 });
+  assert.throws(() => lens.trainedModelInfo('gpt5'), /unknown trained model "gpt5"; the shipped models are: induction, english/);
+});
+
+test('the engine reads typed text in a shipped model\'s alphabet and says which characters it read as others', async () => {
+  const lens = await loadLens();
+  const engine = createEngine(lens);
+  const english = await lens.trainedModel('english');
+  try {
+    engine.useTrainedModel(english);
+    const state = { ...DEFAULTS, model: 'english', mask: 'causal', text: 'The bank will not loan money.' };
+    const result = engine.compute(state);
+    assert.deepEqual(result.queryTokens, Array.from('the bank will not loan money.'));
+    assert.deepEqual(result.mapped, [{ position: 0, typed: 'T', read: 't', how: 'lowercase' }]);
+    assert.equal(result.readNote, "Read in the english model's alphabet: 1 capital as lowercase.");
+    // The drawn weights are the model's on the mapped text (layer 1, every head).
+    const ids = english.encode('the bank will not loan money.');
+    const { attention } = english.forward(ids, { n: ids.length });
+    assertClose(result.attention, attention[0], { atol: 1e-5, what: 'walkthrough layer 1 vs model.forward' });
+    // Text in the alphabet reads as itself, with nothing to say.
+    const plain = engine.compute({ ...state, text: 'the bank' });
+    assert.deepEqual([plain.mapped, plain.readNote], [[], '']);
+    // Random weights have no alphabet.
+    const random = engine.compute({ ...DEFAULTS, model: '', text: 'The bank' });
+    assert.deepEqual([random.mapped, random.readNote], [[], '']);
+  } finally {
+    english.dispose();
+  }
+});

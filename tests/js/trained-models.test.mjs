@@ -161,6 +161,48 @@ test('a trained model encodes and decodes its alphabet; other characters are nam
   }
 });
 
+test("unknown: 'map' reads what people type: capitals lowercased, look-alikes, marked substitutes", async () => {
+  const model = await lens.trainedModel('english');
+  try {
+    // The english model's alphabet, by hand: the ids of the mapped text must be its indices.
+    const alphabet = " abcdefghijklmnopqrstuvwxyz0123456789.,;:!?'\"-()";
+    assert.equal(model.vocabulary, alphabet);
+    const byHand = (text) => Int32Array.from(text, (c) => alphabet.indexOf(c));
+    const typed = 'The bank will not loan money.';
+    const read = model.tokenize(typed, { unknown: 'map' });
+    assert.deepEqual(read.ids, byHand('the bank will not loan money.'));
+    assert.deepEqual(model.encode(typed, { unknown: 'map' }), read.ids);
+    assert.deepEqual(read.tokens, Array.from('the bank will not loan money.'));
+    assert.deepEqual(read.mapped, [{ position: 0, typed: 'T', read: 't', how: 'lowercase' }]);
+    assert.equal(read.note, "Read in the english model's alphabet: 1 capital as lowercase.");
+    // Positions count characters as JavaScript's Array.from does (an emoji is one; a lone
+    // surrogate is one U+FFFD).
+    const odd = model.tokenize('Café — €5 😀\uD800x', { unknown: 'map' });
+    assert.deepEqual(odd.tokens, Array.from('cafe -  5   x'));
+    assert.deepEqual(odd.mapped.map((m) => [m.position, m.typed, m.read, m.how]), [
+      [0, 'C', 'c', 'lowercase'], [3, 'é', 'e', 'similar'], [5, '—', '-', 'similar'],
+      [7, '€', ' ', 'replaced'], [10, '😀', ' ', 'replaced'], [11, '\uFFFD', ' ', 'replaced']]);
+    assert.equal(odd.ids.length, Array.from('Café — €5 😀\uD800x').length);
+    assert.equal(odd.note, "Read in the english model's alphabet: 1 capital as lowercase; é → e, — → -; " +
+      '€ → ␣, 😀 → ␣, \uFFFD → ␣ (not in the alphabet: marked).');
+    // The forward of the mapped text is the forward of the text typed in the alphabet.
+    const a = model.forward(read.ids, { n: read.ids.length }).logits;
+    const b = model.forward(model.encode('the bank will not loan money.'), { n: read.ids.length }).logits;
+    assert.deepEqual(a, b);
+    // The default stays strict; bad options are named; the model keeps working.
+    assert.deepEqual(model.tokenize('abc').mapped, []);
+    assertThrowsMessage(() => model.tokenize('The'), /character "T" at position 0 is not in the english model's alphabet/);
+    assertThrowsMessage(() => model.encode('The', { unknown: 'ignore' }), /unknown unknown-character policy 'ignore': expected 'error' or 'map'/);
+    assertThrowsMessage(() => model.encode('The', { unknown: 1 }), /unknown must be a string, got 1/);
+    assertThrowsMessage(() => model.encode('The', { strict: false }), /unknown tokenize options key 'strict'/);
+    assertThrowsMessage(() => model.tokenize(42), /text must be a string, got 42/);
+    assert.deepEqual(lens.catalog.unknownCharacters, ['error', 'map']);
+    assert.equal(model.encode('ok').length, 2);
+  } finally {
+    model.dispose();
+  }
+});
+
 test('model.attentionLayer: a standalone layer on its input and weights reproduces the layer', async () => {
   const configs = [
     ...await Promise.all(lens.trainedModels.map((name) => lens.trainedModel(name))),

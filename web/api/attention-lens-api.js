@@ -113,6 +113,14 @@ class AttentionLens {
   }
 
   /**
+   * A shipped trained model's catalogue entry (frozen: name, title, config, vocabulary, the
+   * metrics it claims …) without loading its weights; an unknown name throws listing them.
+   */
+  trainedModelInfo(name) {
+    return trainedInfo(name);
+  }
+
+  /**
    * Opens a shipped trained model by name: a model as createModel's, plus `info` (its catalogue
    * entry: title, description, config, training, the metrics it claims) and encode/decode for its
    * task's alphabet. The weights are read from `models/NAME.safetensors` beside this module (Node:
@@ -129,7 +137,7 @@ class AttentionLens {
     const bytes = options.bytes === undefined
       ? await readModelFile(info.file)
       : byteArray('bytes', options.bytes);
-    const model = new TrainedModel(this.#core, this.#catalog.defaults.model, info);
+    const model = new TrainedModel(this.#core, this.#catalog.defaults.model, info, this.#catalog.unknownCharacters);
     try {
       model.loadSafetensors(bytes);
     } catch (error) {
@@ -658,11 +666,15 @@ async function readModelFile(file) {
 class TrainedModel extends TransformerModel {
   #info;
   #alphabet;
+  #core;
+  #unknownNames;
 
-  constructor(core, defaults, info) {
+  constructor(core, defaults, info, unknownNames) {
     super(core, defaults, info.config);
     this.#info = info;
     this.#alphabet = Array.from(info.vocabulary);
+    this.#core = core;
+    this.#unknownNames = unknownNames;
   }
 
   /** The catalogue entry (frozen): name, title, description, config, training, metrics … */
@@ -675,17 +687,20 @@ class TrainedModel extends TransformerModel {
     return this.#info.vocabulary;
   }
 
-  /** Token ids of text (Int32Array); a character outside the alphabet throws naming it. */
-  encode(text) {
-    if (typeof text !== 'string') throw new Error(`text must be a string, got ${describe(text)}`);
-    const chars = Array.from(text);
-    return Int32Array.from(chars, (c, i) => {
-      const id = this.#alphabet.indexOf(c);
-      if (id < 0) {
-        throw new Error(`character ${JSON.stringify(c)} at position ${i} is not in the ${this.#info.name} model's alphabet ${JSON.stringify(this.#info.vocabulary)}`);
-      }
-      return id;
-    });
+  /**
+   * Text as the model reads it, one token per character: { tokens, ids: Int32Array, mapped,
+   * note }. With `unknown: 'error'` (the default) a character outside the alphabet throws naming
+   * it; with 'map' it is read as another (the core's rule: lowercased, a look-alike, or a
+   * substitute), listed in `mapped` ({ position, typed, read, how }) and summed up in `note`.
+   */
+  tokenize(text, options = {}) {
+    return readInAlphabet(this.#core, text, this.#info.vocabulary, `the ${this.#info.name} model`, options,
+      this.#unknownNames);
+  }
+
+  /** Token ids of text (Int32Array), read as tokenize(text, options) reads it. */
+  encode(text, options = {}) {
+    return this.tokenize(text, options).ids;
   }
 
   /** The text of token ids (each in [0, vocabulary size)). */
@@ -1039,6 +1054,24 @@ class Trainer {
   static disposeForModel(trainer) {
     trainer.#release(true);
   }
+}
+
+// ---- character alphabets (the shipped models' and the tasks') ------------------------------
+
+// A lone UTF-16 surrogate has no UTF-8: it becomes U+FFFD before the text crosses into the core,
+// as TextEncoder does, so the core reads one character for it as JavaScript counts one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** The core's read_in_alphabet: { tokens, ids: Int32Array, mapped, note }. */
+function readInAlphabet(core, text, alphabet, owner, options, unknownNames) {
+  if (typeof text !== 'string') throw new Error(`text must be a string, got ${describe(text)}`);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new Error(`tokenize options must be an object, got ${describe(options)}`);
+  }
+  checkKeys('tokenize options', options, ['unknown']);
+  const unknown = stringOption('unknown', options.unknown, unknownNames[0]);
+  const read = unwrap(core.readInAlphabet(text.replace(LONE_SURROGATE, '\uFFFD'), alphabet, owner, unknown));
+  return { tokens: read.tokens, ids: read.ids, mapped: read.mapped, note: read.note };
 }
 
 // ---- argument checks: types only; every value check lives in the C++ core ----------------

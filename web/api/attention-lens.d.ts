@@ -359,12 +359,49 @@ export interface TrainedModelInfo {
   };
 }
 
+/**
+ * What reading text does with a character outside a character model's alphabet: 'error' (the
+ * default) throws naming it; 'map' reads another character of the alphabet in its place.
+ */
+export type UnknownCharacters = 'error' | 'map';
+
+export interface AlphabetReadOptions {
+  unknown?: UnknownCharacters;
+}
+
+/**
+ * A character read as another (unknown: 'map'), tried in this order: 'lowercase' (a capital the
+ * alphabet lacks), 'similar' (a look-alike: an accented letter's base letter, curly quotes as
+ * straight ones, dashes as "-", "…" as ".", tabs and line breaks as a space, brackets as
+ * parentheses), 'replaced' (anything else: a space if the alphabet has it, else "?", else its
+ * first character; the page marks these).
+ */
+export interface MappedCharacter {
+  /** Index of the character in the text, counting code points (= its token index). */
+  position: number;
+  typed: string;
+  read: string;
+  how: 'lowercase' | 'similar' | 'replaced';
+}
+
+/** Text in a character model's alphabet: one token per character (code point). */
+export interface AlphabetText {
+  /** The characters read (after mapping). */
+  tokens: string[];
+  ids: Int32Array;
+  mapped: MappedCharacter[];
+  /** One sentence saying what was mapped and why; '' when nothing was. */
+  note: string;
+}
+
 /** A shipped trained model: a TransformerModel with its catalogue entry and alphabet. */
 export interface TrainedModel extends TransformerModel {
   readonly info: Readonly<TrainedModelInfo>;
   readonly vocabulary: string;
-  /** Token ids of text; a character outside the vocabulary throws naming it. */
-  encode(text: string): Int32Array;
+  /** The text as the model reads it; a character outside the alphabet throws unless mapped. */
+  tokenize(text: string, options?: AlphabetReadOptions): AlphabetText;
+  /** Token ids of text, read as tokenize(text, options) reads it. */
+  encode(text: string, options?: AlphabetReadOptions): Int32Array;
   decode(ids: TokenIds): string;
 }
 
@@ -496,6 +533,8 @@ export interface Catalog {
   masks: readonly MaskKind[];
   /** Exactly the modes tokenize accepts. */
   tokenizers: readonly ('word' | 'char')[];
+  /** The unknown-character policies of a character model's tokenize / encode; the first is the default. */
+  unknownCharacters: readonly UnknownCharacters[];
   /** Exactly the names createModel's gelu accepts. */
   gelu: readonly ('erf' | 'tanh')[];
   /** Exactly the names createTrainer's task accepts. */
@@ -528,6 +567,8 @@ export interface AttentionLens {
   createTrainer(model: TransformerModel, options?: TrainerOptions): Trainer;
   /** The names of the shipped trained models (the catalogue is built into the module). */
   readonly trainedModels: readonly string[];
+  /** A shipped trained model's catalogue entry, without loading its weights; unknown names throw. */
+  trainedModelInfo(name: string): Readonly<TrainedModelInfo>;
   /**
    * Opens a shipped trained model. Its weights are read from models/<name>.safetensors beside
    * the module (Node: the file; browsers: fetch) unless `bytes` gives them (a page on file://,

@@ -261,11 +261,9 @@ class AttentionLensElement extends HTMLElement {
     this.#engine ??= createEngine(lens, { traceAllHeads: true }); // head buttons switch without recomputing
     this.#engine.useTrainedModel(state.model ? this.#model : null);
     this.#computeProblems = [];
-    const alphabet = state.model ? Array.from(this.#model.vocabulary) : null;
+    // A trained model reads any text (mapped into its alphabet: result.readNote says how).
     const attempts = [
       [null, state],
-      ...(alphabet ? [[`the text without the characters outside the ${state.model} model's alphabet`,
-        { ...state, text: Array.from(state.text).filter((c) => alphabet.includes(c)).join('') }]] : []),
       ['the default d-model and heads', { ...state, dModel: DEFAULTS.dModel, heads: DEFAULTS.heads }],
       [state.cross ? 'the default text and source' : 'the default text',
         { ...state, text: DEFAULTS.text, source: DEFAULTS.source }],
@@ -307,7 +305,7 @@ class AttentionLensElement extends HTMLElement {
   #draw() {
     const result = this.#result;
     const compact = this.hasAttribute('compact');
-    const notes = [...this.#parseProblems, ...this.#computeProblems, ...result.notes];
+    const notes = [...this.#parseProblems, ...this.#computeProblems, ...result.notes, ...(result.readNote ? [result.readNote] : [])];
     const { stage, head, steps, perHead } = this.#shown(notes);
     this.#drawTitle(stage, steps, perHead, head);
     const p = this.#parts;
@@ -376,7 +374,7 @@ class AttentionLensElement extends HTMLElement {
     if (compact) return;
     const pads = (list) => list.filter((t) => t === PAD_TOKEN).length;
     this.#chips.target.label = result.cross ? 'Target:' : 'Tokens:';
-    this.#chips.target.render(result.queryTokens, pads(result.queryTokens));
+    this.#chips.target.render(result.queryTokens, pads(result.queryTokens), [], result.mapped);
     if (result.cross) this.#chips.source.render(result.keyTokens, pads(result.keyTokens));
   }
 

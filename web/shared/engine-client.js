@@ -6,7 +6,7 @@
 // reaches the page only if no newer compute was asked for meanwhile.
 import { catalogOf } from './catalog.js';
 import { whenIdle } from './dom.js';
-import { createEngine, warmUp } from './engine.js';
+import { createEngine, trainedInfoOf, warmUp } from './engine.js';
 import { WorkerCalls } from './worker-calls.js';
 
 const PAGE_THREAD = 'main thread';
@@ -28,7 +28,8 @@ export class EngineClient {
   #held = { [PAGE_THREAD]: null, [WORKER]: null };
 
   /**
-   * Starts the engine wherever the module loads. `client.info` then holds { simd, catalog }: the
+   * Starts the engine wherever the module loads. `client.info` then holds { simd, catalog,
+   * trainedModels, trainedInfo (name -> the shipped model's catalogue entry) }: the
    * core's catalog (catalog.js) comes from whichever engine loaded first, the worker's by its
    * ready reply, since the page may have no module of its own.
    * @param {string} moduleUrl absolute URL of attention-lens.mjs
@@ -53,6 +54,7 @@ export class EngineClient {
       client.#lens = lens;
       client.info.simd ??= lens.simd;
       client.info.trainedModels ??= [...lens.trainedModels];
+      client.info.trainedInfo ??= trainedInfoOf(lens);
       client.info.catalog ??= catalogOf(lens);
       warmUp(lens, whenIdle);
     } catch (error) {

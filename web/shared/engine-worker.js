@@ -2,9 +2,10 @@
 // on a forward. Messages: {id, type: 'init', moduleUrl} | {id, type: 'compute', state} |
 // {id, type: 'explain', request} | {id, type: 'load-weights', name, bytes, state} |
 // {id, type: 'use-weights', weights} | {id, type: 'save-weights'} | {id, type: 'use-trained-model', name}. Replies: {id, ok, value | error};
-// init's value is { simd, catalog } (the core's catalog, for a page that may have no module itself).
+// init's value is { simd, catalog, trainedModels, trainedInfo } (the core's catalog and the shipped
+// models' catalogue entries, for a page that may have no module itself).
 import { catalogOf } from './catalog.js';
-import { createEngine, warmUp } from './engine.js';
+import { createEngine, trainedInfoOf, warmUp } from './engine.js';
 
 let engine = null;
 let engineLens = null;
@@ -28,7 +29,7 @@ async function handle(message) {
       engine = createEngine(lens);
       engineLens = lens;
       warmUp(lens, (step) => setTimeout(step, 0));
-      return { simd: lens.simd, catalog: catalogOf(lens), trainedModels: [...lens.trainedModels] };
+      return { simd: lens.simd, catalog: catalogOf(lens), trainedModels: [...lens.trainedModels], trainedInfo: trainedInfoOf(lens) };
     }
     case 'compute':
       return engine.compute(message.state);

@@ -7,6 +7,9 @@ import { buildPreset } from './presets.js';
 
 export const PAD_TOKEN = '[PAD]';
 
+/** The shipped trained models' catalogue entries by name (lens.trainedModelInfo), as plain data. */
+export const trainedInfoOf = (lens) => Object.fromEntries(lens.trainedModels.map((name) => [name, lens.trainedModelInfo(name)]));
+
 /**
  * Multiply-adds ×2 of one forward: the Q projection over n rows, K and V over kvN rows, QKᵀ and
  * A·V per head, and W_O. inner = heads · d_k.
@@ -137,7 +140,10 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
       notes.push(`The ${trained.info.name} model reads at most ${context} characters; showing the first ${context}.`);
       chars = chars.slice(0, context);
     }
-    const ids = trained.encode(chars.join('')); // names a character outside the alphabet
+    // What people type (capitals, curly quotes, €) is read in the model's alphabet by the core's
+    // rule: the ids are those of the mapped text; result.mapped and result.readNote say how.
+    const read = trained.tokenize(chars.join(''), { unknown: 'map' });
+    const ids = read.ids;
     const l = Math.min(state.layer ?? 0, layers - 1);
     if ((state.layer ?? 0) >= layers) notes.push(`The ${trained.info.name} model has ${layers} layers; showing layer ${l + 1}.`);
     if (!['none', 'causal'].includes(state.mask) || state.cross || state.cells?.length) {
@@ -151,7 +157,8 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
       trainedLayers.set(key, found);
     }
     const preset = { id: `trained:${trained.info.name}:${l}`, weights: found.weights };
-    return { preset, config: found.config, x: found.input, tokens: chars, layer: l };
+    return { preset, config: found.config, x: found.input, tokens: read.tokens, layer: l, mapped: read.mapped,
+      readNote: read.note };
   }
 
   /**
@@ -182,8 +189,10 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
     let queryTokens;
     let x;
     let model = null; // { name, title, layer, layers } with a trained model
+    let read = { mapped: [], readNote: '' }; // a shipped model's typed characters it read as others
     if (state.trainedLayer || state.model) {
       const t = state.trainedLayer ? fromTrainInput(state.trainedLayer) : trainedInput(state, notes);
+      if (t.mapped) read = { mapped: t.mapped, readNote: t.readNote };
       active = ensureLayer(t.config, t.preset);
       queryTokens = t.tokens;
       x = t.x;
@@ -271,6 +280,7 @@ export function createEngine(lens, { traceAllHeads = false } = {}) {
       weightsFile: preset || model ? null : loadedWeights?.name ?? null,
       model,
       notes,
+      ...read,
     };
   }
 

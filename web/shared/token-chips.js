@@ -2,9 +2,11 @@
 // last few chips around a "… N more" button (aria-expanded) that shows them all, and a "Show fewer"
 // button that collapses them again; a selected token is always shown. chipRuns decides which
 // chips to draw (pure, tested in node); TokenChips patches them in place (typing changes one
-// token: rebuilding every chip is a relayout). Used by the walkthrough and the element.
+// token: rebuilding every chip is a relayout). A character a shipped model read as another
+// (its tokenize with unknown: 'map') is named in the chip's title, and a look-alike or a
+// substitute is marked. Used by the walkthrough and the element.
 import { button, el } from './dom.js';
-import { displayToken } from './labels.js';
+import { displayToken, typedNote } from './labels.js';
 
 export const COLLAPSE_AT = 48; // more tokens than this collapse
 export const HEAD_CHIPS = 16; // shown at the start when collapsed
@@ -56,6 +58,7 @@ export class TokenChips {
   #tokens = [];
   #padTokens = 0;
   #selected = [];
+  #mapped = new Map(); // token index -> { typed, read, how }: a character read as another
   #shown = null; // what was drawn last
 
   /** label: text of a first, non-chip item ("Tokens:"), if any. */
@@ -64,11 +67,17 @@ export class TokenChips {
     this.label = label;
   }
 
-  /** The tokens as chips; the last `padTokens` are drawn as padding; `selected` indices stay visible. */
-  render(tokens, padTokens = 0, selected = []) {
+  /**
+   * The tokens as chips; the last `padTokens` are drawn as padding; `selected` indices stay
+   * visible; `mapped` ({ position, typed, read, how } of a character model's tokenize with
+   * unknown: 'map') says which tokens were typed as other characters: a look-alike or a
+   * substitute is marked, and every such chip's title names what was typed.
+   */
+  render(tokens, padTokens = 0, selected = [], mapped = []) {
     this.#tokens = tokens;
     this.#padTokens = padTokens;
     this.#selected = selected;
+    this.#mapped = new Map(mapped.map((m) => [m.position, m]));
     this.#draw();
   }
 
@@ -81,7 +90,8 @@ export class TokenChips {
   #draw(focus) {
     const tokens = this.#tokens;
     const selected = [...new Set(this.#selected)];
-    const key = `${this.label}|${this.#expanded}|${this.#padTokens}|${selected}|${tokens.join('\u0001')}`;
+    const mapped = [...this.#mapped.values()].map((m) => `${m.position}:${m.typed}`).join('\u0001');
+    const key = `${this.label}|${this.#expanded}|${this.#padTokens}|${selected}|${tokens.join('\u0001')}|${mapped}`;
     if (key === this.#shown) return;
     this.#shown = key;
     const items = chipItems(tokens.length, { expanded: this.#expanded, selected });
@@ -123,10 +133,13 @@ export class TokenChips {
     } else if (item.kind === 'chip') {
       const i = item.index;
       const text = displayToken(this.#tokens[i]);
-      const className = `chip${i >= count - this.#padTokens ? ' pad' : ''}${selected.includes(i) ? ' selected' : ''}`;
+      const mapped = this.#mapped.get(i);
+      const substitute = mapped && mapped.how !== 'lowercase';
+      const className = `chip${i >= count - this.#padTokens ? ' pad' : ''}${selected.includes(i) ? ' selected' : ''}` +
+        (substitute ? ` substitute ${mapped.how}` : '');
       if (node.textContent !== text) node.textContent = text;
       if (node.className !== className) node.className = className;
-      node.title = `token ${i + 1}`;
+      node.title = mapped ? `token ${i + 1}: ${typedNote(mapped)}` : `token ${i + 1}`;
     } else if (item.kind === 'more') {
       node.textContent = `… ${item.hidden} more`;
       node.title = `Show all ${count} tokens`;

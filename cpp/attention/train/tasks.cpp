@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <utility>
 
+#include "attention/alphabet.hpp"
 #include "attention/error.hpp"
 #include "attention/train/english_text.hpp"
 
@@ -223,12 +224,8 @@ Batch Task::sample(std::size_t batch) {
   return out;
 }
 
-AlphabetText Task::read(std::string_view text, UnknownCharacters unknown) const {
-  return read_in_alphabet(text, vocabulary_, task_label(kind_), unknown);
-}
-
 std::vector<std::int32_t> Task::encode(std::string_view text) const {
-  return read(text, UnknownCharacters::Error).ids;
+  return read_in_alphabet(text, vocabulary_, task_label(kind_), UnknownCharacters::Error).ids;
 }
 
 std::string Task::decode(std::span<const std::int32_t> ids) const {

@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "attention/alphabet.hpp"
 #include "attention/name_table.hpp"
 #include "attention/rng.hpp"
 #include "attention/train/batch.hpp"
@@ -71,10 +70,9 @@ class Task {
   Batch sample(std::size_t batch);
   const Batch& held_out() const { return held_out_; }
 
-  // Characters -> ids in the vocabulary (its alphabet, alphabet.hpp): read strictly or mapped.
-  // encode throws naming the first character not in the vocabulary (or invalid UTF-8). decode
-  // throws naming the first id outside [0, vocabulary size).
-  AlphabetText read(std::string_view text, UnknownCharacters unknown) const;
+  // Characters -> ids (read_in_alphabet, strictly): throws naming the first character not in
+  // the vocabulary (or invalid UTF-8). decode throws naming the first id outside
+  // [0, vocabulary size).
   std::vector<std::int32_t> encode(std::string_view text) const;
   std::string decode(std::span<const std::int32_t> ids) const;
 

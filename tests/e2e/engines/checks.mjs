@@ -114,6 +114,44 @@ async function apiForward({ text, head = 0, dModel = 64, heads = 4 }) {
   return out;
 }
 
+// What most people type first: a capital and a period (the english model's alphabet has neither
+// capitals nor … : it reads the text mapped, the core's rule).
+const OPENING_TEXT = 'The bank will not loan money.';
+const PHONE = { width: 375, height: 812 };
+
+/** In the page: the walkthrough's chips, messages, width and greyed controls, for the checks below. */
+function openingState() {
+  const q = (selector) => document.querySelector(selector);
+  const controls = Object.fromEntries(['tokenizer', 'positional', 'mask', 'dModel', 'heads']
+    .map((id) => [id, { value: q(`#${id}`).value, disabled: q(`#${id}`).disabled, shown: q(`#${id}`).selectedOptions[0]?.textContent }]));
+  return { chips: [...document.querySelectorAll('#tokens .chip')].map((c) => c.textContent),
+    substitutes: [...document.querySelectorAll('#tokens .chip.substitute')].map((c) => c.title),
+    titles: [...document.querySelectorAll('#tokens .chip')].map((c) => c.title),
+    read: q('#text-read').hidden ? null : q('#text-read').textContent,
+    error: q('#error').hidden ? null : q('#error').textContent,
+    overflow: document.documentElement.scrollWidth - innerWidth, controls };
+}
+
+/** The english model through the public API in the page: layer 1's weights of `text` read with unknown: 'map'. */
+async function apiEnglish(text) {
+  const { loadAttentionLens } = await import('/attention-lens.mjs');
+  const lens = await loadAttentionLens();
+  const model = await lens.trainedModel('english');
+  const { ids, tokens } = model.tokenize(text, { unknown: 'map' });
+  const { attention } = model.forward(ids, { n: ids.length });
+  const out = { n: ids.length, tokens, weights: Array.from(attention[0]) };
+  model.dispose();
+  return out;
+}
+
+/** Empties the text box as a reader selecting all and deleting does (one input event). */
+function clearText() {
+  const box = document.querySelector('#text');
+  box.focus();
+  box.value = '';
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+}
+
 /** The page's viewport point over cell (row, col) of the first heatmap, scrolled into view. */
 function cellPoint([row, col]) {
   const canvas = document.querySelector('#matrices .matrix-slot canvas');
@@ -244,7 +282,7 @@ export function engineSuite(engineName) {
   async function withPage(body, viewport = DESKTOP) {
     const page = await live.engine.newPage(viewport);
     try {
-      await body(page);
+      return await body(page);
     } finally {
       await page.close();
     }
@@ -273,6 +311,74 @@ export function engineSuite(engineName) {
     const report = await clean(page);
     assert.ok(report.resources.some((url) => url.endsWith('/attention-lens.wasm')), report.resources.join(' '));
   }));
+
+  test(`${engineName}: the opening page reads "${OPENING_TEXT}" as typed at 1280 and 375 px: mapped tokens drawn (= the API's), no error, no sideways scroll, the greyed controls show the model`, async () => {
+    const api = await withPage(async (page) => {
+      await page.goto(live.plain.url);
+      return page.evaluate(apiEnglish, OPENING_TEXT);
+    });
+    assert.deepEqual(api.tokens, Array.from(OPENING_TEXT.toLowerCase()));
+    for (const viewport of [DESKTOP, PHONE]) {
+      await withPage(async (page) => {
+        await page.goto(live.strict.url); // the page opens on the shipped english model
+        await page.waitFor(pageSettled, null, 30000, 'the page to draw');
+        // A refused input first (no text), then the sentence typed key by key.
+        await page.evaluate(clearText);
+        await page.waitFor(() => !document.querySelector('#error').hidden, null, 10000, 'the empty text refused');
+        const refused = await page.evaluate(openingState);
+        await page.type('#text', OPENING_TEXT);
+        await page.waitFor((n) => Number(document.querySelector('#matrices canvas')?.dataset.rows) === n &&
+          document.querySelector('#error').hidden, api.n, 10000, 'the typed sentence drawn');
+        await page.waitFor(pageSettled);
+        const state = await page.evaluate(openingState);
+        const where = `${viewport.width} px`;
+        assert.equal(state.error, null, `${where}: no error`);
+        assert.ok(state.overflow <= 0, `${where}: the page is ${state.overflow}px wider than the window`);
+        assert.deepEqual(state.chips, api.tokens.map((t) => (t === ' ' ? '␣' : t)), `${where}: the chips are the tokens read`);
+        assert.equal(state.titles[0], 'token 1: typed “T”, read as “t” (as lowercase)');
+        assert.deepEqual(state.substitutes, [], 'a capital is not a substitute');
+        assert.equal(state.read, "Read in the english model's alphabet: 1 capital as lowercase.");
+        const drawn = await page.evaluate(firstMatrix);
+        assert.equal(drawn.step, 'weights');
+        close(drawn.values.flat(), api.weights.slice(0, api.n * api.n), 1e-4, `${where}: drawn weights vs API`);
+        // After the refused input and after the mapped one, the greyed controls show the model's own.
+        for (const [when, s] of [['refused', refused], ['mapped', state]]) {
+          assert.deepEqual(Object.fromEntries(Object.entries(s.controls).map(([id, c]) => [id, [c.value, c.disabled]])),
+            { tokenizer: ['char', true], positional: ['learned', true], mask: ['causal', true], dModel: ['64', true], heads: ['4', true] },
+            `${where}, ${when}: the greyed controls`);
+        }
+        await page.screenshot(shot(`opening-${viewport.width}`), { fullPage: true });
+        await clean(page);
+      }, viewport);
+    }
+  });
+
+  test(`${engineName}: at 375 px an error with a long unbreakable name wraps: no sideways scroll; a substitute chip is marked`, () => withPage(async (page) => {
+    await open(page, live.strict); // random weights: the weights file picker is on
+    const name = `${'a-very-long-checkpoint-file-name-without-spaces_'.repeat(4)}.safetensors`;
+    await page.evaluate(pickFiles, { selector: '#weights-file', files: [{ name, type: 'application/octet-stream', base64: 'AAAAAAAAAAA=' }] });
+    await page.waitFor(() => !document.querySelector('#error').hidden, null, 10000, 'the file refused');
+    const error = await page.evaluate(() => document.querySelector('#error').textContent);
+    assert.ok(error.startsWith(`Could not load ${name}: `), error);
+    let overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    assert.ok(overflow <= 0, `with the error showing, the page is ${overflow}px wider than the window`);
+    await page.screenshot(shot('error-375'), { fullPage: true });
+    // The english model on a text with a character it lacks: a marked chip and the line under the box.
+    await page.goto('about:blank'); // a new document (a hash change alone keeps this one)
+    await page.goto(`${live.strict.url}#text=${encodeURIComponent('Fee: 5€ — “ok”')}`);
+    await page.waitFor(pageSettled, null, 30000, 'the page to draw');
+    const state = await page.evaluate(openingState);
+    assert.equal(state.error, null);
+    assert.deepEqual(state.chips, Array.from('fee:␣5␣␣-␣"ok"'));
+    assert.deepEqual(state.substitutes, ['token 7: typed “€”, read as “␣” (not in the alphabet)',
+      'token 9: typed “—”, read as “-” (the nearest character)', 'token 11: typed ““”, read as “"” (the nearest character)',
+      'token 14: typed “””, read as “"” (the nearest character)']);
+    assert.equal(state.read, "Read in the english model's alphabet: 1 capital as lowercase; — → -, “ → \", ” → \"; € → ␣ (not in the alphabet: marked).");
+    overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window`);
+    await page.screenshot(shot('substitutes-375'), { fullPage: true });
+    await clean(page);
+  }, PHONE));
 
   test(`${engineName}: typed tokens change what is drawn, and the drawn weights equal the JS API's`, () => withPage(async (page) => {
     await open(page, live.plain);

@@ -21,7 +21,7 @@ const UNPIN = ['text', 'source', 'tokenizer', 'dModel', 'heads', 'cross', 'mask'
 const PRESET_CONTROLS = ['text', 'tokenizer', 'dModel', 'heads', 'seed', 'positional', 'cross', 'source', 'weights-file'];
 // A text each shipped model can read (its alphabet), put in the text box when it is chosen.
 const MODEL_TEXT = { induction: 'qwertyuiopqwertyuiop', english: 'the bank will not loan money, said the devil.' };
-// What a trained model fixes (its own config, a causal mask, characters of its alphabet).
+// What a trained model fixes (its own config, a causal mask, characters of its alphabet): greyed out.
 const MODEL_CONTROLS = ['tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask', 'cross', 'preset', 'weights-file'];
 
 /** Fills the menus whose choices the catalog names (options are created as text, never HTML). */
@@ -54,19 +54,65 @@ export function syncColorScaleHint(settings, keys) {
 // The Weights select's choice while a layer from the Train view is on screen (store.trainedLayer).
 export const FROM_TRAIN = 'train-view';
 
+// The tokenizer menu's choice while a checkpoint's layer is on screen (its own BPE, not a page choice).
+const BPE = 'bpe';
+const FIXED_LABELS = { tokenizer: { [BPE]: "the model's own (BPE)" } };
+
+/**
+ * What the weights on screen fix, for the greyed-out controls: a shipped trained model's config
+ * (settings.model, from its catalogue entry in `trainedInfo`) or a layer opened from the Train or
+ * Your model view (`trainedLayer`): { tokenizer, positional, mask, dModel, heads }, or null when
+ * the controls are the reader's. It never depends on the last result, so a refused input cannot
+ * leave the reader's settings showing under a trained model. Pure (tested in node).
+ */
+export function fixedControls(settings, trainedLayer, trainedInfo = {}) {
+  if (trainedLayer) {
+    const { config, modelConfig } = trainedLayer;
+    return { tokenizer: trainedLayer.source === 'checkpoint' ? BPE : 'char',
+      positional: modelConfig?.positional ?? config.positional, mask: 'causal', dModel: config.dModel, heads: config.heads };
+  }
+  const info = settings.model ? trainedInfo[settings.model] : null;
+  if (!info) return null;
+  return { tokenizer: 'char', positional: info.config.positional, mask: 'causal', dModel: info.config.dModel,
+    heads: info.config.heads };
+}
+
+// Shows `value` in a select, adding a marked option for a value its menu lacks (GPT-2's d_model
+// 768, 12 heads, its BPE); `value` null removes such options.
+function showFixed(select, value, label) {
+  for (const option of select.querySelectorAll('option[data-fixed]')) {
+    if (option.value !== String(value)) option.remove();
+  }
+  if (value === null) return;
+  if (![...select.options].some((option) => option.value === String(value))) {
+    const option = el('option', '', label ?? String(value));
+    option.value = String(value);
+    option.dataset.fixed = '';
+    select.append(option);
+  }
+  select.value = String(value);
+}
+
 /**
  * The sidebar as the settings say (the focused input keeps what the reader is typing); with a
- * layer opened from the Train view (`trainedLayer`), its controls are fixed like a trained model's.
+ * trained model or a layer opened from the Train or Your model view (`trainedLayer`), the
+ * controls it fixes are greyed out and show its own values (fixedControls).
  */
-export function syncControls(settings, setSettings, trainedLayer = null) {
+export function syncControls(settings, setSettings, trainedLayer = null, trainedInfo = {}) {
+  const fixedValues = fixedControls(settings, trainedLayer, trainedInfo);
   for (const [key, kind] of Object.entries(FIELDS)) {
     const input = $(key);
     if (kind === 'check') input.checked = settings[key];
-    else if (document.activeElement !== input) input.value = String(settings[key]);
+    else if (fixedValues && key in fixedValues) showFixed(input, fixedValues[key], FIXED_LABELS[key]?.[fixedValues[key]]);
+    else {
+      if (input.tagName === 'SELECT') showFixed(input, null);
+      if (document.activeElement !== input) input.value = String(settings[key]);
+    }
   }
-  $('window-box').hidden = settings.mask !== 'sliding-window';
-  $('prefix-box').hidden = settings.mask !== 'prefix-lm';
-  $('pad-box').hidden = settings.mask !== 'padding';
+  const mask = fixedValues?.mask ?? settings.mask;
+  $('window-box').hidden = mask !== 'sliding-window';
+  $('prefix-box').hidden = mask !== 'prefix-lm';
+  $('pad-box').hidden = mask !== 'padding';
   $('source-box').hidden = !settings.cross || Boolean(settings.preset);
   const presetMode = Boolean(settings.preset) && !settings.model;
   const fixed = Boolean(settings.model || trainedLayer); // a trained model's own config
@@ -128,10 +174,9 @@ export function wireControls(store, setSettings) {
       setSettings(patch, { unpin: key === 'preset' || UNPIN.includes(key) });
     });
   }
+  // As typed: a trained model reads it in its alphabet (the core's rule: engine.js, trainedInput).
   $('examples').replaceChildren(...EXAMPLES.map((example) =>
-    // With a trained model on (its alphabet is lowercase: english), the example in lowercase.
-    button('example', example.label, () => setSettings({ text: store.get().settings.model
-      ? example.text.toLowerCase() : example.text, preset: '' }, { unpin: true }))));
+    button('example', example.label, () => setSettings({ text: example.text, preset: '' }, { unpin: true }))));
   const cellmask = $('cellmask');
   cellmask.addEventListener('change', () => store.set({ maskByClick: cellmask.checked }));
   store.set({ maskByClick: cellmask.checked }); // a reload may have kept it checked

@@ -37,7 +37,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     const { result, steps, pinned } = store.get();
     const pads = result.keyTokens.filter((t) => t === '[PAD]').length;
     const { query, key } = pinnedTokens(steps, pinned);
-    chips.tokens.render(result.queryTokens, result.cross ? 0 : pads, result.cross ? query : [...query, ...key]);
+    chips.tokens.render(result.queryTokens, result.cross ? 0 : pads, result.cross ? query : [...query, ...key], result.mapped);
     if (result.cross) chips.source.render(result.keyTokens, pads, key);
   }
 
@@ -79,18 +79,15 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     renderChips();
     $('dk').textContent = `(d_k = ${result.config.headDim})`;
     syncColorScaleHint(settings, result.kvN);
-    if (result.model) { // the trained model's own configuration in the (disabled) controls
-      $('dModel').value = String(result.config.dModel);
-      $('heads').value = String(result.config.heads);
-      $('tokenizer').value = 'char';
-      $('mask').value = 'causal';
-      $('positional').value = result.model.positional;
-    } else if (settings.preset) { // the preset's own configuration in the (disabled) controls
+    // A trained model's own configuration is in its (disabled) controls (syncControls).
+    if (settings.preset && !result.model) { // the preset's own configuration in the (disabled) controls
       $('dModel').value = String(result.config.dModel);
       $('heads').value = String(result.config.heads);
       $('positional').value = result.config.positional;
     }
     $('printout').textContent = result.printout ?? '';
+    $('text-read').textContent = result.readNote; // what a shipped model read in place of what was typed
+    $('text-read').hidden = !result.readNote;
     const model = result.model;
     $('weights-status').textContent = model?.fromTrain ? `${model.title}: a snapshot of the run, not kept in the link.`
       : model ? `The trained model ${model.title}.` : result.weightsFile
@@ -122,7 +119,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
 
   store.subscribe((now, before) => {
     if (now.settings !== before.settings || now.trainedLayer !== before.trainedLayer) {
-      syncControls(now.settings, setSettings, now.trainedLayer);
+      syncControls(now.settings, setSettings, now.trainedLayer, engine.info.trainedInfo);
     }
     if (now.trainedLayer !== before.trainedLayer) {
       if (now.trainedLayer || before.trainedLayer) compute();
@@ -144,7 +141,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
   wireNavigation(store, setSettings);
   wireWeightsFile(store, engine, { compute, show });
   wireShareAndEmbed(store, pageUrl);
-  syncControls(store.get().settings, setSettings, store.get().trainedLayer);
+  syncControls(store.get().settings, setSettings, store.get().trainedLayer, engine.info.trainedInfo);
   compute();
   return { render };
 }

@@ -9,7 +9,8 @@ const MAX_TERMS = 64;
 /**
  * @param {HTMLElement} host
  * @param {object} explanation  from layer.explain({ step, head, row, col })
- * @param {{rowLabel: string, colLabel: string, rowAxis: string, colAxis: string, pinned: boolean}} where
+ * @param {{rowLabel: string, colLabel: string, rowAxis: string, colAxis: string, pinned: boolean,
+ *   rowTyped?: string, colTyped?: string}} where  (…Typed: labels.js typedNote of a mapped token)
  */
 function renderExplanation(host, explanation, where) {
   const e = explanation;
@@ -17,8 +18,10 @@ function renderExplanation(host, explanation, where) {
   const head = e.head >= 0 ? ` · head ${e.head + 1}` : '';
   // Indices count from 0, as in the equation below.
   const index = (axis, fallback) => ({ query: 'i', key: 'j', token: 'i', dimension: 'c' }[axis] ?? fallback);
-  title.textContent = `${e.step}: ${where.rowAxis} “${where.rowLabel}” (${index(where.rowAxis, 'row')} = ${e.row}), ` +
-    `${where.colAxis} “${where.colLabel}” (${index(where.colAxis, 'col')} = ${e.col})${head}${where.pinned ? ' · pinned' : ''}`;
+  // A token a shipped model read in place of what was typed says so: query “t” (typed “T”, …).
+  const typed = (note) => (note ? `, ${note}` : '');
+  title.textContent = `${e.step}: ${where.rowAxis} “${where.rowLabel}” (${index(where.rowAxis, 'row')} = ${e.row}${typed(where.rowTyped)}), ` +
+    `${where.colAxis} “${where.colLabel}” (${index(where.colAxis, 'col')} = ${e.col}${typed(where.colTyped)})${head}${where.pinned ? ' · pinned' : ''}`;
   const value = el('p', 'inspector-value');
   value.append('value = ');
   const number = el('strong', '', formatPrecise(e.value));
@@ -91,6 +94,7 @@ export function createInspector(engine, host) {
       if (ticket !== latest) return;
       renderExplanation(host, explanation, {
         rowLabel: matrix.rowLabels[cell.row], colLabel: matrix.colLabels[cell.col],
+        rowTyped: matrix.rowTyped?.[cell.row], colTyped: matrix.colTyped?.[cell.col],
         rowAxis: matrix.rowAxis, colAxis: matrix.colAxis, pinned,
       });
     } catch (error) {
