@@ -22,7 +22,7 @@ test('the catalog is one deep-frozen object with the agreed fields', () => {
   assert.equal(lens.catalog, catalog, 'read once');
   deepFrozen(catalog);
   assert.deepEqual(Object.keys(catalog).sort(),
-    ['defaults', 'gelu', 'limits', 'masks', 'positional', 'steps', 'tasks', 'tokenizers']);
+    ['defaults', 'gelu', 'limits', 'masks', 'positional', 'steps', 'tasks', 'tokenizers', 'unknownCharacters']);
   assert.deepEqual(catalog.steps.map((s) => s.id), ['embedding', 'positional', 'input', 'source',
     'q', 'k', 'v', 'q_rotated', 'k_rotated', 'scores', 'scaled', 'alibi', 'masked', 'weights',
     'context', 'concat', 'output']);
@@ -37,6 +37,7 @@ test('the catalog is one deep-frozen object with the agreed fields', () => {
   assert.deepEqual(catalog.tokenizers, ['word', 'char']);
   assert.deepEqual(catalog.tasks, ['induction', 'copy', 'reverse', 'sort', 'english']);
   assert.deepEqual(catalog.gelu, ['erf', 'tanh']);
+  assert.deepEqual(catalog.unknownCharacters, ['error', 'map']);
   assert.deepEqual(Object.keys(catalog.defaults).sort(), ['forward', 'layer', 'model', 'trainer']);
   assert.equal(catalog.defaults.model.dModel, 64);
   assert.equal(catalog.defaults.trainer.task, 'induction');
