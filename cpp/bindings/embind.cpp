@@ -749,15 +749,29 @@ class TrainerHandle {
     });
   }
 
-  // {step, loss, heldOutLoss, accuracy}.
-  val step(std::size_t k) {
+  // {step, loss, heldOutLoss, accuracy}; without evaluate {step, loss}.
+  val step(std::size_t k, bool evaluate) {
     return guarded([&] {
-      const attn::TrainReport report = trainer_->step(k);
+      const attn::TrainReport report = trainer_->step(k, evaluate);
       val out = val::object();
       out.set("step", report.step);
       out.set("loss", report.loss);
-      out.set("heldOutLoss", report.held_out_loss);
-      out.set("accuracy", report.accuracy);
+      if (report.evaluated) {
+        out.set("heldOutLoss", report.held_out_loss);
+        out.set("accuracy", report.accuracy);
+      }
+      return out;
+    });
+  }
+
+  // {step, heldOutLoss, accuracy}: the held-out set now.
+  val evaluate() {
+    return guarded([&] {
+      const attn::Evaluation held_out = trainer_->evaluate_held_out();
+      val out = val::object();
+      out.set("step", trainer_->steps());
+      out.set("heldOutLoss", held_out.loss);
+      out.set("accuracy", held_out.accuracy);
       return out;
     });
   }
@@ -830,8 +844,8 @@ val tokenize(const std::string& text, const std::string& mode) {
 val readInAlphabet(const std::string& text, const std::string& alphabet, const std::string& owner,
                    const std::string& unknown) {
   return guarded([&] {
-    const attn::AlphabetText read = attn::read_in_alphabet(
-        text, alphabet, owner, attn::parse_unknown_characters(unknown));
+    const attn::AlphabetText read =
+        attn::read_in_alphabet(text, alphabet, owner, attn::parse_unknown_characters(unknown));
     val mapped = val::array();
     for (const auto& m : read.mapped) {
       val entry = val::object();
@@ -959,6 +973,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .constructor<>()
       .function("configure", &TrainerHandle::configure)
       .function("step", &TrainerHandle::step)
+      .function("evaluate", &TrainerHandle::evaluate)
       .function("steps", &TrainerHandle::steps)
       .function("taskName", &TrainerHandle::taskName)
       .function("vocabulary", &TrainerHandle::vocabulary)

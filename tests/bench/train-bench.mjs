@@ -293,18 +293,38 @@ await (async () => {
   });
   let trainMs = 0;
   let best = 0;
-  let report = null;
   while (trainer.steps < 1500 && best <= 0.6) {
     const t0 = now();
-    report = trainer.step(10);
+    trainer.step(10, { evaluate: false });
     trainMs += now() - t0;
     best = Math.max(...model.headScores().filter((s) => s.layer === 1).map((s) => s.induction ?? 0));
   }
+  const report = trainer.evaluate();
   log(`Induction head (wasm, standard config, vocab 52): ${best > 0.6 ? 'formed' : 'NOT formed'} after ` +
     `${trainer.steps} steps, ${(trainMs / 1000).toFixed(1)} s of training (best layer-2 induction score ` +
     `${best.toFixed(2)}, held-out accuracy ${report.accuracy.toFixed(3)})`);
   trainer.dispose();
   model.dispose();
+
+  // What trainer.step(k) adds unless { evaluate: false }: the held-out evaluation (the default
+  // 256 sequences) against one training step at batch 32, interleaved, medians.
+  const timed = lens.createModel({ ...modelConfigOf(config), vocab: 52, seed: 1 });
+  const timer = lens.createTrainer(timed, { task: 'induction', lr: o.lr, batch: config.batch, seed: 1 });
+  const stepMs = [];
+  const evaluateMs = [];
+  for (let i = 0; i < (quick ? 12 : 40); ++i) {
+    let t0 = now();
+    timer.step(1, { evaluate: false });
+    stepMs.push(now() - t0);
+    t0 = now();
+    timer.evaluate();
+    evaluateMs.push(now() - t0);
+  }
+  const [stepMedian, evaluateMedian] = [stepMs, evaluateMs].map((xs) => median(xs.slice(xs.length >> 2)));
+  log(`Held-out evaluation (256 sequences): ${evaluateMedian.toFixed(1)} ms, one step (batch ${config.batch}): ` +
+    `${stepMedian.toFixed(1)} ms, ratio ${(evaluateMedian / stepMedian).toFixed(2)} (medians after a warm-up quarter)`);
+  timer.dispose();
+  timed.dispose();
 })();
 log();
 log('Noise: this 2-core machine is shared; rounds interleave the peers so a burst of load hits all of');

@@ -67,6 +67,27 @@ TEST_CASE("training is deterministic: the same seeds give bit-identical reports"
   CHECK(std::vector<float>(pa.begin(), pa.end()) == std::vector<float>(pb.begin(), pb.end()));
 }
 
+TEST_CASE("step(k, false) trains the same without evaluating; evaluate_held_out evaluates",
+          "[trainer]") {
+  attn::Model a(copy_model()), b(copy_model());
+  attn::Trainer ta(a, copy_training()), tb(b, copy_training());
+  const attn::TrainReport evaluated = ta.step(6);
+  const attn::TrainReport quiet = tb.step(6, false);
+  CHECK(evaluated.evaluated);
+  CHECK_FALSE(quiet.evaluated);
+  CHECK(quiet.step == 6);
+  CHECK(quiet.loss == evaluated.loss);
+  const auto pa = a.parameters(), pb = b.parameters();
+  CHECK(std::vector<float>(pa.begin(), pa.end()) == std::vector<float>(pb.begin(), pb.end()));
+  // Evaluating afterwards gives what step(k) reported, and the free evaluate() on the same set.
+  const attn::Evaluation later = tb.evaluate_held_out();
+  CHECK(later.loss == evaluated.held_out_loss);
+  CHECK(later.accuracy == evaluated.accuracy);
+  const attn::Evaluation direct = attn::evaluate(b, tb.task().held_out());
+  CHECK(direct.loss == later.loss);
+  CHECK(tb.steps() == 6);  // evaluating takes no step
+}
+
 TEST_CASE("evaluate: chunking does not change the held-out loss and accuracy", "[trainer]") {
   attn::Model model(copy_model());
   attn::Trainer trainer(model, copy_training());

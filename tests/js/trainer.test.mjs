@@ -28,6 +28,28 @@ test('step(k) runs k steps and lowers the held-out loss', () => {
   model.dispose();
 });
 
+test('step(k, { evaluate: false }) trains the same without evaluating; evaluate() reports the held-out set', () => {
+  const evaluatedModel = lens.createModel(MODEL);
+  const quietModel = lens.createModel(MODEL);
+  const evaluated = lens.createTrainer(evaluatedModel, TRAINING).step(5);
+  const trainer = lens.createTrainer(quietModel, TRAINING);
+  const quiet = trainer.step(5, { evaluate: false });
+  assert.deepEqual(Object.keys(quiet).sort(), ['loss', 'step']);
+  assert.equal(quiet.step, 5);
+  assert.equal(quiet.loss, evaluated.loss);
+  assert.deepEqual(quietModel.parameters(), evaluatedModel.parameters());
+  const now = trainer.evaluate();
+  assert.deepEqual(now, { step: 5, heldOutLoss: evaluated.heldOutLoss, accuracy: evaluated.accuracy });
+  assert.equal(trainer.steps, 5, 'evaluating takes no step');
+  assert.deepEqual(Object.keys(trainer.step(1, { evaluate: true })).sort(), ['accuracy', 'heldOutLoss', 'loss', 'step']);
+  assertThrowsMessage(() => trainer.step(1, { evaluate: 'no' }), /evaluate must be true or false, got "no"/);
+  assertThrowsMessage(() => trainer.step(1, { evaluation: false }), /unknown step options key 'evaluation'; expected one of: evaluate/);
+  assertThrowsMessage(() => trainer.step(1, null), /step options must be an object, got null/);
+  assert.equal(trainer.steps, 6, 'refused calls take no step');
+  evaluatedModel.dispose();
+  quietModel.dispose();
+});
+
 test('two trainers with the same seeds give identical reports and weights', () => {
   const run = () => {
     const model = lens.createModel(MODEL);
@@ -102,6 +124,7 @@ test('lifetime: disposing the model makes its trainers unusable; a trainer can g
   model.dispose();
   assertThrowsMessage(() => a.step(1), /this trainer's model was disposed/);
   assertThrowsMessage(() => a.encode('a'), /this trainer's model was disposed/);
+  assertThrowsMessage(() => a.evaluate(), /this trainer's model was disposed/);
   assertThrowsMessage(() => lens.createTrainer(model, TRAINING), /this model was disposed/);
   a.dispose();
 });

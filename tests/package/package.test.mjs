@@ -108,8 +108,10 @@ const stepIds: string[] = lens.catalog.steps.map((s) => s.id);
 const model = lens.createModel({ vocab: 16, context: 8, dModel: 16, heads: 2, layers: 1 });
 const trainer = lens.createTrainer(model, { task: 'copy', lr: 1e-3 });
 const report: TrainReport = trainer.step(2);
+const quiet: TrainReport = trainer.step(3, { evaluate: false });
+const heldOut: number = trainer.evaluate().heldOutLoss + trainer.step(1).accuracy + quiet.step;
 const logits: Float32Array = model.forward(trainer.encode('ab')).logits;
-console.log(weights.length, stepIds.length, report.loss, logits.length, lens.catalog.limits.maxHeads);
+console.log(weights.length, stepIds.length, report.loss, heldOut, logits.length, lens.catalog.limits.maxHeads);
 model.dispose();
 layer.dispose();
 `;
@@ -124,6 +126,7 @@ const BAD_TS = [
   `lens.createModel().frobnicate();`, // no such method
   `lens.createTrainer(lens.createModel(), { task: 'poetry' });`, // not a TaskName
   `const s: string = lens.catalog.limits.maxHeads;`, // a number
+  `lens.createTrainer(lens.createModel()).step(1, { evaluate: 'no' });`, // not a boolean
 ].join('\n');
 
 test('TypeScript: tsc --strict accepts an example of the API and rejects a wrong one', async () => {
@@ -141,7 +144,7 @@ test('TypeScript: tsc --strict accepts an example of the API and rejects a wrong
   assert.equal(good.status, 0, `good.ts should type-check:\n${good.stdout}${good.stderr}`);
   assert.notEqual(bad.status, 0, 'bad.ts type-checked, but it is wrong on every line from line 3');
   const errorLines = new Set([...bad.stdout.matchAll(/bad\.ts\((\d+),\d+\): error TS\d+/g)].map((m) => Number(m[1])));
-  assert.deepEqual([...errorLines].sort((a, b) => a - b), [3, 4, 5, 6, 7, 8], `tsc's errors:\n${bad.stdout}`);
+  assert.deepEqual([...errorLines].sort((a, b) => a - b), [3, 4, 5, 6, 7, 8, 9], `tsc's errors:\n${bad.stdout}`);
 });
 
 test('Vite bundles the package (wasm emitted) and the element; both work in Chromium', async (t) => {

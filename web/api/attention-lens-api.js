@@ -129,10 +129,7 @@ class AttentionLens {
    * @param {{bytes?: Uint8Array|ArrayBuffer}} [options]
    */
   async trainedModel(name, options = {}) {
-    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new Error(`trainedModel options must be an object, got ${describe(options)}`);
-    }
-    checkKeys('trainedModel options', options, ['bytes']);
+    checkOptions('trainedModel', options, ['bytes']);
     const info = trainedInfo(name);
     const bytes = options.bytes === undefined
       ? await readModelFile(info.file)
@@ -998,13 +995,22 @@ class Trainer {
   }
 
   /**
-   * Runs k >= 1 AdamW steps, then evaluates the held-out set: { step, loss, heldOutLoss,
-   * accuracy }. A NaN or infinite loss throws "diverged at step N: …" and keeps the last good
-   * weights.
+   * Runs k >= 1 AdamW steps, then (unless options.evaluate is false) evaluates the held-out set:
+   * { step, loss, heldOutLoss, accuracy }, or { step, loss } without evaluation. The evaluation
+   * is a forward of every held-out sequence (256 by default: about three steps' worth at
+   * batch 32), so a caller stepping one at a time should evaluate when it reports. A NaN or
+   * infinite loss throws "diverged at step N: …" and keeps the last good weights.
    */
-  step(k = 1) {
+  step(k = 1, options = {}) {
     const handle = this.#live();
-    return unwrap(handle.step(integerIn('k', k, 0, SIZE_MAX)));
+    const count = integerIn('k', k, 0, SIZE_MAX);
+    checkOptions('step', options, ['evaluate']);
+    return unwrap(handle.step(count, booleanOption('evaluate', options.evaluate, true)));
+  }
+
+  /** The held-out set's loss and accuracy now, with no step: { step, heldOutLoss, accuracy }. */
+  evaluate() {
+    return unwrap(this.#live().evaluate());
   }
 
   /** The task's token ids of text (each character must be in the vocabulary): Int32Array. */
@@ -1065,10 +1071,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** The core's read_in_alphabet: { tokens, ids: Int32Array, mapped, note }. */
 function readInAlphabet(core, text, alphabet, owner, options, unknownNames) {
   if (typeof text !== 'string') throw new Error(`text must be a string, got ${describe(text)}`);
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new Error(`tokenize options must be an object, got ${describe(options)}`);
-  }
-  checkKeys('tokenize options', options, ['unknown']);
+  checkOptions('tokenize', options, ['unknown']);
   const unknown = stringOption('unknown', options.unknown, unknownNames[0]);
   const read = unwrap(core.readInAlphabet(text.replace(LONE_SURROGATE, '\uFFFD'), alphabet, owner, unknown));
   return { tokens: read.tokens, ids: read.ids, mapped: read.mapped, note: read.note };
@@ -1084,6 +1087,14 @@ function describe(value) {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'object') return 'an object';
   return String(value);
+}
+
+// `options` must be a plain object whose keys are among `allowed`.
+function checkOptions(what, options, allowed) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new Error(`${what} options must be an object, got ${describe(options)}`);
+  }
+  checkKeys(`${what} options`, options, allowed);
 }
 
 function checkKeys(what, object, allowed) {
@@ -1148,10 +1159,7 @@ function tokenIds(name, value) {
 
 // { n, batch } of `options` for `count` tokens: batch defaults to 1, n to count / batch.
 function sequenceShape(what, options, keys, count) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new Error(`${what} options must be an object, got ${describe(options)}`);
-  }
-  checkKeys(`${what} options`, options, keys);
+  checkOptions(what, options, keys);
   const batch = integerIn('batch', options.batch ?? 1, 0, SIZE_MAX);
   const n = integerIn('n', options.n ?? (batch > 0 ? Math.floor(count / batch) : 0), 0, SIZE_MAX);
   return { n, batch };
@@ -1160,10 +1168,7 @@ function sequenceShape(what, options, keys, count) {
 // A probe from options { ids, targets?, n, batch }, or { ids: undefined } for the default one.
 function probeOptions(what, options, withTargets) {
   const keys = withTargets ? PROBE_KEYS : PROBE_KEYS.filter((key) => key !== 'targets');
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new Error(`${what} options must be an object, got ${describe(options)}`);
-  }
-  checkKeys(`${what} options`, options, keys);
+  checkOptions(what, options, keys);
   if (options.ids === undefined) {
     if (Object.keys(options).some((key) => options[key] !== undefined)) {
       throw new Error(`${what}: n, batch and targets describe your own probe; pass its ids too`);

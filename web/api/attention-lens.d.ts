@@ -489,8 +489,16 @@ export interface TrainReport {
   step: number;
   /** The last step's training loss. */
   loss: number;
+  /** Absent when step(k, { evaluate: false }). */
+  heldOutLoss?: number;
+  /** Fraction of held-out targets predicted (argmax). Absent when step(k, { evaluate: false }). */
+  accuracy?: number;
+}
+
+/** The held-out set's loss and accuracy after `step` steps (trainer.evaluate()). */
+export interface HeldOutEvaluation {
+  step: number;
   heldOutLoss: number;
-  /** Fraction of held-out targets predicted (argmax). */
   accuracy: number;
 }
 
@@ -498,8 +506,15 @@ export interface Trainer {
   /** Token id i is vocabulary's i-th character. */
   readonly task: { name: TaskName; vocabulary: string };
   readonly steps: number;
-  /** k >= 1 steps; throws "diverged at step N: …" on a NaN/∞ loss, keeping the last good weights. */
-  step(k?: number): TrainReport;
+  /**
+   * k >= 1 steps, then the held-out evaluation (a forward of every held-out sequence, about three
+   * steps' worth at the defaults) unless { evaluate: false }. Throws "diverged at step
+   * N: …" on a NaN/∞ loss, keeping the last good weights.
+   */
+  step(k?: number): TrainReport & { heldOutLoss: number; accuracy: number };
+  step(k: number, options: { evaluate?: boolean }): TrainReport;
+  /** The held-out loss and accuracy now; takes no step. */
+  evaluate(): HeldOutEvaluation;
   encode(text: string): Int32Array;
   decode(ids: TokenIds): string;
   heldOut(): { batch: number; n: number; ids: Int32Array; targets: Int32Array };

@@ -91,7 +91,7 @@ Trainer::Trainer(Model& model, const TrainerConfig& config)
   good_parameters_.assign(params.begin(), params.end());
 }
 
-TrainReport Trainer::step(std::size_t k) {
+TrainReport Trainer::step(std::size_t k, bool evaluate) {
   if (k == 0) throw Error("step(k) needs k >= 1 steps, got 0");
   TrainReport report;
   for (std::size_t i = 0; i < k; ++i) {
@@ -118,11 +118,18 @@ TrainReport Trainer::step(std::size_t k) {
     optimizer_.step(params, model_.gradients());
     report.loss = loss;
   }
-  const Evaluation held_out = evaluate(model_, task_.held_out());
   report.step = optimizer_.steps();
-  report.held_out_loss = held_out.loss;
-  report.accuracy = held_out.accuracy;
+  if (evaluate) {
+    const Evaluation held_out = evaluate_held_out();
+    report.evaluated = true;
+    report.held_out_loss = held_out.loss;
+    report.accuracy = held_out.accuracy;
+  }
   return report;
+}
+
+Evaluation Trainer::evaluate_held_out() {
+  return evaluate(model_, task_.held_out());
 }
 
 }  // namespace attn
