@@ -1,10 +1,12 @@
 // The Train view's DOM-free modules (web/views/train/): the run config from the page's settings
 // and its URL form, the checkpoint's file name, the bounded snapshots, and every task's example
-// probe encoded by that task's trainer (so the view never opens on a probe error).
+// probe encoded by that task's trainer (so the view never opens on a probe error), and the
+// sentence for an induction run that found another circuit, on two real runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkpointName, EXAMPLE_PROBES, probeOf, runChanged, runConfig } from '../../web/views/train/config.js';
 import { addSnapshot, indexOfStep } from '../../web/views/train/snapshots.js';
+import { circuitNote, INDUCTION_HEAD_SCORE, SOLVED_ACCURACY } from '../../web/views/train/circuit-note.js';
 import { DEFAULTS, hashToState, makeSchema, stateToHash } from '../../web/shared/state.js';
 import { loadLens } from './support.mjs';
 
@@ -59,4 +61,41 @@ test('snapshots stay bounded: the older half is thinned, the newest kept, one pe
   assert.equal(frames.at(-1).again, true, 'a newer frame of the same step replaces it');
   assert.ok(steps[0] < 60, `old steps are still represented (${steps})`);
   assert.equal(frames[indexOfStep(frames, steps[2] + 0.5)].step, steps[2]);
+});
+
+test('circuitNote: only an induction run that is solved while every head stays under the mark', () => {
+  const heads = (...induction) => induction.map((value, i) => ({ layer: Math.floor(i / 2), head: i % 2, induction: value }));
+  const note = circuitNote('induction', { accuracy: 0.97 }, heads(0.02, 0.11, 0.3, 0.05));
+  assert.match(note, /^Held-out accuracy is 0\.97, but no head's induction score is above 0\.3 \(the highest: layer 2 head 1, 0\.30\): this run solved the task another way/);
+  assert.match(note, /Try another seed/);
+  assert.equal(circuitNote('induction', { accuracy: 0.97 }, heads(0.02, 0.31)), null, 'an induction head');
+  assert.equal(circuitNote('induction', { accuracy: SOLVED_ACCURACY - 0.01 }, heads(0.01)), null, 'not solved yet');
+  assert.equal(circuitNote('copy', { accuracy: 1 }, heads(0.01)), null, 'another task');
+  assert.equal(circuitNote('induction', null, heads(0.01)), null, 'no report yet');
+  assert.equal(circuitNote('induction', { accuracy: 1 }, []), null, 'no scores');
+  assert.equal(circuitNote('induction', { accuracy: 1 }, heads(NaN)), null, 'a score that is not a number says nothing');
+  assert.equal(INDUCTION_HEAD_SCORE, 0.3);
+});
+
+// The two runs of the README's Train section (the page's default size and seeds 3/3): with a
+// 64-token vocabulary the task is solved without an induction head; with 52 one forms.
+test('circuitNote on real runs: vocab 64 solves induction another way, vocab 52 grows an induction head', () => {
+  const run = (vocab, steps) => {
+    const model = lens.createModel({ vocab, context: 64, dModel: 64, heads: 4, layers: 2, positional: 'learned',
+      layerNorm: true, mlp: false, tied: false, bias: true, seed: 3 });
+    const trainer = lens.createTrainer(model, { task: 'induction', lr: 1e-3, batch: 32, seed: 3, weightDecay: 0.01, clip: 1 });
+    trainer.step(steps, { evaluate: false });
+    const report = trainer.evaluate();
+    const scores = model.headScores();
+    model.dispose();
+    return { report, scores, best: Math.max(...scores.map((s) => s.induction)) };
+  };
+  const other = run(64, 1000);
+  assert.ok(other.report.accuracy > 0.95, `vocab 64: accuracy ${other.report.accuracy}`);
+  assert.ok(other.best < 0.1, `vocab 64: best induction score ${other.best}`);
+  assert.match(circuitNote('induction', other.report, other.scores), /solved the task another way/);
+  const induction = run(52, 300);
+  assert.ok(induction.report.accuracy > 0.95, `vocab 52: accuracy ${induction.report.accuracy}`);
+  assert.ok(induction.best > 0.6, `vocab 52: best induction score ${induction.best}`);
+  assert.equal(circuitNote('induction', induction.report, induction.scores), null);
 });

@@ -6,6 +6,7 @@
 import { $ } from '../../shared/dom.js';
 import { formatNumber } from '../../shared/format.js';
 import { HEAD_COLORS } from '../../shared/colors.js';
+import { circuitNote } from './circuit-note.js';
 import { checkpointName, probeOf, runChanged, runConfig } from './config.js';
 import { buildTrainMenus, syncTrainControls, wireTrainControls } from './controls.js';
 import { LinePlot } from './plot.js';
@@ -100,12 +101,15 @@ export function mountTrain({ store, catalog, moduleUrl }) {
   }
 
   function drawStatus() {
-    const { history, status, latest, msPerStep } = run();
+    const { history, scoreHistory, status, latest, msPerStep } = run();
     const last = history.at(-1);
     const rate = msPerStep > 0 && status === 'running' ? ` · ${(1000 / msPerStep).toFixed(0)} steps/s` : '';
     const numbers = last ? ` · loss ${formatNumber(last.loss)} · held-out ${formatNumber(last.heldOutLoss)} · accuracy ${formatNumber(last.accuracy, 2)}` : '';
     const state = { idle: 'Ready', running: 'Training', paused: 'Paused', diverged: 'Stopped' }[status];
     $('train-status').textContent = `${state} · step ${latest?.step ?? 0}${rate}${numbers}`;
+    const note = last ? circuitNote(store.get().settings.task, last, scoreHistory.find((s) => s.step === last.step)?.scores) : null;
+    $('train-circuit').hidden = !note;
+    $('train-circuit').textContent = note ?? '';
     $('train-run').textContent = status === 'running' ? 'Pause' : 'Start';
     $('train-run').setAttribute('aria-pressed', String(status === 'running'));
     document.body.dataset.trainStatus = status;

@@ -10,7 +10,7 @@
 const CHUNK_MS = 120; // aim for a chunk of steps this long, then report and read messages
 const MAX_CHUNK_MS = 300; // … and at most this long (the page's requests wait for a chunk)
 const OVERHEAD_SHARE = 0.25; // at most this share of a chunk spent on evaluation and reports
-const HELD_OUT = 64; // held-out sequences (the trainer evaluates them after every chunk)
+const HELD_OUT = 64; // held-out sequences (evaluated once after every chunk)
 
 let lens = null;
 let model = null;
@@ -80,25 +80,26 @@ function post(update) {
 }
 
 /**
- * Runs `steps` steps (one chunk); false when it diverged (the error is posted). The next chunk's
- * size: at least CHUNK_MS of steps, and at least OVERHEAD_SHARE⁻¹ times the chunk's fixed cost
- * (the trainer's held-out evaluation, about 1.5× the head scores' time, plus the report), so on a
+ * Runs `steps` steps (one chunk), then evaluates the held-out set once; false when it diverged
+ * (the error is posted). The next chunk's size: at least CHUNK_MS of steps, and at least
+ * OVERHEAD_SHARE⁻¹ times the chunk's fixed cost (the held-out evaluation and the report), so on a
  * loaded machine the reports do not eat the training time.
  */
 function train(steps) {
   const started = performance.now();
+  let trained;
   try {
-    last = trainer.step(steps);
+    trained = trainer.step(steps, { evaluate: false });
   } catch (error) {
     running = false;
     self.postMessage({ type: 'diverged', error: error?.message ?? String(error) });
     return false;
   }
   const stepped = performance.now();
+  last = { ...trained, ...trainer.evaluate() };
   const update = snapshot();
-  const reportMs = performance.now() - stepped;
-  const fixedMs = 2.5 * reportMs; // the report, and the held-out evaluation inside step(k)
-  const msPerStep = Math.max(0.3 * (stepped - started), stepped - started - 1.5 * reportMs) / steps;
+  const fixedMs = performance.now() - stepped;
+  const msPerStep = (stepped - started) / steps;
   const targetMs = Math.min(MAX_CHUNK_MS, Math.max(CHUNK_MS, fixedMs / OVERHEAD_SHARE));
   chunk = Math.max(1, Math.min(50, Math.round(targetMs / Math.max(msPerStep, 0.01))));
   post({ ...update, msPerStep: (performance.now() - started) / steps });
