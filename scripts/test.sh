@@ -83,8 +83,10 @@ run_suite fuzz-safetensors fuzz fuzz_safetensors
 run_suite wasm-and-page-build none bash scripts/build.sh
 run_suite js-api-tests node node --test tests/js/
 run_suite browser-tests node node --test tests/e2e/*.test.mjs
-# The shared page checks (tests/e2e/engines/checks.mjs) in Firefox (firefox-esr over WebDriver
-# BiDi) and WebKit (WebKitGTK's MiniBrowser under its own Xvfb); Chromium runs the suites above.
+# The shared page checks (tests/e2e/engines/checks.mjs) in Chromium (the suites above cover most of
+# them; these add the opening sentence typed at 1280 and 375 px), Firefox (firefox-esr over
+# WebDriver BiDi) and WebKit (WebKitGTK's MiniBrowser under its own Xvfb).
+run_suite chromium-engine-tests node node --test tests/e2e/engines/chromium.test.mjs
 run_suite firefox-tests node node --test tests/e2e/engines/firefox.test.mjs
 run_suite webkit-tests node node --test tests/e2e/engines/webkit.test.mjs
 # The npm package: npm pack, installed offline into a blank project, used from Node, a Vite
