@@ -232,6 +232,76 @@ TEST_CASE("RoPE backward undoes the forward rotation", "[train_ops]") {
   require_close(x, qkv, 1e-6, 1e-6, "rotate then rotate back");
 }
 
+// An independent reference for rope_forward, written from the formula alone (no core function
+// computes the angle here). Convention: interleaved pairs — within each head's d_k slice of q
+// and of k, dimensions (2i, 2i+1) form pair i — and pair i at position t turns counter-clockwise
+// by θ = t · 10000^(−2i/d_k): (x0, x1) → (x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ). That is the
+// convention of apply_rope in ops/positional.cpp and of rope() in scripts/torch_model.py, which
+// makes the PyTorch golden data in tests/data/train. v is not rotated. Rows are [batch·n, 3·d]
+// (q | k | v), head h at columns h·d_k of q and of k; the position t restarts at 0 each batch.
+TEST_CASE("RoPE forward matches a hand-written rotation by t * 10000^(-2i/d_k)", "[train_ops]") {
+  const std::size_t batch = 2, n = 5, d = 8, heads = 2, dk = d / heads;
+  const auto qkv = random_floats(batch * n * 3 * d, 21);
+  auto got = qkv;
+  attn::rope_forward(got.data(), batch, n, d, heads);
+
+  std::vector<double> want(qkv.begin(), qkv.end());
+  for (std::size_t b = 0; b < batch; ++b) {
+    for (std::size_t t = 0; t < n; ++t) {
+      const std::size_t row = (b * n + t) * 3 * d;
+      for (std::size_t part = 0; part < 2; ++part) {  // q, then k; v (part 2) stays
+        for (std::size_t h = 0; h < heads; ++h) {
+          for (std::size_t i = 0; i < dk / 2; ++i) {
+            const std::size_t c0 = row + part * d + h * dk + 2 * i;
+            const double theta = double(t) * std::pow(10000.0, -2.0 * double(i) / double(dk));
+            const double x0 = qkv[c0], x1 = qkv[c0 + 1];
+            want[c0] = x0 * std::cos(theta) - x1 * std::sin(theta);
+            want[c0 + 1] = x0 * std::sin(theta) + x1 * std::cos(theta);
+          }
+        }
+      }
+    }
+  }
+  require_close(got, want, 1e-6, 1e-5, "rope_forward vs the hand-written rotation");
+
+  // By hand. Position 0 (of each batch) is unchanged, q, k and v alike.
+  for (std::size_t b = 0; b < batch; ++b) {
+    for (std::size_t c = 0; c < 3 * d; ++c) {
+      CHECK(got[b * n * 3 * d + c] == qkv[b * n * 3 * d + c]);
+    }
+  }
+  // v is never rotated.
+  for (std::size_t r = 0; r < batch * n; ++r) {
+    for (std::size_t c = 2 * d; c < 3 * d; ++c) CHECK(got[r * 3 * d + c] == qkv[r * 3 * d + c]);
+  }
+  // Position 1, pair 0 (θ_0 = 1): exactly 1 radian, counter-clockwise, in every head of q and k.
+  const double c1 = std::cos(1.0), s1 = std::sin(1.0);
+  for (std::size_t b = 0; b < batch; ++b) {
+    const std::size_t row = (b * n + 1) * 3 * d;
+    for (std::size_t part = 0; part < 2; ++part) {
+      for (std::size_t h = 0; h < heads; ++h) {
+        const std::size_t c0 = row + part * d + h * dk;
+        const double x0 = qkv[c0], x1 = qkv[c0 + 1];
+        CHECK(std::abs(got[c0] - (x0 * c1 - x1 * s1)) < 2e-6);
+        CHECK(std::abs(got[c0 + 1] - (x0 * s1 + x1 * c1)) < 2e-6);
+      }
+    }
+  }
+  // Position 3, pair 1 of a head with d_k = 4: θ = 3 · 10000^(−2/4) = 0.03 radian.
+  {
+    const std::size_t c0 = (0 * n + 3) * 3 * d + 1 * d + 1 * dk + 2;  // k, head 1, pair 1
+    const double x0 = qkv[c0], x1 = qkv[c0 + 1];
+    CHECK(std::abs(got[c0] - (x0 * std::cos(0.03) - x1 * std::sin(0.03))) < 2e-6);
+    CHECK(std::abs(got[c0 + 1] - (x0 * std::sin(0.03) + x1 * std::cos(0.03))) < 2e-6);
+  }
+  // A unit vector on pair 0 at position 1 lands on (cos 1, sin 1): the direction, spelled out.
+  std::vector<float> unit(batch * n * 3 * d, 0.0f);
+  unit[1 * 3 * d + 0] = 1.0f;  // batch 0, position 1, q head 0, dimension 0
+  attn::rope_forward(unit.data(), batch, n, d, heads);
+  CHECK(std::abs(unit[1 * 3 * d + 0] - 0.5403023058681398) < 1e-7);  // cos 1
+  CHECK(std::abs(unit[1 * 3 * d + 1] - 0.8414709848078965) < 1e-7);  // +sin 1
+}
+
 TEST_CASE("input embedding backward matches finite differences; SIMD matches the reference",
           "[train_ops]") {
   const std::size_t batch = 2, n = 4, d = 11, vocab = 6;
