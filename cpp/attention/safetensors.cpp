@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "attention/error.hpp"
+#include "attention/io/json.hpp"
 #include "attention/utf8.hpp"
 
 namespace attn::safetensors {
@@ -22,8 +23,6 @@ static_assert(std::endian::native == std::endian::little,
 namespace {
 
 constexpr std::size_t kLengthFieldBytes = 8;
-constexpr int kMaxJsonDepth = 64;
-constexpr std::uint64_t kMaxExactInteger = std::uint64_t{1} << 53;  // JSON numbers are doubles
 constexpr std::size_t kMaxNameInMessage = 80;
 constexpr const char* kMetadataKey = "__metadata__";
 constexpr const char* kSupportedDTypes = "F32, F64, U8, F16, BF16";
@@ -70,288 +69,6 @@ void check_header_utf8(std::string_view header) {
   }
 }
 
-// ---- JSON ------------------------------------------------------------------------------------
-
-struct JsonNumber {
-  std::string_view text;  // as written, for messages (points into the header)
-  bool integral = true;   // no fraction, no exponent
-  bool negative = false;
-  bool exact = true;  // integral and magnitude <= 2^53
-  std::uint64_t magnitude = 0;
-};
-
-struct JsonValue;
-struct JsonMember;
-using JsonArray = std::vector<JsonValue>;
-using JsonObject = std::vector<JsonMember>;  // in document order, duplicates kept
-
-struct JsonValue {
-  std::variant<std::nullptr_t, bool, JsonNumber, std::string, JsonArray, JsonObject> data;
-};
-
-struct JsonMember {
-  std::string key;
-  JsonValue value;
-};
-
-const char* kind_name(const JsonValue& value) {
-  static constexpr const char* kNames[] = {"null",     "a boolean", "a number",
-                                           "a string", "an array",  "an object"};
-  return kNames[value.data.index()];
-}
-
-// Strict RFC 8259 recursive-descent parser with a nesting limit. Works on bytes that were
-// already checked to be valid UTF-8.
-class JsonParser {
- public:
-  explicit JsonParser(std::string_view text) : text_(text) {}
-
-  JsonValue parse_document() {
-    skip_whitespace();
-    JsonValue value = parse_value(0);
-    skip_whitespace();  // also accepts the writer's space padding
-    if (pos_ != text_.size()) error("unexpected content after the JSON value");
-    return value;
-  }
-
- private:
-  [[noreturn]] void error(const std::string& what) const {
-    fail("invalid JSON header at byte " + std::to_string(pos_) + ": " + what);
-  }
-
-  bool at_end() const { return pos_ >= text_.size(); }
-  char peek() const { return at_end() ? '\0' : text_[pos_]; }
-
-  void skip_whitespace() {
-    while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) {
-      ++pos_;
-    }
-  }
-
-  void expect(char c) {
-    if (at_end()) error(std::string("expected '") + c + "' but the header ended");
-    if (peek() != c) error(std::string("expected '") + c + "'");
-    ++pos_;
-  }
-
-  JsonValue parse_value(int depth) {
-    if (at_end()) error("unexpected end of header, expected a value");
-    switch (peek()) {
-      case '{':
-        return parse_object(depth + 1);
-      case '[':
-        return parse_array(depth + 1);
-      case '"':
-        return JsonValue{parse_string()};
-      case 't':
-        return parse_literal("true", JsonValue{true});
-      case 'f':
-        return parse_literal("false", JsonValue{false});
-      case 'n':
-        return parse_literal("null", JsonValue{nullptr});
-      default:
-        return JsonValue{parse_number()};
-    }
-  }
-
-  void check_depth(int depth) const {
-    if (depth > kMaxJsonDepth) {
-      error("nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    }
-  }
-
-  JsonValue parse_object(int depth) {
-    check_depth(depth);
-    expect('{');
-    JsonObject members;
-    skip_whitespace();
-    if (peek() == '}') {
-      ++pos_;
-      return JsonValue{std::move(members)};
-    }
-    while (true) {
-      skip_whitespace();
-      if (peek() != '"') error("expected a string key");
-      std::string key = parse_string();
-      skip_whitespace();
-      expect(':');
-      skip_whitespace();
-      members.push_back(JsonMember{std::move(key), parse_value(depth)});
-      skip_whitespace();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      expect('}');
-      return JsonValue{std::move(members)};
-    }
-  }
-
-  JsonValue parse_array(int depth) {
-    check_depth(depth);
-    expect('[');
-    JsonArray elements;
-    skip_whitespace();
-    if (peek() == ']') {
-      ++pos_;
-      return JsonValue{std::move(elements)};
-    }
-    while (true) {
-      skip_whitespace();
-      elements.push_back(parse_value(depth));
-      skip_whitespace();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      expect(']');
-      return JsonValue{std::move(elements)};
-    }
-  }
-
-  JsonValue parse_literal(std::string_view word, JsonValue value) {
-    if (text_.substr(pos_, word.size()) != word) error("invalid literal");
-    pos_ += word.size();
-    return value;
-  }
-
-  std::string parse_string() {
-    expect('"');
-    std::string out;
-    while (true) {
-      if (at_end()) error("unterminated string");
-      const char c = text_[pos_];
-      if (c == '"') {
-        ++pos_;
-        return out;
-      }
-      if (static_cast<unsigned char>(c) < 0x20) error("control character in a string");
-      if (c == '\\') {
-        parse_escape(out);
-      } else {
-        out += c;
-        ++pos_;
-      }
-    }
-  }
-
-  void parse_escape(std::string& out) {
-    ++pos_;  // the backslash
-    if (at_end()) error("unterminated escape sequence");
-    const char c = text_[pos_++];
-    switch (c) {
-      case '"':
-        out += '"';
-        return;
-      case '\\':
-        out += '\\';
-        return;
-      case '/':
-        out += '/';
-        return;
-      case 'b':
-        out += '\b';
-        return;
-      case 'f':
-        out += '\f';
-        return;
-      case 'n':
-        out += '\n';
-        return;
-      case 'r':
-        out += '\r';
-        return;
-      case 't':
-        out += '\t';
-        return;
-      case 'u':
-        append_utf8(out, parse_unicode_escape());
-        return;
-      default:
-        --pos_;
-        error(std::string("invalid escape '\\") + c + "'");
-    }
-  }
-
-  // After "\u": four hex digits, and for a high surrogate a following "\uDC00".."\uDFFF".
-  std::uint32_t parse_unicode_escape() {
-    const std::uint32_t unit = parse_hex4();
-    if (unit >= 0xDC00 && unit <= 0xDFFF) error("unpaired low surrogate in \\u escape");
-    if (unit < 0xD800 || unit > 0xDBFF) return unit;
-    if (text_.substr(pos_, 2) != "\\u") error("high surrogate not followed by a \\u low surrogate");
-    pos_ += 2;
-    const std::uint32_t low = parse_hex4();
-    if (low < 0xDC00 || low > 0xDFFF) error("high surrogate not followed by a low surrogate");
-    return 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-  }
-
-  std::uint32_t parse_hex4() {
-    std::uint32_t value = 0;
-    for (int i = 0; i < 4; ++i) {
-      if (at_end()) error("truncated \\u escape");
-      const char c = text_[pos_];
-      std::uint32_t digit = 0;
-      if (c >= '0' && c <= '9') {
-        digit = static_cast<std::uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        digit = static_cast<std::uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        digit = static_cast<std::uint32_t>(c - 'A' + 10);
-      } else {
-        error("invalid hex digit in \\u escape");
-      }
-      value = value * 16 + digit;
-      ++pos_;
-    }
-    return value;
-  }
-
-  bool at_digit() const { return !at_end() && peek() >= '0' && peek() <= '9'; }
-
-  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-  JsonNumber parse_number() {
-    const std::size_t start = pos_;
-    JsonNumber number;
-    if (peek() == '-') {
-      number.negative = true;
-      ++pos_;
-    }
-    if (!at_digit()) error("unexpected character, expected a value");
-    if (peek() == '0') {
-      ++pos_;
-      if (at_digit()) error("leading zero in a number");
-    } else {
-      while (at_digit()) accumulate_digit(number);
-    }
-    if (peek() == '.') {
-      ++pos_;
-      number.integral = false;
-      if (!at_digit()) error("expected a digit after the decimal point");
-      while (at_digit()) ++pos_;
-    }
-    if (peek() == 'e' || peek() == 'E') {
-      ++pos_;
-      number.integral = false;
-      if (peek() == '+' || peek() == '-') ++pos_;
-      if (!at_digit()) error("expected a digit in the exponent");
-      while (at_digit()) ++pos_;
-    }
-    number.exact = number.exact && number.integral;
-    number.text = text_.substr(start, pos_ - start);
-    return number;
-  }
-
-  void accumulate_digit(JsonNumber& number) {
-    const auto digit = static_cast<std::uint64_t>(text_[pos_++] - '0');
-    if (!number.exact) return;
-    number.magnitude = number.magnitude * 10 + digit;  // cannot overflow: magnitude <= 2^53 here
-    if (number.magnitude > kMaxExactInteger) number.exact = false;
-  }
-
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
-
 // ---- header interpretation ---------------------------------------------------------------------
 
 struct Header {
@@ -360,10 +77,11 @@ struct Header {
 };
 
 // A non-negative integer no larger than 2^53 (and size_t), or an error naming `what`.
-std::size_t as_index(const JsonValue& value, const std::string& what) {
-  const auto* number = std::get_if<JsonNumber>(&value.data);
-  if (number == nullptr) fail(what + " must be a non-negative integer, found " + kind_name(value));
-  const std::string text(number->text);
+std::size_t as_index(const json::Value& value, const std::string& what) {
+  const auto* number = std::get_if<json::Number>(&value.data);
+  if (number == nullptr)
+    fail(what + " must be a non-negative integer, found " + json::kind_name(value));
+  const std::string& text = number->text;
   if (!number->integral) fail(what + " must be an integer, found " + text);
   if (number->negative && number->magnitude != 0) fail(what + " is negative (" + text + ")");
   if (!number->exact || number->magnitude > std::numeric_limits<std::size_t>::max()) {
@@ -373,10 +91,10 @@ std::size_t as_index(const JsonValue& value, const std::string& what) {
 }
 
 // The entry's member named `key`, nullptr if absent; throws if it appears twice.
-const JsonValue* find_field(const JsonObject& entry, std::string_view key,
-                            const std::string& label) {
-  const JsonValue* found = nullptr;
-  for (const JsonMember& member : entry) {
+const json::Value* find_field(const json::Object& entry, std::string_view key,
+                              const std::string& label) {
+  const json::Value* found = nullptr;
+  for (const json::Member& member : entry) {
     if (member.key != key) continue;
     if (found != nullptr) fail(label + " has a duplicate '" + std::string(key) + "' key");
     found = &member.value;
@@ -384,16 +102,16 @@ const JsonValue* find_field(const JsonObject& entry, std::string_view key,
   return found;
 }
 
-const JsonValue& require_field(const JsonObject& entry, std::string_view key,
-                               const std::string& label) {
-  const JsonValue* value = find_field(entry, key, label);
+const json::Value& require_field(const json::Object& entry, std::string_view key,
+                                 const std::string& label) {
+  const json::Value* value = find_field(entry, key, label);
   if (value == nullptr) fail(label + " has no " + std::string(key));
   return *value;
 }
 
-DType parse_dtype(const JsonValue& value, const std::string& label) {
+DType parse_dtype(const json::Value& value, const std::string& label) {
   const auto* text = std::get_if<std::string>(&value.data);
-  if (text == nullptr) fail(label + " dtype must be a string, found " + kind_name(value));
+  if (text == nullptr) fail(label + " dtype must be a string, found " + json::kind_name(value));
   if (*text == "F32") return DType::F32;
   if (*text == "F64") return DType::F64;
   if (*text == "U8") return DType::U8;
@@ -403,10 +121,10 @@ DType parse_dtype(const JsonValue& value, const std::string& label) {
        ")");
 }
 
-std::vector<std::size_t> parse_shape(const JsonValue& value, const std::string& label,
+std::vector<std::size_t> parse_shape(const json::Value& value, const std::string& label,
                                      const Limits& limits) {
-  const auto* entries = std::get_if<JsonArray>(&value.data);
-  if (entries == nullptr) fail(label + " shape must be an array, found " + kind_name(value));
+  const auto* entries = std::get_if<json::Array>(&value.data);
+  if (entries == nullptr) fail(label + " shape must be an array, found " + json::kind_name(value));
   if (entries->size() > limits.max_rank) {
     fail(label + " has rank " + std::to_string(entries->size()) + ", more than the limit of " +
          std::to_string(limits.max_rank));
@@ -450,9 +168,9 @@ std::size_t shape_byte_count(const TensorInfo& tensor, const std::string& label,
   return *bytes;
 }
 
-void parse_data_offsets(const JsonValue& value, const std::string& label, std::size_t data_size,
+void parse_data_offsets(const json::Value& value, const std::string& label, std::size_t data_size,
                         TensorInfo& tensor) {
-  const auto* pair = std::get_if<JsonArray>(&value.data);
+  const auto* pair = std::get_if<json::Array>(&value.data);
   if (pair == nullptr || pair->size() != 2) {
     fail(label + " data_offsets must be an array of two integers [begin, end]");
   }
@@ -467,13 +185,13 @@ void parse_data_offsets(const JsonValue& value, const std::string& label, std::s
   }
 }
 
-TensorInfo parse_tensor(const std::string& name, const JsonValue& value, std::size_t data_size,
+TensorInfo parse_tensor(const std::string& name, const json::Value& value, std::size_t data_size,
                         const Limits& limits) {
   const std::string label = tensor_label(name);
-  const auto* entry = std::get_if<JsonObject>(&value.data);
+  const auto* entry = std::get_if<json::Object>(&value.data);
   if (entry == nullptr) {
     fail(label + " must be an object with dtype, shape and data_offsets, found " +
-         kind_name(value));
+         json::kind_name(value));
   }
   TensorInfo tensor;
   tensor.name = name;
@@ -488,17 +206,18 @@ TensorInfo parse_tensor(const std::string& name, const JsonValue& value, std::si
   return tensor;
 }
 
-std::map<std::string, std::string> parse_metadata(const JsonValue& value) {
-  const auto* entries = std::get_if<JsonObject>(&value.data);
+std::map<std::string, std::string> parse_metadata(const json::Value& value) {
+  const auto* entries = std::get_if<json::Object>(&value.data);
   if (entries == nullptr) {
-    fail(std::string(kMetadataKey) + " must be an object of strings, found " + kind_name(value));
+    fail(std::string(kMetadataKey) + " must be an object of strings, found " +
+         json::kind_name(value));
   }
   std::map<std::string, std::string> metadata;
-  for (const JsonMember& member : *entries) {
+  for (const json::Member& member : *entries) {
     const auto* text = std::get_if<std::string>(&member.value.data);
     if (text == nullptr) {
       fail(std::string(kMetadataKey) + " value for key " + quoted(member.key) +
-           " must be a string, found " + kind_name(member.value));
+           " must be a string, found " + json::kind_name(member.value));
     }
     if (!metadata.emplace(member.key, *text).second) {
       fail(std::string(kMetadataKey) + " has a duplicate key " + quoted(member.key));
@@ -526,13 +245,13 @@ void check_no_overlap(const std::vector<TensorInfo>& tensors) {
   }
 }
 
-Header interpret_header(const JsonValue& root, std::size_t data_size, const Limits& limits) {
-  const auto* members = std::get_if<JsonObject>(&root.data);
+Header interpret_header(const json::Value& root, std::size_t data_size, const Limits& limits) {
+  const auto* members = std::get_if<json::Object>(&root.data);
   if (members == nullptr)
-    fail(std::string("header must be a JSON object, found ") + kind_name(root));
+    fail(std::string("header must be a JSON object, found ") + json::kind_name(root));
   Header header;
   std::set<std::string_view> seen;
-  for (const JsonMember& member : *members) {
+  for (const json::Member& member : *members) {
     if (!seen.insert(member.key).second) {
       fail(member.key == kMetadataKey ? "header has more than one __metadata__"
                                       : "duplicate tensor name " + quoted(member.key));
@@ -765,6 +484,15 @@ std::size_t header_length(std::span<const std::uint8_t> head, std::uint64_t file
   return read_header_length(head, file_size, limits);
 }
 
+std::uint64_t head_bytes_needed(std::span<const std::uint8_t> first, std::uint64_t file_size,
+                                const Limits& limits) {
+  if (first.size() < kLengthFieldBytes) return std::min<std::uint64_t>(file_size, first.size());
+  std::uint64_t length = 0;
+  for (std::size_t i = kLengthFieldBytes; i-- > 0;) length = (length << 8) | first[i];
+  const std::uint64_t header = std::min<std::uint64_t>(length, limits.max_header_bytes + 1);
+  return std::min<std::uint64_t>(file_size, kLengthFieldBytes + header);
+}
+
 Index parse_index(std::span<const std::uint8_t> head, std::uint64_t file_size,
                   const Limits& limits) {
   if (file_size > limits.max_total_bytes) {
@@ -779,7 +507,7 @@ Index parse_index(std::span<const std::uint8_t> head, std::uint64_t file_size,
   const std::string_view header(reinterpret_cast<const char*>(head.data()) + kLengthFieldBytes,
                                 header_size);
   check_header_utf8(header);
-  const JsonValue root = JsonParser(header).parse_document();
+  const json::Value root = json::parse(header, {"safetensors: invalid JSON header", "header"});
   const std::size_t data_size =
       static_cast<std::size_t>(file_size - kLengthFieldBytes - header_size);
   Header parsed = interpret_header(root, data_size, limits);

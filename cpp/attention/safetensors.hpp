@@ -55,6 +55,11 @@ std::size_t header_length(std::span<const std::uint8_t> head, std::uint64_t file
                           const Limits& limits = {});
 Index parse_index(std::span<const std::uint8_t> head, std::uint64_t file_size,
                   const Limits& limits = {});
+// How many of a file's first bytes parse_index needs, from its first 8 (or fewer) bytes: 8 + the
+// header length, but no more than 8 + limits.max_header_bytes + 1 (enough for parse_index to
+// refuse an oversized header) and no more than the file. Never throws: parse_index judges.
+std::uint64_t head_bytes_needed(std::span<const std::uint8_t> first, std::uint64_t file_size,
+                                const Limits& limits = {});
 
 // Converts `bytes` little-endian values of a floating-point dtype (F32, F64, F16 or BF16) into
 // out (exactly bytes / dtype_size values, else attn::Error); F16 and BF16 are exact in float,
