@@ -24,6 +24,7 @@
 #include "attention/error.hpp"
 #include "attention/explain.hpp"
 #include "attention/layer.hpp"
+#include "attention/model/checkpoint_config.hpp"
 #include "attention/model/gpt2_checkpoint.hpp"
 #include "attention/model/model.hpp"
 #include "attention/ops/embedding.hpp"
@@ -163,6 +164,25 @@ val step_value(const attn::AttentionLayer& layer, const attn::Step& s) {
   return out;
 }
 
+// A model's config as createModel's options: { vocab, context, dModel, heads, layers,
+// positional, layerNorm, mlp, tied, bias, gelu, seed }.
+val model_config_value(const attn::ModelConfig& config) {
+  val model = val::object();
+  model.set("vocab", config.vocab);
+  model.set("context", config.context);
+  model.set("dModel", config.d_model);
+  model.set("heads", config.heads);
+  model.set("layers", config.layers);
+  model.set("positional", std::string(attn::positional_kind_name(config.positional)));
+  model.set("layerNorm", config.layer_norm);
+  model.set("mlp", config.mlp);
+  model.set("tied", config.tied);
+  model.set("bias", config.bias);
+  model.set("gelu", std::string(attn::gelu_kind_name(config.gelu)));
+  model.set("seed", config.seed);
+  return model;
+}
+
 // The step catalog, the option names, the defaults and the limits (lens.catalog).
 val catalog() {
   val steps = val::array();
@@ -212,20 +232,7 @@ val catalog() {
   forward.set("trace", options.want_trace);
   forward.set("traceHead", options.trace_head);
   forward.set("preview", options.preview_side);
-  const attn::ModelConfig model_config;
-  val model = val::object();
-  model.set("vocab", model_config.vocab);
-  model.set("context", model_config.context);
-  model.set("dModel", model_config.d_model);
-  model.set("heads", model_config.heads);
-  model.set("layers", model_config.layers);
-  model.set("positional", std::string(attn::positional_kind_name(model_config.positional)));
-  model.set("layerNorm", model_config.layer_norm);
-  model.set("mlp", model_config.mlp);
-  model.set("tied", model_config.tied);
-  model.set("bias", model_config.bias);
-  model.set("gelu", std::string(attn::gelu_kind_name(model_config.gelu)));
-  model.set("seed", model_config.seed);
+  const val model = model_config_value(attn::ModelConfig{});
   const attn::TrainerConfig trainer_config;
   const attn::AdamWConfig& adamw = trainer_config.optimizer;
   val trainer = val::object();
@@ -466,6 +473,8 @@ class ModelHandle {
   }
 
   attn::Model& model() { return *model_; }
+  // The model's config (model_config_value): what a checkpoint's config.json became.
+  val config() const { return model_config_value(model_->config()); }
   void adopt(std::unique_ptr<attn::Model> model) {
     model_ = std::move(model);
     output_ = {};
@@ -619,32 +628,18 @@ class ModelHandle {
 
 // config.json's fields, as the JS API read them.
 #if ATTN_BINDINGS_TRAINING
-struct Gpt2Args {
-  std::string modelType;
-  std::size_t nLayer{}, nHead{}, nEmbd{}, nPositions{}, vocabSize{}, nInner{};
-  double layerNormEpsilon{};
-  std::string activationFunction;
-  bool scaleAttnWeights{}, scaleAttnByInverseLayerIdx{};
-};
-
-// A streamed GPT-2 checkpoint import: begin(header) lists the reads; for each chunk the JS API
-// writes the file's bytes into buffer(size) and calls read(); finish() hands the model over.
+// A streamed GPT-2 checkpoint import: headBytes(first 8 bytes) says how much of the file's start
+// begin() needs; begin(head, config.json's text) lists the reads; for each chunk the JS API writes
+// the file's bytes into buffer(size) and calls read(); finish() hands the model over.
 class CheckpointHandle {
  public:
-  val begin(val head, double file_size, const Gpt2Args& args) {
+  double headBytes(val first, double file_size) const {
+    return double(attn::safetensors::head_bytes_needed(vector_or_empty<std::uint8_t>(first),
+                                                       std::uint64_t(file_size)));
+  }
+  val begin(val head, double file_size, const std::string& config_json) {
     return guarded([&] {
-      attn::Gpt2Config config;
-      config.model_type = args.modelType;
-      config.n_layer = args.nLayer;
-      config.n_head = args.nHead;
-      config.n_embd = args.nEmbd;
-      config.n_positions = args.nPositions;
-      config.vocab_size = args.vocabSize;
-      config.n_inner = args.nInner;
-      config.layer_norm_epsilon = args.layerNormEpsilon;
-      config.activation_function = args.activationFunction;
-      config.scale_attn_weights = args.scaleAttnWeights;
-      config.scale_attn_by_inverse_layer_idx = args.scaleAttnByInverseLayerIdx;
+      const attn::Gpt2Config config = attn::gpt2_config(attn::ConfigJson(config_json));
       import_ = std::make_unique<attn::Gpt2Import>(vector_or_empty<std::uint8_t>(head),
                                                    std::uint64_t(file_size), config);
       val reads = val::array();
@@ -658,6 +653,19 @@ class CheckpointHandle {
         reads.call<void>("push", entry);
       }
       return reads;
+    });
+  }
+  // { vocab, gpt2, missing } after begin(): the model's vocabulary size, whether GPT-2's own
+  // tokenizer serves when none is given, and otherwise what tokenize says.
+  val tokenizerNeed() const {
+    return guarded([&] {
+      const std::size_t vocab = import_->model_config().vocab;
+      const attn::DefaultTokenizer fallback = attn::default_tokenizer(vocab);
+      val out = val::object();
+      out.set("vocab", vocab);
+      out.set("gpt2", fallback.gpt2);
+      out.set("missing", fallback.missing);
+      return out;
     });
   }
   // A view of `size` bytes of wasm memory for the next chunk (valid until the next allocation).
@@ -895,18 +903,6 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .field("traceHead", &ForwardArgs::traceHead)
       .field("preview", &ForwardArgs::preview);
 #if ATTN_BINDINGS_TRAINING
-  emscripten::value_object<Gpt2Args>("Gpt2Args")
-      .field("modelType", &Gpt2Args::modelType)
-      .field("nLayer", &Gpt2Args::nLayer)
-      .field("nHead", &Gpt2Args::nHead)
-      .field("nEmbd", &Gpt2Args::nEmbd)
-      .field("nPositions", &Gpt2Args::nPositions)
-      .field("vocabSize", &Gpt2Args::vocabSize)
-      .field("nInner", &Gpt2Args::nInner)
-      .field("layerNormEpsilon", &Gpt2Args::layerNormEpsilon)
-      .field("activationFunction", &Gpt2Args::activationFunction)
-      .field("scaleAttnWeights", &Gpt2Args::scaleAttnWeights)
-      .field("scaleAttnByInverseLayerIdx", &Gpt2Args::scaleAttnByInverseLayerIdx);
 #endif
   emscripten::value_object<ModelArgs>("ModelArgs")
       .field("vocab", &ModelArgs::vocab)
@@ -943,6 +939,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       emscripten::class_<ModelHandle>("ModelHandle")
           .constructor<>()
           .function("configure", &ModelHandle::configure)
+          .function("config", &ModelHandle::config)
           .function("parameterTable", &ModelHandle::parameterTable)
           .function("parameter", &ModelHandle::parameter)
           .function("setParameter", &ModelHandle::setParameter)
@@ -961,7 +958,9 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("headAblation", &ModelHandle::headAblation);
   emscripten::class_<CheckpointHandle>("CheckpointHandle")
       .constructor<>()
+      .function("headBytes", &CheckpointHandle::headBytes)
       .function("begin", &CheckpointHandle::begin)
+      .function("tokenizerNeed", &CheckpointHandle::tokenizerNeed)
       .function("buffer", &CheckpointHandle::buffer)
       .function("read", &CheckpointHandle::read)
       .function("finish", &CheckpointHandle::finish);

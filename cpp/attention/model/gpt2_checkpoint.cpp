@@ -170,6 +170,13 @@ void check_config(const Gpt2Config& c) {
 
 }  // namespace
 
+DefaultTokenizer default_tokenizer(std::size_t vocab) {
+  if (vocab >= kGpt2TokenizerVocab) return {true, ""};
+  return {false, "this checkpoint has " + str(vocab) +
+                     " token ids, fewer than GPT-2's tokenizer's " + str(kGpt2TokenizerVocab) +
+                     ": pass loadCheckpoint a tokenizer (tokenizer.json, or { vocab, merges })"};
+}
+
 Gpt2Import::Gpt2Import(std::span<const std::uint8_t> head, std::uint64_t file_size,
                        const Gpt2Config& config) {
   safetensors::Limits limits;
@@ -213,6 +220,7 @@ Gpt2Import::Gpt2Import(std::span<const std::uint8_t> head, std::uint64_t file_si
   model_config.bias = true;
   model_config.gelu = config.activation_function == "gelu" ? GeluKind::Erf : GeluKind::Tanh;
   model_config.checkpoint = true;
+  model_config.seed = 0;  // nothing is drawn: every parameter comes from the file
   try {
     validate(model_config);
   } catch (const Error& error) {

@@ -39,6 +39,17 @@ inline constexpr std::uint64_t kMaxCheckpointParameterBytes = std::uint64_t{1} <
 // within the checkpoint limits can overflow float32 (LayerNorm bounds each block's input).
 inline constexpr float kMaxCheckpointWeight = 1e5f;
 
+// GPT-2's tokenizer's vocabulary size (its encoder.json and vocab.bpe, beside the JS module).
+inline constexpr std::size_t kGpt2TokenizerVocab = 50257;
+
+// The tokenizer of a checkpoint loaded without one: GPT-2's own when the model has at least its
+// 50 257 ids; otherwise none, and `missing` is the message tokenize then gives.
+struct DefaultTokenizer {
+  bool gpt2 = false;
+  std::string missing;
+};
+DefaultTokenizer default_tokenizer(std::size_t vocab);
+
 // One tensor the import reads: its name in the file and its bytes' absolute file offsets.
 struct Gpt2Read {
   std::string name;
