@@ -434,13 +434,19 @@ class TransformerModel {
   #shapes;
   #trainers = new Set();
 
-  // adopt: (handle) => {} fills a new ModelHandle instead of configure (config: its args).
+  // adopt: (handle) => {} fills a new ModelHandle instead of configure (the config is then the
+  // adopted model's own, from the core).
   constructor(core, defaults, config, adopt = null) {
-    const args = adopt ? config : modelArgs(defaults, config);
     const handle = new core.ModelHandle();
+    let args;
     try {
-      if (adopt) adopt(handle);
-      else unwrap(handle.configure(args));
+      if (adopt) {
+        adopt(handle);
+        args = handle.config();
+      } else {
+        args = modelArgs(defaults, config);
+        unwrap(handle.configure(args));
+      }
     } catch (error) {
       handle.delete();
       throw error;
@@ -459,7 +465,7 @@ class TransformerModel {
     return this.#config;
   }
 
-  /** The parameter names in buffer order (DESIGN.md's PyTorch-style names). */
+  /** The parameter names in buffer order (docs/API.md's PyTorch-style names). */
   get parameterNames() {
     return this.#names;
   }
@@ -715,35 +721,15 @@ class TrainedModel extends TransformerModel {
 // ---- GPT-2 checkpoints (lens.loadCheckpoint) --------------------------------------------------
 
 const CHECKPOINT_KEYS = ['weights', 'config', 'tokenizer', 'onProgress'];
-const GPT2_VOCAB_SIZE = 50257;
 const CHECKPOINT_CHUNK = 1 << 22; // bytes copied into wasm memory at a time (4 MB)
 const GPT2_VOCAB_FILES = ['gpt2-encoder.json', 'gpt2-vocab.bpe'];
 
-// config.json's numbers and switches, checked for type here (the core checks their values).
-function gpt2Args(config) {
+// config.json as the core reads it (its text): the parsed object, type-checked here.
+function configText(config) {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
     throw new Error(`loadCheckpoint needs config: the parsed config.json object, got ${describe(config)}`);
   }
-  const count = (key, value = config[key]) => {
-    if (value === undefined || value === null) {
-      throw new Error(`config.json has no ${key}; a GPT-2 config.json has n_layer, n_head, n_embd, n_positions and vocab_size`);
-    }
-    return integerIn(`config.json's ${key}`, value, 0, SIZE_MAX);
-  };
-  return {
-    modelType: stringOption("config.json's model_type", config.model_type, 'gpt2'),
-    nLayer: count('n_layer'),
-    nHead: count('n_head'),
-    nEmbd: count('n_embd'),
-    nPositions: count('n_positions', config.n_positions ?? config.n_ctx),
-    vocabSize: count('vocab_size'),
-    nInner: config.n_inner === undefined || config.n_inner === null ? 0 : count('n_inner'),
-    layerNormEpsilon: numberOption("config.json's layer_norm_epsilon", config.layer_norm_epsilon, 1e-5),
-    activationFunction: stringOption("config.json's activation_function", config.activation_function, 'gelu_new'),
-    scaleAttnWeights: booleanOption("config.json's scale_attn_weights", config.scale_attn_weights, true),
-    scaleAttnByInverseLayerIdx: booleanOption("config.json's scale_attn_by_inverse_layer_idx",
-      config.scale_attn_by_inverse_layer_idx, false),
-  };
+  return JSON.stringify(config);
 }
 
 // The weights as { size, read(begin, end) -> Promise<Uint8Array> }: a Blob is read slice by slice.
@@ -834,33 +820,25 @@ async function loadCheckpoint(core, options, gpt2Tokenizer) {
   }
   checkKeys('loadCheckpoint options', options, CHECKPOINT_KEYS);
   const source = weightSource(options.weights);
-  const args = gpt2Args(options.config);
+  const config = configText(options.config);
   const onProgress = options.onProgress;
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new Error(`onProgress must be a function (fraction) => {}, got ${describe(onProgress)}`);
   }
-  // The tokenizer first: a mismatch is found before the weights are read.
-  const given = options.tokenizer !== undefined;
-  const text = given ? tokenizerText(options.tokenizer)
-    : args.vocabSize >= GPT2_VOCAB_SIZE ? await gpt2Tokenizer() : null;
-  let bpe = null;
-  if (text) {
-    bpe = new core.BpeHandle();
-    try {
-      unwrap(bpe.configure(text.vocab, text.merges, args.vocabSize));
-    } catch (error) {
-      bpe.delete();
-      throw error;
-    }
-  }
   const handle = new core.CheckpointHandle();
+  let bpe = null;
   try {
-    const lengthField = await source.read(0, Math.min(8, source.size));
-    let headerLength = 0;
-    for (let i = lengthField.length - 1; i >= 0; --i) headerLength = headerLength * 256 + lengthField[i];
-    // The core refuses a header over 1 MB; read no more than that to let it say so.
-    const head = await source.read(0, Math.min(source.size, 8 + Math.min(headerLength, (1 << 20) + 1)));
-    const reads = unwrap(handle.begin(head, source.size, args));
+    const head = await source.read(0, handle.headBytes(await source.read(0, Math.min(8, source.size)), source.size));
+    const reads = unwrap(handle.begin(head, source.size, config));
+    // The tokenizer before the weights are read, so a mismatch is found first: the one given,
+    // or GPT-2's when the core says the checkpoint has GPT-2's vocabulary.
+    const need = unwrap(handle.tokenizerNeed());
+    const text = options.tokenizer !== undefined ? tokenizerText(options.tokenizer)
+      : need.gpt2 ? await gpt2Tokenizer() : null;
+    if (text) {
+      bpe = new core.BpeHandle();
+      unwrap(bpe.configure(text.vocab, text.merges, need.vocab));
+    }
     const total = reads.reduce((sum, r) => sum + (r.end - r.begin), 0);
     let done = 0;
     for (let index = 0; index < reads.length; ++index) {
@@ -878,21 +856,7 @@ async function loadCheckpoint(core, options, gpt2Tokenizer) {
         onProgress?.(done / total);
       }
     }
-    const config = {
-      vocab: args.vocabSize,
-      context: args.nPositions,
-      dModel: args.nEmbd,
-      heads: args.nHead,
-      layers: args.nLayer,
-      positional: 'learned',
-      layerNorm: true,
-      mlp: true,
-      tied: true,
-      bias: true,
-      gelu: args.activationFunction === 'gelu' ? 'erf' : 'tanh',
-      seed: 0,
-    };
-    return new CheckpointModel(core, config, (model) => unwrap(handle.finish(model)), bpe);
+    return new CheckpointModel(core, (model) => unwrap(handle.finish(model)), bpe, need.missing);
   } catch (error) {
     bpe?.delete();
     throw error;
@@ -904,12 +868,12 @@ async function loadCheckpoint(core, options, gpt2Tokenizer) {
 /** A loaded GPT-2 checkpoint: a TransformerModel with its tokenizer. */
 class CheckpointModel extends TransformerModel {
   #bpe;
-  #vocab;
+  #missing;
 
-  constructor(core, config, adopt, bpe) {
-    super(core, null, config, adopt);
+  constructor(core, adopt, bpe, missing) {
+    super(core, null, null, adopt);
     this.#bpe = bpe;
-    this.#vocab = config.vocab;
+    this.#missing = missing;
     if (bpe) finalizer?.register(this, bpe, this);
   }
 
@@ -919,10 +883,7 @@ class CheckpointModel extends TransformerModel {
    * U+FFFD), ids: Int32Array }. A string is UTF-8 encoded first (a lone surrogate as U+FFFD).
    */
   tokenize(text) {
-    if (!this.#bpe) {
-      throw new Error(`this checkpoint has ${this.#vocab} token ids, fewer than GPT-2's tokenizer's ` +
-        `${GPT2_VOCAB_SIZE}: pass loadCheckpoint a tokenizer (tokenizer.json, or { vocab, merges })`);
-    }
+    if (!this.#bpe) throw new Error(this.#missing);
     let bytes;
     if (typeof text === 'string') bytes = new TextEncoder().encode(text);
     else if (text instanceof Uint8Array) bytes = text;
