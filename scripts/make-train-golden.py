@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Training golden data from PyTorch autograd: tests/data/train/<config>.safetensors.
 
-Each config defines DESIGN.md's small decoder-only transformer literally in torch.nn (below:
+Each config defines docs/API.md's small decoder-only transformer literally in torch.nn (below:
 embed + positions, blocks x = x + attn(ln1(x)), x = x + mlp(ln2(x)), mlp(h) = proj(GELU(fc(h))),
 causal multi-head attention with optional RoPE, ln_f, logits = h·unembedᵀ or ·embedᵀ when tied),
 draws initial parameters (nonzero biases and LayerNorm affines, so bias bugs show), one batch of

@@ -54,7 +54,7 @@ TEST_CASE("model config out of bounds: the error names the field, the bound and 
       "needs an even d_k = d_model / heads, got 5");
 }
 
-TEST_CASE("parameter table: DESIGN.md's names and shapes in one contiguous buffer", "[model]") {
+TEST_CASE("parameter table: docs/API.md's names and shapes in one contiguous buffer", "[model]") {
   attn::ModelConfig c = small_config();
   attn::Model model(c);
   std::vector<std::string> names;

@@ -47,7 +47,7 @@ function zeroHeadOutput(model, l, h) {
   model.setParameters({ [name]: w });
 }
 
-test('createModel: the config is normalized and frozen, the parameters named as DESIGN.md', () => {
+test('createModel: the config is normalized and frozen, the parameters named as docs/API.md', () => {
   const model = lens.createModel({ vocab: 32, context: 64, dModel: 64, heads: 4, layers: 2,
     positional: 'learned', layerNorm: true, mlp: false, tied: false, seed: 1 });
   assert.deepEqual(model.config, { ...lens.catalog.defaults.model, seed: 1 });

@@ -1,4 +1,4 @@
-// A small decoder-only transformer (DESIGN.md, "Models, training and checkpoints"): the
+// A small decoder-only transformer (docs/API.md, "Models, training and checkpoints"): the
 // validated config, every parameter in one float buffer under PyTorch-style names, the forward
 // (logits and every layer's attention), the loss and its gradients, and .safetensors files.
 #pragma once

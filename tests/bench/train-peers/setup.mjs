@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { mulberry32 } from '../../js/support.mjs';
 
-// The standard config of issue 11, item 7 (names as in DESIGN.md's createModel).
+// The standard config of issue 11, item 7 (names as in docs/API.md's createModel).
 export const CONFIG = Object.freeze({
   vocab: 32,
   context: 64,
@@ -42,7 +42,7 @@ export const HALF = CONFIG.context / 2;
 export const BATCHES = 8;
 export const SEED = 1;
 
-/** The parameter names and shapes in PyTorch style (DESIGN.md), in a fixed order. */
+/** The parameter names and shapes in PyTorch style (docs/API.md), in a fixed order. */
 export function parameterShapes(config = CONFIG) {
   const { vocab: V, context: T, dModel: C, layers: L } = config;
   const shapes = [['embed.weight', [V, C]], ['pos.weight', [T, C]]];

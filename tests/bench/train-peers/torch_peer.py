@@ -56,7 +56,7 @@ class Block(nn.Module):
 
 class Transformer(nn.Module):
     """Decoder-only, learned positions, pre-LN blocks, final LN, untied unembedding, no MLP;
-    parameter names as in shared/DESIGN.md."""
+    parameter names as in docs/API.md."""
 
     def __init__(self, config, eps):
         super().__init__()
