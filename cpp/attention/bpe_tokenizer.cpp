@@ -206,6 +206,21 @@ const std::string& BpeTokenizer::token_bytes(std::int32_t id) const {
   return tokens_[std::size_t(id)];
 }
 
+std::string BpeTokenizer::token_text(std::int32_t id) const {
+  const std::string& bytes = token_bytes(id);
+  if (first_invalid_utf8(bytes) == std::string_view::npos) return bytes;
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string text;
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    text += "<0x";
+    text += kHex[byte >> 4];
+    text += kHex[byte & 15];
+    text += '>';
+  }
+  return text;
+}
+
 void BpeTokenizer::check_fits(std::size_t model_vocab) const {
   if (tokens_.size() > model_vocab) {
     throw Error("the tokenizer has " + std::to_string(tokens_.size()) +

@@ -11,7 +11,6 @@
 
 namespace attn {
 
-
 // GPT-2's byte → character map (bytes 33–126, 161–172, 174–255 are themselves; the others are
 // U+0100 onwards in byte order): a vocabulary or merges file holds tokens in these characters.
 char32_t byte_to_unicode(std::uint8_t byte);
@@ -35,6 +34,9 @@ class BpeTokenizer {
   std::vector<std::int32_t> encode(std::string_view text) const;
   // A token's bytes (raw, not the byte-to-unicode form; may be part of a UTF-8 character).
   const std::string& token_bytes(std::int32_t id) const;
+  // A token as readable text: its bytes when they are valid UTF-8, else each byte as <0xNN> (a
+  // token holding part of a character). Throws for an id out of range.
+  std::string token_text(std::int32_t id) const;
   // Throws attn::Error unless every id fits a model of model_vocab ids.
   void check_fits(std::size_t model_vocab) const;
 

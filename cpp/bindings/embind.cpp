@@ -27,6 +27,7 @@
 #include "attention/model/checkpoint_config.hpp"
 #include "attention/model/gpt2_checkpoint.hpp"
 #include "attention/model/model.hpp"
+#include "attention/model/next_tokens.hpp"
 #include "attention/ops/embedding.hpp"
 #include "attention/ops/gelu.hpp"
 #include "attention/ops/simd.hpp"
@@ -528,11 +529,30 @@ class ModelHandle {
         traced_ = true;
       }
       output_ = model_->forward(id_values, batch, n);
+      last_batch_ = batch;
       return val::undefined();
     });
   }
 
   val logits() const { return view_of(output_.logits.data(), output_.logits.size()); }
+  // [{id, probability}]: the k most likely next tokens after the last position of the last
+  // forward's first sequence (top_next_tokens).
+  val nextTokens(std::size_t k) const {
+    return guarded([&] {
+      const std::size_t vocab = model_->config().vocab;
+      if (output_.logits.size() < vocab) throw attn::Error("nextTokens needs a forward first");
+      const std::size_t rows = output_.logits.size() / vocab / last_batch_;
+      const auto top = attn::top_next_tokens(output_.logits.subspan((rows - 1) * vocab, vocab), k);
+      val out = val::array();
+      for (const attn::NextToken& t : top) {
+        val entry = val::object();
+        entry.set("id", t.id);
+        entry.set("probability", t.probability);
+        out.call<void>("push", entry);
+      }
+      return out;
+    });
+  }
   val attention(std::size_t layer) const {
     const auto& weights = output_.attention.at(layer);
     return view_of(weights.data(), weights.size());
@@ -570,6 +590,20 @@ class ModelHandle {
     return guarded([&] {
       model_->load_safetensors(vector_or_empty<std::uint8_t>(bytes));
       return val::undefined();
+    });
+  }
+
+  // {batch, n, ids}: the default probe headScores and headAblation use (model_probe; the ids a
+  // view the JS API copies at once).
+  val probe() {
+    return guarded([&] {
+      const attn::Batch probe = attn::model_probe(model_->config());
+      probe_ids_ = probe.ids;
+      val out = val::object();
+      out.set("batch", probe.batch);
+      out.set("n", probe.n);
+      out.set("ids", view_of(probe_ids_.data(), probe_ids_.size()));
+      return out;
     });
   }
 
@@ -622,6 +656,8 @@ class ModelHandle {
  private:
   std::unique_ptr<attn::Model> model_;
   attn::ModelOutput output_;
+  std::size_t last_batch_ = 1;
+  std::vector<std::int32_t> probe_ids_;
   bool traced_ = false;
   std::vector<std::uint8_t> bytes_;
 };
@@ -725,6 +761,16 @@ class BpeHandle {
       out.set("ids", view_of(ids_.data(), ids_.size()));
       out.set("tokens", tokens);
       return out;
+    });
+  }
+  // Each id's readable text (BpeTokenizer::token_text).
+  val tokenTexts(val ids) const {
+    return guarded([&] {
+      val texts = val::array();
+      for (const std::int32_t id : vector_or_empty<std::int32_t>(ids)) {
+        texts.call<void>("push", tokenizer_->token_text(id));
+      }
+      return texts;
     });
   }
 
@@ -945,6 +991,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
           .function("setParameter", &ModelHandle::setParameter)
           .function("forward", &ModelHandle::forward)
           .function("logits", &ModelHandle::logits)
+          .function("nextTokens", &ModelHandle::nextTokens)
           .function("attention", &ModelHandle::attention)
           .function("attentionInput", &ModelHandle::attentionInput)
           .function("stepCount", &ModelHandle::stepCount)
@@ -954,6 +1001,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
 #if ATTN_BINDINGS_TRAINING
   model.function("gradient", &ModelHandle::gradient)
       .function("lossAndGradients", &ModelHandle::lossAndGradients)
+      .function("probe", &ModelHandle::probe)
       .function("headScores", &ModelHandle::headScores)
       .function("headAblation", &ModelHandle::headAblation);
   emscripten::class_<CheckpointHandle>("CheckpointHandle")
@@ -967,7 +1015,8 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
   emscripten::class_<BpeHandle>("BpeHandle")
       .constructor<>()
       .function("configure", &BpeHandle::configure)
-      .function("encode", &BpeHandle::encode);
+      .function("encode", &BpeHandle::encode)
+      .function("tokenTexts", &BpeHandle::tokenTexts);
   emscripten::class_<TrainerHandle>("TrainerHandle")
       .constructor<>()
       .function("configure", &TrainerHandle::configure)

@@ -101,3 +101,19 @@ TEST_CASE("a tokenizer that does not hang together is refused", "[bpe]") {
   CHECK_THROWS_WITH(attn::BpeTokenizer(byte_vocab({"a"}), ""),
                     ContainsSubstring("token 256 'a' appears twice"));
 }
+
+TEST_CASE("token_text: a token's bytes as text, or <0xNN> for part of a character", "[bpe]") {
+  // id 256: "é" (bytes C3 A9, written "Ã©" in the byte-to-unicode alphabet), 257: "Ġa" (" a").
+  const attn::BpeTokenizer tokenizer(byte_vocab({"\xC3\x83\xC2\xA9",
+                                                 "\xC4\xA0"
+                                                 "a"}),
+                                     "\xC3\x83 \xC2\xA9\n\xC4\xA0 a\n");
+  CHECK(tokenizer.token_text('a') == "a");
+  CHECK(tokenizer.token_text(0xC3) == "<0xC3>");
+  CHECK(tokenizer.token_text(0xA9) == "<0xA9>");
+  CHECK(tokenizer.token_text(0) == std::string(1, '\0'));  // a control byte is valid UTF-8
+  CHECK(tokenizer.token_text(256) == "\xC3\xA9");
+  CHECK(tokenizer.token_text(257) == " a");
+  CHECK(tokenizer.encode("\xC3\xA9 a") == std::vector<std::int32_t>{256, 257});
+  CHECK_THROWS_AS(tokenizer.token_text(258), attn::Error);
+}

@@ -523,6 +523,14 @@ class TransformerModel {
   }
 
   /**
+   * The k most likely next tokens after the last position of the last forward's first sequence:
+   * [{ id, probability }], highest first (ties by id), softmax probabilities computed in float64.
+   */
+  nextTokens(k = 10) {
+    return unwrap(this.#live().nextTokens(integerIn('k', k, 0, SIZE_MAX)));
+  }
+
+  /**
    * Layer `layer` (0-based, as forward().attention) of the model on one sequence, as a
    * standalone attention layer: { input: Float32Array [n·dModel] (ln1(x), or x without
    * LayerNorm), config: { dModel, heads, positional: 'none' | 'rope', bias }, weights: {
@@ -571,9 +579,20 @@ class TransformerModel {
   }
 
   /**
+   * The default probe of headScores and headAblation: { batch, n, ids: Int32Array } (the core's
+   * induction probe: random tokens then their repeat; for a checkpoint one sequence of 2 × 25).
+   */
+  probe() {
+    const handle = this.#live();
+    needTraining(handle.probe, 'model.probe');
+    const probe = unwrap(handle.probe());
+    return { batch: probe.batch, n: probe.n, ids: probe.ids.slice() };
+  }
+
+  /**
    * Every head's diagnostics on a probe: [{ layer, head, previousToken, induction, sameToken,
    * firstToken }], each in [0, 1] or null when the probe cannot measure it. Default probe:
-   * the core's induction probe for this model; or options { ids, n, batch }.
+   * the core's induction probe for this model (model.probe()); or options { ids, n, batch }.
    */
   headScores(options = {}) {
     const handle = this.#live();
@@ -892,6 +911,16 @@ class CheckpointModel extends TransformerModel {
     const ids = result.ids.slice(); // copy out of wasm memory at once
     const decoder = new TextDecoder();
     return { tokens: result.tokens.map((token) => decoder.decode(token)), ids };
+  }
+
+  /**
+   * As TransformerModel's, each with its token's readable text: [{ id, token, probability }]
+   * (token: the bytes as text, '<0xNN>' for part of a character; null without a tokenizer).
+   */
+  nextTokens(k = 10) {
+    const top = super.nextTokens(k);
+    const texts = this.#bpe ? unwrap(this.#bpe.tokenTexts(Int32Array.from(top, (t) => t.id))) : [];
+    return top.map((t, i) => ({ id: t.id, token: texts[i] ?? null, probability: t.probability }));
   }
 
   dispose() {

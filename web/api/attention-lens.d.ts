@@ -302,7 +302,17 @@ export interface TransformerModel {
   /** Mean next-token cross-entropy over targets >= 0 (< 0 ignored) and every parameter's gradient. */
   lossAndGradients(ids: TokenIds, targets: TokenIds, options?: { n?: number; batch?: number }):
     { loss: number; gradients: Record<string, Float32Array> };
-  /** Default probe: 16 sequences of min(context/2, 32) random tokens then their repeat, seed 2022. */
+  /**
+   * The k (default 10) most likely next tokens after the last position of the last forward's first
+   * sequence, highest first (ties by id); softmax probabilities computed in float64.
+   */
+  nextTokens(k?: number): { id: number; probability: number }[];
+  /**
+   * headScores' and headAblation's default probe: 16 sequences of min(context/2, 32) random tokens
+   * then their repeat, seed 2022; for a checkpoint one sequence of min(context/2, 25) and its repeat.
+   */
+  probe(): { batch: number; n: number; ids: Int32Array };
+  /** Default probe: probe(). */
   headScores(options?: ProbeOptions): HeadScore[];
   /** targets default to each position's next token (the last position not scored). */
   headAblation(options?: ProbeOptions & { targets?: TokenIds }): HeadAblation;
@@ -456,6 +466,8 @@ export interface CheckpointModel extends TransformerModel {
    * has no tokenizer (a vocab_size below GPT-2's and none given).
    */
   tokenize(text: string | Uint8Array): { tokens: string[]; ids: Int32Array };
+  /** token: the token's bytes as text ('<0xNN>' for part of a character); null without a tokenizer. */
+  nextTokens(k?: number): { id: number; token: string | null; probability: number }[];
 }
 
 export type TaskName = 'induction' | 'copy' | 'reverse' | 'sort' | 'english';

@@ -16,6 +16,10 @@ Batch model_probe(const ModelConfig& config) {
         "the default probe needs a context of at least 4 tokens (2 and their repeat), got " +
         std::to_string(config.context) + "; pass your own probe");
   }
+  if (config.checkpoint) {
+    return induction_probe(kProbeSeed, std::min(config.context / 2, kCheckpointProbeHalfLength),
+                           config.vocab, 1);
+  }
   const std::size_t half = std::min(config.context / 2, kProbeMaxHalfLength);
   return induction_probe(kProbeSeed, half, config.vocab, kProbeBatch);
 }
