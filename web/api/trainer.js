@@ -1,0 +1,128 @@
+// Trainer (lens.createTrainer): AdamW steps on a task, held-out evaluation.
+// Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
+// ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
+
+const TRAINER_KEYS = ['task', 'lr', 'batch', 'weightDecay', 'clip', 'seed', 'beta1', 'beta2', 'eps',
+  'warmup', 'totalSteps', 'minLr', 'heldOut'];
+
+class Trainer {
+  #handle;
+  #model;
+  #modelDisposed = false;
+  #task;
+
+  constructor(core, defaults, model, options) {
+    const internals = modelInternals.get(model);
+    if (!internals) throw new Error(`createTrainer expects a model from lens.createModel(), got ${describe(model)}`);
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new Error(`createTrainer expects an options object, got ${describe(options)}`);
+    }
+    checkKeys('createTrainer options', options, TRAINER_KEYS);
+    const d = defaults;
+    const args = {
+      task: stringOption('task', options.task, d.task),
+      lr: numberOption('lr', options.lr, d.lr),
+      batch: integerIn('batch', options.batch ?? d.batch, 0, SIZE_MAX),
+      weightDecay: numberOption('weightDecay', options.weightDecay, d.weightDecay),
+      clip: numberOption('clip', options.clip, d.clip),
+      seed: integerIn('seed', options.seed ?? d.seed, 0, SIZE_MAX),
+      beta1: numberOption('beta1', options.beta1, d.beta1),
+      beta2: numberOption('beta2', options.beta2, d.beta2),
+      eps: numberOption('eps', options.eps, d.eps),
+      warmup: integerIn('warmup', options.warmup ?? d.warmup, 0, SIZE_MAX),
+      totalSteps: integerIn('totalSteps', options.totalSteps ?? d.totalSteps, 0, SIZE_MAX),
+      minLr: numberOption('minLr', options.minLr, d.minLr),
+      heldOut: integerIn('heldOut', options.heldOut ?? d.heldOut, 0, SIZE_MAX),
+    };
+    const modelHandle = internals.live();
+    const handle = new core.TrainerHandle();
+    try {
+      unwrap(handle.configure(modelHandle, args));
+    } catch (error) {
+      handle.delete();
+      throw error;
+    }
+    this.#handle = handle;
+    this.#model = internals;
+    this.#task = Object.freeze({ name: handle.taskName(), vocabulary: handle.vocabulary() });
+    internals.trainers.add(this);
+    finalizer?.register(this, handle, this);
+  }
+
+  /** The task: { name, vocabulary } (token id i is the vocabulary's i-th character). */
+  get task() {
+    return this.#task;
+  }
+
+  /** Steps taken so far. */
+  get steps() {
+    return this.#live().steps();
+  }
+
+  /**
+   * Runs k >= 1 AdamW steps, then (unless options.evaluate is false) evaluates the held-out set:
+   * { step, loss, heldOutLoss, accuracy }, or { step, loss } without evaluation. The evaluation
+   * is a forward of every held-out sequence (256 by default: about three steps' worth at
+   * batch 32), so a caller stepping one at a time should evaluate when it reports. A NaN or
+   * infinite loss throws "diverged at step N: …" and keeps the last good weights.
+   */
+  step(k = 1, options = {}) {
+    const handle = this.#live();
+    const count = integerIn('k', k, 0, SIZE_MAX);
+    checkOptions('step', options, ['evaluate']);
+    return unwrap(handle.step(count, booleanOption('evaluate', options.evaluate, true)));
+  }
+
+  /** The held-out set's loss and accuracy now, with no step: { step, heldOutLoss, accuracy }. */
+  evaluate() {
+    return unwrap(this.#live().evaluate());
+  }
+
+  /** The task's token ids of text (each character must be in the vocabulary): Int32Array. */
+  encode(text) {
+    const handle = this.#live();
+    if (typeof text !== 'string') throw new Error(`text must be a string, got ${describe(text)}`);
+    return unwrap(handle.encode(text)).slice();
+  }
+
+  /** The text of token ids. */
+  decode(ids) {
+    const handle = this.#live();
+    return unwrap(handle.decode(tokenIds('ids', ids)));
+  }
+
+  /** The fixed held-out set: { batch, n, ids: Int32Array, targets: Int32Array } (copies). */
+  heldOut() {
+    const held = this.#live().heldOut();
+    return { batch: held.batch, n: held.n, ids: held.ids.slice(), targets: held.targets.slice() };
+  }
+
+  /** Frees the trainer's wasm memory (the model stays). Using the trainer afterwards throws. */
+  dispose() {
+    this.#release(false);
+  }
+
+  #release(modelDisposed) {
+    if (!this.#handle) return;
+    finalizer?.unregister(this);
+    this.#handle.delete();
+    this.#handle = null;
+    this.#modelDisposed = modelDisposed;
+    this.#model.trainers.delete(this);
+  }
+
+  #live() {
+    if (this.#handle) {
+      this.#model.live();  // throws if the model is gone (it disposes its trainers first)
+      return this.#handle;
+    }
+    if (this.#modelDisposed) {
+      throw new Error("this trainer's model was disposed; create a new model and trainer");
+    }
+    throw new Error('this trainer was disposed; create a new one with lens.createTrainer()');
+  }
+
+  static disposeForModel(trainer) {
+    trainer.#release(true);
+  }
+}
