@@ -6,20 +6,15 @@
 import { $ } from './shared/dom.js';
 import { EngineClient } from './shared/engine-client.js';
 import { hashToState, stateToHash } from './shared/state.js';
-import { pageDefaults, pageSchema } from './page-settings.js';
+import { initialPageState, pageDefaults, pageSchema } from './page-settings.js';
 import { createStore } from './shared/store.js';
 import { mountMessages } from './views/messages.js';
 import { mountModel } from './views/model/index.js';
-import { EMPTY_RUN, mountTrain } from './views/train/index.js';
+import { mountTrain } from './views/train/index.js';
 import { mountWalkthrough } from './views/walkthrough/index.js';
 
-// The page's whole state: `settings` (what the URL hash holds, shared/state.js), the last good
-// `result` and its walkthrough `steps`, the `pinned` cell, whether the stages are `playing`, the
-// heatmaps' `zoom`, the line view's `allHeads`, click-to-mask (`maskByClick`), and the banners'
-// `error`, `notice` and `linkNotice`; `trainedLayer`: a trained model's layer the Train view
-// opened in the walkthrough (views/train/index.js and views/model/index.js, openInWalkthrough); `train`: the Train view's run.
-const store = createStore({ settings: pageDefaults({}), result: null, steps: [], pinned: null, playing: false, zoom: 1,
-  allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '', trainedLayer: null, train: EMPTY_RUN });
+// The page's whole state (its slices are listed in page-settings.js, initialPageState).
+const store = createStore(initialPageState());
 mountMessages(store);
 let views = {}; // tab -> { render, activate? }, once mounted
 const redraw = () => views[store.get().settings.tab]?.render();

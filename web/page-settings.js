@@ -1,5 +1,5 @@
 // The page's own defaults and schema for its URL (main.js): the shared ones (shared/state.js)
-// with the page opening on a shipped trained model.
+// with the page opening on a shipped trained model; and the page's store's initial state.
 import { DEFAULTS, makeSchema } from './shared/state.js';
 
 // The page opens on the shipped `english` trained model with a text of its alphabet; random
@@ -15,3 +15,23 @@ export function pageSchema(catalog) {
   const model = { parse: (s) => (s === 'random' ? '' : schema.model.parse(s)), print: (v) => v || 'random' };
   return Object.freeze({ ...schema, model });
 }
+
+/** The store's `train` (views/train/) when no run has started. */
+export const EMPTY_RUN = Object.freeze({ status: 'idle', modelConfig: null, history: [], scoreHistory: [], snapshots: [],
+  latest: null, pinned: null, ablation: null, msPerStep: 0 });
+
+/** The store's `yourModel` (views/model/) before a checkpoint is loaded. */
+export const NO_CHECKPOINT = Object.freeze({ model: null, lastRun: null, loading: false });
+
+/**
+ * The page's whole state (the store main.js makes): `settings` (what the URL hash holds,
+ * shared/state.js), the last good `result` and its walkthrough `steps`, the `pinned` cell, whether
+ * the stages are `playing`, the heatmaps' `zoom`, the line view's `allHeads`, click-to-mask
+ * (`maskByClick`), and the banners' `error`, `notice` and `linkNotice`; `trainedLayer`: a trained
+ * model's layer the Train or Your model view opened in the walkthrough (openInWalkthrough in
+ * views/train/index.js and views/model/index.js); `train`: the Train view's run; `yourModel`: the
+ * Your model view's loaded checkpoint, its last run on the typed text, and whether one is loading.
+ */
+export const initialPageState = () => ({ settings: pageDefaults({}), result: null, steps: [], pinned: null, playing: false,
+  zoom: 1, allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '', trainedLayer: null, train: EMPTY_RUN,
+  yourModel: NO_CHECKPOINT });

@@ -6,6 +6,7 @@
 // models' catalogue entries, for a page that may have no module itself).
 import { catalogOf } from './catalog.js';
 import { createEngine, trainedInfoOf, warmUp } from './engine.js';
+import { serveRequests } from './worker-loop.js';
 
 let engine = null;
 let engineLens = null;
@@ -21,46 +22,32 @@ function transferables(result) {
   return list;
 }
 
-async function handle(message) {
-  switch (message.type) {
-    case 'init': {
-      const api = await import(/* @vite-ignore */ message.moduleUrl);
-      const lens = await api.loadAttentionLens();
-      engine = createEngine(lens);
-      engineLens = lens;
-      warmUp(lens, (step) => setTimeout(step, 0));
-      return { simd: lens.simd, catalog: catalogOf(lens), trainedModels: [...lens.trainedModels], trainedInfo: trainedInfoOf(lens) };
-    }
-    case 'compute':
-      return engine.compute(message.state);
-    case 'explain':
-      return engine.explain(message.request);
-    case 'load-weights':
-      return engine.loadWeights(message.name, message.bytes, message.state);
-    case 'use-weights':
-      return engine.useWeights(message.weights);
-    case 'save-weights':
-      return engine.saveWeights();
-    case 'use-trained-model': {
-      const model = message.name ? await engineLens.trainedModel(message.name) : null;
-      engine.useTrainedModel(model);
-      trainedModel?.dispose();
-      trainedModel = model;
-      return undefined;
-    }
-    default:
-      throw new Error(`unknown request '${String(message.type).slice(0, 40)}'`);
-  }
-}
+const handlers = {
+  async init(message) {
+    const api = await import(/* @vite-ignore */ message.moduleUrl);
+    const lens = await api.loadAttentionLens();
+    engine = createEngine(lens);
+    engineLens = lens;
+    warmUp(lens, (step) => setTimeout(step, 0));
+    return { simd: lens.simd, catalog: catalogOf(lens), trainedModels: [...lens.trainedModels], trainedInfo: trainedInfoOf(lens) };
+  },
+  compute: (message) => engine.compute(message.state),
+  explain: (message) => engine.explain(message.request),
+  'load-weights': (message) => engine.loadWeights(message.name, message.bytes, message.state),
+  'use-weights': (message) => engine.useWeights(message.weights),
+  'save-weights': () => engine.saveWeights(),
+  async 'use-trained-model'(message) {
+    const model = message.name ? await engineLens.trainedModel(message.name) : null;
+    engine.useTrainedModel(model);
+    trainedModel?.dispose();
+    trainedModel = model;
+    return undefined;
+  },
+};
 
-self.addEventListener('message', async (event) => {
-  const { id } = event.data;
-  try {
-    if (!engine && event.data.type !== 'init') throw new Error('the attention module is still loading');
-    const value = await handle(event.data);
-    const moved = ['compute', 'load-weights'].includes(event.data.type) ? transferables(value) : [];
-    self.postMessage({ id, ok: true, value }, moved);
-  } catch (error) {
-    self.postMessage({ id, ok: false, error: error?.message ?? String(error) });
-  }
+serveRequests({
+  ready: () => Boolean(engine),
+  notReady: 'the attention module is still loading',
+  handlers,
+  transferables: (value, message) => (['compute', 'load-weights'].includes(message.type) ? transferables(value) : []),
 });

@@ -1,5 +1,5 @@
 // Request / reply over a Worker: each call posts {id, type, ...payload}; the worker answers
-// {id, ok, value | error}. Shared by the engine's, the Train view's and the model view's clients.
+// {id, ok, value | error} (worker-loop.js). Shared by the engine's client and view-worker-client.js.
 
 export class WorkerCalls {
   #worker;

@@ -8,25 +8,29 @@ import { $, el } from '../../shared/dom.js';
 import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
-import { TrainClient } from '../train/train-client.js';
+import { ViewWorkerClient } from '../../shared/view-worker-client.js';
 import { fileRole, percent } from './model-data.js';
 import { HeadFinder } from './head-finder.js';
-import { ModelHeads } from './model-heads.js';
+import { MAX_TABLE_HEADS, modelHeads } from './model-heads.js';
 
 /**
  * @param {{store: object, moduleUrl: string}} context
  * @returns {{render: () => void, activate: () => void}}
  */
 export function mountModel({ store, moduleUrl }) {
+  // The view's state lives in the store's `yourModel`: { model (the loaded checkpoint's { config,
+  // fileName, fileBytes, memory, tokenizer }, or null), lastRun (the typed text's { tokens, ids, n,
+  // cut, attention, top }, drawn when it changes), loading }. Below: only the plumbing (the
+  // worker, the typing timer, the runs in flight, the loads counted for the tests).
+  const view = () => store.get().yourModel;
+  const setView = (patch) => store.update(({ yourModel }) => ({ yourModel: { ...yourModel, ...patch } }));
   let client = null;
   let starting = null;
-  let model = null; // the loaded model's { config, fileName, fileBytes }
-  let lastRun = null;
   let runTimer = 0;
   let runSeq = 0;
   let loads = 0;
   const chips = new TokenChips($('model-tokens'));
-  const heads = new ModelHeads($('model-head-grid'), openInWalkthrough);
+  const heads = modelHeads($('model-head-grid'), openInWalkthrough);
   const finder = new HeadFinder($('model-finder'), (layer, head) => heads.highlight(layer, head));
 
   const showError = (message) => {
@@ -43,13 +47,11 @@ export function mountModel({ store, moduleUrl }) {
     $('model-progress').textContent = `${Math.round(fraction * 100)}%`;
   }
 
-  let loading = false;
-
   async function load(files) {
     if (!files.length) return;
     await start();
     if (!client) return;
-    if (loading) {
+    if (view().loading) {
       showError('A checkpoint is still loading: drop the next one when it is done');
       return;
     }
@@ -67,53 +69,56 @@ export function mountModel({ store, moduleUrl }) {
       return;
     }
     showError(null);
-    loading = true;
+    setView({ loading: true });
     progress(0);
     $('model-progress').hidden = false;
     $('model-status').textContent = `Loading ${picked.weights.name} (${formatBytes(picked.weights.size)})…`;
     document.body.dataset.modelLoading = 'true';
     try {
       const value = await client.call('load', picked);
-      model = value;
+      setView({ model: value, lastRun: null });
       const { config, memory } = value;
       $('model-status').textContent = `${value.fileName}: ${formatBytes(value.fileBytes)} · ${config.layers} layers × ` +
         `${config.heads} heads · d_model ${config.dModel} · ${config.vocab} tokens · context ${config.context} · ` +
         `wasm memory ${formatBytes(memory.heapBytes)} (${formatBytes(memory.allocatedBytes)} in use)`;
       Object.assign($('model-status').dataset, { fileBytes: value.fileBytes, heapBytes: memory.heapBytes });
-      heads.build(config.layers, config.heads);
-      lastRun = null;
+      heads.build(config.layers, config.heads, config.layers * config.heads <= MAX_TABLE_HEADS);
       await Promise.all([runText(), findHeads()]);
       document.body.dataset.modelLoads = String(++loads);
     } catch (error) {
       showError(`Could not load the checkpoint: ${error.message}`);
-      $('model-status').textContent = model ? `Kept ${model.fileName}.` : 'No model loaded.';
+      $('model-status').textContent = view().model ? `Kept ${view().model.fileName}.` : 'No model loaded.';
     } finally {
-      loading = false;
+      setView({ loading: false });
       $('model-progress').hidden = true;
       document.body.dataset.modelLoading = 'false';
     }
   }
 
-  /** The typed text through the model: chips, every head, the next tokens. */
+  /** The typed text through the model (drawn by drawRun when the store's lastRun changes). */
   async function runText() {
-    if (!client || !model) return;
+    if (!client || !view().model) return;
     const mine = ++runSeq;
     try {
       const run = await client.call('run', { text: $('model-text').value });
       if (mine !== runSeq) return;
-      lastRun = run;
-      chips.render(run.tokens);
-      textInfo(`${run.n} tokens${run.cut ? ` (the last ${run.cut} cut: the model's context is ${model.config.context})` : ''}`);
-      heads.render(run);
-      drawNext(run.top);
+      setView({ lastRun: run });
       document.body.dataset.modelRun = String(mine);
     } catch (error) {
       if (mine === runSeq) textInfo(error.message, true);
     }
   }
 
-  function drawNext(top) {
-    $('model-next-info').textContent = `After token ${lastRun.n} of your text (softmax of the model's logits):`;
+  /** A run on the typed text: chips, every head, the next tokens. */
+  function drawRun(run, model) {
+    chips.render(run.tokens);
+    textInfo(`${run.n} tokens${run.cut ? ` (the last ${run.cut} cut: the model's context is ${model.config.context})` : ''}`);
+    heads.render(run);
+    drawNext(run);
+  }
+
+  function drawNext({ n, top }) {
+    $('model-next-info').textContent = `After token ${n} of your text (softmax of the model's logits):`;
     $('model-next').replaceChildren(...top.map(({ id, token, probability }) => {
       const item = el('li', 'model-next-item');
       item.dataset.id = String(id);
@@ -139,10 +144,10 @@ export function mountModel({ store, moduleUrl }) {
 
   /** A head into the walkthrough: the layer's real input on the typed text, as the Train view does. */
   async function openInWalkthrough(layer, head) {
-    if (!client || !lastRun) return;
+    if (!client || !view().lastRun) return;
     try {
       const value = await client.call('layer', { layer });
-      store.update(({ settings }) => ({ trainedLayer: { ...value, layer, head, modelConfig: model.config, source: 'checkpoint' },
+      store.update(({ settings, yourModel }) => ({ trainedLayer: { ...value, layer, head, modelConfig: yourModel.model.config, source: 'checkpoint' },
         settings: { ...settings, tab: 'walkthrough' } }));
     } catch (error) {
       showError(error.message);
@@ -150,8 +155,8 @@ export function mountModel({ store, moduleUrl }) {
   }
 
   function start() {
-    starting ??= TrainClient.start(moduleUrl, { onUpdate: (update) => progress(update.progress) },
-      new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' }))
+    starting ??= ViewWorkerClient.start(new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' }), moduleUrl,
+      { onUpdate: (update) => progress(update.progress), failed: 'the model worker failed to start' })
       .then((c) => {
         client = c;
       })
@@ -182,9 +187,14 @@ export function mountModel({ store, moduleUrl }) {
     clearTimeout(runTimer);
     runTimer = setTimeout(runText, 150);
   });
+  store.subscribe((now, before) => {
+    const { lastRun, model } = now.yourModel;
+    if (lastRun && lastRun !== before.yourModel.lastRun) drawRun(lastRun, model);
+  });
 
   return {
     render() {
+      const { lastRun } = view();
       if (lastRun) heads.render(lastRun);
     },
     activate() {

@@ -3,6 +3,7 @@
 // 'load' {weights, config, tokenizer?, vocab?, merges?} (Files), 'run' {text}, 'scores',
 // 'layer' {layer}. Replies {id, ok, value | error}; while loading, updates {type: 'update',
 // update: {progress}}. A refused load keeps the previous model. Every number comes from the API.
+import { serveRequests } from '../../shared/worker-loop.js';
 import { idTexts, inductionProbe, topTokens } from './model-data.js';
 
 const TOP = 10;
@@ -89,34 +90,20 @@ function layer(index) {
   return { ...value, ids: Array.from(ids), tokens, probe: tokens.join(''), step: 0 };
 }
 
-async function handle(message) {
-  switch (message.type) {
-    case 'init': {
+serveRequests({
+  ready: () => Boolean(lens),
+  notReady: 'the module is still loading',
+  handlers: {
+    async init(message) {
       moduleUrl = message.moduleUrl;
       const api = await import(/* @vite-ignore */ moduleUrl);
       lens = await api.loadAttentionLens();
       return { simd: lens.simd, limits: lens.catalog.limits };
-    }
-    case 'load':
-      return load(message);
-    case 'run':
-      return run(message.text);
-    case 'scores':
-      return scores();
-    case 'layer':
-      return layer(message.layer);
-    default:
-      throw new Error(`unknown request '${String(message.type).slice(0, 40)}'`);
-  }
-}
-
-self.addEventListener('message', async (event) => {
-  const { id } = event.data;
-  try {
-    if (!lens && event.data.type !== 'init') throw new Error('the module is still loading');
-    const value = await handle(event.data);
-    self.postMessage({ id, ok: true, value }, (value?.attention ?? []).map((a) => a.buffer));
-  } catch (error) {
-    self.postMessage({ id, ok: false, error: error?.message ?? String(error) });
-  }
+    },
+    load,
+    run: (message) => run(message.text),
+    scores,
+    layer: (message) => layer(message.layer),
+  },
+  transferables: (value) => (value?.attention ?? []).map((a) => a.buffer),
 });

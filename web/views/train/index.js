@@ -6,20 +6,17 @@
 import { $ } from '../../shared/dom.js';
 import { formatNumber } from '../../shared/format.js';
 import { HEAD_COLORS } from '../../shared/colors.js';
+import { ViewWorkerClient } from '../../shared/view-worker-client.js';
+import { EMPTY_RUN } from '../../page-settings.js';
 import { circuitNote } from './circuit-note.js';
 import { checkpointName, probeOf, runChanged, runConfig } from './config.js';
 import { buildTrainMenus, syncTrainControls, wireTrainControls } from './controls.js';
 import { LinePlot } from './plot.js';
-import { ProbeHeads } from './probe-heads.js';
+import { probeHeads } from './probe-heads.js';
 import { ScoreCurves } from './score-curves.js';
 import { addSnapshot, indexOfStep } from './snapshots.js';
-import { TrainClient } from './train-client.js';
 
 const MAX_HISTORY = 4000; // plotted points kept (thinned like the snapshots beyond)
-
-/** The store's `train` state when no run has started. */
-export const EMPTY_RUN = Object.freeze({ status: 'idle', modelConfig: null, history: [], scoreHistory: [], snapshots: [],
-  latest: null, pinned: null, ablation: null, msPerStep: 0 });
 
 const thin = (list) => (list.length > MAX_HISTORY ? list.filter((_, i) => i % 2 === 0 || i >= list.length - MAX_HISTORY / 2) : list);
 
@@ -50,7 +47,7 @@ export function mountTrain({ store, catalog, moduleUrl }) {
   let drawQueued = false;
 
   const lossPlot = new LinePlot($('train-loss-plot'), { height: 240, yLabel: 'loss', label: 'Training and held-out loss and held-out accuracy against steps' });
-  const heads = new ProbeHeads($('train-head-grid'), { onAblate: ablate, onOpen: openInWalkthrough });
+  const heads = probeHeads($('train-head-grid'), { onAblate: ablate, onOpen: openInWalkthrough });
   const curves = new ScoreCurves($('train-scores'), $('train-scores-legend'));
 
   const visible = () => !$('train-view').hidden;
@@ -264,7 +261,8 @@ export function mountTrain({ store, catalog, moduleUrl }) {
     starting ??= (async () => {
       buildTrainMenus(catalog.tasks);
       syncTrainControls(store.get().settings, probeOf(store.get().settings));
-      client = await TrainClient.start(moduleUrl, {
+      const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' });
+      client = await ViewWorkerClient.start(worker, moduleUrl, {
         onUpdate: (update) => {
           if (!configuring) receive(update);
         },
@@ -272,6 +270,7 @@ export function mountTrain({ store, catalog, moduleUrl }) {
           showError(message);
           setRun({ status: 'diverged' });
         },
+        failed: 'the training worker failed to start',
       });
       await configure();
     })().catch((error) => {

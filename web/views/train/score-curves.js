@@ -3,7 +3,7 @@
 // phase change where an induction head forms shows as it happens.
 import { HEAD_COLORS } from '../../shared/colors.js';
 import { el } from '../../shared/dom.js';
-import { fillLayerGrid } from './layer-grid.js';
+import { fillLayerGrid } from '../../shared/layer-grid.js';
 import { legendItems, LinePlot } from './plot.js';
 
 export const SCORES = [

@@ -6,6 +6,7 @@
 // 'run', 'pause', 'step', 'probe' {text}, 'ablate', 'save', 'load' {bytes}. Replies:
 // {id, ok, value | error}; updates: {type: 'update', update}; a diverged run: {type: 'diverged',
 // error}. Nothing here computes attention: every number comes from the API.
+import { serveRequests } from '../../shared/worker-loop.js';
 
 const CHUNK_MS = 120; // aim for a chunk of steps this long, then report and read messages
 const MAX_CHUNK_MS = 300; // … and at most this long (the page's requests wait for a chunk)
@@ -115,65 +116,61 @@ function need() {
   if (!trainer) throw new Error('no model yet: choose a configuration');
 }
 
-async function handle(message) {
-  switch (message.type) {
-    case 'init': {
-      const api = await import(/* @vite-ignore */ message.moduleUrl);
-      lens = await api.loadAttentionLens();
-      return { tasks: lens.catalog.tasks, limits: lens.catalog.limits, simd: lens.simd };
+const handlers = {
+  async init(message) {
+    const api = await import(/* @vite-ignore */ message.moduleUrl);
+    lens = await api.loadAttentionLens();
+    return { tasks: lens.catalog.tasks, limits: lens.catalog.limits, simd: lens.simd };
+  },
+  configure: (message) => configure(message.config),
+  run() {
+    need();
+    if (!running) {
+      running = true;
+      setTimeout(loop, 0);
     }
-    case 'configure':
-      return configure(message.config);
-    case 'run':
-      need();
-      if (!running) {
-        running = true;
-        setTimeout(loop, 0);
-      }
-      return true;
-    case 'pause':
-      running = false;
-      return true;
-    case 'step':
-      need();
-      running = false;
-      return train(1);
-    case 'probe':
-      need();
-      return setProbe(message.text);
-    case 'ablate': {
-      need();
-      const { ids, targets, n, batch } = trainer.heldOut();
-      return { step: trainer.steps, ...model.headAblation({ ids, targets, n, batch }) };
-    }
-    case 'layer': {
-      // "Open in walkthrough": the layer's input and weights on the probe (model.attentionLayer;
-      // the page puts the value in the store as one action).
-      need();
-      const layer = model.attentionLayer(message.layer, probe.ids, { n: probe.ids.length });
-      return { ...layer, ids: Array.from(probe.ids), probe: probe.text, step: trainer.steps };
-    }
-    case 'save':
-      need();
-      return model.saveSafetensors();
-    case 'load':
-      need();
-      model.loadSafetensors(new Uint8Array(message.bytes));
-      return snapshot();
-    default:
-      throw new Error(`unknown request '${String(message.type).slice(0, 40)}'`);
-  }
-}
+    return true;
+  },
+  pause() {
+    running = false;
+    return true;
+  },
+  step() {
+    need();
+    running = false;
+    return train(1);
+  },
+  probe(message) {
+    need();
+    return setProbe(message.text);
+  },
+  ablate() {
+    need();
+    const { ids, targets, n, batch } = trainer.heldOut();
+    return { step: trainer.steps, ...model.headAblation({ ids, targets, n, batch }) };
+  },
+  layer(message) {
+    // "Open in walkthrough": the layer's input and weights on the probe (model.attentionLayer;
+    // the page puts the value in the store as one action).
+    need();
+    const layer = model.attentionLayer(message.layer, probe.ids, { n: probe.ids.length });
+    return { ...layer, ids: Array.from(probe.ids), probe: probe.text, step: trainer.steps };
+  },
+  save() {
+    need();
+    return model.saveSafetensors();
+  },
+  load(message) {
+    need();
+    model.loadSafetensors(new Uint8Array(message.bytes));
+    return snapshot();
+  },
+};
 
-self.addEventListener('message', async (event) => {
-  const { id } = event.data;
-  try {
-    if (!lens && event.data.type !== 'init') throw new Error('the training module is still loading');
-    const value = await handle(event.data);
-    const moved = [...(value?.attention ?? value?.update?.attention ?? []).map((a) => a.buffer),
-      ...(value instanceof Uint8Array ? [value.buffer] : [])];
-    self.postMessage({ id, ok: true, value }, moved);
-  } catch (error) {
-    self.postMessage({ id, ok: false, error: error?.message ?? String(error) });
-  }
+serveRequests({
+  ready: () => Boolean(lens),
+  notReady: 'the training module is still loading',
+  handlers,
+  transferables: (value) => [...(value?.attention ?? value?.update?.attention ?? []).map((a) => a.buffer),
+    ...(value instanceof Uint8Array ? [value.buffer] : [])],
 });

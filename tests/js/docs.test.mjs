@@ -1,0 +1,87 @@
+// The docs match the tree: every folder of cpp/ and web/ that git tracks is named in README.md
+// (its folder table) or ARCHITECTURE.md, and no file cites a contract that is not in the
+// repository (the API contract is docs/API.md). Needs git and the source tree, not the build.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Paths (relative to the root) that git lists; `others` adds untracked files not ignored. */
+function gitFiles(args) {
+  const out = execFileSync('git', ['ls-files', '-z', ...args], { cwd: root, encoding: 'utf8' });
+  return out.split('\0').filter((path) => path !== '' && existsSync(join(root, path)));
+}
+
+/** Every folder holding a tracked file under cpp/ or web/, with its ancestors below cpp/ and web/. */
+function trackedFolders() {
+  const folders = new Set();
+  for (const file of gitFiles(['--', 'cpp', 'web'])) {
+    const parts = file.split('/').slice(0, -1);
+    // parts[0] is cpp or web itself: its subfolders are what the docs must name.
+    for (let depth = 2; depth <= parts.length; ++depth) folders.add(parts.slice(0, depth).join('/'));
+  }
+  return [...folders].sort();
+}
+
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * True when `text` names `folder` as a path of its own: `cpp/attention/model/` or
+ * `cpp/attention/model`, not a prefix of a longer path (`cpp/attention/model/model.hpp`) and not
+ * the tail of one (`x/cpp/attention/model`).
+ */
+function namesFolder(text, folder) {
+  // After it: no more path (a sentence's full stop may follow).
+  return new RegExp(`(?<![A-Za-z0-9_./-])${escape(folder)}/?(?![A-Za-z0-9_/-]|\\.[A-Za-z0-9_])`).test(text);
+}
+
+test('namesFolder: a folder path of its own, with or without the trailing slash', () => {
+  assert.ok(namesFolder('| `cpp/attention/model/` | core |', 'cpp/attention/model'));
+  assert.ok(namesFolder('see web/views/train.', 'web/views/train'));
+  assert.ok(namesFolder('web/views/train', 'web/views/train'));
+  assert.ok(!namesFolder('`cpp/attention/model/model.hpp`', 'cpp/attention/model'));
+  assert.ok(!namesFolder('`web/views/training/`', 'web/views/train'));
+  assert.ok(!namesFolder('`x/web/views/train/`', 'web/views/train'));
+  assert.ok(!namesFolder('web/views/train.js', 'web/views/train'));
+});
+
+test('every folder of cpp/ and web/ is named in README.md or ARCHITECTURE.md', () => {
+  const docs = ['README.md', 'ARCHITECTURE.md'].map((name) => readFileSync(join(root, name), 'utf8'));
+  const folders = trackedFolders();
+  assert.ok(folders.includes('cpp/attention/ops') && folders.includes('web/shared'),
+    `git ls-files found too little under cpp/ and web/: ${folders.join(', ')}`);
+  const missing = folders.filter((folder) => !docs.some((text) => namesFolder(text, folder)));
+  assert.deepEqual(missing, [],
+    `folders named in neither README.md's folder table nor ARCHITECTURE.md: ${missing.map((f) => `${f}/`).join(', ')}`);
+});
+
+test('no file cites a contract outside the repository (it is docs/API.md)', () => {
+  // Spelled in pieces so that this file does not match itself.
+  const stale = ['DESIGN' + '.md', 'DESIGN' + ' contract', 'DESIGN' + "'s contract"];
+  const files = gitFiles(['--cached', '--others', '--exclude-standard']);
+  assert.ok(files.includes('README.md'), 'git ls-files listed no README.md');
+  const found = [];
+  for (const file of files) {
+    const bytes = readFileSync(join(root, file));
+    if (bytes.includes(0)) continue; // binary: .safetensors, images
+    const lines = bytes.toString('utf8').split('\n');
+    lines.forEach((line, i) => {
+      const hit = stale.find((phrase) => line.includes(phrase));
+      if (hit) found.push(`${file}:${i + 1}: ${hit}`);
+    });
+  }
+  assert.deepEqual(found, [], `cite docs/API.md (or ARCHITECTURE.md) instead:\n${found.join('\n')}`);
+});
+
+test('docs/API.md exists and covers the contract sections', () => {
+  const api = readFileSync(join(root, 'docs', 'API.md'), 'utf8');
+  for (const heading of ['## Conventions the whole project shares', '## The public JavaScript API',
+    '## Models, training and checkpoints', '## Real models: families, the Hub, generation, threads']) {
+    assert.ok(api.includes(heading), `docs/API.md lacks "${heading}"`);
+  }
+  assert.match(api, /planned, not yet implemented/i);
+});
