@@ -1,67 +1,92 @@
-// The "Your model" view's DOM-free helpers (web/views/model/model-data.js): the top next tokens
-// against a float64 softmax of a real checkpoint's logits, the head finder's seeded probe (and
-// that the core's head scores measure induction on it), the head table's order, GPT-2's
-// byte-level vocabulary entries as text, and which file a dropped file is.
+// What the "Your model" view shows, from the API: the top next tokens (model.nextTokens) against a
+// float64 softmax of a real checkpoint's logits, the head finder's seeded probe (model.probe) and
+// the core's head scores on it, GPT-2's token texts (tokenTexts); and the view's DOM-free helpers
+// (web/views/model/model-data.js): the head table's order, which file a dropped file is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { fileRole, idTexts, inductionProbe, percent, sortHeads, topTokens, vocabEntryText } from '../../web/views/model/model-data.js';
-import { gpt2Golden, gpt2Tokenizer } from './checkpoint-support.mjs';
+import { fileRole, percent, sortHeads } from '../../web/views/model/model-data.js';
+import { gpt2Golden, gpt2SizedCheckpoint, gpt2Tokenizer } from './checkpoint-support.mjs';
 import { loadLens } from './support.mjs';
 
 const lens = await loadLens();
 
-test('topTokens: the k highest logits, softmax probabilities as float64, ties by id', () => {
+test('nextTokens: the k highest logits, softmax probabilities as float64, ties by id', async () => {
   const { weights, config, expected } = gpt2Golden('tiny-f32');
-  return lens.loadCheckpoint({ weights, config }).then((gpt) => {
-    try {
-      const ids = Int32Array.from(expected.ids.data);
-      const n = ids.length;
-      const { logits } = gpt.forward(ids, { n });
-      const v = config.vocab_size;
-      const row = logits.subarray((n - 1) * v, n * v);
-      const top = topTokens(row, 10);
-      assert.equal(top.length, 10);
-      const max = Math.max(...row);
-      const sum = Array.from(row).reduce((s, x) => s + Math.exp(x - max), 0);
-      const order = Array.from(row.keys()).sort((a, b) => row[b] - row[a]);
-      assert.deepEqual(top.map((t) => t.id), order.slice(0, 10));
-      for (const t of top) assert.ok(Math.abs(t.probability - Math.exp(row[t.id] - max) / sum) < 1e-12);
-      for (let i = 1; i < top.length; ++i) assert.ok(top[i].probability <= top[i - 1].probability);
-      assert.equal(top[0].token, `#${top[0].id}`);
-      const all = topTokens(row, v);
-      assert.ok(Math.abs(all.reduce((s, t) => s + t.probability, 0) - 1) < 1e-9);
-    } finally {
-      gpt.dispose();
-    }
-  });
+  const gpt = await lens.loadCheckpoint({ weights, config });
+  try {
+    const ids = Int32Array.from(expected.ids.data);
+    const n = ids.length;
+    const { logits } = gpt.forward(ids, { n });
+    const v = config.vocab_size;
+    const row = logits.subarray((n - 1) * v, n * v);
+    const top = gpt.nextTokens(10);
+    assert.equal(top.length, 10);
+    const max = Math.max(...row);
+    const sum = Array.from(row).reduce((s, x) => s + Math.exp(x - max), 0);
+    const order = Array.from(row.keys()).sort((a, b) => row[b] - row[a] || a - b);
+    assert.deepEqual(top.map((t) => t.id), order.slice(0, 10));
+    for (const t of top) assert.ok(Math.abs(t.probability - Math.exp(row[t.id] - max) / sum) < 1e-12);
+    for (let i = 1; i < top.length; ++i) assert.ok(top[i].probability <= top[i - 1].probability);
+    assert.equal(top[0].token, null, 'no tokenizer: no text');
+    const all = gpt.nextTokens(v + 5);
+    assert.equal(all.length, v);
+    assert.ok(Math.abs(all.reduce((s, t) => s + t.probability, 0) - 1) < 1e-9);
+    // The first sequence's last position, whatever the batch.
+    gpt.forward(Int32Array.from([...ids, ...ids.slice().reverse()]), { n, batch: 2 });
+    assert.deepEqual(gpt.nextTokens(10), top);
+  } finally {
+    gpt.dispose();
+  }
 });
 
-test('topTokens: ties keep id order; huge logits do not overflow', () => {
-  const top = topTokens(Float32Array.of(1000, 1000, -5), 3, (id) => `t${id}`);
-  assert.deepEqual(top.map((t) => [t.id, t.token]), [[0, 't0'], [1, 't1'], [2, 't2']]);
-  assert.ok(Math.abs(top[0].probability - 0.5) < 1e-12);
+test('nextTokens: ties keep id order; huge logits do not overflow (a tied embedding of equal rows)', async () => {
+  const { weights, config } = gpt2Golden('tiny-f32');
+  const gpt = await lens.loadCheckpoint({ weights, config });
+  try {
+    // Every row of the tied embedding the same and large: every logit equal, and huge.
+    const d = config.n_embd;
+    const v = config.vocab_size;
+    const embed = Float32Array.from({ length: v * d }, (_, i) => 300 * Math.sin(i % d));
+    gpt.setParameters({ 'embed.weight': embed });
+    const { logits } = gpt.forward(Int32Array.of(1, 2), { n: 2 });
+    assert.ok(Math.abs(logits[v]) > 100, `logit ${logits[v]}`);
+    const top = gpt.nextTokens(3);
+    assert.deepEqual(top.map((t) => t.id), [0, 1, 2]);
+    for (const t of top) assert.ok(Math.abs(t.probability - 1 / v) < 1e-12, `${t.probability}`);
+  } finally {
+    gpt.dispose();
+  }
 });
 
-test('inductionProbe: seeded random tokens then their repeat, within vocab and context', () => {
-  const probe = inductionProbe(50257, 1024);
-  assert.equal(probe.length, 50);
-  assert.deepEqual(Array.from(probe.subarray(25)), Array.from(probe.subarray(0, 25)));
-  assert.deepEqual(Array.from(inductionProbe(50257, 1024)), Array.from(probe), 'deterministic');
-  assert.notDeepEqual(Array.from(inductionProbe(50257, 1024, { seed: 2 })), Array.from(probe));
-  assert.ok(probe.every((id) => id >= 0 && id < 50257));
-  assert.ok(new Set(probe).size > 20, 'random, not constant');
-  const short = inductionProbe(64, 16);
-  assert.equal(short.length, 16);
-  assert.ok(short.every((id) => id >= 0 && id < 64));
+test("probe: the core's seeded random tokens then their repeat, within vocab and context", async () => {
+  const big = await lens.loadCheckpoint(gpt2SizedCheckpoint({ context: 1024 }));
+  const small = await lens.loadCheckpoint(gpt2SizedCheckpoint({ vocab: 64, context: 16 }));
+  try {
+    const probe = big.probe();
+    assert.equal(probe.batch, 1);
+    assert.equal(probe.n, 50);
+    const { ids } = probe;
+    assert.deepEqual(Array.from(ids.subarray(25)), Array.from(ids.subarray(0, 25)));
+    assert.deepEqual(Array.from(big.probe().ids), Array.from(ids), 'deterministic');
+    assert.ok(ids.every((id) => id >= 0 && id < 50257));
+    assert.ok(new Set(ids).size > 20, 'random, not constant');
+    const short = small.probe();
+    assert.equal(short.n, 16);
+    assert.ok(short.ids.every((id) => id >= 0 && id < 64));
+  } finally {
+    big.dispose();
+    small.dispose();
+  }
 });
 
 test('the core measures induction and previous-token scores on the probe; sortHeads orders them', async () => {
   const { weights, config } = gpt2Golden('bare-f32');
   const gpt = await lens.loadCheckpoint({ weights, config });
   try {
-    const ids = inductionProbe(config.vocab_size, config.n_positions);
-    const scores = gpt.headScores({ ids, n: ids.length });
+    const { ids, n } = gpt.probe();
+    const scores = gpt.headScores();
+    assert.deepEqual(scores, gpt.headScores({ ids, n }), 'the default probe is probe()');
     assert.equal(scores.length, config.n_layer * config.n_head);
     for (const s of scores) {
       assert.ok(s.induction >= 0 && s.induction <= 1);
@@ -77,17 +102,27 @@ test('the core measures induction and previous-token scores on the probe; sortHe
   assert.deepEqual(withNull.map((s) => s.head), [1, 0]);
 });
 
-test('GPT-2 vocab entries as text: Ġ is a space, bytes of a character join', () => {
+test('GPT-2 token texts: Ġ is a space, bytes of a character join, part of one shows its byte', async () => {
   const { vocab } = gpt2Tokenizer();
-  const texts = idTexts(vocab);
-  assert.equal(texts.length, 50257);
-  assert.equal(texts[995], ' world');
-  assert.equal(texts[15496], 'Hello');
-  assert.equal(texts[198], '\n');
-  assert.equal(vocabEntryText('Ã©'), 'é');
-  assert.equal(vocabEntryText('Ã'), '<0xC3>', 'half a character shows its byte');
-  assert.equal(texts[127], '<0xC3>');
-  assert.equal(idTexts({ a: 0 }, [{ id: 1, content: '<|endoftext|>' }])[1], '<|endoftext|>');
+  const gpt = await lens.loadCheckpoint(gpt2SizedCheckpoint());
+  try {
+    const texts = gpt.tokenTexts([995, 15496, 198, vocab['Ã©'], vocab['Ã'], 50256]);
+    assert.deepEqual(texts, [' world', 'Hello', '\n', 'é', '<0xC3>', '<|endoftext|>']);
+    const all = gpt.tokenTexts(Int32Array.from({ length: 50257 }, (_, i) => i));
+    assert.equal(all.length, 50257);
+    assert.equal(all[127], '<0xC3>');
+    assert.throws(() => gpt.tokenTexts([50257]), /token id 50257 is out of range/);
+  } finally {
+    gpt.dispose();
+  }
+  const own = await lens.loadCheckpoint({ ...gpt2SizedCheckpoint({ vocab: 258 }),
+    tokenizer: { model: { type: 'BPE', vocab: { ...Object.fromEntries(Object.entries(vocab).filter(([, id]) => id < 256)), 'Ġt': 256 },
+      merges: ['Ġ t'] }, added_tokens: [{ id: 257, content: '<|endoftext|>' }] } });
+  try {
+    assert.deepEqual(own.tokenTexts([256, 257]), [' t', '<|endoftext|>']);
+  } finally {
+    own.dispose();
+  }
 });
 
 test('fileRole names each checkpoint file; anything else is refused', () => {

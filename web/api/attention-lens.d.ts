@@ -466,8 +466,12 @@ export interface CheckpointModel extends TransformerModel {
    * has no tokenizer (a vocab_size below GPT-2's and none given).
    */
   tokenize(text: string | Uint8Array): { tokens: string[]; ids: Int32Array };
+  /** Whether tokenize works: a tokenizer was given, or the checkpoint has GPT-2's vocabulary. */
+  readonly hasTokenizer: boolean;
   /** token: the token's bytes as text ('<0xNN>' for part of a character); null without a tokenizer. */
   nextTokens(k?: number): { id: number; token: string | null; probability: number }[];
+  /** Each id's text: its bytes as text, '<0xNN>' per byte of part of a character. Needs a tokenizer. */
+  tokenTexts(ids: TokenIds): string[];
 }
 
 export type TaskName = 'induction' | 'copy' | 'reverse' | 'sort' | 'english';

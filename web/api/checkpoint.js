@@ -179,14 +179,25 @@ class CheckpointModel extends TransformerModel {
     return { tokens: result.tokens.map((token) => decoder.decode(token)), ids };
   }
 
+  /** Whether tokenize works: a tokenizer was given, or the checkpoint has GPT-2's vocabulary. */
+  get hasTokenizer() {
+    return Boolean(this.#bpe);
+  }
+
   /**
    * As TransformerModel's, each with its token's readable text: [{ id, token, probability }]
    * (token: the bytes as text, '<0xNN>' for part of a character; null without a tokenizer).
    */
   nextTokens(k = 10) {
     const top = super.nextTokens(k);
-    const texts = this.#bpe ? unwrap(this.#bpe.tokenTexts(Int32Array.from(top, (t) => t.id))) : [];
+    const texts = this.#bpe ? this.tokenTexts(top.map((t) => t.id)) : [];
     return top.map((t, i) => ({ id: t.id, token: texts[i] ?? null, probability: t.probability }));
+  }
+
+  /** Each id's readable text: its bytes as text, '<0xNN>' for each byte of part of a character. */
+  tokenTexts(ids) {
+    if (!this.#bpe) throw new Error(this.#missing);
+    return unwrap(this.#bpe.tokenTexts(tokenIds('ids', ids)));
   }
 
   dispose() {

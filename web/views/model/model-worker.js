@@ -4,13 +4,11 @@
 // 'layer' {layer}. Replies {id, ok, value | error}; while loading, updates {type: 'update',
 // update: {progress}}. A refused load keeps the previous model. Every number comes from the API.
 import { serveRequests } from '../../shared/worker-loop.js';
-import { idTexts, inductionProbe, topTokens } from './model-data.js';
 
 const TOP = 10;
 
 let lens = null;
-let moduleUrl = '';
-let current = null; // { model, texts (id -> token text, or null), run: { ids, text } }
+let current = null; // { model, run: { ids, tokens } }
 
 async function json(file, what) {
   try {
@@ -28,30 +26,16 @@ async function tokenizerOf({ tokenizer, vocab, merges }) {
   return undefined;
 }
 
-/** id -> text for the top-10 list: the given vocab, or GPT-2's (served beside the module). */
-async function textsOf(tokenizer, vocabSize) {
-  if (tokenizer) return idTexts(tokenizer.model?.vocab ?? tokenizer.vocab, tokenizer.added_tokens);
-  if (vocabSize < 50257) return null;
-  const response = await fetch(new URL('gpt2-encoder.json', moduleUrl));
-  return response.ok ? idTexts(await response.json()) : null;
-}
-
 async function load(message) {
   if (!message.weights || !message.config) throw new Error('choose model.safetensors and config.json');
   const config = await json(message.config, 'config.json');
   const tokenizer = await tokenizerOf(message);
   const model = await lens.loadCheckpoint({ weights: message.weights, config, tokenizer,
     onProgress: (progress) => self.postMessage({ type: 'update', update: { progress } }) });
-  let texts = null;
-  try {
-    texts = await textsOf(tokenizer, model.config.vocab);
-  } catch {
-    texts = null; // the list shows ids
-  }
   current?.model.dispose();
-  current = { model, texts, run: null };
+  current = { model, run: null };
   return { config: { ...model.config }, fileBytes: message.weights.size, fileName: message.weights.name,
-    memory: lens.memory(), tokenizer: Boolean(tokenizer) || model.config.vocab >= 50257 };
+    memory: lens.memory(), tokenizer: model.hasTokenizer };
 }
 
 function need() {
@@ -66,19 +50,16 @@ function run(text) {
   if (all.ids.length === 0) throw new Error('type some text');
   const n = Math.min(all.ids.length, model.config.context);
   const ids = all.ids.slice(0, n);
-  const { logits, attention } = model.forward(ids, { n });
-  const vocab = model.config.vocab;
-  const texts = current.texts;
-  const top = topTokens(logits.subarray((n - 1) * vocab, n * vocab), TOP, (id) => texts?.[id] ?? `#${id}`);
+  const { attention } = model.forward(ids, { n });
+  const top = model.nextTokens(TOP).map((t) => ({ ...t, token: t.token ?? `#${t.id}` }));
   current.run = { ids, tokens: all.tokens.slice(0, n) };
   return { tokens: all.tokens.slice(0, n), ids: Array.from(ids), n, cut: all.ids.length - n, attention, top };
 }
 
-/** Every head's scores on the seeded repeated-random-token probe. */
+/** Every head's scores on the core's probe for the model (seeded random tokens, repeated once). */
 function scores() {
   const model = need();
-  const ids = inductionProbe(model.config.vocab, model.config.context);
-  return { probeLength: ids.length, scores: model.headScores({ ids, n: ids.length }) };
+  return { probeLength: model.probe().n, scores: model.headScores() };
 }
 
 /** Layer `layer` on the typed text as a standalone attention layer (for the walkthrough). */
@@ -95,8 +76,7 @@ serveRequests({
   notReady: 'the module is still loading',
   handlers: {
     async init(message) {
-      moduleUrl = message.moduleUrl;
-      const api = await import(/* @vite-ignore */ moduleUrl);
+      const api = await import(/* @vite-ignore */ message.moduleUrl);
       lens = await api.loadAttentionLens();
       return { simd: lens.simd, limits: lens.catalog.limits };
     },
