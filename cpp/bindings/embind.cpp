@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "attention/alphabet.hpp"
-#include "attention/bpe_tokenizer.hpp"
 #include "attention/error.hpp"
-#include "attention/explain.hpp"
-#include "attention/layer.hpp"
+#include "attention/layer/explain.hpp"
+#include "attention/layer/layer.hpp"
+#include "attention/layer/step_text.hpp"
+#include "attention/layer/steps.hpp"
 #include "attention/model/checkpoint_config.hpp"
 #include "attention/model/gpt2_checkpoint.hpp"
 #include "attention/model/model.hpp"
@@ -32,9 +32,9 @@
 #include "attention/ops/gelu.hpp"
 #include "attention/ops/simd.hpp"
 #include "attention/rng.hpp"
-#include "attention/step_text.hpp"
-#include "attention/steps.hpp"
-#include "attention/tokenizer.hpp"
+#include "attention/text/alphabet.hpp"
+#include "attention/text/bpe_tokenizer.hpp"
+#include "attention/text/tokenizer.hpp"
 #include "attention/train/head_ablation.hpp"
 #include "attention/train/head_scores.hpp"
 #include "attention/train/probe.hpp"

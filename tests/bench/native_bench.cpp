@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-#include "attention/layer.hpp"
+#include "attention/layer/layer.hpp"
 #include "attention/ops/simd.hpp"
 #include "attention/reference.hpp"
 #include "peak-probe.hpp"

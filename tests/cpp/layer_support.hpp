@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "attention/layer.hpp"
+#include "attention/layer/layer.hpp"
 #include "attention/reference.hpp"
 
 // The reference forward for `layer` with the same weights, inputs and options.

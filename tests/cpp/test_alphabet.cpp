@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "attention/alphabet.hpp"
 #include "attention/error.hpp"
+#include "attention/text/alphabet.hpp"
 
 using attn::AlphabetText;
 using attn::CharacterMapping;

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "attention/error.hpp"
+#include "attention/io/safetensors.hpp"
 #include "attention/model/checkpoint_config.hpp"
-#include "attention/safetensors.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::Equals;

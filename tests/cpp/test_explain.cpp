@@ -13,8 +13,8 @@
 
 #include "approx.hpp"
 #include "attention/error.hpp"
-#include "attention/explain.hpp"
-#include "attention/layer.hpp"
+#include "attention/layer/explain.hpp"
+#include "attention/layer/layer.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 

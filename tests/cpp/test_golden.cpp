@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "approx.hpp"
-#include "attention/layer.hpp"
+#include "attention/layer/layer.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -11,8 +11,8 @@
 
 #include "approx.hpp"
 #include "attention/error.hpp"
-#include "attention/layer.hpp"
-#include "attention/step_text.hpp"
+#include "attention/layer/layer.hpp"
+#include "attention/layer/step_text.hpp"
 #include "layer_support.hpp"
 
 using Catch::Matchers::ContainsSubstring;

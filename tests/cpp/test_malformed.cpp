@@ -10,8 +10,8 @@
 #include <string>
 
 #include "attention/error.hpp"
-#include "attention/layer.hpp"
-#include "attention/safetensors.hpp"
+#include "attention/io/safetensors.hpp"
+#include "attention/layer/layer.hpp"
 #include "test_support.hpp"
 
 using Catch::Matchers::ContainsSubstring;

@@ -10,7 +10,7 @@
 
 #include "approx.hpp"
 #include "attention/error.hpp"
-#include "attention/layer.hpp"
+#include "attention/layer/layer.hpp"
 #include "attention/ops/max_pool.hpp"
 #include "attention/tensor.hpp"
 

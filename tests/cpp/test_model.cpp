@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "attention/error.hpp"
+#include "attention/io/safetensors.hpp"
 #include "attention/model/model.hpp"
-#include "attention/model/optimizer.hpp"
 #include "attention/rng.hpp"
-#include "attention/safetensors.hpp"
+#include "attention/train/optimizer.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "attention/model/model.hpp"
-#include "attention/model/optimizer.hpp"
+#include "attention/train/optimizer.hpp"
 #include "test_support.hpp"
 
 namespace {

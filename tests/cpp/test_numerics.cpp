@@ -11,7 +11,7 @@
 
 #include "approx.hpp"
 #include "attention/error.hpp"
-#include "attention/layer.hpp"
+#include "attention/layer/layer.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "attention/error.hpp"
-#include "attention/safetensors.hpp"
+#include "attention/io/safetensors.hpp"
 #include "test_support.hpp"
 
 namespace st = attn::safetensors;

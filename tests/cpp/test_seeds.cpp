@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "approx.hpp"
-#include "attention/layer.hpp"
+#include "attention/layer/layer.hpp"
 #include "attention/rng.hpp"
 #include "test_support.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/safetensors.hpp"
+#include "attention/io/safetensors.hpp"
 
 #ifndef ATTN_TEST_DATA_DIR
 #error "ATTN_TEST_DATA_DIR must be defined (CMake sets it to tests/data for attention_tests)"

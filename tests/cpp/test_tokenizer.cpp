@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "attention/error.hpp"
-#include "attention/tokenizer.hpp"
+#include "attention/text/tokenizer.hpp"
 
 using attn::TokenizerKind;
 using Catch::Matchers::ContainsSubstring;

@@ -6,9 +6,9 @@
 #include <stdexcept>
 
 #include "attention/error.hpp"
-#include "attention/layer.hpp"
-#include "attention/weights.hpp"
-#include "attention/weights_io.hpp"
+#include "attention/io/weights_io.hpp"
+#include "attention/layer/layer.hpp"
+#include "attention/layer/weights.hpp"
 #include "test_support.hpp"
 
 using Catch::Matchers::ContainsSubstring;

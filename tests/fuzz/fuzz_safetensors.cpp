@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "attention/error.hpp"
-#include "attention/layer.hpp"
+#include "attention/io/safetensors.hpp"
+#include "attention/layer/layer.hpp"
 #include "attention/model/gpt2_checkpoint.hpp"
-#include "attention/safetensors.hpp"
 
 namespace st = attn::safetensors;
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "attention/error.hpp"
-#include "attention/utf8.hpp"
+#include "attention/text/utf8.hpp"
 
 namespace attn {
 

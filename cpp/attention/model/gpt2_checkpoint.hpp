@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "attention/io/safetensors.hpp"
 #include "attention/model/model.hpp"
-#include "attention/safetensors.hpp"
 
 namespace attn {
 

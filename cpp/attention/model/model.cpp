@@ -8,14 +8,14 @@
 #include <string>
 
 #include "attention/error.hpp"
-#include "attention/layer.hpp"
+#include "attention/io/safetensors.hpp"
+#include "attention/layer/layer.hpp"
 #include "attention/ops/cross_entropy.hpp"
 #include "attention/ops/input_embedding.hpp"
 #include "attention/ops/layernorm.hpp"
 #include "attention/ops/rope.hpp"
 #include "attention/ops/vec.hpp"
 #include "attention/rng.hpp"
-#include "attention/safetensors.hpp"
 
 namespace attn {
 

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "attention/layer.hpp"
+#include "attention/layer/layer.hpp"
+#include "attention/layer/trace.hpp"
 #include "attention/ops/causal_attention.hpp"
 #include "attention/ops/gelu.hpp"
 #include "attention/ops/linear.hpp"
 #include "attention/ops/positional.hpp"
 #include "attention/tensor.hpp"
-#include "attention/trace.hpp"
 
 namespace attn {
 

@@ -6,19 +6,6 @@
 
 namespace attn {
 
-std::span<const NamedKind<GeluKind>> gelu_kinds() {
-  static constexpr NamedKind<GeluKind> table[] = {{"erf", GeluKind::Erf}, {"tanh", GeluKind::Tanh}};
-  return table;
-}
-
-GeluKind parse_gelu_kind(std::string_view name) {
-  return parse_named(gelu_kinds(), name, "gelu");
-}
-
-const char* gelu_kind_name(GeluKind kind) {
-  return name_of(gelu_kinds(), kind);
-}
-
 #if ATTN_SIMD
 namespace {
 using simd::Floats;

@@ -7,16 +7,9 @@
 #include <span>
 #include <string_view>
 
-#include "attention/name_table.hpp"
+#include "attention/option_kinds.hpp"
 
 namespace attn {
-
-enum class GeluKind { Erf, Tanh };
-
-// "erf" | "tanh"; anything else throws, listing them.
-std::span<const NamedKind<GeluKind>> gelu_kinds();
-GeluKind parse_gelu_kind(std::string_view name);
-const char* gelu_kind_name(GeluKind kind);
 
 namespace reference {
 

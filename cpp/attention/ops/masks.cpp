@@ -8,22 +8,6 @@
 
 namespace attn {
 
-std::span<const NamedKind<MaskKind>> mask_kinds() {
-  static constexpr NamedKind<MaskKind> table[] = {{"none", MaskKind::None},
-                                                  {"causal", MaskKind::Causal},
-                                                  {"sliding-window", MaskKind::SlidingWindow},
-                                                  {"prefix-lm", MaskKind::PrefixLM}};
-  return table;
-}
-
-MaskKind parse_mask_kind(std::string_view name) {
-  return parse_named(mask_kinds(), name, "mask");
-}
-
-const char* mask_kind_name(MaskKind kind) {
-  return name_of(mask_kinds(), kind);
-}
-
 void validate_mask(const MaskSpec& spec, std::size_t n, std::size_t kv_n) {
   if (!spec.key_padding.empty() && spec.key_padding.size() != kv_n) {
     throw Error("keyPadding has " + std::to_string(spec.key_padding.size()) +

@@ -9,30 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "attention/name_table.hpp"
+#include "attention/option_kinds.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
-
-enum class MaskKind {
-  None,           // every key visible
-  Causal,         // key j visible to query i iff j <= i (top-left aligned when n != kv_n)
-  SlidingWindow,  // causal and local: j in (i - window, i] — the query and window-1 keys before it
-  PrefixLM,       // keys j < prefix visible to every query; the rest causal
-};
-
-// The mask names in order ("none", "causal", "sliding-window", "prefix-lm"): the parser's table.
-std::span<const NamedKind<MaskKind>> mask_kinds();
-MaskKind parse_mask_kind(std::string_view name);  // throws naming every accepted name
-const char* mask_kind_name(MaskKind kind);
-
-struct MaskSpec {
-  MaskKind kind = MaskKind::None;
-  std::size_t window = 0;                 // SlidingWindow: visible keys per query, >= 1
-  std::size_t prefix = 0;                 // PrefixLM: bidirectional prefix length
-  std::vector<std::uint8_t> key_padding;  // [kv_n], 1 = padded key (hidden from every query)
-  std::vector<std::uint8_t> cells;        // [n * kv_n], 1 = hidden cell; empty = none
-};
 
 // Throws attn::Error if the spec does not fit n queries and kv_n keys (padding or cell
 // vectors of the wrong length, a sliding window of 0).

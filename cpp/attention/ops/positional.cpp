@@ -9,23 +9,6 @@
 
 namespace attn {
 
-std::span<const NamedKind<PositionalKind>> positional_kinds() {
-  static constexpr NamedKind<PositionalKind> table[] = {{"none", PositionalKind::None},
-                                                        {"sinusoidal", PositionalKind::Sinusoidal},
-                                                        {"learned", PositionalKind::Learned},
-                                                        {"rope", PositionalKind::Rope},
-                                                        {"alibi", PositionalKind::Alibi}};
-  return table;
-}
-
-PositionalKind parse_positional_kind(std::string_view name) {
-  return parse_named(positional_kinds(), name, "positional encoding");
-}
-
-const char* positional_kind_name(PositionalKind kind) {
-  return name_of(positional_kinds(), kind);
-}
-
 void sinusoidal_encoding(MatView out) {
   for (std::size_t pos = 0; pos < out.rows; ++pos) {
     for (std::size_t col = 0; col < out.cols; ++col) {  // columns 2i (sin) and 2i+1 (cos)

@@ -9,24 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "attention/name_table.hpp"
+#include "attention/option_kinds.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
-
-enum class PositionalKind {
-  None,        // self-attention is permutation-equivariant
-  Sinusoidal,  // PE(pos, 2i) = sin(pos / 10000^{2i/d}), PE(pos, 2i+1) = cos(…), added to X
-  Learned,     // a seeded random table PE[pos] ~ N(0, 0.5²), added to X
-  Rope,        // q and k rotated pairwise by angle pos · 10000^{-2i/d_k} (needs even d_k)
-  Alibi,       // scores_ij += -m_h · |i - j| with the ALiBi head slopes m_h
-};
-
-// The encoding names in order ("none", "sinusoidal", "learned", "rope", "alibi"): the parser's
-// table.
-std::span<const NamedKind<PositionalKind>> positional_kinds();
-PositionalKind parse_positional_kind(std::string_view name);  // throws naming every accepted name
-const char* positional_kind_name(PositionalKind kind);
 
 // True for the encodings added to the input (sinusoidal, learned); RoPE and ALiBi act later.
 inline bool is_additive(PositionalKind kind) {

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <utility>
 
-#include "attention/alphabet.hpp"
 #include "attention/error.hpp"
+#include "attention/text/alphabet.hpp"
 #include "attention/train/english_text.hpp"
 
 namespace attn {

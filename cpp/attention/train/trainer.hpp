@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "attention/model/model.hpp"
-#include "attention/model/optimizer.hpp"
 #include "attention/train/head_scores.hpp"
+#include "attention/train/optimizer.hpp"
 #include "attention/train/tasks.hpp"
 
 namespace attn {

@@ -20,12 +20,12 @@
 #include <vector>
 
 #include "../peak-probe.hpp"
+#include "attention/io/safetensors.hpp"
 #include "attention/model/model.hpp"
-#include "attention/model/optimizer.hpp"
 #include "attention/ops/linear.hpp"
 #include "attention/ops/simd.hpp"
 #include "attention/rng.hpp"
-#include "attention/safetensors.hpp"
+#include "attention/train/optimizer.hpp"
 
 namespace {
 

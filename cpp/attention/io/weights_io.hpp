@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "attention/safetensors.hpp"
-#include "attention/weights.hpp"
+#include "attention/io/safetensors.hpp"
+#include "attention/layer/weights.hpp"
 
 namespace attn {
 

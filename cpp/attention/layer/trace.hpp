@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/steps.hpp"
+#include "attention/layer/steps.hpp"
 
 namespace attn {
 

@@ -1,10 +1,10 @@
 // Reading text in a character model's alphabet (see alphabet.hpp).
-#include "attention/alphabet.hpp"
+#include "attention/text/alphabet.hpp"
 
 #include <algorithm>
 
 #include "attention/error.hpp"
-#include "attention/utf8.hpp"
+#include "attention/text/utf8.hpp"
 
 namespace attn {
 namespace {

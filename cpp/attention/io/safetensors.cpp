@@ -1,5 +1,5 @@
 // Bounded .safetensors reader and writer: a strict JSON header parser plus range-checked tensors.
-#include "attention/safetensors.hpp"
+#include "attention/io/safetensors.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -13,7 +13,7 @@
 
 #include "attention/error.hpp"
 #include "attention/io/json.hpp"
-#include "attention/utf8.hpp"
+#include "attention/text/utf8.hpp"
 
 namespace attn::safetensors {
 

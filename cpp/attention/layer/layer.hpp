@@ -7,16 +7,16 @@
 #include <span>
 #include <vector>
 
-#include "attention/limits.hpp"
+#include "attention/layer/limits.hpp"
+#include "attention/layer/options.hpp"
+#include "attention/layer/trace.hpp"
+#include "attention/layer/weights.hpp"
 #include "attention/ops/flash.hpp"
 #include "attention/ops/masks.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/positional.hpp"
 #include "attention/ops/sdpa.hpp"
-#include "attention/options.hpp"
 #include "attention/tensor.hpp"
-#include "attention/trace.hpp"
-#include "attention/weights.hpp"
 
 namespace attn {
 

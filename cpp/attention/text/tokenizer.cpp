@@ -1,10 +1,10 @@
 // Word and character tokenizers over validated UTF-8, and the FNV-1a token -> embedding row map.
-#include "attention/tokenizer.hpp"
+#include "attention/text/tokenizer.hpp"
 
 #include <utility>
 
 #include "attention/error.hpp"
-#include "attention/utf8.hpp"
+#include "attention/text/utf8.hpp"
 
 namespace attn {
 namespace {

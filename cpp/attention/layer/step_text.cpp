@@ -1,9 +1,9 @@
 // Titles and LaTeX equations of traced steps (see step_text.hpp).
-#include "attention/step_text.hpp"
+#include "attention/layer/step_text.hpp"
 
 #include <string>
 
-#include "attention/layer.hpp"
+#include "attention/layer/layer.hpp"
 
 namespace attn {
 

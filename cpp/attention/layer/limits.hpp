@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <span>
 
-#include "attention/options.hpp"
+#include "attention/layer/options.hpp"
 
 namespace attn {
 

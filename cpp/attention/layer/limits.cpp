@@ -1,10 +1,11 @@
 // The configuration and forward-size checks against the limits (see limits.hpp).
-#include "attention/limits.hpp"
+#include "attention/layer/limits.hpp"
 
 #include <cstdint>
 #include <string>
 
 #include "attention/error.hpp"
+#include "attention/ops/masks.hpp"
 #include "attention/ops/max_pool.hpp"
 
 namespace attn {

@@ -1,17 +1,17 @@
 // AttentionLayer: seeded init, weights, and the traced forward (see layer.hpp).
-#include "attention/layer.hpp"
+#include "attention/layer/layer.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 
-#include "attention/float_range.hpp"
+#include "attention/io/weights_io.hpp"
+#include "attention/layer/float_range.hpp"
 #include "attention/ops/finite_scan.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/max_pool.hpp"
 #include "attention/ops/sdpa.hpp"
-#include "attention/weights_io.hpp"
 
 namespace attn {
 

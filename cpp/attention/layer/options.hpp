@@ -7,8 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "attention/ops/masks.hpp"
-#include "attention/ops/positional.hpp"
+#include "attention/option_kinds.hpp"
 
 namespace attn {
 

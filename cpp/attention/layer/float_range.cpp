@@ -1,5 +1,5 @@
 // Float32 range bounds of a forward (see float_range.hpp).
-#include "attention/float_range.hpp"
+#include "attention/layer/float_range.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
 // GPT-2's byte-level BPE, see bpe_tokenizer.hpp.
-#include "attention/bpe_tokenizer.hpp"
+#include "attention/text/bpe_tokenizer.hpp"
 
 #include <limits>
 
 #include "attention/error.hpp"
-#include "attention/unicode_classes.hpp"
-#include "attention/utf8.hpp"
+#include "attention/text/unicode_classes.hpp"
+#include "attention/text/utf8.hpp"
 
 namespace attn {
 

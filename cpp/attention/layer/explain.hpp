@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "attention/layer.hpp"
+#include "attention/layer/layer.hpp"
 
 namespace attn {
 

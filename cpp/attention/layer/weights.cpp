@@ -1,5 +1,5 @@
 // Layer weights: shapes, seeded init, validation, lookup by name, magnitudes (see weights.hpp).
-#include "attention/weights.hpp"
+#include "attention/layer/weights.hpp"
 
 #include <cmath>
 

@@ -6,8 +6,8 @@
 #include <span>
 #include <string>
 
-#include "attention/options.hpp"
-#include "attention/steps.hpp"
+#include "attention/layer/options.hpp"
+#include "attention/layer/steps.hpp"
 
 namespace attn {
 

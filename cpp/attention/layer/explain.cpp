@@ -1,5 +1,5 @@
 // The arithmetic behind one cell of a traced forward (see explain.hpp).
-#include "attention/explain.hpp"
+#include "attention/layer/explain.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // AdamW, gradient clipping and the learning-rate schedule, see optimizer.hpp.
-#include "attention/model/optimizer.hpp"
+#include "attention/train/optimizer.hpp"
 
 #include <cmath>
 #include <numbers>

@@ -1,5 +1,5 @@
 // The step catalog (see steps.hpp).
-#include "attention/steps.hpp"
+#include "attention/layer/steps.hpp"
 
 namespace attn {
 
