@@ -1,7 +1,7 @@
 // The one place the page and the element learn what the core computes: its steps (generic
 // title, equation, per-head or not, axes, when a step appears), the mask, positional and
 // tokenizer names, defaults and limits. It is the core's `lens.catalog` (the C++ catalog in
-// cpp/attention/steps.hpp, exported once by the JS API), never a copy of it.
+// cpp/attention/layer/steps.hpp, exported once by the JS API), never a copy of it.
 
 /** The catalog of a loaded API. */
 export const catalogOf = (lens) => lens.catalog;
