@@ -55,13 +55,13 @@ LayerWeights read_layer_weights(const safetensors::File& file, const WeightShape
   return loaded;
 }
 
-std::vector<safetensors::TensorToWrite> layer_tensors(const LayerWeights& weights,
+std::vector<safetensors::TensorToWrite> layer_tensors(const LayerWeightsView& weights,
                                                       const WeightShape& shape,
                                                       std::string_view prefix) {
   std::vector<safetensors::TensorToWrite> tensors;
   for (const auto& tensor : weight_tensors(shape)) {
     tensors.push_back(safetensors::make_f32(std::string(prefix) + tensor.name, tensor.shape,
-                                            weights.*tensor.member));
+                                            weight_by_name(weights, tensor.name)));
   }
   return tensors;
 }

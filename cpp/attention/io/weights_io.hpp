@@ -18,8 +18,13 @@ LayerWeights read_layer_weights(const safetensors::File& file, const WeightShape
                                 std::string_view prefix = "");
 
 // The layer's tensors, named prefix + state_dict name, in state_dict order.
-std::vector<safetensors::TensorToWrite> layer_tensors(const LayerWeights& weights,
+std::vector<safetensors::TensorToWrite> layer_tensors(const LayerWeightsView& weights,
                                                       const WeightShape& shape,
                                                       std::string_view prefix = "");
+inline std::vector<safetensors::TensorToWrite> layer_tensors(const LayerWeights& weights,
+                                                             const WeightShape& shape,
+                                                             std::string_view prefix = "") {
+  return layer_tensors(view_of(weights), shape, prefix);
+}
 
 }  // namespace attn

@@ -261,7 +261,7 @@ class Explainer {
     const std::size_t d = d_model();
     const std::size_t r = std::size_t(out_.head) * dk() + c_;  // row of W_M
     const std::size_t w_row = which * layer_.inner_dim() + r;  // row of in_proj_weight
-    const auto& w = layer_.weights();
+    const LayerWeightsView w = layer_.weight_view();
     const float* weight_row = w.in_proj_weight.data() + w_row * d;
     const std::string x_sym = from_source ? "x^{src}" : "x";
     out_.left_label = (from_source ? "src_" : "x_") + str(i_) + "[t]";
@@ -504,7 +504,7 @@ class Explainer {
       return;
     }
     const std::size_t inner = layer_.inner_dim();
-    const auto& w = layer_.weights();
+    const LayerWeightsView w = layer_.weight_view();
     const float* weight_row = w.out_proj_weight.data() + c_ * inner;
     out_.left_label = "z_" + str(i_) + "[t]";
     out_.right_label = "W_O[" + str(c_) + "][t]";

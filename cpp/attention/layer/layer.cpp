@@ -25,23 +25,31 @@ WeightShape AttentionLayer::weight_shape() const {
   return {config_.d_model, config_.heads, inner_dim(), config_.bias, config_.out_proj};
 }
 
-void AttentionLayer::set_weights(LayerWeights weights) {
-  const WeightShape shape = weight_shape();
-  validate_weights(weights, shape);
-  weights_ = std::move(weights);
-  magnitudes_ = weight_magnitudes(weights_, shape);
-  prepare_weights();
+AttentionLayer::AttentionLayer(const LayerConfig& config, const LayerWeightsView& borrowed)
+    : config_(config), head_dim_(checked_head_dim(config)) {
+  if (config.positional == PositionalKind::Alibi) alibi_slopes_ = attn::alibi_slopes(config.heads);
+  use_weights(borrowed);
+  borrowed_ = borrowed;
 }
 
-void AttentionLayer::prepare_weights() {
+void AttentionLayer::set_weights(LayerWeights weights) {
+  use_weights(view_of(weights));
+  weights_ = std::move(weights);  // the vectors' buffers move: the packed copies stay right
+  borrowed_.reset();
+}
+
+void AttentionLayer::use_weights(const LayerWeightsView& weights) {
+  const WeightShape shape = weight_shape();
+  validate_weights(weights, shape);
+  magnitudes_ = weight_magnitudes(weights, shape);
   const std::size_t inner = inner_dim();
   const std::size_t d = config_.d_model;
   // W_qᵀ and [W_k; W_v]ᵀ packed straight from the rows of in_proj_weight.
-  pack_transposed(ConstMatView(weights_.in_proj_weight.data(), inner, d), in_q_packed_);
-  pack_transposed(ConstMatView(weights_.in_proj_weight.data() + inner * d, 2 * inner, d),
+  pack_transposed(ConstMatView(weights.in_proj_weight.data(), inner, d), in_q_packed_);
+  pack_transposed(ConstMatView(weights.in_proj_weight.data() + inner * d, 2 * inner, d),
                   in_kv_packed_);
   if (config_.out_proj) {
-    pack_transposed(ConstMatView(weights_.out_proj_weight.data(), d, inner), out_packed_);
+    pack_transposed(ConstMatView(weights.out_proj_weight.data(), d, inner), out_packed_);
   }
 }
 
@@ -50,7 +58,7 @@ void AttentionLayer::load_safetensors(std::span<const std::uint8_t> bytes) {
 }
 
 std::vector<std::uint8_t> AttentionLayer::save_safetensors() const {
-  return safetensors::write(layer_tensors(weights_, weight_shape()),
+  return safetensors::write(layer_tensors(weight_view(), weight_shape()),
                             {{"format", "pt"},
                              {"heads", std::to_string(config_.heads)},
                              {"d_model", std::to_string(config_.d_model)}});
@@ -135,7 +143,7 @@ AttentionLayer::Projections AttentionLayer::project(ConstMatView input, ConstMat
                                                     bool cross) {
   // Q = X W_Qᵀ + b_Q, K and V likewise from the source.
   const std::size_t n = input.rows, kv_n = source.rows, dk = head_dim_, inner = inner_dim();
-  const float* in_bias = config_.bias ? weights_.in_proj_bias.data() : nullptr;
+  const float* in_bias = config_.bias ? weight_view().in_proj_bias.data() : nullptr;
   const float* kv_bias = in_bias ? in_bias + inner : nullptr;
   Projections p;
   if (!cross) {
@@ -231,7 +239,7 @@ void AttentionLayer::project_output(std::size_t n) {
   if (config_.out_proj) {
     result_.output.resize(n, config_.d_model);
     matmul_packed(concat_, out_packed_, result_.output,
-                  config_.bias ? weights_.out_proj_bias.data() : nullptr);
+                  config_.bias ? weight_view().out_proj_bias.data() : nullptr);
   } else {
     result_.output.resize(n, inner);
     std::copy(concat_.data(), concat_.data() + n * inner, result_.output.data());

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -41,6 +42,11 @@ class AttentionLayer {
   // Validates the config (heads dividing d_model, sizes within bounds: limits.hpp) and
   // initialises the weights from `seed` (seeded_weights in weights.hpp).
   explicit AttentionLayer(const LayerConfig& config);
+  // A layer over weights it does not own (a block of a Model's parameter buffer): nothing is
+  // copied but the kernels' packed form. The weights must outlive the layer and stay unchanged
+  // while it is used; they are validated as set_weights does. set_weights, load_safetensors
+  // replace them with weights of the layer's own.
+  AttentionLayer(const LayerConfig& config, const LayerWeightsView& borrowed);
 
   const LayerConfig& config() const { return config_; }
   std::size_t head_dim() const { return head_dim_; }
@@ -53,7 +59,10 @@ class AttentionLayer {
   // Validates every size (naming the tensor and the expected shape) and that all values are
   // finite; on error the previous weights stay.
   void set_weights(LayerWeights weights);
+  // The layer's own weights (empty for a layer over borrowed weights: read weight_view()).
   const LayerWeights& weights() const { return weights_; }
+  // The weights the forward uses: its own, or the borrowed ones.
+  LayerWeightsView weight_view() const { return borrowed_ ? *borrowed_ : view_of(weights_); }
 
   // Loads PyTorch state_dict tensors by name: in_proj_weight, out_proj.weight and, with
   // bias, in_proj_bias and out_proj.bias (F32). Missing, extra or misshapen tensors throw.
@@ -72,7 +81,8 @@ class AttentionLayer {
 
  private:
   void validate_forward(std::span<const float> x, const ForwardOptions& options) const;
-  void prepare_weights();  // the packed copies the kernels multiply by
+  // Validates the weights, takes their magnitudes and packs the copies the kernels multiply by.
+  void use_weights(const LayerWeightsView& weights);
   ConstMatView add_positional(std::span<const float> x, std::size_t rows, Matrix& with_pe,
                               StepKind kind);
   // The forward's pieces: Q, K, V (RoPE applied); every head's attention into concat_; the
@@ -89,6 +99,7 @@ class AttentionLayer {
   LayerConfig config_;
   std::size_t head_dim_ = 0;
   LayerWeights weights_;
+  std::optional<LayerWeightsView> borrowed_;  // set: the forward reads these, not weights_
   WeightMagnitudes magnitudes_;  // the float32 range check of forward() (float_range.hpp)
   PackedMatrix in_q_packed_;     // [d_model, inner] = W_qᵀ, packed
   PackedMatrix in_kv_packed_;    // [d_model, 2·inner] = [W_k; W_v]ᵀ, packed

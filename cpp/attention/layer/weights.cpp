@@ -15,7 +15,7 @@ std::string str(std::size_t value) {
   return std::to_string(value);
 }
 
-void require_size(const std::vector<float>& values, std::size_t count, const std::string& shape,
+void require_size(std::span<const float> values, std::size_t count, const std::string& shape,
                   const std::string& name) {
   if (values.size() != count) {
     throw Error(name + " has " + str(values.size()) + " values, expected " + shape + " = " +
@@ -23,8 +23,7 @@ void require_size(const std::vector<float>& values, std::size_t count, const std
   }
 }
 
-void require_empty(const std::vector<float>& values, const std::string& name,
-                   const std::string& why) {
+void require_empty(std::span<const float> values, const std::string& name, const std::string& why) {
   if (!values.empty()) throw Error(name + " was given, but " + why);
 }
 
@@ -55,6 +54,19 @@ const std::vector<float>& weight_by_name(const LayerWeights& weights, std::strin
               kNames[1] + ", " + kNames[2] + ", " + kNames[3]);
 }
 
+std::span<const float> weight_by_name(const LayerWeightsView& weights, std::string_view name) {
+  if (name == kNames[0]) return weights.in_proj_weight;
+  if (name == kNames[1]) return weights.in_proj_bias;
+  if (name == kNames[2]) return weights.out_proj_weight;
+  if (name == kNames[3]) return weights.out_proj_bias;
+  return weight_by_name(LayerWeights{}, name);  // throws, naming the four
+}
+
+LayerWeightsView view_of(const LayerWeights& weights) {
+  return {weights.in_proj_weight, weights.in_proj_bias, weights.out_proj_weight,
+          weights.out_proj_bias};
+}
+
 LayerWeights seeded_weights(const WeightShape& s, std::uint32_t seed) {
   LayerWeights init;
   NumpyRandomState rng(seed);
@@ -78,11 +90,11 @@ LayerWeights seeded_weights(const WeightShape& s, std::uint32_t seed) {
   return init;
 }
 
-void validate_weights(const LayerWeights& weights, const WeightShape& s) {
+void validate_weights(const LayerWeightsView& weights, const WeightShape& s) {
   const std::vector<WeightTensor> present = weight_tensors(s);
   // Checked in the order in_proj_weight, out_proj.weight, in_proj_bias, out_proj.bias.
   for (const char* name : {kNames[0], kNames[2], kNames[1], kNames[3]}) {
-    const std::vector<float>& values = weight_by_name(weights, name);
+    const std::span<const float> values = weight_by_name(weights, name);
     const WeightTensor* tensor = nullptr;
     for (const auto& t : present) {
       if (t.name == name) tensor = &t;
@@ -112,7 +124,7 @@ void require_finite(std::span<const float> values, const std::string& name) {
   }
 }
 
-WeightMagnitudes weight_magnitudes(const LayerWeights& w, const WeightShape& s) {
+WeightMagnitudes weight_magnitudes(const LayerWeightsView& w, const WeightShape& s) {
   const std::size_t block = s.inner * s.d_model;
   const std::span<const float> in(w.in_proj_weight);
   const std::span<const float> bias(w.in_proj_bias);

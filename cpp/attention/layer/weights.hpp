@@ -21,6 +21,16 @@ struct LayerWeights {
   std::vector<float> out_proj_bias;    // [d_model], empty without bias or out_proj
 };
 
+// Read-only views of one layer's four tensors, laid out as LayerWeights: the layer's own, or a
+// block of a Model's parameter buffer (no copy). What the forward and the explanations read.
+struct LayerWeightsView {
+  std::span<const float> in_proj_weight;   // [3·inner, d_model]
+  std::span<const float> in_proj_bias;     // [3·inner], empty without bias
+  std::span<const float> out_proj_weight;  // [d_model, inner], empty without out_proj
+  std::span<const float> out_proj_bias;    // [d_model], empty without bias or out_proj
+};
+LayerWeightsView view_of(const LayerWeights& weights);
+
 // What the weights of one layer must look like.
 struct WeightShape {
   std::size_t d_model = 0;
@@ -43,13 +53,14 @@ std::vector<WeightTensor> weight_tensors(const WeightShape& shape);
 // The tensor named `name` (one of the four state_dict names); throws attn::Error naming the
 // known names for any other.
 const std::vector<float>& weight_by_name(const LayerWeights& weights, std::string_view name);
+std::span<const float> weight_by_name(const LayerWeightsView& weights, std::string_view name);
 
 // in_proj Xavier-uniform and out_proj uniform(±1/√inner) as PyTorch does, biases
 // uniform(±1/√d_model) (PyTorch starts them at zero; nonzero shows their role), from `seed`.
 LayerWeights seeded_weights(const WeightShape& shape, std::uint32_t seed);
 
 // Every size (naming the tensor and the expected shape) and that all values are finite.
-void validate_weights(const LayerWeights& weights, const WeightShape& shape);
+void validate_weights(const LayerWeightsView& weights, const WeightShape& shape);
 
 // Throws attn::Error naming the first NaN or infinity: "<name>[i] is NaN: values must be finite".
 void require_finite(std::span<const float> values, const std::string& name);
@@ -60,6 +71,6 @@ struct WeightMagnitudes {
   float q_bias = 0, k_bias = 0, v_bias = 0;        // blocks of in_proj_bias
   float out_weight = 0, out_bias = 0;
 };
-WeightMagnitudes weight_magnitudes(const LayerWeights& weights, const WeightShape& shape);
+WeightMagnitudes weight_magnitudes(const LayerWeightsView& weights, const WeightShape& shape);
 
 }  // namespace attn

@@ -11,7 +11,7 @@
 #include "attention/io/safetensors.hpp"
 #include "attention/layer/layer.hpp"
 #include "attention/ops/cross_entropy.hpp"
-#include "attention/ops/input_embedding.hpp"
+#include "attention/ops/embedding.hpp"
 #include "attention/ops/layernorm.hpp"
 #include "attention/ops/rope.hpp"
 #include "attention/ops/vec.hpp"
@@ -316,9 +316,9 @@ void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_he
   check_ids(ids, 1, n);
   run_forward(ids.data(), 1, n);
   const std::size_t d = config_.d_model;
-  const auto copy = [&](std::size_t offset, std::size_t size) {
-    return offset == kNone ? std::vector<float>{}
-                           : std::vector<float>(&params_[offset], &params_[offset] + size);
+  const auto block = [&](std::size_t offset, std::size_t size) {
+    return offset == kNone ? std::span<const float>{}
+                           : std::span<const float>(&params_[offset], size);
   };
   traced_layers_.clear();
   for (std::size_t l = 0; l < config_.layers; ++l) {
@@ -328,13 +328,10 @@ void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_he
     layer_config.bias = config_.bias;
     layer_config.positional =
         config_.positional == PositionalKind::Rope ? PositionalKind::Rope : PositionalKind::None;
-    auto layer = std::make_unique<AttentionLayer>(layer_config);
-    LayerWeights weights;
-    weights.in_proj_weight = copy(layers_[l].in_w, 3 * d * d);
-    weights.in_proj_bias = copy(layers_[l].in_b, 3 * d);
-    weights.out_proj_weight = copy(layers_[l].out_w, d * d);
-    weights.out_proj_bias = copy(layers_[l].out_b, d);
-    layer->set_weights(std::move(weights));
+    // The block's attention weights as they are in the buffer: the layer borrows them.
+    const LayerWeightsView weights{block(layers_[l].in_w, 3 * d * d), block(layers_[l].in_b, 3 * d),
+                                   block(layers_[l].out_w, d * d), block(layers_[l].out_b, d)};
+    auto layer = std::make_unique<AttentionLayer>(layer_config, weights);
     ForwardOptions options;
     options.n = n;
     options.mask.kind = MaskKind::Causal;
@@ -511,7 +508,8 @@ void Model::load_safetensors(std::span<const std::uint8_t> bytes) {
     const auto values = file.f32(mine.name);
     std::copy(values.begin(), values.end(), loaded.begin() + std::ptrdiff_t(mine.offset));
   }
-  params_ = std::move(loaded);
+  std::copy(loaded.begin(), loaded.end(), params_.begin());  // the buffer stays where it is
+  traced_layers_.clear();                                    // they borrowed the old weights
 }
 
 }  // namespace attn

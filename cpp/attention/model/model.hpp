@@ -113,10 +113,12 @@ class Model {
   std::span<const float> attention_input(std::size_t layer) const;
 
   // forward on one sequence ids [n], then every layer's attention run again, traced, by an
-  // AttentionLayer holding that block's weights, on ln1(x_l) (x_l without LayerNorm), causal,
-  // positional rope or none (trace_head as ForwardOptions'): traced_layer(l).last_result().trace
-  // holds layer l's steps in the walkthrough's vocabulary, and step_text and explain_cell work
-  // on traced_layer(l) as on any layer. Valid until the next trace().
+  // AttentionLayer over that block's weights in the parameter buffer (borrowed, not copied), on
+  // ln1(x_l) (x_l without LayerNorm), causal, positional rope or none (trace_head as
+  // ForwardOptions'): traced_layer(l).last_result().trace holds layer l's steps in the
+  // walkthrough's vocabulary, and step_text and explain_cell work on traced_layer(l) as on any
+  // layer. Valid until the next trace() or load_safetensors; a change of parameters in between
+  // shows in explanations, not in the recorded steps.
   void trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head = -1);
   // Throws attn::Error unless batch is 1: a trace follows one sequence.
   static void check_trace_batch(std::size_t batch);
