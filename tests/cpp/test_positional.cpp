@@ -56,6 +56,28 @@ TEST_CASE("RoPE keeps norms and makes q·k depend only on the offset", "[positio
   REQUIRE_THROWS_WITH(attn::apply_rope(odd), Catch::Matchers::ContainsSubstring("even d_k"));
 }
 
+TEST_CASE("RoPE rotate_half (Llama's convention): pair i is (x_i, x_{i+d_k/2}), base as given",
+          "[positional]") {
+  // transformers' eager code: q·cos + rotate_half(q)·sin, rotate_half(q) = cat(−q2, q1),
+  // cos/sin = cat(freqs, freqs), freqs = t · base^(−2i/d_k). Written out for d_k 4, t 1.
+  const std::vector<float> x{1.0f, 2.0f, 3.0f, 4.0f};
+  attn::Matrix rows(2, 4);
+  for (std::size_t t = 0; t < 2; ++t) std::copy(x.begin(), x.end(), rows.row(t));
+  attn::apply_rope(rows, attn::RopePairing::RotateHalf, 500000.0);
+  for (std::size_t c = 0; c < 4; ++c) REQUIRE(rows(0, c) == x[c]);  // t = 0: unchanged
+  const double f0 = 1.0, f1 = std::pow(500000.0, -0.5);
+  const double expected[4] = {
+      1.0 * std::cos(f0) - 3.0 * std::sin(f0), 2.0 * std::cos(f1) - 4.0 * std::sin(f1),
+      3.0 * std::cos(f0) + 1.0 * std::sin(f0), 4.0 * std::cos(f1) + 2.0 * std::sin(f1)};
+  for (std::size_t c = 0; c < 4; ++c) REQUIRE(std::abs(rows(1, c) - expected[c]) < 1e-6);
+  // The interleaved convention pairs (0, 1) and (2, 3) instead: different numbers.
+  attn::Matrix interleaved(2, 4);
+  for (std::size_t t = 0; t < 2; ++t) std::copy(x.begin(), x.end(), interleaved.row(t));
+  attn::apply_rope(interleaved, attn::RopePairing::Interleaved, 500000.0);
+  REQUIRE(std::abs(interleaved(1, 0) - (1.0 * std::cos(f0) - 2.0 * std::sin(f0))) < 1e-6);
+  REQUIRE(std::abs(interleaved(1, 0) - rows(1, 0)) > 0.1);
+}
+
 TEST_CASE("ALiBi slopes follow the paper, and the bias is -m|i-j|", "[positional]") {
   const auto eight = attn::alibi_slopes(8);
   for (std::size_t h = 0; h < 8; ++h) REQUIRE(eight[h] == float(std::pow(2.0, -double(h + 1))));

@@ -1,4 +1,4 @@
-// Sinusoidal / learned encodings, RoPE and ALiBi (see positional.hpp).
+// Sinusoidal / learned encodings and ALiBi (see positional.hpp; RoPE is in rope.hpp).
 #include "attention/ops/positional.hpp"
 
 #include <cmath>
@@ -23,25 +23,6 @@ void learned_encoding(MatView out, std::uint32_t seed) {
   NumpyRandomState rng(seed ^ 0x5EED0001u);
   for (std::size_t pos = 0; pos < out.rows; ++pos) {
     rng.fill_randn(std::span<float>(out.row(pos), out.cols), 0.5);
-  }
-}
-
-void apply_rope(MatView x) {
-  if (x.cols % 2 != 0) {
-    throw Error("RoPE rotates pairs of dimensions: it needs an even d_k, got " +
-                std::to_string(x.cols));
-  }
-  for (std::size_t pos = 0; pos < x.rows; ++pos) {
-    float* row = x.row(pos);
-    for (std::size_t i = 0; i < x.cols / 2; ++i) {
-      const double angle = rope_angle(pos, i, x.cols);
-      const float c = static_cast<float>(std::cos(angle));
-      const float s = static_cast<float>(std::sin(angle));
-      const float a = row[2 * i];
-      const float b = row[2 * i + 1];
-      row[2 * i] = a * c - b * s;
-      row[2 * i + 1] = a * s + b * c;
-    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attention/ops/rope.hpp"  // RoPE: apply_rope, rope_angle
 #include "attention/option_kinds.hpp"
 #include "attention/tensor.hpp"
 
@@ -27,24 +28,12 @@ inline double sinusoid_denominator(std::size_t pair, std::size_t d_model) {
 inline double sinusoid_angle(std::size_t pos, std::size_t col, std::size_t d_model) {
   return static_cast<double>(pos) / sinusoid_denominator(col / 2, d_model);
 }
-// RoPE turns pair (2i, 2i+1) of position pos by pos · θ_i, θ_i = 10000^{-2i/d_k}.
-inline double rope_frequency(std::size_t pair, std::size_t d_k) {
-  return std::pow(10000.0, -2.0 * pair / static_cast<double>(d_k));
-}
-inline double rope_angle(std::size_t pos, std::size_t pair, std::size_t d_k) {
-  return static_cast<double>(pos) * rope_frequency(pair, d_k);
-}
-
 // out [n, d]: the sinusoidal table of "Attention Is All You Need" for positions 0..n-1,
 // computed in double and rounded once (so it equals NumPy's to float precision).
 void sinusoidal_encoding(MatView out);
 
 // out [n, d]: rows 0..n-1 of a seeded table (row p does not depend on n).
 void learned_encoding(MatView out, std::uint32_t seed);
-
-// In place on x [n, d_k] (d_k even): each pair (x_{2i}, x_{2i+1}) of row pos is rotated by
-// pos · θ_i, θ_i = 10000^{-2i/d_k}.
-void apply_rope(MatView x);
 
 // ALiBi slopes for `heads` heads (Press et al.): 2^{-8h/H} for h = 1..H when H is a power of
 // two, interleaved from the next power of two otherwise.
