@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "attention/layer/layer.hpp"
+#include "attention/layer/layer_reference.hpp"
 #include "attention/ops/simd.hpp"
-#include "attention/reference.hpp"
 #include "peak-probe.hpp"
 
 namespace {

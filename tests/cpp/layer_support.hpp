@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "attention/layer/layer.hpp"
-#include "attention/reference.hpp"
+#include "attention/layer/layer_reference.hpp"
 
 // The reference forward for `layer` with the same weights, inputs and options.
 inline attn::reference::MhaOutputs reference_forward(const attn::AttentionLayer& layer,

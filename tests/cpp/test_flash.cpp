@@ -9,7 +9,6 @@
 #include "attention/ops/flash.hpp"
 #include "attention/ops/masks.hpp"
 #include "attention/ops/sdpa.hpp"
-#include "attention/reference.hpp"
 
 namespace {
 

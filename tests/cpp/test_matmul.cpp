@@ -6,7 +6,6 @@
 #include "approx.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/simd.hpp"
-#include "attention/reference.hpp"
 
 namespace {
 // The sizes that exercise every tile and tail path: 1 … 2·width+1 and some odd ones.

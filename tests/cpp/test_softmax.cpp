@@ -8,7 +8,6 @@
 #include "approx.hpp"
 #include "attention/ops/simd.hpp"
 #include "attention/ops/softmax.hpp"
-#include "attention/reference.hpp"
 
 namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();

@@ -64,4 +64,20 @@ void transpose(ConstMatView in, MatView out);
 // C = A·Bᵀ.  A [m, k], B [n, k], C [m, n]. Packs Bᵀ into `packed` (reused across calls).
 void matmul_transposed(ConstMatView a, ConstMatView b, MatView c, PackedMatrix& packed);
 
+namespace reference {
+
+// The scalar reference (double accumulation, no SIMD) the tests compare the kernel with.
+// C = A·B (+ bias).  A [m, k], B [k, n], C [m, n].
+inline void matmul(ConstMatView a, ConstMatView b, MatView c, const float* bias = nullptr) {
+  for (std::size_t i = 0; i < c.rows; ++i) {
+    for (std::size_t j = 0; j < c.cols; ++j) {
+      double sum = bias ? bias[j] : 0.0;
+      for (std::size_t p = 0; p < a.cols; ++p) sum += double(a(i, p)) * double(b(p, j));
+      c(i, j) = static_cast<float>(sum);
+    }
+  }
+}
+
+}  // namespace reference
+
 }  // namespace attn

@@ -1,8 +1,11 @@
 // Scaled dot-product attention for one head: scores, scale, bias, mask, softmax, A·V.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
+#include "attention/ops/masks.hpp"
 
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/softmax.hpp"
@@ -35,5 +38,48 @@ struct SdpaWorkspace {
 void scaled_dot_product_attention(ConstMatView q, ConstMatView k, ConstMatView v,
                                   const LogitParams& params, MatView weights, MatView context,
                                   SdpaWorkspace& workspace, SdpaSnapshots* snapshots = nullptr);
+
+namespace reference {
+
+// The scalar reference (double accumulation, no SIMD) the tests compare the kernel with.
+// One head: weights = softmax(mask(Q·Kᵀ·scale − slope·|i − j|)), context = weights·V, in
+// double. q [n, d_k], k [kv_n, d_k], v [kv_n, d_v], weights [n, kv_n], context [n, d_v]; mask
+// may be null (all visible); alibi_slope 0 = no bias. A query with no visible key: zeros.
+inline void attention_head(ConstMatView q, ConstMatView k, ConstMatView v, double scale,
+                           double alibi_slope, const MaskSpec* mask, MatView weights,
+                           MatView context) {
+  const double minus_inf = -std::numeric_limits<double>::infinity();
+  std::vector<double> logits(k.rows);
+  for (std::size_t i = 0; i < q.rows; ++i) {
+    double max = minus_inf;
+    for (std::size_t j = 0; j < k.rows; ++j) {
+      logits[j] = minus_inf;
+      if (mask && !is_visible(*mask, i, j, k.rows)) continue;
+      double dot = 0.0;
+      for (std::size_t c = 0; c < q.cols; ++c) dot += double(q(i, c)) * double(k(j, c));
+      logits[j] = dot * scale - alibi_slope * std::abs(double(i) - double(j));
+      max = std::max(max, logits[j]);
+    }
+    double sum = 0.0;
+    for (std::size_t j = 0; j < k.rows; ++j) {
+      logits[j] = max == minus_inf ? 0.0 : std::exp(logits[j] - max);
+      sum += logits[j];
+    }
+    for (std::size_t c = 0; c < v.cols; ++c) context(i, c) = 0.0f;
+    for (std::size_t j = 0; j < k.rows; ++j) {
+      const double a = sum > 0.0 ? logits[j] / sum : 0.0;
+      weights(i, j) = static_cast<float>(a);
+    }
+    for (std::size_t c = 0; c < v.cols; ++c) {
+      double acc = 0.0;
+      for (std::size_t j = 0; j < k.rows; ++j) {
+        if (sum > 0.0) acc += logits[j] / sum * double(v(j, c));
+      }
+      context(i, c) = static_cast<float>(acc);
+    }
+  }
+}
+
+}  // namespace reference
 
 }  // namespace attn

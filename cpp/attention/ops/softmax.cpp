@@ -7,7 +7,6 @@
 
 #include "attention/ops/exp.hpp"
 #include "attention/ops/simd.hpp"
-#include "attention/reference.hpp"
 
 namespace attn {
 

@@ -2,7 +2,9 @@
 // alone, and fused with the scale, the ALiBi bias and the mask that come before it.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <limits>
 
 #include "attention/ops/masks.hpp"
 #include "attention/ops/simd.hpp"
@@ -52,5 +54,27 @@ float exp_shifted_sum(float* x, std::size_t count, float shift);
 // exact zeros elsewhere, so cells outside that range need not hold computed scores. The result
 // is bit-identical to running prepare_logits and softmax over the whole row.
 void scale_mask_softmax_rows(MatView scores, std::size_t first_query, const LogitParams& params);
+
+namespace reference {
+
+// The scalar reference (double accumulation, no SIMD) the tests compare the kernel with.
+// Row-wise stable softmax in place; -inf -> 0, all -inf rows -> zeros.
+inline void softmax_rows(MatView x) {
+  for (std::size_t i = 0; i < x.rows; ++i) {
+    double max = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < x.cols; ++j) max = std::max(max, double(x(i, j)));
+    if (max == -std::numeric_limits<double>::infinity()) {
+      for (std::size_t j = 0; j < x.cols; ++j) x(i, j) = 0.0f;
+      continue;
+    }
+    double sum = 0.0;
+    for (std::size_t j = 0; j < x.cols; ++j) sum += std::exp(double(x(i, j)) - max);
+    for (std::size_t j = 0; j < x.cols; ++j) {
+      x(i, j) = static_cast<float>(std::exp(double(x(i, j)) - max) / sum);
+    }
+  }
+}
+
+}  // namespace reference
 
 }  // namespace attn

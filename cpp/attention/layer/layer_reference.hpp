@@ -1,5 +1,6 @@
-// Plain scalar reference of each op (double accumulation, no SIMD, no cleverness): the tests
-// compare the vectorized kernels and the whole layer against these.
+// The attention layer's scalar reference: a complete multi-head attention forward in
+// nn.MultiheadAttention layout, written as directly as possible (double accumulation, no SIMD),
+// built from the ops' references; the tests compare AttentionLayer with it.
 #pragma once
 
 #include <cmath>
@@ -8,75 +9,12 @@
 #include <vector>
 
 #include "attention/ops/masks.hpp"
+#include "attention/ops/matmul.hpp"
+#include "attention/ops/sdpa.hpp"
+#include "attention/ops/softmax.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn::reference {
-
-// C = A·B (+ bias).  A [m, k], B [k, n], C [m, n].
-inline void matmul(ConstMatView a, ConstMatView b, MatView c, const float* bias = nullptr) {
-  for (std::size_t i = 0; i < c.rows; ++i) {
-    for (std::size_t j = 0; j < c.cols; ++j) {
-      double sum = bias ? bias[j] : 0.0;
-      for (std::size_t p = 0; p < a.cols; ++p) sum += double(a(i, p)) * double(b(p, j));
-      c(i, j) = static_cast<float>(sum);
-    }
-  }
-}
-
-// Row-wise stable softmax in place; -inf -> 0, all -inf rows -> zeros.
-inline void softmax_rows(MatView x) {
-  for (std::size_t i = 0; i < x.rows; ++i) {
-    double max = -std::numeric_limits<double>::infinity();
-    for (std::size_t j = 0; j < x.cols; ++j) max = std::max(max, double(x(i, j)));
-    if (max == -std::numeric_limits<double>::infinity()) {
-      for (std::size_t j = 0; j < x.cols; ++j) x(i, j) = 0.0f;
-      continue;
-    }
-    double sum = 0.0;
-    for (std::size_t j = 0; j < x.cols; ++j) sum += std::exp(double(x(i, j)) - max);
-    for (std::size_t j = 0; j < x.cols; ++j) {
-      x(i, j) = static_cast<float>(std::exp(double(x(i, j)) - max) / sum);
-    }
-  }
-}
-
-// One head: weights = softmax(mask(Q·Kᵀ·scale − slope·|i − j|)), context = weights·V, in
-// double. q [n, d_k], k [kv_n, d_k], v [kv_n, d_v], weights [n, kv_n], context [n, d_v]; mask
-// may be null (all visible); alibi_slope 0 = no bias. A query with no visible key: zeros.
-inline void attention_head(ConstMatView q, ConstMatView k, ConstMatView v, double scale,
-                           double alibi_slope, const MaskSpec* mask, MatView weights,
-                           MatView context) {
-  const double minus_inf = -std::numeric_limits<double>::infinity();
-  std::vector<double> logits(k.rows);
-  for (std::size_t i = 0; i < q.rows; ++i) {
-    double max = minus_inf;
-    for (std::size_t j = 0; j < k.rows; ++j) {
-      logits[j] = minus_inf;
-      if (mask && !is_visible(*mask, i, j, k.rows)) continue;
-      double dot = 0.0;
-      for (std::size_t c = 0; c < q.cols; ++c) dot += double(q(i, c)) * double(k(j, c));
-      logits[j] = dot * scale - alibi_slope * std::abs(double(i) - double(j));
-      max = std::max(max, logits[j]);
-    }
-    double sum = 0.0;
-    for (std::size_t j = 0; j < k.rows; ++j) {
-      logits[j] = max == minus_inf ? 0.0 : std::exp(logits[j] - max);
-      sum += logits[j];
-    }
-    for (std::size_t c = 0; c < v.cols; ++c) context(i, c) = 0.0f;
-    for (std::size_t j = 0; j < k.rows; ++j) {
-      const double a = sum > 0.0 ? logits[j] / sum : 0.0;
-      weights(i, j) = static_cast<float>(a);
-    }
-    for (std::size_t c = 0; c < v.cols; ++c) {
-      double acc = 0.0;
-      for (std::size_t j = 0; j < k.rows; ++j) {
-        if (sum > 0.0) acc += logits[j] / sum * double(v(j, c));
-      }
-      context(i, c) = static_cast<float>(acc);
-    }
-  }
-}
 
 // A complete multi-head attention forward in nn.MultiheadAttention layout, written as
 // directly as possible: every head, every query, every key, one loop at a time.
