@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "attention/error.hpp"
+#include "attention/model/family.hpp"
 #include "attention/text/utf8.hpp"
 
 namespace attn {
@@ -98,20 +99,25 @@ std::string ConfigJson::string_or(std::string_view key, const std::string& fallb
 }
 
 Gpt2Config gpt2_config(const ConfigJson& config) {
+  const FamilyDescription& family = gpt2_family();
+  const FamilySizeKeys& keys = family.size_keys;
+  const std::string listed = std::string(keys.layers) + ", " + std::string(keys.heads) + ", " +
+                             std::string(keys.d_model) + ", " + std::string(keys.context) +
+                             " and " + std::string(keys.vocab);
   const auto required = [&](std::string_view key) {
-    return config.count(key, "config.json has no " + std::string(key) +
-                                 "; a GPT-2 config.json has n_layer, n_head, n_embd, n_positions "
-                                 "and vocab_size");
+    return config.count(key, "config.json has no " + std::string(key) + "; a " +
+                                 std::string(family.display_name) + " config.json has " + listed);
   };
   Gpt2Config out;
-  out.model_type = config.string_or("model_type", out.model_type);
-  if (out.model_type != "gpt2") return out;  // the import refuses it by name
-  out.n_layer = required("n_layer");
-  out.n_head = required("n_head");
-  out.n_embd = required("n_embd");
+  out.model_type = config.string_or("model_type", std::string(family.model_type));
+  if (out.model_type != family.model_type) return out;  // the import refuses it by name
+  out.n_layer = required(keys.layers);
+  out.n_head = required(keys.heads);
+  out.n_embd = required(keys.d_model);
   out.n_positions =
-      required(config.has("n_positions") || !config.has("n_ctx") ? "n_positions" : "n_ctx");
-  out.vocab_size = required("vocab_size");
+      required(config.has(keys.context) || !config.has(keys.context_alias) ? keys.context
+                                                                           : keys.context_alias);
+  out.vocab_size = required(keys.vocab);
   out.n_inner = config.count_or("n_inner", 0);
   out.layer_norm_epsilon = config.number_or("layer_norm_epsilon", out.layer_norm_epsilon);
   out.activation_function = config.string_or("activation_function", out.activation_function);

@@ -10,13 +10,11 @@
 #include <optional>
 
 #include "attention/error.hpp"
+#include "attention/model/family.hpp"
 
 namespace attn {
 
 namespace {
-
-constexpr const char* kSupported =
-    "supported: the GPT-2 family (gpt2, distilgpt2 and other GPT2LMHeadModel checkpoints)";
 
 std::string shape_text(const std::vector<std::size_t>& shape) {
   std::string text = "[";
@@ -28,8 +26,12 @@ std::string str(std::uint64_t value) {
   return std::to_string(value);
 }
 
+const FamilyDescription& family() {
+  return gpt2_family();
+}
+
 std::string strip_prefix(const std::string& name) {
-  static const std::string prefix = "transformer.";
+  const std::string_view prefix = family().name_prefix;
   return name.starts_with(prefix) ? name.substr(prefix.size()) : name;
 }
 
@@ -37,7 +39,7 @@ bool contains(const std::string& text, const char* part) {
   return text.find(part) != std::string::npos;
 }
 
-// A family that is not GPT-2, recognised by its tensor names.
+// A family that is not GPT-2, recognised by its tensor names (for a clear refusal).
 std::optional<std::string> other_family(const std::string& name) {
   if (name.starts_with("bert.") || contains(name, "embeddings.word_embeddings") ||
       contains(name, "attention.self.query"))
@@ -51,89 +53,10 @@ std::optional<std::string> other_family(const std::string& name) {
   return std::nullopt;
 }
 
-// The layer index and the rest of "h.<i>.<rest>", or nothing.
-std::optional<std::pair<std::size_t, std::string>> layer_name(const std::string& name) {
-  if (!name.starts_with("h.")) return std::nullopt;
-  std::size_t pos = 2, index = 0;
-  if (pos >= name.size() || name[pos] < '0' || name[pos] > '9') return std::nullopt;
-  while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9') {
-    if (index > 100000) return std::nullopt;
-    index = index * 10 + std::size_t(name[pos++] - '0');
-  }
-  if (pos >= name.size() || name[pos] != '.') return std::nullopt;
-  return std::make_pair(index, name.substr(pos + 1));
-}
-
-struct Mapping {
-  std::string parameter;
-  std::vector<std::size_t> stored_shape;
-  bool transpose = false;
-};
-
-// Our parameter and the stored shape for a GPT-2 name (prefix stripped), if it is one.
-std::optional<Mapping> map_name(const std::string& name, std::size_t d, std::size_t vocab,
-                                std::size_t context) {
-  if (name == "wte.weight") return Mapping{"embed.weight", {vocab, d}};
-  if (name == "wpe.weight") return Mapping{"pos.weight", {context, d}};
-  if (name == "ln_f.weight" || name == "ln_f.bias") return Mapping{name, {d}};
-  if (name == "lm_head.weight") return Mapping{"embed.weight", {vocab, d}};
-  const auto layer = layer_name(name);
-  if (!layer) return std::nullopt;
-  const std::string prefix = "layers." + str(layer->first) + ".";
-  const std::string& rest = layer->second;
-  static const std::map<std::string, std::string> norms = {{"ln_1.weight", "ln1.weight"},
-                                                           {"ln_1.bias", "ln1.bias"},
-                                                           {"ln_2.weight", "ln2.weight"},
-                                                           {"ln_2.bias", "ln2.bias"}};
-  if (const auto found = norms.find(rest); found != norms.end()) {
-    return Mapping{prefix + found->second, {d}};
-  }
-  if (rest == "attn.c_attn.weight")
-    return Mapping{prefix + "attn.in_proj_weight", {d, 3 * d}, true};
-  if (rest == "attn.c_attn.bias") return Mapping{prefix + "attn.in_proj_bias", {3 * d}};
-  if (rest == "attn.c_proj.weight") return Mapping{prefix + "attn.out_proj.weight", {d, d}, true};
-  if (rest == "attn.c_proj.bias") return Mapping{prefix + "attn.out_proj.bias", {d}};
-  if (rest == "mlp.c_fc.weight") return Mapping{prefix + "mlp.fc.weight", {d, 4 * d}, true};
-  if (rest == "mlp.c_fc.bias") return Mapping{prefix + "mlp.fc.bias", {4 * d}};
-  if (rest == "mlp.c_proj.weight") return Mapping{prefix + "mlp.proj.weight", {4 * d, d}, true};
-  if (rest == "mlp.c_proj.bias") return Mapping{prefix + "mlp.proj.bias", {d}};
-  return std::nullopt;
-}
-
-// GPT-2's name for one of our parameters (for a message about a missing tensor).
-std::string hf_name(const std::string& ours) {
-  if (ours == "embed.weight") return "wte.weight";
-  if (ours == "pos.weight") return "wpe.weight";
-  if (!ours.starts_with("layers.")) return ours;
-  const std::size_t dot = ours.find('.', 7);
-  const std::string rest = ours.substr(dot + 1);
-  static const std::map<std::string, std::string> names = {
-      {"ln1.weight", "ln_1.weight"},
-      {"ln1.bias", "ln_1.bias"},
-      {"ln2.weight", "ln_2.weight"},
-      {"ln2.bias", "ln_2.bias"},
-      {"attn.in_proj_weight", "attn.c_attn.weight"},
-      {"attn.in_proj_bias", "attn.c_attn.bias"},
-      {"attn.out_proj.weight", "attn.c_proj.weight"},
-      {"attn.out_proj.bias", "attn.c_proj.bias"},
-      {"mlp.fc.weight", "mlp.c_fc.weight"},
-      {"mlp.fc.bias", "mlp.c_fc.bias"},
-      {"mlp.proj.weight", "mlp.c_proj.weight"},
-      {"mlp.proj.bias", "mlp.c_proj.bias"}};
-  const auto found = names.find(rest);
-  return "h." + ours.substr(7, dot - 7) + "." + (found == names.end() ? rest : found->second);
-}
-
-// The causal-mask buffers older conversions keep: not parameters, ignored.
-bool is_mask_buffer(const std::string& name) {
-  const auto layer = layer_name(name);
-  return layer && (layer->second == "attn.bias" || layer->second == "attn.masked_bias");
-}
-
 void check_config(const Gpt2Config& c) {
   if (c.model_type != "gpt2") {
-    throw Error("config.json has model_type '" + c.model_type.substr(0, 40) + "'; " + kSupported +
-                ", model_type 'gpt2'");
+    throw Error("config.json has model_type '" + c.model_type.substr(0, 40) + "'; " +
+                std::string(family().supported) + ", model_type 'gpt2'");
   }
   const auto positive = [](const char* field, std::size_t value) {
     if (value == 0) throw Error(std::string("config.json needs a positive ") + field + ", got 0");
@@ -184,11 +107,11 @@ Gpt2Import::Gpt2Import(std::span<const std::uint8_t> head, std::uint64_t file_si
   limits.max_tensors = 4096;
   const safetensors::Index index = safetensors::parse_index(head, file_size, limits);
   if (index.tensors.empty())
-    throw Error("the checkpoint has no tensors; " + std::string(kSupported));
+    throw Error("the checkpoint has no tensors; " + std::string(family().supported));
   for (const auto& tensor : index.tensors) {
-    if (const auto family = other_family(tensor.name)) {
-      throw Error("this looks like a " + *family + " checkpoint (tensor '" +
-                  tensor.name.substr(0, 80) + "'); " + kSupported);
+    if (const auto other = other_family(tensor.name)) {
+      throw Error("this looks like a " + *other + " checkpoint (tensor '" +
+                  tensor.name.substr(0, 80) + "'); " + std::string(family().supported));
     }
   }
   check_config(config);
@@ -197,8 +120,8 @@ Gpt2Import::Gpt2Import(std::span<const std::uint8_t> head, std::uint64_t file_si
   // Layers present in the file, to name a disagreement with n_layer.
   std::size_t file_layers = 0;
   for (const auto& tensor : index.tensors) {
-    if (const auto layer = layer_name(strip_prefix(tensor.name))) {
-      file_layers = std::max(file_layers, layer->first + 1);
+    if (const auto layer = layer_of(family(), strip_prefix(tensor.name))) {
+      file_layers = std::max(file_layers, *layer + 1);
     }
   }
   if (file_layers != config.n_layer) {
@@ -241,35 +164,37 @@ Gpt2Import::Gpt2Import(std::span<const std::uint8_t> head, std::uint64_t file_si
   std::vector<std::pair<const safetensors::TensorInfo*, Target>> found;
   for (const auto& tensor : index.tensors) {
     const std::string name = strip_prefix(tensor.name);
-    if (is_mask_buffer(name)) continue;
-    const auto mapping = map_name(name, d, vocab, context);
-    if (!mapping) {
+    if (is_ignored(family(), name)) continue;
+    const auto match = match_tensor(family(), name);
+    if (!match) {
       throw Error("the checkpoint's tensor '" + tensor.name.substr(0, 80) + "' " +
-                  shape_text(tensor.shape) + " is not a GPT-2 tensor; " + kSupported);
+                  shape_text(tensor.shape) + " is not a GPT-2 tensor; " +
+                  std::string(family().supported));
     }
-    if (const auto layer = layer_name(name); layer && layer->first >= config.n_layer) {
+    if (match->layer && *match->layer >= config.n_layer) {
       throw Error("tensor '" + tensor.name + "' is in a layer past n_layer " + str(config.n_layer));
     }
-    if (tensor.shape != mapping->stored_shape) {
+    const std::vector<std::size_t> stored_shape = shape_of(match->tensor->shape, d, vocab, context);
+    if (tensor.shape != stored_shape) {
       throw Error("the checkpoint's tensor '" + tensor.name + "' has shape " +
                   shape_text(tensor.shape) + ", config.json (n_embd " + str(d) + ", vocab_size " +
                   str(vocab) + ", n_positions " + str(context) + ") needs " +
-                  shape_text(mapping->stored_shape));
+                  shape_text(stored_shape));
     }
     if (tensor.dtype == safetensors::DType::U8) {
       throw Error("the checkpoint's tensor '" + tensor.name +
                   "' is U8; supported: F32, F16, BF16 (and F64)");
     }
-    const bool lm_head = name == "lm_head.weight";
-    const std::string key = lm_head ? "lm_head.weight" : mapping->parameter;
+    const bool tied_copy = match->tensor->layout == StoredLayout::TiedCopy;
+    const std::string key = tied_copy ? std::string(match->tensor->stored) : match->ours;
     if (!seen.emplace(key, tensor.name).second) {
       throw Error("the checkpoint has both '" + seen[key] + "' and '" + tensor.name +
                   "' (the same tensor with and without the transformer. prefix)");
     }
     Target target;
-    target.parameter = mapping->parameter;
-    target.transpose = mapping->transpose;
-    target.compare_to_embed = lm_head;
+    target.parameter = match->ours;
+    target.transpose = match->tensor->layout == StoredLayout::Transposed;
+    target.compare_to_embed = tied_copy;
     target.dtype = tensor.dtype;
     target.shape = tensor.shape;
     found.emplace_back(&tensor, std::move(target));
@@ -279,7 +204,8 @@ Gpt2Import::Gpt2Import(std::span<const std::uint8_t> head, std::uint64_t file_si
   for (const auto& info : model_->parameter_table()) {
     if (!seen.count(info.name)) {
       throw Error("the checkpoint has no tensor for '" + info.name + "' " + shape_text(info.shape) +
-                  " (GPT-2 name: " + hf_name(info.name) + "); is it a GPT-2 checkpoint?");
+                  " (GPT-2 name: " + stored_name(family(), info.name) +
+                  "); is it a GPT-2 checkpoint?");
     }
   }
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {

@@ -1,0 +1,163 @@
+// The checkpoint families' descriptions and matching names against them (family.hpp).
+#include "attention/model/family.hpp"
+
+namespace attn {
+
+const FamilyDescription& gpt2_family() {
+  using enum Dim;
+  static const FamilyDescription gpt2{
+      .family = "gpt2",
+      .model_type = "gpt2",
+      .display_name = "GPT-2",
+      .supported =
+          "supported: the GPT-2 family (gpt2, distilgpt2 and other GPT2LMHeadModel "
+          "checkpoints)",
+      .name_prefix = "transformer.",
+      .size_keys = {"n_layer", "n_head", "n_embd", "n_positions", "n_ctx", "vocab_size"},
+      .tensors =
+          {
+              {"wte.weight", "embed.weight", {Vocab, DModel}},
+              {"wpe.weight", "pos.weight", {Context, DModel}},
+              {"h.{i}.ln_1.weight", "layers.{i}.ln1.weight", {DModel}},
+              {"h.{i}.ln_1.bias", "layers.{i}.ln1.bias", {DModel}},
+              {"h.{i}.attn.c_attn.weight",
+               "layers.{i}.attn.in_proj_weight",
+               {DModel, DModel3},
+               StoredLayout::Transposed},
+              {"h.{i}.attn.c_attn.bias", "layers.{i}.attn.in_proj_bias", {DModel3}},
+              {"h.{i}.attn.c_proj.weight",
+               "layers.{i}.attn.out_proj.weight",
+               {DModel, DModel},
+               StoredLayout::Transposed},
+              {"h.{i}.attn.c_proj.bias", "layers.{i}.attn.out_proj.bias", {DModel}},
+              {"h.{i}.ln_2.weight", "layers.{i}.ln2.weight", {DModel}},
+              {"h.{i}.ln_2.bias", "layers.{i}.ln2.bias", {DModel}},
+              {"h.{i}.mlp.c_fc.weight",
+               "layers.{i}.mlp.fc.weight",
+               {DModel, DModel4},
+               StoredLayout::Transposed},
+              {"h.{i}.mlp.c_fc.bias", "layers.{i}.mlp.fc.bias", {DModel4}},
+              {"h.{i}.mlp.c_proj.weight",
+               "layers.{i}.mlp.proj.weight",
+               {DModel4, DModel},
+               StoredLayout::Transposed},
+              {"h.{i}.mlp.c_proj.bias", "layers.{i}.mlp.proj.bias", {DModel}},
+              {"ln_f.weight", "ln_f.weight", {DModel}},
+              {"ln_f.bias", "ln_f.bias", {DModel}},
+              {"lm_head.weight", "embed.weight", {Vocab, DModel}, StoredLayout::TiedCopy},
+          },
+      .ignored = {"h.{i}.attn.bias", "h.{i}.attn.masked_bias"},
+  };
+  return gpt2;
+}
+
+namespace {
+
+constexpr std::string_view kLayer = "{i}";
+constexpr std::size_t kMaxLayerIndex = 100000;
+
+// The layer index when `name` is `pattern` with "{i}" as a decimal number (or equals a pattern
+// without one: nullopt inside a match). No match: false.
+bool matches(std::string_view pattern, std::string_view name, std::optional<std::size_t>& layer) {
+  const std::size_t at = pattern.find(kLayer);
+  if (at == std::string_view::npos) {
+    layer.reset();
+    return pattern == name;
+  }
+  const std::string_view before = pattern.substr(0, at), after = pattern.substr(at + kLayer.size());
+  if (name.size() <= before.size() + after.size() || !name.starts_with(before) ||
+      !name.ends_with(after)) {
+    return false;
+  }
+  const std::string_view digits =
+      name.substr(before.size(), name.size() - before.size() - after.size());
+  std::size_t index = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9' || index > kMaxLayerIndex) return false;
+    index = index * 10 + std::size_t(c - '0');
+  }
+  layer = index;
+  return true;
+}
+
+std::string with_layer(std::string_view pattern, std::optional<std::size_t> layer) {
+  std::string out(pattern);
+  if (const std::size_t at = out.find(kLayer); at != std::string::npos && layer) {
+    out.replace(at, kLayer.size(), std::to_string(*layer));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<FamilyMatch> match_tensor(const FamilyDescription& family, std::string_view name) {
+  for (const FamilyTensor& tensor : family.tensors) {
+    std::optional<std::size_t> layer;
+    if (matches(tensor.stored, name, layer)) {
+      return FamilyMatch{&tensor, layer, with_layer(tensor.ours, layer)};
+    }
+  }
+  return std::nullopt;
+}
+
+bool is_ignored(const FamilyDescription& family, std::string_view name) {
+  for (const std::string_view pattern : family.ignored) {
+    std::optional<std::size_t> layer;
+    if (matches(pattern, name, layer)) return true;
+  }
+  return false;
+}
+
+std::optional<std::size_t> layer_of(const FamilyDescription& family, std::string_view name) {
+  // "h.{i}." is every layer pattern's start: any name below a layer has one.
+  for (const FamilyTensor& tensor : family.tensors) {
+    const std::size_t at = tensor.stored.find(kLayer);
+    if (at == std::string_view::npos) continue;
+    const std::string_view before = tensor.stored.substr(0, at);
+    if (!name.starts_with(before)) continue;
+    std::size_t index = 0, pos = before.size();
+    if (pos >= name.size() || name[pos] < '0' || name[pos] > '9') continue;
+    while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9') {
+      if (index > kMaxLayerIndex) return std::nullopt;
+      index = index * 10 + std::size_t(name[pos++] - '0');
+    }
+    if (pos < name.size() && name[pos] == '.') return index;
+  }
+  return std::nullopt;
+}
+
+std::string stored_name(const FamilyDescription& family, std::string_view ours) {
+  for (const FamilyTensor& tensor : family.tensors) {
+    if (tensor.layout == StoredLayout::TiedCopy) continue;
+    std::optional<std::size_t> layer;
+    if (matches(tensor.ours, ours, layer)) return with_layer(tensor.stored, layer);
+  }
+  return std::string(ours);
+}
+
+std::vector<std::size_t> shape_of(const std::vector<Dim>& shape, std::size_t d_model,
+                                  std::size_t vocab, std::size_t context) {
+  std::vector<std::size_t> out;
+  for (const Dim dim : shape) {
+    switch (dim) {
+      case Dim::DModel:
+        out.push_back(d_model);
+        break;
+      case Dim::DModel3:
+        out.push_back(3 * d_model);
+        break;
+      case Dim::DModel4:
+        out.push_back(4 * d_model);
+        break;
+      case Dim::Vocab:
+        out.push_back(vocab);
+        break;
+      case Dim::Context:
+        out.push_back(context);
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,81 @@
+// A checkpoint family as a description the core owns: the config.json keys that give the sizes,
+// the names, shapes and layouts of its tensors (each mapped to a Model parameter), the tensors it
+// ignores, and its architecture. The import reads a file by its family's description, so adding a
+// family is adding a description (and the ops it needs). GPT-2 is the first.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn {
+
+// A size a tensor's shape is written in.
+enum class Dim { DModel, DModel3, DModel4, Vocab, Context };
+
+// How a tensor is stored against our parameter's [out, in] layout.
+enum class StoredLayout {
+  AsIs,        // the same values in the same order
+  Transposed,  // [in, out] (GPT-2's Conv1D)
+  TiedCopy,    // a copy of another tensor (an untied-looking lm_head that must equal the embedding)
+};
+
+// One tensor of the family. Names may hold "{i}", a layer index.
+struct FamilyTensor {
+  std::string_view stored;  // e.g. "h.{i}.attn.c_attn.weight"
+  std::string_view ours;    // e.g. "layers.{i}.attn.in_proj_weight"
+  std::vector<Dim> shape;   // as stored
+  StoredLayout layout = StoredLayout::AsIs;
+};
+
+// config.json's keys for the sizes (a second name for the context, e.g. n_ctx, when older files
+// use it).
+struct FamilySizeKeys {
+  std::string_view layers, heads, d_model, context, context_alias, vocab;
+};
+
+enum class FamilyNorm { LayerNorm };
+enum class FamilyPositions { Learned };
+enum class FamilyMlp { Gelu };
+enum class FamilyTokenizer { ByteLevelBpe };
+
+struct FamilyDescription {
+  std::string_view family;        // our name, e.g. "gpt2"
+  std::string_view model_type;    // config.json's model_type
+  std::string_view display_name;  // in messages, e.g. "GPT-2"
+  std::string_view supported;     // what the import names as supported in its refusals
+  std::string_view name_prefix;   // a prefix some files put before every name ("transformer.")
+  FamilySizeKeys size_keys;
+  std::vector<FamilyTensor> tensors;
+  std::vector<std::string_view> ignored;  // buffers that are not parameters, e.g. causal masks
+  FamilyNorm norm = FamilyNorm::LayerNorm;
+  FamilyPositions positions = FamilyPositions::Learned;
+  FamilyMlp mlp = FamilyMlp::Gelu;
+  bool tied = true;  // the unembedding is the token embedding
+  FamilyTokenizer tokenizer = FamilyTokenizer::ByteLevelBpe;
+};
+
+// GPT-2 (gpt2, distilgpt2 and other GPT2LMHeadModel checkpoints).
+const FamilyDescription& gpt2_family();
+
+// A stored name (its prefix stripped) matched against the family's tensors.
+struct FamilyMatch {
+  const FamilyTensor* tensor = nullptr;
+  std::optional<std::size_t> layer;  // the "{i}", when the name has one
+  std::string ours;                  // our parameter's name, the layer filled in
+};
+std::optional<FamilyMatch> match_tensor(const FamilyDescription& family, std::string_view name);
+// True for a name the family ignores (prefix stripped).
+bool is_ignored(const FamilyDescription& family, std::string_view name);
+// The layer of a name with "{i}" in any of the family's patterns ("h.3.…" → 3), if it has one.
+std::optional<std::size_t> layer_of(const FamilyDescription& family, std::string_view name);
+// The family's stored name for one of our parameters (for a message about a missing tensor).
+std::string stored_name(const FamilyDescription& family, std::string_view ours);
+
+// A shape in numbers: sizes of d_model, vocab and context.
+std::vector<std::size_t> shape_of(const std::vector<Dim>& shape, std::size_t d_model,
+                                  std::size_t vocab, std::size_t context);
+
+}  // namespace attn
