@@ -1,6 +1,8 @@
 // The checkpoint families' descriptions and matching names against them (family.hpp).
 #include "attention/model/family.hpp"
 
+#include <utility>
+
 namespace attn {
 
 const FamilyDescription& gpt2_family() {
@@ -56,27 +58,29 @@ namespace {
 constexpr std::string_view kLayer = "{i}";
 constexpr std::size_t kMaxLayerIndex = 100000;
 
-// The layer index when `name` is `pattern` with "{i}" as a decimal number (or equals a pattern
-// without one: nullopt inside a match). No match: false.
+// The decimal number `name` starts with (a layer index) and how many characters it takes, or
+// nothing when it does not start with a digit (or the number is past any model's layers).
+std::optional<std::pair<std::size_t, std::size_t>> leading_index(std::string_view name) {
+  std::size_t index = 0, length = 0;
+  while (length < name.size() && name[length] >= '0' && name[length] <= '9') {
+    if (index > kMaxLayerIndex) return std::nullopt;
+    index = index * 10 + std::size_t(name[length++] - '0');
+  }
+  if (length == 0) return std::nullopt;
+  return std::make_pair(index, length);
+}
+
+// Whether `name` is `pattern` with "{i}" as a decimal number (its layer), or equals a pattern
+// without one (no layer).
 bool matches(std::string_view pattern, std::string_view name, std::optional<std::size_t>& layer) {
+  layer.reset();
   const std::size_t at = pattern.find(kLayer);
-  if (at == std::string_view::npos) {
-    layer.reset();
-    return pattern == name;
-  }
+  if (at == std::string_view::npos) return pattern == name;
   const std::string_view before = pattern.substr(0, at), after = pattern.substr(at + kLayer.size());
-  if (name.size() <= before.size() + after.size() || !name.starts_with(before) ||
-      !name.ends_with(after)) {
-    return false;
-  }
-  const std::string_view digits =
-      name.substr(before.size(), name.size() - before.size() - after.size());
-  std::size_t index = 0;
-  for (const char c : digits) {
-    if (c < '0' || c > '9' || index > kMaxLayerIndex) return false;
-    index = index * 10 + std::size_t(c - '0');
-  }
-  layer = index;
+  if (!name.starts_with(before)) return false;
+  const auto index = leading_index(name.substr(before.size()));
+  if (!index || name.substr(before.size() + index->second) != after) return false;
+  layer = index->first;
   return true;
 }
 
@@ -109,19 +113,13 @@ bool is_ignored(const FamilyDescription& family, std::string_view name) {
 }
 
 std::optional<std::size_t> layer_of(const FamilyDescription& family, std::string_view name) {
-  // "h.{i}." is every layer pattern's start: any name below a layer has one.
   for (const FamilyTensor& tensor : family.tensors) {
     const std::size_t at = tensor.stored.find(kLayer);
     if (at == std::string_view::npos) continue;
     const std::string_view before = tensor.stored.substr(0, at);
     if (!name.starts_with(before)) continue;
-    std::size_t index = 0, pos = before.size();
-    if (pos >= name.size() || name[pos] < '0' || name[pos] > '9') continue;
-    while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9') {
-      if (index > kMaxLayerIndex) return std::nullopt;
-      index = index * 10 + std::size_t(name[pos++] - '0');
-    }
-    if (pos < name.size() && name[pos] == '.') return index;
+    const auto index = leading_index(name.substr(before.size()));
+    if (index && name.substr(before.size() + index->second).starts_with('.')) return index->first;
   }
   return std::nullopt;
 }
