@@ -1,0 +1,73 @@
+// CheckpointHandle's bindings: a GPT-2 checkpoint's bytes, chunk by chunk, into a ModelHandle.
+#if ATTN_BINDINGS_TRAINING
+#include "bindings/checkpoint_handle.hpp"
+
+#include <span>
+
+#include "attention/io/safetensors.hpp"
+#include "attention/model/checkpoint_config.hpp"
+
+namespace attn::bindings {
+
+double CheckpointHandle::headBytes(val first, double file_size) const {
+  return double(attn::safetensors::head_bytes_needed(vector_or_empty<std::uint8_t>(first),
+                                                     std::uint64_t(file_size)));
+}
+
+val CheckpointHandle::begin(val head, double file_size, const std::string& config_json) {
+  return guarded([&] {
+    const attn::Gpt2Config config = attn::gpt2_config(attn::ConfigJson(config_json));
+    import_ = std::make_unique<attn::Gpt2Import>(vector_or_empty<std::uint8_t>(head),
+                                                 std::uint64_t(file_size), config);
+    val reads = val::array();
+    for (std::size_t i = 0; i < import_->reads().size(); ++i) {
+      const attn::Gpt2Read& where = import_->reads()[i];
+      val entry = val::object();
+      entry.set("name", where.name);
+      entry.set("begin", double(where.begin));
+      entry.set("end", double(where.end));
+      entry.set("whole", import_->needs_whole(i));
+      reads.call<void>("push", entry);
+    }
+    return reads;
+  });
+}
+
+val CheckpointHandle::tokenizerNeed() const {
+  return guarded([&] {
+    const std::size_t vocab = import_->model_config().vocab;
+    const attn::DefaultTokenizer fallback = attn::default_tokenizer(vocab);
+    val out = val::object();
+    out.set("vocab", vocab);
+    out.set("gpt2", fallback.gpt2);
+    out.set("missing", fallback.missing);
+    return out;
+  });
+}
+
+val CheckpointHandle::buffer(std::size_t size) {
+  return guarded([&] {
+    buffer_.resize(size);
+    return view_of(buffer_.data(), size);
+  });
+}
+
+val CheckpointHandle::read(std::size_t index, std::size_t size, double offset) {
+  return guarded([&] {
+    import_->read(index, std::span<const std::uint8_t>(buffer_.data(), size),
+                  std::uint64_t(offset));
+    return val::undefined();
+  });
+}
+
+val CheckpointHandle::finish(ModelHandle& model) {
+  return guarded([&] {
+    std::vector<std::uint8_t>().swap(buffer_);
+    model.adopt(import_->finish());
+    import_.reset();
+    return val::undefined();
+  });
+}
+
+}  // namespace attn::bindings
+#endif  // ATTN_BINDINGS_TRAINING

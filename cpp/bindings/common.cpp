@@ -1,0 +1,54 @@
+// The bindings' shared helpers that are not templates: the error value, a step, a model config.
+#include "bindings/common.hpp"
+
+#include <string>
+
+#include "attention/layer/layer.hpp"
+#include "attention/layer/step_text.hpp"
+#include "attention/layer/steps.hpp"
+#include "attention/model/model.hpp"
+#include "attention/ops/gelu.hpp"
+
+namespace attn::bindings {
+
+val error_value(const char* message) {
+  val out = val::object();
+  out.set("error", std::string(message));
+  return out;
+}
+
+val step_value(const attn::AttentionLayer& layer, const attn::Step& s) {
+  const attn::StepInfo& info = attn::step_info(s.kind);
+  const attn::StepText text = attn::step_text(layer, s);
+  val shape = val::array();
+  for (auto extent : s.shape) shape.call<void>("push", extent);
+  val out = val::object();
+  out.set("id", std::string(info.id));
+  out.set("title", text.title);
+  out.set("equation", text.equation);
+  out.set("shape", shape);
+  out.set("head", s.head);
+  out.set("rows", std::string(info.rows));
+  out.set("cols", std::string(info.cols));
+  out.set("data", view_of(s.data.data(), s.data.size()));
+  return out;
+}
+
+val model_config_value(const attn::ModelConfig& config) {
+  val model = val::object();
+  model.set("vocab", config.vocab);
+  model.set("context", config.context);
+  model.set("dModel", config.d_model);
+  model.set("heads", config.heads);
+  model.set("layers", config.layers);
+  model.set("positional", std::string(attn::positional_kind_name(config.positional)));
+  model.set("layerNorm", config.layer_norm);
+  model.set("mlp", config.mlp);
+  model.set("tied", config.tied);
+  model.set("bias", config.bias);
+  model.set("gelu", std::string(attn::gelu_kind_name(config.gelu)));
+  model.set("seed", config.seed);
+  return model;
+}
+
+}  // namespace attn::bindings

@@ -1,0 +1,205 @@
+// ModelHandle's bindings: JS ids and options to a Model's calls, its results back.
+#include "bindings/model_handle.hpp"
+
+#include "attention/error.hpp"
+#include "attention/layer/layer.hpp"
+#include "attention/model/next_tokens.hpp"
+#if ATTN_BINDINGS_TRAINING
+#include "attention/train/head_ablation.hpp"
+#include "attention/train/head_scores.hpp"
+#include "attention/train/probe.hpp"
+#include "attention/train/trainer.hpp"
+#endif
+
+namespace attn::bindings {
+
+val ModelHandle::configure(const ModelArgs& args) {
+  return guarded([&] {
+    attn::ModelConfig config;
+    config.vocab = args.vocab;
+    config.context = args.context;
+    config.d_model = args.dModel;
+    config.heads = args.heads;
+    config.layers = args.layers;
+    config.positional = attn::parse_positional_kind(args.positional);
+    config.layer_norm = args.layerNorm;
+    config.mlp = args.mlp;
+    config.tied = args.tied;
+    config.bias = args.bias;
+    config.gelu = attn::parse_gelu_kind(args.gelu);
+    config.seed = args.seed;
+    model_ = std::make_unique<attn::Model>(config);
+    return val::undefined();
+  });
+}
+
+val ModelHandle::parameterTable() const {
+  val out = val::array();
+  for (const attn::ParameterInfo& info : model_->parameter_table()) {
+    val shape = val::array();
+    for (auto extent : info.shape) shape.call<void>("push", extent);
+    val entry = val::object();
+    entry.set("name", info.name);
+    entry.set("shape", shape);
+    out.call<void>("push", entry);
+  }
+  return out;
+}
+
+val ModelHandle::parameter(const std::string& name) {
+  return guarded([&] {
+    const auto values = model_->parameter(name);
+    return view_of(values.data(), values.size());
+  });
+}
+
+val ModelHandle::setParameter(const std::string& name, val values) {
+  return guarded([&] {
+    model_->set_parameter(name, vector_or_empty<float>(values));
+    return val::undefined();
+  });
+}
+
+val ModelHandle::forward(val ids, std::size_t batch, std::size_t n, bool trace) {
+  return guarded([&] {
+    const auto id_values = vector_or_empty<std::int32_t>(ids);
+    traced_ = false;
+    if (trace) {
+      attn::Model::check_trace_batch(batch);
+      model_->trace(id_values, n);
+      traced_ = true;
+    }
+    output_ = model_->forward(id_values, batch, n);
+    last_batch_ = batch;
+    return val::undefined();
+  });
+}
+
+val ModelHandle::nextTokens(std::size_t k) const {
+  return guarded([&] {
+    const std::size_t vocab = model_->config().vocab;
+    if (output_.logits.size() < vocab) throw attn::Error("nextTokens needs a forward first");
+    const std::size_t rows = output_.logits.size() / vocab / last_batch_;
+    const auto top = attn::top_next_tokens(output_.logits.subspan((rows - 1) * vocab, vocab), k);
+    val out = val::array();
+    for (const attn::NextToken& t : top) {
+      val entry = val::object();
+      entry.set("id", t.id);
+      entry.set("probability", t.probability);
+      out.call<void>("push", entry);
+    }
+    return out;
+  });
+}
+
+val ModelHandle::attentionInput(std::size_t layer) const {
+  return guarded([&] {
+    const auto input = model_->attention_input(layer);
+    return view_of(input.data(), input.size());
+  });
+}
+
+val ModelHandle::step(std::size_t layer, std::size_t index) const {
+  const attn::AttentionLayer& traced = model_->traced_layer(layer);
+  return step_value(traced, traced.last_result().trace.steps.at(index));
+}
+
+val ModelHandle::saveSafetensors() {
+  return guarded([&] {
+    bytes_ = model_->save_safetensors();
+    return view_of(bytes_.data(), bytes_.size());
+  });
+}
+
+val ModelHandle::loadSafetensors(val bytes) {
+  return guarded([&] {
+    model_->load_safetensors(vector_or_empty<std::uint8_t>(bytes));
+    return val::undefined();
+  });
+}
+
+#if ATTN_BINDINGS_TRAINING
+namespace {
+
+// The probe the caller gave (ids, and targets or none), or the default one for the model.
+attn::Batch probe_of(const attn::Model& model, val ids, val targets, std::size_t batch,
+                     std::size_t n) {
+  if (ids.isUndefined()) return attn::model_probe(model.config());
+  return attn::probe_batch(vector_or_empty<std::int32_t>(ids),
+                           vector_or_empty<std::int32_t>(targets), batch, n);
+}
+
+}  // namespace
+
+val ModelHandle::gradient(const std::string& name) const {
+  return guarded([&] {
+    const auto values = model_->gradient(name);
+    return view_of(values.data(), values.size());
+  });
+}
+
+val ModelHandle::lossAndGradients(val ids, val targets, std::size_t batch, std::size_t n) {
+  return guarded([&] {
+    return val(model_->loss_and_gradients(vector_or_empty<std::int32_t>(ids),
+                                          vector_or_empty<std::int32_t>(targets), batch, n));
+  });
+}
+
+val ModelHandle::probe() {
+  return guarded([&] {
+    const attn::Batch probe = attn::model_probe(model_->config());
+    probe_ids_ = probe.ids;
+    val out = val::object();
+    out.set("batch", probe.batch);
+    out.set("n", probe.n);
+    out.set("ids", view_of(probe_ids_.data(), probe_ids_.size()));
+    return out;
+  });
+}
+
+val ModelHandle::headScores(val ids, std::size_t batch, std::size_t n) {
+  return guarded([&] {
+    const attn::Batch probe = probe_of(*model_, ids, val::undefined(), batch, n);
+    const auto scores = attn::model_head_scores(*model_, probe);
+    val out = val::array();
+    for (std::size_t layer = 0; layer < scores.size(); ++layer) {
+      for (std::size_t head = 0; head < scores[layer].size(); ++head) {
+        const attn::HeadScores& s = scores[layer][head];
+        val entry = val::object();
+        entry.set("layer", layer);
+        entry.set("head", head);
+        entry.set("previousToken", s.previous_token);
+        entry.set("induction", s.induction);
+        entry.set("sameToken", s.same_token);
+        entry.set("firstToken", s.first_token);
+        out.call<void>("push", entry);
+      }
+    }
+    return out;
+  });
+}
+
+val ModelHandle::headAblation(val ids, val targets, std::size_t batch, std::size_t n) {
+  return guarded([&] {
+    const attn::Batch probe = probe_of(*model_, ids, targets, batch, n);
+    const attn::HeadAblationResult result = attn::head_ablation(*model_, probe);
+    val heads = val::array();
+    for (std::size_t layer = 0; layer < result.heads.size(); ++layer) {
+      for (std::size_t head = 0; head < result.heads[layer].size(); ++head) {
+        val entry = val::object();
+        entry.set("layer", layer);
+        entry.set("head", head);
+        entry.set("loss", result.heads[layer][head].loss);
+        entry.set("delta", result.heads[layer][head].delta);
+        heads.call<void>("push", entry);
+      }
+    }
+    val out = val::object();
+    out.set("loss", result.loss);
+    out.set("heads", heads);
+    return out;
+  });
+}
+#endif  // ATTN_BINDINGS_TRAINING
+
+}  // namespace attn::bindings

@@ -1,0 +1,95 @@
+// ModelHandle: one Model for JS (createModel, trained models, checkpoints): forward, traces, files.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attention/model/model.hpp"
+#include "bindings/common.hpp"
+
+namespace attn::bindings {
+
+struct ModelArgs {
+  std::size_t vocab{};
+  std::size_t context{};
+  std::size_t dModel{};
+  std::size_t heads{};
+  std::size_t layers{};
+  std::string positional;
+  bool layerNorm{};
+  bool mlp{};
+  bool tied{};
+  bool bias{};
+  std::string gelu;
+  std::uint32_t seed{};
+};
+
+// Forward, weights and traces in every build; gradients, the probe, head scores and ablation only
+// with ATTN_BINDINGS_TRAINING (not in the element's module).
+class ModelHandle {
+ public:
+  val configure(const ModelArgs& args);
+
+  attn::Model& model() { return *model_; }
+  // The model's config (model_config_value): what a checkpoint's config.json became.
+  val config() const { return model_config_value(model_->config()); }
+  void adopt(std::unique_ptr<attn::Model> model) {
+    model_ = std::move(model);
+    output_ = {};
+    traced_ = false;
+  }
+
+  // [{name, shape}] in buffer order.
+  val parameterTable() const;
+  val parameter(const std::string& name);
+  val setParameter(const std::string& name, val values);
+
+  // Runs the forward (and, with trace, the traced layers first); logits() and attention(l)
+  // then read it.
+  val forward(val ids, std::size_t batch, std::size_t n, bool trace);
+  val logits() const { return view_of(output_.logits.data(), output_.logits.size()); }
+  // [{id, probability}]: the k most likely next tokens after the last position of the last
+  // forward's first sequence (top_next_tokens).
+  val nextTokens(std::size_t k) const;
+  val attention(std::size_t layer) const {
+    const auto& weights = output_.attention.at(layer);
+    return view_of(weights.data(), weights.size());
+  }
+  // Layer l's attention input of the last forward: [batch·n·dModel].
+  val attentionInput(std::size_t layer) const;
+  std::size_t stepCount(std::size_t layer) const {
+    return traced_ ? model_->traced_layer(layer).last_result().trace.steps.size() : 0;
+  }
+  val step(std::size_t layer, std::size_t index) const;
+
+  val saveSafetensors();
+  val loadSafetensors(val bytes);
+
+#if ATTN_BINDINGS_TRAINING
+  val gradient(const std::string& name) const;
+  val lossAndGradients(val ids, val targets, std::size_t batch, std::size_t n);
+  // {batch, n, ids}: the default probe headScores and headAblation use (model_probe; the ids a
+  // view the JS API copies at once).
+  val probe();
+  // [{layer, head, previousToken, induction, sameToken, firstToken}] (NaN: not measured).
+  val headScores(val ids, std::size_t batch, std::size_t n);
+  // {loss, heads: [{layer, head, loss, delta}]}.
+  val headAblation(val ids, val targets, std::size_t batch, std::size_t n);
+#endif
+
+ private:
+  std::unique_ptr<attn::Model> model_;
+  attn::ModelOutput output_;
+  std::size_t last_batch_ = 1;
+#if ATTN_BINDINGS_TRAINING
+  std::vector<std::int32_t> probe_ids_;
+#endif
+  bool traced_ = false;
+  std::vector<std::uint8_t> bytes_;
+};
+
+}  // namespace attn::bindings
