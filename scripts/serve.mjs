@@ -2,12 +2,12 @@
 // prints the URL. Usage: node scripts/serve.mjs [--port N] [--dir D] [--csp [POLICY]] [--probe FILE]
 // --probe (tests only) serves FILE at /__probe.js and loads it first in every HTML page's <head>
 // (a same-origin classic script, so the strict CSP allows it): tests/e2e/engines/probe.js.
-// --csp sends a Content-Security-Policy header with every response: STRICT_CSP (scripts/csp.mjs),
+// --csp sends a Content-Security-Policy header with every response: STRICT_CSP (scripts/lib/csp.mjs),
 // or POLICY when one follows (the browser tests check that the page and the embed run under it).
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
-import { STRICT_CSP } from './csp.mjs';
+import { STRICT_CSP } from './lib/csp.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {

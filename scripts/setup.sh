@@ -11,7 +11,7 @@
 #     and WebKitGTK's MiniBrowser) and xvfb (the MiniBrowser needs a display): the Firefox and
 #     WebKit runs of the shared page checks (tests/e2e/engines/).
 #   - python3-torch and python3-numpy: the PyTorch references (golden data generators and the
-#     checkpoint reproduction test, scripts/torch-checkpoint.py); torch imports without its
+#     checkpoint reproduction test, scripts/data/torch-checkpoint.py); torch imports without its
 #     recommended libtorch-dev and build-essential.
 #   - libclang-rt-N-dev for the installed clang N: libFuzzer and the sanitizer runtimes (the
 #     ASan/UBSan build and the fuzz suite need them; clang only recommends the package).

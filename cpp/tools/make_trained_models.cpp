@@ -1,6 +1,6 @@
 // make_trained_models: trains the models that ship with the page (web/models/) with the core's
 // own trainer, deterministically, and writes each as NAME.safetensors plus one models.json
-// catalogue with the metrics each model claims (scripts/make-trained-models.sh runs it).
+// catalogue with the metrics each model claims (scripts/data/make-trained-models.sh runs it).
 //   make_trained_models OUT_DIR [NAME …]   (no NAME: every model; unknown names are an error)
 //   make_trained_models --check DIR [NAME …]   (no NAME: induction) retrains and compares with
 //     the shipped DIR/NAME.safetensors and DIR/models.json: byte for byte (and the catalogue
@@ -333,7 +333,7 @@ int main(int argc, char** argv) {
     if (checking) return same ? 0 : 1;
     std::ostringstream catalogue;
     catalogue << "{\n"
-              << "  \"generator\": \"scripts/make-trained-models.sh "
+              << "  \"generator\": \"scripts/data/make-trained-models.sh "
                  "(cpp/tools/make_trained_models.cpp)\",\n"
               << "  \"simd\": " << str(attn::simd::arch_name()) << ",\n"
               << "  \"probe\": \"model.headScores() default: the induction probe, "

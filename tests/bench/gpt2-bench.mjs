@@ -2,7 +2,7 @@
 // random weights) with every layer's attention weights, this module vs onnxruntime-web (npm run bench;
 // see README.md).
 //
-// The model is scripts/make-gpt2-bench-model.py's (build/bench-gpt2/, written by scripts/bench.sh):
+// The model is scripts/data/make-gpt2-bench-model.py's (build/bench-gpt2/, written by scripts/bench.sh):
 //   ours  lens.loadCheckpoint({ weights: model.safetensors as a file-backed Blob, config })
 //         timed: load time, process peak RSS and lens.memory() against the file size
 //   ORT   onnxruntime-web, wasm backend, numThreads 1, SIMD, the same weights in model.onnx
@@ -46,7 +46,7 @@ function tokenIds(count, vocab, seed) {
 
 for (const file of ['model.safetensors', 'config.json', 'model.onnx']) {
   if (!fs.existsSync(path.join(dir, file))) {
-    throw new Error(`build/bench-gpt2/${file} is missing: run /usr/bin/python3 scripts/make-gpt2-bench-model.py`);
+    throw new Error(`build/bench-gpt2/${file} is missing: run /usr/bin/python3 scripts/data/make-gpt2-bench-model.py`);
   }
 }
 for (const file of ['attention-lens.mjs', 'attention-lens.wasm']) {

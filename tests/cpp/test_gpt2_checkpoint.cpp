@@ -1,5 +1,5 @@
 // GPT-2 checkpoints read into a Model: PyTorch golden data (tests/data/gpt2, from
-// scripts/make-gpt2-golden.py), F16/BF16 twins, and every refused file's message.
+// scripts/data/make-gpt2-golden.py), F16/BF16 twins, and every refused file's message.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 

@@ -1,5 +1,5 @@
 // The malformed .safetensors corpus (tests/data/malformed/, written by
-// scripts/make-malformed-corpus.mjs): every file gives the message expected.json lists for it,
+// scripts/data/make-malformed-corpus.mjs): every file gives the message expected.json lists for it,
 // natively (and under ASan/UBSan in the native-debug build). tests/js/malformed.test.mjs checks
 // the same files through the wasm module; the fuzz suite starts from them.
 #include <catch2/catch_test_macros.hpp>

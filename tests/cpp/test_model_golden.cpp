@@ -1,5 +1,5 @@
-// The model against PyTorch autograd (tests/data/train, scripts/make-train-golden.py): the loss,
-// every parameter's gradient, and the parameters after 10 AdamW steps with clipping, each as
+// The model against PyTorch autograd (tests/data/train, scripts/data/make-train-golden.py): the
+// loss, every parameter's gradient, and the parameters after 10 AdamW steps with clipping, each as
 // accurate as PyTorch's own float32 run, both measured from the float64 run of the same steps.
 #include <catch2/catch_test_macros.hpp>
 

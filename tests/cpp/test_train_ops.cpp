@@ -236,9 +236,9 @@ TEST_CASE("RoPE backward undoes the forward rotation", "[train_ops]") {
 // computes the angle here). Convention: interleaved pairs — within each head's d_k slice of q
 // and of k, dimensions (2i, 2i+1) form pair i — and pair i at position t turns counter-clockwise
 // by θ = t · 10000^(−2i/d_k): (x0, x1) → (x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ). That is the
-// convention of apply_rope in ops/positional.cpp and of rope() in scripts/torch_model.py, which
-// makes the PyTorch golden data in tests/data/train. v is not rotated. Rows are [batch·n, 3·d]
-// (q | k | v), head h at columns h·d_k of q and of k; the position t restarts at 0 each batch.
+// convention of apply_rope in ops/positional.cpp and of rope() in scripts/data/torch_model.py,
+// which makes the PyTorch golden data in tests/data/train. v is not rotated. Rows are [batch·n,
+// 3·d] (q | k | v), head h at columns h·d_k of q and of k; the position t restarts at 0 each batch.
 TEST_CASE("RoPE forward matches a hand-written rotation by t * 10000^(-2i/d_k)", "[train_ops]") {
   const std::size_t batch = 2, n = 5, d = 8, heads = 2, dk = d / heads;
   const auto qkv = random_floats(batch * n * 3 * d, 21);

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { STRICT_CSP } from '../../scripts/csp.mjs';
+import { STRICT_CSP } from '../../scripts/lib/csp.mjs';
 import { MAX_TEXT } from '../../web/shared/state.js';
 import { CORPUS_LAYER, malformedCorpus, writeSafetensors } from '../js/support.mjs';
 import { hoverCell, instrument, launchBrowser, openPage, serveDist, withRandomWeights } from './browser.mjs';

@@ -3,7 +3,7 @@
 // checkpoint and load it back (its probe attention checked against the JS API in the same
 // browser); a wrong checkpoint and a diverging learning rate show their errors as text and the
 // page keeps working; the walkthrough tab is still there. (The induction head forming in the
-// standard config is timed by scripts/measure-train.mjs, not here.)
+// standard config is timed by scripts/measure/measure-train.mjs, not here.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -134,6 +134,9 @@ for (const [script, args, checkStatus] of [
     if (checkStatus) assert.equal(first.status, 0, `first run failed:\n${first.stdout}\n${first.stderr}`);
     const firstCalls = machine.calls();
     assert.equal(firstCalls[0]?.tool, 'setup', `set-up must run first:\n${firstCalls.map((c) => c.line).join('\n')}`);
+    // Once: a script that runs build.sh (bench.sh, test.sh) does not run set-up a second time.
+    assert.equal(firstCalls.filter((c) => c.tool === 'setup').length, 1,
+      `set-up must run once:\n${firstCalls.map((c) => c.line).join('\n')}`);
     assertEmccEnvironment(machine, firstCalls, 'first run');
 
     // The second run (everything installed, configured) must see the same environment.

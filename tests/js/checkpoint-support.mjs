@@ -1,6 +1,6 @@
 // Helpers for the GPT-2 checkpoint suites: random GPT-2 checkpoints in Hugging Face names and
 // layout (written here, any vocabulary size), and the golden cases of tests/data/gpt2/
-// (scripts/make-gpt2-golden.py) with the float64 rule of test_gpt2_checkpoint.cpp.
+// (scripts/data/make-gpt2-golden.py) with the float64 rule of test_gpt2_checkpoint.cpp.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 

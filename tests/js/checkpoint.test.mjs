@@ -1,5 +1,5 @@
 // lens.loadCheckpoint: Hugging Face GPT-2 checkpoints (tests/data/gpt2, PyTorch golden data from
-// scripts/make-gpt2-golden.py) as Uint8Array and Blob, progress, the returned model, every refused
+// scripts/data/make-gpt2-golden.py) as Uint8Array and Blob, progress, the returned model, every refused
 // file's message (the module keeps working, nothing leaks), and the wasm memory a ~55 MB load
 // takes against the file's size.
 import { test } from 'node:test';

@@ -1,5 +1,5 @@
 // The malformed .safetensors corpus (tests/data/malformed/, written by
-// scripts/make-malformed-corpus.mjs) through the wasm module: every file gives the message
+// scripts/data/make-malformed-corpus.mjs) through the wasm module: every file gives the message
 // expected.json lists for it, the layer keeps its weights, and the valid seeds the corpus was cut
 // from load. tests/cpp/test_malformed.cpp checks the same files natively.
 import { test } from 'node:test';

@@ -215,7 +215,7 @@ test('checkpoints: save and load into a fresh model; another config is an error 
 });
 
 test('PyTorch reproduces a saved checkpoint as accurately as its own float32', () => {
-  const script = fileURLToPath(new URL('../../scripts/torch-checkpoint.py', import.meta.url));
+  const script = fileURLToPath(new URL('../../scripts/data/torch-checkpoint.py', import.meta.url));
   const dir = mkdtempSync(join(tmpdir(), 'attn-ckpt-'));
   try {
     for (const config of [SMALL, { ...SMALL, positional: 'rope', tied: true, bias: false, layers: 3 },

@@ -1,4 +1,4 @@
-// The shipped trained models (web/models/, made by scripts/make-trained-models.sh): each one
+// The shipped trained models (web/models/, made by scripts/data/make-trained-models.sh): each one
 // loads by name and behaves as its catalogue entry claims, measured here in wasm on the same
 // probes and held-out sets the native tool used (the same math: only float rounding differs);
 // lens.trainedModel's errors, its alphabet, and model.attentionLayer reproducing a layer.

@@ -147,7 +147,7 @@ function byteArray(name, value) {
   throw new Error(`${name} expects a Uint8Array or ArrayBuffer, got ${describe(value)}`);
 }
 
-// Every fallible binding returns its result or { error: message } (see cpp/bindings/embind.cpp).
+// Every fallible binding returns its result or { error: message } (see cpp/bindings/common.hpp).
 function unwrap(result) {
   if (result !== null && typeof result === 'object' && typeof result.error === 'string') {
     throw new Error(result.error);

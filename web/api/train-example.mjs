@@ -24,7 +24,7 @@ for (const { layer, head, delta } of ablation.heads) {
 }
 console.log(model.headScores()[0]); // { layer, head, previousToken, induction, sameToken, firstToken }
 
-const checkpoint = model.saveSafetensors(); // python3 scripts/torch-checkpoint.py FILE 2,0,1 reruns it
+const checkpoint = model.saveSafetensors(); // python3 scripts/data/torch-checkpoint.py FILE 2,0,1 reruns it
 console.log('checkpoint', checkpoint.length, 'bytes');
 trainer.dispose();
 model.dispose();

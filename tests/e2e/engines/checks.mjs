@@ -1,6 +1,6 @@
 // The essentials of the Chromium suites as one engine-neutral list of page checks, run by each
-// engine's test file (chromium, firefox, webkit .test.mjs) through drivers.mjs: the page loads
-// under the strict CSP with no error and no request off the origin, wasm SIMD runs and draws;
+// engine's test file (chromium, firefox, webkit .test.mjs) through scripts/lib/drivers.mjs: the
+// page loads under the strict CSP with no error and no request off the origin, wasm SIMD runs and draws;
 // typed tokens change the drawing and the drawn weights equal the JS API's in the same browser;
 // the inspector shows a cell's terms; the Web Worker path; the embed from file:// and over http
 // under the strict CSP; a hostile link runs nothing; the Train view trains in its worker (the
@@ -13,10 +13,10 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { STRICT_CSP } from '../../../scripts/csp.mjs';
+import { STRICT_CSP } from '../../../scripts/lib/csp.mjs';
 import { heatmapTable, screenshotDir, serveDist, withRandomWeights } from '../browser.mjs';
 import { smallGpt2Files } from '../../js/checkpoint-support.mjs';
-import { launchEngine } from './drivers.mjs';
+import { launchEngine } from '../../../scripts/lib/drivers.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const dist = join(root, 'dist');

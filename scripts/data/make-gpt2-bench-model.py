@@ -5,12 +5,12 @@ Writes, from one seeded set of random weights (12 layers, 12 heads, d 768, vocab
 positions; every weight and bias N(0, 0.02), LayerNorm weights N(1, 0.02)):
   model.safetensors  Hugging Face GPT2LMHeadModel names (`transformer.` prefix, Conv1D [in, out]), F32
   config.json        its Hugging Face config
-  model.onnx         the same forward (scripts/make-gpt2-golden.py's hand-written GPT-2 reference,
+  model.onnx         the same forward (scripts/data/make-gpt2-golden.py's hand-written GPT-2 reference,
                      imported, traced by torch.onnx.export, opset 17): input `ids` int64 [n], outputs
                      `logits` [n, vocab] and `attn.0` … `attn.11` [heads, n, n], n dynamic
   stamp              the hash of this script and the reference: the files are rebuilt only when it changes
 
-Run with Debian's python3-torch: /usr/bin/python3 scripts/make-gpt2-bench-model.py [--force]
+Run with Debian's python3-torch: /usr/bin/python3 scripts/data/make-gpt2-bench-model.py [--force]
 """
 import hashlib
 import importlib.util
@@ -21,7 +21,7 @@ import time
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..")
+ROOT = os.path.join(HERE, "..", "..")
 OUT = os.path.join(ROOT, "build", "bench-gpt2")
 GOLDEN = os.path.join(HERE, "make-gpt2-golden.py")
 CONFIG = dict(layers=12, heads=12, d=768, vocab=50257, ctx=1024, seed=20261123)

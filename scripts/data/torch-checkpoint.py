@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Loads an Attention Lens model checkpoint (model.saveSafetensors()) into torch.nn and runs it.
 
-    /usr/bin/python3 scripts/torch-checkpoint.py model.safetensors 3,1,4,1,5 [--float64]
+    /usr/bin/python3 scripts/data/torch-checkpoint.py model.safetensors 3,1,4,1,5 [--float64]
 
 reads the config from the file's metadata, builds docs/API.md's model in torch.nn
-(scripts/torch_model.py), loads every tensor by its name (a missing or extra name is an error),
+(scripts/data/torch_model.py), loads every tensor by its name (a missing or extra name is an error),
 runs the token ids through it, and prints JSON: {"logits": [n][vocab], "attention":
 [layer][head][n][n]} — what lens.createModel(...).forward(ids) returns, computed by PyTorch.
 Needs Debian's python3-torch (scripts/setup.sh installs it).

@@ -5,8 +5,8 @@
 //  - frames per second of the page while it trains (requestAnimationFrame callbacks counted);
 //  - keystroke-to-redraw in the probe field while it trains: from each key's input event to the
 //    end of redrawing every head on the new probe (performance entries 'attention-lens:train-probe').
-// Usage: node scripts/measure-train.mjs [--max-seconds 120] [--keys 20]   (after npm run build)
-import { launchBrowser, openPage, serveDist } from '../tests/e2e/browser.mjs';
+// Usage: node scripts/measure/measure-train.mjs [--max-seconds 120] [--keys 20]   (after npm run build)
+import { launchBrowser, openPage, serveDist } from '../lib/browser.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);

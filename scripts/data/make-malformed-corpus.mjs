@@ -3,7 +3,7 @@
 // the error message it must give), plus the valid seeds the fuzzer also starts from
 // (tests/fuzz/seeds/); and the same for GPT-2 checkpoints (tests/data/malformed-gpt2/,
 // tests/fuzz/seeds-gpt2/, at the end). Deterministic: running it again rewrites the same bytes.
-// Usage: node scripts/make-malformed-corpus.mjs
+// Usage: node scripts/data/make-malformed-corpus.mjs
 //
 // Every file is meant for a layer with dModel 4, 2 heads and biases: in_proj_weight [12, 4],
 // in_proj_bias [12], out_proj.weight [4, 4], out_proj.bias [4], all F32. Files whose name starts
@@ -12,7 +12,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const root = new URL('../', import.meta.url);
+const root = new URL('../../', import.meta.url);
 const outDir = fileURLToPath(new URL('tests/data/malformed/', root));
 const seedDir = fileURLToPath(new URL('tests/fuzz/seeds/', root));
 

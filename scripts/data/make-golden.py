@@ -7,7 +7,7 @@ initialises them to zero, which would hide bias bugs), draws x (and kv for cross
 from randn, and records mha(x, kv, kv, key_padding_mask, attn_mask, need_weights=True,
 average_attn_weights=False) for batch size 1.
 
-Run through scripts/make-test-data.sh (needs Debian's python3-torch and python3-numpy).
+Run through scripts/data/make-test-data.sh (needs Debian's python3-torch and python3-numpy).
 Deterministic: the same PyTorch build writes the same bytes every run.
 """
 
@@ -20,7 +20,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import write_safetensors  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "data", "golden")
 
 # name, n, kv_n (None: self-attention), d_model, heads, bias, mask, padded keys, seed

@@ -1,6 +1,6 @@
 // Prints how far the wasm module is from PyTorch on every golden case (largest absolute and
-// relative error of output and attention). Run after `npm run build`: node scripts/parity-report.mjs
-import { goldenCases, goldenForwardOptions, goldenLayer, loadGoldenCase, loadLens } from '../tests/js/support.mjs';
+// relative error of output and attention). Run after `npm run build`: node scripts/measure/parity-report.mjs
+import { goldenCases, goldenForwardOptions, goldenLayer, loadGoldenCase, loadLens } from '../lib/golden.mjs';
 
 function deviation(got, want) {
   let abs = 0;

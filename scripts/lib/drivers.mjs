@@ -1,7 +1,8 @@
-// One small driver interface over three engines, for the shared page checks (checks.mjs) and
-// scripts/measure-page.mjs: Chromium through playwright-core, Firefox (firefox-esr) through
-// puppeteer-core over WebDriver BiDi, WebKit (WebKitGTK's MiniBrowser) through WebKitWebDriver and
-// selenium-webdriver under a private Xvfb. Every launched process is killed by close().
+// One small driver interface over three engines, for the shared page checks
+// (tests/e2e/engines/checks.mjs) and the measurement tools (scripts/measure/): Chromium through
+// playwright-core, Firefox (firefox-esr) through puppeteer-core over WebDriver BiDi, WebKit
+// (WebKitGTK's MiniBrowser) through WebKitWebDriver and selenium-webdriver under a private Xvfb.
+// Every launched process is killed by close().
 //
 // launchEngine(name) -> { name, version, newPage(viewport) -> Page, close() }
 // Page: goto(url), evaluate(fn, arg), waitFor(fn, arg, timeout), click(selector),
@@ -12,7 +13,7 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { CHROMIUM_ARGS } from '../browser.mjs';
+import { CHROMIUM_ARGS } from './browser.mjs';
 
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
 export const FIREFOX_PATH = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';

@@ -3,10 +3,10 @@
 // module (attention-lens.single.mjs) and the element's (attention-lens.embed.mjs: no trainer or
 // checkpoint import), alternating, each in a fresh browser context (nothing cached). Prints sizes
 // and medians. Run after `npm run build`.
-// Usage: node scripts/measure-embed-module.mjs [--rounds 9]
+// Usage: node scripts/measure/measure-embed-module.mjs [--rounds 9]
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { launchBrowser, serveDist } from '../tests/e2e/browser.mjs';
+import { launchBrowser, serveDist } from '../lib/browser.mjs';
 
 const roundsAt = process.argv.indexOf('--rounds');
 const rounds = roundsAt > 0 ? Number(process.argv[roundsAt + 1]) : 9;
@@ -39,7 +39,7 @@ try {
   server.stop();
 }
 for (const [name, file] of Object.entries(MODULES)) {
-  const bytes = readFileSync(new URL(`../build/wasm-release/${file}`, import.meta.url));
+  const bytes = readFileSync(new URL(`../../build/wasm-release/${file}`, import.meta.url));
   console.log(`${name.padEnd(8)} ${file.padEnd(26)} ${String(bytes.length).padStart(7)} B ` +
     `(${gzipSync(bytes, { level: 9 }).length} gzipped)  import to first forward: median ` +
     `${median(times[name]).toFixed(1)} ms of ${rounds} (${times[name].map((t) => t.toFixed(0)).join(', ')})`);

@@ -1,14 +1,14 @@
 // Measures the page as a reader types (one key every ~120 ms), in Chromium, Firefox or WebKit
-// (tests/e2e/engines/drivers.mjs): for each keystroke, the time from the input event's request to
+// (scripts/lib/drivers.mjs): for each keystroke, the time from the input event's request to
 // the end of drawing (performance entries 'attention-lens:update'), the core's forward time and
 // where it ran, and, where the engine has the Event Timing API (Chromium, Firefox), the time from
 // each key to the next painted frame (reported only from 16 ms up, in steps of 8 ms). Prints
 // medians. Firefox and WebKit round performance.now() to 1 ms on a page that is not
 // cross-origin isolated, so their times are whole milliseconds.
-// Usage: node scripts/measure-page.mjs [--engine chromium|firefox|webkit|all] [--dmodel 256]
+// Usage: node scripts/measure/measure-page.mjs [--engine chromium|firefox|webkit|all] [--dmodel 256]
 //   [--heads 8] [--tokens 64]
-import { serveDist, withRandomWeights } from '../tests/e2e/browser.mjs';
-import { ENGINES, launchEngine } from '../tests/e2e/engines/drivers.mjs';
+import { serveDist, withRandomWeights } from '../lib/browser.mjs';
+import { ENGINES, launchEngine } from '../lib/drivers.mjs';
 
 const option = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);

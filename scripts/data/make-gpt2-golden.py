@@ -18,7 +18,7 @@ The reference is GPT-2's forward written out in torch (no `transformers` package
 + wpe[0..n), per block x += c_proj(attn(ln_1(x))), x += mlp(ln_2(x)) with mlp(h) =
 c_proj(gelu_new(c_fc(h))), Conv1D y = x·W + b, causal softmax(q·kᵀ/√d_k), ln_f, logits = x·wteᵀ.
 
-Run with Debian's python3-torch: /usr/bin/python3 scripts/make-gpt2-golden.py (deterministic).
+Run with Debian's python3-torch: /usr/bin/python3 scripts/data/make-gpt2-golden.py (deterministic).
 """
 import json
 import math
@@ -27,7 +27,7 @@ import struct
 
 import torch
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.join(ROOT, "tests", "data", "gpt2")
 
 CASES = [

@@ -6,7 +6,7 @@
   replayed exactly as written there (their functions are copied verbatim below), so the core
   can reproduce them number for number.
 
-Run through scripts/make-test-data.sh. Deterministic: the same bytes every run. Only the
+Run through scripts/data/make-test-data.sh. Deterministic: the same bytes every run. Only the
 PyTorch comparison block of seed 004 uses torch, and only when it is importable.
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import write_safetensors  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "data", "numpy")
 
 

@@ -17,7 +17,7 @@ to double, the same steps):
 The metadata holds the model config and the optimizer's settings. The C++ test judges its float32
 error against PyTorch's own float32 error, both measured from the float64 run.
 
-Run through scripts/make-test-data.sh (needs Debian's python3-torch and python3-numpy).
+Run through scripts/data/make-test-data.sh (needs Debian's python3-torch and python3-numpy).
 """
 
 import math
@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import write_safetensors  # noqa: E402
 from torch_model import Model  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "data", "train")
 STEPS = 10
 

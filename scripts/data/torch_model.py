@@ -1,7 +1,7 @@
 """docs/API.md's small decoder-only transformer, literally, in torch.nn.
 
-The reference the C++ model is checked against (scripts/make-train-golden.py) and the model a
-saved checkpoint loads into (scripts/torch-checkpoint.py). A config is a dict with the keys of
+The reference the C++ model is checked against (scripts/data/make-train-golden.py) and the model a
+saved checkpoint loads into (scripts/data/torch-checkpoint.py). A config is a dict with the keys of
 the checkpoint's metadata: vocab, context, d_model, heads, layers, positional (none |
 sinusoidal | learned | rope), layer_norm, mlp, tied, bias, gelu (erf | tanh). Parameter names
 ^are docs/API.md's: embed.weight, pos.weight, layers.i.ln1.*, layers.i.attn.in_proj_weight, …

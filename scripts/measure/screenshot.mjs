@@ -1,12 +1,12 @@
 // Screenshots of the built page for a person to look at: desktop and 375-px phone, light and
-// dark, into build/screenshots/, in Chromium, Firefox or WebKit (tests/e2e/engines/drivers.mjs).
-// Usage: node scripts/screenshot.mjs [hash] [name] [trainMs] [--engine chromium|firefox|webkit|all]
+// dark, into build/screenshots/, in Chromium, Firefox or WebKit (scripts/lib/drivers.mjs).
+// Usage: node scripts/measure/screenshot.mjs [hash] [name] [trainMs] [--engine chromium|firefox|webkit|all]
 // (files: NAME-LABEL.png in Chromium, NAME-ENGINE-LABEL.png in the others). With a hash holding
 // tab=train (the Train view), it starts training and shoots after trainMs (default 6000).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { screenshotDir, serveDist } from '../tests/e2e/browser.mjs';
-import { ENGINES, launchEngine } from '../tests/e2e/engines/drivers.mjs';
+import { screenshotDir, serveDist } from '../lib/browser.mjs';
+import { ENGINES, launchEngine } from '../lib/drivers.mjs';
 
 const args = process.argv.slice(2);
 const at = args.indexOf('--engine');

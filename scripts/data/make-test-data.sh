@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Regenerates the committed test data (a manual step; the tests only read it):
+#   tests/data/golden/  PyTorch nn.MultiheadAttention golden vectors   (scripts/data/make-golden.py)
+#   tests/data/numpy/   NumPy RandomState streams and the seeds' examples (scripts/data/make-numpy-data.py)
+#   tests/data/train/   the model's loss, gradients and AdamW steps from PyTorch autograd, float32
+#                       and float64                                  (scripts/data/make-train-golden.py)
+#   tests/data/gpt2/    tiny Hugging Face GPT-2 checkpoints, their logits and attention in float32
+#                       and float64                                  (scripts/data/make-gpt2-golden.py)
+# Uses Debian's python3-torch and python3-numpy with /usr/bin/python3 (a pyenv python3 on PATH
+# lacks them); when they are missing, scripts/setup.sh (the one set-up path) installs them.
+# Deterministic: rerunning gives the same bytes.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../env.sh"
+root="$ATTN_ROOT"
+py=/usr/bin/python3
+
+log() { printf '[test-data] %s\n' "$*"; }
+
+has_torch() { [ -x "$py" ] && "$py" -c 'import numpy, torch' >/dev/null 2>&1; }
+# set-up's quick path does not look for torch (importing it takes seconds): without it, the full run.
+if ! has_torch; then
+  log "no torch or numpy for $py: running scripts/setup.sh"
+  ATTN_SETUP_FORCE=1 attn_setup
+  has_torch || { log "scripts/setup.sh did not make torch and numpy importable by $py"; exit 1; }
+fi
+
+log "$("$py" -c 'import numpy, torch; print("numpy", numpy.__version__, "torch", torch.__version__)')"
+# Bytecode caches would land in scripts/data/__pycache__; keep the tree clean.
+export PYTHONDONTWRITEBYTECODE=1
+"$py" "$root/scripts/data/make-golden.py"
+"$py" "$root/scripts/data/make-numpy-data.py"
+"$py" "$root/scripts/data/make-train-golden.py"
+"$py" "$root/scripts/data/make-gpt2-golden.py"
+log "done: tests/data/golden, tests/data/numpy, tests/data/train and tests/data/gpt2"
