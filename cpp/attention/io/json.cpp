@@ -92,53 +92,47 @@ class Parser {
     }
   }
 
-  Value parse_object(int depth) {
+  // `open`, then elements read by parse_element() separated by commas, then `close` (an empty
+  // sequence allowed); the error positions and messages of a hand-written loop.
+  template <class ParseElement>
+  void parse_sequence(char open, char close, int depth, ParseElement parse_element) {
     check_depth(depth);
-    expect('{');
-    Object members;
+    expect(open);
     skip_whitespace();
-    if (peek() == '}') {
+    if (peek() == close) {
       ++pos_;
-      return Value{std::move(members)};
+      return;
     }
     while (true) {
       skip_whitespace();
+      parse_element();
+      skip_whitespace();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      expect(close);
+      return;
+    }
+  }
+
+  Value parse_object(int depth) {
+    Object members;
+    parse_sequence('{', '}', depth, [&] {
       if (peek() != '"') error("expected a string key");
       std::string key = parse_string();
       skip_whitespace();
       expect(':');
       skip_whitespace();
       members.push_back(Member{std::move(key), parse_value(depth)});
-      skip_whitespace();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      expect('}');
-      return Value{std::move(members)};
-    }
+    });
+    return Value{std::move(members)};
   }
 
   Value parse_array(int depth) {
-    check_depth(depth);
-    expect('[');
     Array elements;
-    skip_whitespace();
-    if (peek() == ']') {
-      ++pos_;
-      return Value{std::move(elements)};
-    }
-    while (true) {
-      skip_whitespace();
-      elements.push_back(parse_value(depth));
-      skip_whitespace();
-      if (peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      expect(']');
-      return Value{std::move(elements)};
-    }
+    parse_sequence('[', ']', depth, [&] { elements.push_back(parse_value(depth)); });
+    return Value{std::move(elements)};
   }
 
   Value parse_literal(std::string_view word, Value value) {
