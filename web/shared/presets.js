@@ -76,66 +76,65 @@ export const PRESET_INFO = {
 };
 
 /**
+ * A one-head preset without W_O, as seeds 001 and 004 build it: X = randn(n, d_model), then W_Q,
+ * W_K, W_V = randn(d_model, d_k) · scale, all from one RandomState(seed) stream.
+ */
+function singleHeadPreset(lens, { seed, n, dModel, dK, scale, prefix, mask, printout }) {
+  const rng = randnStream(lens, seed, n * dModel + 3 * dModel * dK);
+  const x = Float32Array.from(rng.take(n * dModel));
+  const ws = [0, 1, 2].map(() => rng.take(dModel * dK, scale));
+  return {
+    config: { dModel, heads: 1, headDim: dK, bias: false, outProj: false, positional: 'none' },
+    tokens: labels(prefix, n),
+    x,
+    weights: { inProjWeight: inProjFrom(ws, 1, dModel, dK) },
+    mask,
+    printout,
+  };
+}
+
+/** A preset of seed 004's MultiHeadAttention class: X = randn(n, d_model) at seed 42, the class's weights at `weightSeed`. */
+function mhaClassPreset(lens, { n, dModel, heads, weightSeed, printout }) {
+  const x = Float32Array.from(randnStream(lens, 42, n * dModel).take(n * dModel));
+  return {
+    config: { dModel, heads, bias: false, outProj: true, positional: 'none' },
+    tokens: labels('Token ', n),
+    x,
+    weights: mhaClassWeights(lens, weightSeed, heads, dModel),
+    mask: 'none',
+    printout,
+  };
+}
+
+/**
  * Builds a preset: { config, tokens, x (Float32Array [n·dModel]), weights, mask, printout(result) }.
  * printout(result) returns the text the tutorial's print() calls show, from our numbers.
  */
 export function buildPreset(lens, id) {
   switch (id) {
     case 'seed001-causal': {
-      const [n, dModel, dK] = [5, 16, 8];
-      const rng = randnStream(lens, 0, n * dModel + 3 * dModel * dK);
-      const x = Float32Array.from(rng.take(n * dModel));
-      const ws = [0, 1, 2].map(() => rng.take(dModel * dK));
-      return {
-        config: { dModel, heads: 1, headDim: dK, bias: false, outProj: false, positional: 'none' },
-        tokens: labels('x', n),
-        x,
-        weights: { inProjWeight: inProjFrom(ws, 1, dModel, dK) },
-        mask: 'causal',
-        printout: () => `Output shape: ${pythonShape([n, dK])}  Attn shape: ${pythonShape([n, n])}`,
-      };
+      const [n, dK] = [5, 8];
+      return singleHeadPreset(lens, { seed: 0, n, dModel: 16, dK, scale: 1, prefix: 'x', mask: 'causal',
+        printout: () => `Output shape: ${pythonShape([n, dK])}  Attn shape: ${pythonShape([n, n])}` });
     }
     case 'seed004-single': {
       const [n, dModel] = [4, 8];
-      const rng = randnStream(lens, 42, n * dModel + 3 * 64);
-      const x = Float32Array.from(rng.take(n * dModel));
-      const ws = [0, 1, 2].map(() => rng.take(64, 0.1));
-      return {
-        config: { dModel, heads: 1, headDim: 8, bias: false, outProj: false, positional: 'none' },
-        tokens: labels('Token ', n),
-        x,
-        weights: { inProjWeight: inProjFrom(ws, 1, dModel, 8) },
-        mask: 'none',
+      return singleHeadPreset(lens, { seed: 42, n, dModel, dK: 8, scale: 0.1, prefix: 'Token ', mask: 'none',
         printout: (r) => [`Input shape: ${pythonShape([n, dModel])}`,
           `Output shape: ${pythonShape([n, dModel])}`,
-          `Attention weights:\n ${numpyArrayString(r.attention, [n, n], 3)}`].join('\n'),
-      };
+          `Attention weights:\n ${numpyArrayString(r.attention, [n, n], 3)}`].join('\n') });
     }
     case 'seed004-multi': {
       const [n, dModel, heads] = [6, 16, 4];
-      const x = Float32Array.from(randnStream(lens, 42, n * dModel).take(n * dModel));
-      return {
-        config: { dModel, heads, bias: false, outProj: true, positional: 'none' },
-        tokens: labels('Token ', n),
-        x,
-        weights: mhaClassWeights(lens, 42, heads, dModel),
-        mask: 'none',
+      return mhaClassPreset(lens, { n, dModel, heads, weightSeed: 42,
         printout: () => [`Input shape: ${pythonShape([n, dModel])}`,
           `Output shape: ${pythonShape([n, dModel])}`,
-          `Attention weights shape: ${pythonShape([heads, n, n])}`].join('\n'),
-      };
+          `Attention weights shape: ${pythonShape([heads, n, n])}`].join('\n') });
     }
     case 'seed004-pytorch': {
-      const [n, dModel, heads] = [4, 8, 2];
-      const x = Float32Array.from(randnStream(lens, 42, n * dModel).take(n * dModel));
-      return {
-        config: { dModel, heads, bias: false, outProj: true, positional: 'none' },
-        tokens: labels('Token ', n),
-        x,
-        weights: mhaClassWeights(lens, 0, heads, dModel),
-        mask: 'none',
-        printout: (r) => `Scratch output:\n ${numpyArrayString(r.output, [n, dModel], 4)}`,
-      };
+      const [n, dModel] = [4, 8];
+      return mhaClassPreset(lens, { n, dModel, heads: 2, weightSeed: 0,
+        printout: (r) => `Scratch output:\n ${numpyArrayString(r.output, [n, dModel], 4)}` });
     }
     default:
       throw new Error(`unknown tutorial preset '${String(id).slice(0, 40)}'`);

@@ -12,6 +12,65 @@ const niceStep = (span, count) => {
 const tickText = (v) => (Math.abs(v) >= 1e5 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(0)
   : Math.abs(v) >= 1000 ? `${Math.round(v / 100) / 10}k` : Number(v.toPrecision(3)).toString());
 
+/** The theme's colours and font, read from the canvas's computed style. */
+function themeColors(canvas) {
+  const style = getComputedStyle(canvas);
+  return {
+    ink: style.getPropertyValue('--ink').trim() || '#222',
+    muted: style.getPropertyValue('--muted').trim() || '#666',
+    line: style.getPropertyValue('--line').trim() || '#ddd',
+    font: style.fontFamily || 'sans-serif',
+  };
+}
+
+/**
+ * Where things go: the padding around the plotting area (w × h), the steps' range and the left
+ * axis's (fitted to the left series, log-scaled to whole decades), and the maps from a step and
+ * a value to pixels (x, y, and yRight for the right axis's [0, 1]).
+ */
+function plotFrame(series, o, { log, cssWidth }) {
+  const left = series.filter((s) => s.axis !== 'right');
+  const right = series.filter((s) => s.axis === 'right');
+  const pad = { left: o.compact ? 26 : 48, right: right.length ? 40 : 10, top: 6, bottom: o.compact ? 14 : 30 };
+  const w = cssWidth - pad.left - pad.right;
+  const h = o.height - pad.top - pad.bottom;
+  const all = series.flatMap((s) => s.points);
+  const xMax = Math.max(1, ...all.map((p) => p[0]));
+  const x = (v) => pad.left + (v / xMax) * w;
+  const [y0, y1] = yRange(left, o.yRange, log);
+  const t = (v) => (log ? (Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0)) : (v - y0) / (y1 - y0));
+  const y = (v) => pad.top + h - t(v) * h;
+  const yRight = (v) => pad.top + h - v * h;
+  return { pad, w, h, x, y, yRight, y0, y1, xMax, log, right };
+}
+
+/** The left axis's range: `fixed`, or the values' (from 0 on a linear axis, whole decades on a log one). */
+function yRange(left, fixed, log) {
+  const values = left.flatMap((s) => s.points.map((p) => p[1])).filter((v) => Number.isFinite(v) && (!log || v > 0));
+  let [y0, y1] = fixed ?? [Math.min(...values), Math.max(...values)];
+  if (!values.length && !fixed) [y0, y1] = log ? [0.1, 10] : [0, 1];
+  if (log) {
+    y0 = 10 ** Math.floor(Math.log10(y0));
+    y1 = 10 ** Math.ceil(Math.log10(y1));
+    if (y1 <= y0) y1 = y0 * 10;
+  } else if (!fixed) {
+    y0 = Math.min(0, y0);
+    if (y1 <= y0) y1 = y0 + 1;
+  }
+  return [y0, y1];
+}
+
+/** The left axis's ticks: one per decade (or per k decades over a wide range: a diverging loss), else nice steps. */
+function yTicks(y0, y1, log, compact) {
+  if (log) {
+    const decades = Math.round(Math.log10(y1 / y0));
+    const every = Math.ceil(decades / (compact ? 2 : 5));
+    return Array.from({ length: Math.floor(decades / every) + 1 }, (_, i) => y0 * 10 ** (i * every));
+  }
+  const s = niceStep(y1 - y0, compact ? 2 : 5);
+  return Array.from({ length: Math.floor((y1 - y0) / s + 1e-9) + 1 }, (_, i) => y0 + i * s);
+}
+
 /** A legend's entries (a line swatch and the label, as text) for series { label, color, dash? }. */
 export const legendItems = (series) => series.map((s) => {
   const item = el('span', 'plot-key');
@@ -53,6 +112,24 @@ export class LinePlot {
    *   marker: a step drawn as a vertical line (the timeline's position)
    */
   render(series, { log = false, width, marker } = {}) {
+    const cssWidth = this.#resize(width);
+    const colors = themeColors(this.canvas);
+    const frame = plotFrame(series, this.options, { log, cssWidth });
+    this.#axes(frame, colors);
+    const ctx = this.ctx;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(frame.pad.left, frame.pad.top, frame.w, frame.h);
+    ctx.clip();
+    for (const s of series) this.#line(s, frame);
+    ctx.setLineDash([]);
+    if (marker !== undefined) this.#marker(marker, frame, colors.ink);
+    ctx.restore();
+    if (this.options.legend) this.#legend(series);
+  }
+
+  // The canvas sized to the CSS width (at the device's pixel ratio) and cleared; returns the width.
+  #resize(width) {
     const o = this.options;
     const cssWidth = Math.max(120, width ?? this.canvas.parentElement?.clientWidth ?? 400);
     const ratio = window.devicePixelRatio || 1;
@@ -62,58 +139,22 @@ export class LinePlot {
       this.canvas.style.width = `${cssWidth}px`;
       this.canvas.style.height = `${o.height}px`;
     }
-    const style = getComputedStyle(this.canvas);
-    const ink = style.getPropertyValue('--ink').trim() || '#222';
-    const muted = style.getPropertyValue('--muted').trim() || '#666';
-    const line = style.getPropertyValue('--line').trim() || '#ddd';
-    const font = style.fontFamily || 'sans-serif';
+    this.ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    this.ctx.clearRect(0, 0, cssWidth, o.height);
+    return cssWidth;
+  }
+
+  // Grid, ticks and axis labels, and the frame around the plotting area.
+  #axes({ pad, w, h, x, y, yRight, y0, y1, xMax, log, right }, { muted, line, font }) {
+    const o = this.options;
     const ctx = this.ctx;
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.clearRect(0, 0, cssWidth, o.height);
-
-    const left = series.filter((s) => s.axis !== 'right');
-    const right = series.filter((s) => s.axis === 'right');
-    const fontPx = o.compact ? 9 : 11;
-    const pad = { left: o.compact ? 26 : 48, right: right.length ? 40 : 10, top: 6, bottom: o.compact ? 14 : 30 };
-    const w = cssWidth - pad.left - pad.right;
-    const h = o.height - pad.top - pad.bottom;
-    const all = series.flatMap((s) => s.points);
-    const xMax = Math.max(1, ...all.map((p) => p[0]));
-    const x = (v) => pad.left + (v / xMax) * w;
-
-    const values = left.flatMap((s) => s.points.map((p) => p[1])).filter((v) => Number.isFinite(v) && (!log || v > 0));
-    let [y0, y1] = o.yRange ?? [Math.min(...values), Math.max(...values)];
-    if (!values.length && !o.yRange) [y0, y1] = log ? [0.1, 10] : [0, 1];
-    if (log) {
-      y0 = 10 ** Math.floor(Math.log10(y0));
-      y1 = 10 ** Math.ceil(Math.log10(y1));
-      if (y1 <= y0) y1 = y0 * 10;
-    } else if (!o.yRange) {
-      y0 = Math.min(0, y0);
-      if (y1 <= y0) y1 = y0 + 1;
-    }
-    const t = (v) => (log ? (Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0)) : (v - y0) / (y1 - y0));
-    const y = (v) => pad.top + h - t(v) * h;
-    const yRight = (v) => pad.top + h - v * h;
-
-    // Grid, ticks and axis labels.
-    ctx.font = `${fontPx}px ${font}`;
+    ctx.font = `${o.compact ? 9 : 11}px ${font}`;
     ctx.lineWidth = 1;
     ctx.strokeStyle = line;
     ctx.fillStyle = muted;
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
-    const yTicks = log
-      ? (() => { // one tick per decade, or per k decades over a wide range (a diverging loss)
-        const decades = Math.round(Math.log10(y1 / y0));
-        const every = Math.ceil(decades / (o.compact ? 2 : 5));
-        return Array.from({ length: Math.floor(decades / every) + 1 }, (_, i) => y0 * 10 ** (i * every));
-      })()
-      : (() => {
-        const s = niceStep(y1 - y0, o.compact ? 2 : 5);
-        return Array.from({ length: Math.floor((y1 - y0) / s + 1e-9) + 1 }, (_, i) => y0 + i * s);
-      })();
-    for (const v of yTicks) {
+    for (const v of yTicks(y0, y1, log, o.compact)) {
       ctx.beginPath();
       ctx.moveTo(pad.left, Math.round(y(v)) + 0.5);
       ctx.lineTo(pad.left + w, Math.round(y(v)) + 0.5);
@@ -130,59 +171,59 @@ export class LinePlot {
     for (let v = 0; v <= xMax + 1e-9; v += xs) ctx.fillText(tickText(v), x(v), pad.top + h + 3);
     ctx.strokeStyle = muted;
     ctx.strokeRect(pad.left + 0.5, pad.top + 0.5, w, h);
-    if (!o.compact) {
-      ctx.fillText(o.xLabel, pad.left + w / 2, pad.top + h + 16);
-      if (o.yLabel) {
-        ctx.save();
-        ctx.translate(11, pad.top + h / 2);
-        ctx.rotate(-Math.PI / 2);
-        ctx.textBaseline = 'middle';
-        ctx.fillText(`${o.yLabel}${log ? ' (log)' : ''}`, 0, 0);
-        ctx.restore();
-      }
-    }
+    if (!o.compact) this.#axisNames(pad, w, h, log);
+  }
 
-    // The series.
+  // The x axis's name below it, the y axis's turned along it.
+  #axisNames(pad, w, h, log) {
+    const o = this.options;
+    const ctx = this.ctx;
+    ctx.fillText(o.xLabel, pad.left + w / 2, pad.top + h + 16);
+    if (!o.yLabel) return;
     ctx.save();
-    ctx.beginPath();
-    ctx.rect(pad.left, pad.top, w, h);
-    ctx.clip();
-    for (const s of series) {
-      const yOf = s.axis === 'right' ? yRight : y;
-      ctx.strokeStyle = s.color;
-      ctx.lineWidth = o.compact ? 1.25 : 1.75;
-      ctx.setLineDash(s.dash ?? []);
-      ctx.beginPath();
-      let open = false;
-      for (const [px, py] of s.points) {
-        if (!Number.isFinite(py) || (log && s.axis !== 'right' && py <= 0)) {
-          open = false;
-          continue;
-        }
-        if (open) ctx.lineTo(x(px), yOf(py));
-        else ctx.moveTo(x(px), yOf(py));
-        open = true;
-      }
-      ctx.stroke();
-      if (s.points.length === 1 && Number.isFinite(s.points[0][1])) { // one step so far: a dot
-        ctx.fillStyle = s.color;
-        ctx.beginPath();
-        ctx.arc(x(s.points[0][0]), yOf(s.points[0][1]), 3, 0, 2 * Math.PI);
-        ctx.fill();
-      }
-    }
-    ctx.setLineDash([]);
-    if (marker !== undefined) {
-      ctx.strokeStyle = ink;
-      ctx.setLineDash([3, 3]);
-      ctx.beginPath();
-      ctx.moveTo(x(marker), pad.top);
-      ctx.lineTo(x(marker), pad.top + h);
-      ctx.stroke();
-      ctx.setLineDash([]);
-    }
+    ctx.translate(11, pad.top + h / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.textBaseline = 'middle';
+    ctx.fillText(`${o.yLabel}${log ? ' (log)' : ''}`, 0, 0);
     ctx.restore();
+  }
 
-    if (o.legend) this.#legend(series);
+  // One series' line, broken where a value is missing (or not positive on a log axis); one point: a dot.
+  #line(s, { x, y, yRight, log }) {
+    const ctx = this.ctx;
+    const yOf = s.axis === 'right' ? yRight : y;
+    ctx.strokeStyle = s.color;
+    ctx.lineWidth = this.options.compact ? 1.25 : 1.75;
+    ctx.setLineDash(s.dash ?? []);
+    ctx.beginPath();
+    let open = false;
+    for (const [px, py] of s.points) {
+      if (!Number.isFinite(py) || (log && s.axis !== 'right' && py <= 0)) {
+        open = false;
+        continue;
+      }
+      if (open) ctx.lineTo(x(px), yOf(py));
+      else ctx.moveTo(x(px), yOf(py));
+      open = true;
+    }
+    ctx.stroke();
+    if (s.points.length === 1 && Number.isFinite(s.points[0][1])) { // one step so far: a dot
+      ctx.fillStyle = s.color;
+      ctx.beginPath();
+      ctx.arc(x(s.points[0][0]), yOf(s.points[0][1]), 3, 0, 2 * Math.PI);
+      ctx.fill();
+    }
+  }
+
+  // The timeline's step as a dashed vertical line.
+  #marker(step, { x, pad, h }, ink) {
+    const ctx = this.ctx;
+    ctx.strokeStyle = ink;
+    ctx.setLineDash([3, 3]);
+    ctx.beginPath();
+    ctx.moveTo(x(step), pad.top);
+    ctx.lineTo(x(step), pad.top + h);
+    ctx.stroke();
+    ctx.setLineDash([]);
   }
 }

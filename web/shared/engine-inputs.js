@@ -1,0 +1,137 @@
+// What a page state gives the engine's layer to read (engine.js): typed tokens, a tutorial preset, or a trained layer's input.
+import { buildPreset } from './presets.js';
+
+/** How many [PAD] keys the padding mask adds after `real` keys (up to state.padTo, or 2). */
+export const padCount = (state, real) => (state.mask === 'padding' ? Math.max(state.padTo || real + 2, real) - real : 0);
+
+/** `map`'s value for `key`, made by make() the first time and kept among the last `size` made. */
+function remembered(map, key, make, size = 4) {
+  let found = map.get(key);
+  if (!found) {
+    found = make();
+    if (map.size >= size) map.delete(map.keys().next().value);
+    map.set(key, found);
+  }
+  return found;
+}
+
+/**
+ * The inputs of page states, with their caches (the last few tokenizations and trained layers).
+ * inputOf(state, notes) says what one state's forward reads: { config, preset } for the layer
+ * (preset: weights { id, weights } or a tutorial preset, or null), queryTokens, and either x (the
+ * rows) or typed (the typed text's tokensFor: the layer embeds them); tutorial (the preset, for
+ * its printout), model (a trained model's { name, title, layer, layers, … }), read (the characters
+ * a shipped model read as others) and state (as computed: a trained layer's attention is causal).
+ */
+export class EngineInputs {
+  #lens;
+  #tokenized = new Map(); // mode and text -> { tokens, ids }
+  #trained = null; // a shipped trained model (lens.trainedModel) for states naming it
+  #trainedLayers = new Map(); // ids key -> attentionLayer result, the last few
+  #fromTrainIds = new WeakMap(); // a Train view layer (state.trainedLayer) -> its layer key
+  #nextFromTrain = 1;
+
+  /** @param {object} lens  the loaded API */
+  constructor(lens) {
+    this.#lens = lens;
+  }
+
+  // The last few tokenizations, kept: deciding where to compute (fitsInFrame) and computing
+  // both tokenize the same text on every keystroke.
+  #tokensOf(text, mode) {
+    return remembered(this.#tokenized, `${mode}\u0000${text}`, () => {
+      const { tokens, ids } = this.#lens.tokenize(text, { mode });
+      return { tokens, ids };
+    });
+  }
+
+  /**
+   * The tokens a (non-preset) state asks for: its queries q, the source s in cross-attention,
+   * and the n × kvN they make (with [PAD] keys). Throws when there is nothing to attend over.
+   */
+  tokensFor(state) {
+    const q = this.#tokensOf(state.text, state.tokenizer);
+    if (q.tokens.length === 0) throw new Error('Type some text: there are no tokens to attend over yet.');
+    const s = state.cross ? this.#tokensOf(state.source, state.tokenizer) : null;
+    if (s && s.tokens.length === 0) throw new Error('Type a source sentence for cross-attention: it has no tokens.');
+    const real = (s ?? q).tokens.length;
+    const pads = padCount(state, real);
+    return { q, s, n: s ? q.tokens.length : real + pads, kvN: real + pads };
+  }
+
+  /**
+   * A state naming a trained model: its layer's attention on the text, as a standalone layer
+   * (model.attentionLayer), always causal, one sequence of at most the model's context.
+   */
+  #trainedInput(state, notes) {
+    const trained = this.#trained;
+    if (!trained || trained.info.name !== state.model) {
+      throw new Error(`The trained model '${state.model}' is not loaded (shipped: ${this.#lens.trainedModels.join(', ')}).`);
+    }
+    const { context, layers } = trained.config;
+    let chars = Array.from(state.text);
+    if (chars.length === 0) throw new Error('Type some text: there are no tokens to attend over yet.');
+    if (chars.length > context) {
+      notes.push(`The ${trained.info.name} model reads at most ${context} characters; showing the first ${context}.`);
+      chars = chars.slice(0, context);
+    }
+    // What people type (capitals, curly quotes, €) is read in the model's alphabet by the core's
+    // rule: the ids are those of the mapped text; result.mapped and result.readNote say how.
+    const read = trained.tokenize(chars.join(''), { unknown: 'map' });
+    const ids = read.ids;
+    const l = Math.min(state.layer ?? 0, layers - 1);
+    if ((state.layer ?? 0) >= layers) notes.push(`The ${trained.info.name} model has ${layers} layers; showing layer ${l + 1}.`);
+    if (!['none', 'causal'].includes(state.mask) || state.cross || state.cells?.length) {
+      notes.push(`A trained model's attention is causal: the mask${state.cross ? ', the source' : ''} and masked cells are not used.`);
+    }
+    const found = remembered(this.#trainedLayers, `${trained.info.name}\u0000${l}\u0000${ids.join(',')}`,
+      () => trained.attentionLayer(l, ids, { n: ids.length }));
+    const preset = { id: `trained:${trained.info.name}:${l}`, weights: found.weights };
+    const model = { name: trained.info.name, title: trained.info.title, layer: l, layers: trained.config.layers,
+      positional: trained.config.positional };
+    return { preset, config: found.config, x: found.input, tokens: read.tokens, model,
+      read: read.mapped ? { mapped: read.mapped, readNote: read.note } : null };
+  }
+
+  /**
+   * A state carrying `trainedLayer`: a layer the Train view opened ({ input, config, weights }
+   * of model.attentionLayer on its probe, with ids, probe, step, layer, task, modelConfig), the
+   * same trained path as a shipped model's, fed by data instead of a model.
+   */
+  #fromTrainInput(data) {
+    let id = this.#fromTrainIds.get(data);
+    if (!id) this.#fromTrainIds.set(data, (id = this.#nextFromTrain++));
+    // A checkpoint's layer (views/model) brings its BPE tokens; the Train view's probe is characters.
+    const tokens = data.tokens ?? Array.from(data.probe).slice(0, data.ids.length);
+    const preset = { id: `train-view:${id}`, weights: data.weights };
+    const title = data.source === 'checkpoint' ? `Your model (GPT-2 checkpoint), layer ${data.layer + 1}`
+      : `Trained in the Train view: ${data.task ?? 'a task'}, step ${data.step}, layer ${data.layer + 1}`;
+    const model = { name: 'train-view', title, checkpoint: data.source === 'checkpoint',
+      layer: data.layer, layers: data.modelConfig?.layers ?? data.layer + 1, positional: data.modelConfig?.positional ?? data.config.positional,
+      fromTrain: true, task: data.task ?? '', step: data.step };
+    return { preset, config: data.config, x: data.input, tokens, model };
+  }
+
+  /** What `state`'s forward reads (see the class); notes: where to say what was changed or left out. */
+  inputOf(state, notes) {
+    const none = { tutorial: null, typed: null, model: null, read: { mapped: [], readNote: '' }, state };
+    if (state.trainedLayer || state.model) {
+      const t = state.trainedLayer ? this.#fromTrainInput(state.trainedLayer) : this.#trainedInput(state, notes);
+      return { ...none, config: t.config, preset: t.preset, queryTokens: t.tokens, x: t.x, model: t.model, read: t.read ?? none.read,
+        state: { ...state, mask: 'causal', cross: false, cells: [], scale: true, padTo: 0 } };
+    }
+    if (state.preset) {
+      const tutorial = { id: state.preset, ...buildPreset(this.#lens, state.preset) };
+      return { ...none, config: tutorial.config, preset: tutorial, queryTokens: tutorial.tokens, x: tutorial.x, tutorial };
+    }
+    const typed = this.tokensFor(state);
+    return { ...none, config: { dModel: Number(state.dModel), heads: state.heads, positional: state.positional, seed: state.seed },
+      preset: null, queryTokens: typed.q.tokens, typed };
+  }
+
+  /** The trained model states with `model: name` use (lens.trainedModel's), or null. */
+  useTrainedModel(model) {
+    if (model !== this.#trained) this.#trainedLayers.clear();
+    this.#trained = model;
+  }
+}
