@@ -49,7 +49,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
   }
 
   // Each update is measured from the request to the end of drawing (performance entries named
-  // 'attention-lens:update', read by scripts/measure-page.mjs).
+  // 'attention-lens:update', read by scripts/measure/measure-page.mjs).
   // A layer opened from the Train view (store.trainedLayer) replaces the settings' weights and
   // text until another choice of weights (controls.js): the engine's trained path, fed by data.
   const computeState = () => {
