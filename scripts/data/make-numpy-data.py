@@ -24,8 +24,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 OUT = os.path.join(ROOT, "tests", "data", "numpy")
 
 
-def f64(a):
-    return np.asarray(a, dtype=np.float64)
+def write(name, tensors, meta):
+    """tests/data/numpy/<name>.safetensors: the tensors as F64, in the order given."""
+    write_safetensors(os.path.join(OUT, name + ".safetensors"),
+                      {k: np.asarray(v, dtype=np.float64) for k, v in tensors.items()}, meta)
 
 
 # ---- raw RandomState streams ---------------------------------------------------------------
@@ -41,7 +43,7 @@ def randn_streams():
                        "random_sample_seed_7 = RandomState(7).random_sample(1000); "
                        "uniform_seed_3 = RandomState(3).uniform(-0.5, 0.5, 1000)",
     }
-    write_safetensors(os.path.join(OUT, "randn_streams.safetensors"), tensors, meta)
+    write("randn_streams", tensors, meta)
 
 
 # ---- seed 001: "practical PyTorch/NumPy code", the NumPy example -----------------------------
@@ -98,8 +100,7 @@ def seed001_causal():
                        "np.triu(np.ones((n,n)) * -1e9, k=1) added to scores = Q@K.T/sqrt(d_k) "
                        "(stored before the mask); Y, A = self_attention_numpy(...)",
     }
-    write_safetensors(os.path.join(OUT, "seed001_causal.safetensors"),
-                      {k: f64(v) for k, v in tensors.items()}, meta)
+    write("seed001_causal", tensors, meta)
 
 
 # ---- seed 004: verbatim definitions ----------------------------------------------------------
@@ -230,8 +231,7 @@ def seed004_single_head():
                        "X = randn(4, 8); W_Q, W_K, W_V = randn(8, 8) * 0.1 in that order; "
                        "output, weights = scaled_dot_product_attention(X@W_Q, X@W_K, X@W_V)",
     }
-    write_safetensors(os.path.join(OUT, "seed004_single_head.safetensors"),
-                      {k: f64(v) for k, v in tensors.items()}, meta)
+    write("seed004_single_head", tensors, meta)
 
 
 def seed004_multi_head():
@@ -254,8 +254,7 @@ def seed004_multi_head():
                        "W_V [4, 16, 4] then W_O [16, 16] from RandomState(42).randn * 0.1); "
                        "output, all_weights = mha.forward(X); no biases, no mask",
     }
-    write_safetensors(os.path.join(OUT, "seed004_multi_head.safetensors"),
-                      {k: f64(v) for k, v in tensors.items()}, meta)
+    write("seed004_multi_head", tensors, meta)
 
 
 def seed004_pytorch_compare():
@@ -308,17 +307,15 @@ def seed004_pytorch_compare():
         tensors["out_pt"] = out_pt
         description += (f"; out_pt = PyTorch {torch.__version__} float32 output with those "
                         "weights (stored as F64)")
-    write_safetensors(os.path.join(OUT, "seed004_pytorch_compare.safetensors"),
-                      {k: f64(v) for k, v in tensors.items()}, {"description": description})
+    write("seed004_pytorch_compare", tensors, {"description": description})
 
 
 def seed004_positional():
     max_len = 50
     d_model = 64
     PE = positional_encoding(max_len, d_model)
-    write_safetensors(os.path.join(OUT, "seed004_positional.safetensors"), {"PE": f64(PE)},
-                      {"description": "seed 004, 'Positional Encoding': "
-                                      "PE = positional_encoding(50, 64)"})
+    write("seed004_positional", {"PE": PE},
+          {"description": "seed 004, 'Positional Encoding': PE = positional_encoding(50, 64)"})
 
 
 def main():

@@ -36,33 +36,41 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 OUT = os.path.join(ROOT, "tests", "data", "train")
 STEPS = 10
 
+# A config's keys, in the order of the files' metadata, and their defaults (None: each config gives
+# it). A config's name says where it departs from them: nonorm, mlp, tied, nobias, gelu_tanh,
+# cosine (warmup and total); batch 3 is not in the names.
+BASE = dict(vocab=None, context=None, d_model=None, heads=None, layers=None, positional=None,
+            layer_norm=True, mlp=False, tied=False, bias=True, gelu="erf", batch=2, n=None,
+            warmup=0, total=0, seed=None)
+
+
+def config(**given):
+    assert given.keys() <= BASE.keys()
+    c = dict(BASE, **given)
+    assert None not in c.values(), c
+    return c
+
+
 # name: model config, batch shape, optimizer, seed
 CONFIGS = {
-    "l1_learned_nonorm": dict(vocab=11, context=8, d_model=12, heads=3, layers=1,
-                              positional="learned", layer_norm=False, mlp=False, tied=False,
-                              bias=True, gelu="erf", batch=2, n=6, warmup=0, total=0, seed=2001),
-    "l2_sinusoidal_ln_mlp_tied": dict(vocab=13, context=7, d_model=12, heads=2, layers=2,
-                                      positional="sinusoidal", layer_norm=True, mlp=True,
-                                      tied=True, bias=True, gelu="erf", batch=3, n=7, warmup=0,
-                                      total=0, seed=2002),
-    "l2_rope_nobias_cosine": dict(vocab=17, context=8, d_model=16, heads=4, layers=2,
-                                  positional="rope", layer_norm=True, mlp=False, tied=False,
-                                  bias=False, gelu="erf", batch=2, n=8, warmup=3, total=10,
-                                  seed=2003),
-    "l3_odd_dk_learned": dict(vocab=12, context=6, d_model=15, heads=3, layers=3,
-                              positional="learned", layer_norm=True, mlp=False, tied=False,
-                              bias=True, gelu="erf", batch=2, n=5, warmup=0, total=0, seed=2004),
-    "l1_mlp_nonorm_nopos_nobias_tied": dict(vocab=14, context=9, d_model=16, heads=4, layers=1,
-                                            positional="none", layer_norm=False, mlp=True,
-                                            tied=True, bias=False, gelu="erf", batch=2, n=9,
-                                            warmup=0, total=0, seed=2005),
-    "l3_rope_mlp_tied_cosine": dict(vocab=16, context=9, d_model=12, heads=2, layers=3,
-                                    positional="rope", layer_norm=True, mlp=True, tied=True,
-                                    bias=True, gelu="erf", batch=3, n=9, warmup=2, total=8,
-                                    seed=2006),
-    "l1_mlp_gelu_tanh": dict(vocab=11, context=6, d_model=12, heads=2, layers=1,
-                             positional="learned", layer_norm=True, mlp=True, tied=False,
-                             bias=True, gelu="tanh", batch=2, n=6, warmup=0, total=0, seed=2007),
+    "l1_learned_nonorm": config(vocab=11, context=8, d_model=12, heads=3, layers=1,
+                                positional="learned", layer_norm=False, n=6, seed=2001),
+    "l2_sinusoidal_ln_mlp_tied": config(vocab=13, context=7, d_model=12, heads=2, layers=2,
+                                        positional="sinusoidal", mlp=True, tied=True, batch=3,
+                                        n=7, seed=2002),
+    "l2_rope_nobias_cosine": config(vocab=17, context=8, d_model=16, heads=4, layers=2,
+                                    positional="rope", bias=False, n=8, warmup=3, total=10,
+                                    seed=2003),
+    "l3_odd_dk_learned": config(vocab=12, context=6, d_model=15, heads=3, layers=3,
+                                positional="learned", n=5, seed=2004),
+    "l1_mlp_nonorm_nopos_nobias_tied": config(vocab=14, context=9, d_model=16, heads=4, layers=1,
+                                              positional="none", layer_norm=False, mlp=True,
+                                              tied=True, bias=False, n=9, seed=2005),
+    "l3_rope_mlp_tied_cosine": config(vocab=16, context=9, d_model=12, heads=2, layers=3,
+                                      positional="rope", mlp=True, tied=True, batch=3, n=9,
+                                      warmup=2, total=8, seed=2006),
+    "l1_mlp_gelu_tanh": config(vocab=11, context=6, d_model=12, heads=2, layers=1,
+                               positional="learned", mlp=True, gelu="tanh", n=6, seed=2007),
 }
 OPTIMIZER = dict(lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1, clip=1.0,
                  min_lr=0.001)

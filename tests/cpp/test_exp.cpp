@@ -1,6 +1,7 @@
 // Tests of the vectorized exp against double-precision std::exp.
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -8,6 +9,20 @@
 #include "attention/ops/exp.hpp"
 #include "attention/ops/simd.hpp"
 #include "attention/ops/softmax.hpp"
+
+namespace {
+
+// The largest |got[i] - e^x[i]| / e^x[i], with e^x in double.
+double largest_relative_error(const std::vector<float>& x, const std::vector<float>& got) {
+  double worst = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double want = std::exp(static_cast<double>(x[i]));
+    worst = std::max(worst, std::abs(got[i] - want) / want);
+  }
+  return worst;
+}
+
+}  // namespace
 
 TEST_CASE("exp_values is within 1e-6 relative error of exp in double", "[exp]") {
   // A dense sweep of every input where e^x is a normal float.
@@ -18,11 +33,7 @@ TEST_CASE("exp_values is within 1e-6 relative error of exp in double", "[exp]") 
   x.push_back(1e-8f);
   std::vector<float> out(x.size());
   attn::exp_values(x.data(), out.data(), x.size());
-  double worst = 0.0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double want = std::exp(static_cast<double>(x[i]));
-    worst = std::max(worst, std::abs(out[i] - want) / want);
-  }
+  const double worst = largest_relative_error(x, out);
   INFO("largest relative error " << worst);
   REQUIRE(worst <= 1e-6);
 }
@@ -65,11 +76,7 @@ TEST_CASE("the softmax's exp (exp_shifted_sum) is within 1e-6 relative error for
   double want_sum = 0.0;
   for (float v : in) want_sum += std::exp(double(v));
   const float sum = attn::exp_shifted_sum(x.data(), x.size(), 0.0f);
-  double worst = 0.0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double want = std::exp(static_cast<double>(in[i]));
-    worst = std::max(worst, std::abs(x[i] - want) / want);
-  }
+  const double worst = largest_relative_error(in, x);
   INFO("largest relative error " << worst);
   REQUIRE(worst <= 1e-6);
   REQUIRE(std::abs(sum - want_sum) <= 1e-5 * want_sum);

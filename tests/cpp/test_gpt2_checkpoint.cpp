@@ -61,14 +61,16 @@ std::vector<std::uint8_t> edited_tiny(Edit edit) {
   return st::write(tensors);
 }
 
+// tiny-f32 with the tensor `from` renamed `to`.
+std::vector<std::uint8_t> renamed_tiny(const std::string& from, const std::string& to) {
+  return edited_tiny([&](st::TensorToWrite& t) {
+    if (t.name == from) t.name = to;
+    return true;
+  });
+}
+
 attn::Gpt2Config tiny_config() {
-  attn::Gpt2Config config;
-  config.n_layer = 2;
-  config.n_head = 2;
-  config.n_embd = 32;
-  config.vocab_size = 64;
-  config.n_positions = 32;
-  return config;
+  return {.n_layer = 2, .n_head = 2, .n_embd = 32, .n_positions = 32, .vocab_size = 64};
 }
 
 }  // namespace
@@ -126,24 +128,16 @@ TEST_CASE("the Conv1D weights are transposed into our layout", "[gpt2]") {
 }
 
 TEST_CASE("other architectures are refused as such", "[gpt2]") {
-  const auto bert = edited_tiny([](st::TensorToWrite& t) {
-    if (t.name == "transformer.wte.weight") t.name = "bert.embeddings.word_embeddings.weight";
-    return true;
-  });
+  const auto bert =
+      renamed_tiny("transformer.wte.weight", "bert.embeddings.word_embeddings.weight");
   CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(bert, tiny_config()),
                     ContainsSubstring("this looks like a BERT checkpoint") &&
                         ContainsSubstring("supported: the GPT-2 family"));
-  const auto llama = edited_tiny([](st::TensorToWrite& t) {
-    if (t.name == "transformer.h.0.attn.c_attn.weight")
-      t.name = "model.layers.0.self_attn.q_proj.weight";
-    return true;
-  });
+  const auto llama =
+      renamed_tiny("transformer.h.0.attn.c_attn.weight", "model.layers.0.self_attn.q_proj.weight");
   CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(llama, tiny_config()),
                     ContainsSubstring("this looks like a Llama checkpoint"));
-  const auto unknown = edited_tiny([](st::TensorToWrite& t) {
-    if (t.name == "transformer.ln_f.bias") t.name = "transformer.ln_f.beta";
-    return true;
-  });
+  const auto unknown = renamed_tiny("transformer.ln_f.bias", "transformer.ln_f.beta");
   CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(unknown, tiny_config()),
                     ContainsSubstring("tensor 'transformer.ln_f.beta' [32] is not a GPT-2 tensor"));
   auto config = tiny_config();
@@ -205,22 +199,15 @@ TEST_CASE("missing, untied, non-finite and truncated checkpoints are refused", "
   truncated.resize(truncated.size() - 100);
   CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(truncated, tiny_config()),
                     ContainsSubstring("past the end of the data buffer"));
-  const auto both = edited_tiny([](st::TensorToWrite& t) {
-    if (t.name == "lm_head.weight") t.name = "wte.weight";
-    return true;
-  });
+  const auto both = renamed_tiny("lm_head.weight", "wte.weight");
   CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(both, tiny_config()),
                     ContainsSubstring("has both 'transformer.wte.weight' and 'wte.weight'"));
 }
 
 TEST_CASE("a checkpoint too large for the tab is refused from its header", "[gpt2]") {
   // gpt2-medium's shapes (24 layers, d 1024): only the header is given, with the file's size.
-  attn::Gpt2Config config;
-  config.n_layer = 24;
-  config.n_head = 16;
-  config.n_embd = 1024;
-  config.vocab_size = 50257;
-  config.n_positions = 1024;
+  const attn::Gpt2Config config{
+      .n_layer = 24, .n_head = 16, .n_embd = 1024, .n_positions = 1024, .vocab_size = 50257};
   const std::size_t d = 1024;
   std::string header = "{";
   std::uint64_t offset = 0;
@@ -249,12 +236,9 @@ TEST_CASE("a checkpoint too large for the tab is refused from its header", "[gpt
 
 TEST_CASE("the malformed GPT-2 corpus gives its expected messages; its seeds load", "[gpt2]") {
   const std::string dir = std::string(ATTN_TEST_DATA_DIR) + "/malformed-gpt2/";
-  attn::Gpt2Config config;  // tests/data/malformed-gpt2/config.json
-  config.n_layer = 2;
-  config.n_head = 2;
-  config.n_embd = 8;
-  config.vocab_size = 16;
-  config.n_positions = 8;
+  // tests/data/malformed-gpt2/config.json
+  const attn::Gpt2Config config{
+      .n_layer = 2, .n_head = 2, .n_embd = 8, .n_positions = 8, .vocab_size = 16};
   const auto expected = read_json_string_map(dir + "expected.json");
   REQUIRE(expected.size() >= 15);
   for (const auto& [name, message] : expected) {

@@ -68,30 +68,33 @@ struct TrainCase {
 
 TrainCase read_case(const attn::safetensors::File& file) {
   const auto& m = file.metadata();
+  const auto count = [&m](const char* key) { return std::stoul(m.at(key)); };
+  const auto real = [&m](const char* key) { return std::stod(m.at(key)); };
+  const auto flag = [&m](const char* key) { return m.at(key) == "true"; };
   TrainCase c;
-  c.model.vocab = std::stoul(m.at("vocab"));
-  c.model.context = std::stoul(m.at("context"));
-  c.model.d_model = std::stoul(m.at("d_model"));
-  c.model.heads = std::stoul(m.at("heads"));
-  c.model.layers = std::stoul(m.at("layers"));
+  c.model.vocab = count("vocab");
+  c.model.context = count("context");
+  c.model.d_model = count("d_model");
+  c.model.heads = count("heads");
+  c.model.layers = count("layers");
   c.model.positional = attn::parse_positional_kind(m.at("positional"));
-  c.model.layer_norm = m.at("layer_norm") == "true";
-  c.model.mlp = m.at("mlp") == "true";
-  c.model.tied = m.at("tied") == "true";
-  c.model.bias = m.at("bias") == "true";
+  c.model.layer_norm = flag("layer_norm");
+  c.model.mlp = flag("mlp");
+  c.model.tied = flag("tied");
+  c.model.bias = flag("bias");
   c.model.gelu = m.at("gelu") == "tanh" ? attn::GeluKind::Tanh : attn::GeluKind::Erf;
-  c.optimizer.lr = std::stod(m.at("lr"));
-  c.optimizer.beta1 = std::stod(m.at("beta1"));
-  c.optimizer.beta2 = std::stod(m.at("beta2"));
-  c.optimizer.eps = std::stod(m.at("eps"));
-  c.optimizer.weight_decay = std::stod(m.at("weight_decay"));
-  c.optimizer.clip = std::stod(m.at("clip"));
-  c.optimizer.min_lr = std::stod(m.at("min_lr"));
-  c.optimizer.warmup_steps = std::stoul(m.at("warmup"));
-  c.optimizer.total_steps = std::stoul(m.at("total"));
-  c.batch = std::stoul(m.at("batch"));
-  c.n = std::stoul(m.at("n"));
-  c.steps = std::stoul(m.at("steps"));
+  c.optimizer.lr = real("lr");
+  c.optimizer.beta1 = real("beta1");
+  c.optimizer.beta2 = real("beta2");
+  c.optimizer.eps = real("eps");
+  c.optimizer.weight_decay = real("weight_decay");
+  c.optimizer.clip = real("clip");
+  c.optimizer.min_lr = real("min_lr");
+  c.optimizer.warmup_steps = count("warmup");
+  c.optimizer.total_steps = count("total");
+  c.batch = count("batch");
+  c.n = count("n");
+  c.steps = count("steps");
   return c;
 }
 

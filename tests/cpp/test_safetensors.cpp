@@ -46,6 +46,20 @@ st::File parse_header(const std::string& header, const st::Limits& limits = {}) 
   return st::File::parse(file_with_header(header), limits);
 }
 
+// A tensor "x" of the given dtype with a bad shape or data_offsets (raw JSON), and a part of the
+// error its header must be refused with.
+struct BadTensor {
+  std::string shape, offsets, error;
+};
+
+void check_refused(const std::string& dtype, const std::vector<BadTensor>& tensors) {
+  for (const BadTensor& t : tensors) {
+    INFO("shape " << t.shape << ", data_offsets " << t.offsets);
+    CHECK_THROWS_WITH(parse_header(one_tensor(dtype, t.shape, t.offsets)),
+                      ContainsSubstring(t.error));
+  }
+}
+
 template <typename T>
 Bytes bytes_of(const std::vector<T>& values) {
   Bytes out(values.size() * sizeof(T));
@@ -345,17 +359,15 @@ TEST_CASE("parse rejects an unknown dtype and lists the supported ones", "[safet
 }
 
 TEST_CASE("parse rejects negative, fractional and too large shape entries", "[safetensors]") {
-  const std::string f32 = R"("F32")";
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[2,-1]", "[0,4]")),
-                    ContainsSubstring("tensor 'x' shape entry 1 is negative (-1)"));
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[2.5]", "[0,4]")),
-                    ContainsSubstring("tensor 'x' shape entry 0 must be an integer, found 2.5"));
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[1e2]", "[0,4]")),
-                    ContainsSubstring("must be an integer, found 1e2"));
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[9007199254740993]", "[0,4]")),
-                    ContainsSubstring("shape entry 0 is too large (9007199254740993)"));
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[123456789012345678901234567890]", "[0,4]")),
-                    ContainsSubstring("is too large"));
+  check_refused(
+      R"("F32")",
+      {
+          {"[2,-1]", "[0,4]", "tensor 'x' shape entry 1 is negative (-1)"},
+          {"[2.5]", "[0,4]", "tensor 'x' shape entry 0 must be an integer, found 2.5"},
+          {"[1e2]", "[0,4]", "must be an integer, found 1e2"},
+          {"[9007199254740993]", "[0,4]", "shape entry 0 is too large (9007199254740993)"},
+          {"[123456789012345678901234567890]", "[0,4]", "is too large"},
+      });
 }
 
 TEST_CASE("parse rejects shapes whose byte size overflows or exceeds the limit", "[safetensors]") {
@@ -381,20 +393,17 @@ TEST_CASE("parse rejects a rank above max_rank", "[safetensors]") {
 }
 
 TEST_CASE("parse rejects malformed data_offsets", "[safetensors]") {
-  const std::string f32 = R"("F32")";
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[1]", "[0]")),
-                    ContainsSubstring("data_offsets must be an array of two integers"));
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[1]", "[0,4,8]")),
-                    ContainsSubstring("data_offsets must be an array of two integers"));
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[1]", "[-4,0]")),
-                    ContainsSubstring("tensor 'x' data_offsets begin is negative (-4)"));
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[1]", "[0,4.0]")),
-                    ContainsSubstring("data_offsets end must be an integer, found 4.0"));
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[0]", "[8,4]")),
-                    ContainsSubstring("tensor 'x' has data_offsets [8, 4] with begin > end"));
-  CHECK_THROWS_WITH(parse_header(one_tensor(f32, "[1]", "[64,68]")),
-                    ContainsSubstring("tensor 'x' has data_offsets [64, 68] past the end of the "
-                                      "data buffer (64 bytes)"));
+  check_refused(R"("F32")",
+                {
+                    {"[1]", "[0]", "data_offsets must be an array of two integers"},
+                    {"[1]", "[0,4,8]", "data_offsets must be an array of two integers"},
+                    {"[1]", "[-4,0]", "tensor 'x' data_offsets begin is negative (-4)"},
+                    {"[1]", "[0,4.0]", "data_offsets end must be an integer, found 4.0"},
+                    {"[0]", "[8,4]", "tensor 'x' has data_offsets [8, 4] with begin > end"},
+                    {"[1]", "[64,68]",
+                     "tensor 'x' has data_offsets [64, 68] past the end of the data buffer "
+                     "(64 bytes)"},
+                });
 }
 
 TEST_CASE("parse rejects data_offsets that disagree with the shape", "[safetensors]") {

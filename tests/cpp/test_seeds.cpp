@@ -49,6 +49,20 @@ attn::AttentionLayer tutorial_layer(std::size_t d_model, std::size_t heads, std:
   return attn::AttentionLayer(config);
 }
 
+// Runs `layer` on the n tokens of X and requires seed 004's numbers: "output", and the attention
+// weights stored as `weights_name`.
+const attn::ForwardResult& require_seed004_run(attn::AttentionLayer& layer,
+                                               const std::vector<double>& X, std::size_t n,
+                                               const attn::safetensors::File& data,
+                                               const std::string& weights_name) {
+  attn::ForwardOptions options;
+  options.n = n;
+  const auto& r = layer.forward(to_float(X), options);
+  require_close(values(r.output), data.f64("output"), 1e-6, 1e-5, "output");
+  require_close(r.attention, data.f64(weights_name), 1e-7, 1e-5, weights_name);
+  return r;
+}
+
 // The numbers in a NumPy-printed array, e.g. "[[0.245 0.254]\n [0.3 0.2]]".
 std::vector<double> printed_numbers(const std::string& text) {
   std::vector<double> numbers;
@@ -111,11 +125,7 @@ TEST_CASE("seed 004: single-head example with np.random.seed(42)", "[seeds]") {
   for (const auto* w : {&W_Q, &W_K, &W_V})
     append_transposed_heads(weights.in_proj_weight, *w, 1, 8, 8);
   layer.set_weights(weights);
-  attn::ForwardOptions options;
-  options.n = 4;
-  const auto& r = layer.forward(to_float(X), options);
-  require_close(values(r.output), data.f64("output"), 1e-6, 1e-5, "output");
-  require_close(r.attention, data.f64("weights"), 1e-7, 1e-5, "weights");
+  const auto& r = require_seed004_run(layer, X, 4, data, "weights");
   // The numbers the tutorial prints (np.round(weights, 3)) are ours rounded the same way.
   const auto printed = printed_numbers(data.metadata().at("printed_weights"));
   REQUIRE(printed.size() == 16);
@@ -147,11 +157,7 @@ TEST_CASE("seed 004: multi-head example, 4 heads, MultiHeadAttention(seed=42)", 
       weights.out_proj_weight.push_back(float(W_O[c * d_model + o]));
   }
   layer.set_weights(weights);
-  attn::ForwardOptions options;
-  options.n = 6;
-  const auto& r = layer.forward(to_float(X), options);
-  require_close(values(r.output), data.f64("output"), 1e-6, 1e-5, "output");
-  require_close(r.attention, data.f64("all_weights"), 1e-7, 1e-5, "all_weights");
+  require_seed004_run(layer, X, 6, data, "all_weights");
 }
 
 TEST_CASE("seed 004: the NumPy-vs-PyTorch comparison block", "[seeds]") {

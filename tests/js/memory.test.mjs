@@ -32,6 +32,20 @@ function cycle(i, { dModel = 32, heads = 4, n = 8 } = {}) {
   }
 }
 
+/**
+ * run(warmUp) first (so that one-time allocations are made), then run(count): asserts that the
+ * second left allocatedBytes and heapBytes exactly as the first did. `what` names the calls.
+ */
+function assertRunLeaksNothing(t, run, warmUp, count, what) {
+  run(warmUp);
+  const warm = lens.memory();
+  run(count);
+  const end = lens.memory();
+  t.diagnostic(`allocatedBytes ${warm.allocatedBytes} -> ${end.allocatedBytes} over ${count} ${what}`);
+  assert.equal(end.allocatedBytes, warm.allocatedBytes);
+  assert.equal(end.heapBytes, warm.heapBytes);
+}
+
 test('a live layer holds wasm memory and dispose() gives all of it back', (t) => {
   for (let i = 0; i < 3; ++i) cycle(i); // warm-up: one-time allocations of the module
   const before = lens.memory().allocatedBytes;
@@ -81,13 +95,8 @@ test('repeated forward calls on one layer reuse its workspace', (t) => {
       }
       layer.forward(c.x, options);
     };
-    run(30); // warm-up: every combination, so that containers reach their final capacity
-    const warm = lens.memory();
-    run(500);
-    const end = lens.memory();
-    t.diagnostic(`allocatedBytes ${warm.allocatedBytes} -> ${end.allocatedBytes} over 500 forward calls`);
-    assert.equal(end.allocatedBytes, warm.allocatedBytes);
-    assert.equal(end.heapBytes, warm.heapBytes);
+    // 30 warm-up calls (every combination: containers reach their final capacity), then 500.
+    assertRunLeaksNothing(t, run, 30, 500, 'forward calls');
     assertMatchesGolden(layer.forward(c.x, options), c);
   } finally {
     layer.dispose();
@@ -116,13 +125,8 @@ test('1000 failed calls (bad config, shapes, files of the malformed corpus, weig
     const runAll = (count) => {
       for (let i = 0; i < count; ++i) assert.throws(failures[i % failures.length], Error);
     };
-    runAll(failures.length); // warm-up: embed keeps its (reused) output buffer
-    const warm = lens.memory();
-    runAll(1000);
-    const end = lens.memory();
-    t.diagnostic(`allocatedBytes ${warm.allocatedBytes} -> ${end.allocatedBytes} over 1000 failed calls`);
-    assert.equal(end.allocatedBytes, warm.allocatedBytes);
-    assert.equal(end.heapBytes, warm.heapBytes);
+    // Warm-up: each failure once (embed keeps its reused output buffer), then 1000.
+    assertRunLeaksNothing(t, runAll, failures.length, 1000, 'failed calls');
   } finally {
     layer.dispose();
   }
