@@ -20,6 +20,13 @@ const finalizer = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((handle) => handle.delete())
   : null;
 
+/** Frees `owner`'s handle now (no finalizer left for it); returns null for the owner to keep. */
+function freeHandle(owner, handle) {
+  finalizer?.unregister(owner);
+  handle.delete();
+  return null;
+}
+
 const SIZE_MAX = 0xffffffff;
 
 // ---- argument checks: types only; every value check lives in the C++ core ----------------

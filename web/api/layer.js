@@ -200,9 +200,7 @@ class AttentionLayer {
   /** Frees the layer's wasm memory. Using the layer afterwards throws. */
   dispose() {
     if (!this.#handle) return;
-    finalizer?.unregister(this);
-    this.#handle.delete();
-    this.#handle = null;
+    this.#handle = freeHandle(this, this.#handle);
   }
 
   #live() {

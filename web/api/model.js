@@ -245,9 +245,7 @@ class TransformerModel {
   dispose() {
     if (!this.#handle) return;
     for (const trainer of [...this.#trainers]) Trainer.disposeForModel(trainer);
-    finalizer?.unregister(this);
-    this.#handle.delete();
-    this.#handle = null;
+    this.#handle = freeHandle(this, this.#handle);
   }
 
   #live() {

@@ -104,9 +104,7 @@ class Trainer {
 
   #release(modelDisposed) {
     if (!this.#handle) return;
-    finalizer?.unregister(this);
-    this.#handle.delete();
-    this.#handle = null;
+    this.#handle = freeHandle(this, this.#handle);
     this.#modelDisposed = modelDisposed;
     this.#model.trainers.delete(this);
   }

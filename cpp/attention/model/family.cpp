@@ -5,8 +5,41 @@
 
 namespace attn {
 
-const FamilyDescription& gpt2_family() {
+namespace {
+
+// GPT-2's tensors: its Conv1D layers store the weight [in, out] (transposed against ours) beside
+// the bias [out]; a LayerNorm its weight and bias.
+std::vector<FamilyTensor> gpt2_tensors() {
   using enum Dim;
+  std::vector<FamilyTensor> tensors{{"wte.weight", "embed.weight", {Vocab, DModel}},
+                                    {"wpe.weight", "pos.weight", {Context, DModel}}};
+  const auto norm = [&](const std::string& stored, const std::string& ours) {
+    for (const char* part : {".weight", ".bias"}) {
+      tensors.push_back({stored + part, ours + part, {DModel}});
+    }
+  };
+  const auto conv1d = [&](const std::string& stored, const std::string& weight,
+                          const std::string& bias, Dim in, Dim out) {
+    tensors.push_back({stored + ".weight", weight, {in, out}, StoredLayout::Transposed});
+    tensors.push_back({stored + ".bias", bias, {out}});
+  };
+  const std::string h = "h.{i}.", ours = "layers.{i}.";
+  norm(h + "ln_1", ours + "ln1");
+  conv1d(h + "attn.c_attn", ours + "attn.in_proj_weight", ours + "attn.in_proj_bias", DModel,
+         DModel3);
+  conv1d(h + "attn.c_proj", ours + "attn.out_proj.weight", ours + "attn.out_proj.bias", DModel,
+         DModel);
+  norm(h + "ln_2", ours + "ln2");
+  conv1d(h + "mlp.c_fc", ours + "mlp.fc.weight", ours + "mlp.fc.bias", DModel, DModel4);
+  conv1d(h + "mlp.c_proj", ours + "mlp.proj.weight", ours + "mlp.proj.bias", DModel4, DModel);
+  norm("ln_f", "ln_f");
+  tensors.push_back({"lm_head.weight", "embed.weight", {Vocab, DModel}, StoredLayout::TiedCopy});
+  return tensors;
+}
+
+}  // namespace
+
+const FamilyDescription& gpt2_family() {
   static const FamilyDescription gpt2{
       .family = "gpt2",
       .model_type = "gpt2",
@@ -16,38 +49,7 @@ const FamilyDescription& gpt2_family() {
           "checkpoints)",
       .name_prefix = "transformer.",
       .size_keys = {"n_layer", "n_head", "n_embd", "n_positions", "n_ctx", "vocab_size"},
-      .tensors =
-          {
-              {"wte.weight", "embed.weight", {Vocab, DModel}},
-              {"wpe.weight", "pos.weight", {Context, DModel}},
-              {"h.{i}.ln_1.weight", "layers.{i}.ln1.weight", {DModel}},
-              {"h.{i}.ln_1.bias", "layers.{i}.ln1.bias", {DModel}},
-              {"h.{i}.attn.c_attn.weight",
-               "layers.{i}.attn.in_proj_weight",
-               {DModel, DModel3},
-               StoredLayout::Transposed},
-              {"h.{i}.attn.c_attn.bias", "layers.{i}.attn.in_proj_bias", {DModel3}},
-              {"h.{i}.attn.c_proj.weight",
-               "layers.{i}.attn.out_proj.weight",
-               {DModel, DModel},
-               StoredLayout::Transposed},
-              {"h.{i}.attn.c_proj.bias", "layers.{i}.attn.out_proj.bias", {DModel}},
-              {"h.{i}.ln_2.weight", "layers.{i}.ln2.weight", {DModel}},
-              {"h.{i}.ln_2.bias", "layers.{i}.ln2.bias", {DModel}},
-              {"h.{i}.mlp.c_fc.weight",
-               "layers.{i}.mlp.fc.weight",
-               {DModel, DModel4},
-               StoredLayout::Transposed},
-              {"h.{i}.mlp.c_fc.bias", "layers.{i}.mlp.fc.bias", {DModel4}},
-              {"h.{i}.mlp.c_proj.weight",
-               "layers.{i}.mlp.proj.weight",
-               {DModel4, DModel},
-               StoredLayout::Transposed},
-              {"h.{i}.mlp.c_proj.bias", "layers.{i}.mlp.proj.bias", {DModel}},
-              {"ln_f.weight", "ln_f.weight", {DModel}},
-              {"ln_f.bias", "ln_f.bias", {DModel}},
-              {"lm_head.weight", "embed.weight", {Vocab, DModel}, StoredLayout::TiedCopy},
-          },
+      .tensors = gpt2_tensors(),
       .ignored = {"h.{i}.attn.bias", "h.{i}.attn.masked_bias"},
   };
   return gpt2;
@@ -116,7 +118,7 @@ std::optional<std::size_t> layer_of(const FamilyDescription& family, std::string
   for (const FamilyTensor& tensor : family.tensors) {
     const std::size_t at = tensor.stored.find(kLayer);
     if (at == std::string_view::npos) continue;
-    const std::string_view before = tensor.stored.substr(0, at);
+    const std::string_view before = std::string_view(tensor.stored).substr(0, at);
     if (!name.starts_with(before)) continue;
     const auto index = leading_index(name.substr(before.size()));
     if (index && name.substr(before.size() + index->second).starts_with('.')) return index->first;

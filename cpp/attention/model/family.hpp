@@ -24,9 +24,9 @@ enum class StoredLayout {
 
 // One tensor of the family. Names may hold "{i}", a layer index.
 struct FamilyTensor {
-  std::string_view stored;  // e.g. "h.{i}.attn.c_attn.weight"
-  std::string_view ours;    // e.g. "layers.{i}.attn.in_proj_weight"
-  std::vector<Dim> shape;   // as stored
+  std::string stored;      // e.g. "h.{i}.attn.c_attn.weight"
+  std::string ours;        // e.g. "layers.{i}.attn.in_proj_weight"
+  std::vector<Dim> shape;  // as stored
   StoredLayout layout = StoredLayout::AsIs;
 };
 
