@@ -4,8 +4,8 @@
 // the order CMakeLists.txt's ATTN_API_PARTS lists), so dist/attention-lens.mjs is one ES module
 // that works in Node >= 18 and in browsers. `createAttentionLensCore` (the Emscripten factory) and
 // `ATTN_WASM_INLINED` (from the generated --extern-pre-js) are in scope. This file: the loader and
-// the lens object; common.js, layer.js, model.js, trained-models.js, checkpoint.js, trainer.js and
-// alphabet.js: the rest, one section each.
+// the lens object; common.js, layer.js, model.js, trained-models.js, checkpoint.js, hub.js,
+// trainer.js and alphabet.js: the rest, one section each.
 //
 // Lifetime rule: every array this API returns is a copy owned by JavaScript. Nothing returned
 // is a view into wasm memory, so memory growth can never leave you holding a detached array.
@@ -76,7 +76,9 @@ class AttentionLens {
    * { weights: Uint8Array | Blob (model.safetensors), config (parsed config.json), tokenizer?
    * (parsed tokenizer.json, or { vocab, merges }), onProgress?: (fraction) => {} }. Resolves to a
    * model like createModel's (forward, headScores, …) with tokenize(text); GPT-2's own tokenizer
-   * (loaded from beside this module on first need) unless one is given.
+   * (loaded from beside this module on first need) unless one is given. Or by Hugging Face id:
+   * { hub: 'org/name' or a repo's URL, revision?: 'main', endpoint?: 'https://huggingface.co',
+   * onProgress?, signal?: AbortSignal } fetches config.json, the tokenizer and model.safetensors.
    */
   async loadCheckpoint(options) {
     needTraining(this.#core.CheckpointHandle, 'lens.loadCheckpoint');

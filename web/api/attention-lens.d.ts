@@ -456,6 +456,33 @@ export interface LoadCheckpointOptions {
   tokenizer?: Gpt2Tokenizer;
   /** Called after each chunk with the fraction of the tensors' bytes read. */
   onProgress?: (fraction: number) => void;
+  hub?: undefined;
+}
+
+/** An AbortSignal (declared here so the types need neither the DOM library nor @types/node). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+}
+
+/**
+ * A checkpoint fetched by Hugging Face id: config.json, tokenizer.json (else vocab.json and
+ * merges.txt, else GPT-2's own for GPT-2's vocabulary) and model.safetensors (by Range requests)
+ * from `${endpoint}/${id}/resolve/${revision}/${file}`. GPT-2 family; sharded repos are refused.
+ */
+export interface HubLoadOptions {
+  /** 'org/name', or a repo's URL 'https://host/org/name' (its origin is then the endpoint). */
+  hub: string;
+  /** A branch, tag or commit. Default 'main'. */
+  revision?: string;
+  /** The Hub or a mirror. Default 'https://huggingface.co'. */
+  endpoint?: string;
+  /** Called as bytes arrive with the fraction of all the files' bytes read; 1 at the end. */
+  onProgress?: (fraction: number) => void;
+  /** Aborting it stops the load, which rejects with "the load of 'org/name' was cancelled". */
+  signal?: AbortSignalLike;
+  weights?: undefined;
+  config?: undefined;
+  tokenizer?: undefined;
 }
 
 /** A loaded GPT-2 checkpoint: a TransformerModel (learned positions, pre-LN, MLP, tied, tanh GELU). */
@@ -593,7 +620,7 @@ export interface AttentionLens {
   createLayer(config?: LayerConfig): AttentionLayer;
   createModel(config?: ModelConfig): TransformerModel;
   /** A Hugging Face GPT-2-family checkpoint (README "Your own model"); errors name what was found. */
-  loadCheckpoint(options: LoadCheckpointOptions): Promise<CheckpointModel>;
+  loadCheckpoint(options: LoadCheckpointOptions | HubLoadOptions): Promise<CheckpointModel>;
   /** The trainer borrows the model: disposing the model disposes the trainer. */
   createTrainer(model: TransformerModel, options?: TrainerOptions): Trainer;
   /** The names of the shipped trained models (the catalogue is built into the module). */

@@ -6,6 +6,7 @@
 // ---- GPT-2 checkpoints (lens.loadCheckpoint) --------------------------------------------------
 
 const CHECKPOINT_KEYS = ['weights', 'config', 'tokenizer', 'onProgress'];
+const HUB_ONLY_KEYS = ['revision', 'endpoint', 'signal'];
 const CHECKPOINT_CHUNK = 1 << 22; // bytes copied into wasm memory at a time (4 MB)
 const GPT2_VOCAB_FILES = ['gpt2-encoder.json', 'gpt2-vocab.bpe'];
 
@@ -101,15 +102,40 @@ async function loadGpt2Tokenizer() {
 
 async function loadCheckpoint(core, options, gpt2Tokenizer) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new Error(`loadCheckpoint expects { weights, config, tokenizer?, onProgress? }, got ${describe(options)}`);
+    throw new Error(`loadCheckpoint expects { weights, config, tokenizer?, onProgress? } or { hub, … }, got ${describe(options)}`);
+  }
+  if (options.hub !== undefined) return loadHubCheckpoint(core, options, gpt2Tokenizer);
+  const stray = HUB_ONLY_KEYS.filter((key) => options[key] !== undefined);
+  if (stray.length) {
+    throw new Error(`loadCheckpoint's ${stray.join(' and ')} ${stray.length > 1 ? 'are options' : 'is an option'} of hub ` +
+      '(loading by Hugging Face id), not of weights and config');
   }
   checkKeys('loadCheckpoint options', options, CHECKPOINT_KEYS);
   const source = weightSource(options.weights);
   const config = configText(options.config);
-  const onProgress = options.onProgress;
+  const onProgress = progressOption(options.onProgress);
+  return readCheckpoint(core, {
+    source,
+    config,
+    tokenizer: async () => (options.tokenizer !== undefined ? tokenizerText(options.tokenizer) : null),
+    onRead: onProgress && ((done, total) => onProgress(done / total)),
+  }, gpt2Tokenizer);
+}
+
+function progressOption(onProgress) {
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new Error(`onProgress must be a function (fraction) => {}, got ${describe(onProgress)}`);
   }
+  return onProgress;
+}
+
+/**
+ * Streams a checkpoint into the core: `source` ({ size, read(begin, end) }) the weights file,
+ * `config` config.json's text, `tokenizer()` the tokenizer's text or null (asked for once the core
+ * has read the config and the header), `onRead(done, total)` after each chunk of the tensors,
+ * `cancelled()` (may throw) before the model is made.
+ */
+async function readCheckpoint(core, { source, config, tokenizer, onRead, cancelled }, gpt2Tokenizer) {
   const handle = new core.CheckpointHandle();
   let bpe = null;
   try {
@@ -118,8 +144,7 @@ async function loadCheckpoint(core, options, gpt2Tokenizer) {
     // The tokenizer before the weights are read, so a mismatch is found first: the one given,
     // or GPT-2's when the core says the checkpoint has GPT-2's vocabulary.
     const need = unwrap(handle.tokenizerNeed());
-    const text = options.tokenizer !== undefined ? tokenizerText(options.tokenizer)
-      : need.gpt2 ? await gpt2Tokenizer() : null;
+    const text = (await tokenizer()) ?? (need.gpt2 ? await gpt2Tokenizer() : null);
     if (text) {
       bpe = new core.BpeHandle();
       unwrap(bpe.configure(text.vocab, text.merges, need.vocab));
@@ -138,9 +163,10 @@ async function loadCheckpoint(core, options, gpt2Tokenizer) {
         unwrap(handle.buffer(size)).set(bytes); // a view into wasm memory, used at once
         unwrap(handle.read(index, size, at));
         done += size;
-        onProgress?.(done / total);
+        onRead?.(done, total);
       }
     }
+    cancelled?.();
     return new CheckpointModel(core, (model) => unwrap(handle.finish(model)), bpe, need.missing);
   } catch (error) {
     bpe?.delete();

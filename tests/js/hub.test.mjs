@@ -1,0 +1,288 @@
+// lens.loadCheckpoint({ hub }) against the local stand-in of the Hub (tests/hub/stand-in.mjs; no test reaches the internet).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { loadLens } from './support.mjs';
+import { gpt2SizedCheckpoint, gpt2Tokenizer, smallGpt2Files } from './checkpoint-support.mjs';
+import { startStandIn } from '../hub/stand-in.mjs';
+
+const lens = await loadLens();
+
+// The repos' files. big: GPT-2's vocabulary, d 64 (13 MB: several ranges), tokenizer.json.
+const big = gpt2SizedCheckpoint({ layers: 1, heads: 2, d: 64, context: 16 });
+const full = gpt2Tokenizer();
+const mergeLines = (text) => text.split('\n').filter((line) => line !== '' && !line.startsWith('#version'));
+const tokenizerJson = (vocab, merges) => ({
+  model: { type: 'BPE', vocab, merges: mergeLines(merges) },
+  added_tokens: [],
+});
+const small = smallGpt2Files({ layers: 2, heads: 2, d: 16, vocab: 300, context: 32 });
+const other = smallGpt2Files({ layers: 1, heads: 4, d: 8, vocab: 300, context: 32 }); // another revision
+const bare = gpt2SizedCheckpoint(); // GPT-2's vocabulary, no tokenizer files
+const llamaConfig = {
+  architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_size: 16, num_hidden_layers: 2,
+  num_attention_heads: 2, vocab_size: 300, max_position_embeddings: 32,
+};
+
+const REPOS = {
+  'org/big': { 'config.json': big.config, 'tokenizer.json': tokenizerJson(full.vocab, full.merges), 'model.safetensors': big.weights },
+  'org/small': { 'config.json': small.config, 'vocab.json': small.vocab, 'merges.txt': small.merges, 'model.safetensors': small.weights },
+  'org/small@refs/pr/1': { 'config.json': other.config, 'vocab.json': other.vocab, 'merges.txt': other.merges, 'model.safetensors': other.weights },
+  'org/bare': { 'config.json': bare.config, 'model.safetensors': bare.weights },
+  'org/tiny-vocab': { 'config.json': small.config, 'model.safetensors': small.weights },
+  'org/gated': { 'config.json': small.config, 'model.safetensors': small.weights },
+  'org/no-config': { 'model.safetensors': small.weights },
+  'org/no-weights': { 'config.json': small.config, 'pytorch_model.bin': 'x' },
+  'org/sharded': { 'config.json': small.config, 'model.safetensors.index.json': { weight_map: {} }, 'model-00001-of-00002.safetensors': small.weights },
+  'org/llama': { 'config.json': llamaConfig, 'tokenizer.json': tokenizerJson(small.vocab, small.merges), 'model.safetensors': small.weights },
+  'org/half': { 'config.json': small.config, 'vocab.json': small.vocab, 'model.safetensors': small.weights },
+  'org/drop': { 'config.json': bare.config, 'model.safetensors': bare.weights },
+};
+
+let hub;
+before(async () => {
+  hub = await startStandIn(REPOS, { gated: ['org/gated'] });
+});
+after(() => hub.close());
+
+async function rejects(promise, pattern) {
+  await assert.rejects(promise, (error) => {
+    assert.ok(error instanceof Error);
+    assert.match(error.message, pattern);
+    return true;
+  });
+}
+
+/** forward's logits and attention of both models on the same ids, bit for bit. */
+function assertSameModel(a, b, ids) {
+  assert.deepEqual(a.config, b.config);
+  const x = a.forward(ids, { n: ids.length, batch: 1 });
+  const y = b.forward(ids, { n: ids.length, batch: 1 });
+  assert.deepEqual(Buffer.from(x.logits.buffer), Buffer.from(y.logits.buffer), 'logits bit for bit');
+  assert.equal(x.attention.length, y.attention.length);
+  x.attention.forEach((layer, l) => assert.deepEqual(Buffer.from(layer.buffer), Buffer.from(y.attention[l].buffer), `attention ${l}`));
+}
+
+/** The storage server's ranges of `suffix`: each 206, no byte asked for twice, together the whole file. */
+function assertRangesCover(suffix, size) {
+  const ranges = hub.requests.filter((r) => r.server === 'storage' && r.path.endsWith(suffix))
+    .map((r) => {
+      assert.equal(r.status, 206, `${r.range} answered ${r.status}`);
+      const [, a, b] = /^bytes=(\d+)-(\d+)$/.exec(r.range).map(Number);
+      return [a, Math.min(b, size - 1)];
+    }).sort((p, q) => p[0] - q[0]);
+  let next = 0;
+  for (const [a, b] of ranges) {
+    assert.equal(a, next, `ranges ${JSON.stringify(ranges)}: a gap or a byte fetched twice`);
+    next = b + 1;
+  }
+  assert.equal(next, size, 'the ranges cover the file');
+  return ranges;
+}
+
+test('by id: the model of the same files, the 302 followed, the weights read by Range in several requests', async () => {
+  const tokenizer = tokenizerJson(full.vocab, full.merges);
+  const local = await lens.loadCheckpoint({ weights: big.weights, config: big.config, tokenizer });
+  hub.reset();
+  const fractions = [];
+  const remote = await lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, onProgress: (f) => fractions.push(f) });
+  try {
+    const { ids } = remote.tokenize('The cat sat on the mat, and the hub served it.');
+    assert.deepEqual(ids, local.tokenize('The cat sat on the mat, and the hub served it.').ids);
+    assert.equal(remote.hasTokenizer, true);
+    assertSameModel(remote, local, ids.subarray(0, 16));
+  } finally {
+    remote.dispose();
+    local.dispose();
+  }
+  // The Hub: config.json and tokenizer.json once each, model.safetensors once (a 302 to storage).
+  assert.equal(hub.count('hub', '/org/big/resolve/main/config.json'), 1);
+  assert.equal(hub.count('hub', '/org/big/resolve/main/tokenizer.json'), 1);
+  assert.equal(hub.count('hub', '/org/big/resolve/main/vocab.json'), 0);
+  assert.deepEqual(hub.requests.filter((r) => r.path.endsWith('model.safetensors')).map((r) => [r.server, r.status])[0], ['hub', 302]);
+  assert.equal(hub.count('hub', 'model.safetensors'), 1, 'later ranges go to the redirect\'s origin');
+  const ranges = assertRangesCover('/org/big/main/model.safetensors', big.weights.length);
+  assert.ok(ranges.length >= 3, `${ranges.length} range requests`);
+  assert.equal(ranges[0][1], 65535, 'the first request is small (the header)');
+  // Progress over all the files' bytes: rising, ending at 1.
+  assert.ok(fractions.length >= 10, `${fractions.length} progress calls`);
+  for (let i = 1; i < fractions.length; ++i) assert.ok(fractions[i] > fractions[i - 1]);
+  assert.ok(fractions[0] > 0 && fractions[0] < 0.1);
+  assert.equal(fractions.at(-1), 1);
+});
+
+test('vocab.json + merges.txt when tokenizer.json is 404; a full repo URL; a revision other than main', async () => {
+  const local = await lens.loadCheckpoint({ weights: small.weights, config: small.config, tokenizer: { vocab: small.vocab, merges: small.merges } });
+  hub.reset();
+  for (const address of ['org/small', `${hub.endpoint}/org/small`, `${hub.endpoint}/org/small/`]) {
+    const remote = await lens.loadCheckpoint(address.startsWith('http') ? { hub: address } : { hub: address, endpoint: `${hub.endpoint}/` });
+    try {
+      const { ids } = remote.tokenize('hello there');
+      assert.deepEqual(ids, local.tokenize('hello there').ids);
+      assertSameModel(remote, local, ids);
+    } finally {
+      remote.dispose();
+    }
+  }
+  assert.equal(hub.count('hub', '/org/small/resolve/main/tokenizer.json'), 3);
+  assert.equal(hub.count('hub', '/org/small/resolve/main/vocab.json'), 3);
+  assert.equal(hub.count('hub', '/org/small/resolve/main/merges.txt'), 3);
+  assert.ok(hub.requests.filter((r) => r.path.endsWith('tokenizer.json')).every((r) => r.status === 404));
+
+  // refs/pr/1: URL-encoded into one path segment, its own files.
+  hub.reset();
+  const pr = await lens.loadCheckpoint({ hub: 'org/small', revision: 'refs/pr/1', endpoint: hub.endpoint });
+  const prLocal = await lens.loadCheckpoint({ weights: other.weights, config: other.config, tokenizer: { vocab: other.vocab, merges: other.merges } });
+  try {
+    assert.equal(pr.config.heads, 4);
+    assertSameModel(pr, prLocal, Int32Array.of(1, 2, 3, 4));
+  } finally {
+    pr.dispose();
+    prLocal.dispose();
+    local.dispose();
+  }
+  assert.equal(hub.count('hub', '/org/small/resolve/refs%2Fpr%2F1/config.json'), 1);
+  assert.equal(hub.count('hub', '/resolve/main/config.json'), 0);
+  await rejects(lens.loadCheckpoint({ hub: 'org/small', revision: 'v9', endpoint: hub.endpoint }),
+    /revision 'v9' was not found in 'org\/small' on http:\/\/127\.0\.0\.1:\d+$/);
+});
+
+test('no tokenizer files: GPT-2\'s own for GPT-2\'s vocabulary, none for a smaller one', async () => {
+  hub.reset();
+  const gpt = await lens.loadCheckpoint({ hub: 'org/bare', endpoint: hub.endpoint });
+  const local = await lens.loadCheckpoint(bare);
+  try {
+    assert.equal(gpt.hasTokenizer, true);
+    assert.deepEqual(gpt.tokenize('Hello world').ids, Int32Array.of(15496, 995));
+    assertSameModel(gpt, local, Int32Array.of(15496, 995, 50256));
+  } finally {
+    gpt.dispose();
+    local.dispose();
+  }
+  for (const file of ['tokenizer.json', 'vocab.json', 'merges.txt']) assert.equal(hub.count('hub', `/org/bare/resolve/main/${file}`), 1, file);
+  const tiny = await lens.loadCheckpoint({ hub: 'org/tiny-vocab', endpoint: hub.endpoint });
+  assert.equal(tiny.hasTokenizer, false);
+  assert.throws(() => tiny.tokenize('hi'), /fewer than GPT-2's tokenizer's 50257/);
+  tiny.dispose();
+  await rejects(lens.loadCheckpoint({ hub: 'org/half', endpoint: hub.endpoint }),
+    /'org\/half' has vocab.json but no merges.txt \(and no tokenizer.json\)/);
+});
+
+test('a server that ignores Range: the whole file read once, the same model', async () => {
+  hub.reset();
+  hub.ignoreRange = true;
+  try {
+    const remote = await lens.loadCheckpoint({ hub: 'org/small', endpoint: hub.endpoint });
+    const local = await lens.loadCheckpoint({ weights: small.weights, config: small.config, tokenizer: { vocab: small.vocab, merges: small.merges } });
+    assertSameModel(remote, local, Int32Array.of(5, 6, 7));
+    remote.dispose();
+    local.dispose();
+  } finally {
+    hub.ignoreRange = false;
+  }
+  const weights = hub.requests.filter((r) => r.server === 'storage');
+  assert.deepEqual(weights.map((r) => r.status), [200], 'one request, answered whole');
+});
+
+test('each failure has its message; nothing leaks and the module keeps working', async () => {
+  const warm = await lens.loadCheckpoint({ hub: 'org/tiny-vocab', endpoint: hub.endpoint });
+  warm.dispose();
+  const allocated = lens.memory().allocatedBytes;
+  const load = (id, extra = {}) => lens.loadCheckpoint({ hub: id, endpoint: hub.endpoint, ...extra });
+  hub.reset();
+  await rejects(load('org/missing'), /^repository 'org\/missing' was not found on http:\/\/127\.0\.0\.1:\d+ \(or it is private\)$/);
+  await rejects(load('org/gated'), /^repository 'org\/gated' on .* is gated: .*needs its files downloaded by hand from http:\/\/127\.0\.0\.1:\d+\/org\/gated .*dropped into the page/);
+  await rejects(load('org/no-config'), /^config.json was not found in 'org\/no-config' \(revision 'main'\) on http:\/\/127/);
+  await rejects(load('org/no-weights'), /^model.safetensors was not found in 'org\/no-weights' \(revision 'main'\) on .*not pytorch_model.bin/);
+  await rejects(load('org/sharded'), /sharded checkpoints \(model.safetensors.index.json\) are not supported yet/);
+  assert.equal(hub.count('hub', '/org/sharded/resolve/main/model.safetensors.index.json', 'HEAD'), 1);
+  // Refused by the core by name, before the tokenizer is fetched.
+  await rejects(load('org/llama'), /^config.json has model_type 'llama'; supported: the GPT-2 family/);
+  assert.equal(hub.count('hub', '/org/llama/resolve/main/tokenizer.json'), 0);
+  // The connection dropped at byte 300 000 of model.safetensors (its second range).
+  hub.dropAfter['org/drop/model.safetensors'] = 300000;
+  await rejects(load('org/drop'),
+    new RegExp(`^the connection was lost while reading model.safetensors of 'org/drop' from .* \\(300000 of ${bare.weights.length} bytes\\)$`));
+  assert.ok(hub.requests.some((r) => r.server === 'storage' && r.path.endsWith('/org/drop/main/model.safetensors') && /dropped/.test(r.status)));
+  delete hub.dropAfter['org/drop/model.safetensors'];
+  // …and mid config.json.
+  hub.dropAfter['org/drop/config.json'] = 20;
+  await rejects(load('org/drop'), /^the connection was lost while reading config.json of 'org\/drop' from .* \(20 of \d+ bytes\)$/);
+  delete hub.dropAfter['org/drop/config.json'];
+  // Nothing listening there.
+  const closed = await startStandIn({});
+  const dead = closed.endpoint;
+  await closed.close();
+  await rejects(lens.loadCheckpoint({ hub: 'org/big', endpoint: dead }), /^could not reach http:\/\/127\.0\.0\.1:\d+ for config.json of 'org\/big'/);
+  assert.equal(lens.memory().allocatedBytes, allocated, 'a refused load frees what it allocated');
+  const ok = await load('org/drop');
+  assert.equal(ok.forward(Int32Array.of(1, 2), { n: 2 }).logits.length, 2 * 50257);
+  ok.dispose();
+});
+
+test('a cancelled load rejects, stops fetching and frees what it allocated', async () => {
+  const warm = await lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint });
+  warm.dispose();
+  const allocated = lens.memory().allocatedBytes;
+  // Cancelled at the first progress call (the header's bytes).
+  hub.reset();
+  let controller = new AbortController();
+  let seen = -1;
+  await rejects(lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, signal: controller.signal, onProgress: () => {
+    if (seen < 0) {
+      seen = hub.requests.length;
+      controller.abort();
+    }
+  } }), /^the load of 'org\/big' was cancelled$/);
+  assert.ok(seen >= 1);
+  assert.equal(hub.count('hub', '/org/big/resolve/main/tokenizer.json'), 0, 'nothing fetched after the abort');
+  assert.equal(hub.count('storage', 'model.safetensors'), 1, `only the first range: ${JSON.stringify(hub.requests)}`);
+  assert.equal(lens.memory().allocatedBytes, allocated);
+  // Cancelled half-way through the weights (the core holds the model being read).
+  hub.reset();
+  controller = new AbortController();
+  const fractions = [];
+  await rejects(lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, signal: controller.signal, onProgress: (f) => {
+    fractions.push(f);
+    if (f > 0.5) controller.abort();
+  } }), /was cancelled/);
+  assert.ok(fractions.at(-1) > 0.5 && fractions.at(-1) < 1);
+  assert.ok(hub.count('storage', 'model.safetensors') < 3, 'the last ranges were not fetched');
+  assert.equal(lens.memory().allocatedBytes, allocated, 'the half-read model was freed');
+  // Already cancelled: no request at all.
+  hub.reset();
+  await rejects(lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, signal: AbortSignal.abort() }), /was cancelled/);
+  assert.equal(hub.requests.length, 0);
+  assert.equal(lens.memory().allocatedBytes, allocated);
+});
+
+test('bad ids, revisions, endpoints and options are refused before any request', async () => {
+  hub.reset();
+  const bad = async (options, pattern) => rejects(lens.loadCheckpoint({ endpoint: hub.endpoint, ...options }), pattern);
+  const badId = /hub must be a Hugging Face id 'org\/name'/;
+  for (const id of ['gpt2', 'a/b/c', '../etc/passwd', 'org/..', 'org/na me', 'org/a..b', 'org/a--b', `${'x'.repeat(97)}/a`,
+    `a/${'y'.repeat(97)}`, 'org/-name', 'org/name.', '/name', 'org/', 'org/nam%65', 'org/name?x']) {
+    await bad({ hub: id }, badId);
+  }
+  await bad({ hub: 'ftp://host/org/name', endpoint: undefined }, /hub must be an http\(s\) URL/);
+  await bad({ hub: 'https://host/org', endpoint: undefined }, badId);
+  await bad({ hub: 'https://host/org/name?download=1', endpoint: undefined }, /hub's URL must be a repo's/);
+  await bad({ hub: 'https://host/org/name' }, /hub's URL is on https:\/\/host but endpoint is http:\/\/127/);
+  await bad({ hub: 42 }, /hub must be a Hugging Face id 'org\/name' or a repo's URL, got 42/);
+  for (const revision of ['main/../x', '..', 'a b', '', 'v1\n', 7]) {
+    await bad({ hub: 'org/big', revision }, /revision must be a branch, tag or commit of the repo/);
+  }
+  for (const endpoint of ['ftp://mirror', 'not a url', 'https://user:pw@host']) {
+    await bad({ hub: 'org/big', endpoint }, /endpoint must be an http\(s\) URL/);
+  }
+  await bad({ hub: 'org/big', endpoint: 42 }, /endpoint must be an http\(s\) URL, got 42/);
+  await bad({ hub: 'org/big', endpoint: 'https://host/?x' }, /endpoint must be a URL without \? or #/);
+  await bad({ hub: 'org/big', weights: small.weights, config: small.config },
+    /takes hub \(the files fetched by id\) or weights and config \(the files themselves\), not both: got hub and weights and config/);
+  await bad({ hub: 'org/big', signal: {} }, /signal must be an AbortSignal/);
+  await bad({ hub: 'org/big', onProgress: 1 }, /onProgress must be a function/);
+  await bad({ hub: 'org/big', token: 'x' }, /unknown loadCheckpoint options key 'token'/);
+  await rejects(lens.loadCheckpoint({ weights: small.weights, config: small.config, revision: 'main' }),
+    /loadCheckpoint's revision is an option of hub \(loading by Hugging Face id\), not of weights and config/);
+  assert.equal(hub.requests.length, 0, 'no request was made');
+});

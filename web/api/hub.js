@@ -1,0 +1,373 @@
+// lens.loadCheckpoint({ hub }): a checkpoint's files fetched by Hugging Face id, the weights by HTTP Range (a part of dist/attention-lens.mjs).
+
+// ---- the Hub (lens.loadCheckpoint({ hub, revision, endpoint, onProgress, signal })) ------------
+
+const HUB_KEYS = ['hub', 'revision', 'endpoint', 'onProgress', 'signal'];
+const HUB_ENDPOINT = 'https://huggingface.co';
+const HUB_PROBE = 1 << 16; // model.safetensors' first request (64 kB): its header, usually
+const HUB_WINDOW = 1 << 23; // the bytes of model.safetensors asked for at a time after it (8 MB)
+// A repo name as huggingface_hub accepts it: letters, digits, '.', '_', '-', at most 96, starting
+// and ending with a letter, digit or '_', no '..' or '--'.
+const HUB_NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?$/;
+
+/** { id, endpoint, revision } of loadCheckpoint's hub options (types and shapes only). */
+function hubRepo(options) {
+  const { hub } = options;
+  if (typeof hub !== 'string') {
+    throw new Error(`hub must be a Hugging Face id 'org/name' or a repo's URL, got ${describe(hub)}`);
+  }
+  let endpoint = options.endpoint === undefined ? undefined : hubEndpoint(options.endpoint);
+  let id = hub;
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(hub)) {
+    const url = hubUrl('hub', hub);
+    if (url.search || url.hash) throw new Error(`hub's URL must be a repo's, https://host/org/name, got ${describe(hub)}`);
+    if (endpoint !== undefined && endpoint !== url.origin) {
+      throw new Error(`hub's URL is on ${url.origin} but endpoint is ${endpoint}: give one of them`);
+    }
+    endpoint = url.origin;
+    id = url.pathname.replace(/^\/+|\/+$/g, '');
+  }
+  const parts = id.split('/');
+  if (parts.length !== 2 || !parts.every((part) => HUB_NAME.test(part)) || id.includes('..') || id.includes('--')) {
+    throw new Error(`hub must be a Hugging Face id 'org/name' (letters, digits, '.', '_', '-'; ` +
+      `at most 96 each; no '..' or '--') or a repo's URL https://host/org/name, got ${describe(hub)}`);
+  }
+  const revision = options.revision ?? 'main';
+  if (typeof revision !== 'string' || revision === '' || revision.length > 256 || /[\s\0-\x1f\x7f]/.test(revision) ||
+      revision.split('/').some((part) => part === '..' || part === '.')) {
+    throw new Error(`revision must be a branch, tag or commit of the repo (no spaces, no '..'), got ${describe(revision)}`);
+  }
+  return { id, endpoint: endpoint ?? HUB_ENDPOINT, revision };
+}
+
+function hubUrl(name, text) {
+  let url;
+  try {
+    url = new URL(text);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password) {
+    throw new Error(`${name} must be an http(s) URL, got ${describe(text)}`);
+  }
+  return url;
+}
+
+/** The endpoint option: an http(s) URL (a mirror may have a path), its trailing slashes trimmed. */
+function hubEndpoint(endpoint) {
+  if (typeof endpoint !== 'string') throw new Error(`endpoint must be an http(s) URL, got ${describe(endpoint)}`);
+  const url = hubUrl('endpoint', endpoint);
+  if (url.search || url.hash) throw new Error(`endpoint must be a URL without ? or #, got ${describe(endpoint)}`);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+function hubSignal(signal) {
+  if (signal === undefined) return undefined;
+  if (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean' ||
+      (typeof AbortSignal === 'function' && !(signal instanceof AbortSignal))) {
+    throw new Error(`signal must be an AbortSignal (new AbortController().signal), got ${describe(signal)}`);
+  }
+  return signal;
+}
+
+async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
+  const given = ['weights', 'config', 'tokenizer'].filter((key) => options[key] !== undefined);
+  if (given.length) {
+    throw new Error(`loadCheckpoint takes hub (the files fetched by id) or weights and config (the files ` +
+      `themselves), not both: got hub and ${given.join(' and ')}`);
+  }
+  checkKeys('loadCheckpoint options', options, HUB_KEYS);
+  const hub = {
+    ...hubRepo(options),
+    signal: hubSignal(options.signal),
+    onProgress: progressOption(options.onProgress),
+    filesDone: 0, // bytes of the small files read whole
+    weights: null, // model.safetensors' { received, size } once its size is known
+    shown: 0, // the last fraction given to onProgress
+    reached: false, // whether the server has answered once
+  };
+  const config = new TextDecoder().decode(await hubFile(hub, 'config.json', true));
+  const source = await hubWeights(hub, 'model.safetensors');
+  const model = await readCheckpoint(core, {
+    source,
+    config,
+    tokenizer: () => hubTokenizer(hub),
+    cancelled: () => hubCheckCancel(hub),
+  }, gpt2Tokenizer);
+  if (hub.shown < 1) hub.onProgress?.(1);
+  return model;
+}
+
+/** The repo's tokenizer text: tokenizer.json, else vocab.json with merges.txt, else null. */
+async function hubTokenizer(hub) {
+  const parse = (file, bytes) => {
+    try {
+      return JSON.parse(new TextDecoder().decode(bytes));
+    } catch (error) {
+      throw new Error(`${file} of '${hub.id}' is not JSON: ${error.message}`);
+    }
+  };
+  const json = await hubFile(hub, 'tokenizer.json', false);
+  if (json) return tokenizerText(parse('tokenizer.json', json));
+  const vocab = await hubFile(hub, 'vocab.json', false);
+  const merges = await hubFile(hub, 'merges.txt', false);
+  if (!vocab && !merges) return null;
+  if (!vocab || !merges) {
+    throw new Error(`'${hub.id}' has ${vocab ? 'vocab.json' : 'merges.txt'} but no ${vocab ? 'merges.txt' : 'vocab.json'} ` +
+      '(and no tokenizer.json): a GPT-2 tokenizer needs both');
+  }
+  return tokenizerText({ vocab: parse('vocab.json', vocab), merges: new TextDecoder().decode(merges) });
+}
+
+// ---- requests ----------------------------------------------------------------------------------
+
+function hubFileUrl(hub, file) {
+  return `${hub.endpoint}/${hub.id}/resolve/${encodeURIComponent(hub.revision)}/${file}`;
+}
+
+function hubCheckCancel(hub) {
+  if (hub.signal?.aborted) throw new Error(`the load of '${hub.id}' was cancelled`);
+}
+
+/** The message of a fetch or body read that threw: cancelled, unreachable or the connection lost. */
+function hubLost(hub, track, error) {
+  hubCheckCancel(hub);
+  const cause = error?.cause?.message ?? error?.message ?? String(error);
+  if (!hub.reached) {
+    return new Error(`could not reach ${hub.endpoint} for ${track.file} of '${hub.id}' (${cause})`);
+  }
+  const of = track.size == null ? `${track.received} bytes received` : `${track.received} of ${track.size} bytes`;
+  return new Error(`the connection was lost while reading ${track.file} of '${hub.id}' from ${hub.endpoint} (${of})`);
+}
+
+/** fetch with the load's signal; a throw becomes hubLost's message. */
+async function hubFetch(hub, track, url, init = {}) {
+  hubCheckCancel(hub);
+  let response;
+  try {
+    response = await fetch(url, { ...init, signal: hub.signal, redirect: 'follow' });
+  } catch (error) {
+    throw hubLost(hub, track, error);
+  }
+  hub.reached = true;
+  return response;
+}
+
+/** The message of an answer that is not the file: the Hub's X-Error-Code, else the status. */
+function hubRefusal(hub, file, response) {
+  response.body?.cancel().catch(() => {});
+  const code = response.headers.get('x-error-code');
+  const { id, endpoint, revision } = hub;
+  if (code === 'RepositoryNotFound') return new Error(`repository '${id}' was not found on ${endpoint} (or it is private)`);
+  if (code === 'GatedRepo') {
+    return new Error(`repository '${id}' on ${endpoint} is gated: its files are given only after its conditions ` +
+      'are accepted while logged in, which this API does not do. A gated model needs its files downloaded by ' +
+      `hand from ${endpoint}/${id} (config.json, model.safetensors, tokenizer.json) and dropped into the page ` +
+      '(or passed as loadCheckpoint({ weights, config, tokenizer }))');
+  }
+  if (code === 'RevisionNotFound') return new Error(`revision '${revision}' was not found in '${id}' on ${endpoint}`);
+  if (response.status === 404) {
+    return new Error(`${file} was not found in '${id}' (revision '${revision}') on ${endpoint}`);
+  }
+  if (response.status === 401 || response.status === 403) {
+    return new Error(`${endpoint} refused ${file} of '${id}' (HTTP ${response.status}): the repository may not ` +
+      'exist, or be private or gated');
+  }
+  return new Error(`${endpoint} answered HTTP ${response.status} for ${file} of '${id}'`);
+}
+
+function hubProgress(hub) {
+  if (!hub.onProgress || !hub.weights) return;
+  const { received, size } = hub.weights;
+  const fraction = Math.min(1, (hub.filesDone + Math.min(received, size)) / (hub.filesDone + size || 1));
+  if (fraction > hub.shown) {
+    hub.shown = fraction;
+    hub.onProgress(fraction);
+  }
+}
+
+/**
+ * The body of `response` as bytes, piece by piece, counted in `track.received`; `length` (when
+ * known) is what it must hold. A body that breaks off or ends early is the connection lost.
+ */
+async function hubBody(hub, track, response, length) {
+  const out = length == null ? null : new Uint8Array(length);
+  const pieces = [];
+  let n = 0;
+  const reader = response.body?.getReader();
+  for (;;) {
+    let piece;
+    try {
+      piece = reader ? await reader.read() : { done: true };
+    } catch (error) {
+      throw hubLost(hub, track, error);
+    }
+    if (piece.done) break;
+    const bytes = piece.value;
+    if (out) {
+      if (n + bytes.length > length) {
+        reader.cancel().catch(() => {});
+        throw new Error(`${hub.endpoint} sent more than the ${length} bytes it announced for ${track.file} of '${hub.id}'`);
+      }
+      out.set(bytes, n);
+    } else {
+      pieces.push(bytes);
+    }
+    n += bytes.length;
+    track.received += bytes.length;
+    if (track === hub.weights) hubProgress(hub);
+  }
+  if (out) {
+    if (n !== length) throw hubLost(hub, track, new Error('the body ended early'));
+    return out;
+  }
+  const whole = new Uint8Array(n);
+  let at = 0;
+  for (const piece of pieces) {
+    whole.set(piece, at);
+    at += piece.length;
+  }
+  return whole;
+}
+
+/** A small file read whole (null when it is 404 and not `required`). */
+async function hubFile(hub, file, required) {
+  const track = { file, received: 0, size: null };
+  const response = await hubFetch(hub, track, hubFileUrl(hub, file));
+  const code = response.headers.get('x-error-code');
+  if (response.status === 404 && !required && (code === null || code === 'EntryNotFound')) {
+    response.body?.cancel().catch(() => {});
+    return null;
+  }
+  if (response.status !== 200) throw hubRefusal(hub, file, response);
+  const length = response.headers.get('content-encoding') ? null : hubNumber(response.headers.get('content-length'));
+  if (length != null) track.size = length;
+  const bytes = await hubBody(hub, track, response, length);
+  hub.filesDone += bytes.length;
+  hubProgress(hub);
+  return bytes;
+}
+
+function hubNumber(text) {
+  return text != null && /^\d+$/.test(text) ? Number(text) : null;
+}
+
+// ---- model.safetensors by ranges ---------------------------------------------------------------
+
+/**
+ * model.safetensors as the { size, read(begin, end) } loadCheckpoint reads: a first small range
+ * (the header, and the size from Content-Range), then HUB_WINDOW bytes at a time from where the
+ * first answer was redirected to (the Hub sends LFS files to another origin). A server that
+ * ignores Range sends the whole file, which is then read once.
+ */
+async function hubWeights(hub, file) {
+  const resolve = hubFileUrl(hub, file);
+  const track = { file, received: 0, size: null };
+  let url = resolve;
+  let etag = null;
+  let whole = null;
+  let window = { start: 0, bytes: new Uint8Array(0) };
+
+  // One range [a, b] (inclusive): its bytes, or the whole file when the server ignores Range.
+  const fetchRange = async (a, b) => {
+    let response = await hubFetch(hub, track, url, { headers: { Range: `bytes=${a}-${b}` } });
+    if (response.status !== 206 && response.status !== 200 && url !== resolve) {
+      response.body?.cancel().catch(() => {}); // a redirect's URL that expired: resolve again
+      url = resolve;
+      response = await hubFetch(hub, track, url, { headers: { Range: `bytes=${a}-${b}` } });
+    }
+    if (response.status === 404 && track.size === null) {
+      response.body?.cancel().catch(() => {});
+      return hubNoWeights(hub, file);
+    }
+    if (response.status === 416 && track.size === null) { // an empty file: the core says so
+      response.body?.cancel().catch(() => {});
+      return { size: hubNumber(/\/(\d+)$/.exec(response.headers.get('content-range') ?? '')?.[1]) ?? 0, bytes: null };
+    }
+    if (response.status !== 206 && response.status !== 200) throw hubRefusal(hub, file, response);
+    url = response.url || url;
+    if (response.status === 200) {
+      const length = response.headers.get('content-encoding') ? null : hubNumber(response.headers.get('content-length'));
+      if (track.size === null) {
+        track.size = length;
+        hub.weights = length == null ? null : track;
+      }
+      whole = await hubBody(hub, track, response, length);
+      if (track.size === null) {
+        track.size = whole.length;
+        hub.weights = track;
+      }
+      return { size: whole.length, bytes: null };
+    }
+    const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(response.headers.get('content-range') ?? '');
+    const tag = response.headers.get('etag');
+    if (range && (Number(range[1]) !== a || Number(range[2]) > b)) {
+      response.body?.cancel().catch(() => {});
+      throw new Error(`${hub.endpoint} answered bytes ${range[1]}-${range[2]} of ${file} of '${hub.id}' for ${a}-${b}`);
+    }
+    if (etag !== null && tag !== null && tag !== etag) {
+      response.body?.cancel().catch(() => {});
+      throw new Error(`${file} of '${hub.id}' changed on ${hub.endpoint} while it was read (ETag ${etag}, then ${tag})`);
+    }
+    etag ??= tag;
+    let size = track.size;
+    if (size === null) {
+      size = hubNumber(range?.[3]) ?? (await hubSize(hub, track, url));
+      track.size = size;
+      hub.weights = track;
+      hubProgress(hub);
+    }
+    const length = range ? Number(range[2]) - a + 1 : Math.min(b, size - 1) - a + 1;
+    return { size, bytes: await hubBody(hub, track, response, length) };
+  };
+
+  const first = await fetchRange(0, HUB_PROBE - 1);
+  if (first.bytes) window = { start: 0, bytes: first.bytes };
+  return {
+    size: first.size,
+    read: async (begin, end) => {
+      hubCheckCancel(hub);
+      if (whole) return whole.subarray(begin, end);
+      const { start, bytes } = window;
+      const stop = start + bytes.length;
+      if (begin >= start && end <= stop) return bytes.subarray(begin - start, end - start);
+      // What the window holds of [begin, …) is kept; the rest is fetched, HUB_WINDOW at least.
+      const from = begin >= start && begin < stop ? stop : begin;
+      const last = Math.min(first.size, Math.max(end, begin + HUB_WINDOW)) - 1;
+      if (from > last) return bytes.subarray(begin - start); // past the end: the core says so
+      const more = await fetchRange(from, last);
+      if (whole) return whole.subarray(begin, end);
+      const kept = from === begin ? new Uint8Array(0) : bytes.subarray(begin - start);
+      const joined = kept.length ? new Uint8Array(kept.length + more.bytes.length) : more.bytes;
+      if (kept.length) {
+        joined.set(kept);
+        joined.set(more.bytes, kept.length);
+      }
+      window = { start: begin, bytes: joined };
+      return joined.subarray(0, end - begin);
+    },
+  };
+}
+
+/** The size of model.safetensors when a 206 did not show Content-Range: a HEAD's Content-Length. */
+async function hubSize(hub, track, url) {
+  const response = await hubFetch(hub, track, url, { method: 'HEAD' });
+  const size = hubNumber(response.headers.get('content-length'));
+  if (!response.ok || size === null) {
+    throw new Error(`${hub.endpoint} gave no size for ${track.file} of '${hub.id}' (no Content-Range or Content-Length)`);
+  }
+  return size;
+}
+
+/** model.safetensors is 404: a sharded repo (refused for now) or one without safetensors weights. */
+async function hubNoWeights(hub, file) {
+  const index = `${file}.index.json`;
+  const response = await hubFetch(hub, { file: index, received: 0, size: null }, hubFileUrl(hub, index), { method: 'HEAD' });
+  response.body?.cancel().catch(() => {});
+  if (response.ok) {
+    throw new Error(`'${hub.id}' is split into shards (${index}): sharded checkpoints ` +
+      `(${index}) are not supported yet; only a single ${file} is read`);
+  }
+  throw new Error(`${file} was not found in '${hub.id}' (revision '${hub.revision}') on ${hub.endpoint}: ` +
+    'only safetensors weights in one file are read (not pytorch_model.bin)');
+}
