@@ -138,11 +138,11 @@ const cases = [
     "tensor 'in_proj_bias' has shape [12] (12 F32 values = 48 bytes) but data_offsets span 44 bytes"],
   // Dtypes.
   ['dtype-f8.safetensors', withEntry(W, entry('F8_E4M3', [12, 4], 0, 192)),
-    "tensor 'in_proj_weight' has unsupported dtype 'F8_E4M3' (supported: F32, F64, U8, F16, BF16)"],
+    "tensor 'in_proj_weight' has unsupported dtype 'F8_E4M3' (supported: F32, F64, U8, BOOL, F16, BF16)"],
   ['dtype-bf16-span.safetensors', withEntry(W, entry('BF16', [12, 4], 0, 192)),
     "tensor 'in_proj_weight' has shape [12, 4] (48 BF16 values = 96 bytes) but data_offsets span 192 bytes"],
   ['dtype-lowercase.safetensors', withEntry(W, entry('f32', [12, 4], 0, 192)),
-    "tensor 'in_proj_weight' has unsupported dtype 'f32' (supported: F32, F64, U8, F16, BF16)"],
+    "tensor 'in_proj_weight' has unsupported dtype 'f32' (supported: F32, F64, U8, BOOL, F16, BF16)"],
   ['dtype-number.safetensors', withEntry(W, '{"dtype":32,"shape":[12,4],"data_offsets":[0,192]}'),
     "tensor 'in_proj_weight' dtype must be a string, found a number"],
   // Shapes.

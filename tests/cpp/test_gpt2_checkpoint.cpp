@@ -127,6 +127,47 @@ TEST_CASE("the Conv1D weights are transposed into our layout", "[gpt2]") {
   CHECK(model->parameter_table().size() == 2 + 2 * 12 + 2);
 }
 
+TEST_CASE("causal-mask buffers stored as BOOL (newer conversions) are read and ignored", "[gpt2]") {
+  // tiny-f32 plus h.i.attn.bias [1, 1, 32, 32] as BOOL (a lower-triangular mask), as newer
+  // conversions of GPT-2 store it: the model is the same as without the buffers.
+  std::vector<std::uint8_t> mask(32 * 32);
+  for (std::size_t i = 0; i < 32; ++i) {
+    for (std::size_t j = 0; j <= i; ++j) mask[i * 32 + j] = 1;
+  }
+  auto file = st::File::parse(checkpoint_bytes("tiny-f32"));
+  std::vector<st::TensorToWrite> tensors;
+  for (const auto& info : file.tensors()) {
+    const auto raw = file.raw(info);
+    tensors.push_back({info.name, info.dtype, info.shape, {raw.begin(), raw.end()}});
+  }
+  for (int layer = 0; layer < 2; ++layer) {
+    tensors.push_back({"transformer.h." + std::to_string(layer) + ".attn.bias",
+                       st::DType::Bool,
+                       {1, 1, 32, 32},
+                       mask});
+  }
+  const auto bytes = st::write(tensors);
+  const auto with_masks = st::File::parse(bytes);
+  CHECK(with_masks.info("transformer.h.1.attn.bias").dtype == st::DType::Bool);
+  CHECK(with_masks.bools("transformer.h.1.attn.bias") == mask);
+  CHECK_THROWS_WITH(with_masks.as_f32("transformer.h.1.attn.bias"),
+                    ContainsSubstring("a BOOL tensor is not floating point"));
+  const auto model = attn::load_gpt2_checkpoint(bytes, tiny_config());
+  const auto plain = attn::load_gpt2_checkpoint(checkpoint_bytes("tiny-f32"), tiny_config());
+  const auto a = model->parameters(), b = plain->parameters();
+  CHECK(std::vector<float>(a.begin(), a.end()) == std::vector<float>(b.begin(), b.end()));
+  // A BOOL tensor where a parameter belongs is refused by name.
+  const auto bool_weight = edited_tiny([](st::TensorToWrite& t) {
+    if (t.name == "transformer.h.0.ln_1.weight") {
+      t.dtype = st::DType::Bool;
+      t.bytes.assign(32, 1);
+    }
+    return true;
+  });
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(bool_weight, tiny_config()),
+                    ContainsSubstring("'transformer.h.0.ln_1.weight' is BOOL; supported: F32"));
+}
+
 TEST_CASE("other architectures are refused as such", "[gpt2]") {
   const auto bert =
       renamed_tiny("transformer.wte.weight", "bert.embeddings.word_embeddings.weight");

@@ -104,6 +104,9 @@ std::size_t read_all(const st::File& file) {
       case st::DType::U8:
         values += file.u8(tensor.name).size();
         break;
+      case st::DType::Bool:
+        values += file.bools(tensor.name).size();
+        break;
       case st::DType::F16:
       case st::DType::BF16:
         values += file.as_f32(tensor.name).size();
@@ -355,7 +358,7 @@ TEST_CASE("parse rejects duplicate keys inside a tensor entry", "[safetensors]")
 TEST_CASE("parse rejects an unknown dtype and lists the supported ones", "[safetensors]") {
   CHECK_THROWS_WITH(parse_header(one_tensor(R"("F8_E4M3")", "[2]", "[0,4]")),
                     ContainsSubstring("tensor 'x' has unsupported dtype 'F8_E4M3' "
-                                      "(supported: F32, F64, U8, F16, BF16)"));
+                                      "(supported: F32, F64, U8, BOOL, F16, BF16)"));
 }
 
 TEST_CASE("parse rejects negative, fractional and too large shape entries", "[safetensors]") {

@@ -59,6 +59,9 @@ std::vector<std::uint8_t> tensor_bytes(const st::File& file, const st::TensorInf
     case st::DType::U8:
       count = copy(file.u8(tensor.name));
       break;
+    case st::DType::Bool:
+      count = copy(file.bools(tensor.name));
+      break;
     case st::DType::F16:
     case st::DType::BF16: {
       const auto raw = file.raw(tensor);

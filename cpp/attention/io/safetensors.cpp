@@ -25,7 +25,7 @@ namespace {
 constexpr std::size_t kLengthFieldBytes = 8;
 constexpr std::size_t kMaxNameInMessage = 80;
 constexpr const char* kMetadataKey = "__metadata__";
-constexpr const char* kSupportedDTypes = "F32, F64, U8, F16, BF16";
+constexpr const char* kSupportedDTypes = "F32, F64, U8, BOOL, F16, BF16";
 
 [[noreturn]] void fail(const std::string& what) {
   throw Error("safetensors: " + what);
@@ -115,6 +115,7 @@ DType parse_dtype(const json::Value& value, const std::string& label) {
   if (*text == "F32") return DType::F32;
   if (*text == "F64") return DType::F64;
   if (*text == "U8") return DType::U8;
+  if (*text == "BOOL") return DType::Bool;
   if (*text == "F16") return DType::F16;
   if (*text == "BF16") return DType::BF16;
   fail(label + " has unsupported dtype " + quoted(*text) + " (supported: " + kSupportedDTypes +
@@ -454,6 +455,8 @@ const char* dtype_name(DType dtype) {
       return "F16";
     case DType::BF16:
       return "BF16";
+    case DType::Bool:
+      return "BOOL";
   }
   return "unknown";
 }
@@ -465,6 +468,7 @@ std::size_t dtype_size(DType dtype) {
     case DType::F64:
       return 8;
     case DType::U8:
+    case DType::Bool:
       return 1;
     case DType::F16:
     case DType::BF16:
@@ -559,7 +563,10 @@ float bf16_to_f32(std::uint16_t bf16) {
 }
 
 void convert_to_f32(DType dtype, std::span<const std::uint8_t> bytes, std::span<float> out) {
-  if (dtype == DType::U8) fail("a U8 tensor is not floating point (expected F32, F16 or BF16)");
+  if (dtype == DType::U8 || dtype == DType::Bool) {
+    fail(std::string("a ") + dtype_name(dtype) +
+         " tensor is not floating point (expected F32, F16 or BF16)");
+  }
   const std::size_t size = dtype_size(dtype);
   if (bytes.size() != out.size() * size) {
     fail(plural(bytes.size(), "byte") + " of " + dtype_name(dtype) + " cannot fill " +
@@ -584,6 +591,7 @@ void convert_to_f32(DType dtype, std::span<const std::uint8_t> bytes, std::span<
         out[i] = bf16_to_f32(std::uint16_t(in[0] | (in[1] << 8)));
         break;
       case DType::U8:
+      case DType::Bool:
         break;
     }
   }
@@ -617,6 +625,10 @@ std::vector<double> File::f64(const std::string& name) const {
 
 std::vector<std::uint8_t> File::u8(const std::string& name) const {
   return copy_values<std::uint8_t>(data_, typed_info(*this, name, DType::U8));
+}
+
+std::vector<std::uint8_t> File::bools(const std::string& name) const {
+  return copy_values<std::uint8_t>(data_, typed_info(*this, name, DType::Bool));
 }
 
 std::vector<float> File::as_f32(const std::string& name) const {

@@ -1,4 +1,5 @@
-// A bounded reader and writer for the .safetensors format (F32, F64, U8, F16 and BF16 tensors).
+// A bounded reader and writer for the .safetensors format (F32, F64, U8, BOOL, F16 and BF16
+// tensors; BOOL, as U8, is read but never converted to float).
 //
 // Format: 8-byte little-endian header length N, N bytes of UTF-8 JSON
 //   {"name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, ...,
@@ -17,9 +18,9 @@
 
 namespace attn::safetensors {
 
-enum class DType { F32, F64, U8, F16, BF16 };
+enum class DType { F32, F64, U8, F16, BF16, Bool };
 
-const char* dtype_name(DType dtype);  // "F32", "F64", "U8", "F16", "BF16"
+const char* dtype_name(DType dtype);  // "F32", "F64", "U8", "F16", "BF16", "BOOL"
 std::size_t dtype_size(DType dtype);  // bytes per element
 
 struct Limits {
@@ -86,6 +87,9 @@ class File {
   std::vector<float> f32(const std::string& name) const;
   std::vector<double> f64(const std::string& name) const;
   std::vector<std::uint8_t> u8(const std::string& name) const;
+  // A BOOL tensor (one byte per value, as stored; e.g. the causal-mask buffers of some
+  // checkpoints).
+  std::vector<std::uint8_t> bools(const std::string& name) const;
   // Any floating-point tensor (F32, F64, F16, BF16) converted to float.
   std::vector<float> as_f32(const std::string& name) const;
   // The tensor's stored bytes, whatever its dtype.

@@ -181,9 +181,9 @@ Gpt2Import::Gpt2Import(std::span<const std::uint8_t> head, std::uint64_t file_si
                   str(vocab) + ", n_positions " + str(context) + ") needs " +
                   shape_text(stored_shape));
     }
-    if (tensor.dtype == safetensors::DType::U8) {
-      throw Error("the checkpoint's tensor '" + tensor.name +
-                  "' is U8; supported: F32, F16, BF16 (and F64)");
+    if (tensor.dtype == safetensors::DType::U8 || tensor.dtype == safetensors::DType::Bool) {
+      throw Error("the checkpoint's tensor '" + tensor.name + "' is " +
+                  safetensors::dtype_name(tensor.dtype) + "; supported: F32, F16, BF16 (and F64)");
     }
     const bool tied_copy = match->tensor->layout == StoredLayout::TiedCopy;
     const std::string key = tied_copy ? std::string(match->tensor->stored) : match->ours;
