@@ -286,3 +286,88 @@ test('bad ids, revisions, endpoints and options are refused before any request',
     /loadCheckpoint's revision is an option of hub \(loading by Hugging Face id\), not of weights and config/);
   assert.equal(hub.requests.length, 0, 'no request was made');
 });
+
+// An in-memory CacheStorage (Node has none): what the browser's keeps, as bytes and headers.
+function memoryCaches() {
+  const stores = new Map();
+  return {
+    async open(name) {
+      if (!stores.has(name)) stores.set(name, new Map());
+      const store = stores.get(name);
+      return {
+        async match(url) {
+          const kept = store.get(String(url));
+          return kept ? new Response(kept.body && new Blob([kept.body]), { status: kept.status, headers: kept.headers }) : undefined;
+        },
+        async put(url, response) {
+          const body = response.body ? new Uint8Array(await response.arrayBuffer()) : null;
+          store.set(String(url), { body, status: response.status, headers: Object.fromEntries(response.headers) });
+        },
+        async delete(url) {
+          return store.delete(String(url));
+        },
+        async keys() {
+          return [...store.keys()].map((url) => ({ url }));
+        },
+      };
+    },
+  };
+}
+
+test('cache: a second load reads no network and gives the same model; list() and remove(repo); a failed or cancelled load keeps nothing', async () => {
+  const caches = memoryCaches();
+  const store = lens.hubCache(caches);
+  assert.deepEqual(await store.list(), []);
+  hub.reset();
+  const first = await lens.loadCheckpoint({ hub: 'org/small', endpoint: hub.endpoint, cache: caches });
+  const fetched = hub.requests.length;
+  assert.ok(fetched >= 4, `${fetched} requests the first time`);
+  assert.equal(hub.count('hub', '/org/small/resolve/main/tokenizer.json'), 1);
+  hub.reset();
+  const fractions = [];
+  const second = await lens.loadCheckpoint({ hub: 'org/small', endpoint: hub.endpoint, cache: caches, onProgress: (f) => fractions.push(f) });
+  try {
+    assert.equal(hub.requests.length, 0, 'the second load asked the network nothing');
+    const ids = second.tokenize('When Mary and John went to the store').ids;
+    assertSameModel(second, first, ids);
+    assert.equal(fractions.at(-1), 1);
+  } finally {
+    first.dispose();
+    second.dispose();
+  }
+  const files = await store.list();
+  assert.deepEqual(files.map((f) => f.file).sort(), ['config.json', 'merges.txt', 'model.safetensors', 'vocab.json']);
+  assert.ok(files.every((f) => f.repo === 'org/small' && f.revision === 'main'));
+  assert.equal(files.find((f) => f.file === 'model.safetensors').bytes, small.weights.length);
+  // The Llama repo is refused by the core after its header: nothing of it is kept.
+  await assert.rejects(lens.loadCheckpoint({ hub: 'org/llama', endpoint: hub.endpoint, cache: caches }), /model_type 'llama'/);
+  // A load cancelled half-way through the weights keeps nothing either.
+  const controller = new AbortController();
+  await assert.rejects(lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, cache: caches, signal: controller.signal,
+    onProgress: (f) => { if (f > 0.5) controller.abort(); } }), /was cancelled/);
+  assert.deepEqual((await store.list()).map((f) => f.repo), files.map(() => 'org/small'));
+  // A file past the first range is streamed whole into the cache, and read back from it.
+  const bigLocal = await lens.loadCheckpoint({ weights: big.weights, config: big.config, tokenizer: tokenizerJson(full.vocab, full.merges) });
+  (await lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, cache: caches })).dispose();
+  hub.reset();
+  const bigAgain = await lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, cache: caches });
+  try {
+    assert.equal(hub.requests.length, 0, 'org/big the second time: no request');
+    assertSameModel(bigAgain, bigLocal, bigAgain.tokenize('The hub served it twice.').ids);
+  } finally {
+    bigAgain.dispose();
+    bigLocal.dispose();
+  }
+  assert.equal((await store.list()).find((f) => f.repo === 'org/big' && f.file === 'model.safetensors').bytes, big.weights.length);
+  assert.equal(await store.remove('org/big'), 3, 'config.json, tokenizer.json, model.safetensors');
+  // remove: that repo's files; the next load fetches again.
+  assert.equal(await store.remove('org/other'), 0);
+  assert.equal(await store.remove('org/small'), 5, 'four files and the kept 404 of tokenizer.json');
+  assert.deepEqual(await store.list(), []);
+  hub.reset();
+  (await lens.loadCheckpoint({ hub: 'org/small', endpoint: hub.endpoint, cache: caches })).dispose();
+  assert.ok(hub.requests.length >= 4);
+  await assert.rejects(store.remove(5), /remove takes a repo id, got 5/);
+  await assert.rejects(lens.loadCheckpoint({ hub: 'org/small', endpoint: hub.endpoint, cache: 'yes' }), /cache must be true, false or a CacheStorage, got "yes"/);
+  assert.deepEqual(await lens.hubCache().list(), [], 'Node has no Cache Storage: nothing kept');
+});

@@ -78,7 +78,9 @@ class AttentionLens {
    * model like createModel's (forward, headScores, …) with tokenize(text); GPT-2's own tokenizer
    * (loaded from beside this module on first need) unless one is given. Or by Hugging Face id:
    * { hub: 'org/name' or a repo's URL, revision?: 'main', endpoint?: 'https://huggingface.co',
-   * onProgress?, signal?: AbortSignal } fetches config.json, the tokenizer and model.safetensors.
+   * onProgress?, signal?: AbortSignal, cache?: true | false | CacheStorage } fetches config.json,
+   * the tokenizer and model.safetensors, and keeps them in the browser's Cache Storage (where
+   * there is one; lens.hubCache() lists and removes them), so a second load reads no network.
    */
   async loadCheckpoint(options) {
     needTraining(this.#core.CheckpointHandle, 'lens.loadCheckpoint');
@@ -89,6 +91,15 @@ class AttentionLens {
       });
       return this.#gpt2Tokenizer;
     });
+  }
+
+  /**
+   * The Hub files kept in this browser by loadCheckpoint({ hub }): { list() → [{ repo, revision,
+   * file, bytes, url, endpoint }], remove(repo?) → files removed }. Empty where there is no Cache
+   * Storage (Node); `storage` replaces the browser's.
+   */
+  hubCache(storage) {
+    return hubCacheApi(storage);
   }
 
   /**

@@ -480,9 +480,34 @@ export interface HubLoadOptions {
   onProgress?: (fraction: number) => void;
   /** Aborting it stops the load, which rejects with "the load of 'org/name' was cancelled". */
   signal?: AbortSignalLike;
+  /**
+   * Keep the files in Cache Storage (a second load reads no network). Default: the browser's
+   * `caches` where there is one; false: no cache; or a CacheStorage-like object of your own.
+   */
+  cache?: boolean | HubCacheStorage;
   weights?: undefined;
   config?: undefined;
   tokenizer?: undefined;
+}
+
+/** The part of the DOM's CacheStorage the Hub loader uses. */
+export interface HubCacheStorage {
+  open(name: string): Promise<{
+    match(url: string): Promise<unknown>;
+    put(url: string, response: unknown): Promise<void>;
+    delete(url: string): Promise<boolean>;
+    keys(): Promise<readonly unknown[]>;
+  }>;
+}
+
+/** One file kept by loadCheckpoint({ hub }). */
+export interface HubCachedFile {
+  repo: string;
+  revision: string;
+  file: string;
+  bytes: number;
+  url: string;
+  endpoint: string;
 }
 
 /** A loaded GPT-2 checkpoint: a TransformerModel (learned positions, pre-LN, MLP, tied, tanh GELU). */
@@ -621,6 +646,11 @@ export interface AttentionLens {
   createModel(config?: ModelConfig): TransformerModel;
   /** A Hugging Face GPT-2-family checkpoint (README "Your own model"); errors name what was found. */
   loadCheckpoint(options: LoadCheckpointOptions | HubLoadOptions): Promise<CheckpointModel>;
+  /** The Hub files kept in this browser: list them, remove one repo's or all (empty in Node). */
+  hubCache(storage?: HubCacheStorage): {
+    list(): Promise<HubCachedFile[]>;
+    remove(repo?: string): Promise<number>;
+  };
   /** The trainer borrows the model: disposing the model disposes the trainer. */
   createTrainer(model: TransformerModel, options?: TrainerOptions): Trainer;
   /** The names of the shipped trained models (the catalogue is built into the module). */

@@ -2,7 +2,8 @@
 
 // ---- the Hub (lens.loadCheckpoint({ hub, revision, endpoint, onProgress, signal })) ------------
 
-const HUB_KEYS = ['hub', 'revision', 'endpoint', 'onProgress', 'signal'];
+const HUB_KEYS = ['hub', 'revision', 'endpoint', 'onProgress', 'signal', 'cache'];
+const HUB_CACHE = 'attention-lens-hub'; // the Cache Storage cache the files are kept in
 const HUB_ENDPOINT = 'https://huggingface.co';
 const HUB_PROBE = 1 << 16; // model.safetensors' first request (64 kB): its header, usually
 const HUB_WINDOW = 1 << 23; // the bytes of model.safetensors asked for at a time after it (8 MB)
@@ -85,17 +86,87 @@ async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
     weights: null, // model.safetensors' { received, size } once its size is known
     shown: 0, // the last fraction given to onProgress
     reached: false, // whether the server has answered once
+    cache: await hubCacheOf(options.cache), // a Cache (Cache Storage) or null
+    kept: [], // the small files to keep once the load succeeds: [url, Response]
+    storedWeights: null, // the weights' URL once they were put into the cache by this load
   };
-  const config = new TextDecoder().decode(await hubFile(hub, 'config.json', true));
-  const source = await hubWeights(hub, 'model.safetensors');
-  const model = await readCheckpoint(core, {
-    source,
-    config,
-    tokenizer: () => hubTokenizer(hub),
-    cancelled: () => hubCheckCancel(hub),
-  }, gpt2Tokenizer);
-  if (hub.shown < 1) hub.onProgress?.(1);
-  return model;
+  try {
+    const config = new TextDecoder().decode(await hubFile(hub, 'config.json', true));
+    const source = await hubWeights(hub, 'model.safetensors');
+    const model = await readCheckpoint(core, {
+      source,
+      config,
+      tokenizer: () => hubTokenizer(hub),
+      cancelled: () => hubCheckCancel(hub),
+    }, gpt2Tokenizer);
+    for (const [url, response] of hub.kept) await hub.cache.put(url, response);
+    if (hub.shown < 1) hub.onProgress?.(1);
+    return model;
+  } catch (error) {
+    if (hub.storedWeights) await hub.cache.delete(hub.storedWeights).catch(() => {});
+    throw error;
+  }
+}
+
+// ---- the files kept in the browser (Cache Storage) ---------------------------------------------
+
+/**
+ * The cache option: a CacheStorage (default: the browser's `caches`, where there is one) or false.
+ * Files are kept under their resolve URL; a load that finds them reads no network.
+ */
+async function hubCacheOf(option) {
+  if (option === false) return null;
+  const storage = option === undefined || option === true ? globalThis.caches : option;
+  if (option !== undefined && option !== true && (storage === null || typeof storage?.open !== 'function')) {
+    throw new Error(`cache must be true, false or a CacheStorage, got ${describe(option)}`);
+  }
+  if (!storage) return null;
+  try {
+    return await storage.open(HUB_CACHE);
+  } catch {
+    return null; // Cache Storage refused (an opaque origin, a private window): load without it
+  }
+}
+
+/** The cached answer for `url` (a kept file, or a kept "not there"), or null. */
+async function hubCached(hub, url) {
+  return hub.cache ? (await hub.cache.match(url)) ?? null : null;
+}
+
+/**
+ * What the cache holds (lens.hubCache): list() → [{ repo, revision, file, bytes, url }] and
+ * remove(repo?) → the number of files removed (every file without a repo).
+ */
+function hubCacheApi(storage = globalThis.caches) {
+  const open = async () => (storage ? storage.open(HUB_CACHE) : null);
+  const entries = async () => {
+    const cache = await open();
+    if (!cache) return [];
+    const out = [];
+    for (const request of await cache.keys()) {
+      const url = typeof request === 'string' ? request : request.url;
+      const match = /^(.*)\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(url);
+      const response = await cache.match(url);
+      if (!match || !response || response.status !== 200) continue;
+      const bytes = Number(response.headers.get('content-length') ?? (await response.clone().blob()).size);
+      out.push({ repo: match[2], revision: decodeURIComponent(match[3]), file: match[4], bytes, url, endpoint: match[1] });
+    }
+    return out;
+  };
+  return {
+    list: entries,
+    async remove(repo) {
+      if (repo !== undefined && typeof repo !== 'string') throw new Error(`remove takes a repo id, got ${describe(repo)}`);
+      const cache = await open();
+      if (!cache) return 0;
+      let removed = 0;
+      for (const request of await cache.keys()) {
+        const url = typeof request === 'string' ? request : request.url;
+        if (repo === undefined || url.includes(`/${repo}/resolve/`)) removed += (await cache.delete(url)) ? 1 : 0;
+      }
+      return removed;
+    },
+  };
 }
 
 /** The repo's tokenizer text: tokenizer.json, else vocab.json with merges.txt, else null. */
@@ -232,11 +303,20 @@ async function hubBody(hub, track, response, length) {
 
 /** A small file read whole (null when it is 404 and not `required`). */
 async function hubFile(hub, file, required) {
+  const url = hubFileUrl(hub, file);
+  const cached = await hubCached(hub, url);
+  if (cached) {
+    if (cached.status === 404) return null; // kept: the repo has no such file
+    const bytes = new Uint8Array(await cached.arrayBuffer());
+    hub.filesDone += bytes.length;
+    return bytes;
+  }
   const track = { file, received: 0, size: null };
-  const response = await hubFetch(hub, track, hubFileUrl(hub, file));
+  const response = await hubFetch(hub, track, url);
   const code = response.headers.get('x-error-code');
   if (response.status === 404 && !required && (code === null || code === 'EntryNotFound')) {
     response.body?.cancel().catch(() => {});
+    if (hub.cache) hub.kept.push([url, new Response(null, { status: 404 })]);
     return null;
   }
   if (response.status !== 200) throw hubRefusal(hub, file, response);
@@ -245,6 +325,9 @@ async function hubFile(hub, file, required) {
   const bytes = await hubBody(hub, track, response, length);
   hub.filesDone += bytes.length;
   hubProgress(hub);
+  if (hub.cache) {
+    hub.kept.push([url, new Response(bytes, { headers: { 'content-length': String(bytes.length) } })]);
+  }
   return bytes;
 }
 
@@ -263,9 +346,12 @@ function hubNumber(text) {
 async function hubWeights(hub, file) {
   const resolve = hubFileUrl(hub, file);
   const track = { file, received: 0, size: null };
+  const cached = await hubCached(hub, resolve);
+  if (cached?.status === 200) return hubBlobSource(hub, track, await cached.blob());
   let url = resolve;
   let etag = null;
   let whole = null;
+  let blob = null; // the file as kept in the cache
   let window = { start: 0, bytes: new Uint8Array(0) };
 
   // One range [a, b] (inclusive): its bytes, or the whole file when the server ignores Range.
@@ -323,6 +409,11 @@ async function hubWeights(hub, file) {
 
   const first = await fetchRange(0, HUB_PROBE - 1);
   if (first.bytes) window = { start: 0, bytes: first.bytes };
+  // A file the first answer held whole (small, or a server ignoring Range) is kept as it is.
+  const held = whole ?? (first.bytes?.length === first.size ? first.bytes : null);
+  if (hub.cache && held) {
+    hub.kept.push([resolve, new Response(held, { headers: { 'content-length': String(held.length) } })]);
+  }
   return {
     size: first.size,
     read: async (begin, end) => {
@@ -331,6 +422,12 @@ async function hubWeights(hub, file) {
       const { start, bytes } = window;
       const stop = start + bytes.length;
       if (begin >= start && end <= stop) return bytes.subarray(begin - start, end - start);
+      // Past the header, with a cache: the file is kept whole (streamed into the cache, counted
+      // for progress) and read from there.
+      if (hub.cache) {
+        blob ??= await hubStore(hub, track, url, resolve);
+        return new Uint8Array(await blob.slice(begin, end).arrayBuffer());
+      }
       // What the window holds of [begin, …) is kept; the rest is fetched, HUB_WINDOW at least.
       const from = begin >= start && begin < stop ? stop : begin;
       const last = Math.min(first.size, Math.max(end, begin + HUB_WINDOW)) - 1;
@@ -347,6 +444,56 @@ async function hubWeights(hub, file) {
       return joined.subarray(0, end - begin);
     },
   };
+}
+
+/** model.safetensors read from a Blob (the cache's copy), counted for progress as it is read. */
+function hubBlobSource(hub, track, blob) {
+  track.size = blob.size;
+  hub.weights = track;
+  return {
+    size: blob.size,
+    read: async (begin, end) => {
+      hubCheckCancel(hub);
+      const bytes = new Uint8Array(await blob.slice(begin, end).arrayBuffer());
+      track.received += bytes.length;
+      hubProgress(hub);
+      return bytes;
+    },
+  };
+}
+
+/**
+ * The whole file fetched (no Range) and streamed into the cache under `resolve`, its bytes counted
+ * for progress; returns the cached copy as a Blob. A body that breaks off is the connection lost.
+ */
+async function hubStore(hub, track, url, resolve) {
+  const response = await hubFetch(hub, track, url);
+  if (response.status !== 200) throw hubRefusal(hub, track.file, response);
+  const size = track.size;
+  track.received = 0;
+  let received = 0;
+  const counted = response.body.pipeThrough(new TransformStream({
+    transform(chunk, controller) {
+      received += chunk.length;
+      track.received = received;
+      hubProgress(hub);
+      controller.enqueue(chunk);
+    },
+  }));
+  try {
+    await hub.cache.put(resolve, new Response(counted, { headers: { 'content-length': String(size) } }));
+  } catch (error) {
+    await hub.cache.delete(resolve).catch(() => {});
+    throw hubLost(hub, track, error);
+  }
+  hub.storedWeights = resolve;
+  if (received !== size) {
+    await hub.cache.delete(resolve).catch(() => {});
+    hub.storedWeights = null;
+    throw hubLost(hub, track, new Error('the body ended early'));
+  }
+  const kept = await hub.cache.match(resolve);
+  return kept.blob();
 }
 
 /** The size of model.safetensors when a 206 did not show Content-Range: a HEAD's Content-Length. */
