@@ -1,13 +1,16 @@
 // Serves dist/ on localhost (static files, correct MIME types incl. application/wasm) and
-// prints the URL. Usage: node scripts/serve.mjs [--port N] [--dir D] [--csp [POLICY]] [--probe FILE]
+// prints the URL. Usage: node scripts/serve.mjs [--port N] [--dir D] [--csp [POLICY]] [--connect ORIGINS] [--probe FILE]
 // --probe (tests only) serves FILE at /__probe.js and loads it first in every HTML page's <head>
 // (a same-origin classic script, so the strict CSP allows it): tests/e2e/engines/probe.js.
 // --csp sends a Content-Security-Policy header with every response: STRICT_CSP (scripts/lib/csp.mjs),
 // or POLICY when one follows (the browser tests check that the page and the embed run under it).
+// --connect ORIGINS (comma-separated; tests and mirrors only) adds origins to STRICT_CSP's
+// connect-src: a local stand-in of the Hub (tests/hub/stand-in.mjs) or a Hub mirror the page is
+// pointed at with #hubEndpoint=… (strictCspAlso in scripts/lib/csp.mjs).
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
-import { STRICT_CSP } from './lib/csp.mjs';
+import { STRICT_CSP, strictCspAlso } from './lib/csp.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -17,8 +20,12 @@ const option = (name, fallback) => {
 const root = resolve(option('--dir', 'dist'));
 
 const cspAt = args.indexOf('--csp');
+const connect = option('--connect', '').split(',').filter(Boolean);
+for (const origin of connect) {
+  if (!/^https?:\/\/[^/\s;,'"]+$/.test(origin)) throw new Error(`--connect takes http(s) origins, got ${origin}`);
+}
 const csp = cspAt < 0 ? null
-  : args[cspAt + 1] && !args[cspAt + 1].startsWith('--') ? args[cspAt + 1] : STRICT_CSP;
+  : args[cspAt + 1] && !args[cspAt + 1].startsWith('--') ? args[cspAt + 1] : connect.length ? strictCspAlso(connect) : STRICT_CSP;
 const firstPort = Number(option('--port', process.env.PORT ?? '8080')); // 0: any free port
 const host = '127.0.0.1';
 const probe = args.includes('--probe') ? resolve(option('--probe', '')) : null;

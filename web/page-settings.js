@@ -9,11 +9,34 @@ export const PAGE_MODEL = 'english';
 export const PAGE_TEXT = 'the bank will not loan money';
 export const pageDefaults = (state) => ({ ...DEFAULTS, model: PAGE_MODEL, ...(state.model === '' ? {} : { text: PAGE_TEXT }) });
 
+/**
+ * `hubEndpoint` (page only: the Your model view's Hub loads): a Hub mirror's http(s) URL; absent
+ * (no default in the settings, so links without it are unchanged) or '' is the API's default
+ * (https://huggingface.co). No user name or password, no ? or #, at most
+ * 200 characters; trailing slashes trimmed. Anything else is ignored (and said so).
+ */
+export const hubEndpointCodec = Object.freeze({
+  parse(s) {
+    if (s === '') return '';
+    if (s.length > 200 || !/^https?:\/\//i.test(s)) return undefined;
+    let url;
+    try {
+      url = new URL(s);
+    } catch {
+      return undefined;
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash ||
+        s.includes('?') || s.includes('#')) return undefined;
+    return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  },
+  print: (v) => v || '',
+});
+
 /** The settings' schema with the page's `model`: 'random' in the URL is '' (random weights). */
 export function pageSchema(catalog) {
   const schema = makeSchema(catalog);
   const model = { parse: (s) => (s === 'random' ? '' : schema.model.parse(s)), print: (v) => v || 'random' };
-  return Object.freeze({ ...schema, model });
+  return Object.freeze({ ...schema, model, hubEndpoint: hubEndpointCodec });
 }
 
 /** The store's `train` (views/train/) when no run has started. */

@@ -1,8 +1,10 @@
-// The Your model view's drawing: load progress and status, the typed text's chips, every head, next tokens, head finder.
-import { $, el } from '../../shared/dom.js';
+// The Your model view's drawing: the model pickers (shipped, Hub), load progress and status, the
+// typed text's chips, every head, next tokens, head finder. Text only ever goes in as textContent.
+import { $, button, el } from '../../shared/dom.js';
 import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
+import { HUB_MODELS, hubModelLine, isSupported } from './hub-models.js';
 import { percent } from './model-data.js';
 import { HeadFinder } from './head-finder.js';
 import { MAX_TABLE_HEADS, modelHeads } from './model-heads.js';
@@ -23,31 +25,108 @@ export function drawProgress(fraction) {
   $('model-progress').textContent = `${Math.round(fraction * 100)}%`;
 }
 
-/** A load begins: the bar at 0 and shown, the weights file named. */
-export function drawLoading(weights) {
+/**
+ * A load begins: the bar at 0 and shown (with Cancel for a Hub load), what is loading named, the
+ * pickers disabled until it ends.
+ * @param {string} what e.g. 'model.safetensors (523 MiB)', "'openai-community/gpt2' from https://huggingface.co"
+ */
+export function drawLoading(what, { cancellable = false } = {}) {
   drawProgress(0);
   $('model-progress').hidden = false;
-  $('model-status').textContent = `Loading ${weights.name} (${formatBytes(weights.size)})…`;
+  $('model-cancel').hidden = !cancellable;
+  $('model-cancel').disabled = false;
+  $('model-status').textContent = `Loading ${what}…`;
   document.body.dataset.modelLoading = 'true';
+  setPickersDisabled(true);
 }
 
-/** The loaded checkpoint's size, shape and memory in the status line (its numbers for the tests). */
-export function drawLoaded({ fileName, fileBytes, config, memory }) {
-  $('model-status').textContent = `${fileName}: ${formatBytes(fileBytes)} · ${config.layers} layers × ` +
+/** Where a loaded model came from, for the status line. */
+function origin(model) {
+  if (model.source === 'shipped') return `${model.name} (${model.title}), shipped with the page`;
+  if (model.source === 'hub') return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(model.id) ? model.id : `${model.id} from ${model.endpoint ?? 'https://huggingface.co'}`;
+  return model.fileName;
+}
+
+/** A loaded model's short name (the kept model's in a refusal, the pickers' pressed button). */
+export const modelLabel = (model) => (model.source === 'shipped' ? model.name : model.source === 'hub' ? model.id : model.fileName);
+
+/** The loaded model's origin, size, shape and memory in the status line (its numbers for the tests). */
+export function drawLoaded(model) {
+  const { fileBytes, config, memory } = model;
+  $('model-status').textContent = `${origin(model)}: ${fileBytes ? `${formatBytes(fileBytes)} · ` : ''}${config.layers} layers × ` +
     `${config.heads} heads · d_model ${config.dModel} · ${config.vocab} tokens · context ${config.context} · ` +
     `wasm memory ${formatBytes(memory.heapBytes)} (${formatBytes(memory.allocatedBytes)} in use)`;
-  Object.assign($('model-status').dataset, { fileBytes, heapBytes: memory.heapBytes });
+  Object.assign($('model-status').dataset, { fileBytes: fileBytes ?? '', heapBytes: memory.heapBytes });
+  Object.assign(document.body.dataset, { modelSource: model.source, modelName: modelLabel(model) });
+  markPressed(model);
 }
 
-/** A refused load: the model still loaded (or null) named in the status line. */
+/** A refused or cancelled load: the model still loaded (or null) named in the status line. */
 export function drawKept(model) {
-  $('model-status').textContent = model ? `Kept ${model.fileName}.` : 'No model loaded.';
+  $('model-status').textContent = model ? `Kept ${modelLabel(model)}.` : 'No model loaded.';
 }
 
-/** A load ended (loaded or refused): the bar hidden. */
+/** A load ended (loaded or refused): the bar and Cancel hidden, the pickers enabled again. */
 export function drawLoadEnded() {
   $('model-progress').hidden = true;
+  $('model-cancel').hidden = true;
   document.body.dataset.modelLoading = 'false';
+  setPickersDisabled(false);
+}
+
+/** Cancel pressed: disabled until the load's end is reported. */
+export function drawCancelling() {
+  $('model-cancel').disabled = true;
+  $('model-status').textContent = 'Cancelling…';
+}
+
+// ---- the pickers --------------------------------------------------------------------------
+
+const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-list button[data-supported="true"], #model-hub-load')];
+
+function setPickersDisabled(disabled) {
+  for (const b of pickers()) b.disabled = disabled;
+}
+
+/** The button of the loaded model (shipped or listed Hub model) pressed, the others not. */
+function markPressed(model) {
+  const key = model.source === 'shipped' ? `shipped:${model.name}` : model.source === 'hub' ? `hub:${model.id}` : '';
+  for (const b of document.querySelectorAll('#model-trained button, #model-hub-list button')) {
+    b.setAttribute('aria-pressed', String(b.dataset.key === key));
+  }
+}
+
+/**
+ * The shipped models (`shipped`: the worker's init reply, [{ name, title, bytes }]) and the Hub
+ * list (hub-models.js) as buttons: onShipped(name), onHub(id). A family the core does not read
+ * yet is a disabled button with its reason beside it.
+ */
+export function drawPickers(shipped, { onShipped, onHub }) {
+  $('model-trained').replaceChildren(...shipped.map(({ name, title, bytes }) => {
+    const b = button('model-pick', undefined, () => onShipped(name));
+    b.dataset.key = `shipped:${name}`;
+    b.dataset.name = name;
+    b.setAttribute('aria-pressed', 'false');
+    b.append(el('span', 'model-pick-name', name), el('span', 'model-pick-line', `${title} · ${formatBytes(bytes)}`));
+    return b;
+  }));
+  $('model-hub-list').replaceChildren(...HUB_MODELS.map((entry) => {
+    const item = el('li', 'model-hub-item');
+    const supported = isSupported(entry);
+    const b = button('model-pick', undefined, supported ? () => onHub(entry.id) : undefined);
+    b.dataset.key = `hub:${entry.id}`;
+    b.dataset.id = entry.id;
+    b.dataset.supported = String(supported);
+    b.disabled = !supported;
+    b.setAttribute('aria-pressed', 'false');
+    const line = el('span', 'model-pick-line', hubModelLine(entry));
+    line.id = `model-hub-line-${entry.name.replace(/[^A-Za-z0-9-]/g, '-')}`;
+    b.append(el('span', 'model-pick-name', entry.name));
+    b.setAttribute('aria-describedby', line.id);
+    item.classList.toggle('unsupported', !supported);
+    item.append(b, line);
+    return item;
+  }));
 }
 
 function drawNext({ n, top }) {
@@ -79,8 +158,9 @@ export function modelDrawing(onOpen) {
     },
     /** A run on the typed text: chips, every head, the next tokens. */
     drawRun(run, model) {
-      chips.render(run.tokens);
-      textInfo(`${run.n} tokens${run.cut ? ` (the last ${run.cut} cut: the model's context is ${model.config.context})` : ''}`);
+      chips.render(run.tokens, 0, [], run.mapped ?? []);
+      textInfo(`${run.n} tokens${run.cut ? ` (the last ${run.cut} cut: the model's context is ${model.config.context})` : ''}` +
+        `${run.note ? ` · ${run.note}` : ''}`);
       heads.render(run);
       drawNext(run);
     },

@@ -1,14 +1,23 @@
-// The "Your model" view: drop or pick a GPT-2 checkpoint (model.safetensors + config.json, and
-// tokenizer files when not GPT-2's), loaded in a Web Worker (model-worker.js) with a progress bar;
-// then, for the typed text, every layer × head's attention, the top 10 next tokens, a head finder
-// (previous-token and induction scores) and "open a head in the walkthrough". Mounted by main.js;
-// the worker starts the first time the view is shown. Errors are shown as text; a refused file
-// leaves the loaded model and everything drawn as it was. This file is the controller (the store's
+// The "Your model" view: a model loaded in a Web Worker (model-worker.js) — a shipped trained
+// model (english, loaded the first time the view is shown, so it is never empty), a GPT-2-family
+// checkpoint by Hugging Face id (the picker's list or any id / repo URL, from the API's endpoint or
+// the link's hubEndpoint mirror; cancellable), or dropped / picked files (model.safetensors +
+// config.json, and tokenizer files when not GPT-2's) — with a progress bar; then, for the typed
+// text, every layer × head's attention, the top 10 next tokens, a head finder (previous-token and
+// induction scores) and "open a head in the walkthrough". Mounted by main.js; the worker starts
+// the first time the view is shown. Errors are shown as text; a refused or cancelled load leaves
+// the loaded model and everything drawn as it was. This file is the controller (the store's
 // `yourModel`, the worker's calls); draw.js draws.
 import { $ } from '../../shared/dom.js';
+import { formatBytes } from '../../shared/format.js';
 import { ViewWorkerClient } from '../../shared/view-worker-client.js';
+import { hubRequest } from './hub-models.js';
 import { fileRole } from './model-data.js';
-import { drawKept, drawLoaded, drawLoadEnded, drawLoading, drawProgress, modelDrawing, showError, textInfo } from './draw.js';
+import { drawCancelling, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers, drawProgress, modelDrawing, showError,
+  textInfo } from './draw.js';
+
+/** The shipped model loaded the first time the view is shown. */
+export const FIRST_MODEL = 'english';
 
 /** The dropped files by their role ({ weights, config, tokenizer?, vocab?, merges? }), or null after saying what is wrong. */
 function pickFiles(files) {
@@ -29,10 +38,13 @@ function pickFiles(files) {
 }
 
 /**
- * The view's state lives in the store's `yourModel`: { model (the loaded checkpoint's { config,
- * fileName, fileBytes, memory, tokenizer }, or null), lastRun (the typed text's { tokens, ids, n,
- * cut, attention, top }, drawn when it changes), loading }. The controller holds only the plumbing
- * (the worker, the typing timer, the runs in flight, the loads counted for the tests).
+ * The view's state lives in the store's `yourModel`: { model (the loaded model's { source:
+ * 'shipped' | 'hub' | 'files', config, memory, tokenizer, and name + title, id + endpoint, or
+ * fileName + fileBytes }, or null), lastRun (the typed text's { tokens, ids, n, cut, attention,
+ * top, mapped, note }, drawn when it changes), loading }. The controller holds only the plumbing
+ * (the worker, the typing timer, the runs in flight, the checkpoints loaded — files or Hub — counted
+ * for the tests in body[data-model-loads]; body[data-model-ready] once the worker has started and
+ * the first shipped model's load has ended).
  */
 class ModelController {
   #store;
@@ -61,30 +73,78 @@ class ModelController {
   /** Dropped or picked files: a checkpoint read by the worker; then the text's run and the head finder. */
   async #load(files) {
     if (!files.length) return;
-    await this.start();
+    if (!this.#client) await this.start(); // (set already when start() itself loads the first model)
     if (!this.#client) return;
     if (this.view().loading) {
-      showError('A checkpoint is still loading: drop the next one when it is done');
+      showError('A model is still loading: drop the next one when it is done');
       return;
     }
     const picked = pickFiles(files);
     if (!picked) return;
+    await this.#loadWith(`${picked.weights.name} (${formatBytes(picked.weights.size)})`, 'load', picked,
+      'Could not load the checkpoint', { counted: true });
+  }
+
+  /** A checkpoint by Hub id or repo URL (the id box or the list): cancellable. */
+  async #loadHub(text) {
+    if (!this.#client) await this.start();
+    if (!this.#client) return;
+    if (this.view().loading) {
+      showError('A model is still loading: wait for it or cancel it');
+      return;
+    }
+    const request = hubRequest(text, this.#store.get().settings.hubEndpoint);
+    if (request.error) {
+      showError(request.error);
+      return;
+    }
+    const where = request.endpoint ?? (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(request.hub) ? '' : 'https://huggingface.co');
+    await this.#loadWith(`${request.hub}${where ? ` from ${where}` : ''}`, 'hub', request,
+      `Could not load ${request.hub}`, { counted: true, cancellable: true });
+  }
+
+  /** A shipped trained model by name. */
+  async #loadShipped(name) {
+    if (!this.#client) await this.start();
+    if (!this.#client) return;
+    if (this.view().loading) {
+      showError('A model is still loading: wait for it or cancel it');
+      return;
+    }
+    await this.#loadWith(`the shipped model ${name}`, 'trained', { name }, `Could not load the shipped model ${name}`);
+  }
+
+  /**
+   * One load through the worker (request `type` with `payload`): the bar, then the model, its run
+   * on the typed text and its head finder; a refusal shows `failed: message` and keeps the model.
+   */
+  async #loadWith(what, type, payload, failed, { counted = false, cancellable = false } = {}) {
     showError(null);
     this.#setView({ loading: true });
-    drawLoading(picked.weights);
+    drawLoading(what, { cancellable });
     try {
-      const value = await this.#client.call('load', picked);
+      const value = await this.#client.call(type, payload);
       this.#setView({ model: value, lastRun: null });
       drawLoaded(value);
       this.drawing.build(value.config);
       await Promise.all([this.#runText(), this.#findHeads()]);
-      document.body.dataset.modelLoads = String(++this.#loads);
+      if (counted) document.body.dataset.modelLoads = String(++this.#loads);
     } catch (error) {
-      showError(`Could not load the checkpoint: ${error.message}`);
+      showError(`${failed}: ${error.message}`);
       drawKept(this.view().model);
     } finally {
       this.#setView({ loading: false });
       drawLoadEnded();
+    }
+  }
+
+  async #cancel() {
+    if (!this.#client) return;
+    drawCancelling();
+    try {
+      await this.#client.call('cancel');
+    } catch (error) {
+      showError(error.message);
     }
   }
 
@@ -110,9 +170,19 @@ class ModelController {
     }
   }
 
-  /** A head into the walkthrough: the layer's real input on the typed text, as the Train view does. */
+  /**
+   * A head into the walkthrough: a shipped model's layer and head on the typed text as the
+   * walkthrough's own settings (a link that reproduces it); a checkpoint's layer with its real
+   * input on the typed text, as the Train view does.
+   */
   async #openInWalkthrough(layer, head) {
     if (!this.#client || !this.view().lastRun) return;
+    const { model } = this.view();
+    if (model.source === 'shipped') {
+      this.#store.update(({ settings }) => ({ trainedLayer: null,
+        settings: { ...settings, model: model.name, layer, head, text: $('model-text').value, tab: 'walkthrough' } }));
+      return;
+    }
     try {
       const value = await this.#client.call('layer', { layer });
       this.#store.update(({ settings, yourModel }) => ({ trainedLayer: { ...value, layer, head, modelConfig: yourModel.model.config, source: 'checkpoint' },
@@ -122,12 +192,21 @@ class ModelController {
     }
   }
 
-  /** The worker, once (the first time the view is shown). */
+  /**
+   * The worker, once (the first time the view is shown); then the pickers and, when no model is
+   * loaded yet, the first shipped model (so the view is never empty).
+   */
   start() {
     this.#starting ??= ViewWorkerClient.start(new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' }), this.#moduleUrl,
       { onUpdate: (update) => drawProgress(update.progress), failed: 'the model worker failed to start' })
       .then((c) => {
         this.#client = c;
+        const shipped = [...(c.info.trained ?? [])].sort((a, b) => (b.name === FIRST_MODEL) - (a.name === FIRST_MODEL));
+        drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id) => this.#loadHub(id) });
+        if (!this.view().model && !this.view().loading && shipped.some((m) => m.name === FIRST_MODEL)) {
+          return this.#loadShipped(FIRST_MODEL);
+        }
+        return undefined;
       })
       .catch((error) => showError(`Could not start the model worker: ${error.message}`))
       .finally(() => {
@@ -136,8 +215,13 @@ class ModelController {
     return this.#starting;
   }
 
-  /** The file picker, the drop zone, the text field and the store's runs. */
+  /** The Hub's id box and Cancel, the file picker, the drop zone, the text field and the store's runs. */
   #wire() {
+    $('model-hub-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.#loadHub($('model-hub-id').value);
+    });
+    $('model-cancel').addEventListener('click', () => this.#cancel());
     $('model-files').addEventListener('change', (e) => {
       this.#load([...e.target.files]).finally(() => {
         e.target.value = '';

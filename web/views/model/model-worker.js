@@ -1,14 +1,19 @@
-// The "Your model" view's Web Worker: owns the loaded GPT-2 checkpoint (lens.loadCheckpoint) so
-// a 500 MB file is read and run off the page's thread. Requests {id, type}: 'init' {moduleUrl},
-// 'load' {weights, config, tokenizer?, vocab?, merges?} (Files), 'run' {text}, 'scores',
-// 'layer' {layer}. Replies {id, ok, value | error}; while loading, updates {type: 'update',
-// update: {progress}}. A refused load keeps the previous model. Every number comes from the API.
+// The "Your model" view's Web Worker: owns the loaded model (a shipped trained model,
+// lens.trainedModel; or a GPT-2 checkpoint, lens.loadCheckpoint, from files or by Hub id) so a
+// 500 MB file is read and run off the page's thread. Requests {id, type}: 'init' {moduleUrl},
+// 'trained' {name}, 'load' {weights, config, tokenizer?, vocab?, merges?} (Files), 'hub' {hub,
+// endpoint?}, 'cancel' (aborts the Hub load in flight), 'run' {text}, 'scores', 'layer' {layer}.
+// Replies {id, ok, value | error}; while loading, updates {type: 'update', update: {progress}}.
+// A refused or cancelled load keeps the previous model. Every number comes from the API.
 import { serveRequests } from '../../shared/worker-loop.js';
 
 const TOP = 10;
 
 let lens = null;
-let current = null; // { model, run: { ids, tokens } }
+let current = null; // { model, trained: boolean, run: { ids, tokens } }
+let hubLoad = null; // the AbortController of the Hub load in flight
+
+const onProgress = (progress) => self.postMessage({ type: 'update', update: { progress } });
 
 async function json(file, what) {
   try {
@@ -30,12 +35,39 @@ async function load(message) {
   if (!message.weights || !message.config) throw new Error('choose model.safetensors and config.json');
   const config = await json(message.config, 'config.json');
   const tokenizer = await tokenizerOf(message);
-  const model = await lens.loadCheckpoint({ weights: message.weights, config, tokenizer,
-    onProgress: (progress) => self.postMessage({ type: 'update', update: { progress } }) });
-  current?.model.dispose();
-  current = { model, run: null };
-  return { config: { ...model.config }, fileBytes: message.weights.size, fileName: message.weights.name,
+  const model = await lens.loadCheckpoint({ weights: message.weights, config, tokenizer, onProgress });
+  keep(model, false);
+  return { source: 'files', config: { ...model.config }, fileBytes: message.weights.size, fileName: message.weights.name,
     memory: lens.memory(), tokenizer: model.hasTokenizer };
+}
+
+/** `model` becomes the loaded one (the previous one freed). */
+function keep(model, trained) {
+  current?.model.dispose();
+  current = { model, trained, run: null };
+}
+
+/** A shipped trained model by name (lens.trainedModels), its weights from models/ beside the module. */
+async function trained(name) {
+  const model = await lens.trainedModel(String(name));
+  keep(model, true);
+  const { info } = model;
+  return { source: 'shipped', name: info.name, title: info.title, config: { ...model.config }, fileBytes: info.bytes,
+    memory: lens.memory(), tokenizer: true };
+}
+
+/** A checkpoint by Hugging Face id or repo URL (endpoint: a mirror; undefined: the API's default). */
+async function hub({ hub: id, endpoint }) {
+  if (hubLoad) throw new Error('a Hub load is already running');
+  hubLoad = new AbortController();
+  try {
+    const model = await lens.loadCheckpoint({ hub: id, ...(endpoint ? { endpoint } : {}), onProgress, signal: hubLoad.signal });
+    keep(model, false);
+    return { source: 'hub', id, endpoint: endpoint ?? null, config: { ...model.config }, memory: lens.memory(),
+      tokenizer: model.hasTokenizer };
+  } finally {
+    hubLoad = null;
+  }
 }
 
 function need() {
@@ -46,14 +78,19 @@ function need() {
 /** The typed text through the model: tokens, every layer's attention, the top next tokens. */
 function run(text) {
   const model = need();
-  const all = model.tokenize(text);
+  // A shipped model reads text in its alphabet, a character outside it mapped (and said so).
+  const all = current.trained ? model.tokenize(text, { unknown: 'map' }) : model.tokenize(text);
   if (all.ids.length === 0) throw new Error('type some text');
   const n = Math.min(all.ids.length, model.config.context);
   const ids = all.ids.slice(0, n);
   const { attention } = model.forward(ids, { n });
-  const top = model.nextTokens(TOP).map((t) => ({ ...t, token: t.token ?? `#${t.id}` }));
+  // A trained model's nextTokens has no text: its vocabulary's character for the id.
+  const alphabet = current.trained ? Array.from(model.vocabulary) : [];
+  const top = model.nextTokens(TOP).map((t) => ({ ...t, token: t.token ?? alphabet[t.id] ?? `#${t.id}` }));
   current.run = { ids, tokens: all.tokens.slice(0, n) };
-  return { tokens: all.tokens.slice(0, n), ids: Array.from(ids), n, cut: all.ids.length - n, attention, top };
+  const mapped = (all.mapped ?? []).filter((m) => m.position < n);
+  return { tokens: all.tokens.slice(0, n), ids: Array.from(ids), n, cut: all.ids.length - n, attention, top, mapped,
+    note: all.note ?? '' };
 }
 
 /** Every head's scores on the core's probe for the model (seeded random tokens, repeated once). */
@@ -78,9 +115,19 @@ serveRequests({
     async init(message) {
       const api = await import(/* @vite-ignore */ message.moduleUrl);
       lens = await api.loadAttentionLens();
-      return { simd: lens.simd, limits: lens.catalog.limits };
+      const shipped = lens.trainedModels.map((name) => {
+        const info = lens.trainedModelInfo(name);
+        return { name, title: info.title, bytes: info.bytes };
+      });
+      return { simd: lens.simd, limits: lens.catalog.limits, trained: shipped };
     },
     load,
+    trained: (message) => trained(message.name),
+    hub,
+    cancel() {
+      hubLoad?.abort();
+      return Boolean(hubLoad);
+    },
     run: (message) => run(message.text),
     scores,
     layer: (message) => layer(message.layer),

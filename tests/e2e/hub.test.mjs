@@ -1,0 +1,191 @@
+// The "Your model" view never empty and a Hub model one click away, in Chromium, against the local
+// stand-in of the Hub (tests/hub/stand-in.mjs; no test reaches the internet): the page opened at
+// #tab=model&hubEndpoint=<stand-in> shows the shipped english model drawn as the JS API computes
+// it, without any action and without a request to the Hub; a small GPT-2 repo typed in the id box
+// loads and its heads equal lens.loadCheckpoint({ hub, endpoint })'s attention in the same page;
+// an unknown repo shows the API's "was not found" and the model stays; a load held by a server
+// that never answers is cancelled and the model stays. Served under STRICT_CSP with the stand-in's
+// origins added to connect-src (strictCspAlso: a test-only extension).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { launchBrowser, openPage, screenshotDir, serveDist, tableNumbers } from './browser.mjs';
+import { smallGpt2Files } from '../js/checkpoint-support.mjs';
+import { startStandIn } from '../hub/stand-in.mjs';
+import { strictCspAlso } from '../../scripts/lib/csp.mjs';
+
+const SIZES = { layers: 2, heads: 2, d: 16, vocab: 260, context: 64 };
+const SMALL = smallGpt2Files(SIZES);
+
+let hub;
+let stall; // a server that never answers: { origin, requests, close }
+let server;
+let chrome;
+
+/** A server that holds every request open (a Hub load that stays in flight until cancelled). */
+async function startStall() {
+  const requests = [];
+  const held = createServer((request) => requests.push(request.url));
+  await new Promise((resolve) => held.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${held.address().port}`,
+    requests,
+    close: () => new Promise((resolve) => {
+      held.closeAllConnections();
+      held.close(() => resolve());
+    }),
+  };
+}
+
+before(async () => {
+  hub = await startStandIn({
+    'org/small': { 'config.json': SMALL.config, 'vocab.json': SMALL.vocab, 'merges.txt': SMALL.merges, 'model.safetensors': SMALL.weights },
+  });
+  stall = await startStall();
+  [server, chrome] = await Promise.all([serveDist({ csp: strictCspAlso([hub.endpoint, hub.storage, stall.origin]) }), launchBrowser()]);
+});
+after(async () => {
+  await chrome?.close();
+  server?.stop();
+  await hub?.close();
+  await stall?.close();
+});
+
+/** The numbers drawn in a head's heatmap (its screen-reader table), row by row. */
+const tileNumbers = (page, layer, head) =>
+  tableNumbers(page, `#model-head-grid .model-tile[data-layer="${layer}"][data-head="${head}"] figure`);
+
+/** Every head drawn equals `attention` (the API's, [layer][head·n·n]) to the table's rounding. */
+async function assertHeadsDrawn(page, { layers, heads }, api) {
+  for (let layer = 0; layer < layers; ++layer) {
+    for (let head = 0; head < heads; ++head) {
+      const drawn = await tileNumbers(page, layer, head);
+      assert.equal(drawn.length, api.n);
+      drawn.forEach((row, q) => row.forEach((v, k) => {
+        const want = api.attention[layer][(head * api.n + q) * api.n + k];
+        // The table shows 4 decimals (4 significant digits below 1e-3).
+        assert.ok(Math.abs(v - want) <= 5.1e-5 + 1e-3 * Math.abs(want), `layer ${layer} head ${head} (${q}, ${k}): drawn ${v}, API ${want}`);
+      }));
+    }
+  }
+}
+
+/** The page's problems, less the stand-in's requests and the refusals it answers with on purpose. */
+const realProblems = (problems) => problems().filter((p) => ![hub.endpoint, hub.storage, stall.origin].some((o) => p.includes(`left the origin: ${o}`)) &&
+  !/Failed to load resource: the server responded with a status of (401|404)/.test(p));
+
+test('Your model opens on the shipped english model, loads a Hub repo by id, keeps it on a refusal and a cancel', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  const cspViolations = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
+  await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+
+  // The shipped english model, loaded and drawn without any action; nothing asked of the Hub.
+  assert.equal(await page.getAttribute('body', 'data-model-source'), 'shipped');
+  assert.equal(await page.getAttribute('body', 'data-model-name'), 'english');
+  assert.match(await page.textContent('#model-status'), /^english \(English characters .*\), shipped with the page: .* 2 layers × 4 heads · d_model 64 · 48 tokens/);
+  assert.equal(await page.getAttribute('#model-trained button[data-name="english"]', 'aria-pressed'), 'true');
+  const text = await page.inputValue('#model-text');
+  const english = await page.evaluate(async (typed) => {
+    const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+    const lens = await loadAttentionLens();
+    const model = await lens.trainedModel('english');
+    const { ids, note } = model.tokenize(typed, { unknown: 'map' });
+    const { attention } = model.forward(ids, { n: ids.length });
+    const top = model.nextTokens(10).map((t) => ({ id: t.id, text: Array.from(model.vocabulary)[t.id] }));
+    return { n: ids.length, note, attention: attention.map((a) => Array.from(a)), top };
+  }, text);
+  await assertHeadsDrawn(page, { layers: 2, heads: 4 }, english);
+  assert.equal(await page.textContent('#model-text-info'), `${english.n} tokens · ${english.note}`);
+  const next = await page.$$eval('#model-next li', (items) => items.map((li) => ({ id: Number(li.dataset.id),
+    text: li.querySelector('.model-next-token').textContent })));
+  assert.deepEqual(next.map((t) => t.id), english.top.map((t) => t.id));
+  assert.ok(next.every((t) => t.text.length > 0 && !t.text.startsWith('#')), JSON.stringify(next));
+  await page.waitForFunction(() => document.querySelectorAll('#model-finder tbody tr').length === 8);
+  assert.equal(hub.requests.length, 0, 'the Hub is not asked before a model is picked');
+
+  // The Hub list: the GPT-2 family enabled, the others disabled and saying why.
+  const listed = await page.$$eval('#model-hub-list li', (items) => items.map((li) => ({ id: li.querySelector('button').dataset.id,
+    disabled: li.querySelector('button').disabled, line: li.querySelector('.model-pick-line').textContent })));
+  assert.deepEqual(listed.filter((m) => !m.disabled).map((m) => m.id), ['openai-community/gpt2', 'distilbert/distilgpt2']);
+  for (const m of listed.filter((e) => e.disabled)) assert.match(m.line, /not supported yet/);
+  assert.match(listed.find((m) => m.id === 'TinyLlama/TinyLlama-1.1B-Chat-v1.0').line, /2\.2 GB · Llama · not supported yet · too large for most tabs/);
+
+  // A small GPT-2 repo by id, from the stand-in: its heads are lens.loadCheckpoint({ hub, endpoint })'s.
+  await page.fill('#model-hub-id', 'org/small');
+  await page.click('#model-hub-load');
+  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
+  assert.equal(await page.getAttribute('body', 'data-model-source'), 'hub');
+  assert.match(await page.textContent('#model-status'),
+    new RegExp(`^org/small from ${hub.endpoint.replaceAll('.', '\\.')}: 2 layers × 2 heads · d_model 16 · 260 tokens · context 64 · wasm memory`));
+  assert.equal(await page.locator('#model-progress').isHidden(), true);
+  assert.equal(await page.locator('#model-cancel').isHidden(), true);
+  assert.equal(hub.count('hub', '/org/small/resolve/main/config.json'), 1);
+  const api = await page.evaluate(async ({ endpoint, typed }) => {
+    const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+    const lens = await loadAttentionLens();
+    const gpt = await lens.loadCheckpoint({ hub: 'org/small', endpoint });
+    const { ids } = gpt.tokenize(typed);
+    const { attention } = gpt.forward(ids, { n: ids.length });
+    return { n: ids.length, attention: attention.map((a) => Array.from(a)) };
+  }, { endpoint: hub.endpoint, typed: text });
+  await assertHeadsDrawn(page, SIZES, api);
+  await page.waitForFunction(() => document.querySelectorAll('#model-finder tbody tr').length === 4);
+  const before = await tileNumbers(page, 1, 1);
+
+  // An unknown repo: the API's message as text; the model and the drawing stay.
+  await page.fill('#model-hub-id', 'org/missing');
+  await page.click('#model-hub-load');
+  await page.waitForSelector('#model-error:not([hidden])');
+  await page.waitForSelector('body[data-model-loading="false"]');
+  assert.match(await page.textContent('#model-error'),
+    /^Could not load org\/missing: repository 'org\/missing' was not found on http:\/\/127\.0\.0\.1:\d+ \(or it is private\)$/);
+  assert.equal(await page.$$eval('#model-error *', (children) => children.length), 0, 'text, not HTML');
+  assert.equal(await page.textContent('#model-status'), 'Kept org/small.');
+  assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
+  assert.deepEqual(await tileNumbers(page, 1, 1), before);
+
+  // A load that stays in flight (a repo URL on a server that never answers), cancelled.
+  await page.fill('#model-hub-id', `${stall.origin}/org/slow`);
+  await page.click('#model-hub-load');
+  await page.waitForSelector('#model-cancel:not([hidden])');
+  assert.equal(await page.isDisabled('#model-hub-load'), true, 'no second load while one runs');
+  await page.waitForFunction(() => /^Loading http:.*\/org\/slow…$/.test(document.querySelector('#model-status').textContent));
+  const deadline = Date.now() + 10000;
+  while (stall.requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(stall.requests, ['/org/slow/resolve/main/config.json']);
+  await page.click('#model-cancel');
+  await page.waitForFunction(() => /was cancelled/.test(document.querySelector('#model-error').textContent));
+  assert.equal(await page.textContent('#model-error'), "Could not load " + `${stall.origin}/org/slow: the load of 'org/slow' was cancelled`);
+  await page.waitForSelector('body[data-model-loading="false"]');
+  assert.equal(await page.textContent('#model-status'), 'Kept org/small.');
+  assert.equal(await page.locator('#model-cancel').isHidden(), true);
+  assert.equal(await page.isDisabled('#model-hub-load'), false);
+  assert.deepEqual(await tileNumbers(page, 1, 1), before);
+  const runs = Number(await page.getAttribute('body', 'data-model-run'));
+  await page.fill('#model-text', 'the cat sat');
+  await page.waitForFunction((r) => Number(document.body.dataset.modelRun) > r, runs);
+  assert.match(await page.textContent('#model-text-info'), /^10 tokens$/, 'the kept model still runs');
+  await page.screenshot({ path: join(screenshotDir, 'yourmodel-hub.png'), fullPage: true });
+
+  // The other shipped model, one click away.
+  await page.click('#model-trained button[data-name="induction"]');
+  await page.waitForSelector('body[data-model-name="induction"]');
+  assert.match(await page.textContent('#model-status'), /^induction \(Induction heads \(2 layers\)\), shipped with the page/);
+  assert.equal(await page.getAttribute('body', 'data-model-loads'), '1', 'shipped models are not counted as checkpoint loads');
+
+  assert.deepEqual(cspViolations, []);
+  assert.deepEqual(realProblems(problems), []);
+});
+
+test('a hubEndpoint that is not an http(s) URL is ignored, and said so', async () => {
+  const { page } = await openPage(chrome.browser, server.url);
+  await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent('javascript:alert(1)')}`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  assert.match(await page.textContent('body'), /Ignored in the link: hubEndpoint/);
+  assert.equal(await page.getAttribute('body', 'data-model-name'), 'english');
+});
