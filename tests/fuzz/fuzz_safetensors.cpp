@@ -57,10 +57,8 @@ std::vector<std::uint8_t> tensor_bytes(const st::File& file, const st::TensorInf
       count = copy(file.f64(tensor.name));
       break;
     case st::DType::U8:
-      count = copy(file.u8(tensor.name));
-      break;
-    case st::DType::Bool:
-      count = copy(file.bools(tensor.name));
+    case st::DType::Bool:  // one byte per value: read by the reader of its dtype
+      count = copy(tensor.dtype == st::DType::U8 ? file.u8(tensor.name) : file.bools(tensor.name));
       break;
     case st::DType::F16:
     case st::DType::BF16: {

@@ -27,6 +27,16 @@ constexpr std::size_t kMaxNameInMessage = 80;
 constexpr const char* kMetadataKey = "__metadata__";
 constexpr const char* kSupportedDTypes = "F32, F64, U8, BOOL, F16, BF16";
 
+// Every dtype read and written: its name in the header and its bytes per value.
+struct DTypeInfo {
+  DType dtype;
+  const char* name;
+  std::size_t size;
+};
+constexpr DTypeInfo kDTypes[] = {{DType::F32, "F32", 4}, {DType::F64, "F64", 8},
+                                 {DType::U8, "U8", 1},   {DType::Bool, "BOOL", 1},
+                                 {DType::F16, "F16", 2}, {DType::BF16, "BF16", 2}};
+
 [[noreturn]] void fail(const std::string& what) {
   throw Error("safetensors: " + what);
 }
@@ -112,12 +122,9 @@ const json::Value& require_field(const json::Object& entry, std::string_view key
 DType parse_dtype(const json::Value& value, const std::string& label) {
   const auto* text = std::get_if<std::string>(&value.data);
   if (text == nullptr) fail(label + " dtype must be a string, found " + json::kind_name(value));
-  if (*text == "F32") return DType::F32;
-  if (*text == "F64") return DType::F64;
-  if (*text == "U8") return DType::U8;
-  if (*text == "BOOL") return DType::Bool;
-  if (*text == "F16") return DType::F16;
-  if (*text == "BF16") return DType::BF16;
+  for (const DTypeInfo& info : kDTypes) {
+    if (*text == info.name) return info.dtype;
+  }
   fail(label + " has unsupported dtype " + quoted(*text) + " (supported: " + kSupportedDTypes +
        ")");
 }
@@ -444,35 +451,15 @@ const TensorInfo& typed_info(const File& file, const std::string& name, DType ex
 // ---- public API -------------------------------------------------------------------------------
 
 const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::F32:
-      return "F32";
-    case DType::F64:
-      return "F64";
-    case DType::U8:
-      return "U8";
-    case DType::F16:
-      return "F16";
-    case DType::BF16:
-      return "BF16";
-    case DType::Bool:
-      return "BOOL";
+  for (const DTypeInfo& info : kDTypes) {
+    if (info.dtype == dtype) return info.name;
   }
   return "unknown";
 }
 
 std::size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::F32:
-      return 4;
-    case DType::F64:
-      return 8;
-    case DType::U8:
-    case DType::Bool:
-      return 1;
-    case DType::F16:
-    case DType::BF16:
-      return 2;
+  for (const DTypeInfo& info : kDTypes) {
+    if (info.dtype == dtype) return info.size;
   }
   fail("unknown dtype value " + std::to_string(static_cast<int>(dtype)));
 }

@@ -70,15 +70,24 @@ class ModelController {
     this.#store.update(({ yourModel }) => ({ yourModel: { ...yourModel, ...patch } }));
   }
 
+  /**
+   * Whether a load may start: the worker is up (started now if need be; already set when start()
+   * itself loads the first model) and no load is running (else `busy` is shown).
+   */
+  async #canLoad(busy) {
+    if (!this.#client) await this.start();
+    if (!this.#client) return false;
+    if (this.view().loading) {
+      showError(busy);
+      return false;
+    }
+    return true;
+  }
+
   /** Dropped or picked files: a checkpoint read by the worker; then the text's run and the head finder. */
   async #load(files) {
     if (!files.length) return;
-    if (!this.#client) await this.start(); // (set already when start() itself loads the first model)
-    if (!this.#client) return;
-    if (this.view().loading) {
-      showError('A model is still loading: drop the next one when it is done');
-      return;
-    }
+    if (!(await this.#canLoad('A model is still loading: drop the next one when it is done'))) return;
     const picked = pickFiles(files);
     if (!picked) return;
     await this.#loadWith(`${picked.weights.name} (${formatBytes(picked.weights.size)})`, 'load', picked,
@@ -87,12 +96,7 @@ class ModelController {
 
   /** A checkpoint by Hub id or repo URL (the id box or the list): cancellable. */
   async #loadHub(text) {
-    if (!this.#client) await this.start();
-    if (!this.#client) return;
-    if (this.view().loading) {
-      showError('A model is still loading: wait for it or cancel it');
-      return;
-    }
+    if (!(await this.#canLoad('A model is still loading: wait for it or cancel it'))) return;
     const request = hubRequest(text, this.#store.get().settings.hubEndpoint);
     if (request.error) {
       showError(request.error);
@@ -105,12 +109,7 @@ class ModelController {
 
   /** A shipped trained model by name. */
   async #loadShipped(name) {
-    if (!this.#client) await this.start();
-    if (!this.#client) return;
-    if (this.view().loading) {
-      showError('A model is still loading: wait for it or cancel it');
-      return;
-    }
+    if (!(await this.#canLoad('A model is still loading: wait for it or cancel it'))) return;
     await this.#loadWith(`the shipped model ${name}`, 'trained', { name }, `Could not load the shipped model ${name}`);
   }
 
