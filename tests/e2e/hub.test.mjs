@@ -11,12 +11,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { launchBrowser, openPage, screenshotDir, serveDist, tableNumbers } from './browser.mjs';
-import { smallGpt2Files } from '../js/checkpoint-support.mjs';
-import { startStandIn } from '../hub/stand-in.mjs';
+import { apiHubCheckpoint, assertHeadsDrawn, headFigure, SMALL_GPT2, SMALL_ID, startSmallHub } from './hub-fixture.mjs';
 import { strictCspAlso } from '../../scripts/lib/csp.mjs';
-
-const SIZES = { layers: 2, heads: 2, d: 16, vocab: 260, context: 64 };
-const SMALL = smallGpt2Files(SIZES);
 
 let hub;
 let stall; // a server that never answers: { origin, requests, close }
@@ -39,9 +35,7 @@ async function startStall() {
 }
 
 before(async () => {
-  hub = await startStandIn({
-    'org/small': { 'config.json': SMALL.config, 'vocab.json': SMALL.vocab, 'merges.txt': SMALL.merges, 'model.safetensors': SMALL.weights },
-  });
+  hub = await startSmallHub();
   stall = await startStall();
   [server, chrome] = await Promise.all([serveDist({ csp: strictCspAlso([hub.endpoint, hub.storage, stall.origin]) }), launchBrowser()]);
 });
@@ -53,23 +47,7 @@ after(async () => {
 });
 
 /** The numbers drawn in a head's heatmap (its screen-reader table), row by row. */
-const tileNumbers = (page, layer, head) =>
-  tableNumbers(page, `#model-head-grid .model-tile[data-layer="${layer}"][data-head="${head}"] figure`);
-
-/** Every head drawn equals `attention` (the API's, [layer][head·n·n]) to the table's rounding. */
-async function assertHeadsDrawn(page, { layers, heads }, api) {
-  for (let layer = 0; layer < layers; ++layer) {
-    for (let head = 0; head < heads; ++head) {
-      const drawn = await tileNumbers(page, layer, head);
-      assert.equal(drawn.length, api.n);
-      drawn.forEach((row, q) => row.forEach((v, k) => {
-        const want = api.attention[layer][(head * api.n + q) * api.n + k];
-        // The table shows 4 decimals (4 significant digits below 1e-3).
-        assert.ok(Math.abs(v - want) <= 5.1e-5 + 1e-3 * Math.abs(want), `layer ${layer} head ${head} (${q}, ${k}): drawn ${v}, API ${want}`);
-      }));
-    }
-  }
-}
+const tileNumbers = (page, layer, head) => tableNumbers(page, headFigure(layer, head));
 
 /** The page's problems, less the stand-in's requests and the refusals it answers with on purpose. */
 const realProblems = (problems) => problems().filter((p) => ![hub.endpoint, hub.storage, stall.origin].some((o) => p.includes(`left the origin: ${o}`)) &&
@@ -99,7 +77,7 @@ test('Your model opens on the shipped english model, loads a Hub repo by id, kee
     const top = model.nextTokens(10).map((t) => ({ id: t.id, text: Array.from(model.vocabulary)[t.id] }));
     return { n: ids.length, note, attention: attention.map((a) => Array.from(a)), top };
   }, text);
-  await assertHeadsDrawn(page, { layers: 2, heads: 4 }, english);
+  await assertHeadsDrawn((layer, head) => tileNumbers(page, layer, head), { layers: 2, heads: 4 }, english);
   assert.equal(await page.textContent('#model-text-info'), `${english.n} tokens · ${english.note}`);
   const next = await page.$$eval('#model-next li', (items) => items.map((li) => ({ id: Number(li.dataset.id),
     text: li.querySelector('.model-next-token').textContent })));
@@ -116,7 +94,7 @@ test('Your model opens on the shipped english model, loads a Hub repo by id, kee
   assert.match(listed.find((m) => m.id === 'TinyLlama/TinyLlama-1.1B-Chat-v1.0').line, /2\.2 GB · Llama · not supported yet · too large for most tabs/);
 
   // A small GPT-2 repo by id, from the stand-in: its heads are lens.loadCheckpoint({ hub, endpoint })'s.
-  await page.fill('#model-hub-id', 'org/small');
+  await page.fill('#model-hub-id', SMALL_ID);
   await page.click('#model-hub-load');
   await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
   assert.equal(await page.getAttribute('body', 'data-model-source'), 'hub');
@@ -125,15 +103,8 @@ test('Your model opens on the shipped english model, loads a Hub repo by id, kee
   assert.equal(await page.locator('#model-progress').isHidden(), true);
   assert.equal(await page.locator('#model-cancel').isHidden(), true);
   assert.equal(hub.count('hub', '/org/small/resolve/main/config.json'), 1);
-  const api = await page.evaluate(async ({ endpoint, typed }) => {
-    const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
-    const lens = await loadAttentionLens();
-    const gpt = await lens.loadCheckpoint({ hub: 'org/small', endpoint });
-    const { ids } = gpt.tokenize(typed);
-    const { attention } = gpt.forward(ids, { n: ids.length });
-    return { n: ids.length, attention: attention.map((a) => Array.from(a)) };
-  }, { endpoint: hub.endpoint, typed: text });
-  await assertHeadsDrawn(page, SIZES, api);
+  const api = await page.evaluate(apiHubCheckpoint, { hub: SMALL_ID, endpoint: hub.endpoint, text });
+  await assertHeadsDrawn((layer, head) => tileNumbers(page, layer, head), SMALL_GPT2, api);
   await page.waitForFunction(() => document.querySelectorAll('#model-finder tbody tr').length === 4);
   const before = await tileNumbers(page, 1, 1);
 

@@ -5,7 +5,10 @@
 // the inspector shows a cell's terms; the Web Worker path; the embed from file:// and over http
 // under the strict CSP; a hostile link runs nothing; the Train view trains in its worker (the
 // loss falls); Your model loads a GPT-2-family checkpoint and draws every head as the API does; the
-// embed's model="induction" draws the trained head from file:// and under the strict CSP. Errors and requests are recorded in the page
+// embed's model="induction" draws the trained head from file:// and under the strict CSP; Your model
+// loads a GPT-2-family repo by Hub id from the local stand-in of the Hub (tests/hub/stand-in.mjs: its
+// redirect to a second origin followed, the weights read by Range) and draws every head as the API
+// does, under the strict CSP plus the stand-in's two loopback origins. Errors and requests are recorded in the page
 // (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches are not seen.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,8 +16,9 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { STRICT_CSP } from '../../../scripts/lib/csp.mjs';
+import { STRICT_CSP, strictCspAlso } from '../../../scripts/lib/csp.mjs';
 import { heatmapTable, screenshotDir, serveDist, withRandomWeights } from '../browser.mjs';
+import { apiHubCheckpoint, assertHeadsDrawn, headFigure, SMALL_GPT2, SMALL_ID, startSmallHub } from '../hub-fixture.mjs';
 import { smallGpt2Files } from '../../js/checkpoint-support.mjs';
 import { launchEngine } from '../../../scripts/lib/drivers.mjs';
 
@@ -176,11 +180,10 @@ const inspected = ([row, col]) => {
 };
 
 // A GPT-2-family checkpoint small enough to send through WebDriver: 2 layers × 2 heads,
-// d_model 16, context 64, GPT-2's 256 byte tokens and its first 4 merges (as the Chromium
-// suite's tests/e2e/yourmodel.test.mjs).
-const GPT2_SIZES = { layers: 2, heads: 2, d: 16, vocab: 260, context: 64 };
+// d_model 16, context 64, GPT-2's 256 byte tokens and its first 4 merges (SMALL_GPT2, the one the
+// stand-in of the Hub serves; as the Chromium suite's tests/e2e/yourmodel.test.mjs).
 function gpt2Files() {
-  const { weights, config, vocab, merges } = smallGpt2Files(GPT2_SIZES);
+  const { weights, config, vocab, merges } = smallGpt2Files(SMALL_GPT2);
   const base64 = (content) => Buffer.from(content).toString('base64');
   return [
     { name: 'model.safetensors', type: 'application/octet-stream', base64: base64(weights) },
@@ -237,21 +240,26 @@ function close(actual, expected, tol, what) {
     `${what}[${i}]: ${v}, expected ${expected[i]}`));
 }
 
+/** `drawnHead(layer, head)` for assertHeadsDrawn: the numbers the Your model view draws for a head. */
+const drawnHead = (page) => (layer, head) => page.waitFor(heatmapTable, headFigure(layer, head), 10000, `layer ${layer} head ${head} drawn`);
+
 async function hover(page, cell) {
   const { x, y } = await page.evaluate(cellPoint, cell);
   await page.mouseMove(x, y);
   return page.waitFor(inspected, cell, 10000, `the inspector on cell ${cell}`);
 }
 
-async function clean(page, { wasm } = {}) {
+/** `allow`: origins besides the page's that requests may go to (the stand-in of the Hub's). */
+async function clean(page, { wasm, allow = [] } = {}) {
+  const allowed = (url) => allow.some((origin) => url.startsWith(`${origin}/`));
   const report = await page.evaluate(() => window.__probe.report());
   assert.deepEqual(report.errors, [], 'no console or page error');
-  assert.deepEqual(report.offOrigin, [], 'no request off the origin');
+  assert.deepEqual(report.offOrigin.filter((url) => !allowed(url)), [], 'no request off the origin');
   assert.deepEqual(report.violations, [], 'no CSP violation');
   assert.deepEqual(report.dialogs, [], 'no dialog');
   // Chromium and Firefox also report every request, a worker's included (WebKit's WebDriver cannot).
   const origin = await page.evaluate(() => location.origin);
-  const off = (page.requests?.() ?? []).filter((url) => !url.startsWith(origin) && !/^(data|blob|file):/.test(url));
+  const off = (page.requests?.() ?? []).filter((url) => !url.startsWith(origin) && !/^(data|blob|file):/.test(url) && !allowed(url));
   assert.deepEqual(off, [], 'no request off the origin (seen by the driver)');
   if (wasm !== undefined) assert.equal(report.wasmInstances, wasm, 'wasm instances');
   return report;
@@ -268,14 +276,17 @@ export function engineSuite(engineName) {
     mkdirSync(screenshotDir, { recursive: true });
     live.fileUrl = fileFixture();
     live.modelPost = modelFixture();
-    [live.plain, live.strict, live.blog, live.models, live.engine] = await Promise.all([serveDist({ probe: PROBE }),
+    live.hub = await startSmallHub();
+    [live.plain, live.strict, live.blog, live.models, live.hubbed, live.engine] = await Promise.all([serveDist({ probe: PROBE }),
       serveDist({ csp: true, probe: PROBE }), serveDist({ csp: blogPolicy(), probe: PROBE }),
-      serveDist({ csp: true, probe: PROBE, dir: live.modelPost.dir }), launchEngine(engineName)]);
+      serveDist({ csp: true, probe: PROBE, dir: live.modelPost.dir }),
+      serveDist({ csp: strictCspAlso([live.hub.endpoint, live.hub.storage]), probe: PROBE }), launchEngine(engineName)]);
     console.log(`# ${live.engine.version}`);
   });
   after(async () => {
     await live.engine?.close();
-    for (const server of [live.plain, live.strict, live.blog, live.models]) server?.stop();
+    for (const server of [live.plain, live.strict, live.blog, live.models, live.hubbed]) server?.stop();
+    await live.hub?.close();
   });
 
   /** Runs `body(page)` in a fresh page, closed afterwards even when it fails. */
@@ -520,17 +531,7 @@ export function engineSuite(engineName) {
       /model\.safetensors: .* 2 layers × 2 heads · d_model 16 · 260 tokens · context 64/);
     const text = await page.evaluate(() => document.querySelector('#model-text').value);
     const api = await page.evaluate(apiCheckpoint, { files, text });
-    for (let layer = 0; layer < GPT2_SIZES.layers; ++layer) {
-      for (let head = 0; head < GPT2_SIZES.heads; ++head) {
-        const drawn = await page.waitFor(heatmapTable, `#model-head-grid .model-tile[data-layer="${layer}"][data-head="${head}"] figure`, 10000, 'a head');
-        assert.equal(drawn.length, api.n);
-        // The table shows 4 decimals (4 significant digits below 1e-3).
-        drawn.forEach((row, q) => row.forEach((v, k) => {
-          const want = api.attention[layer][(head * api.n + q) * api.n + k];
-          assert.ok(Math.abs(v - want) <= 5.1e-5 + 1e-3 * Math.abs(want), `layer ${layer} head ${head} (${q}, ${k}): drawn ${v}, API ${want}`);
-        }));
-      }
-    }
+    await assertHeadsDrawn(drawnHead(page), SMALL_GPT2, api);
     await page.screenshot(shot('yourmodel'));
     await clean(page);
   }));
@@ -556,4 +557,35 @@ export function engineSuite(engineName) {
       }, { width: 800, height: 1000 });
     }
   });
+
+  test(`${engineName}: Your model loads a GPT-2-family repo by Hub id from the stand-in (its redirect to a second origin, the weights by Range) under the strict CSP, and every head draws what the JS API computes`, () => withPage(async (page) => {
+    const { hub, hubbed } = live;
+    hub.reset();
+    await page.goto(`${hubbed.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+    await page.waitFor(() => document.body.dataset.modelReady === 'true', null, 30000, 'the Your model view');
+    const shipped = await page.evaluate(() => ({ ...document.body.dataset }));
+    assert.deepEqual([shipped.modelSource, shipped.modelName, shipped.modelLoads], ['shipped', 'english', undefined], 'the english model first');
+    assert.deepEqual(hub.requests, [], 'the Hub is not asked before a model is picked');
+    await page.fill('#model-hub-id', SMALL_ID);
+    await page.click('#model-hub-load');
+    const ended = await page.waitFor(() => (document.body.dataset.modelLoads === '1' || !document.querySelector('#model-error').hidden) &&
+      { loads: document.body.dataset.modelLoads, error: document.querySelector('#model-error').hidden ? null : document.querySelector('#model-error').textContent },
+    null, 30000, 'the repo to load');
+    assert.deepEqual(ended, { loads: '1', error: null }, `the load of ${SMALL_ID}`);
+    const loaded = await page.evaluate(() => ({ ...document.body.dataset, status: document.querySelector('#model-status').textContent }));
+    assert.deepEqual([loaded.modelSource, loaded.modelName], ['hub', SMALL_ID]);
+    assert.ok(loaded.status.startsWith(`${SMALL_ID} from ${hub.endpoint}: 2 layers × 2 heads · d_model 16 · 260 tokens · context 64 · wasm memory`), loaded.status);
+    // The view's load (in its worker): the Hub's 302 to the second origin, the weights read there by Range.
+    const seen = hub.requests.map(({ server, method, path, range, status }) => ({ server, method, path, range, status }));
+    const weights = `/${SMALL_ID}/resolve/main/model.safetensors`;
+    assert.ok(seen.some((r) => r.server === 'hub' && r.method === 'GET' && r.path === weights && r.status === 302), JSON.stringify(seen));
+    const ranges = seen.filter((r) => r.server === 'storage' && r.method === 'GET' && r.path === `/lfs/${SMALL_ID}/main/model.safetensors`);
+    assert.ok(ranges.length >= 1 && ranges.every((r) => r.status === 206 && /^bytes=\d+-\d+$/.test(r.range)), JSON.stringify(seen));
+    assert.equal(hub.count('hub', `/${SMALL_ID}/resolve/main/config.json`, 'GET'), 1);
+    const text = await page.evaluate(() => document.querySelector('#model-text').value);
+    const api = await page.evaluate(apiHubCheckpoint, { hub: SMALL_ID, endpoint: hub.endpoint, text });
+    await assertHeadsDrawn(drawnHead(page), SMALL_GPT2, api);
+    await page.screenshot(shot('yourmodel-hub'));
+    await clean(page, { allow: [hub.endpoint, hub.storage] });
+  }));
 }
