@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { launchBrowser, openPage, screenshotDir, serveDist, tableNumbers } from './browser.mjs';
 import { apiHubCheckpoint, assertHeadsDrawn, headFigure, SMALL_GPT2, SMALL_ID, startSmallHub } from './hub-fixture.mjs';
 import { strictCspAlso } from '../../scripts/lib/csp.mjs';
+import { smallGpt2Files } from '../js/checkpoint-support.mjs';
+import { formatBytes } from '../../web/shared/format.js';
 
 let hub;
 let stall; // a server that never answers: { origin, requests, close }
@@ -150,6 +152,73 @@ test('Your model opens on the shipped english model, loads a Hub repo by id, kee
   assert.equal(await page.getAttribute('body', 'data-model-loads'), '1', 'shipped models are not counted as checkpoint loads');
 
   assert.deepEqual(cspViolations, []);
+  assert.deepEqual(realProblems(problems), []);
+});
+
+/** The bytes the stand-in serves for a file's content (as tests/hub/stand-in.mjs's bytesOf). */
+const servedBytes = (content) => (typeof content === 'string' ? Buffer.byteLength(content)
+  : content instanceof Uint8Array ? content.byteLength : Buffer.byteLength(JSON.stringify(content)));
+
+test('the Hub files this browser keeps: listed after a load, a second load reads no network, Remove forgets them', async () => {
+  const { config, vocab, merges, weights } = smallGpt2Files(SMALL_GPT2);
+  const total = [config, vocab, merges, weights].reduce((sum, content) => sum + servedBytes(content), 0);
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  await page.waitForSelector('body[data-model-name="english"]');
+  const kept = () => page.$$eval('#model-cache-list li', (items) => items.map((li) => ({ repo: li.dataset.repo, bytes: Number(li.dataset.bytes),
+    line: li.querySelector('.model-cache-line').textContent, remove: li.querySelector('button').textContent })));
+  const refreshed = async (action) => {
+    const count = Number(await page.getAttribute('body', 'data-model-cache') ?? 0);
+    await action();
+    await page.waitForFunction((c) => Number(document.body.dataset.modelCache) > c, count, { timeout: 30000 });
+  };
+  const loadSmall = async (loads) => {
+    await refreshed(async () => {
+      await page.fill('#model-hub-id', SMALL_ID);
+      await page.click('#model-hub-load');
+      await page.waitForSelector(`body[data-model-loads="${loads}"]`, { timeout: 30000 });
+    });
+    assert.equal(await page.getAttribute('body', 'data-model-name'), SMALL_ID);
+  };
+
+  // Nothing kept yet: one muted line, no list, no Remove all.
+  await page.waitForFunction(() => document.body.dataset.modelCache !== undefined);
+  assert.deepEqual(await kept(), []);
+  assert.equal(await page.textContent('#model-cache-none'), 'No Hub files kept in this browser.');
+  assert.equal(await page.locator('#model-cache-none').isVisible(), true);
+  assert.equal(await page.locator('#model-cache-clear').isHidden(), true);
+
+  // The first load fetches from the stand-in and leaves org/small listed with its files' total size.
+  hub.reset();
+  await loadSmall(1);
+  assert.ok(hub.requests.length > 0, 'the first load asks the stand-in');
+  assert.deepEqual(await kept(), [{ repo: SMALL_ID, bytes: total, line: `${SMALL_ID} @ main · ${formatBytes(total)} · 4 files`, remove: 'Remove' }]);
+  assert.equal(await page.getAttribute('#model-cache-list li button', 'aria-label'), `Remove ${SMALL_ID}`);
+  assert.equal(await page.locator('#model-cache-none').isHidden(), true);
+  assert.equal(await page.locator('#model-cache-clear').isVisible(), true);
+  await page.locator('#model-cache').screenshot({ path: join(screenshotDir, 'yourmodel-hub-cache.png') });
+
+  // A second load reads the kept files: no request reaches the stand-in.
+  hub.reset();
+  await loadSmall(2);
+  assert.deepEqual(hub.requests.map((r) => `${r.server} ${r.method} ${r.path}`), []);
+  assert.equal((await kept()).length, 1);
+
+  // Remove: the list empties (the muted line back); a third load asks the stand-in again.
+  await refreshed(() => page.click('#model-cache-list li button'));
+  assert.deepEqual(await kept(), []);
+  assert.equal(await page.locator('#model-cache-none').isVisible(), true);
+  hub.reset();
+  await loadSmall(3);
+  assert.equal(hub.count('hub', '/org/small/resolve/main/config.json'), 1);
+  assert.ok(hub.requests.some((r) => r.path.endsWith('/model.safetensors')), 'the weights are fetched again');
+  assert.deepEqual((await kept()).map((e) => e.bytes), [total]);
+
+  // Remove all.
+  await refreshed(() => page.click('#model-cache-clear'));
+  assert.deepEqual(await kept(), []);
+  assert.equal(await page.locator('#model-cache-clear').isHidden(), true);
   assert.deepEqual(realProblems(problems), []);
 });
 

@@ -82,7 +82,8 @@ export function drawCancelling() {
 
 // ---- the pickers --------------------------------------------------------------------------
 
-const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-list button[data-supported="true"], #model-hub-load')];
+const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-list button[data-supported="true"], #model-hub-load, ' +
+  '#model-cache button')];
 
 function setPickersDisabled(disabled) {
   for (const b of pickers()) b.disabled = disabled;
@@ -94,6 +95,30 @@ function markPressed(model) {
   for (const b of document.querySelectorAll('#model-trained button, #model-hub-list button')) {
     b.setAttribute('aria-pressed', String(b.dataset.key === key));
   }
+}
+
+/**
+ * The Hub files this browser keeps (the worker's 'cached': [{ repo, revisions, bytes, files }]):
+ * a line per repo with its Remove (onRemove(repo)) and Remove all (onRemove()); one muted line when
+ * none. Disabled while a load runs, as the pickers are.
+ */
+export function drawCache(entries, onRemove) {
+  const loading = document.body.dataset.modelLoading === 'true';
+  $('model-cache-list').replaceChildren(...entries.map(({ repo, revisions, bytes, files }) => {
+    const item = el('li', 'model-cache-item');
+    Object.assign(item.dataset, { repo, bytes });
+    const remove = button('model-cache-remove', 'Remove', () => onRemove(repo));
+    remove.setAttribute('aria-label', `Remove ${repo}`);
+    remove.disabled = loading;
+    item.append(el('span', 'model-cache-line', `${repo} @ ${revisions.join(', ')} · ${formatBytes(bytes)} · ${files} file${files === 1 ? '' : 's'}`), remove);
+    return item;
+  }));
+  const none = entries.length === 0;
+  $('model-cache-title').hidden = none;
+  $('model-cache-list').hidden = none;
+  $('model-cache-none').hidden = !none;
+  $('model-cache-clear').hidden = none;
+  $('model-cache-clear').disabled = loading;
 }
 
 /**

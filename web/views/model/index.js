@@ -13,7 +13,7 @@ import { formatBytes } from '../../shared/format.js';
 import { ViewWorkerClient } from '../../shared/view-worker-client.js';
 import { hubRequest } from './hub-models.js';
 import { fileRole } from './model-data.js';
-import { drawCancelling, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers, drawProgress, modelDrawing, showError,
+import { drawCache, drawCancelling, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers, drawProgress, modelDrawing, showError,
   textInfo } from './draw.js';
 
 /** The shipped model loaded the first time the view is shown. */
@@ -134,7 +134,30 @@ class ModelController {
     } finally {
       this.#setView({ loading: false });
       drawLoadEnded();
+      if (type === 'hub') await this.#drawCache();
     }
+  }
+
+  /** The Hub files this browser keeps, listed again (body[data-model-cache] counts the refreshes, for the tests). */
+  async #drawCache() {
+    try {
+      drawCache(await this.#client.call('cached'), (repo) => this.#uncache(repo));
+    } catch (error) {
+      showError(`Could not list the kept files: ${error.message}`);
+    }
+    document.body.dataset.modelCache = String(Number(document.body.dataset.modelCache ?? 0) + 1);
+  }
+
+  /** Forgets `repo`'s kept files (every repo's without one), then lists them again. */
+  async #uncache(repo) {
+    if (!this.#client || this.view().loading) return;
+    showError(null);
+    try {
+      await this.#client.call('uncache', repo === undefined ? {} : { repo });
+    } catch (error) {
+      showError(`Could not remove the kept files: ${error.message}`);
+    }
+    await this.#drawCache();
   }
 
   async #cancel() {
@@ -202,6 +225,7 @@ class ModelController {
         this.#client = c;
         const shipped = [...(c.info.trained ?? [])].sort((a, b) => (b.name === FIRST_MODEL) - (a.name === FIRST_MODEL));
         drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id) => this.#loadHub(id) });
+        this.#drawCache();
         if (!this.view().model && !this.view().loading && shipped.some((m) => m.name === FIRST_MODEL)) {
           return this.#loadShipped(FIRST_MODEL);
         }
@@ -221,6 +245,7 @@ class ModelController {
       this.#loadHub($('model-hub-id').value);
     });
     $('model-cancel').addEventListener('click', () => this.#cancel());
+    $('model-cache-clear').addEventListener('click', () => this.#uncache());
     $('model-files').addEventListener('change', (e) => {
       this.#load([...e.target.files]).finally(() => {
         e.target.value = '';

@@ -2,7 +2,9 @@
 // lens.trainedModel; or a GPT-2 checkpoint, lens.loadCheckpoint, from files or by Hub id) so a
 // 500 MB file is read and run off the page's thread. Requests {id, type}: 'init' {moduleUrl},
 // 'trained' {name}, 'load' {weights, config, tokenizer?, vocab?, merges?} (Files), 'hub' {hub,
-// endpoint?}, 'cancel' (aborts the Hub load in flight), 'run' {text}, 'scores', 'layer' {layer}.
+// endpoint?}, 'cancel' (aborts the Hub load in flight), 'cached' (the Hub files this browser keeps,
+// lens.hubCache, by repo), 'uncache' {repo?} (forgets a repo's, or every, kept file), 'run' {text},
+// 'scores', 'layer' {layer}.
 // Replies {id, ok, value | error}; while loading, updates {type: 'update', update: {progress}}.
 // A refused or cancelled load keeps the previous model. Every number comes from the API.
 import { serveRequests } from '../../shared/worker-loop.js';
@@ -70,6 +72,19 @@ async function hub({ hub: id, endpoint }) {
   }
 }
 
+/** The Hub files kept in Cache Storage, one entry per repo: [{ repo, revisions, bytes, files }], by repo id. */
+async function cached() {
+  const byRepo = new Map();
+  for (const { repo, revision, bytes } of await lens.hubCache().list()) {
+    const entry = byRepo.get(repo) ?? { repo, revisions: [], bytes: 0, files: 0 };
+    if (!entry.revisions.includes(revision)) entry.revisions.push(revision);
+    entry.bytes += bytes;
+    entry.files += 1;
+    byRepo.set(repo, entry);
+  }
+  return [...byRepo.values()].sort((a, b) => a.repo.localeCompare(b.repo));
+}
+
 function need() {
   if (!current) throw new Error('no model loaded yet');
   return current.model;
@@ -128,6 +143,8 @@ serveRequests({
       hubLoad?.abort();
       return Boolean(hubLoad);
     },
+    cached,
+    uncache: (message) => lens.hubCache().remove(message.repo ?? undefined),
     run: (message) => run(message.text),
     scores,
     layer: (message) => layer(message.layer),
