@@ -34,7 +34,7 @@ AttentionLayer::AttentionLayer(const LayerConfig& config, const LayerWeightsView
 
 void AttentionLayer::set_weights(LayerWeights weights) {
   use_weights(view_of(weights));
-  weights_ = std::move(weights);  // the vectors' buffers move: the packed copies stay right
+  weights_ = std::move(weights);  // packed above from the same values; the old ones are dropped
   borrowed_.reset();
 }
 
