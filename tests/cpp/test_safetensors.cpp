@@ -13,6 +13,7 @@
 
 #include "attention/error.hpp"
 #include "attention/io/safetensors.hpp"
+#include "attention/ops/half.hpp"
 #include "test_support.hpp"
 
 namespace st = attn::safetensors;
@@ -578,16 +579,16 @@ TEST_CASE("mutated files either parse or throw attn::Error", "[safetensors]") {
 }
 
 TEST_CASE("F16 and BF16 tensors convert exactly to float", "[safetensors]") {
-  CHECK(st::f16_to_f32(0x3C00) == 1.0f);
-  CHECK(st::f16_to_f32(0xC000) == -2.0f);
-  CHECK(st::f16_to_f32(0x7BFF) == 65504.0f);
-  CHECK(st::f16_to_f32(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
-  CHECK(st::f16_to_f32(0x03FF) == std::ldexp(1023.0f, -24));
-  CHECK(std::isinf(st::f16_to_f32(0x7C00)));
-  CHECK(std::isnan(st::f16_to_f32(0x7E00)));
-  CHECK(std::signbit(st::f16_to_f32(0x8000)));
-  CHECK(st::bf16_to_f32(0x3F80) == 1.0f);
-  CHECK(st::bf16_to_f32(0xC0A0) == -5.0f);
+  CHECK(attn::f16_to_f32(0x3C00) == 1.0f);
+  CHECK(attn::f16_to_f32(0xC000) == -2.0f);
+  CHECK(attn::f16_to_f32(0x7BFF) == 65504.0f);
+  CHECK(attn::f16_to_f32(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
+  CHECK(attn::f16_to_f32(0x03FF) == std::ldexp(1023.0f, -24));
+  CHECK(std::isinf(attn::f16_to_f32(0x7C00)));
+  CHECK(std::isnan(attn::f16_to_f32(0x7E00)));
+  CHECK(std::signbit(attn::f16_to_f32(0x8000)));
+  CHECK(attn::bf16_to_f32(0x3F80) == 1.0f);
+  CHECK(attn::bf16_to_f32(0xC0A0) == -5.0f);
   const Bytes half = {0x00, 0x3C, 0x00, 0xC0};  // 1, -2
   std::vector<float> out(2);
   st::convert_to_f32(st::DType::F16, half, out);

@@ -1,6 +1,8 @@
 // Bounded .safetensors reader and writer: a strict JSON header parser plus range-checked tensors.
 #include "attention/io/safetensors.hpp"
 
+#include "attention/ops/half.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -514,39 +516,6 @@ File File::parse(std::span<const std::uint8_t> bytes, const Limits& limits) {
   const auto data = bytes.subspan(index.data_offset);
   file.data_.assign(data.begin(), data.end());
   return file;
-}
-
-// std::bit_cast is missing from Emscripten 3.1.6's libc++.
-static float float_from_bits(std::uint32_t bits) {
-  float value = 0;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
-
-float f16_to_f32(std::uint16_t half) {
-  const std::uint32_t sign = std::uint32_t(half & 0x8000u) << 16;
-  const std::uint32_t exponent = (half >> 10) & 0x1Fu;
-  std::uint32_t mantissa = half & 0x3FFu;
-  std::uint32_t bits = 0;
-  if (exponent == 0x1F) {  // inf or NaN
-    bits = sign | 0x7F800000u | (mantissa << 13);
-  } else if (exponent != 0) {  // normal
-    bits = sign | ((exponent + 112u) << 23) | (mantissa << 13);
-  } else if (mantissa != 0) {  // subnormal: m · 2^-24, exact in float
-    int shift = 0;
-    while ((mantissa & 0x400u) == 0) {
-      mantissa <<= 1;
-      ++shift;
-    }
-    bits = sign | (std::uint32_t(113 - shift) << 23) | ((mantissa & 0x3FFu) << 13);
-  } else {
-    bits = sign;
-  }
-  return float_from_bits(bits);
-}
-
-float bf16_to_f32(std::uint16_t bf16) {
-  return float_from_bits(std::uint32_t{bf16} << 16);
 }
 
 void convert_to_f32(DType dtype, std::span<const std::uint8_t> bytes, std::span<float> out) {

@@ -66,8 +66,6 @@ std::uint64_t head_bytes_needed(std::span<const std::uint8_t> first, std::uint64
 // out (exactly bytes / dtype_size values, else attn::Error); F16 and BF16 are exact in float,
 // F64 is rounded to nearest.
 void convert_to_f32(DType dtype, std::span<const std::uint8_t> bytes, std::span<float> out);
-float f16_to_f32(std::uint16_t half);
-float bf16_to_f32(std::uint16_t bf16);
 
 // A parsed file. Holds a copy of the bytes it needs, so the input may go away after parse().
 class File {

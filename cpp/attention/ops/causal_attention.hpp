@@ -1,5 +1,5 @@
-// Causal multi-head attention for training, batched: per (batch, head) the scores Q·Kᵀ/√d_k,
-// the causal mask, the softmax and A·V — forward keeping the weights A, and the backward
+// Causal multi-head (or grouped-query) attention for the models, batched: per (batch, head) the
+// scores Q·Kᵀ/√d_k, the causal (or sliding-window) mask, the softmax and A·V — forward keeping the weights A, and the backward
 // through A·V, the softmax (dS = A ⊙ (dA − rowsum(dA ⊙ A))) and Q·Kᵀ.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "attention/ops/attention_shape.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/tensor.hpp"
 
@@ -15,71 +16,88 @@ namespace attn {
 
 namespace reference {
 
-// qkv [batch·n, 3·d] (q | k | v; head h at columns h·d_k of each, d_k = d / heads);
-// att [batch, heads, n, n] = softmax over j ≤ i of q_i·k_j/√d_k (zero for j > i);
-// ctx [batch·n, d] = A·V, head h at columns h·d_k. Sums in double.
+// qkv [batch·n, shape.row()] (AttentionShape's layout); att [batch, heads, n, n] = softmax over
+// the keys query i sees (j ≤ i, and i − window < j with a window) of q_i·k_j/√head_dim, zero
+// elsewhere; ctx [batch·n, heads·head_dim] = A·V, query head h at columns h·head_dim. Sums in
+// double.
 template <class T>
 void causal_attention_forward(const T* qkv, T* att, T* ctx, std::size_t batch, std::size_t n,
-                              std::size_t d, std::size_t heads) {
-  const std::size_t dk = d / heads, ld = 3 * d;
+                              const AttentionShape& shape) {
+  const std::size_t dk = shape.head_dim, ld = shape.row(), heads = shape.heads;
+  const std::size_t ctx_ld = shape.q_width();
   const double scale = 1.0 / std::sqrt(double(dk));
   std::vector<double> e(n);
   for (std::size_t b = 0; b < batch; ++b) {
     for (std::size_t h = 0; h < heads; ++h) {
-      const T* q = qkv + b * n * ld + h * dk;
-      const T* k = q + d;
-      const T* v = q + 2 * d;
+      const T* q = qkv + b * n * ld + shape.q_offset(h);
+      const T* k = qkv + b * n * ld + shape.k_offset(h);
+      const T* v = qkv + b * n * ld + shape.v_offset(h);
       T* a = att + (b * heads + h) * n * n;
       for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t first = shape.first_key(i);
         double max = -INFINITY, sum = 0.0;
-        for (std::size_t j = 0; j <= i; ++j) {
+        for (std::size_t j = first; j <= i; ++j) {
           double dot = 0.0;
           for (std::size_t c = 0; c < dk; ++c) dot += double(q[i * ld + c]) * double(k[j * ld + c]);
           e[j] = dot * scale;
           max = std::max(max, e[j]);
         }
-        for (std::size_t j = 0; j <= i; ++j) sum += (e[j] = std::exp(e[j] - max));
-        for (std::size_t j = 0; j < n; ++j) a[i * n + j] = j <= i ? T(e[j] / sum) : T(0);
+        for (std::size_t j = first; j <= i; ++j) sum += (e[j] = std::exp(e[j] - max));
+        for (std::size_t j = 0; j < n; ++j) {
+          a[i * n + j] = j >= first && j <= i ? T(e[j] / sum) : T(0);
+        }
         for (std::size_t c = 0; c < dk; ++c) {
           double acc = 0.0;
-          for (std::size_t j = 0; j <= i; ++j) acc += double(a[i * n + j]) * double(v[j * ld + c]);
-          ctx[(b * n + i) * d + h * dk + c] = T(acc);
+          for (std::size_t j = first; j <= i; ++j) {
+            acc += double(a[i * n + j]) * double(v[j * ld + c]);
+          }
+          ctx[(b * n + i) * ctx_ld + h * dk + c] = T(acc);
         }
       }
     }
   }
 }
+template <class T>
+void causal_attention_forward(const T* qkv, T* att, T* ctx, std::size_t batch, std::size_t n,
+                              std::size_t d, std::size_t heads) {
+  causal_attention_forward(qkv, att, ctx, batch, n, AttentionShape::multi_head(d, heads));
+}
 
-// Accumulates dqkv [batch·n, 3·d] += the gradient through the forward above, given
-// dctx [batch·n, d] and the forward's qkv and att.
+// Accumulates dqkv [batch·n, shape.row()] += the gradient through the forward above, given
+// dctx [batch·n, heads·head_dim] and the forward's qkv and att (a key/value head shared by a
+// group of query heads gathers the group's gradients).
 template <class T>
 void causal_attention_backward(const T* dctx, const T* qkv, const T* att, T* dqkv,
-                               std::size_t batch, std::size_t n, std::size_t d, std::size_t heads) {
-  const std::size_t dk = d / heads, ld = 3 * d;
+                               std::size_t batch, std::size_t n, const AttentionShape& shape) {
+  const std::size_t dk = shape.head_dim, ld = shape.row(), heads = shape.heads;
+  const std::size_t ctx_ld = shape.q_width();
   const double scale = 1.0 / std::sqrt(double(dk));
   std::vector<double> da(n);
   for (std::size_t b = 0; b < batch; ++b) {
     for (std::size_t h = 0; h < heads; ++h) {
-      const T* q = qkv + b * n * ld + h * dk;
-      const T* k = q + d;
-      const T* v = q + 2 * d;
-      T* dq = dqkv + b * n * ld + h * dk;
-      T* dk_ = dq + d;
-      T* dv = dq + 2 * d;
+      const T* q = qkv + b * n * ld + shape.q_offset(h);
+      const T* k = qkv + b * n * ld + shape.k_offset(h);
+      const T* v = qkv + b * n * ld + shape.v_offset(h);
+      T* dq = dqkv + b * n * ld + shape.q_offset(h);
+      T* dk_ = dqkv + b * n * ld + shape.k_offset(h);
+      T* dv = dqkv + b * n * ld + shape.v_offset(h);
       const T* a = att + (b * heads + h) * n * n;
-      const T* dc = dctx + b * n * d + h * dk;
+      const T* dc = dctx + b * n * ctx_ld + h * dk;
       for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t first = shape.first_key(i);
         double row = 0.0;  // Σ_j dA_ij · A_ij
-        for (std::size_t j = 0; j <= i; ++j) {
+        for (std::size_t j = first; j <= i; ++j) {
           double dot = 0.0;
-          for (std::size_t c = 0; c < dk; ++c) dot += double(dc[i * d + c]) * double(v[j * ld + c]);
+          for (std::size_t c = 0; c < dk; ++c) {
+            dot += double(dc[i * ctx_ld + c]) * double(v[j * ld + c]);
+          }
           da[j] = dot;
           row += dot * double(a[i * n + j]);
           for (std::size_t c = 0; c < dk; ++c) {
-            dv[j * ld + c] += T(double(a[i * n + j]) * double(dc[i * d + c]));
+            dv[j * ld + c] += T(double(a[i * n + j]) * double(dc[i * ctx_ld + c]));
           }
         }
-        for (std::size_t j = 0; j <= i; ++j) {
+        for (std::size_t j = first; j <= i; ++j) {
           const double ds = double(a[i * n + j]) * (da[j] - row) * scale;
           for (std::size_t c = 0; c < dk; ++c) {
             dq[i * ld + c] += T(ds * double(k[j * ld + c]));
@@ -89,6 +107,11 @@ void causal_attention_backward(const T* dctx, const T* qkv, const T* att, T* dqk
       }
     }
   }
+}
+template <class T>
+void causal_attention_backward(const T* dctx, const T* qkv, const T* att, T* dqkv,
+                               std::size_t batch, std::size_t n, std::size_t d, std::size_t heads) {
+  causal_attention_backward(dctx, qkv, att, dqkv, batch, n, AttentionShape::multi_head(d, heads));
 }
 
 }  // namespace reference
@@ -104,10 +127,22 @@ struct AttentionScratch {
 // The same contracts in float: the products on the packed SIMD matmul, the softmax with the
 // core's vectorized exp.
 void causal_attention_forward(const float* qkv, float* att, float* ctx, std::size_t batch,
-                              std::size_t n, std::size_t d, std::size_t heads,
+                              std::size_t n, const AttentionShape& shape,
                               AttentionScratch& scratch);
 void causal_attention_backward(const float* dctx, const float* qkv, const float* att, float* dqkv,
-                               std::size_t batch, std::size_t n, std::size_t d, std::size_t heads,
+                               std::size_t batch, std::size_t n, const AttentionShape& shape,
                                AttentionScratch& scratch);
+// The small models' layout: qkv [batch·n, 3·d], d_k = d / heads.
+inline void causal_attention_forward(const float* qkv, float* att, float* ctx, std::size_t batch,
+                                     std::size_t n, std::size_t d, std::size_t heads,
+                                     AttentionScratch& scratch) {
+  causal_attention_forward(qkv, att, ctx, batch, n, AttentionShape::multi_head(d, heads), scratch);
+}
+inline void causal_attention_backward(const float* dctx, const float* qkv, const float* att,
+                                      float* dqkv, std::size_t batch, std::size_t n, std::size_t d,
+                                      std::size_t heads, AttentionScratch& scratch) {
+  causal_attention_backward(dctx, qkv, att, dqkv, batch, n, AttentionShape::multi_head(d, heads),
+                            scratch);
+}
 
 }  // namespace attn

@@ -12,9 +12,13 @@ namespace attn {
 
 void input_embedding_forward(const std::int32_t* ids, const float* embed, const float* pos,
                              float* out, std::size_t batch, std::size_t n, std::size_t d) {
+  input_embedding_forward(ids, StoredWeights(embed), pos, out, batch, n, d);
+}
+
+void input_embedding_forward(const std::int32_t* ids, const StoredWeights& embed, const float* pos,
+                             float* out, std::size_t batch, std::size_t n, std::size_t d) {
   for (std::size_t r = 0; r < batch * n; ++r) {
-    const float* e = embed + std::size_t(ids[r]) * d;
-    std::copy(e, e + d, out + r * d);
+    embed.rows(std::size_t(ids[r]), 1, d, out + r * d);
     if (pos) vec::add(pos + (r % n) * d, out + r * d, d);
   }
 }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "attention/ops/half.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
@@ -46,6 +47,9 @@ void input_embedding_backward(const T* dout, const std::int32_t* ids, T* dembed,
 
 // The same contracts in float with SIMD row loops.
 void input_embedding_forward(const std::int32_t* ids, const float* embed, const float* pos,
+                             float* out, std::size_t batch, std::size_t n, std::size_t d);
+// The table as a model stores it (float, or 2-byte rows widened as they are looked up).
+void input_embedding_forward(const std::int32_t* ids, const StoredWeights& embed, const float* pos,
                              float* out, std::size_t batch, std::size_t n, std::size_t d);
 void input_embedding_backward(const float* dout, const std::int32_t* ids, float* dembed,
                               float* dpos, std::size_t batch, std::size_t n, std::size_t d);

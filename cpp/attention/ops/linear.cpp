@@ -1,14 +1,36 @@
 // Linear layer forward and backward on the packed SIMD matmul, see linear.hpp.
 #include "attention/ops/linear.hpp"
 
+#include <algorithm>
+
 #include "attention/ops/vec.hpp"
 
 namespace attn {
 
 void linear_forward(const float* x, const float* w, const float* b, float* y, std::size_t m,
                     std::size_t in, std::size_t out, LinearScratch& scratch) {
-  pack_transposed(ConstMatView(w, out, in), scratch.packed_weight);  // Wᵀ [in, out]
-  matmul_packed(ConstMatView(x, m, in), scratch.packed_weight, MatView(y, m, out), b);
+  linear_forward(x, StoredWeights(w), b, y, m, in, out, scratch);
+}
+
+void linear_forward(const float* x, const StoredWeights& w, const float* b, float* y,
+                    std::size_t m, std::size_t in, std::size_t out, LinearScratch& scratch) {
+  // Output columns [first, first + count) at a time: Wᵀ's columns are W's rows. Each y value is
+  // summed over k in the same order whatever the block (matmul_packed's contract).
+  const std::size_t panel = kPanelWidth;
+  const std::size_t block =
+      std::max(panel, kLinearPackValues / std::max<std::size_t>(in, 1) / panel * panel);
+  for (std::size_t first = 0; first < out; first += block) {
+    const std::size_t count = std::min(block, out - first);
+    const float* rows = w.values ? w.values + first * in : nullptr;
+    if (!rows) {
+      scratch.widened.resize(count * in);
+      w.rows(first, count, in, scratch.widened.data());
+      rows = scratch.widened.data();
+    }
+    pack_transposed(ConstMatView(rows, count, in), scratch.packed_weight);  // Wᵀ [in, count]
+    matmul_packed(ConstMatView(x, m, in), scratch.packed_weight, 0, 0,
+                  MatView(y + first, m, count, out), b ? b + first : nullptr);
+  }
 }
 
 void linear_backward(const float* dy, const float* x, const float* w, float* dx, float* dw,

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 
+#include "attention/ops/half.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/tensor.hpp"
 
@@ -58,13 +59,22 @@ struct LinearScratch {
   PackedMatrix packed_rows;         // X or dY [m, ·] (backward), kept apart so neither shrinks
   AlignedVector<float> transposed;  // dYᵀ [out, m] or Xᵀ [in, m], rows padded
   AlignedVector<float> product;     // dWᵀ [in, out] (when in < out)
+  AlignedVector<float> widened;     // rows of a 2-byte W as float [chunk, in]
 };
+
+// Wᵀ is packed this many values at a time at most (a block of output columns; at least one panel),
+// so a vocabulary-sized W (the unembedding) never needs a packed copy of itself.
+inline constexpr std::size_t kLinearPackValues = std::size_t{1} << 20;
 
 // The same contracts in float: the forward packs Wᵀ once and runs matmul_packed with the bias;
 // the backward packs W for dX, and for dW transposes the narrower of dY and X, all
 // accumulating.
 void linear_forward(const float* x, const float* w, const float* b, float* y, std::size_t m,
                     std::size_t in, std::size_t out, LinearScratch& scratch);
+// The same for W as a model stores it (float, or 2-byte values widened as they are packed):
+// bit-identical to the float version on the widened values.
+void linear_forward(const float* x, const StoredWeights& w, const float* b, float* y,
+                    std::size_t m, std::size_t in, std::size_t out, LinearScratch& scratch);
 void linear_backward(const float* dy, const float* x, const float* w, float* dx, float* dw,
                      float* db, std::size_t m, std::size_t in, std::size_t out,
                      LinearScratch& scratch);

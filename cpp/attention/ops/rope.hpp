@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attention/error.hpp"
+#include "attention/ops/attention_shape.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
@@ -32,6 +33,51 @@ inline double rope_angle(std::size_t pos, std::size_t pair, std::size_t d_k,
   return static_cast<double>(pos) * rope_frequency(pair, d_k, base);
 }
 
+// How a model turns its pairs: the pairing, the base, and — when a checkpoint rescales them
+// (Llama 3's rope_scaling) — every pair's θ_i instead of base^(−2i/d_k).
+struct RopeSpec {
+  RopePairing pairing = RopePairing::Interleaved;
+  double base = kRopeBase;
+  std::vector<double> frequencies;  // [d_k / 2] when given; empty: the base's
+
+  double frequency(std::size_t pair, std::size_t d_k) const {
+    return frequencies.empty() ? rope_frequency(pair, d_k, base) : frequencies[pair];
+  }
+};
+
+// Llama 3's rope_scaling (transformers' _compute_llama3_parameters, in double): pairs whose
+// wavelength 2π/θ_i is above original_context / low_factor turn `factor` times slower, those below
+// original_context / high_factor keep θ_i, and those between are blended by
+// s = (original_context / wavelength − low_factor) / (high_factor − low_factor):
+// θ = (1 − s)·θ/factor + s·θ.
+struct Llama3RopeScaling {
+  double factor = 8.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  double original_context = 8192.0;  // original_max_position_embeddings
+};
+inline std::vector<double> llama3_rope_frequencies(std::size_t d_k, double base,
+                                                   const Llama3RopeScaling& scaling) {
+  const double pi = 3.14159265358979323846;
+  const double low_wavelength = scaling.original_context / scaling.low_freq_factor;
+  const double high_wavelength = scaling.original_context / scaling.high_freq_factor;
+  std::vector<double> frequencies(d_k / 2);
+  for (std::size_t i = 0; i < frequencies.size(); ++i) {
+    const double theta = rope_frequency(i, d_k, base);
+    const double wavelength = 2.0 * pi / theta;
+    if (wavelength > low_wavelength) {
+      frequencies[i] = theta / scaling.factor;
+    } else if (wavelength < high_wavelength) {
+      frequencies[i] = theta;
+    } else {
+      const double s = (scaling.original_context / wavelength - scaling.low_freq_factor) /
+                       (scaling.high_freq_factor - scaling.low_freq_factor);
+      frequencies[i] = (1.0 - s) * theta / scaling.factor + s * theta;
+    }
+  }
+  return frequencies;
+}
+
 // The two columns pair i turns: (2i, 2i+1) or (i, i + d_k/2).
 inline std::size_t rope_first(std::size_t pair, RopePairing pairing) {
   return pairing == RopePairing::Interleaved ? 2 * pair : pair;
@@ -44,17 +90,21 @@ inline std::size_t rope_second(std::size_t pair, std::size_t d_k, RopePairing pa
 template <class T>
 struct RopeTables {
   std::vector<T> cos, sin;
-  RopeTables(std::size_t n, std::size_t d_k, int sign = 1, double base = kRopeBase)
+  // Positions first … first + n − 1.
+  RopeTables(std::size_t n, std::size_t d_k, int sign, const RopeSpec& spec,
+             std::size_t first = 0)
       : cos(n * (d_k / 2)), sin(n * (d_k / 2)) {
     const std::size_t half = d_k / 2;
     for (std::size_t t = 0; t < n; ++t) {
       for (std::size_t i = 0; i < half; ++i) {
-        const double angle = rope_angle(t, i, d_k, base);
+        const double angle = static_cast<double>(first + t) * spec.frequency(i, d_k);
         cos[t * half + i] = T(std::cos(angle));
         sin[t * half + i] = T(sign * std::sin(angle));
       }
     }
   }
+  RopeTables(std::size_t n, std::size_t d_k, int sign = 1, double base = kRopeBase)
+      : RopeTables(n, d_k, sign, RopeSpec{RopePairing::Interleaved, base, {}}) {}
 };
 
 // One head's d_k values at position t, in place, by the tables' row t.
@@ -74,37 +124,50 @@ void rope_rotate_head(T* x, std::size_t d_k, const RopeTables<T>& tables, std::s
 }
 
 // In place on x [n, d_k] (d_k even; throws otherwise): row pos turned by pos·θ_i.
-inline void apply_rope(MatView x, RopePairing pairing = RopePairing::Interleaved,
-                       double base = kRopeBase) {
+inline void apply_rope(MatView x, const RopeSpec& spec) {
   if (x.cols % 2 != 0) {
     throw Error("RoPE rotates pairs of dimensions: it needs an even d_k, got " +
                 std::to_string(x.cols));
   }
-  const RopeTables<float> tables(x.rows, x.cols, 1, base);
+  const RopeTables<float> tables(x.rows, x.cols, 1, spec);
   for (std::size_t pos = 0; pos < x.rows; ++pos) {
-    rope_rotate_head(x.row(pos), x.cols, tables, pos, pairing);
+    rope_rotate_head(x.row(pos), x.cols, tables, pos, spec.pairing);
   }
+}
+inline void apply_rope(MatView x, RopePairing pairing = RopePairing::Interleaved,
+                       double base = kRopeBase) {
+  apply_rope(x, RopeSpec{pairing, base, {}});
 }
 
 namespace reference {
 
-// In place on qkv [batch·n, 3·d] (q | k | v; head h at columns h·d_k of q and of k), d_k even.
-// sign +1 rotates (forward), −1 rotates back (backward: the gradient of a rotation is the
-// inverse rotation of the gradient).
+// In place on qkv [batch·n, shape.row()] (AttentionShape's layout: the query heads, then the key
+// heads, head_dim columns each, head_dim even), positions first … first + n − 1. sign +1 rotates
+// (forward), −1 rotates back (backward: the gradient of a rotation is the inverse rotation of the
+// gradient).
+template <class T>
+void rope_rotate(T* qkv, std::size_t batch, std::size_t n, const AttentionShape& shape, int sign,
+                 const RopeSpec& spec, std::size_t first = 0) {
+  const std::size_t dk = shape.head_dim;
+  const RopeTables<T> tables(n, dk, sign, spec, first);
+  for (std::size_t b = 0; b < batch; ++b) {
+    for (std::size_t t = 0; t < n; ++t) {
+      T* row = qkv + (b * n + t) * shape.row();
+      for (std::size_t h = 0; h < shape.heads + shape.kv_heads; ++h) {  // q's heads, then k's
+        rope_rotate_head(row + h * dk, dk, tables, t, spec.pairing);
+      }
+    }
+  }
+}
+
+// The small models' layout: qkv [batch·n, 3·d] (q | k | v; head h at columns h·d_k of q and of
+// k), d_k = d / heads even, interleaved pairs unless told.
 template <class T>
 void rope_rotate(T* qkv, std::size_t batch, std::size_t n, std::size_t d, std::size_t heads,
                  int sign, RopePairing pairing = RopePairing::Interleaved,
                  double base = kRopeBase) {
-  const std::size_t dk = d / heads;
-  const RopeTables<T> tables(n, dk, sign, base);
-  for (std::size_t b = 0; b < batch; ++b) {
-    for (std::size_t t = 0; t < n; ++t) {
-      T* row = qkv + (b * n + t) * 3 * d;
-      for (std::size_t h = 0; h < 2 * heads; ++h) {  // q's heads, then k's
-        rope_rotate_head(row + h * dk, dk, tables, t, pairing);
-      }
-    }
-  }
+  rope_rotate(qkv, batch, n, AttentionShape::multi_head(d, heads), sign,
+              RopeSpec{pairing, base, {}});
 }
 
 }  // namespace reference
@@ -118,6 +181,14 @@ inline void rope_forward(float* qkv, std::size_t batch, std::size_t n, std::size
 inline void rope_backward(float* dqkv, std::size_t batch, std::size_t n, std::size_t d,
                           std::size_t heads) {
   reference::rope_rotate(dqkv, batch, n, d, heads, -1);
+}
+inline void rope_forward(float* qkv, std::size_t batch, std::size_t n, const AttentionShape& shape,
+                         const RopeSpec& spec, std::size_t first = 0) {
+  reference::rope_rotate(qkv, batch, n, shape, +1, spec, first);
+}
+inline void rope_backward(float* dqkv, std::size_t batch, std::size_t n,
+                          const AttentionShape& shape, const RopeSpec& spec) {
+  reference::rope_rotate(dqkv, batch, n, shape, -1, spec);
 }
 
 }  // namespace attn

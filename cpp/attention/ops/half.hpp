@@ -1,0 +1,36 @@
+// Weights a checkpoint keeps in its own 2-byte form (F16 or BF16) and the kernels widen to float as
+// they read them: the two conversions, and a weight matrix as the model stores it (float, or
+// 2-byte values with their kind).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace attn {
+
+enum class HalfKind { F16, BF16 };
+
+// IEEE half (subnormals, infinities and NaN kept) and bfloat16, exactly, to float.
+float f16_to_f32(std::uint16_t half);
+float bf16_to_f32(std::uint16_t bf16);
+inline float half_to_f32(std::uint16_t value, HalfKind kind) {
+  return kind == HalfKind::BF16 ? bf16_to_f32(value) : f16_to_f32(value);
+}
+// out [count] = in [count] widened.
+void widen(const std::uint16_t* in, float* out, std::size_t count, HalfKind kind);
+
+// A weight matrix (or table) as a model stores it: float values, or 2-byte ones of `kind`.
+struct StoredWeights {
+  const float* values = nullptr;
+  const std::uint16_t* half = nullptr;
+  HalfKind kind = HalfKind::BF16;
+
+  StoredWeights() = default;
+  StoredWeights(const float* floats) : values(floats) {}  // NOLINT: a float matrix as is
+  StoredWeights(const std::uint16_t* halves, HalfKind k) : half(halves), kind(k) {}
+  bool empty() const { return values == nullptr && half == nullptr; }
+  // Rows [first, first + count) of a matrix with `cols` columns, as float into out [count, cols].
+  void rows(std::size_t first, std::size_t count, std::size_t cols, float* out) const;
+};
+
+}  // namespace attn
