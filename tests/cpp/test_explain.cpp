@@ -99,13 +99,22 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
   const auto& trace = layer.last_result().trace;
   const auto& config = layer.config();
   const std::size_t dk = layer.head_dim(), inner = layer.inner_dim(), d = config.d_model;
-  const int h = step.head;
+  const std::size_t kv_inner = layer.kv_inner_dim();
+  const int h = step.head;  // for k, v, k_rotated: the key/value head
+  const std::size_t kv_heads = config.kv_heads == 0 ? config.heads : config.kv_heads;
+  // The key/value head query head h reads (h itself for k, v, k_rotated).
+  const int g = h < 0 ? -1
+                : attn::step_info(step.kind).per_kv_head
+                    ? h
+                    : int(std::size_t(h) / (config.heads / kv_heads));
   const auto e = attn::explain_cell(layer, step.id(), h, i, c);
   INFO("step " << step.id() << " head " << h << " cell " << i << "," << c << ": " << e.summary);
   REQUIRE(e.step == step.id());
   REQUIRE(e.head == h);
   REQUIRE(e.row == i);
   REQUIRE(e.col == c);
+  REQUIRE(e.kv_head == g);
+  REQUIRE(step.kv_head == g);
   const float value = cell(step, i, c);
   if (std::isnan(value)) FAIL("NaN in the trace");
   REQUIRE((e.value == value || (std::isinf(value) && e.value == value)));
@@ -153,7 +162,9 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
   } else if (id == "q" || id == "k" || id == "v") {
     const std::size_t which = id == "q" ? 0 : id == "k" ? 1 : 2;
     const auto& x_in = step_of(trace, which != 0 && run.options.cross ? "source" : "input", -1);
-    const std::size_t w_row = which * inner + std::size_t(h) * dk + c;
+    // W_Q's inner rows, then W_K's and W_V's kv_inner rows each.
+    const std::size_t w_row =
+        (which == 0 ? 0 : inner + (which - 1) * kv_inner) + std::size_t(h) * dk + c;
     REQUIRE(e.terms.size() == d);
     for (std::size_t t = 0; t < d; ++t) {
       REQUIRE(e.terms[t].index == t);
@@ -169,21 +180,28 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
     require_near(sum.total + bias, value, sum.magnitude + std::abs(bias), "x·W + b");
   } else if (id == "q_rotated" || id == "k_rotated") {
     const auto& raw = step_of(trace, id == "q_rotated" ? "q" : "k", h);
-    const std::size_t p = c / 2;
+    // Interleaved: pair p = (2p, 2p+1); rotate_half: (p, p + d_k/2).
+    const bool half = config.rope.pairing == attn::RopePairing::RotateHalf;
+    const std::size_t p = half ? c % (dk / 2) : c / 2;
+    const std::size_t first = half ? p : 2 * p, second = half ? p + dk / 2 : 2 * p + 1;
     REQUIRE(e.terms.size() == 2);
-    REQUIRE(e.terms[0].index == 2 * p);
-    REQUIRE(e.terms[1].index == 2 * p + 1);
-    REQUIRE(e.terms[0].left == cell(raw, i, 2 * p));
-    REQUIRE(e.terms[1].left == cell(raw, i, 2 * p + 1));
+    REQUIRE(e.terms[0].index == first);
+    REQUIRE(e.terms[1].index == second);
+    REQUIRE(e.terms[0].left == cell(raw, i, first));
+    REQUIRE(e.terms[1].left == cell(raw, i, second));
+    const double theta = config.rope.frequencies.empty()
+                             ? std::pow(config.rope.base, -2.0 * double(p) / double(dk))
+                             : config.rope.frequencies[p];
+    REQUIRE(quantity(e, "frequency θ_" + std::to_string(p)) == theta);
     const double angle = quantity(e, "angle");
-    REQUIRE(angle == double(i) * std::pow(10000.0, -2.0 * double(p) / double(dk)));
+    REQUIRE(angle == double(i) * theta);
     REQUIRE(quantity(e, "cos") == float(std::cos(angle)));
     REQUIRE(quantity(e, "sin") == float(std::sin(angle)));
     require_near(sum.total, value, sum.magnitude, "rotation");
   } else if (id == "scores") {
     const bool rope = config.positional == attn::PositionalKind::Rope;
     const auto& q = step_of(trace, rope ? "q_rotated" : "q", h);
-    const auto& k = step_of(trace, rope ? "k_rotated" : "k", h);
+    const auto& k = step_of(trace, rope ? "k_rotated" : "k", g);  // its group's keys
     REQUIRE(e.terms.size() == dk);
     for (std::size_t t = 0; t < dk; ++t) {
       REQUIRE(e.terms[t].left == cell(q, i, t));
@@ -247,7 +265,7 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
     }
   } else if (id == "context") {
     const auto& a = step_of(trace, "weights", h);
-    const auto& v = step_of(trace, "v", h);
+    const auto& v = step_of(trace, "v", g);  // its group's values
     REQUIRE(e.terms.size() == a.shape[1]);
     for (std::size_t j = 0; j < e.terms.size(); ++j) {
       REQUIRE(e.terms[j].left == cell(a, i, j));
@@ -271,7 +289,11 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
         REQUIRE(e.terms[t].left == cell(z, i, t));
         REQUIRE(e.terms[t].right == layer.weights().out_proj_weight[c * inner + t]);
       }
-      if (config.bias) REQUIRE(bias == layer.weights().out_proj_bias[c]);
+      if (attn::has_out_bias(config)) {
+        REQUIRE(bias == layer.weights().out_proj_bias[c]);
+      } else {
+        REQUIRE(!has_quantity(e, "bias"));
+      }
       require_near(sum.total + bias, value, sum.magnitude + std::abs(bias), "z·W_O + b");
     }
   } else {
@@ -399,6 +421,50 @@ TEST_CASE("explain: a head width other than d_model / heads, sliding-window mask
   s.layer.positional = attn::PositionalKind::Learned;
   s.kv_n = 9;
   s.mask = attn::MaskKind::PrefixLM;
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: grouped-query attention with rotate_half RoPE (Llama)", "[explain][gqa]") {
+  Setup s;
+  s.layer.d_model = 8;
+  s.layer.heads = 4;
+  s.layer.kv_heads = 2;
+  s.layer.head_dim = 4;
+  s.layer.bias = false;
+  s.layer.positional = attn::PositionalKind::Rope;
+  s.layer.rope.pairing = attn::RopePairing::RotateHalf;
+  s.layer.rope.base = 500000.0;
+  s.n = 5;
+  check_all_cells(s);
+  // Llama 3's rescaled frequencies, with attention_bias.
+  s.layer.bias = true;
+  s.layer.rope.frequencies = {1.0, 0.0625};
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: multi-query attention, Qwen2's biases, sliding window, cross-attention",
+          "[explain][gqa]") {
+  Setup s;
+  s.layer.heads = 4;
+  s.layer.kv_heads = 1;
+  s.layer.head_dim = 2;
+  s.layer.out_bias = false;  // q/k/v biases, no out_proj.bias
+  s.layer.positional = attn::PositionalKind::Rope;
+  s.layer.rope.pairing = attn::RopePairing::RotateHalf;
+  s.layer.rope.base = 1e6;
+  s.mask = attn::MaskKind::SlidingWindow;
+  s.window = 3;
+  s.n = 8;
+  check_all_cells(s);
+  // The rest of the combinations: an out_proj.bias without q/k/v biases, interleaved pairs,
+  // two K/V heads for four query heads reading a longer source.
+  s.layer.kv_heads = 2;
+  s.layer.bias = false;
+  s.layer.out_bias = true;
+  s.layer.rope = attn::RopeSpec{};
+  s.mask = attn::MaskKind::Causal;
+  s.n = 3;
+  s.kv_n = 6;
   check_all_cells(s);
 }
 

@@ -3,7 +3,10 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <cmath>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "attention/error.hpp"
 #include "attention/io/weights_io.hpp"
@@ -59,6 +62,62 @@ TEST_CASE("one layer's tensors round-trip under a name prefix beside another lay
   // Without a prefix every tensor of the file must be this layer's.
   REQUIRE_THROWS_WITH(attn::read_layer_weights(file, shape),
                       ContainsSubstring("unexpected tensor 'layers.0.attn.in_proj_weight'"));
+}
+
+TEST_CASE("a grouped-query layer's tensors: shapes, seeded init, magnitudes, round trip",
+          "[weights][gqa]") {
+  attn::LayerConfig config;
+  config.d_model = 12;
+  config.heads = 4;
+  config.kv_heads = 2;
+  config.head_dim = 5;
+  config.out_bias = false;  // Qwen2: q/k/v biases, no out_proj.bias
+  const attn::AttentionLayer layer(config);
+  const attn::WeightShape shape = layer.weight_shape();
+  REQUIRE(shape.inner == 20);
+  REQUIRE(shape.kv_inner == 10);
+  REQUIRE(shape.in_rows() == 40);
+  const auto tensors = attn::weight_tensors(shape);
+  REQUIRE(tensors.size() == 3);
+  REQUIRE(std::string(tensors[0].name) == "in_proj_weight");
+  REQUIRE(tensors[0].shape == std::vector<std::size_t>{40, 12});
+  REQUIRE(std::string(tensors[1].name) == "in_proj_bias");
+  REQUIRE(tensors[1].shape == std::vector<std::size_t>{40});
+  REQUIRE(std::string(tensors[2].name) == "out_proj.weight");
+  REQUIRE(tensors[2].shape == std::vector<std::size_t>{12, 20});
+  const auto& w = layer.weights();
+  REQUIRE(w.in_proj_weight.size() == 40 * 12);
+  REQUIRE(w.in_proj_bias.size() == 40);
+  REQUIRE(w.out_proj_bias.empty());
+  // Xavier-uniform over fan_in + fan_out = 12 + 40.
+  const float bound = float(std::sqrt(6.0 / 52.0));
+  for (const float v : w.in_proj_weight) REQUIRE(std::abs(v) <= bound);
+
+  // The magnitudes split in_proj at W_q's 20 rows and W_k's 10.
+  attn::LayerWeights marked = w;
+  marked.in_proj_weight[20 * 12] = 7.0f;   // W_k's first value
+  marked.in_proj_weight[30 * 12] = -9.0f;  // W_v's first value
+  marked.in_proj_bias[19] = 3.0f;          // b_q's last
+  const attn::WeightMagnitudes m = attn::weight_magnitudes(attn::view_of(marked), shape);
+  REQUIRE(m.k_weight == 7.0f);
+  REQUIRE(m.v_weight == 9.0f);
+  REQUIRE(m.q_weight < 1.0f);
+  REQUIRE(m.q_bias == 3.0f);
+  REQUIRE(m.k_bias < 1.0f);
+  REQUIRE(m.out_bias == 0.0f);
+
+  const auto bytes = attn::safetensors::write(attn::layer_tensors(w, shape, "layers.0.attn."));
+  const auto file = attn::safetensors::File::parse(bytes);
+  const attn::LayerWeights back = attn::read_layer_weights(file, shape, "layers.0.attn.");
+  REQUIRE(back.in_proj_weight == w.in_proj_weight);
+  REQUIRE(back.in_proj_bias == w.in_proj_bias);
+  REQUIRE(back.out_proj_bias.empty());
+  // A multi-head layer of the same sizes reads none of it: in_proj_weight is [60, 12] there.
+  config.kv_heads = 0;
+  config.out_bias.reset();
+  const attn::AttentionLayer multi_head(config);
+  REQUIRE_THROWS_WITH(attn::read_layer_weights(file, multi_head.weight_shape(), "layers.0.attn."),
+                      ContainsSubstring("has shape [40, 12], expected [60, 12]"));
 }
 
 TEST_CASE("the tests' JSON reader reads flat objects of strings and refuses the rest",

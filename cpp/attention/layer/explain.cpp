@@ -11,6 +11,7 @@
 
 #include "attention/error.hpp"
 #include "attention/ops/positional.hpp"
+#include "attention/ops/rope.hpp"
 
 namespace attn {
 
@@ -37,6 +38,17 @@ std::string tex(double value) {
   const auto e = text.find('e');
   if (e == std::string::npos) return text;
   return text.substr(0, e) + " \\times 10^{" + std::to_string(std::stoi(text.substr(e + 1))) + "}";
+}
+
+// A RoPE base as text: "10000", "1000000", or %g for a fractional one.
+std::string base_text(double base) {
+  char buffer[32];
+  if (base == std::floor(base) && base < 1e15) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", base);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%g", base);
+  }
+  return buffer;
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -146,11 +158,40 @@ class Explainer {
     return at(need(kind, head), r, c);
   }
   std::size_t heads() const { return layer_.config().heads; }
+  std::size_t kv_heads() const { return layer_.kv_heads(); }
+  bool grouped() const { return kv_heads() != heads(); }
   std::size_t dk() const { return layer_.head_dim(); }
   std::size_t d_model() const { return layer_.config().d_model; }
   bool rope() const { return layer_.config().positional == PositionalKind::Rope; }
+  // The key/value head this cell's head reads (its own for k, v, k_rotated).
+  int kv_head() const { return out_.kv_head; }
+  // "heads 3–4" (1-based): the query heads that read key/value head g.
+  std::string group_text(std::size_t g) const {
+    const std::size_t size = layer_.group_size(), first = g * size + 1;
+    return size == 1 ? "head " + str(first) : "heads " + str(first) + "–" + str(first + size - 1);
+  }
+  // "K/V head 2 of 2 (0-based 1), shared by heads 3–4"
+  std::string kv_text(std::size_t g) const {
+    return "K/V head " + str(g + 1) + " of " + str(kv_heads()) + " (0-based " + str(g) +
+           "), shared by " + group_text(g);
+  }
   std::string head_text() const {
+    if (step_info(kind_).per_kv_head && grouped()) {
+      return "K/V head " + str(std::size_t(out_.head) + 1) + " of " + str(kv_heads()) +
+             ", read by query " + group_text(std::size_t(out_.head));
+    }
     return "head " + str(std::size_t(out_.head) + 1) + " of " + str(heads());
+  }
+  // For a query head's step that reads K or V: "head 4 of 4, which reads K/V head 2 of 2 …".
+  std::string reading_head_text() const {
+    if (!grouped()) return head_text();
+    return head_text() + ", which reads " + kv_text(std::size_t(kv_head()));
+  }
+  void kv_head_quantity() {
+    if (grouped()) {
+      quantity("key/value head (0-based)", "g = \\lfloor h / (H / H_{kv}) \\rfloor",
+               double(kv_head()));
+    }
   }
   std::string ij() const { return str(i_) + "," + str(c_); }  // "2,3" for subscripts
   void quantity(std::string name, std::string latex, double value) {
@@ -259,8 +300,10 @@ class Explainer {
     const bool from_source = which != 0 && find(StepKind::Source, -1) != nullptr;
     const Step& x_in = need(from_source ? StepKind::Source : StepKind::Input, -1);
     const std::size_t d = d_model();
-    const std::size_t r = std::size_t(out_.head) * dk() + c_;  // row of W_M
-    const std::size_t w_row = which * layer_.inner_dim() + r;  // row of in_proj_weight
+    const std::size_t r = std::size_t(out_.head) * dk() + c_;  // row of W_M (K, V: of W_K, W_V)
+    // W_Q's inner rows, then W_K's and W_V's kv_inner rows each.
+    const std::size_t w_row =
+        (which == 0 ? 0 : layer_.inner_dim() + (which - 1) * layer_.kv_inner_dim()) + r;
     const LayerWeightsView w = layer_.weight_view();
     const float* weight_row = w.in_proj_weight.data() + w_row * d;
     const std::string x_sym = from_source ? "x^{src}" : "x";
@@ -293,39 +336,55 @@ class Explainer {
     const bool is_q = kind_ == StepKind::QRotated;
     const std::string v = is_q ? "q" : "k";
     const Step& raw = need(is_q ? StepKind::Q : StepKind::K, out_.head);
-    const std::size_t pos = i_, pair = c_ / 2;
-    const double theta = rope_frequency(pair, dk());
-    const double angle = rope_angle(pos, pair, dk());
+    // The layer's RoPE: pair p is (2p, 2p+1) (interleaved) or (p, p + d_k/2) (rotate_half),
+    // turned by pos·θ_p with θ_p = base^(−2p/d_k) or the checkpoint's rescaled θ_p.
+    const RopeSpec& spec = layer_.config().rope;
+    const bool half = spec.pairing == RopePairing::RotateHalf;
+    const std::size_t pos = i_, pair = half ? c_ % (dk() / 2) : c_ / 2;
+    const std::size_t first = rope_first(pair, spec.pairing);
+    const std::size_t second = rope_second(pair, dk(), spec.pairing);
+    const double theta = spec.frequency(pair, dk());
+    const double angle = static_cast<double>(pos) * theta;  // as RopeTables computes it
     const float cos_a = float(std::cos(angle));
     const float sin_a = float(std::sin(angle));
-    const float a = at(raw, i_, 2 * pair), b = at(raw, i_, 2 * pair + 1);
-    const bool even = c_ % 2 == 0;
-    // even: a·cos − b·sin; odd: a·sin + b·cos
+    const float a = at(raw, i_, first), b = at(raw, i_, second);
+    const bool even = c_ == first;  // the pair's first: a·cos − b·sin; second: a·sin + b·cos
     const float ra = even ? cos_a : sin_a;
     const float rb = even ? -sin_a : cos_a;
-    out_.terms.push_back({2 * pair, a, ra, a * ra});
-    out_.terms.push_back({2 * pair + 1, b, rb, b * rb});
+    out_.terms.push_back({first, a, ra, a * ra});
+    out_.terms.push_back({second, b, rb, b * rb});
     out_.left_label = v + "_" + str(i_) + "[t]";
     out_.right_label = "R_" + str(pos) + "[" + str(c_) + "][t]";  // row c of the rotation
-    const std::string p0 = str(2 * pair), p1 = str(2 * pair + 1);
-    out_.summary = "RoPE rotates adjacent dimensions as pairs: (" + p0 + ", " + p1 + ") of " + v +
-                   "_" + str(i_) + " turn by angle pos·θ_" + str(pair) + " = " + str(pos) + " · " +
-                   num(theta) + " = " + num(angle) + " (θ_i = 10000^(−2i/d_k)), so " + v + "̂[" +
-                   str(c_) + "] = " +
+    const std::string p0 = str(first), p1 = str(second), two_p = str(2 * pair);
+    const std::string base = base_text(spec.base);
+    const bool scaled = !spec.frequencies.empty();
+    const std::string theta_text =
+        scaled ? "θ_i rescaled from " + base + "^(−2i/d_k) as Llama 3's rope_scaling does"
+               : "θ_i = " + base + "^(−2i/d_k)";
+    out_.summary = std::string(half ? "RoPE (rotate_half) pairs dimension i with i + d_k/2: ("
+                                    : "RoPE rotates adjacent dimensions as pairs: (") +
+                   p0 + ", " + p1 + ") of " + v + "_" + str(i_) + " turn by angle pos·θ_" +
+                   str(pair) + " = " + str(pos) + " · " + num(theta) + " = " + num(angle) + " (" +
+                   theta_text + "), so " + v + "̂[" + str(c_) + "] = " +
                    (even ? v + "[" + p0 + "]·cos − " + v + "[" + p1 + "]·sin"
                          : v + "[" + p0 + "]·sin + " + v + "[" + p1 + "]·cos") +
                    " = " + num(out_.value) + " (" + head_text() + ")";
     const std::string hat = "\\hat{" + v + "}_{" + ij() + "}";
     const std::string va = v + "_{" + str(i_) + "," + p0 + "}",
                       vb = v + "_{" + str(i_) + "," + p1 + "}";
+    const std::string theta_tex =
+        scaled ? "\\theta_{" + str(pair) + "}" : base + "^{-" + two_p + "/" + str(dk()) + "}";
     out_.equation = hat + " = " +
                     (even ? va + "\\cos\\phi - " + vb + "\\sin\\phi"
                           : va + "\\sin\\phi + " + vb + "\\cos\\phi") +
-                    ",\\quad \\phi = " + str(pos) + "\\cdot 10000^{-" + p0 + "/" + str(dk()) +
-                    "} = " + tex(angle) + ",\\quad " + hat + " = " + tex(out_.value);
+                    ",\\quad \\phi = " + str(pos) + "\\cdot " + theta_tex + " = " + tex(angle) +
+                    ",\\quad " + hat + " = " + tex(out_.value);
     quantity(v + "[" + p0 + "]", va, a);
     quantity(v + "[" + p1 + "]", vb, b);
-    quantity("frequency θ_" + str(pair), "\\theta_{" + str(pair) + "} = 10000^{-2i/d_k}", theta);
+    quantity("frequency θ_" + str(pair),
+             "\\theta_{" + str(pair) + "} = " +
+                 (scaled ? "\\text{rescaled } " + base + "^{-2i/d_k}" : base + "^{-2i/d_k}"),
+             theta);
     quantity("angle", "\\phi = pos \\cdot \\theta_{" + str(pair) + "}", angle);
     quantity("cos", "\\cos\\phi", cos_a);
     quantity("sin", "\\sin\\phi", sin_a);
@@ -335,7 +394,7 @@ class Explainer {
 
   void scores() {
     const Step& q = need(rope() ? StepKind::QRotated : StepKind::Q, out_.head);
-    const Step& k = need(rope() ? StepKind::KRotated : StepKind::K, out_.head);
+    const Step& k = need(rope() ? StepKind::KRotated : StepKind::K, kv_head());  // its group's
     const std::string hat = rope() ? "̂" : "";
     out_.left_label = "q" + hat + "_" + str(i_) + "[t]";
     out_.right_label = "k" + hat + "_" + str(c_) + "[t]";
@@ -344,11 +403,13 @@ class Explainer {
         [&](std::size_t t) { return at(k, c_, t); });
     out_.summary = "score = q" + hat + "_" + str(i_) + " · k" + hat + "_" + str(c_) + " = Σ_t " +
                    out_.left_label + "·" + out_.right_label + " over d_k = " + str(dk()) +
-                   " terms = " + num(out_.value) + " (" + head_text() +
+                   " terms = " + num(out_.value) + " (" + reading_head_text() +
                    (rope() ? "; q and k rotated by RoPE" : "") + ")";
     const std::string qs = rope() ? "\\hat{q}" : "q", ks = rope() ? "\\hat{k}" : "k";
     out_.equation = "S_{" + ij() + "} = \\sum_{t=0}^{" + str(dk() - 1) + "} " + qs + "_{" +
-                    str(i_) + ",t}\\, " + ks + "_{" + str(c_) + ",t} = " + tex(out_.value);
+                    str(i_) + ",t}\\, " + ks + "_{" + str(c_) + ",t} = " + tex(out_.value) +
+                    (grouped() ? ",\\quad k \\text{ of K/V head } " + str(kv_head() + 1) : "");
+    kv_head_quantity();
   }
 
   void scaled() {
@@ -463,7 +524,7 @@ class Explainer {
 
   void context() {
     const Step& a = need(StepKind::Weights, out_.head);
-    const Step& v = need(StepKind::V, out_.head);
+    const Step& v = need(StepKind::V, kv_head());  // its group's values
     const std::size_t keys = a.shape[1];
     out_.left_label = "A_" + str(i_) + "[j]";
     out_.right_label = "v_j[" + str(c_) + "]";
@@ -471,10 +532,12 @@ class Explainer {
         out_.terms, keys, [&](std::size_t j) { return at(a, i_, j); },
         [&](std::size_t j) { return at(v, j, c_); });
     out_.summary = "context = Σ_j A_" + str(i_) + "[j]·v_j[" + str(c_) + "] over " + str(keys) +
-                   " keys (masked keys have weight 0) = " + num(out_.value) + " (" + head_text() +
-                   ")";
+                   " keys (masked keys have weight 0) = " + num(out_.value) + " (" +
+                   reading_head_text() + ")";
     out_.equation = "z_{" + ij() + "} = \\sum_{j=0}^{" + str(keys - 1) + "} A_{" + str(i_) +
-                    ",j}\\, v_{j," + str(c_) + "} = " + tex(out_.value);
+                    ",j}\\, v_{j," + str(c_) + "} = " + tex(out_.value) +
+                    (grouped() ? ",\\quad v \\text{ of K/V head } " + str(kv_head() + 1) : "");
+    kv_head_quantity();
   }
 
   // ---- heads together ----------------------------------------------------------------------
@@ -511,7 +574,7 @@ class Explainer {
     const Sum sum = add_terms(
         out_.terms, inner, [&](std::size_t t) { return at(z, i_, t); },
         [&](std::size_t t) { return weight_row[t]; });
-    const bool bias = layer_.config().bias;
+    const bool bias = has_out_bias(layer_.config());
     const double b = bias ? double(w.out_proj_bias[c_]) : 0.0;
     require_current_weights(sum, b, inner, out_.value, "output[" + str(i_) + "][" + str(c_) + "]");
     out_.summary = "output = concat row " + str(i_) + " · W_O row " + str(c_) +
@@ -554,9 +617,16 @@ CellExplanation explain_cell(const AttentionLayer& layer, const std::string& ste
                 condition_text(step_info(*kind).appears) + "); the last trace has: " + join(ids));
   }
 
-  const std::size_t heads = layer.config().heads;
+  // Per key/value head steps (k, v, k_rotated) count key/value heads.
+  const bool per_kv = step_info(*kind).per_kv_head;
+  const bool grouped = layer.kv_heads() != layer.config().heads;
+  const std::size_t heads = per_kv ? layer.kv_heads() : layer.config().heads;
   const std::string head_range =
-      "0 to " + str(heads - 1) + " (0-based; " + str(heads) + (heads == 1 ? " head)" : " heads)");
+      "0 to " + str(heads - 1) + " (0-based; " + str(heads) +
+      (per_kv && grouped
+           ? (heads == 1 ? " key/value head, shared by " : " key/value heads, shared by ") +
+                 str(layer.config().heads) + " query heads)"
+           : (heads == 1 ? " head)" : " heads)"));
   const bool per_head = step_info(*kind).per_head;
   if (per_head && head == -1) {
     throw Error("step '" + step + "' has one grid per head: pass head " + head_range);
@@ -593,6 +663,7 @@ CellExplanation explain_cell(const AttentionLayer& layer, const std::string& ste
   out.row = row;
   out.col = col;
   out.value = cell_step->data[row * cols + col];
+  out.kv_head = cell_step->kv_head;
   Explainer(layer, *kind, out).run();
   return out;
 }

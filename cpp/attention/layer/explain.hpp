@@ -31,7 +31,8 @@ struct ExplainQuantity {
 // `summary` ("head 1 of 2"), matching the trace's titles and equations.
 struct CellExplanation {
   std::string step;  // the step id
-  int head = -1;     // 0-based, or -1 for a step shared by all heads
+  int head = -1;     // 0-based, or -1 for a step shared by all heads (k, v, k_rotated: K/V head)
+  int kv_head = -1;  // the key/value head the cell's head is or reads (Step::kv_head), or -1
   std::size_t row = 0, col = 0;
   float value = 0.0f;                       // the cell exactly as the trace holds it
   std::string summary;                      // plain text: what the cell is and how it is made
@@ -52,12 +53,17 @@ struct CellExplanation {
 //  source       (cross-attention) kv[i][c] (= value − PE, as kv itself is not traced) and
 //               PE[i][c] if additive; else a lookup.
 //  q, k, v      terms x_in[i][t] · W[r][t] over t < d_model, where r = h·d_k + c is the row of
-//               the head's W_Q / W_K / W_V block of in_proj_weight (k and v read the "source"
-//               step under cross-attention); quantities: the sum, then the bias b[r].
-//  q_rotated,   RoPE rotates the adjacent pair (2p, 2p+1), p = ⌊c/2⌋, by angle pos·θ_p,
-//  k_rotated    θ_p = 10000^{-2p/d_k}: two terms (index 2p and 2p+1: the pre-rotation values
-//               times cos / ∓sin), quantities: the pair, θ_p, the angle, cos, sin.
-//  scores       terms q_i[t] · k_j[t] over t < d_k (the rotated q, k with RoPE); the sum.
+//               the head's W_Q / W_K / W_V block of in_proj_weight (W_Q's inner rows, then W_K's
+//               and W_V's kv_inner rows; for k and v, h is the key/value head) (k and v read the
+//               "source" step under cross-attention); quantities: the sum, then the bias b[r].
+//  q_rotated,   RoPE (config.rope) rotates the pair (2p, 2p+1), p = ⌊c/2⌋ (interleaved), or
+//  k_rotated    (p, p + d_k/2), p = c mod d_k/2 (rotate_half), by angle pos·θ_p, θ_p =
+//               base^{-2p/d_k} or the spec's rescaled θ_p: two terms (the pair's pre-rotation
+//               values times cos / ∓sin), quantities: the pair, θ_p, the angle, cos, sin.
+//  scores       terms q_i[t] · k_j[t] over t < d_k (the rotated q, k with RoPE), k from the
+//               head's key/value head g = h / (heads / kv_heads); the sum; with grouped-query
+//               attention the summary names g ("K/V head 2 of 2 (0-based 1), shared by heads
+//               3–4") and a quantity "key/value head (0-based)" holds it.
 //  scaled       quantities: S_ij, the scale (1/√d_k, or 1 with scaling off).
 //  alibi        quantities: slope m_h, distance |i − j|; value = −m_h·|i − j|.
 //  masked       quantities: the scaled score, the ALiBi bias (with ALiBi), the mask (0 or −inf).
@@ -66,7 +72,8 @@ struct CellExplanation {
 //               per key k of the row, left = e^{x_ik − max}, right = 1 / sum, product = A_ik
 //               (so the products sum to 1 and term j's product is this cell). A row whose keys
 //               are all masked has zero weights (not NaN): no terms, and says so.
-//  context      terms A_ij · v_j[c] over keys j.
+//  context      terms A_ij · v_j[c] over keys j, v from the head's key/value head (named as in
+//               scores when grouped).
 //  concat       quantities: head index ⌊c / d_k⌋ (0-based), column in head c mod d_k, the
 //               context value (equal to the cell).
 //  output       terms z_i[t] · W_O[c][t] over t < heads·d_k, quantities: the sum, b_O[c];

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -11,22 +12,31 @@
 #include "attention/ops/finite_scan.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/max_pool.hpp"
+#include "attention/ops/rope.hpp"
 #include "attention/ops/sdpa.hpp"
 
 namespace attn {
 
 AttentionLayer::AttentionLayer(const LayerConfig& config)
-    : config_(config), head_dim_(checked_head_dim(config)) {
+    : config_(config), head_dim_(checked_head_dim(config)), kv_heads_(kv_heads_of(config)) {
   if (config.positional == PositionalKind::Alibi) alibi_slopes_ = attn::alibi_slopes(config.heads);
   set_weights(seeded_weights(weight_shape(), config.seed));
 }
 
 WeightShape AttentionLayer::weight_shape() const {
-  return {config_.d_model, config_.heads, inner_dim(), config_.bias, config_.out_proj};
+  WeightShape shape;
+  shape.d_model = config_.d_model;
+  shape.heads = config_.heads;
+  shape.inner = inner_dim();
+  shape.bias = config_.bias;
+  shape.out_proj = config_.out_proj;
+  shape.kv_inner = kv_inner_dim();
+  shape.out_bias = has_out_bias(config_);
+  return shape;
 }
 
 AttentionLayer::AttentionLayer(const LayerConfig& config, const LayerWeightsView& borrowed)
-    : config_(config), head_dim_(checked_head_dim(config)) {
+    : config_(config), head_dim_(checked_head_dim(config)), kv_heads_(kv_heads_of(config)) {
   if (config.positional == PositionalKind::Alibi) alibi_slopes_ = attn::alibi_slopes(config.heads);
   use_weights(borrowed);
   borrowed_ = borrowed;
@@ -46,7 +56,7 @@ void AttentionLayer::use_weights(const LayerWeightsView& weights) {
   const std::size_t d = config_.d_model;
   // W_qᵀ and [W_k; W_v]ᵀ packed straight from the rows of in_proj_weight.
   pack_transposed(ConstMatView(weights.in_proj_weight.data(), inner, d), in_q_packed_);
-  pack_transposed(ConstMatView(weights.in_proj_weight.data() + inner * d, 2 * inner, d),
+  pack_transposed(ConstMatView(weights.in_proj_weight.data() + inner * d, 2 * kv_inner_dim(), d),
                   in_kv_packed_);
   if (config_.out_proj) {
     pack_transposed(ConstMatView(weights.out_proj_weight.data(), d, inner), out_packed_);
@@ -58,10 +68,11 @@ void AttentionLayer::load_safetensors(std::span<const std::uint8_t> bytes) {
 }
 
 std::vector<std::uint8_t> AttentionLayer::save_safetensors() const {
-  return safetensors::write(layer_tensors(weight_view(), weight_shape()),
-                            {{"format", "pt"},
-                             {"heads", std::to_string(config_.heads)},
-                             {"d_model", std::to_string(config_.d_model)}});
+  std::map<std::string, std::string> metadata = {{"format", "pt"},
+                                                 {"heads", std::to_string(config_.heads)},
+                                                 {"d_model", std::to_string(config_.d_model)}};
+  if (kv_heads_ != config_.heads) metadata["kv_heads"] = std::to_string(kv_heads_);
+  return safetensors::write(layer_tensors(weight_view(), weight_shape()), metadata);
 }
 
 void AttentionLayer::validate_forward(std::span<const float> x,
@@ -104,6 +115,8 @@ void AttentionLayer::record(StepKind kind, ConstMatView data, int head) {
   Step step = std::move(spare_steps_[spare_slot(kind, head)]);
   step.kind = kind;
   step.head = head;
+  step.kv_head =
+      head < 0 || step_info(kind).per_kv_head ? head : int(kv_head_of(std::size_t(head)));
   step.shape.assign({data.rows, data.cols});
   step.data.resize(data.rows * data.cols);
   for (std::size_t r = 0; r < data.rows; ++r) {
@@ -113,8 +126,11 @@ void AttentionLayer::record(StepKind kind, ConstMatView data, int head) {
 }
 
 void AttentionLayer::record_heads(StepKind kind, ConstMatView all) {
-  for (std::size_t h = 0; h < config_.heads; ++h) {
-    if (traces(h)) record(kind, all.col_block(h * head_dim_, head_dim_), int(h));
+  const bool kv = step_info(kind).per_kv_head;
+  for (std::size_t h = 0; h < (kv ? kv_heads_ : config_.heads); ++h) {
+    if (kv ? traces_kv(h) : traces(h)) {
+      record(kind, all.col_block(h * head_dim_, head_dim_), int(h));
+    }
   }
 }
 
@@ -141,35 +157,43 @@ ConstMatView AttentionLayer::add_positional(std::span<const float> x, std::size_
 
 AttentionLayer::Projections AttentionLayer::project(ConstMatView input, ConstMatView source,
                                                     bool cross) {
-  // Q = X W_Qᵀ + b_Q, K and V likewise from the source.
+  // Q = X W_Qᵀ + b_Q, K and V likewise from the source (kv_heads heads each).
   const std::size_t n = input.rows, kv_n = source.rows, dk = head_dim_, inner = inner_dim();
+  const std::size_t kv_inner = kv_inner_dim();
   const float* in_bias = config_.bias ? weight_view().in_proj_bias.data() : nullptr;
   const float* kv_bias = in_bias ? in_bias + inner : nullptr;
   Projections p;
   if (!cross) {
-    q_proj_.resize(n, 3 * inner);
+    q_proj_.resize(n, inner + 2 * kv_inner);
     matmul_packed(input, in_q_packed_, q_proj_.view().col_block(0, inner), in_bias);
-    matmul_packed(input, in_kv_packed_, q_proj_.view().col_block(inner, 2 * inner), kv_bias);
+    matmul_packed(input, in_kv_packed_, q_proj_.view().col_block(inner, 2 * kv_inner), kv_bias);
     p.q = q_proj_.view().col_block(0, inner);
-    p.k = q_proj_.view().col_block(inner, inner);
-    p.v = q_proj_.view().col_block(2 * inner, inner);
+    p.k = q_proj_.view().col_block(inner, kv_inner);
+    p.v = q_proj_.view().col_block(inner + kv_inner, kv_inner);
   } else {
     q_proj_.resize(n, inner);
-    kv_proj_.resize(kv_n, 2 * inner);
+    kv_proj_.resize(kv_n, 2 * kv_inner);
     matmul_packed(input, in_q_packed_, q_proj_, in_bias);
     matmul_packed(source, in_kv_packed_, kv_proj_, kv_bias);
     p.q = q_proj_.view();
-    p.k = kv_proj_.view().col_block(0, inner);
-    p.v = kv_proj_.view().col_block(inner, inner);
+    p.k = kv_proj_.view().col_block(0, kv_inner);
+    p.v = kv_proj_.view().col_block(kv_inner, kv_inner);
   }
   record_heads(StepKind::Q, p.q);
   record_heads(StepKind::K, p.k);
   record_heads(StepKind::V, p.v);
   if (config_.positional == PositionalKind::Rope) {
-    for (std::size_t h = 0; h < config_.heads; ++h) {
-      apply_rope(p.q.col_block(h * dk, dk));
-      apply_rope(p.k.col_block(h * dk, dk));
-    }
+    // Row t of every query head and of every key head turns by t·θ_i (config.rope's pairing
+    // and frequencies); keys are rotated once per key/value head, not once per query head.
+    const RopeSpec& spec = config_.rope;
+    const RopeTables<float> tables(std::max(n, kv_n), dk, 1, spec);
+    const auto rotate = [&](MatView head) {
+      for (std::size_t t = 0; t < head.rows; ++t) {
+        rope_rotate_head(head.row(t), dk, tables, t, spec.pairing);
+      }
+    };
+    for (std::size_t h = 0; h < config_.heads; ++h) rotate(p.q.col_block(h * dk, dk));
+    for (std::size_t g = 0; g < kv_heads_; ++g) rotate(p.k.col_block(g * dk, dk));
     record_heads(StepKind::QRotated, p.q);
     record_heads(StepKind::KRotated, p.k);
   }
@@ -204,10 +228,12 @@ void AttentionLayer::attend(const Projections& p, const ForwardOptions& options,
       params.alibi = true;
       params.alibi_slope = alibi_slopes_[h];
     }
+    // Query head h reads the keys and values of its group's head g.
+    const std::size_t g = kv_head_of(h);
     const MatView context = concat_.view().col_block(h * dk, dk);
     const ConstMatView q = p.q.col_block(h * dk, dk);
-    const ConstMatView k = p.k.col_block(h * dk, dk);
-    const ConstMatView v = p.v.col_block(h * dk, dk);
+    const ConstMatView k = p.k.col_block(g * dk, dk);
+    const ConstMatView v = p.v.col_block(g * dk, dk);
     if (flash) {
       flash_attention(q, k, v, params, context, flash_);
       continue;
@@ -239,7 +265,7 @@ void AttentionLayer::project_output(std::size_t n) {
   if (config_.out_proj) {
     result_.output.resize(n, config_.d_model);
     matmul_packed(concat_, out_packed_, result_.output,
-                  config_.bias ? weight_view().out_proj_bias.data() : nullptr);
+                  has_out_bias(config_) ? weight_view().out_proj_bias.data() : nullptr);
   } else {
     result_.output.resize(n, inner);
     std::copy(concat_.data(), concat_.data() + n * inner, result_.output.data());

@@ -1,5 +1,7 @@
 // AttentionLayer: multi-head (self- or cross-) attention with PyTorch nn.MultiheadAttention
-// weights, seeded initialisation, positional encodings, masks, and a full step trace.
+// weights (or a Llama-family block's: grouped-query attention, rotate_half RoPE, q/k/v biases
+// without an output bias), seeded initialisation, positional encodings, masks, and a full step
+// trace.
 #pragma once
 
 #include <cstddef>
@@ -39,7 +41,8 @@ struct ForwardResult {
 
 class AttentionLayer {
  public:
-  // Validates the config (heads dividing d_model, sizes within bounds: limits.hpp) and
+  // Validates the config (heads dividing d_model, kv_heads dividing heads, sizes within bounds,
+  // the RoPE spec: limits.hpp) and
   // initialises the weights from `seed` (seeded_weights in weights.hpp).
   explicit AttentionLayer(const LayerConfig& config);
   // A layer over weights it does not own (a block of a Model's parameter buffer): nothing is
@@ -50,7 +53,13 @@ class AttentionLayer {
 
   const LayerConfig& config() const { return config_; }
   std::size_t head_dim() const { return head_dim_; }
-  std::size_t inner_dim() const { return config_.heads * head_dim_; }
+  std::size_t inner_dim() const { return config_.heads * head_dim_; }  // the queries' width
+  // Key/value heads (config.kv_heads, or heads for 0) and their width kv_heads · d_k.
+  std::size_t kv_heads() const { return kv_heads_; }
+  std::size_t kv_inner_dim() const { return kv_heads_ * head_dim_; }
+  // Query heads per key/value head, and the key/value head query head h reads.
+  std::size_t group_size() const { return config_.heads / kv_heads_; }
+  std::size_t kv_head_of(std::size_t h) const { return h / group_size(); }
   std::size_t output_dim() const { return config_.out_proj ? config_.d_model : inner_dim(); }
   WeightShape weight_shape() const;
   // ALiBi's slope per head (empty unless positional is ALiBi).
@@ -65,7 +74,8 @@ class AttentionLayer {
   LayerWeightsView weight_view() const { return borrowed_ ? *borrowed_ : view_of(weights_); }
 
   // Loads PyTorch state_dict tensors by name: in_proj_weight, out_proj.weight and, with
-  // bias, in_proj_bias and out_proj.bias (F32). Missing, extra or misshapen tensors throw.
+  // bias, in_proj_bias, with an output bias out_proj.bias (F32). Missing, extra or misshapen
+  // tensors throw.
   // (Thin wrappers over weights_io.hpp.)
   void load_safetensors(std::span<const std::uint8_t> bytes);
   std::vector<std::uint8_t> save_safetensors() const;
@@ -88,31 +98,34 @@ class AttentionLayer {
   // The forward's pieces: Q, K, V (RoPE applied); every head's attention into concat_; the
   // output projection.
   struct Projections {
-    MatView q, k, v;  // [n, inner], [kv_n, inner], [kv_n, inner]
+    MatView q, k, v;  // [n, inner], [kv_n, kv_inner], [kv_n, kv_inner]
   };
   Projections project(ConstMatView input, ConstMatView source, bool cross);
   void attend(const Projections& p, const ForwardOptions& options, std::size_t kv_n);
   void project_output(std::size_t n);
   void record(StepKind kind, ConstMatView data, int head = -1);
-  void record_heads(StepKind kind, ConstMatView all);  // one column block per traced head
+  // One column block per traced head: query heads, or key/value heads for a per_kv_head kind.
+  void record_heads(StepKind kind, ConstMatView all);
 
   LayerConfig config_;
   std::size_t head_dim_ = 0;
+  std::size_t kv_heads_ = 0;
   LayerWeights weights_;
   std::optional<LayerWeightsView> borrowed_;  // set: the forward reads these, not weights_
   WeightMagnitudes magnitudes_;  // the float32 range check of forward() (float_range.hpp)
   PackedMatrix in_q_packed_;     // [d_model, inner] = W_qᵀ, packed
-  PackedMatrix in_kv_packed_;    // [d_model, 2·inner] = [W_k; W_v]ᵀ, packed
+  PackedMatrix in_kv_packed_;    // [d_model, 2·kv_inner] = [W_k; W_v]ᵀ, packed
   PackedMatrix out_packed_;      // [inner, d_model] = out_proj_weightᵀ, packed
   std::vector<float> alibi_slopes_;
 
   // Workspace, reused across calls (grows to the largest size seen, never shrinks).
   Matrix input_, source_, positional_;
-  Matrix q_proj_, kv_proj_;  // [n, inner] and [kv_n, 2·inner] (or [n, 3·inner] for self)
-  Matrix concat_;            // [n, inner]
-  Matrix scratch_weights_;   // [n, kv_n] when traced without keeping the weights
-  SdpaWorkspace sdpa_;       // the materialising path's scratch (weights or trace requested)
-  FlashWorkspace flash_;     // the output-only path's scratch
+  // [n, inner] and [kv_n, 2·kv_inner] (or [n, inner + 2·kv_inner] for self)
+  Matrix q_proj_, kv_proj_;
+  Matrix concat_;           // [n, inner]
+  Matrix scratch_weights_;  // [n, kv_n] when traced without keeping the weights
+  SdpaWorkspace sdpa_;      // the materialising path's scratch (weights or trace requested)
+  FlashWorkspace flash_;    // the output-only path's scratch
   ForwardResult result_;
   // The last trace's step buffers, one slot per (kind, head), reused by the next trace so that
   // repeated traced forwards do not reallocate them.
@@ -124,6 +137,10 @@ class AttentionLayer {
   int trace_head_ = -1;  // the head whose per-head steps are recorded, or -1 for all
   bool traces(std::size_t h) const {
     return tracing_ && (trace_head_ < 0 || std::size_t(trace_head_) == h);
+  }
+  // Key/value head g is traced with every head, or with the traced head's group.
+  bool traces_kv(std::size_t g) const {
+    return tracing_ && (trace_head_ < 0 || kv_head_of(std::size_t(trace_head_)) == g);
   }
 };
 

@@ -1,7 +1,9 @@
 // The configuration and forward-size checks against the limits (see limits.hpp).
 #include "attention/layer/limits.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "attention/error.hpp"
@@ -14,6 +16,12 @@ namespace {
 
 std::string str(std::uint64_t value) {
   return std::to_string(value);
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
 }
 
 // "1, 2, 4, 8" style list of the head counts that divide d_model (for the error message).
@@ -29,6 +37,42 @@ void check_length(std::uint64_t length, const char* name) {
   if (length > kMaxSequence) {
     throw Error(std::string(name) + " = " + str(length) + " exceeds the limit of " +
                 str(kMaxSequence) + " tokens");
+  }
+}
+
+// The RoPE spec: refused without positional 'rope' unless it is the default, and checked
+// (even d_k, base, frequencies) with it.
+void check_rope(const LayerConfig& config, std::size_t head_dim) {
+  const RopeSpec& rope = config.rope;
+  const bool is_default = rope.pairing == RopePairing::Interleaved && rope.base == kRopeBase &&
+                          rope.frequencies.empty();
+  if (config.positional != PositionalKind::Rope) {
+    if (!is_default) {
+      throw Error(
+          std::string("a RoPE pairing, base or frequencies was given, but positional is '") +
+          positional_kind_name(config.positional) + "': they apply to positional 'rope'");
+    }
+    return;
+  }
+  if (head_dim % 2 != 0) {
+    throw Error("RoPE rotates pairs of dimensions, so d_k must be even; d_k = " + str(head_dim));
+  }
+  if (!std::isfinite(rope.base) || !(rope.base > 0.0)) {
+    throw Error("the RoPE base (rope_theta) must be a finite number above 0, got " +
+                number(rope.base));
+  }
+  if (!rope.frequencies.empty()) {
+    if (rope.frequencies.size() != head_dim / 2) {
+      throw Error("RoPE frequencies: expected one per pair of dimensions, d_k / 2 = " +
+                  str(head_dim / 2) + ", got " + str(rope.frequencies.size()));
+    }
+    for (std::size_t i = 0; i < rope.frequencies.size(); ++i) {
+      const double f = rope.frequencies[i];
+      if (!std::isfinite(f) || f < 0.0) {
+        throw Error("RoPE frequency θ_" + str(i) + " must be finite and at least 0, got " +
+                    number(f));
+      }
+    }
   }
 }
 
@@ -53,9 +97,20 @@ std::size_t checked_head_dim(const LayerConfig& config) {
   } else if (head_dim > kMaxModelDim) {
     throw Error("headDim must be at most " + str(kMaxModelDim) + ", got " + str(head_dim));
   }
-  if (config.positional == PositionalKind::Rope && head_dim % 2 != 0) {
-    throw Error("RoPE rotates pairs of dimensions, so d_k must be even; d_k = " + str(head_dim));
+  // Grouped-query attention: each key/value head serves heads / kv_heads query heads.
+  const std::string heads = "heads = " + str(config.heads);
+  const std::string kv = "kvHeads = " + str(config.kv_heads);
+  const std::string possible = "; possible kvHeads: " + divisors_of(config.heads);
+  if (config.kv_heads > config.heads) {
+    const std::string why = "each key/value head serves a group of query heads";
+    throw Error("kvHeads must be at most heads (" + why + "): " + kv + " > " + heads + possible);
   }
+  if (config.kv_heads != 0 && config.heads % config.kv_heads != 0) {
+    const std::string why = "query head h reads key/value head h / (heads / kvHeads)";
+    throw Error("kvHeads must divide heads (" + why + "): " + heads + " is not divisible by " + kv +
+                possible);
+  }
+  check_rope(config, head_dim);
   return head_dim;
 }
 

@@ -17,8 +17,10 @@ inline constexpr std::size_t kMaxSequence = 65536;  // n and kv_n
 inline constexpr std::size_t kMaxScoreValues = std::size_t{1} << 26;
 inline constexpr std::size_t kMaxTraceValues = std::size_t{1} << 22;  // traced heads·n·kv_n
 
-// Checks the config's sizes (dModel, heads, headDim, RoPE's even d_k) and returns d_k.
-// Throws attn::Error naming the bad value and the accepted range.
+// Checks the config's sizes (dModel, heads, headDim, kvHeads dividing heads) and its RoPE
+// (even d_k, a base above 0, one finite frequency per pair if given; none of it without
+// positional 'rope') and returns d_k. Throws attn::Error naming the bad value and the accepted
+// range.
 std::size_t checked_head_dim(const LayerConfig& config);
 
 // Checks a forward's sizes for a layer of d_model and `heads` heads: n and kv_n, the lengths of

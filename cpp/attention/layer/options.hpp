@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
+#include "attention/ops/rope.hpp"
 #include "attention/option_kinds.hpp"
 
 namespace attn {
@@ -15,11 +17,30 @@ struct LayerConfig {
   std::size_t d_model = 64;
   std::size_t heads = 4;
   std::size_t head_dim = 0;  // d_k; 0 means d_model / heads (which must then divide d_model)
-  bool bias = true;          // in_proj_bias and out_proj.bias
-  bool out_proj = true;      // false: the output is the concatenated heads (no W_O)
+  // Key/value heads (grouped-query attention): 0 means heads (multi-head attention); otherwise
+  // it must divide heads, and query head h reads key/value head h / (heads / kv_heads) (1:
+  // multi-query attention). in_proj_weight is then [(heads + 2·kv_heads)·d_k, d_model].
+  std::size_t kv_heads = 0;
+  bool bias = true;  // in_proj_bias (the q, k and v biases)
+  // out_proj.bias; unset: as `bias` (Qwen2: bias true, out_bias false). Only with out_proj.
+  std::optional<bool> out_bias;
+  bool out_proj = true;  // false: the output is the concatenated heads (no W_O)
   PositionalKind positional = PositionalKind::None;
+  // With positional Rope: how q and k turn (pairing, base, optional per-pair frequencies). The
+  // default is the walkthrough's interleaved pairs with base 10000; a non-default spec without
+  // positional Rope is refused.
+  RopeSpec rope;
   std::uint32_t seed = 42;  // seeded initialisation of weights and tables
 };
+
+// The key/value heads of a config (kv_heads, or heads for 0).
+inline std::size_t kv_heads_of(const LayerConfig& config) {
+  return config.kv_heads == 0 ? config.heads : config.kv_heads;
+}
+// Whether the layer has out_proj.bias.
+inline bool has_out_bias(const LayerConfig& config) {
+  return config.out_proj && config.out_bias.value_or(config.bias);
+}
 
 struct ForwardOptions {
   std::size_t n = 0;          // queries

@@ -1,6 +1,8 @@
 // Titles and LaTeX equations of traced steps (see step_text.hpp).
 #include "attention/layer/step_text.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "attention/layer/layer.hpp"
@@ -8,6 +10,38 @@
 namespace attn {
 
 namespace {
+
+// A RoPE base as written in the equation: "10000", "1000000", or %g for a fractional one.
+std::string base_text(double base) {
+  char text[32];
+  if (base == std::floor(base) && base < 1e15) {
+    std::snprintf(text, sizeof text, "%.0f", base);
+  } else {
+    std::snprintf(text, sizeof text, "%g", base);
+  }
+  return text;
+}
+
+// RoPE's equation for q or k ("q", "k") under the config's spec: R_Θ on adjacent pairs, or
+// rotate_half on the pairs (i, i + d_k/2); θ_i from the base or rescaled (Llama 3).
+std::string rope_equation(const std::string& v, const RopeSpec& spec) {
+  const std::string theta =
+      spec.frequencies.empty()
+          ? "\\theta_i = " + base_text(spec.base) + "^{-2i/d_k}"
+          : "\\theta_i = " + base_text(spec.base) + "^{-2i/d_k} \\text{ rescaled (Llama 3)}";
+  if (spec.pairing == RopePairing::RotateHalf) {
+    return "\\hat{" + v + "}_{pos} = " + v + "_{pos} \\cos(pos\\,\\theta) + " +
+           "\\operatorname{rotate\\_half}(" + v + "_{pos}) \\sin(pos\\,\\theta),\\ " + theta;
+  }
+  return "\\hat{" + v + "}_{pos} = R_{\\Theta, pos}\\, " + v + "_{pos},\\ " + theta;
+}
+
+// The 1-based key/value head that query head `head`'s equations name (K_{g}, V_{g}).
+std::string kv_label(int head, const StepTextContext& c) {
+  if (head < 0) return "g(%)";
+  const std::size_t group = c.config.heads / kv_heads_of(c.config);
+  return std::to_string(std::size_t(head) / group + 1);
+}
 
 // `%` -> `label` everywhere in `text`.
 std::string substitute(std::string text, const std::string& label) {
@@ -23,6 +57,8 @@ std::string equation(StepKind kind, int head, const StepTextContext& c) {
   const bool additive = is_additive(c.config.positional);
   const bool rope = c.config.positional == PositionalKind::Rope;
   const bool alibi = c.config.positional == PositionalKind::Alibi;
+  // The key/value head a query head reads: its own number unless heads share them.
+  const std::string kv_sub = kv_heads_of(c.config) == c.config.heads ? "%" : kv_label(head, c);
   const std::string bias_term = alibi ? " + B_{%}" : "";
   auto projection = [&](const std::string& m, const std::string& from) {
     const std::string bias = c.config.bias ? " + b_{" + m + ",%}" : "";
@@ -49,13 +85,14 @@ std::string equation(StepKind kind, int head, const StepTextContext& c) {
     case StepKind::V:
       return projection("V", source);
     case StepKind::QRotated:
-      return R"(\hat{q}_{pos} = R_{\Theta, pos}\, q_{pos},\ \theta_i = 10000^{-2i/d_k})";
+      return rope_equation("q", c.config.rope);
     case StepKind::KRotated:
-      return R"(\hat{k}_{pos} = R_{\Theta, pos}\, k_{pos},\ \theta_i = 10000^{-2i/d_k})";
+      return rope_equation("k", c.config.rope);
     case StepKind::Scores: {
       const std::string q = rope ? "\\hat{Q}" : "Q";
       const std::string k = rope ? "\\hat{K}" : "K";
-      return "S_{%} = " + q + "_{%} " + k + "_{%}^\\top,\\quad S_{ij} = q_i \\cdot k_j";
+      return "S_{%} = " + q + "_{%} " + k + "_{" + kv_sub +
+             "}^\\top,\\quad S_{ij} = q_i \\cdot k_j";
     }
     case StepKind::Scaled:
       if (!c.scale) return "\\tilde{S}_{%} = S_{%} \\quad (\\text{scaling off})";
@@ -77,12 +114,12 @@ std::string equation(StepKind kind, int head, const StepTextContext& c) {
              " + M\\right),\\quad A_{ij} = \\frac{e^{x_{ij} - \\max_k x_{ik}}}{\\sum_k "
              "e^{x_{ik} - \\max_k x_{ik}}}";
     case StepKind::Context:
-      return "Z_{%} = A_{%} V_{%},\\quad z_i = \\sum_j A_{ij} v_j";
+      return "Z_{%} = A_{%} V_{" + kv_sub + "},\\quad z_i = \\sum_j A_{ij} v_j";
     case StepKind::Concat:
       return R"(Z = \operatorname{Concat}(Z_1, \ldots, Z_h) \in \mathbb{R}^{n \times h d_k})";
     case StepKind::Output:
       if (!c.config.out_proj) return "Y = Z";
-      return c.config.bias ? R"(Y = Z W_O^\top + b_O)" : R"(Y = Z W_O^\top)";
+      return has_out_bias(c.config) ? R"(Y = Z W_O^\top + b_O)" : R"(Y = Z W_O^\top)";
   }
   return {};
 }
@@ -104,7 +141,18 @@ std::string title(StepKind kind, const StepTextContext& c) {
 StepText step_text(StepKind kind, int head, const StepTextContext& context) {
   const std::string label = head >= 0 ? std::to_string(head + 1) : "%";
   StepText text{title(kind, context), substitute(equation(kind, head, context), label)};
-  if (step_info(kind).per_head && head >= 0) text.title += ", head " + label;
+  const std::size_t heads = context.config.heads, kv = kv_heads_of(context.config);
+  if (step_info(kind).per_kv_head && kv != heads && head >= 0) {
+    // "Keys, K/V head 2 (query heads 3–4)"
+    const std::size_t group = heads / kv, first = std::size_t(head) * group + 1;
+    text.title +=
+        ", K/V head " + label + " (query head" +
+        (group == 1 ? " " + std::to_string(first)
+                    : "s " + std::to_string(first) + "–" + std::to_string(first + group - 1)) +
+        ")";
+  } else if (step_info(kind).per_head && head >= 0) {
+    text.title += ", head " + label;
+  }
   return text;
 }
 

@@ -52,6 +52,10 @@ struct StepInfo {
   const char* rows;   // what a row is: "query", "key" or "position"
   const char* cols;   // what a column is: "key" or "dimension"
   StepCondition appears;
+  // One grid per key/value head (k, v, k_rotated): kv_heads grids, as many as per_head's heads
+  // unless the layer groups its query heads (grouped-query attention); Step::head is then the
+  // key/value head.
+  bool per_kv_head = false;
 };
 
 // Every step, in walkthrough order (= StepKind order).

@@ -14,7 +14,14 @@ namespace attn {
 // and forward from step_text (step_text.hpp).
 struct Step {
   StepKind kind = StepKind::Embedding;
-  int head = -1;                   // 0-based head, or -1 for steps shared by all heads
+  // 0-based head, or -1 for steps shared by all heads. For the steps that are one per key/value
+  // head (k, v, k_rotated: StepInfo::per_kv_head) it is the key/value head, 0 … kv_heads − 1;
+  // for the others, a query head.
+  int head = -1;
+  // The key/value head of a per-head step: for k, v and k_rotated the head itself; for a query
+  // head h's steps, the one its scores and context read, h / (heads / kv_heads) (= h without
+  // grouped-query attention); -1 for shared steps.
+  int kv_head = -1;
   std::vector<std::size_t> shape;  // [rows, cols]
   std::vector<float> data;         // row-major, shape[0] * shape[1] values; -inf = masked
   std::string id() const { return step_id(kind); }

@@ -34,12 +34,12 @@ constexpr const char* kNames[] = {"in_proj_weight", "in_proj_bias", "out_proj.we
 
 std::vector<WeightTensor> weight_tensors(const WeightShape& s) {
   std::vector<WeightTensor> tensors = {
-      {kNames[0], {3 * s.inner, s.d_model}, &LayerWeights::in_proj_weight}};
-  if (s.bias) tensors.push_back({kNames[1], {3 * s.inner}, &LayerWeights::in_proj_bias});
+      {kNames[0], {s.in_rows(), s.d_model}, &LayerWeights::in_proj_weight}};
+  if (s.bias) tensors.push_back({kNames[1], {s.in_rows()}, &LayerWeights::in_proj_bias});
   if (s.out_proj) {
     tensors.push_back({kNames[2], {s.d_model, s.inner}, &LayerWeights::out_proj_weight});
   }
-  if (s.bias && s.out_proj) {
+  if (s.has_out_bias()) {
     tensors.push_back({kNames[3], {s.d_model}, &LayerWeights::out_proj_bias});
   }
   return tensors;
@@ -70,22 +70,22 @@ LayerWeightsView view_of(const LayerWeights& weights) {
 LayerWeights seeded_weights(const WeightShape& s, std::uint32_t seed) {
   LayerWeights init;
   NumpyRandomState rng(seed);
-  init.in_proj_weight.resize(3 * s.inner * s.d_model);
-  const double xavier = std::sqrt(6.0 / double(s.d_model + 3 * s.inner));
+  init.in_proj_weight.resize(s.in_rows() * s.d_model);
+  const double xavier = std::sqrt(6.0 / double(s.d_model + s.in_rows()));
   rng.fill_uniform(init.in_proj_weight, -xavier, xavier);
   if (s.out_proj) {
     init.out_proj_weight.resize(s.d_model * s.inner);
     const double bound = 1.0 / std::sqrt(double(s.inner));
     rng.fill_uniform(init.out_proj_weight, -bound, bound);
   }
+  const double bias_bound = 1.0 / std::sqrt(double(s.d_model));
   if (s.bias) {
-    const double bound = 1.0 / std::sqrt(double(s.d_model));
-    init.in_proj_bias.resize(3 * s.inner);
-    rng.fill_uniform(init.in_proj_bias, -bound, bound);
-    if (s.out_proj) {
-      init.out_proj_bias.resize(s.d_model);
-      rng.fill_uniform(init.out_proj_bias, -bound, bound);
-    }
+    init.in_proj_bias.resize(s.in_rows());
+    rng.fill_uniform(init.in_proj_bias, -bias_bound, bias_bound);
+  }
+  if (s.has_out_bias()) {
+    init.out_proj_bias.resize(s.d_model);
+    rng.fill_uniform(init.out_proj_bias, -bias_bound, bias_bound);
   }
   return init;
 }
@@ -100,10 +100,15 @@ void validate_weights(const LayerWeightsView& weights, const WeightShape& s) {
       if (t.name == name) tensor = &t;
     }
     if (tensor == nullptr) {
-      if (!s.bias && name != kNames[2]) {
+      if (name == kNames[1]) {
         require_empty(values, name, "the layer was created with bias: false");
-      } else if (!s.out_proj && name == kNames[2]) {
+      } else if (name == kNames[3] && !s.bias && !s.out_bias) {
+        require_empty(values, name, "the layer was created with bias: false");
+      } else if (!s.out_proj) {
         require_empty(values, name, "the layer was created without an output projection");
+      } else {  // out_proj.bias with out_bias false
+        require_empty(values, name,
+                      "the layer was created without an output bias (outBias: false)");
       }
       continue;
     }
@@ -125,19 +130,20 @@ void require_finite(std::span<const float> values, const std::string& name) {
 }
 
 WeightMagnitudes weight_magnitudes(const LayerWeightsView& w, const WeightShape& s) {
-  const std::size_t block = s.inner * s.d_model;
+  // Rows [0, inner) are W_q, the next kv rows W_k, the last kv rows W_v (biases likewise).
+  const std::size_t d = s.d_model, q_rows = s.inner, kv_rows = s.kv_rows();
   const std::span<const float> in(w.in_proj_weight);
   const std::span<const float> bias(w.in_proj_bias);
-  auto bias_block = [&](std::size_t b) {
-    return bias.empty() ? 0.0f : finite_scan(bias.subspan(b * s.inner, s.inner)).max_abs;
+  auto bias_block = [&](std::size_t first, std::size_t rows) {
+    return bias.empty() ? 0.0f : finite_scan(bias.subspan(first, rows)).max_abs;
   };
   WeightMagnitudes m;
-  m.q_weight = finite_scan(in.subspan(0, block)).max_abs;
-  m.k_weight = finite_scan(in.subspan(block, block)).max_abs;
-  m.v_weight = finite_scan(in.subspan(2 * block, block)).max_abs;
-  m.q_bias = bias_block(0);
-  m.k_bias = bias_block(1);
-  m.v_bias = bias_block(2);
+  m.q_weight = finite_scan(in.subspan(0, q_rows * d)).max_abs;
+  m.k_weight = finite_scan(in.subspan(q_rows * d, kv_rows * d)).max_abs;
+  m.v_weight = finite_scan(in.subspan((q_rows + kv_rows) * d, kv_rows * d)).max_abs;
+  m.q_bias = bias_block(0, q_rows);
+  m.k_bias = bias_block(q_rows, kv_rows);
+  m.v_bias = bias_block(q_rows + kv_rows, kv_rows);
   m.out_weight = finite_scan(w.out_proj_weight).max_abs;
   m.out_bias = finite_scan(w.out_proj_bias).max_abs;
   return m;
