@@ -14,15 +14,25 @@ double CheckpointHandle::headBytes(val first, double file_size) const {
                                                      std::uint64_t(file_size)));
 }
 
-val CheckpointHandle::begin(val head, double file_size, const std::string& config_json) {
+val CheckpointHandle::begin(val heads, val file_sizes, const std::string& config_json) {
   return guarded([&] {
-    const attn::Gpt2Config config = attn::gpt2_config(attn::ConfigJson(config_json));
-    import_ = std::make_unique<attn::Gpt2Import>(vector_or_empty<std::uint8_t>(head),
-                                                 std::uint64_t(file_size), config);
+    const attn::CheckpointConfig config = attn::checkpoint_config(attn::ConfigJson(config_json));
+    const std::size_t files = heads["length"].as<std::size_t>();
+    std::vector<std::vector<std::uint8_t>> bytes;
+    std::vector<std::span<const std::uint8_t>> spans;
+    std::vector<std::uint64_t> sizes;
+    for (std::size_t f = 0; f < files; ++f) {
+      bytes.push_back(vector_or_empty<std::uint8_t>(heads[f]));
+      sizes.push_back(std::uint64_t(file_sizes[f].as<double>()));
+    }
+    for (const auto& head : bytes) spans.emplace_back(head);
+    import_ = std::make_unique<attn::CheckpointImport>(spans, sizes, config);
+    family_ = config.family;
     val reads = val::array();
     for (std::size_t i = 0; i < import_->reads().size(); ++i) {
-      const attn::Gpt2Read& where = import_->reads()[i];
+      const attn::CheckpointRead& where = import_->reads()[i];
       val entry = val::object();
+      entry.set("file", where.file);
       entry.set("name", where.name);
       entry.set("begin", double(where.begin));
       entry.set("end", double(where.end));
@@ -36,9 +46,10 @@ val CheckpointHandle::begin(val head, double file_size, const std::string& confi
 val CheckpointHandle::tokenizerNeed() const {
   return guarded([&] {
     const std::size_t vocab = import_->model_config().vocab;
-    const attn::DefaultTokenizer fallback = attn::default_tokenizer(vocab);
+    const attn::DefaultTokenizer fallback = attn::default_tokenizer(*family_, vocab);
     val out = val::object();
     out.set("vocab", vocab);
+    out.set("family", std::string(family_->family));
     out.set("gpt2", fallback.gpt2);
     out.set("missing", fallback.missing);
     return out;

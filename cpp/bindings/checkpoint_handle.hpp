@@ -1,4 +1,4 @@
-// CheckpointHandle: a streamed GPT-2 checkpoint import for JS (ATTN_BINDINGS_TRAINING builds only).
+// CheckpointHandle: a streamed checkpoint import for JS (ATTN_BINDINGS_TRAINING builds only).
 #pragma once
 
 #include <cstddef>
@@ -7,20 +7,21 @@
 #include <string>
 #include <vector>
 
-#include "attention/model/gpt2_checkpoint.hpp"
+#include "attention/model/checkpoint_import.hpp"
 #include "bindings/common.hpp"
 #include "bindings/model_handle.hpp"
 
 namespace attn::bindings {
 
-// A streamed GPT-2 checkpoint import: headBytes(first 8 bytes) says how much of the file's start
-// begin() needs; begin(head, config.json's text) lists the reads; for each chunk the JS API writes
-// the file's bytes into buffer(size) and calls read(); finish() hands the model over.
+// A streamed checkpoint import (any family, one file or its shards): headBytes(first 8 bytes)
+// says how much of each file's start begin() needs; begin([head…], [size…], config.json's text)
+// lists the reads ({ file, name, begin, end, whole }); for each chunk the JS API writes the
+// file's bytes into buffer(size) and calls read(); finish() hands the model over.
 class CheckpointHandle {
  public:
   double headBytes(val first, double file_size) const;
-  val begin(val head, double file_size, const std::string& config_json);
-  // { vocab, gpt2, missing } after begin(): the model's vocabulary size, whether GPT-2's own
+  val begin(val heads, val file_sizes, const std::string& config_json);
+  // { vocab, family, gpt2, missing } after begin(): the model's vocabulary size, its family, whether GPT-2's own
   // tokenizer serves when none is given, and otherwise what tokenize says.
   val tokenizerNeed() const;
   // A view of `size` bytes of wasm memory for the next chunk (valid until the next allocation).
@@ -29,7 +30,8 @@ class CheckpointHandle {
   val finish(ModelHandle& model);
 
  private:
-  std::unique_ptr<attn::Gpt2Import> import_;
+  std::unique_ptr<attn::CheckpointImport> import_;
+  const attn::FamilyDescription* family_ = nullptr;
   std::vector<std::uint8_t> buffer_;
 };
 

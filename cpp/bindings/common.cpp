@@ -48,6 +48,27 @@ val model_config_value(const attn::ModelConfig& config) {
   model.set("bias", config.bias);
   model.set("gelu", std::string(attn::gelu_kind_name(config.gelu)));
   model.set("seed", config.seed);
+  if (config.checkpoint) {  // what a checkpoint's config.json switched on, as the core reads it
+    const attn::AttentionShape shape = attn::attention_shape(config);
+    model.set("kvHeads", shape.kv_heads);
+    model.set("headDim", shape.head_dim);
+    model.set("norm", std::string(config.norm == attn::NormKind::RmsNorm ? "rms-norm" : "layer-norm"));
+    model.set("mlpKind", std::string(config.mlp_kind == attn::MlpKind::SwiGlu ? "swiglu" : "gelu"));
+    model.set("mlpWidth", attn::mlp_width(config));
+    model.set("window", config.window);
+    model.set("rope", config.positional != attn::PositionalKind::Rope
+                          ? val::null()
+                          : [&] {
+                              val rope = val::object();
+                              rope.set("pairing",
+                                       std::string(config.rope.pairing == attn::RopePairing::RotateHalf
+                                                       ? "rotate-half"
+                                                       : "interleaved"));
+                              rope.set("base", config.rope.base);
+                              rope.set("scaled", !config.rope.frequencies.empty());
+                              return rope;
+                            }());
+  }
   return model;
 }
 

@@ -10,7 +10,7 @@
 #include "attention/layer/layer.hpp"
 #include "attention/layer/step_text.hpp"
 #include "attention/layer/steps.hpp"
-#include "attention/model/gpt2_checkpoint.hpp"
+#include "attention/model/checkpoint_import.hpp"
 #include "attention/model/model.hpp"
 #include "attention/name_table.hpp"
 #include "attention/ops/embedding.hpp"

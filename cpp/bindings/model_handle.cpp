@@ -48,6 +48,10 @@ val ModelHandle::parameterTable() const {
 
 val ModelHandle::parameter(const std::string& name) {
   return guarded([&] {
+    if (model_->parameter_info(name).half) {  // a 2-byte weight: a widened copy, kept here
+      widened_ = model_->parameter_values(name);
+      return view_of(widened_.data(), widened_.size());
+    }
     const auto values = model_->parameter(name);
     return view_of(values.data(), values.size());
   });

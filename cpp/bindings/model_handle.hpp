@@ -90,6 +90,7 @@ class ModelHandle {
 #endif
   bool traced_ = false;
   std::vector<std::uint8_t> bytes_;
+  std::vector<float> widened_;  // parameter(): the last 2-byte weight asked for, as float
 };
 
 }  // namespace attn::bindings

@@ -6,6 +6,9 @@
 #                       and float64                                  (scripts/data/make-train-golden.py)
 #   tests/data/gpt2/    tiny Hugging Face GPT-2 checkpoints, their logits and attention in float32
 #                       and float64                                  (scripts/data/make-gpt2-golden.py)
+#   tests/data/llama/   tiny Hugging Face Llama, Qwen2 and Mistral checkpoints (F32, BF16, F16), their
+#                       logits and query-head attention in float32 and float64, following
+#                       transformers' eager code                     (scripts/data/make-llama-golden.py)
 # Uses Debian's python3-torch and python3-numpy with /usr/bin/python3 (a pyenv python3 on PATH
 # lacks them); when they are missing, scripts/setup.sh (the one set-up path) installs them.
 # Deterministic: rerunning gives the same bytes.
@@ -31,4 +34,5 @@ export PYTHONDONTWRITEBYTECODE=1
 "$py" "$root/scripts/data/make-numpy-data.py"
 "$py" "$root/scripts/data/make-train-golden.py"
 "$py" "$root/scripts/data/make-gpt2-golden.py"
-log "done: tests/data/golden, tests/data/numpy, tests/data/train and tests/data/gpt2"
+"$py" "$root/scripts/data/make-llama-golden.py"
+log "done: tests/data/golden, tests/data/numpy, tests/data/train, tests/data/gpt2 and tests/data/llama"

@@ -11,26 +11,13 @@
 #include <vector>
 
 #include "attention/error.hpp"
-#include "attention/model/gpt2_checkpoint.hpp"
+#include "attention/model/checkpoint_import.hpp"
 #include "test_support.hpp"
 
 namespace st = attn::safetensors;
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
-
-// As test_model_golden.cpp: our float32 error (L2, from the float64 run) within 4× PyTorch's
-// float32 error, or within 1e-6 of the float64 norm.
-void require_as_accurate(std::span<const float> ours, const std::vector<double>& torch32,
-                         const std::vector<double>& f64, const std::string& what) {
-  INFO(what);
-  REQUIRE(ours.size() == f64.size());
-  REQUIRE(torch32.size() == f64.size());
-  const auto [e_ours, e_torch, scale] = float64_distances(ours, torch32, f64);
-  const double bound = std::max(4.0 * e_torch, 1e-6 * scale);
-  INFO("our error " << e_ours << ", PyTorch float32's " << e_torch << ", float64 norm " << scale);
-  CHECK(e_ours <= bound);
-}
 
 attn::Gpt2Config config_of(const st::File& expected) {
   const auto number = [&](const char* key) { return std::stoul(expected.metadata().at(key)); };
@@ -86,10 +73,10 @@ TEST_CASE("GPT-2 checkpoints match PyTorch's GPT-2 to float32 precision", "[gpt2
     std::vector<std::int32_t> ids;
     for (const double id : expected.f64("ids")) ids.push_back(std::int32_t(id));
     const auto out = model->forward(ids, 1, ids.size());
-    require_as_accurate(out.logits, expected.f64("logits32"), expected.f64("logits64"), "logits");
+    require_as_accurate_as_torch(out.logits, expected.f64("logits32"), expected.f64("logits64"), "logits");
     for (std::size_t l = 0; l < config.layers; ++l) {
       const std::string layer = std::to_string(l);
-      require_as_accurate(out.attention[l], expected.f64("attn32." + layer),
+      require_as_accurate_as_torch(out.attention[l], expected.f64("attn32." + layer),
                           expected.f64("attn64." + layer), "attention of layer " + layer);
     }
   }
@@ -102,16 +89,32 @@ TEST_CASE("an F16 or BF16 checkpoint holds its F32 twin's weights rounded", "[gp
     const auto expected = load_test_data(std::string("gpt2/") + high + ".expected.safetensors");
     const auto a = attn::load_gpt2_checkpoint(checkpoint_bytes(low), config_of(expected));
     const auto b = attn::load_gpt2_checkpoint(checkpoint_bytes(high), config_of(expected));
-    const auto pa = a->parameters(), pb = b->parameters();
-    REQUIRE(pa.size() == pb.size());
-    std::size_t changed = 0;
-    for (std::size_t i = 0; i < pa.size(); ++i) {
-      // round to nearest: within half an ulp of `bits` significant bits (F16 subnormals: 2^-25)
-      const double tolerance = std::max(std::ldexp(std::abs(double(pb[i])), -bits), 0x1p-25);
-      CHECK(std::abs(double(pa[i]) - double(pb[i])) <= tolerance);
-      changed += pa[i] != pb[i];
+    std::size_t changed = 0, total = 0;
+    for (const auto& info : b->parameter_table()) {
+      INFO(info.name);
+      const auto pa = a->parameter_values(info.name), pb = b->parameter_values(info.name);
+      REQUIRE(pa.size() == pb.size());
+      // The weight matrices stay 2-byte, the LayerNorm parameters and biases are float.
+      CHECK(a->parameter_info(info.name).half.has_value() ==
+            (info.shape.size() == 2 && info.name != "pos.weight"));
+      CHECK_FALSE(b->parameter_info(info.name).half);
+      for (std::size_t i = 0; i < pa.size(); ++i) {
+        // round to nearest: within half an ulp of `bits` significant bits (F16 subnormals: 2^-25)
+        const double tolerance = std::max(std::ldexp(std::abs(double(pb[i])), -bits), 0x1p-25);
+        CHECK(std::abs(double(pa[i]) - double(pb[i])) <= tolerance);
+        changed += pa[i] != pb[i];
+      }
+      total += pa.size();
     }
-    CHECK(changed > pa.size() / 2);  // really rounded
+    CHECK(changed > total / 2);  // really rounded
+    // The memory the parameters take: 2 bytes per kept value.
+    CHECK(a->parameter_bytes() < b->parameter_bytes() * 6 / 10);
+    CHECK_THROWS_WITH(a->parameter("layers.0.attn.in_proj_weight"),
+                      ContainsSubstring("is kept in") && ContainsSubstring("no float32 copy"));
+    auto trainable = attn::load_gpt2_checkpoint(checkpoint_bytes(low), config_of(expected));
+    const std::vector<std::int32_t> ids{1, 2, 3};
+    CHECK_THROWS_WITH(trainable->loss_and_gradients(ids, ids, 1, 3),
+                      ContainsSubstring("kept in the checkpoint's 2-byte form"));
   }
 }
 
@@ -271,8 +274,10 @@ TEST_CASE("a checkpoint too large for the tab is refused from its header", "[gpt
   std::vector<std::uint8_t> head(8);
   for (int i = 0; i < 8; ++i) head[i] = std::uint8_t(header.size() >> (8 * i));
   head.insert(head.end(), header.begin(), header.end());
-  CHECK_THROWS_WITH(attn::Gpt2Import(head, head.size() + offset, config),
-                    ContainsSubstring("too large for the tab: 354823168 parameters need 1419 MB"));
+  CHECK_THROWS_WITH(attn::CheckpointImport({head}, {head.size() + offset},
+                                           attn::checkpoint_config(config)),
+                    ContainsSubstring("too large for the tab: 354823168 parameters need 1419 MB (F16 and "
+                                      "BF16 weights kept 2-byte, the others float32)"));
 }
 
 TEST_CASE("the malformed GPT-2 corpus gives its expected messages; its seeds load", "[gpt2]") {

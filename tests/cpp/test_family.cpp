@@ -17,13 +17,13 @@ TEST_CASE("GPT-2's description maps every stored name to our parameter, with lay
   CHECK(qkv->ours == "layers.11.attn.in_proj_weight");
   CHECK(qkv->layer == 11u);
   CHECK(qkv->tensor->layout == attn::StoredLayout::Transposed);
-  CHECK(attn::shape_of(qkv->tensor->shape, 768, 50257, 1024) ==
+  CHECK(attn::shape_of(qkv->tensor->shape, {768, 50257, 1024}) ==
         std::vector<std::size_t>{768, 2304});
   const auto wte = attn::match_tensor(gpt2, "wte.weight");
   REQUIRE(wte);
   CHECK(wte->ours == "embed.weight");
   CHECK_FALSE(wte->layer);
-  CHECK(attn::shape_of(wte->tensor->shape, 768, 50257, 1024) ==
+  CHECK(attn::shape_of(wte->tensor->shape, {768, 50257, 1024}) ==
         std::vector<std::size_t>{50257, 768});
   const auto head = attn::match_tensor(gpt2, "lm_head.weight");
   REQUIRE(head);

@@ -141,3 +141,17 @@ Float64Distances float64_distances(const Ours& ours, const std::vector<double>& 
   d.scale = std::sqrt(d.scale);
   return d;
 }
+
+// The PyTorch golden rule: our float32 error (L2, from the float64 run) within 4× PyTorch's
+// float32 error, or within 1e-6 of the float64 norm.
+template <class Ours>
+void require_as_accurate_as_torch(const Ours& ours, const std::vector<double>& torch32,
+                                  const std::vector<double>& f64, const std::string& what) {
+  INFO(what);
+  REQUIRE(ours.size() == f64.size());
+  REQUIRE(torch32.size() == f64.size());
+  const auto [e_ours, e_torch, scale] = float64_distances(ours, torch32, f64);
+  const double bound = std::max(4.0 * e_torch, 1e-6 * scale);
+  INFO("our error " << e_ours << ", PyTorch float32's " << e_torch << ", float64 norm " << scale);
+  CHECK(e_ours <= bound);
+}

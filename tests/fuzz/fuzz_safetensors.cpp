@@ -29,7 +29,7 @@
 #include "attention/error.hpp"
 #include "attention/io/safetensors.hpp"
 #include "attention/layer/layer.hpp"
-#include "attention/model/gpt2_checkpoint.hpp"
+#include "attention/model/checkpoint_import.hpp"
 
 namespace st = attn::safetensors;
 

@@ -1,7 +1,10 @@
 // Reading config.json (checkpoint_config.hpp): typed members with messages naming the key.
 #include "attention/model/checkpoint_config.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <utility>
 
 #include "attention/error.hpp"
 #include "attention/model/family.hpp"
@@ -36,12 +39,26 @@ std::string describe(const json::Value& value) {
   return "an object";
 }
 
-[[noreturn]] void wrong_type(std::string_view key, const char* expected, const json::Value& value) {
-  throw Error("config.json's " + std::string(key) + " must be " + expected + ", got " +
-              describe(value));
+}  // namespace
+
+void ConfigJson::wrong_type(std::string_view key, const char* expected,
+                            const json::Value& value) const {
+  throw Error(name(key) + " must be " + expected + ", got " + describe(value));
 }
 
-}  // namespace
+std::string ConfigJson::name(std::string_view key) const {
+  return "config.json's " + prefix_ + std::string(key);
+}
+
+ConfigJson::ConfigJson(const json::Value& object, std::string prefix)
+    : root_(object), prefix_(std::move(prefix)) {}
+
+std::optional<ConfigJson> ConfigJson::object(std::string_view key) const {
+  const json::Value* value = member(key);
+  if (value == nullptr) return std::nullopt;
+  if (value->object() == nullptr) wrong_type(key, "an object", *value);
+  return ConfigJson(*value, prefix_ + std::string(key) + ".");
+}
 
 ConfigJson::ConfigJson(std::string_view text) {
   if (first_invalid_utf8(text) != std::string_view::npos) {
@@ -125,6 +142,204 @@ Gpt2Config gpt2_config(const ConfigJson& config) {
   out.scale_attn_by_inverse_layer_idx =
       config.boolean_or("scale_attn_by_inverse_layer_idx", out.scale_attn_by_inverse_layer_idx);
   return out;
+}
+
+namespace {
+
+std::string str(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+// validate(), its message said as the checkpoint's.
+void validate_checkpoint(const ModelConfig& model) {
+  try {
+    validate(model);
+  } catch (const Error& error) {
+    throw Error(std::string("this checkpoint is outside what a tab can load: ") + error.what());
+  }
+}
+
+// Llama 3's rope_scaling, or none ("default"); any other type refused by name.
+std::vector<double> rope_frequencies(const ConfigJson& config, std::size_t head_dim, double base) {
+  const std::optional<ConfigJson> scaling = config.object("rope_scaling");
+  if (!scaling) return {};
+  const std::string type = scaling->string_or("rope_type", scaling->string_or("type", ""));
+  if (type == "default") return {};
+  if (type != "llama3") {
+    throw Error("config.json's rope_scaling has type '" + type.substr(0, 40) +
+                "'; supported: none (null or 'default') and 'llama3' (Llama 3.1 and 3.2)");
+  }
+  Llama3RopeScaling llama3;
+  const auto positive = [&](std::string_view key, double fallback) {
+    const double value = scaling->number_or(key, fallback);
+    if (!(value > 0.0 && std::isfinite(value))) {
+      throw Error(scaling->name(key) + " must be a positive number, got " + str(value));
+    }
+    return value;
+  };
+  llama3.factor = positive("factor", 0.0);
+  llama3.low_freq_factor = positive("low_freq_factor", 0.0);
+  llama3.high_freq_factor = positive("high_freq_factor", 0.0);
+  llama3.original_context = double(scaling->count(
+      "original_max_position_embeddings",
+      scaling->name("original_max_position_embeddings") + " is missing (Llama 3's scaling needs it)"));
+  if (!(llama3.high_freq_factor > llama3.low_freq_factor)) {
+    throw Error(scaling->name("high_freq_factor") + " must be above low_freq_factor, got " +
+                str(llama3.high_freq_factor) + " and " + str(llama3.low_freq_factor));
+  }
+  return llama3_rope_frequencies(head_dim, base, llama3);
+}
+
+// llama, qwen2 and mistral: transformers' LlamaConfig, Qwen2Config and MistralConfig keys.
+CheckpointConfig llama_family_config(const ConfigJson& config, const FamilyDescription& family) {
+  const FamilySizeKeys& keys = family.size_keys;
+  const auto required = [&](std::string_view key) {
+    return config.count(key, "config.json has no " + std::string(key) + "; a " +
+                                 std::string(family.display_name) +
+                                 " config.json has hidden_size, num_hidden_layers, "
+                                 "num_attention_heads, intermediate_size, vocab_size and "
+                                 "max_position_embeddings");
+  };
+  ModelConfig m;
+  m.checkpoint = true;
+  m.seed = 0;  // nothing is drawn: every parameter comes from the file
+  m.d_model = required(keys.d_model);
+  m.layers = required(keys.layers);
+  m.heads = required(keys.heads);
+  m.mlp_width = required("intermediate_size");
+  m.vocab = required(keys.vocab);
+  m.context = required(keys.context);
+  m.kv_heads = config.count_or("num_key_value_heads", m.heads);
+  m.head_dim = config.count_or("head_dim", 0);
+  const auto positive = [&](const char* key, std::size_t value) {
+    if (value == 0) throw Error("config.json needs a positive " + std::string(key) + ", got 0");
+  };
+  positive("hidden_size", m.d_model);
+  positive("num_hidden_layers", m.layers);
+  positive("num_attention_heads", m.heads);
+  positive("num_key_value_heads", m.kv_heads);
+  positive("intermediate_size", m.mlp_width);
+  positive("vocab_size", m.vocab);
+  positive("max_position_embeddings", m.context);
+  const std::string act = config.string_or("hidden_act", "silu");
+  if (act != "silu") {
+    throw Error("config.json's hidden_act is '" + act.substr(0, 40) +
+                "'; supported: silu (SwiGLU, as every " + std::string(family.display_name) +
+                " checkpoint has)");
+  }
+  m.positional = PositionalKind::Rope;
+  m.norm = NormKind::RmsNorm;
+  m.norm_eps = config.number_or("rms_norm_eps", 1e-6);
+  m.layer_norm = true;
+  m.mlp = true;
+  m.mlp_kind = MlpKind::SwiGlu;
+  m.tied = config.boolean_or("tie_word_embeddings", false);
+  m.bias = false;
+  m.rope.pairing = RopePairing::RotateHalf;
+  m.rope.base = config.number_or("rope_theta", 10000.0);
+  if (config.number_or("partial_rotary_factor", 1.0) != 1.0) {
+    throw Error("config.json's partial_rotary_factor is " +
+                str(config.number_or("partial_rotary_factor", 1.0)) +
+                "; supported: 1 (RoPE on every dimension of a head)");
+  }
+  if (family.family == "llama") {
+    const bool attention_bias = config.boolean_or("attention_bias", false);
+    m.qkv_bias = attention_bias;
+    m.out_bias = attention_bias;
+    m.mlp_bias = config.boolean_or("mlp_bias", false);
+  } else if (family.family == "qwen2") {
+    m.qkv_bias = true;  // Qwen2's q/k/v projections always have biases, o_proj and the MLP none
+    if (config.boolean_or("use_sliding_window", false)) {
+      throw Error("config.json has use_sliding_window true (Qwen2's sliding window on the layers "
+                  "from max_window_layers on); supported: false");
+    }
+  } else if (family.family == "mistral") {
+    m.window = config.count_or("sliding_window", 0);
+  }
+  if (m.heads != 0 && m.d_model % m.heads != 0 && m.head_dim == 0) {
+    throw Error("config.json's hidden_size " + std::to_string(m.d_model) +
+                " is not divisible by num_attention_heads " + std::to_string(m.heads) +
+                " (and there is no head_dim)");
+  }
+  validate_checkpoint(m);
+  m.rope.frequencies =
+      rope_frequencies(config, m.head_dim ? m.head_dim : m.d_model / m.heads, m.rope.base);
+  return {&family, m};
+}
+
+}  // namespace
+
+CheckpointConfig checkpoint_config(const Gpt2Config& c) {
+  const FamilyDescription& family = gpt2_family();
+  if (c.model_type != "gpt2") {
+    throw Error("config.json has model_type '" + c.model_type.substr(0, 40) + "'; " +
+                std::string(family.supported) + ", model_type 'gpt2'");
+  }
+  const auto positive = [](const char* field, std::size_t value) {
+    if (value == 0) throw Error(std::string("config.json needs a positive ") + field + ", got 0");
+  };
+  positive("n_layer", c.n_layer);
+  positive("n_head", c.n_head);
+  positive("n_embd", c.n_embd);
+  positive("n_positions", c.n_positions);
+  positive("vocab_size", c.vocab_size);
+  const auto n = [](std::size_t value) { return std::to_string(value); };
+  if (c.n_embd % c.n_head != 0) {
+    throw Error("config.json's n_embd " + n(c.n_embd) + " is not divisible by n_head " +
+                n(c.n_head));
+  }
+  if (c.n_inner != 0 && c.n_inner != 4 * c.n_embd) {
+    throw Error("config.json's n_inner is " + n(c.n_inner) +
+                "; supported: null or 4 · n_embd = " + n(4 * c.n_embd));
+  }
+  if (!(std::abs(c.layer_norm_epsilon - 1e-5) <= 1e-12)) {
+    throw Error("config.json's layer_norm_epsilon is " + std::to_string(c.layer_norm_epsilon) +
+                "; supported: 1e-05 (GPT-2's)");
+  }
+  if (c.activation_function != "gelu_new" && c.activation_function != "gelu_pytorch_tanh" &&
+      c.activation_function != "gelu") {
+    throw Error("config.json's activation_function is '" + c.activation_function.substr(0, 40) +
+                "'; supported: gelu_new, gelu_pytorch_tanh (GELU's tanh form) and gelu (erf)");
+  }
+  if (!c.scale_attn_weights) {
+    throw Error("config.json has scale_attn_weights false; supported: true (scores / √d_k)");
+  }
+  if (c.scale_attn_by_inverse_layer_idx) {
+    throw Error("config.json has scale_attn_by_inverse_layer_idx true; supported: false");
+  }
+  ModelConfig m;
+  m.vocab = c.vocab_size;
+  m.context = c.n_positions;
+  m.d_model = c.n_embd;
+  m.heads = c.n_head;
+  m.layers = c.n_layer;
+  m.positional = PositionalKind::Learned;
+  m.layer_norm = true;
+  m.mlp = true;
+  m.tied = true;
+  m.bias = true;
+  m.gelu = c.activation_function == "gelu" ? GeluKind::Erf : GeluKind::Tanh;
+  m.checkpoint = true;
+  m.seed = 0;  // nothing is drawn: every parameter comes from the file
+  validate_checkpoint(m);
+  return {&family, m};
+}
+
+CheckpointConfig checkpoint_config(const ConfigJson& config) {
+  const std::string model_type = config.string_or("model_type", "gpt2");
+  const FamilyDescription* family = family_of_model_type(model_type);
+  if (family == nullptr) {
+    std::string known;
+    for (const FamilyDescription* each : families()) {
+      known += (known.empty() ? "" : ", ") + std::string(each->model_type);
+    }
+    throw Error("config.json has model_type '" + model_type.substr(0, 40) +
+                "'; supported: " + known);
+  }
+  if (family == &gpt2_family()) return checkpoint_config(gpt2_config(config));
+  return llama_family_config(config, *family);
 }
 
 }  // namespace attn

@@ -1,5 +1,6 @@
-// Reading a Hugging Face GPT-2 checkpoint into a Model, see gpt2_checkpoint.hpp.
-#include "attention/model/gpt2_checkpoint.hpp"
+// Reading a Hugging Face checkpoint into a Model by its family's description, see
+// checkpoint_import.hpp.
+#include "attention/model/checkpoint_import.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,206 +27,278 @@ std::string str(std::uint64_t value) {
   return std::to_string(value);
 }
 
-const FamilyDescription& family() {
-  return gpt2_family();
-}
-
-std::string strip_prefix(const std::string& name) {
-  const std::string_view prefix = family().name_prefix;
-  return name.starts_with(prefix) ? name.substr(prefix.size()) : name;
+std::string strip_prefix(const FamilyDescription& family, const std::string& name) {
+  const std::string_view prefix = family.name_prefix;
+  return !prefix.empty() && name.starts_with(prefix) ? name.substr(prefix.size()) : name;
 }
 
 bool contains(const std::string& text, const char* part) {
   return text.find(part) != std::string::npos;
 }
 
-// A family that is not GPT-2, recognised by its tensor names (for a clear refusal).
-std::optional<std::string> other_family(const std::string& name) {
+// Another family's checkpoint, recognised by a tensor name (for a clear refusal): one of ours
+// (its display name), or a family the core does not read.
+std::optional<std::string> other_family(const FamilyDescription& family, const std::string& name) {
+  for (const FamilyDescription* other : families()) {
+    if (other->tensors.front().stored == family.tensors.front().stored) continue;  // same names
+    if (match_tensor(*other, strip_prefix(*other, name))) {
+      return std::string(other->display_name);
+    }
+  }
   if (name.starts_with("bert.") || contains(name, "embeddings.word_embeddings") ||
       contains(name, "attention.self.query"))
     return "BERT";
-  if (contains(name, "self_attn.q_proj") || contains(name, "model.embed_tokens") ||
-      contains(name, "mlp.gate_proj"))
-    return "Llama";
   if (name.starts_with("gpt_neox.")) return "GPT-NeoX";
   if (contains(name, "encoder.block.") || contains(name, "decoder.block.")) return "T5";
   if (contains(name, "model.decoder.layers.")) return "OPT/BART";
   return std::nullopt;
 }
 
-void check_config(const Gpt2Config& c) {
-  if (c.model_type != "gpt2") {
-    throw Error("config.json has model_type '" + c.model_type.substr(0, 40) + "'; " +
-                std::string(family().supported) + ", model_type 'gpt2'");
+// Where a row block of our fused parameter starts, in values.
+std::size_t block_start(RowBlock rows, const AttentionShape& shape, std::size_t mlp_width,
+                        std::size_t in) {
+  switch (rows) {
+    case RowBlock::Whole:
+    case RowBlock::Query:
+    case RowBlock::Gate:
+      return 0;
+    case RowBlock::Key:
+      return shape.q_width() * in;
+    case RowBlock::Value:
+      return (shape.q_width() + shape.kv_width()) * in;
+    case RowBlock::Up:
+      return mlp_width * in;
   }
-  const auto positive = [](const char* field, std::size_t value) {
-    if (value == 0) throw Error(std::string("config.json needs a positive ") + field + ", got 0");
-  };
-  positive("n_layer", c.n_layer);
-  positive("n_head", c.n_head);
-  positive("n_embd", c.n_embd);
-  positive("n_positions", c.n_positions);
-  positive("vocab_size", c.vocab_size);
-  if (c.n_embd % c.n_head != 0) {
-    throw Error("config.json's n_embd " + str(c.n_embd) + " is not divisible by n_head " +
-                str(c.n_head));
-  }
-  if (c.n_inner != 0 && c.n_inner != 4 * c.n_embd) {
-    throw Error("config.json's n_inner is " + str(c.n_inner) +
-                "; supported: null or 4 · n_embd = " + str(4 * c.n_embd));
-  }
-  if (!(std::abs(c.layer_norm_epsilon - 1e-5) <= 1e-12)) {
-    throw Error("config.json's layer_norm_epsilon is " + std::to_string(c.layer_norm_epsilon) +
-                "; supported: 1e-05 (GPT-2's)");
-  }
-  if (c.activation_function != "gelu_new" && c.activation_function != "gelu_pytorch_tanh" &&
-      c.activation_function != "gelu") {
-    throw Error("config.json's activation_function is '" + c.activation_function.substr(0, 40) +
-                "'; supported: gelu_new, gelu_pytorch_tanh (GELU's tanh form) and gelu (erf)");
-  }
-  if (!c.scale_attn_weights) {
-    throw Error("config.json has scale_attn_weights false; supported: true (scores / √d_k)");
-  }
-  if (c.scale_attn_by_inverse_layer_idx) {
-    throw Error("config.json has scale_attn_by_inverse_layer_idx true; supported: false");
-  }
+  return 0;
 }
 
 }  // namespace
 
-DefaultTokenizer default_tokenizer(std::size_t vocab) {
-  if (vocab >= kGpt2TokenizerVocab) return {true, ""};
+DefaultTokenizer default_tokenizer(const FamilyDescription& family, std::size_t vocab) {
+  if (&family == &gpt2_family() && vocab >= kGpt2TokenizerVocab) return {true, ""};
+  if (&family != &gpt2_family()) {
+    return {false, "this " + std::string(family.display_name) +
+                       " checkpoint needs its own tokenizer: pass loadCheckpoint its "
+                       "tokenizer.json"};
+  }
   return {false, "this checkpoint has " + str(vocab) +
                      " token ids, fewer than GPT-2's tokenizer's " + str(kGpt2TokenizerVocab) +
                      ": pass loadCheckpoint a tokenizer (tokenizer.json, or { vocab, merges })"};
 }
 
-Gpt2Import::Gpt2Import(std::span<const std::uint8_t> head, std::uint64_t file_size,
-                       const Gpt2Config& config) {
+CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_t>>& heads,
+                                   const std::vector<std::uint64_t>& file_sizes,
+                                   const CheckpointConfig& config)
+    : family_(config.family) {
+  if (family_ == nullptr) throw Error("the checkpoint's config names no family");
+  const FamilyDescription& family = *family_;
+  if (heads.empty() || heads.size() != file_sizes.size()) {
+    throw Error("the checkpoint needs at least one file, and each file's size (got " +
+                str(heads.size()) + " files and " + str(file_sizes.size()) + " sizes)");
+  }
   safetensors::Limits limits;
   limits.max_total_bytes = std::numeric_limits<std::size_t>::max();
   limits.max_tensors = 4096;
-  const safetensors::Index index = safetensors::parse_index(head, file_size, limits);
-  if (index.tensors.empty())
-    throw Error("the checkpoint has no tensors; " + std::string(family().supported));
-  for (const auto& tensor : index.tensors) {
-    if (const auto other = other_family(tensor.name)) {
-      throw Error("this looks like a " + *other + " checkpoint (tensor '" +
-                  tensor.name.substr(0, 80) + "'); " + std::string(family().supported));
+  std::vector<safetensors::Index> indexes;
+  for (std::size_t f = 0; f < heads.size(); ++f) {
+    indexes.push_back(safetensors::parse_index(heads[f], file_sizes[f], limits));
+  }
+  const auto in_file = [&](std::size_t f, const std::string& name) {
+    return heads.size() == 1 ? "'" + name + "'" : "'" + name + "' (shard " + str(f + 1) + ")";
+  };
+  std::size_t tensors = 0;
+  for (const auto& index : indexes) tensors += index.tensors.size();
+  if (tensors == 0) throw Error("the checkpoint has no tensors; " + std::string(family.supported));
+  for (const auto& index : indexes) {
+    for (const auto& tensor : index.tensors) {
+      const std::string name = strip_prefix(family, tensor.name);
+      if (match_tensor(family, name) || is_ignored(family, name)) continue;
+      if (const auto other = other_family(family, tensor.name)) {
+        throw Error("this looks like a " + *other + " checkpoint (tensor '" +
+                    tensor.name.substr(0, 80) + "'); " + std::string(family.supported));
+      }
     }
   }
-  check_config(config);
-  const std::size_t d = config.n_embd, vocab = config.vocab_size, context = config.n_positions;
+  const ModelConfig& mc = config.model;
+  const AttentionShape shape = attention_shape(mc);
+  const FamilySizes sizes{mc.d_model,        mc.vocab,          mc.context,
+                          shape.q_width(),   shape.kv_width(),  mlp_width(mc)};
 
-  // Layers present in the file, to name a disagreement with n_layer.
+  // Layers present in the files, to name a disagreement with the config.
   std::size_t file_layers = 0;
-  for (const auto& tensor : index.tensors) {
-    if (const auto layer = layer_of(family(), strip_prefix(tensor.name))) {
-      file_layers = std::max(file_layers, *layer + 1);
+  for (const auto& index : indexes) {
+    for (const auto& tensor : index.tensors) {
+      if (const auto layer = layer_of(family, strip_prefix(family, tensor.name))) {
+        file_layers = std::max(file_layers, *layer + 1);
+      }
     }
   }
-  if (file_layers != config.n_layer) {
-    throw Error("config.json says n_layer " + str(config.n_layer) + " but the checkpoint has " +
-                str(file_layers) + " layers (h.0 … h." + str(file_layers ? file_layers - 1 : 0) +
-                ")");
+  if (file_layers != mc.layers) {
+    const std::string first = stored_name(family, "layers.0.ln1.weight");
+    const std::string layer = first.substr(0, first.find(".0.") + 1);  // "h." or "model.layers."
+    throw Error("config.json says " + std::string(family.size_keys.layers) + " " +
+                str(mc.layers) + " but the checkpoint has " + str(file_layers) + " layers (" +
+                layer + "0 … " + layer + str(file_layers ? file_layers - 1 : 0) + ")");
   }
-
-  ModelConfig model_config;
-  model_config.vocab = vocab;
-  model_config.context = context;
-  model_config.d_model = d;
-  model_config.heads = config.n_head;
-  model_config.layers = config.n_layer;
-  model_config.positional = PositionalKind::Learned;
-  model_config.layer_norm = true;
-  model_config.mlp = true;
-  model_config.tied = true;
-  model_config.bias = true;
-  model_config.gelu = config.activation_function == "gelu" ? GeluKind::Erf : GeluKind::Tanh;
-  model_config.checkpoint = true;
-  model_config.seed = 0;  // nothing is drawn: every parameter comes from the file
-  try {
-    validate(model_config);
-  } catch (const Error& error) {
-    throw Error(std::string("this checkpoint is outside what a tab can load: ") + error.what());
-  }
-  // Parameters: embed, pos, per layer 12·d² + 13·d, ln_f.
-  const std::uint64_t per_layer = 12 * std::uint64_t{d} * d + 13 * std::uint64_t{d};
-  const std::uint64_t parameters = std::uint64_t{vocab} * d + std::uint64_t{context} * d +
-                                   per_layer * config.n_layer + 2 * std::uint64_t{d};
-  if (parameters * 4 > kMaxCheckpointParameterBytes) {
-    throw Error("this checkpoint is too large for the tab: " + str(parameters) +
-                " parameters need " + str(parameters * 4 / 1000000) +
-                " MB as float32, the limit is " + str(kMaxCheckpointParameterBytes / 1000000) +
-                " MB (gpt2 and distilgpt2 fit; gpt2-medium and larger do not)");
-  }
-
-  std::map<std::string, std::string> seen;  // our parameter → the file's name (duplicates)
-  std::vector<std::pair<const safetensors::TensorInfo*, Target>> found;
-  for (const auto& tensor : index.tensors) {
-    const std::string name = strip_prefix(tensor.name);
-    if (is_ignored(family(), name)) continue;
-    const auto match = match_tensor(family(), name);
-    if (!match) {
-      throw Error("the checkpoint's tensor '" + tensor.name.substr(0, 80) + "' " +
-                  shape_text(tensor.shape) + " is not a GPT-2 tensor; " +
-                  std::string(family().supported));
-    }
-    if (match->layer && *match->layer >= config.n_layer) {
-      throw Error("tensor '" + tensor.name + "' is in a layer past n_layer " + str(config.n_layer));
-    }
-    const std::vector<std::size_t> stored_shape = shape_of(match->tensor->shape, d, vocab, context);
-    if (tensor.shape != stored_shape) {
-      throw Error("the checkpoint's tensor '" + tensor.name + "' has shape " +
-                  shape_text(tensor.shape) + ", config.json (n_embd " + str(d) + ", vocab_size " +
-                  str(vocab) + ", n_positions " + str(context) + ") needs " +
-                  shape_text(stored_shape));
-    }
-    if (tensor.dtype == safetensors::DType::U8 || tensor.dtype == safetensors::DType::Bool) {
-      throw Error("the checkpoint's tensor '" + tensor.name + "' is " +
-                  safetensors::dtype_name(tensor.dtype) + "; supported: F32, F16, BF16 (and F64)");
-    }
-    const bool tied_copy = match->tensor->layout == StoredLayout::TiedCopy;
-    const std::string key = tied_copy ? std::string(match->tensor->stored) : match->ours;
-    if (!seen.emplace(key, tensor.name).second) {
-      throw Error("the checkpoint has both '" + seen[key] + "' and '" + tensor.name +
-                  "' (the same tensor with and without the transformer. prefix)");
-    }
+  const FamilySizeKeys& keys = family.size_keys;
+  const std::string sizes_text =
+      std::string(keys.d_model) + " " + str(mc.d_model) + ", " + std::string(keys.vocab) + " " +
+      str(mc.vocab) +
+      (mc.positional == PositionalKind::Learned
+           ? ", " + std::string(keys.context) + " " + str(mc.context)
+           : ", " + std::string(keys.heads) + " " + str(shape.heads) + " of head_dim " +
+                 str(shape.head_dim) + ", num_key_value_heads " + str(shape.kv_heads) +
+                 ", intermediate_size " + str(sizes.mlp_width));
+  const std::vector<ParameterInfo> table = parameter_layout(mc);
+  std::map<std::string, std::string> seen;  // our parameter's block → the file's name
+  struct Found {
+    std::size_t file;
+    const safetensors::TensorInfo* tensor;
+    std::uint64_t data_offset;
     Target target;
-    target.parameter = match->ours;
-    target.transpose = match->tensor->layout == StoredLayout::Transposed;
-    target.compare_to_embed = tied_copy;
-    target.dtype = tensor.dtype;
-    target.shape = tensor.shape;
-    found.emplace_back(&tensor, std::move(target));
-  }
-
-  model_ = std::make_unique<Model>(model_config);
-  for (const auto& info : model_->parameter_table()) {
-    if (!seen.count(info.name)) {
-      throw Error("the checkpoint has no tensor for '" + info.name + "' " + shape_text(info.shape) +
-                  " (GPT-2 name: " + stored_name(family(), info.name) +
-                  "); is it a GPT-2 checkpoint?");
+  };
+  std::vector<Found> found;
+  const auto block_key = [](const std::string& ours, RowBlock rows) {
+    return ours + "#" + str(std::uint64_t(rows));
+  };
+  for (std::size_t f = 0; f < indexes.size(); ++f) {
+    for (const auto& tensor : indexes[f].tensors) {
+      const std::string name = strip_prefix(family, tensor.name);
+      if (is_ignored(family, name)) continue;
+      const auto match = match_tensor(family, name);
+      if (!match) {
+        throw Error("the checkpoint's tensor " + in_file(f, tensor.name.substr(0, 80)) + " " +
+                    shape_text(tensor.shape) + " is not a " + std::string(family.display_name) +
+                    " tensor; " + std::string(family.supported));
+      }
+      if (match->layer && *match->layer >= mc.layers) {
+        throw Error("tensor '" + tensor.name + "' is in a layer past " +
+                    std::string(family.size_keys.layers) + " " + str(mc.layers));
+      }
+      const StoredLayout layout = match->tensor->layout;
+      const bool tied_copy =
+          layout == StoredLayout::TiedCopy || (layout == StoredLayout::Unembedding && mc.tied);
+      const std::string ours = tied_copy ? "embed.weight" : match->ours;
+      bool known = false;
+      for (const auto& info : table) known = known || info.name == ours;
+      if (!known) {
+        throw Error("the checkpoint has tensor '" + tensor.name.substr(0, 80) +
+                    "', which this config.json has no place for (its biases or tied "
+                    "embeddings say otherwise)");
+      }
+      const std::vector<std::size_t> stored_shape = shape_of(match->tensor->shape, sizes);
+      if (tensor.shape != stored_shape) {
+        throw Error("the checkpoint's tensor '" + tensor.name + "' has shape " +
+                    shape_text(tensor.shape) + ", config.json (" + sizes_text +
+                    ") needs " + shape_text(stored_shape));
+      }
+      if (tensor.dtype == safetensors::DType::U8 || tensor.dtype == safetensors::DType::Bool) {
+        throw Error("the checkpoint's tensor '" + tensor.name + "' is " +
+                    safetensors::dtype_name(tensor.dtype) +
+                    "; supported: F32, F16, BF16 (and F64)");
+      }
+      const std::string key =
+          tied_copy ? std::string(match->tensor->stored) : block_key(ours, match->tensor->rows);
+      if (!seen.emplace(key, tensor.name).second) {
+        throw Error("the checkpoint has both '" + seen[key] + "' and '" + tensor.name +
+                    "' (the same tensor twice" +
+                    (family.name_prefix.empty()
+                         ? std::string(")")
+                         : ", with and without the " + std::string(family.name_prefix) +
+                               " prefix)"));
+      }
+      Target target;
+      target.parameter = ours;
+      target.first_value =
+          tied_copy ? 0
+                    : block_start(match->tensor->rows, shape, mlp_width(mc),
+                                  stored_shape.size() == 2 ? stored_shape[1] : 1);
+      target.transpose = layout == StoredLayout::Transposed;
+      target.compare_to_embed = tied_copy;
+      target.dtype = tensor.dtype;
+      target.shape = tensor.shape;
+      found.push_back({f, &tensor, indexes[f].data_offset, std::move(target)});
     }
   }
-  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-    if (a.second.compare_to_embed != b.second.compare_to_embed) return b.second.compare_to_embed;
-    return a.first->begin < b.first->begin;
+  // A weight matrix whose stored tensors are all F16 (or all BF16) stays in that form; the memory
+  // that takes is known from the headers alone.
+  std::vector<std::pair<std::string, HalfKind>> kept_half;
+  std::uint64_t bytes = 0, parameters = 0;
+  for (const auto& info : table) {
+    std::optional<HalfKind> kind;
+    if (info.shape.size() == 2 && info.name != "pos.weight") {
+      bool any = false, all_f16 = true, all_bf16 = true;
+      for (const Found& each : found) {
+        if (each.target.parameter != info.name || each.target.compare_to_embed) continue;
+        any = true;
+        all_f16 = all_f16 && each.target.dtype == safetensors::DType::F16;
+        all_bf16 = all_bf16 && each.target.dtype == safetensors::DType::BF16;
+      }
+      all_f16 = all_f16 && any;
+      all_bf16 = all_bf16 && any;
+      if (all_bf16) kind = HalfKind::BF16;
+      if (all_f16) kind = HalfKind::F16;
+    }
+    if (kind) kept_half.emplace_back(info.name, *kind);
+    parameters += info.size;
+    bytes += std::uint64_t{info.size} * (kind ? 2 : 4);
+  }
+  if (bytes > kMaxCheckpointParameterBytes) {
+    throw Error("this checkpoint is too large for the tab: " + str(parameters) +
+                " parameters need " + str(bytes / 1000000) + " MB (F16 and BF16 weights kept " +
+                "2-byte, the others float32), the limit is " +
+                str(kMaxCheckpointParameterBytes / 1000000) +
+                " MB (gpt2, SmolLM2-135M and -360M and Qwen2.5-0.5B fit; gpt2-medium in float32, "
+                "TinyLlama-1.1B and larger do not)");
+  }
+  // Every block of every parameter: the blocks a fused parameter is stored in, or it whole.
+  for (const auto& info : table) {
+    bool fused = false;
+    for (const FamilyTensor& tensor : family.tensors) {
+      std::optional<std::size_t> layer;
+      if (tensor.rows == RowBlock::Whole || tensor.layout == StoredLayout::TiedCopy) continue;
+      const auto match = match_tensor(family, stored_name(family, info.name, tensor.rows));
+      if (!match || match->ours != info.name || match->tensor != &tensor) continue;
+      fused = true;
+      if (!seen.count(block_key(info.name, tensor.rows))) {
+        throw Error("the checkpoint has no tensor '" +
+                    stored_name(family, info.name, tensor.rows) + "', which config.json says it has (" +
+                    info.name + " " + shape_text(info.shape) + ")");
+      }
+    }
+    if (!fused && !seen.count(block_key(info.name, RowBlock::Whole))) {
+      throw Error("the checkpoint has no tensor for '" + info.name + "' " + shape_text(info.shape) +
+                  " (" + std::string(family.display_name) + " name: " +
+                  stored_name(family, info.name) + "); is it a " +
+                  std::string(family.display_name) + " checkpoint?");
+    }
+  }
+  for (Found& each : found) {
+    for (const auto& [name, kind] : kept_half) {
+      if (name == each.target.parameter && !each.target.compare_to_embed) each.target.half = kind;
+    }
+  }
+  model_ = std::make_unique<Model>(mc, kept_half);
+  std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    if (a.target.compare_to_embed != b.target.compare_to_embed) return b.target.compare_to_embed;
+    if (a.file != b.file) return a.file < b.file;
+    return a.tensor->begin < b.tensor->begin;
   });
-  for (auto& [tensor, target] : found) {
-    reads_.push_back({tensor->name, index.data_offset + std::uint64_t{tensor->begin},
-                      index.data_offset + std::uint64_t{tensor->end}});
-    targets_.push_back(std::move(target));
+  for (auto& each : found) {
+    reads_.push_back({each.file, each.tensor->name,
+                      each.data_offset + std::uint64_t{each.tensor->begin},
+                      each.data_offset + std::uint64_t{each.tensor->end}});
+    targets_.push_back(std::move(each.target));
   }
 }
 
-void Gpt2Import::read(std::size_t index, std::span<const std::uint8_t> bytes,
+void CheckpointImport::read(std::size_t index, std::span<const std::uint8_t> bytes,
                       std::uint64_t offset) {
   if (index >= reads_.size()) {
     throw Error("read index " + str(index) + " is out of range: " + str(reads_.size()) +
                 " tensors");
   }
-  const Gpt2Read& where = reads_[index];
+  const CheckpointRead& where = reads_[index];
   Target& target = targets_[index];
   const std::uint64_t total = where.end - where.begin;
   const std::size_t size = safetensors::dtype_size(target.dtype);
@@ -236,44 +309,63 @@ void Gpt2Import::read(std::size_t index, std::span<const std::uint8_t> bytes,
                 str(target.received) + ", got " + str(bytes.size()) + " at byte " + str(offset) +
                 " (a truncated read?)");
   }
-  const std::span<float> parameter = model_->parameter(target.parameter);
-  const std::size_t first = std::size_t(offset / size);
-  const std::span<float> part = parameter.subspan(first, bytes.size() / size);
-  if (target.compare_to_embed) {
-    scratch_.resize(part.size());
-    safetensors::convert_to_f32(target.dtype, bytes, scratch_);
-    for (std::size_t i = 0; i < part.size(); ++i) {
-      if (!(scratch_[i] == part[i])) {
-        throw Error("lm_head.weight differs from wte.weight (at value " + str(first + i) +
-                    "): an untied output layer is not supported; GPT-2 ties them");
-      }
-    }
-  } else if (target.transpose) {
-    // stored [in, out] (Conv1D), ours [out, in]
-    const std::size_t in = target.shape[0], out = target.shape[1];
-    scratch_.resize(parameter.size());
-    safetensors::convert_to_f32(target.dtype, bytes, scratch_);
-    for (std::size_t i = 0; i < in; ++i) {
-      for (std::size_t o = 0; o < out; ++o) parameter[o * in + i] = scratch_[i * out + o];
-    }
-  } else {
-    safetensors::convert_to_f32(target.dtype, bytes, part);
-  }
-  for (std::size_t i = 0; i < part.size(); ++i) {
-    if (!std::isfinite(part[i])) {
+  const std::size_t first = std::size_t(offset / size), count = bytes.size() / size;
+  scratch_.resize(count);  // the chunk as float: checked, compared or stored
+  safetensors::convert_to_f32(target.dtype, bytes, scratch_);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(scratch_[i])) {
       throw Error("tensor '" + where.name + "' holds a non-finite value (NaN or infinity)");
     }
-    if (std::abs(part[i]) > kMaxCheckpointWeight) {
+    if (std::abs(scratch_[i]) > kMaxCheckpointWeight) {
       char value[32];
-      std::snprintf(value, sizeof value, "%g", double(part[i]));
+      std::snprintf(value, sizeof value, "%g", double(scratch_[i]));
       throw Error("tensor '" + where.name + "' holds " + value + "; supported: |value| <= 1e+05 " +
-                  "(a trained GPT-2's weights are far smaller; these could overflow float32)");
+                  "(a trained model's weights are far smaller; these could overflow float32)");
+    }
+  }
+  if (target.compare_to_embed) {
+    embed_scratch_.resize(count);
+    model_->stored_weights("embed.weight").rows(first, count, 1, embed_scratch_.data());
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!(scratch_[i] == embed_scratch_[i])) {
+        throw Error("lm_head.weight differs from " + stored_name(*family_, "embed.weight") +
+                    " (at value " + str(first + i) + "): " +
+                    (family_ == &gpt2_family()
+                         ? "an untied output layer is not supported; GPT-2 ties them"
+                         : "config.json's tie_word_embeddings is true, so they must be equal"));
+      }
+    }
+  } else if (target.half) {
+    // the stored 2-byte values (little-endian), as they are
+    const std::span<std::uint16_t> parameter = model_->half_parameter(target.parameter);
+    const auto value = [&](std::size_t i) {
+      return std::uint16_t(bytes[2 * i] | (bytes[2 * i + 1] << 8));
+    };
+    if (target.transpose) {  // stored [in, out] (Conv1D), ours [out, in]
+      const std::size_t in = target.shape[0], out = target.shape[1];
+      for (std::size_t i = 0; i < in; ++i) {
+        for (std::size_t o = 0; o < out; ++o) parameter[o * in + i] = value(i * out + o);
+      }
+    } else {
+      std::uint16_t* to = parameter.data() + target.first_value + first;
+      for (std::size_t i = 0; i < count; ++i) to[i] = value(i);
+    }
+  } else {
+    const std::span<float> parameter = model_->parameter(target.parameter);
+    if (target.transpose) {  // stored [in, out] (Conv1D), ours [out, in]
+      const std::size_t in = target.shape[0], out = target.shape[1];
+      for (std::size_t i = 0; i < in; ++i) {
+        for (std::size_t o = 0; o < out; ++o) parameter[o * in + i] = scratch_[i * out + o];
+      }
+    } else {
+      std::copy(scratch_.begin(), scratch_.end(),
+                parameter.begin() + std::ptrdiff_t(target.first_value + first));
     }
   }
   target.received += bytes.size();
 }
 
-std::unique_ptr<Model> Gpt2Import::finish() {
+std::unique_ptr<Model> CheckpointImport::finish() {
   for (std::size_t i = 0; i < reads_.size(); ++i) {
     if (targets_[i].received != reads_[i].end - reads_[i].begin) {
       throw Error("tensor '" + reads_[i].name + "' was not read whole (" +
@@ -282,14 +374,18 @@ std::unique_ptr<Model> Gpt2Import::finish() {
     }
   }
   std::vector<float>().swap(scratch_);
+  std::vector<float>().swap(embed_scratch_);
   return std::move(model_);
 }
 
-std::unique_ptr<Model> load_gpt2_checkpoint(std::span<const std::uint8_t> file,
-                                            const Gpt2Config& config) {
-  Gpt2Import import(file, file.size(), config);
+std::unique_ptr<Model> load_checkpoint(const std::vector<std::span<const std::uint8_t>>& files,
+                                       const CheckpointConfig& config) {
+  std::vector<std::uint64_t> sizes;
+  for (const auto& file : files) sizes.push_back(file.size());
+  CheckpointImport import(files, sizes, config);
   for (std::size_t i = 0; i < import.reads().size(); ++i) {
-    const Gpt2Read& where = import.reads()[i];
+    const CheckpointRead& where = import.reads()[i];
+    const auto file = files[where.file];
     const std::size_t total = std::size_t(where.end - where.begin);
     const std::size_t chunk = import.needs_whole(i) ? total : 65536;
     for (std::size_t at = 0; at < total; at += chunk) {  // every shape is non-empty
@@ -297,6 +393,11 @@ std::unique_ptr<Model> load_gpt2_checkpoint(std::span<const std::uint8_t> file,
     }
   }
   return import.finish();
+}
+
+std::unique_ptr<Model> load_gpt2_checkpoint(std::span<const std::uint8_t> file,
+                                            const Gpt2Config& config) {
+  return load_checkpoint({file}, checkpoint_config(config));
 }
 
 }  // namespace attn

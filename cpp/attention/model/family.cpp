@@ -37,7 +37,93 @@ std::vector<FamilyTensor> gpt2_tensors() {
   return tensors;
 }
 
+// The Llama family's tensors (transformers' LlamaForCausalLM, Qwen2ForCausalLM,
+// MistralForCausalLM): nn.Linear weights [out, in] as ours, q/k/v into in_proj's row blocks,
+// gate/up into SwiGLU's fc; biases only where the config has them (the model's parameter table
+// says which are expected).
+std::vector<FamilyTensor> llama_tensors() {
+  using enum Dim;
+  const std::string m = "model.layers.{i}.", ours = "layers.{i}.";
+  std::vector<FamilyTensor> tensors{{"model.embed_tokens.weight", "embed.weight", {Vocab, DModel}}};
+  tensors.push_back({m + "input_layernorm.weight", ours + "ln1.weight", {DModel}});
+  const std::pair<const char*, std::pair<RowBlock, Dim>> qkv[] = {
+      {"q_proj", {RowBlock::Query, QWidth}},
+      {"k_proj", {RowBlock::Key, KvWidth}},
+      {"v_proj", {RowBlock::Value, KvWidth}}};
+  for (const auto& [name, block] : qkv) {
+    const std::string stored = m + "self_attn." + name;
+    tensors.push_back({stored + ".weight", ours + "attn.in_proj_weight", {block.second, DModel},
+                       StoredLayout::AsIs, block.first});
+    tensors.push_back({stored + ".bias", ours + "attn.in_proj_bias", {block.second},
+                       StoredLayout::AsIs, block.first});
+  }
+  tensors.push_back({m + "self_attn.o_proj.weight", ours + "attn.out_proj.weight", {DModel, QWidth}});
+  tensors.push_back({m + "self_attn.o_proj.bias", ours + "attn.out_proj.bias", {DModel}});
+  tensors.push_back({m + "post_attention_layernorm.weight", ours + "ln2.weight", {DModel}});
+  tensors.push_back({m + "mlp.gate_proj.weight", ours + "mlp.fc.weight", {MlpWidth, DModel},
+                     StoredLayout::AsIs, RowBlock::Gate});
+  tensors.push_back({m + "mlp.up_proj.weight", ours + "mlp.fc.weight", {MlpWidth, DModel},
+                     StoredLayout::AsIs, RowBlock::Up});
+  tensors.push_back({m + "mlp.gate_proj.bias", ours + "mlp.fc.bias", {MlpWidth},
+                     StoredLayout::AsIs, RowBlock::Gate});
+  tensors.push_back({m + "mlp.up_proj.bias", ours + "mlp.fc.bias", {MlpWidth},
+                     StoredLayout::AsIs, RowBlock::Up});
+  tensors.push_back({m + "mlp.down_proj.weight", ours + "mlp.proj.weight", {DModel, MlpWidth}});
+  tensors.push_back({m + "mlp.down_proj.bias", ours + "mlp.proj.bias", {DModel}});
+  tensors.push_back({"model.norm.weight", "ln_f.weight", {DModel}});
+  tensors.push_back({"lm_head.weight", "unembed.weight", {Vocab, DModel}, StoredLayout::Unembedding});
+  return tensors;
+}
+
+FamilyDescription llama_shaped(std::string_view family, std::string_view display,
+                               std::string_view supported) {
+  return FamilyDescription{
+      .family = family,
+      .model_type = family,
+      .display_name = display,
+      .supported = supported,
+      .name_prefix = "",
+      .size_keys = {"num_hidden_layers", "num_attention_heads", "hidden_size",
+                    "max_position_embeddings", "", "vocab_size"},
+      .tensors = llama_tensors(),
+      // Older conversions keep RoPE's inverse frequencies as a buffer.
+      .ignored = {"model.layers.{i}.self_attn.rotary_emb.inv_freq"},
+  };
+}
+
 }  // namespace
+
+const FamilyDescription& llama_family() {
+  static const FamilyDescription llama = llama_shaped(
+      "llama", "Llama",
+      "supported: Llama-family checkpoints (LlamaForCausalLM: Llama 2 and 3, SmolLM2, TinyLlama)");
+  return llama;
+}
+
+const FamilyDescription& qwen2_family() {
+  static const FamilyDescription qwen2 =
+      llama_shaped("qwen2", "Qwen2", "supported: Qwen2 and Qwen2.5 checkpoints (Qwen2ForCausalLM)");
+  return qwen2;
+}
+
+const FamilyDescription& mistral_family() {
+  static const FamilyDescription mistral =
+      llama_shaped("mistral", "Mistral", "supported: Mistral checkpoints (MistralForCausalLM)");
+  return mistral;
+}
+
+std::span<const FamilyDescription* const> families() {
+  static const FamilyDescription* const all[] = {&gpt2_family(), &llama_family(), &qwen2_family(),
+                                                 &mistral_family()};
+  return all;
+}
+
+const FamilyDescription* family_of_model_type(std::string_view model_type) {
+  for (const FamilyDescription* family : families()) {
+    if (family->model_type == model_type) return family;
+  }
+  return nullptr;
+}
 
 const FamilyDescription& gpt2_family() {
   static const FamilyDescription gpt2{
@@ -126,34 +212,42 @@ std::optional<std::size_t> layer_of(const FamilyDescription& family, std::string
   return std::nullopt;
 }
 
-std::string stored_name(const FamilyDescription& family, std::string_view ours) {
+std::string stored_name(const FamilyDescription& family, std::string_view ours, RowBlock rows) {
   for (const FamilyTensor& tensor : family.tensors) {
-    if (tensor.layout == StoredLayout::TiedCopy) continue;
+    if (tensor.layout == StoredLayout::TiedCopy || tensor.rows != rows) continue;
     std::optional<std::size_t> layer;
     if (matches(tensor.ours, ours, layer)) return with_layer(tensor.stored, layer);
   }
   return std::string(ours);
 }
 
-std::vector<std::size_t> shape_of(const std::vector<Dim>& shape, std::size_t d_model,
-                                  std::size_t vocab, std::size_t context) {
+std::vector<std::size_t> shape_of(const std::vector<Dim>& shape, const FamilySizes& sizes) {
   std::vector<std::size_t> out;
   for (const Dim dim : shape) {
     switch (dim) {
       case Dim::DModel:
-        out.push_back(d_model);
+        out.push_back(sizes.d_model);
         break;
       case Dim::DModel3:
-        out.push_back(3 * d_model);
+        out.push_back(3 * sizes.d_model);
         break;
       case Dim::DModel4:
-        out.push_back(4 * d_model);
+        out.push_back(4 * sizes.d_model);
         break;
       case Dim::Vocab:
-        out.push_back(vocab);
+        out.push_back(sizes.vocab);
         break;
       case Dim::Context:
-        out.push_back(context);
+        out.push_back(sizes.context);
+        break;
+      case Dim::QWidth:
+        out.push_back(sizes.q_width);
+        break;
+      case Dim::KvWidth:
+        out.push_back(sizes.kv_width);
+        break;
+      case Dim::MlpWidth:
+        out.push_back(sizes.mlp_width);
         break;
     }
   }

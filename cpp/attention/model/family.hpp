@@ -1,11 +1,13 @@
 // A checkpoint family as a description the core owns: the config.json keys that give the sizes,
 // the names, shapes and layouts of its tensors (each mapped to a Model parameter), the tensors it
 // ignores, and its architecture. The import reads a file by its family's description, so adding a
-// family is adding a description (and the ops it needs). GPT-2 is the first.
+// family is adding a description (and the ops it needs): GPT-2, and the Llama family (llama,
+// qwen2, mistral) in Hugging Face's names.
 #pragma once
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,13 +15,33 @@
 namespace attn {
 
 // A size a tensor's shape is written in.
-enum class Dim { DModel, DModel3, DModel4, Vocab, Context };
+enum class Dim {
+  DModel,
+  DModel3,   // 3·d_model (GPT-2's fused q|k|v)
+  DModel4,   // 4·d_model (GPT-2's MLP)
+  Vocab,
+  Context,
+  QWidth,    // heads·head_dim (the queries', and o_proj's input)
+  KvWidth,   // kv_heads·head_dim (the keys' and the values')
+  MlpWidth,  // intermediate_size
+};
+
+// The sizes a shape's Dims stand for.
+struct FamilySizes {
+  std::size_t d_model = 0, vocab = 0, context = 0, q_width = 0, kv_width = 0, mlp_width = 0;
+};
+
+// Which rows of our parameter a stored tensor fills: all of them, or one block of a fused one
+// (q_proj, k_proj and v_proj fill in_proj's query, key and value rows; gate_proj and up_proj
+// fill SwiGLU's fc rows).
+enum class RowBlock { Whole, Query, Key, Value, Gate, Up };
 
 // How a tensor is stored against our parameter's [out, in] layout.
 enum class StoredLayout {
   AsIs,        // the same values in the same order
   Transposed,  // [in, out] (GPT-2's Conv1D)
   TiedCopy,    // a copy of another tensor (an untied-looking lm_head that must equal the embedding)
+  Unembedding,  // lm_head: our unembed.weight when the config is untied, else a TiedCopy
 };
 
 // One tensor of the family. Names may hold "{i}", a layer index.
@@ -28,6 +50,7 @@ struct FamilyTensor {
   std::string ours;        // e.g. "layers.{i}.attn.in_proj_weight"
   std::vector<Dim> shape;  // as stored
   StoredLayout layout = StoredLayout::AsIs;
+  RowBlock rows = RowBlock::Whole;
 };
 
 // config.json's keys for the sizes (a second name for the context, e.g. n_ctx, when older files
@@ -36,10 +59,6 @@ struct FamilySizeKeys {
   std::string_view layers, heads, d_model, context, context_alias, vocab;
 };
 
-enum class FamilyNorm { LayerNorm };
-enum class FamilyPositions { Learned };
-enum class FamilyMlp { Gelu };
-enum class FamilyTokenizer { ByteLevelBpe };
 
 struct FamilyDescription {
   std::string_view family;        // our name, e.g. "gpt2"
@@ -50,15 +69,17 @@ struct FamilyDescription {
   FamilySizeKeys size_keys;
   std::vector<FamilyTensor> tensors;
   std::vector<std::string_view> ignored;  // buffers that are not parameters, e.g. causal masks
-  FamilyNorm norm = FamilyNorm::LayerNorm;
-  FamilyPositions positions = FamilyPositions::Learned;
-  FamilyMlp mlp = FamilyMlp::Gelu;
-  bool tied = true;  // the unembedding is the token embedding
-  FamilyTokenizer tokenizer = FamilyTokenizer::ByteLevelBpe;
 };
 
 // GPT-2 (gpt2, distilgpt2 and other GPT2LMHeadModel checkpoints).
 const FamilyDescription& gpt2_family();
+// The Llama family: llama (Llama 2/3, SmolLM2, TinyLlama), qwen2 (q/k/v biases), mistral.
+const FamilyDescription& llama_family();
+const FamilyDescription& qwen2_family();
+const FamilyDescription& mistral_family();
+// Every family, and the one whose model_type (config.json) is `model_type`, or nullptr.
+std::span<const FamilyDescription* const> families();
+const FamilyDescription* family_of_model_type(std::string_view model_type);
 
 // A stored name (its prefix stripped) matched against the family's tensors.
 struct FamilyMatch {
@@ -71,11 +92,12 @@ std::optional<FamilyMatch> match_tensor(const FamilyDescription& family, std::st
 bool is_ignored(const FamilyDescription& family, std::string_view name);
 // The layer of a name with "{i}" in any of the family's patterns ("h.3.…" → 3), if it has one.
 std::optional<std::size_t> layer_of(const FamilyDescription& family, std::string_view name);
-// The family's stored name for one of our parameters (for a message about a missing tensor).
-std::string stored_name(const FamilyDescription& family, std::string_view ours);
+// The family's stored name for one of our parameters' rows (for a message about a missing
+// tensor).
+std::string stored_name(const FamilyDescription& family, std::string_view ours,
+                        RowBlock rows = RowBlock::Whole);
 
-// A shape in numbers: sizes of d_model, vocab and context.
-std::vector<std::size_t> shape_of(const std::vector<Dim>& shape, std::size_t d_model,
-                                  std::size_t vocab, std::size_t context);
+// A shape in numbers.
+std::vector<std::size_t> shape_of(const std::vector<Dim>& shape, const FamilySizes& sizes);
 
 }  // namespace attn

@@ -13,7 +13,9 @@
 #include "attention/ops/cross_entropy.hpp"
 #include "attention/ops/embedding.hpp"
 #include "attention/ops/layernorm.hpp"
+#include "attention/ops/rmsnorm.hpp"
 #include "attention/ops/rope.hpp"
+#include "attention/ops/swiglu.hpp"
 #include "attention/ops/vec.hpp"
 #include "attention/rng.hpp"
 
@@ -46,74 +48,161 @@ void zero(AlignedVector<float>& buffer, std::size_t size) {
 }  // namespace
 
 void validate(const ModelConfig& c) {
+  const bool rope = c.positional == PositionalKind::Rope;
+  const std::size_t max_context = !c.checkpoint ? kMaxModelContext
+                                  : rope        ? kMaxCheckpointRopeContext
+                                                : kMaxCheckpointContext;
   check_range("vocab", c.vocab, 2, c.checkpoint ? kMaxCheckpointVocab : kMaxModelVocab);
-  check_range("context", c.context, 1, c.checkpoint ? kMaxCheckpointContext : kMaxModelContext);
+  check_range("context", c.context, 1, max_context);
   check_range("d_model", c.d_model, 1, c.checkpoint ? kMaxCheckpointDModel : kMaxModelDModel);
   check_range("heads", c.heads, 1, c.d_model);
   check_range("layers", c.layers, 1, c.checkpoint ? kMaxCheckpointLayers : kMaxModelLayers);
-  if (c.d_model % c.heads != 0) {
+  if (c.head_dim == 0 && c.d_model % c.heads != 0) {
     throw Error("d_model must be a multiple of heads: d_model " + std::to_string(c.d_model) +
                 " is not divisible by heads " + std::to_string(c.heads));
+  }
+  if (c.head_dim != 0) check_range("head_dim", c.head_dim, 1, c.d_model);
+  if (c.kv_heads != 0) {
+    check_range("kv_heads", c.kv_heads, 1, c.heads);
+    if (c.heads % c.kv_heads != 0) {
+      throw Error("heads must be a multiple of kv_heads (each key/value head serves a group of "
+                  "query heads): heads " + std::to_string(c.heads) + ", kv_heads " +
+                  std::to_string(c.kv_heads));
+    }
+  }
+  if (c.mlp_width != 0) check_range("mlp_width", c.mlp_width, 1, 8 * c.d_model);
+  if (!(c.norm_eps > 0.0 && c.norm_eps < 1.0)) {
+    throw Error("norm_eps must be between 0 and 1 (exclusive), got " + std::to_string(c.norm_eps));
   }
   if (c.positional == PositionalKind::Alibi) {
     throw Error(
         "positional must be 'none', 'sinusoidal', 'learned' or 'rope' for a model, got "
         "'alibi'");
   }
-  if (c.positional == PositionalKind::Rope && (c.d_model / c.heads) % 2 != 0) {
+  const std::size_t head_dim = c.head_dim ? c.head_dim : c.d_model / c.heads;
+  if (rope && head_dim % 2 != 0) {
     throw Error(
         "positional 'rope' rotates pairs of dimensions: it needs an even d_k = d_model / "
         "heads, got " +
-        std::to_string(c.d_model / c.heads));
+        std::to_string(head_dim));
+  }
+  if (rope && !c.rope.frequencies.empty() && c.rope.frequencies.size() != head_dim / 2) {
+    throw Error("rope has " + std::to_string(c.rope.frequencies.size()) +
+                " frequencies, expected head_dim / 2 = " + std::to_string(head_dim / 2));
+  }
+  if (rope && !(c.rope.base > 1.0 && std::isfinite(c.rope.base))) {
+    throw Error("rope's base (rope_theta) must be a finite number above 1, got " +
+                std::to_string(c.rope.base));
   }
 }
 
-Model::Model(const ModelConfig& config) : config_(config) {
-  validate(config_);
-  const std::size_t d = config_.d_model, v = config_.vocab;
-  add_parameter("embed.weight", {v, d});
-  if (config_.positional == PositionalKind::Learned)
-    add_parameter("pos.weight", {config_.context, d});
-  for (std::size_t i = 0; i < config_.layers; ++i) {
-    const std::string prefix = "layers." + std::to_string(i) + ".";
-    if (config_.layer_norm) {
-      add_parameter(prefix + "ln1.weight", {d});
-      add_parameter(prefix + "ln1.bias", {d});
-    }
-    add_parameter(prefix + "attn.in_proj_weight", {3 * d, d});
-    if (config_.bias) add_parameter(prefix + "attn.in_proj_bias", {3 * d});
-    add_parameter(prefix + "attn.out_proj.weight", {d, d});
-    if (config_.bias) add_parameter(prefix + "attn.out_proj.bias", {d});
-    if (config_.mlp) {
-      if (config_.layer_norm) {
-        add_parameter(prefix + "ln2.weight", {d});
-        add_parameter(prefix + "ln2.bias", {d});
-      }
-      add_parameter(prefix + "mlp.fc.weight", {4 * d, d});
-      if (config_.bias) add_parameter(prefix + "mlp.fc.bias", {4 * d});
-      add_parameter(prefix + "mlp.proj.weight", {d, 4 * d});
-      if (config_.bias) add_parameter(prefix + "mlp.proj.bias", {d});
-    }
-  }
-  if (config_.layer_norm) {
-    add_parameter("ln_f.weight", {d});
-    add_parameter("ln_f.bias", {d});
-  }
-  if (!config_.tied) add_parameter("unembed.weight", {v, d});
+AttentionShape attention_shape(const ModelConfig& c) {
+  const std::size_t head_dim = c.head_dim ? c.head_dim : c.d_model / c.heads;
+  return {c.heads, c.kv_heads ? c.kv_heads : c.heads, head_dim, c.window};
+}
+std::size_t mlp_width(const ModelConfig& c) {
+  return c.mlp_width ? c.mlp_width : 4 * c.d_model;
+}
+bool has_qkv_bias(const ModelConfig& c) {
+  return c.qkv_bias.value_or(c.bias);
+}
+bool has_out_bias(const ModelConfig& c) {
+  return c.out_bias.value_or(c.bias);
+}
+bool has_mlp_bias(const ModelConfig& c) {
+  return c.mlp_bias.value_or(c.bias);
+}
 
+std::vector<ParameterInfo> parameter_layout(const ModelConfig& config) {
+  validate(config);
+  const AttentionShape shape = attention_shape(config);
+  const std::size_t d = config.d_model, v = config.vocab, W = mlp_width(config);
+  const std::size_t fc_rows = config.mlp_kind == MlpKind::SwiGlu ? 2 * W : W;
+  std::vector<ParameterInfo> table;
+  const auto add = [&](const std::string& name, std::vector<std::size_t> dims) {
+    ParameterInfo info;
+    info.name = name;
+    info.size = 1;
+    for (std::size_t s : dims) info.size *= s;
+    info.shape = std::move(dims);
+    info.offset = table.empty() ? 0 : table.back().offset + table.back().size;
+    table.push_back(std::move(info));
+  };
+  const auto add_norm = [&](const std::string& name) {
+    add(name + ".weight", {d});
+    if (config.norm == NormKind::LayerNorm) add(name + ".bias", {d});
+  };
+  add("embed.weight", {v, d});
+  if (config.positional == PositionalKind::Learned) add("pos.weight", {config.context, d});
+  for (std::size_t i = 0; i < config.layers; ++i) {
+    const std::string prefix = "layers." + std::to_string(i) + ".";
+    if (config.layer_norm) add_norm(prefix + "ln1");
+    add(prefix + "attn.in_proj_weight", {shape.row(), d});
+    if (has_qkv_bias(config)) add(prefix + "attn.in_proj_bias", {shape.row()});
+    add(prefix + "attn.out_proj.weight", {d, shape.q_width()});
+    if (has_out_bias(config)) add(prefix + "attn.out_proj.bias", {d});
+    if (config.mlp) {
+      if (config.layer_norm) add_norm(prefix + "ln2");
+      add(prefix + "mlp.fc.weight", {fc_rows, d});
+      if (has_mlp_bias(config)) add(prefix + "mlp.fc.bias", {fc_rows});
+      add(prefix + "mlp.proj.weight", {d, W});
+      if (has_mlp_bias(config)) add(prefix + "mlp.proj.bias", {d});
+    }
+  }
+  if (config.layer_norm) add_norm("ln_f");
+  if (!config.tied) add("unembed.weight", {v, d});
+  return table;
+}
+
+std::uint64_t parameter_count(const ModelConfig& config) {
+  const auto table = parameter_layout(config);
+  return table.empty() ? 0 : std::uint64_t{table.back().offset} + table.back().size;
+}
+
+Model::Model(const ModelConfig& config) : config_(config) {
+  lay_out({});
+  if (!config_.checkpoint) grads_.assign(params_.size(), 0.0f);
+  if (!config_.checkpoint) initialise();
+}
+
+Model::Model(const ModelConfig& config,
+             const std::vector<std::pair<std::string, HalfKind>>& kept_half)
+    : config_(config) {
+  if (!config_.checkpoint) throw Error("only a checkpoint's model keeps weights 2-byte");
+  lay_out(kept_half);
+}
+
+void Model::lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_half) {
+  table_ = parameter_layout(config_);
+  shape_ = attention_shape(config_);
+  mlp_width_ = mlp_width(config_);
+  std::size_t floats = 0, halves = 0;
+  for (auto& info : table_) {
+    for (const auto& [name, kind] : kept_half) {
+      if (name == info.name) {
+        if (info.shape.size() != 2) throw Error("only a weight matrix is kept 2-byte, not " + name);
+        info.half = kind;
+      }
+    }
+    std::size_t& next = info.half ? halves : floats;
+    info.offset = next;
+    next += info.size;
+  }
+  params_.assign(floats, 0.0f);
+  halves_.assign(halves, 0);
   const auto offset = [&](const std::string& name) {
     for (const auto& info : table_) {
-      if (info.name == name) return info.offset;
+      if (info.name == name) return info.half ? kNone : info.offset;
     }
     return kNone;
   };
-  params_.assign(table_.empty() ? 0 : table_.back().offset + table_.back().size, 0.0f);
-  if (!config_.checkpoint) grads_.assign(params_.size(), 0.0f);
   embed_ = offset("embed.weight");
   pos_ = offset("pos.weight");
   lnf_w_ = offset("ln_f.weight");
   lnf_b_ = offset("ln_f.bias");
   unembed_ = config_.tied ? embed_ : offset("unembed.weight");
+  embed_weights_ = stored("embed.weight");
+  unembed_weights_ = config_.tied ? embed_weights_ : stored("unembed.weight");
   for (std::size_t i = 0; i < config_.layers; ++i) {
     const std::string prefix = "layers." + std::to_string(i) + ".";
     layers_.push_back({offset(prefix + "ln1.weight"), offset(prefix + "ln1.bias"),
@@ -122,19 +211,19 @@ Model::Model(const ModelConfig& config) : config_(config) {
                        offset(prefix + "attn.out_proj.bias"), offset(prefix + "ln2.weight"),
                        offset(prefix + "ln2.bias"), offset(prefix + "mlp.fc.weight"),
                        offset(prefix + "mlp.fc.bias"), offset(prefix + "mlp.proj.weight"),
-                       offset(prefix + "mlp.proj.bias")});
+                       offset(prefix + "mlp.proj.bias"), stored(prefix + "attn.in_proj_weight"),
+                       stored(prefix + "attn.out_proj.weight"), stored(prefix + "mlp.fc.weight"),
+                       stored(prefix + "mlp.proj.weight")});
   }
-  if (!config_.checkpoint) initialise();
 }
 
-void Model::add_parameter(const std::string& name, std::vector<std::size_t> shape) {
-  ParameterInfo info;
-  info.name = name;
-  info.size = 1;
-  for (std::size_t s : shape) info.size *= s;
-  info.shape = std::move(shape);
-  info.offset = table_.empty() ? 0 : table_.back().offset + table_.back().size;
-  table_.push_back(std::move(info));
+StoredWeights Model::stored(const std::string& name) const {
+  for (const auto& info : table_) {
+    if (info.name != name) continue;
+    if (info.half) return StoredWeights(halves_.data() + info.offset, *info.half);
+    return StoredWeights(params_.data() + info.offset);
+  }
+  return {};
 }
 
 void Model::initialise() {
@@ -165,7 +254,33 @@ const ParameterInfo& Model::parameter_info(const std::string& name) const {
 
 std::span<float> Model::parameter(const std::string& name) {
   const auto& info = parameter_info(name);
+  if (info.half) {
+    throw Error("parameter '" + name + "' is kept in " +
+                (*info.half == HalfKind::BF16 ? "BF16" : "F16") +
+                ", the checkpoint's own form: it has no float32 copy to change");
+  }
   return {params_.data() + info.offset, info.size};
+}
+
+std::vector<float> Model::parameter_values(const std::string& name) const {
+  const auto& info = parameter_info(name);
+  std::vector<float> values(info.size);
+  if (info.half) {
+    widen(halves_.data() + info.offset, values.data(), info.size, *info.half);
+  } else {
+    std::copy_n(params_.data() + info.offset, info.size, values.data());
+  }
+  return values;
+}
+
+std::span<std::uint16_t> Model::half_parameter(const std::string& name) {
+  const auto& info = parameter_info(name);
+  if (!info.half) throw Error("parameter '" + name + "' is float, not kept 2-byte");
+  return {halves_.data() + info.offset, info.size};
+}
+
+std::uint64_t Model::parameter_bytes() const {
+  return std::uint64_t{params_.size()} * 4 + std::uint64_t{halves_.size()} * 2;
 }
 
 std::span<const float> Model::gradient(const std::string& name) const {
@@ -217,10 +332,25 @@ ModelOutput Model::forward(std::span<const std::int32_t> ids, std::size_t batch,
   return out;
 }
 
+void Model::norm_forward(const float* x, std::size_t weight, std::size_t bias, float* out,
+                         AlignedVector<float>& mean, AlignedVector<float>& rstd,
+                         std::size_t rows) {
+  const std::size_t d = config_.d_model;
+  if (config_.norm == NormKind::RmsNorm) {
+    rmsnorm_forward(x, p(weight), out, rows, d, float(config_.norm_eps));
+    return;
+  }
+  resize(mean, rows);
+  resize(rstd, rows);
+  layernorm_forward(x, p(weight), p(bias), out, mean.data(), rstd.data(), rows, d);
+}
+
 void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
                         std::optional<HeadAblation> ablation) {
-  const std::size_t d = config_.d_model, H = config_.heads, M = batch * n, V = config_.vocab;
-  const bool ln = config_.layer_norm;
+  const std::size_t d = config_.d_model, M = batch * n, V = config_.vocab;
+  const std::size_t row = shape_.row(), width = shape_.q_width(), W = mlp_width_;
+  const bool ln = config_.layer_norm, swiglu = config_.mlp_kind == MlpKind::SwiGlu;
+  const std::size_t fc_width = swiglu ? 2 * W : W;
   batch_ = batch;
   n_ = n;
   residual_.resize(config_.layers + 1);
@@ -235,7 +365,7 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
     sinusoidal_encoding(MatView(sinusoidal_.data(), n, d));
     pos = sinusoidal_.data();
   }
-  input_embedding_forward(ids, p(embed_), pos, residual_[0].data(), batch, n, d);
+  input_embedding_forward(ids, embed_weights_, pos, residual_[0].data(), batch, n, d);
 
   for (std::size_t l = 0; l < config_.layers; ++l) {
     const Layer& w = layers_[l];
@@ -244,28 +374,27 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
     const float* h = x;
     if (ln) {
       resize(a.ln1, M * d);
-      resize(a.ln1_mean, M);
-      resize(a.ln1_rstd, M);
-      layernorm_forward(x, p(w.ln1_w), p(w.ln1_b), a.ln1.data(), a.ln1_mean.data(),
-                        a.ln1_rstd.data(), M, d);
+      norm_forward(x, w.ln1_w, w.ln1_b, a.ln1.data(), a.ln1_mean, a.ln1_rstd, M);
       h = a.ln1.data();
     }
-    resize(a.qkv, M * 3 * d);
-    resize(a.att, batch * H * n * n);
-    resize(a.ctx, M * d);
+    resize(a.qkv, M * row);
+    resize(a.att, batch * shape_.heads * n * n);
+    resize(a.ctx, M * width);
     resize(a.mid, M * d);
-    linear_forward(h, p(w.in_w), p(w.in_b), a.qkv.data(), M, d, 3 * d, linear_scratch_);
-    if (config_.positional == PositionalKind::Rope) rope_forward(a.qkv.data(), batch, n, d, H);
-    causal_attention_forward(a.qkv.data(), a.att.data(), a.ctx.data(), batch, n, d, H,
+    linear_forward(h, w.in, p(w.in_b), a.qkv.data(), M, d, row, linear_scratch_);
+    if (config_.positional == PositionalKind::Rope) {
+      rope_forward(a.qkv.data(), batch, n, shape_, config_.rope);
+    }
+    causal_attention_forward(a.qkv.data(), a.att.data(), a.ctx.data(), batch, n, shape_,
                              attention_scratch_);
     if (ablation && ablation->layer == l) {
-      const std::size_t d_k = d / H;
-      for (std::size_t row = 0; row < M; ++row) {  // ctx [M, d]: head h owns columns h·d_k …
-        float* head = &a.ctx[row * d + ablation->head * d_k];
+      const std::size_t d_k = shape_.head_dim;
+      for (std::size_t r = 0; r < M; ++r) {  // ctx [M, heads·d_k]: head h owns columns h·d_k …
+        float* head = &a.ctx[r * width + ablation->head * d_k];
         std::fill(head, head + d_k, 0.0f);
       }
     }
-    linear_forward(a.ctx.data(), p(w.out_w), p(w.out_b), a.mid.data(), M, d, d, linear_scratch_);
+    linear_forward(a.ctx.data(), w.out, p(w.out_b), a.mid.data(), M, width, d, linear_scratch_);
     vec::add(x, a.mid.data(), M * d);
     float* next = residual_[l + 1].data();
     if (!config_.mlp) {
@@ -275,31 +404,29 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
     const float* h2 = a.mid.data();
     if (ln) {
       resize(a.ln2, M * d);
-      resize(a.ln2_mean, M);
-      resize(a.ln2_rstd, M);
-      layernorm_forward(a.mid.data(), p(w.ln2_w), p(w.ln2_b), a.ln2.data(), a.ln2_mean.data(),
-                        a.ln2_rstd.data(), M, d);
+      norm_forward(a.mid.data(), w.ln2_w, w.ln2_b, a.ln2.data(), a.ln2_mean, a.ln2_rstd, M);
       h2 = a.ln2.data();
     }
-    resize(a.fc, M * 4 * d);
-    resize(a.gelu, M * 4 * d);
-    linear_forward(h2, p(w.fc_w), p(w.fc_b), a.fc.data(), M, d, 4 * d, linear_scratch_);
-    gelu_forward(a.fc.data(), a.gelu.data(), M * 4 * d, config_.gelu);
-    linear_forward(a.gelu.data(), p(w.proj_w), p(w.proj_b), next, M, 4 * d, d, linear_scratch_);
+    resize(a.fc, M * fc_width);
+    resize(a.gelu, M * W);
+    linear_forward(h2, w.fc, p(w.fc_b), a.fc.data(), M, d, fc_width, linear_scratch_);
+    if (swiglu) {
+      swiglu_forward(a.fc.data(), a.gelu.data(), M, W);
+    } else {
+      gelu_forward(a.fc.data(), a.gelu.data(), M * W, config_.gelu);
+    }
+    linear_forward(a.gelu.data(), w.proj, p(w.proj_b), next, M, W, d, linear_scratch_);
     vec::add(a.mid.data(), next, M * d);
   }
 
   const float* last = residual_[config_.layers].data();
   if (ln) {
     resize(lnf_, M * d);
-    resize(lnf_mean_, M);
-    resize(lnf_rstd_, M);
-    layernorm_forward(last, p(lnf_w_), p(lnf_b_), lnf_.data(), lnf_mean_.data(), lnf_rstd_.data(),
-                      M, d);
+    norm_forward(last, lnf_w_, lnf_b_, lnf_.data(), lnf_mean_, lnf_rstd_, M);
     last = lnf_.data();
   }
   resize(logits_, M * V);
-  linear_forward(last, p(unembed_), nullptr, logits_.data(), M, d, V, linear_scratch_);
+  linear_forward(last, unembed_weights_, nullptr, logits_.data(), M, d, V, linear_scratch_);
 }
 
 std::span<const float> Model::attention_input(std::size_t layer) const {
@@ -321,20 +448,29 @@ void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_he
                            : std::span<const float>(&params_[offset], size);
   };
   traced_layers_.clear();
+  traced_weights_.clear();
   for (std::size_t l = 0; l < config_.layers; ++l) {
     LayerConfig layer_config;
     layer_config.d_model = d;
-    layer_config.heads = config_.heads;
-    layer_config.bias = config_.bias;
+    layer_config.heads = shape_.heads;
+    layer_config.kv_heads = shape_.kv_heads;
+    layer_config.head_dim = shape_.head_dim;
+    layer_config.bias = has_qkv_bias(config_);
+    layer_config.out_bias = has_out_bias(config_);
     layer_config.positional =
         config_.positional == PositionalKind::Rope ? PositionalKind::Rope : PositionalKind::None;
+    if (layer_config.positional == PositionalKind::Rope) layer_config.rope = config_.rope;
     // The block's attention weights as they are in the buffer: the layer borrows them.
-    const LayerWeightsView weights{block(layers_[l].in_w, 3 * d * d), block(layers_[l].in_b, 3 * d),
-                                   block(layers_[l].out_w, d * d), block(layers_[l].out_b, d)};
+    const std::size_t row = shape_.row(), width = shape_.q_width();
+    const LayerWeightsView weights{traced_weights(layers_[l].in_w, layers_[l].in, row * d),
+                                   block(layers_[l].in_b, row),
+                                   traced_weights(layers_[l].out_w, layers_[l].out, d * width),
+                                   block(layers_[l].out_b, d)};
     auto layer = std::make_unique<AttentionLayer>(layer_config, weights);
     ForwardOptions options;
     options.n = n;
-    options.mask.kind = MaskKind::Causal;
+    options.mask.kind = shape_.window != 0 ? MaskKind::SlidingWindow : MaskKind::Causal;
+    if (shape_.window != 0) options.mask.window = shape_.window;
     options.want_trace = true;
     options.trace_head = trace_head;
     const auto& input = config_.layer_norm ? acts_[l].ln1 : residual_[l];
@@ -343,10 +479,26 @@ void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_he
   }
 }
 
+std::span<const float> Model::traced_weights(std::size_t offset, const StoredWeights& stored,
+                                             std::size_t size) {
+  if (offset != kNone) return {&params_[offset], size};
+  traced_weights_.emplace_back(size);
+  stored.rows(0, 1, size, traced_weights_.back().data());
+  return traced_weights_.back();
+}
+
 float Model::loss_and_gradients(std::span<const std::int32_t> ids,
                                 std::span<const std::int32_t> targets, std::size_t batch,
                                 std::size_t n) {
   check_ids(ids, batch, n);
+  if (config_.norm != NormKind::LayerNorm || config_.mlp_kind != MlpKind::Gelu) {
+    throw Error("this model cannot be trained: RMSNorm and SwiGLU (the Llama family's) have a "
+                "forward here but no backward");
+  }
+  if (has_half_parameters()) {
+    throw Error("this model cannot be trained: its weights are kept in the checkpoint's 2-byte "
+                "form (F16 or BF16); load an F32 checkpoint to train it");
+  }
   if (targets.size() != ids.size()) {
     throw Error("targets has " + std::to_string(targets.size()) +
                 " values, expected batch * n = " + std::to_string(ids.size()));
@@ -363,7 +515,8 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
   }
   run_forward(ids.data(), batch, n);
 
-  const std::size_t d = config_.d_model, H = config_.heads, M = batch * n, V = config_.vocab;
+  const std::size_t d = config_.d_model, M = batch * n, V = config_.vocab;
+  const std::size_t row = shape_.row(), width = shape_.q_width(), W = mlp_width_;
   const bool ln = config_.layer_norm;
   resize(probs_, M * V);
   const float loss = cross_entropy_forward(logits_.data(), targets.data(), probs_.data(), M, V);
@@ -391,39 +544,41 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
     LayerActivations& a = acts_[l];
     // d_resid = ∂L/∂x_{l+1}; x_{l+1} = mid + proj(GELU(fc(ln2(mid)))) with mlp, else mid.
     if (config_.mlp) {
-      zero(d_gelu_, M * 4 * d);
-      zero(d_fc_, M * 4 * d);
+      zero(d_gelu_, M * W);
+      zero(d_fc_, M * W);
       linear_backward(d_resid_.data(), a.gelu.data(), p(w.proj_w), d_gelu_.data(), g(w.proj_w),
-                      g(w.proj_b), M, 4 * d, d, linear_scratch_);
-      gelu_backward(d_gelu_.data(), a.fc.data(), d_fc_.data(), M * 4 * d, config_.gelu);
+                      g(w.proj_b), M, W, d, linear_scratch_);
+      gelu_backward(d_gelu_.data(), a.fc.data(), d_fc_.data(), M * W, config_.gelu);
       if (ln) {
         zero(d_h_, M * d);
         linear_backward(d_fc_.data(), a.ln2.data(), p(w.fc_w), d_h_.data(), g(w.fc_w), g(w.fc_b), M,
-                        d, 4 * d, linear_scratch_);
+                        d, W, linear_scratch_);
         layernorm_backward(d_h_.data(), a.mid.data(), p(w.ln2_w), a.ln2_mean.data(),
                            a.ln2_rstd.data(), d_resid_.data(), g(w.ln2_w), g(w.ln2_b), M, d);
       } else {
         linear_backward(d_fc_.data(), a.mid.data(), p(w.fc_w), d_resid_.data(), g(w.fc_w),
-                        g(w.fc_b), M, d, 4 * d, linear_scratch_);
+                        g(w.fc_b), M, d, W, linear_scratch_);
       }
     }
     // d_resid = ∂L/∂mid; mid = x_l + out_proj(attention(in_proj(ln1(x_l))))
-    zero(d_ctx_, M * d);
-    zero(d_qkv_, M * 3 * d);
+    zero(d_ctx_, M * width);
+    zero(d_qkv_, M * row);
     linear_backward(d_resid_.data(), a.ctx.data(), p(w.out_w), d_ctx_.data(), g(w.out_w),
-                    g(w.out_b), M, d, d, linear_scratch_);
-    causal_attention_backward(d_ctx_.data(), a.qkv.data(), a.att.data(), d_qkv_.data(), batch, n, d,
-                              H, attention_scratch_);
-    if (config_.positional == PositionalKind::Rope) rope_backward(d_qkv_.data(), batch, n, d, H);
+                    g(w.out_b), M, width, d, linear_scratch_);
+    causal_attention_backward(d_ctx_.data(), a.qkv.data(), a.att.data(), d_qkv_.data(), batch, n,
+                              shape_, attention_scratch_);
+    if (config_.positional == PositionalKind::Rope) {
+      rope_backward(d_qkv_.data(), batch, n, shape_, config_.rope);
+    }
     if (ln) {
       zero(d_h_, M * d);
       linear_backward(d_qkv_.data(), a.ln1.data(), p(w.in_w), d_h_.data(), g(w.in_w), g(w.in_b), M,
-                      d, 3 * d, linear_scratch_);
+                      d, row, linear_scratch_);
       layernorm_backward(d_h_.data(), residual_[l].data(), p(w.ln1_w), a.ln1_mean.data(),
                          a.ln1_rstd.data(), d_resid_.data(), g(w.ln1_w), g(w.ln1_b), M, d);
     } else {
       linear_backward(d_qkv_.data(), residual_[l].data(), p(w.in_w), d_resid_.data(), g(w.in_w),
-                      g(w.in_b), M, d, 3 * d, linear_scratch_);
+                      g(w.in_b), M, d, row, linear_scratch_);
     }
   }
   input_embedding_backward(d_resid_.data(), ids.data(), g(embed_), g(pos_), batch, n, d);
@@ -450,8 +605,7 @@ const AttentionLayer& Model::traced_layer(std::size_t layer) const {
 std::vector<std::uint8_t> Model::save_safetensors() const {
   std::vector<safetensors::TensorToWrite> tensors;
   for (const auto& info : table_) {
-    tensors.push_back(safetensors::make_f32(
-        info.name, info.shape, std::span<const float>(params_.data() + info.offset, info.size)));
+    tensors.push_back(safetensors::make_f32(info.name, info.shape, parameter_values(info.name)));
   }
   const auto flag = [](bool value) { return std::string(value ? "true" : "false"); };
   std::map<std::string, std::string> metadata{
@@ -472,6 +626,7 @@ std::vector<std::uint8_t> Model::save_safetensors() const {
 
 void Model::set_parameter(const std::string& name, std::span<const float> values) {
   const ParameterInfo& info = parameter_info(name);
+  parameter(name);  // a 2-byte one throws, naming it
   if (values.size() != info.size) {
     throw Error("parameter '" + name + "' " + shape_text(info.shape) + " needs " +
                 std::to_string(info.size) + " values, got " + std::to_string(values.size()));
@@ -480,6 +635,9 @@ void Model::set_parameter(const std::string& name, std::span<const float> values
 }
 
 void Model::load_safetensors(std::span<const std::uint8_t> bytes) {
+  if (has_half_parameters()) {
+    throw Error("this model keeps a checkpoint's 2-byte weights: load the checkpoint again instead");
+  }
   const auto file = safetensors::File::parse(bytes);
   for (const auto& info : file.tensors()) {
     bool known = false;

@@ -9,14 +9,18 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention/layer/layer.hpp"
 #include "attention/layer/trace.hpp"
+#include "attention/ops/attention_shape.hpp"
 #include "attention/ops/causal_attention.hpp"
 #include "attention/ops/gelu.hpp"
+#include "attention/ops/half.hpp"
 #include "attention/ops/linear.hpp"
 #include "attention/ops/positional.hpp"
+#include "attention/ops/rope.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
@@ -25,14 +29,28 @@ inline constexpr std::size_t kMaxModelVocab = 512;
 inline constexpr std::size_t kMaxModelContext = 1024;
 inline constexpr std::size_t kMaxModelDModel = 512;
 inline constexpr std::size_t kMaxModelLayers = 4;
-// A loaded checkpoint's own bounds (ModelConfig::checkpoint): GPT-2 XL's 48 layers and d 1600,
-// the 50 257 ids of GPT-2's vocabulary, its 1 024 positions (some conversions keep 2 048).
-inline constexpr std::size_t kMaxCheckpointVocab = 65536;
+// A loaded checkpoint's own bounds (ModelConfig::checkpoint): 64 layers (GPT-2 XL has 48), d
+// 8 192, Qwen2's 151 936 and Llama 3's 128 256 ids, a learned position table of 2 048 rows (GPT-2
+// has 1 024; some conversions keep 2 048) and, with RoPE (no table), 131 072 positions (the
+// context only bounds n; the memory a forward needs is bounded by kMaxModelAttentionValues).
+inline constexpr std::size_t kMaxCheckpointVocab = 262144;
 inline constexpr std::size_t kMaxCheckpointContext = 2048;
-inline constexpr std::size_t kMaxCheckpointDModel = 2048;
-inline constexpr std::size_t kMaxCheckpointLayers = 48;
+inline constexpr std::size_t kMaxCheckpointRopeContext = 131072;
+inline constexpr std::size_t kMaxCheckpointDModel = 8192;
+inline constexpr std::size_t kMaxCheckpointLayers = 64;
 // batch·heads·n² attention weights kept per layer for the backward (256 MB of floats).
 inline constexpr std::size_t kMaxModelAttentionValues = std::size_t{1} << 26;
+
+// The norm before each block and at the end.
+enum class NormKind {
+  LayerNorm,  // (x − mean)·rstd ⊙ w + b, ε 1e-5 (GPT-2, the small models)
+  RmsNorm,    // x · rsqrt(mean(x²) + norm_eps) ⊙ w (the Llama family)
+};
+// The MLP after each attention block.
+enum class MlpKind {
+  Gelu,    // proj(GELU(fc(h))), fc [mlp_width, d]
+  SwiGlu,  // down(silu(gate(h)) ⊙ up(h)): fc [2·mlp_width, d] holds gate's rows, then up's
+};
 
 struct ModelConfig {
   std::size_t vocab = 32;    // 2 … 512 token ids
@@ -47,6 +65,19 @@ struct ModelConfig {
   bool bias = true;        // false drops every linear bias (LayerNorm keeps its affine bias)
   GeluKind gelu = GeluKind::Erf;  // exact erf (torch.nn.GELU()); tanh for GPT-2 checkpoints
   std::uint32_t seed = 1;         // the initial weights
+  // What the Llama family (a loaded checkpoint's config) changes; the defaults are the small
+  // models' and GPT-2's.
+  NormKind norm = NormKind::LayerNorm;
+  double norm_eps = 1e-5;        // RMSNorm's ε (rms_norm_eps); LayerNorm's is 1e-5
+  MlpKind mlp_kind = MlpKind::Gelu;
+  std::size_t mlp_width = 0;     // 0: 4·d_model; SwiGLU: intermediate_size
+  std::size_t kv_heads = 0;      // 0: heads; fewer: grouped-query attention (must divide heads)
+  std::size_t head_dim = 0;      // 0: d_model / heads
+  std::size_t window = 0;        // > 0: a sliding window (query i sees keys i − window < j ≤ i)
+  RopeSpec rope;                 // with positional rope: pairing, θ (rope_theta) and scaling
+  // Per-linear biases where a family differs from `bias` (unset: `bias`): Qwen2 has q/k/v biases
+  // but no o_proj or MLP bias.
+  std::optional<bool> qkv_bias, out_bias, mlp_bias;
   // Weights read from a checkpoint (gpt2_checkpoint.hpp): the kMaxCheckpoint* bounds instead of
   // kMaxModel*, parameters start at 0 instead of being drawn, and the gradients' buffer is only
   // allocated by the first loss_and_gradients (a GPT-2 forward needs no second copy).
@@ -57,13 +88,26 @@ struct ModelConfig {
 // "layers must be between 1 and 4, got 5".
 void validate(const ModelConfig& config);
 
+// What a validated config resolves to: the attention's q|k|v layout, the MLP's width, the biases.
+AttentionShape attention_shape(const ModelConfig& config);
+std::size_t mlp_width(const ModelConfig& config);
+bool has_qkv_bias(const ModelConfig& config);
+bool has_out_bias(const ModelConfig& config);
+bool has_mlp_bias(const ModelConfig& config);
+
 // One parameter tensor: values [offset, offset + size) of the parameter buffer, row-major.
 struct ParameterInfo {
   std::string name;  // e.g. "layers.0.attn.in_proj_weight"
   std::vector<std::size_t> shape;
-  std::size_t offset = 0;
+  std::size_t offset = 0;  // in the float buffer, or (half) in the 2-byte one
   std::size_t size = 0;
+  std::optional<HalfKind> half;  // kept in a checkpoint's 2-byte form (F16 or BF16)
 };
+
+// Validates the config and lays out its parameters in buffer order (Model::parameter_table);
+// parameter_count is the buffer's size.
+std::vector<ParameterInfo> parameter_layout(const ModelConfig& config);
+std::uint64_t parameter_count(const ModelConfig& config);
 
 // One head whose output a forward leaves out: its context (its d_k columns of the concatenated
 // heads' A·V, before out_proj) is zeroed in that layer, as if the head attended to nothing.
@@ -80,6 +124,11 @@ struct ModelOutput {
 
 class Model {
  public:
+  // A loaded checkpoint's model: the parameters named in `kept_half` (weight matrices, each with
+  // its file's 2-byte kind) stay in that form, widened as the kernels read them; the others are
+  // float. Every parameter starts at 0 (the import fills them).
+  Model(const ModelConfig& config, const std::vector<std::pair<std::string, HalfKind>>& kept_half);
+
   // Validates the config, lays out the parameters and initialises them from config.seed:
   // LayerNorm weights 1 and biases 0, every linear bias 0, every other weight N(0, 0.02²)
   // (GPT-2's scheme), out_proj and mlp.proj weights N(0, (0.02/√(2·layers))²); drawn in table
@@ -93,9 +142,20 @@ class Model {
   const ParameterInfo& parameter_info(const std::string& name) const;  // throws if absent
   std::size_t parameter_count() const { return params_.size(); }
 
+  // The float parameters (every parameter unless some are kept 2-byte).
   std::span<float> parameters() { return params_; }
   std::span<const float> parameters() const { return params_; }
+  // A float parameter (a 2-byte one throws attn::Error: see parameter_values and half_parameter).
   std::span<float> parameter(const std::string& name);
+  // Any parameter's values as float (a 2-byte one widened): a copy.
+  std::vector<float> parameter_values(const std::string& name) const;
+  // A 2-byte parameter's stored values (throws for a float one).
+  std::span<std::uint16_t> half_parameter(const std::string& name);
+  // The parameters' bytes in memory: 4 per float value, 2 per kept 2-byte one.
+  std::uint64_t parameter_bytes() const;
+  bool has_half_parameters() const { return !halves_.empty(); }
+  // A weight matrix as stored (float or 2-byte), for the kernels; empty when absent.
+  StoredWeights stored_weights(const std::string& name) const { return stored(name); }
   std::span<const float> gradients() const { return grads_; }  // empty before a checkpoint
   std::span<float> gradients() { return grads_; }              // model's first backward
   std::span<const float> gradient(const std::string& name) const;
@@ -140,19 +200,23 @@ class Model {
   void load_safetensors(std::span<const std::uint8_t> bytes);
 
  private:
-  struct Layer {  // offsets of one block's parameters (kNone when absent)
+  struct Layer {  // offsets of one block's float parameters (kNone when absent or kept 2-byte)
     std::size_t ln1_w, ln1_b, in_w, in_b, out_w, out_b, ln2_w, ln2_b, fc_w, fc_b, proj_w, proj_b;
+    StoredWeights in, out, fc, proj;  // the weight matrices as stored (float or 2-byte)
   };
   struct LayerActivations {
     AlignedVector<float> ln1, ln1_mean, ln1_rstd;  // [M, d], [M], [M]   (M = batch·n)
-    AlignedVector<float> qkv;                      // [M, 3d] (q, k after RoPE)
+    AlignedVector<float> qkv;                      // [M, shape.row()] (q, k after RoPE)
     AlignedVector<float> att;                      // [batch, heads, n, n]
-    AlignedVector<float> ctx, mid;                 // [M, d]: heads' A·V; x + attn(…)
+    AlignedVector<float> ctx;                      // [M, heads·head_dim]: heads' A·V
+    AlignedVector<float> mid;                      // [M, d]: x + attn(…)
     AlignedVector<float> ln2, ln2_mean, ln2_rstd;  // [M, d], [M], [M]
-    AlignedVector<float> fc, gelu;                 // [M, 4d]
+    AlignedVector<float> fc, gelu;                 // [M, W] (SwiGLU: fc [M, 2W])
   };
 
-  void add_parameter(const std::string& name, std::vector<std::size_t> shape);
+  // out [M, d] = norm(x) with the block's (or the final) weights; keeps the LayerNorm statistics.
+  void norm_forward(const float* x, std::size_t weight, std::size_t bias, float* out,
+                    AlignedVector<float>& mean, AlignedVector<float>& rstd, std::size_t rows);
   void initialise();
   void check_ids(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n) const;
   void run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
@@ -162,10 +226,20 @@ class Model {
 
   static constexpr std::size_t kNone = std::size_t(-1);
 
+  void lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_half);
+  StoredWeights stored(const std::string& name) const;
+  // Layer l's attention weights as float for a traced layer: borrowed, or widened into
+  // traced_weights_ when kept 2-byte.
+  std::span<const float> traced_weights(std::size_t offset, const StoredWeights& stored,
+                                        std::size_t size);
+
   ModelConfig config_;
   std::vector<ParameterInfo> table_;
   AlignedVector<float> params_, grads_;
+  std::vector<std::uint16_t> halves_;  // the 2-byte parameters
   std::size_t embed_ = kNone, pos_ = kNone, lnf_w_ = kNone, lnf_b_ = kNone, unembed_ = kNone;
+  StoredWeights embed_weights_, unembed_weights_;
+  std::vector<std::vector<float>> traced_weights_;  // widened copies the traced layers borrow
   std::vector<Layer> layers_;
 
   // activations of the last forward (what the backward needs)
@@ -178,6 +252,8 @@ class Model {
   AlignedVector<float> d_logits_, d_resid_, d_h_, d_ctx_, d_qkv_, d_fc_, d_gelu_;
   LinearScratch linear_scratch_;
   AttentionScratch attention_scratch_;
+  AttentionShape shape_;   // attention_shape(config_)
+  std::size_t mlp_width_;  // mlp_width(config_)
   std::vector<std::unique_ptr<AttentionLayer>> traced_layers_;  // of the last trace()
 };
 

@@ -1,0 +1,289 @@
+// Llama-family checkpoints (llama, qwen2, mistral) read into a Model: PyTorch golden data that
+// follows transformers' eager code (tests/data/llama, from scripts/data/make-llama-golden.py),
+// sharded files, and every refused config or file's message.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attention/error.hpp"
+#include "attention/model/checkpoint_import.hpp"
+#include "test_support.hpp"
+
+namespace st = attn::safetensors;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+std::string data_path(const std::string& name) {
+  return std::string(ATTN_TEST_DATA_DIR) + "/llama/" + name;
+}
+
+std::string config_text(const std::string& name) {
+  const auto bytes = read_file(data_path(name + ".config.json"));
+  return std::string(bytes.begin(), bytes.end());
+}
+
+attn::CheckpointConfig config_of(const std::string& text) {
+  return attn::checkpoint_config(attn::ConfigJson(text));
+}
+
+std::unique_ptr<attn::Model> load(const std::string& name) {
+  const auto bytes = read_file(data_path(name + ".safetensors"));
+  return attn::load_checkpoint({bytes}, config_of(config_text(name)));
+}
+
+// The case's config.json with `key`'s value replaced by `value` (JSON text), or added.
+std::string with_key(const std::string& name, const std::string& key, const std::string& value) {
+  std::string text = config_text(name);
+  const std::string quoted = "\"" + key + "\": ";
+  const auto at = text.find(quoted);
+  if (at == std::string::npos) return "{" + quoted + value + "," + text.substr(text.find('{') + 1);
+  std::size_t end = at + quoted.size();
+  int depth = 0;
+  for (; end < text.size(); ++end) {
+    const char c = text[end];
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') {
+      if (depth == 0) break;
+      --depth;
+    }
+    if (c == ',' && depth == 0) break;
+  }
+  return text.substr(0, at + quoted.size()) + value + text.substr(end);
+}
+
+// The case's tensors, edited by `edit` (false drops one), written as one file.
+template <class Edit>
+std::vector<std::uint8_t> edited(const std::string& name, Edit edit) {
+  const auto bytes = read_file(data_path(name + ".safetensors"));
+  const auto file = st::File::parse(bytes);
+  std::vector<st::TensorToWrite> tensors;
+  for (const auto& info : file.tensors()) {
+    st::TensorToWrite tensor{info.name, info.dtype, info.shape, {}};
+    const auto raw = file.raw(info);
+    tensor.bytes.assign(raw.begin(), raw.end());
+    if (edit(tensor)) tensors.push_back(std::move(tensor));
+  }
+  return st::write(tensors);
+}
+
+std::vector<std::int32_t> ids_of(const st::File& expected) {
+  std::vector<std::int32_t> ids;
+  for (const double id : expected.f64("ids")) ids.push_back(std::int32_t(id));
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("Llama, Qwen2 and Mistral checkpoints match transformers' eager forward in PyTorch",
+          "[llama]") {
+  for (const char* name : {"llama-f32", "llama-bf16", "llama3-f32", "qwen2-f32", "qwen2-bf16",
+                           "mistral-f32", "smollm2-f16"}) {
+    INFO(name);
+    const auto expected = load_test_data(std::string("llama/") + name + ".expected.safetensors");
+    const auto& meta = expected.metadata();
+    const auto number = [&](const char* key) { return std::stoul(meta.at(key)); };
+    const attn::CheckpointConfig checkpoint = config_of(config_text(name));
+    CHECK(checkpoint.family->family == meta.at("family"));
+    const auto model = load(name);
+    const attn::ModelConfig& config = model->config();
+    const attn::AttentionShape shape = attn::attention_shape(config);
+    CHECK(config.layers == number("layers"));
+    CHECK(shape.heads == number("heads"));
+    CHECK(shape.kv_heads == number("kv_heads"));
+    CHECK(shape.head_dim == number("head_dim"));
+    CHECK(config.d_model == number("d_model"));
+    CHECK(config.vocab == number("vocab"));
+    CHECK(config.norm == attn::NormKind::RmsNorm);
+    CHECK(config.mlp_kind == attn::MlpKind::SwiGlu);
+    CHECK(config.rope.pairing == attn::RopePairing::RotateHalf);
+    const auto ids = ids_of(expected);
+    const auto out = model->forward(ids, 1, ids.size());
+    require_as_accurate_as_torch(out.logits, expected.f64("logits32"), expected.f64("logits64"),
+                                 "logits");
+    for (std::size_t l = 0; l < config.layers; ++l) {
+      const std::string layer = std::to_string(l);
+      require_as_accurate_as_torch(out.attention[l], expected.f64("attn32." + layer),
+                                   expected.f64("attn64." + layer), "attention of layer " + layer);
+    }
+  }
+}
+
+TEST_CASE("each family's switches are read from config.json", "[llama]") {
+  const auto mistral = config_of(config_text("mistral-f32")).model;
+  CHECK(mistral.window == 5);
+  CHECK_FALSE(mistral.tied);
+  CHECK_FALSE(attn::has_qkv_bias(mistral));
+  const auto qwen2 = config_of(config_text("qwen2-f32")).model;
+  CHECK(qwen2.window == 0);  // sliding_window 4096 with use_sliding_window false: no window
+  CHECK(qwen2.tied);
+  CHECK(attn::has_qkv_bias(qwen2));
+  CHECK_FALSE(attn::has_out_bias(qwen2));
+  CHECK_FALSE(attn::has_mlp_bias(qwen2));
+  CHECK(qwen2.rope.base == 1e6);
+  CHECK(qwen2.norm_eps == 1e-6);
+  const auto llama3 = config_of(config_text("llama3-f32")).model;
+  CHECK(llama3.head_dim == 24);
+  CHECK(attn::has_qkv_bias(llama3));
+  CHECK(attn::has_out_bias(llama3));
+  CHECK_FALSE(attn::has_mlp_bias(llama3));
+  // Llama 3's scaling: the longest wavelengths slowed by the factor, the shortest kept.
+  REQUIRE(llama3.rope.frequencies.size() == 12);
+  CHECK(llama3.rope.frequencies[0] == attn::rope_frequency(0, 24, 500000.0));
+  CHECK(llama3.rope.frequencies[11] == attn::rope_frequency(11, 24, 500000.0) / 8.0);
+}
+
+TEST_CASE("a sharded checkpoint loads as its single file does", "[llama]") {
+  const auto whole = read_file(data_path("mistral-f32.safetensors"));
+  const auto file = st::File::parse(whole);
+  std::vector<st::TensorToWrite> first, second;
+  for (const auto& info : file.tensors()) {
+    st::TensorToWrite tensor{info.name, info.dtype, info.shape, {}};
+    const auto raw = file.raw(info);
+    tensor.bytes.assign(raw.begin(), raw.end());
+    // layer 1's tensors and lm_head in the second shard, the rest in the first
+    const bool later = info.name.starts_with("model.layers.1.") || info.name == "lm_head.weight";
+    (later ? second : first).push_back(std::move(tensor));
+  }
+  const auto a = st::write(first), b = st::write(second);
+  const auto config = config_of(config_text("mistral-f32"));
+  const auto sharded = attn::load_checkpoint({a, b}, config);
+  const auto single = attn::load_checkpoint({whole}, config);
+  const auto pa = sharded->parameters(), pb = single->parameters();
+  REQUIRE(pa.size() == pb.size());
+  CHECK(std::equal(pa.begin(), pa.end(), pb.begin()));
+  CHECK_THROWS_WITH(attn::load_checkpoint({a}, config),
+                    ContainsSubstring("no tensor for 'layers.1.ln1.weight' [64] (Mistral name: "
+                                      "model.layers.1.input_layernorm.weight)"));
+  CHECK_THROWS_WITH(attn::load_checkpoint({a, a, b}, config),
+                    ContainsSubstring("the same tensor twice"));
+}
+
+TEST_CASE("every switch the core does not implement is refused by name", "[llama]") {
+  const auto refused = [](const std::string& text, const std::string& message) {
+    INFO(text.substr(0, 120));
+    CHECK_THROWS_WITH(config_of(text), ContainsSubstring(message));
+  };
+  refused(with_key("llama-f32", "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})"),
+          "rope_scaling has type 'yarn'; supported: none (null or 'default') and 'llama3'");
+  refused(with_key("llama-f32", "rope_scaling", R"({"type": "linear", "factor": 2.0})"),
+          "rope_scaling has type 'linear'");
+  refused(with_key("llama-f32", "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})"),
+          "config.json's rope_scaling.low_freq_factor must be a positive number");
+  refused(with_key("llama-f32", "rope_scaling", "4"), "config.json's rope_scaling must be an object");
+  refused(with_key("llama-f32", "hidden_act", "\"gelu\""),
+          "config.json's hidden_act is 'gelu'; supported: silu");
+  refused(with_key("qwen2-f32", "use_sliding_window", "true"),
+          "config.json has use_sliding_window true");
+  refused(with_key("llama-f32", "partial_rotary_factor", "0.5"),
+          "config.json's partial_rotary_factor is 0.5");
+  refused(with_key("llama-f32", "model_type", "\"gemma\""),
+          "config.json has model_type 'gemma'; supported: gpt2, llama, qwen2, mistral");
+  refused(with_key("llama-f32", "num_key_value_heads", "3"),
+          "heads must be a multiple of kv_heads");
+  refused(with_key("llama-f32", "num_key_value_heads", "0"),
+          "config.json needs a positive num_key_value_heads");
+  refused(with_key("llama-f32", "intermediate_size", "\"96\""),
+          "config.json's intermediate_size must be an integer");
+  // Absent or null: the family's default (no scaling, no window).
+  CHECK(config_of(with_key("llama-f32", "rope_scaling", "null")).model.rope.frequencies.empty());
+  CHECK(config_of(with_key("mistral-f32", "sliding_window", "null")).model.window == 0);
+  CHECK(config_of(with_key("llama-f32", "rope_scaling", R"({"rope_type": "default"})"))
+            .model.rope.frequencies.empty());
+}
+
+TEST_CASE("files that disagree with config.json are refused, naming the tensor", "[llama]") {
+  const auto config = config_of(config_text("llama-f32"));
+  const auto without = [](const std::string& dropped) {
+    return edited("llama-f32", [&](st::TensorToWrite& t) { return t.name != dropped; });
+  };
+  CHECK_THROWS_WITH(attn::load_checkpoint({without("model.layers.1.self_attn.k_proj.weight")}, config),
+                    ContainsSubstring("no tensor 'model.layers.1.self_attn.k_proj.weight'"));
+  CHECK_THROWS_WITH(attn::load_checkpoint({without("lm_head.weight")}, config),
+                    ContainsSubstring("no tensor for 'unembed.weight'") &&
+                        ContainsSubstring("lm_head.weight"));
+  // A bias the config does not have (attention_bias false).
+  const auto biased = edited("llama-f32", [](st::TensorToWrite& t) {
+    if (t.name == "model.norm.weight") t.name = "model.layers.0.self_attn.q_proj.bias";
+    return true;
+  });
+  CHECK_THROWS_WITH(attn::load_checkpoint({biased}, config),
+                    ContainsSubstring("'model.layers.0.self_attn.q_proj.bias'") &&
+                        ContainsSubstring("no place for"));
+  // k_proj with the query heads' width: the config's num_key_value_heads disagrees.
+  const auto wide = attn::checkpoint_config(
+      attn::ConfigJson(with_key("llama-f32", "num_key_value_heads", "4")));
+  CHECK_THROWS_WITH(attn::load_checkpoint({read_file(data_path("llama-f32.safetensors"))}, wide),
+                    ContainsSubstring("k_proj.weight' has shape [32, 64]") &&
+                        ContainsSubstring("num_key_value_heads 4") && ContainsSubstring("[64, 64]"));
+  // Tied embeddings, but an lm_head that differs.
+  const auto tied = attn::checkpoint_config(
+      attn::ConfigJson(with_key("llama-f32", "tie_word_embeddings", "true")));
+  CHECK_THROWS_WITH(attn::load_checkpoint({read_file(data_path("llama-f32.safetensors"))}, tied),
+                    ContainsSubstring("lm_head.weight differs from model.embed_tokens.weight") &&
+                        ContainsSubstring("tie_word_embeddings is true"));
+  // A GPT-2 file with a Llama config, and the other way round.
+  const auto gpt2 = read_file(std::string(ATTN_TEST_DATA_DIR) + "/gpt2/tiny-f32.safetensors");
+  CHECK_THROWS_WITH(attn::load_checkpoint({gpt2}, config),
+                    ContainsSubstring("this looks like a GPT-2 checkpoint") &&
+                        ContainsSubstring("supported: Llama-family checkpoints"));
+  attn::Gpt2Config gpt2_config{
+      .n_layer = 2, .n_head = 4, .n_embd = 64, .n_positions = 64, .vocab_size = 96};
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(read_file(data_path("llama-f32.safetensors")),
+                                               gpt2_config),
+                    ContainsSubstring("this looks like a Llama checkpoint"));
+}
+
+TEST_CASE("a Llama model refuses training by name, and forwards within its window", "[llama]") {
+  auto model = load("mistral-f32");
+  const std::vector<std::int32_t> ids{1, 2, 3, 4, 5, 6, 7, 8};
+  CHECK_THROWS_WITH(model->loss_and_gradients(ids, ids, 1, ids.size()),
+                    ContainsSubstring("cannot be trained"));
+  const auto out = model->forward(ids, 1, ids.size());
+  const std::size_t n = ids.size(), heads = 4;
+  for (std::size_t l = 0; l < 3; ++l) {
+    for (std::size_t h = 0; h < heads; ++h) {
+      for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = 0; j < n; ++j) {
+          const bool seen = j <= i && j + 5 > i;
+          INFO("layer " << l << " head " << h << " query " << i << " key " << j);
+          if (!seen) CHECK(out.attention[l][(h * n + i) * n + j] == 0.0f);
+          if (seen) CHECK(out.attention[l][(h * n + i) * n + j] > 0.0f);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the walkthrough's traced layers reproduce every family's attention", "[llama]") {
+  for (const char* name : {"llama-f32", "llama-bf16", "llama3-f32", "qwen2-f32", "mistral-f32",
+                           "smollm2-f16"}) {
+    INFO(name);
+    auto model = load(name);
+    const std::vector<std::int32_t> ids{3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+    const std::size_t n = ids.size();
+    model->trace(ids, n);
+    const auto out = model->forward(ids, 1, n);
+    const attn::AttentionShape shape = attn::attention_shape(model->config());
+    for (std::size_t l = 0; l < model->config().layers; ++l) {
+      INFO("layer " << l);
+      const attn::Trace& trace = model->traced_layer(l).last_result().trace;
+      std::size_t heads_seen = 0, kv_heads_seen = 0;
+      for (const auto& step : trace.steps) {
+        if (step.kind == attn::StepKind::K) ++kv_heads_seen;
+        if (step.kind != attn::StepKind::Weights) continue;
+        const std::size_t h = std::size_t(step.head);
+        CHECK(step.kv_head == int(shape.kv_head(h)));
+        for (std::size_t i = 0; i < n * n; ++i) {
+          CHECK(std::abs(step.data[i] - out.attention[l][h * n * n + i]) < 2e-6f);
+        }
+        ++heads_seen;
+      }
+      CHECK(heads_seen == shape.heads);
+      CHECK(kv_heads_seen == shape.kv_heads);
+    }
+  }
+}
