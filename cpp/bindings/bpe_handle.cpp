@@ -1,11 +1,36 @@
-// BpeHandle's bindings: vocabulary and merges in, token ids, bytes and texts out.
+// BpeHandle's bindings: vocabulary and merges or tokenizer.json in, token ids, bytes and texts out.
 #if ATTN_BINDINGS_TRAINING
 #include "bindings/bpe_handle.hpp"
 
 #include <string_view>
 #include <utility>
 
+#include "attention/text/tokenizer_json.hpp"
+
 namespace attn::bindings {
+
+namespace {
+
+val id_array(const std::vector<std::int32_t>& ids) {
+  val out = val::array();
+  for (const std::int32_t id : ids) out.call<void>("push", id);
+  return out;
+}
+
+// A TextDecoder that keeps a leading U+FEFF (Embind's own string conversion drops it).
+val text_decoder() {
+  val options = val::object();
+  options.set("ignoreBOM", true);
+  return val::global("TextDecoder").new_(std::string("utf-8"), options);
+}
+
+// UTF-8 text as a JS string, through `decoder` (from text_decoder).
+val js_string(const val& decoder, const std::string& text) {
+  return decoder.call<val>("decode", val(emscripten::typed_memory_view(
+                                         text.size(), reinterpret_cast<const std::uint8_t*>(text.data()))));
+}
+
+}  // namespace
 
 val BpeHandle::configure(const std::string& vocab, const std::string& merges,
                          std::size_t model_vocab) {
@@ -14,6 +39,24 @@ val BpeHandle::configure(const std::string& vocab, const std::string& merges,
     tokenizer->check_fits(model_vocab);
     tokenizer_ = std::move(tokenizer);
     return val(double(tokenizer_->vocab_size()));
+  });
+}
+
+val BpeHandle::configureJson(const std::string& json, std::size_t model_vocab) {
+  return guarded([&] {
+    // Unicode normalization is JavaScript's own: the core has no composition tables.
+    attn::UnicodeNormalize nfc = [decoder = text_decoder()](const std::string& text) {
+      return js_string(decoder, text).call<val>("normalize", std::string("NFC")).as<std::string>();
+    };
+    auto tokenizer = std::make_unique<attn::BpeTokenizer>(attn::read_tokenizer_json(json, std::move(nfc)));
+    tokenizer->check_fits(model_vocab);
+    tokenizer_ = std::move(tokenizer);
+    val out = val::object();
+    out.set("tokens", double(tokenizer_->vocab_size()));
+    out.set("prefix", id_array(tokenizer_->special_prefix()));
+    out.set("suffix", id_array(tokenizer_->special_suffix()));
+    out.set("nfc", tokenizer_->needs_nfc());
+    return out;
   });
 }
 
@@ -39,9 +82,10 @@ val BpeHandle::encode(val bytes) {
 
 val BpeHandle::tokenTexts(val ids) const {
   return guarded([&] {
+    const val decoder = text_decoder();
     val texts = val::array();
     for (const std::int32_t id : vector_or_empty<std::int32_t>(ids)) {
-      texts.call<void>("push", tokenizer_->token_text(id));
+      texts.call<void>("push", js_string(decoder, tokenizer_->token_text(id)));
     }
     return texts;
   });

@@ -1,4 +1,4 @@
-// BpeHandle: GPT-2's byte-level BPE for JS checkpoints (ATTN_BINDINGS_TRAINING builds only).
+// BpeHandle: a checkpoint's BPE tokenizer for JS checkpoints (ATTN_BINDINGS_TRAINING builds only).
 #pragma once
 
 #include <cstddef>
@@ -12,11 +12,18 @@
 
 namespace attn::bindings {
 
-// GPT-2's byte-level BPE over a vocabulary and merges given as text (one entry per line).
+// A BpeTokenizer from GPT-2's vocabulary and merges given as text (one entry per line), or from
+// tokenizer.json's text.
 class BpeHandle {
  public:
+  // The number of token ids.
   val configure(const std::string& vocab, const std::string& merges, std::size_t model_vocab);
-  // { ids: Int32Array view, tokens: [Uint8Array bytes] } of UTF-8 (or any) bytes.
+  // { tokens: number of ids, prefix: [ids], suffix: [ids] (the post-processor's special tokens
+  // around a text's, e.g. a BOS, which encode adds), nfc: whether encode normalizes to NFC }.
+  // NFC is JavaScript's String.prototype.normalize, called once per stretch of text.
+  val configureJson(const std::string& json, std::size_t model_vocab);
+  // { ids: Int32Array view, tokens: [Uint8Array bytes] } of UTF-8 (or any) bytes, with the
+  // post-processor's special tokens.
   val encode(val bytes);
   // Each id's readable text (BpeTokenizer::token_text).
   val tokenTexts(val ids) const;

@@ -106,6 +106,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
   emscripten::class_<BpeHandle>("BpeHandle")
       .constructor<>()
       .function("configure", &BpeHandle::configure)
+      .function("configureJson", &BpeHandle::configureJson)
       .function("encode", &BpeHandle::encode)
       .function("tokenTexts", &BpeHandle::tokenTexts);
   emscripten::class_<TrainerHandle>("TrainerHandle")

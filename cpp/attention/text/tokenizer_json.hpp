@@ -1,0 +1,34 @@
+// Hugging Face's tokenizer.json read into a BpeTokenizer; every kind it does not support refused.
+#pragma once
+
+#include <string_view>
+
+#include "attention/text/bpe_tokenizer.hpp"
+#include "attention/text/normalizer.hpp"
+
+namespace attn {
+
+// The BpeSpec of tokenizer.json's text: a BPE model (byte-level as GPT-2, Llama 3, Qwen2 and SmolLM2
+// ship it, or SentencePiece-style as Llama 2, TinyLlama and Mistral) with its added tokens,
+// normalizer, pre-tokenizer and post-processor. Nothing in the file is run: a Split regex must be
+// one of the known patterns. Throws attn::Error for invalid UTF-8 or JSON (naming the
+// byte), a wrong type (naming the key and what it must be), or a kind this tokenizer does not
+// support (naming it and what is supported).
+//
+// Read as @huggingface/tokenizers reads it, with defaults for absent keys; beyond it:
+// - a file without a "pre_tokenizer" key at all (a hand-written { model: { vocab, merges } }, not
+//   a file the library writes, which always has the key) is GPT-2's byte-level BPE;
+// - the decoder, truncation and padding are not read (token texts are the core's own).
+// Where the reference (the Hub's JS implementation, which the tests compare with) and the Rust
+// library differ, this follows the reference: Digits splits ASCII digits only (JavaScript's \d;
+// Rust: every numeric character); (?i:...) folds ASCII letters only; ByteLevel's own regex has
+// JavaScript's \s (U+FEFF, not U+0085) while Split's \s is Oniguruma's; single_word is read but
+// not applied; Metaspace's "first" is the first stretch before any added token. One exception:
+// Metaspace with split true starts a word at each ▁ (Rust; the reference keeps one word, which
+// gives the same ids unless a merge crosses a ▁).
+BpeSpec tokenizer_json_spec(std::string_view text);
+
+// The tokenizer of tokenizer.json's text; nfc: see normalizer.hpp (needed for a normalizer NFC).
+BpeTokenizer read_tokenizer_json(std::string_view text, UnicodeNormalize nfc);
+
+}  // namespace attn

@@ -1,0 +1,522 @@
+// tokenizer.json read by the core (lens.loadCheckpoint({ tokenizer })) against the Hub's own JS
+// implementation, @huggingface/tokenizers 0.2.0, with its default add_special_tokens (the ids the
+// model gets). No file is downloaded: BPE vocabularies are learned here from the repository's
+// English text (cpp/attention/train/english_text.cpp) plus a few lines of other scripts, then
+// written in the exact layout of each kind's real tokenizer.json: GPT-2, SmolLM2 (Digits +
+// ByteLevel), Llama 3 (Split + ByteLevel, ignore_merges, a BOS), Qwen2 (NFC + Split), Llama 2
+// (Prepend/Replace, byte fallback, fuse_unk), and Metaspace ("first" without split, "always" with
+// split and an unknown token). Each kind is compared (ids and token texts) on 1 300 seeded strings;
+// GPT-2's real vocabulary in three layouts on 400 more; flipping any option the kinds rely on in
+// the reference changes some ids, so the comparisons can fail.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { SplitPreTokenizer, Tokenizer } from '@huggingface/tokenizers';
+
+import { loadLens, mulberry32, writeSafetensors } from './support.mjs';
+import { gpt2Config, gpt2Tensors, gpt2Tokenizer } from './checkpoint-support.mjs';
+
+const lens = await loadLens();
+
+// ---- the training text ---------------------------------------------------------------------------
+
+const ENGLISH = (() => {
+  const source = readFileSync(new URL('../../cpp/attention/train/english_text.cpp', import.meta.url), 'utf8');
+  const parts = [...source.matchAll(/^\s+"((?:[^"\\]|\\.)*)"\s*;?$/gm)].map((m) => JSON.parse(`"${m[1]}"`));
+  return parts.join('');
+})();
+const SENTENCES = ENGLISH.split(/(?<=[.!?]) /).filter((s) => s.length > 3);
+
+const capitalize = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+// White space the patterns tell apart (JavaScript's \s has U+FEFF, Oniguruma's has U+0085), in
+// runs of two before a word or a space: merges of them make a different split visible in the ids.
+const SPACES = [' ', '\t', '\n', '\r\n', '\u0085', '\ufeff', '\u00a0', '\u3000', '\u2028'];
+const SPACE_RUNS = SPACES.flatMap((a) => SPACES.flatMap((b) => [`${a}${b}x`, `${a}${b} x`, `x${a}${b}`]));
+// The English text with capitals, digits and other scripts, for learning merges.
+const TRAINING = [
+  ENGLISH,
+  SENTENCES.map(capitalize).join(' '),
+  SENTENCES.slice(0, 200).map((s, i) => `${i * 37 % 1000} ${s.toUpperCase()} ${1900 + i}`).join('\n'),
+  'Hello world! The Transformer attends: it\'s 2024, they\'re here, we\'ll see. ',
+  '中文的句子 中文 한국어 한국어 العربية العربية café café naïve Ångström résumé '.repeat(5),
+  SPACE_RUNS.join('').repeat(3),
+].join('\n');
+
+// GPT-2's byte ⇄ character map, in its own id order (printable bytes first).
+const BYTE_ORDER = [];
+const BYTE_CHAR = new Array(256);
+{
+  const printable = (b) => (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+  let next = 256;
+  for (let b = 0; b < 256; ++b) if (printable(b)) BYTE_ORDER.push(b);
+  for (let b = 0; b < 256; ++b) if (!printable(b)) BYTE_ORDER.push(b);
+  for (let b = 0; b < 256; ++b) BYTE_CHAR[b] = String.fromCharCode(printable(b) ? b : next++);
+}
+const CHAR_BYTE = new Map(BYTE_CHAR.map((c, b) => [c, b]));
+const toByteChars = (text) => Array.from(new TextEncoder().encode(text), (b) => BYTE_CHAR[b]).join('');
+
+const LLAMA3_PATTERN = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const QWEN2_PATTERN = LLAMA3_PATTERN.replace('\\p{N}{1,3}', '\\p{N}');
+const GPT2_REGEX = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+
+/**
+ * Classic BPE training: words (arrays of symbols) by count, the most frequent adjacent pair merged
+ * each round (ties: the smallest pair), `rounds` times. Returns the merges [a, b] in order.
+ */
+function learnMerges(wordCounts, rounds) {
+  const words = [...wordCounts].map(([word, count]) => ({ symbols: [...word], count }));
+  const merges = [];
+  for (let round = 0; round < rounds; ++round) {
+    const pairs = new Map();
+    for (const { symbols, count } of words) {
+      for (let i = 0; i + 1 < symbols.length; ++i) {
+        const key = `${symbols[i]}\u0000${symbols[i + 1]}`;
+        pairs.set(key, (pairs.get(key) ?? 0) + count);
+      }
+    }
+    let best = null;
+    let bestCount = 1;
+    for (const [key, count] of pairs) {
+      if (count > bestCount || (count === bestCount && best !== null && key < best)) {
+        best = key;
+        bestCount = count;
+      }
+    }
+    if (best === null) break;
+    const [a, b] = best.split('\u0000');
+    merges.push([a, b]);
+    for (const word of words) {
+      const out = [];
+      for (let i = 0; i < word.symbols.length; ++i) {
+        if (i + 1 < word.symbols.length && word.symbols[i] === a && word.symbols[i + 1] === b) {
+          out.push(a + b);
+          ++i;
+        } else {
+          out.push(word.symbols[i]);
+        }
+      }
+      word.symbols = out;
+    }
+  }
+  return merges;
+}
+
+function countWords(words) {
+  const counts = new Map();
+  for (const word of words) counts.set(word, (counts.get(word) ?? 0) + 1);
+  return counts;
+}
+
+// A byte-level vocabulary: the 256 byte characters, then one token per merge, learned from the
+// words of GPT-2's regex and of Llama 3's pattern (the reference's own split).
+const BYTE_LEVEL = (() => {
+  const llama3 = new SplitPreTokenizer({ pattern: { Regex: LLAMA3_PATTERN }, behavior: 'Isolated', invert: false });
+  const words = countWords([...[...TRAINING.matchAll(GPT2_REGEX)].map((m) => m[0]), ...llama3(TRAINING)].map(toByteChars));
+  const merges = learnMerges(words, 500);
+  const tokens = [...BYTE_ORDER.map((b) => BYTE_CHAR[b]), ...merges.map(([a, b]) => a + b)];
+  return { tokens: [...new Set(tokens)], merges };
+})();
+
+// For Llama 3's and Qwen2's kinds: merges of the white space runs their pattern splits off (in the
+// reference's split), appended, so a run split otherwise shows in the ids.
+const SPACE_MERGES = (() => {
+  const llama3 = new SplitPreTokenizer({ pattern: { Regex: LLAMA3_PATTERN }, behavior: 'Isolated', invert: false });
+  const merges = learnMerges(countWords(SPACE_RUNS.flatMap((run) => llama3(run)).map(toByteChars)), 120);
+  const known = new Set(BYTE_LEVEL.merges.map(([a, b]) => `${a} ${b}`));
+  const fresh = merges.filter(([a, b]) => !known.has(`${a} ${b}`));
+  const have = new Set(BYTE_LEVEL.tokens);
+  return { merges: [...BYTE_LEVEL.merges, ...fresh], tokens: [...BYTE_LEVEL.tokens, ...new Set(fresh.map(([a, b]) => a + b).filter((t) => !have.has(t)))] };
+})();
+
+// A SentencePiece-style vocabulary: <unk> <s> </s>, <0x00>…<0xFF>, one token per merge, then the
+// training text's characters; merges learned within words that start at each ▁.
+const SENTENCEPIECE = (() => {
+  const text = `▁${TRAINING.replace(/\n/g, ' ').replaceAll(' ', '▁')}`;
+  const words = countWords(text.split(/(?=▁)/u));
+  const merges = learnMerges(words, 500);
+  const chars = new Map();
+  for (const c of text) chars.set(c, (chars.get(c) ?? 0) + 1);
+  const alphabet = [...chars].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).map(([c]) => c);
+  const bytes = Array.from({ length: 256 }, (_, b) => `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`);
+  const tokens = ['<unk>', '<s>', '</s>', ...bytes, ...merges.map(([a, b]) => a + b), ...alphabet];
+  return { tokens: [...new Set(tokens)], merges };
+})();
+
+const vocabOf = (tokens, first = 0) => Object.fromEntries(tokens.map((t, i) => [t, first + i]));
+const added = (id, content, { special = true, normalized = !special, lstrip = false, rstrip = false } = {}) => ({
+  id, content, single_word: false, lstrip, rstrip, normalized, special,
+});
+const byteLevel = (options) => ({ type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true, ...options });
+const template = (bos) => ({
+  type: 'TemplateProcessing',
+  single: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+  pair: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } },
+    { SpecialToken: { id: bos, type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } }],
+  special_tokens: { [bos]: { id: bos, ids: [1], tokens: [bos] } },
+});
+const bpeModel = (vocab, merges, options = {}) => ({
+  type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+  fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges, ...options,
+});
+const splitThenBytes = (pattern, trimOffsets) => ({
+  type: 'Sequence',
+  pretokenizers: [
+    { type: 'Split', pattern: { Regex: pattern }, behavior: 'Isolated', invert: false },
+    { type: 'ByteLevel', add_prefix_space: false, trim_offsets: trimOffsets, use_regex: false },
+  ],
+});
+const sentencePieceDecoder = {
+  type: 'Sequence',
+  decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'ByteFallback' }, { type: 'Fuse' },
+    { type: 'Strip', content: ' ', start: 1, stop: 0 }],
+};
+const file = (fields) => ({ version: '1.0', truncation: null, padding: null, ...fields });
+
+// Each kind's tokenizer.json, in its real layout (key order, defaults, merges as strings or pairs).
+const KINDS = {
+  gpt2() {
+    const { tokens, merges } = BYTE_LEVEL;
+    return file({
+      added_tokens: [{ id: tokens.length, special: true, content: '<|endoftext|>', single_word: false, lstrip: false, rstrip: false, normalized: true }],
+      normalizer: null,
+      pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true },
+      post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false },
+      decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true },
+      // the original file's model has no type
+      model: { dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false,
+        vocab: vocabOf([...tokens, '<|endoftext|>']), merges: merges.map(([a, b]) => `${a} ${b}`) },
+    });
+  },
+  smollm2() {
+    const specials = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
+    const tokens = [...specials, ...BYTE_LEVEL.tokens];
+    return file({
+      added_tokens: [...specials.map((s, i) => added(i, s)), added(tokens.length, '<mask>', { lstrip: true }),
+        added(tokens.length + 1, 'lens', { special: false })],
+      normalizer: null,
+      pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true }, byteLevel()] },
+      post_processor: byteLevel({ add_prefix_space: true, trim_offsets: false }),
+      decoder: byteLevel({ add_prefix_space: true }),
+      model: bpeModel(vocabOf(tokens), BYTE_LEVEL.merges, { ignore_merges: undefined }),
+    });
+  },
+  llama3() {
+    // three words the merges never make: with ignore_merges they are one token each
+    const tokens = [...SPACE_MERGES.tokens, 'Ġzebra', 'Ġqueue', 'ĠHello', 'Ġattention'];
+    const n = tokens.length;
+    const specials = ['<|begin_of_text|>', '<|end_of_text|>', '<|reserved_special_token_0|>', '<|start_header_id|>',
+      '<|end_header_id|>', '<|eot_id|>'];
+    return file({
+      added_tokens: [...specials.map((s, i) => added(n + i, s, { rstrip: s === '<|eot_id|>' })),
+        added(n + specials.length, ' Attention', { special: false })],
+      normalizer: null,
+      pre_tokenizer: splitThenBytes(LLAMA3_PATTERN, true),
+      post_processor: { type: 'Sequence', processors: [byteLevel({ add_prefix_space: true, trim_offsets: false }), template('<|begin_of_text|>')] },
+      decoder: byteLevel({ add_prefix_space: true }),
+      model: bpeModel(vocabOf(tokens), SPACE_MERGES.merges, { ignore_merges: true }),
+    });
+  },
+  qwen2() {
+    const n = SPACE_MERGES.tokens.length;
+    return file({
+      added_tokens: [added(n, '<|endoftext|>'), added(n + 1, '<|im_start|>'), added(n + 2, '<|im_end|>'),
+        added(n + 3, 'cafe\u0301s', { special: false })],
+      normalizer: { type: 'NFC' },
+      pre_tokenizer: splitThenBytes(QWEN2_PATTERN, false),
+      post_processor: byteLevel({ add_prefix_space: false, trim_offsets: false, use_regex: false }),
+      decoder: byteLevel({ add_prefix_space: false, trim_offsets: false, use_regex: false }),
+      model: bpeModel(vocabOf(SPACE_MERGES.tokens), SPACE_MERGES.merges, { continuing_subword_prefix: '', end_of_word_suffix: '' }),
+    });
+  },
+  llama2() {
+    const { tokens, merges } = SENTENCEPIECE;
+    return file({
+      added_tokens: [added(0, '<unk>'), added(1, '<s>'), added(2, '</s>'), added(tokens.length, 'lens', { special: false })],
+      normalizer: { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] },
+      pre_tokenizer: null,
+      post_processor: template('<s>'),
+      decoder: sentencePieceDecoder,
+      model: bpeModel(vocabOf(tokens), merges.map(([a, b]) => `${a} ${b}`), { unk_token: '<unk>', fuse_unk: true, byte_fallback: true, ignore_merges: undefined }),
+    });
+  },
+  metaspace() {
+    const { tokens, merges } = SENTENCEPIECE;
+    return file({
+      added_tokens: [added(0, '<unk>'), added(1, '<s>'), added(2, '</s>')],
+      normalizer: null,
+      pre_tokenizer: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'first', split: false },
+      post_processor: template('<s>'),
+      decoder: { type: 'Sequence', decoders: [{ type: 'Metaspace', replacement: '▁', prepend_scheme: 'first', split: false }, { type: 'ByteFallback' }, { type: 'Fuse' }] },
+      model: bpeModel(vocabOf(tokens), merges, { unk_token: '<unk>', fuse_unk: true, byte_fallback: true }),
+    });
+  },
+  'metaspace-unk'() {
+    const { tokens, merges } = SENTENCEPIECE;
+    return file({
+      added_tokens: [added(0, '<unk>'), added(1, '<s>'), added(2, '</s>', { lstrip: true, rstrip: true })],
+      normalizer: null,
+      pre_tokenizer: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true },
+      post_processor: null,
+      decoder: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true },
+      model: bpeModel(vocabOf(tokens), merges, { unk_token: '<unk>', fuse_unk: true, byte_fallback: false }),
+    });
+  },
+};
+
+// ---- the strings ---------------------------------------------------------------------------------
+
+const PIECES = [
+  "I'm", "you're", "they've", "we'll", "it's", "don't", "he'd", "'s", "'S", "'T", "'LL", "'Re", "'ve", "'m", "'D",
+  "O'Neil's", "rock'n'roll", "'\u017F", ' ', '  ', '   ', '\t', '\t\t', '\n', '\n\n', '\r\n', '\r\n\r\n', ' \n ', '\r',
+  '\u00a0', '\u2003', '\u3000', '\ufeff', '\u2028', '\u0085', '\u200b', '0', '7', '42', '2024', '123456789012',
+  '3.14159', '1,000,000', '١٢٣', '½', 'Ⅻ', '!', '?', '...', '—', '–', '"', '(', ')', '[', ']', '{', '}', '<', '>',
+  '@', '#', '$', '%', '^', '&', '*', '_', '-', '+', '=', '/', '\\', '`', '~', ';', ':', ',', '.', '!!!', '?!', '.\n',
+  'café', 'cafe\u0301', 'cafés', 'cafe\u0301s', 'naïve', 'nai\u0308ve', 'résumé', 'Ångström', 'A\u030angstro\u0308m',
+  'ß', 'ñ', 'n\u0303', 'Ελληνικά', 'Русский', 'עברית', 'العربية', 'مرحبا بالعالم', 'हिन्दी', 'ไทย', '中文', '日本語の文章',
+  '한국어', '漢字かなカナ', '👍', '👍🏽', '👨‍👩‍👧', '🇫🇷', '🎉🎉', '❤️', '∑', '∞', '≠', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+  '\u0000', '\u0001', '\u001b', '\u007f', '\u200d', '\ud800', 'a\udfffb',
+  'Hello', 'hello', 'HELLO', 'world', 'the', ' the', 'The', 'zebra', ' zebra', ' queue', ' Hello', 'Attention', ' Attention',
+  'attention', 'lens', ' lens', 'Lens', 'x', 'A', 'z', 'http://example.com/a?b=c', 'user@example.org', 'snake_case',
+  'camelCase', 'C++', '#include', '▁', '▁▁', '▁hello', 'Ġ', '<0x41>', '<0x0A>', '>\u0338', '=\u0338',
+  '<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|im_start|>user\nHi<|im_end|>', '<|begin_of_text|>', '<|end_of_text|>',
+  '<|eot_id|>', '<|start_header_id|>', '<|reserved_special_token_0|>', '<s>', '</s>', '<unk>', '<mask>', ' <mask> ',
+  '<|endof', '<s', '</', '<|im_end|>\u0338', '</s>\u0338', 'a</s>b', ' </s> ',
+];
+
+function randomText(next) {
+  const pick = (list) => list[Math.floor(next() * list.length)];
+  const kind = next();
+  if (kind < 0.45) {  // a sentence of the English text, with capitals and pieces inserted
+    let text = pick(SENTENCES);
+    if (next() < 0.5) text = capitalize(text);
+    if (next() < 0.1) text = text.toUpperCase();
+    const words = text.split(' ');
+    const inserts = Math.floor(next() * 4);
+    for (let i = 0; i < inserts; ++i) words.splice(Math.floor(next() * (words.length + 1)), 0, pick(PIECES));
+    const joiner = next() < 0.8 ? ' ' : pick([' ', '  ', '\n', '\t', '\r\n', '']);
+    return words.join(joiner);
+  }
+  if (kind < 0.85) {  // pieces with separators
+    const count = 1 + Math.floor(next() * 8);
+    let text = next() < 0.15 ? pick([' ', '  ', '\n']) : '';
+    for (let i = 0; i < count; ++i) {
+      text += pick(PIECES);
+      const sep = next();
+      if (sep < 0.35) text += ' ';
+      else if (sep < 0.45) text += '  ';
+      else if (sep < 0.5) text += '\n';
+      else if (sep < 0.53) text += '\t';
+    }
+    return text;
+  }
+  // random code points from a few ranges (ASCII, Latin-1, general BMP, astral)
+  const length = 1 + Math.floor(next() * 16);
+  let text = '';
+  for (let i = 0; i < length; ++i) {
+    const r = next();
+    let cp;
+    if (r < 0.4) cp = 0x20 + Math.floor(next() * 0x5f);
+    else if (r < 0.55) cp = 0x09 + Math.floor(next() * 5);
+    else if (r < 0.7) cp = 0xa0 + Math.floor(next() * 0x160);
+    else if (r < 0.9) cp = Math.floor(next() * 0xd800);
+    else cp = 0x10000 + Math.floor(next() * 0x20000);
+    text += String.fromCodePoint(cp);
+  }
+  return text;
+}
+
+// A ~5 KB paste: consecutive sentences, capitalized, with pieces and line breaks in between.
+function longPaste(next) {
+  let text = '';
+  let at = Math.floor(next() * (SENTENCES.length - 60));
+  while (text.length < 5000) {
+    text += capitalize(SENTENCES[at++ % SENTENCES.length]);
+    const r = next();
+    text += r < 0.1 ? '\n\n' : r < 0.2 ? ` ${PIECES[Math.floor(next() * PIECES.length)]} ` : ' ';
+  }
+  return text;
+}
+
+function strings(seed) {
+  const next = mulberry32(seed);
+  const list = ['', ' ', 'a', ' leading', 'trailing ', '  both  ', ...PIECES, ...SPACE_RUNS];
+  for (let i = 0; i < 3; ++i) list.push(longPaste(next));
+  while (list.length < 1300) list.push(randomText(next));
+  return list;
+}
+
+// ---- the comparison ------------------------------------------------------------------------------
+
+/** A checkpoint (a tiny random GPT-2) whose vocabulary has the tokenizer's ids. */
+async function load(json) {
+  const reference = new Tokenizer(json, {});
+  const ids = reference.get_vocab(true).size;
+  const sizes = { layers: 1, d: 8, vocab: Math.max(ids, ...reference.get_vocab(true).values()) + 1, context: 16 };
+  const model = await lens.loadCheckpoint({ weights: writeSafetensors(gpt2Tensors(sizes)), config: gpt2Config(sizes), tokenizer: json });
+  return { reference, model };
+}
+
+/**
+ * A reference token (as the vocabulary writes it, or as an added token was matched) as the text the
+ * core shows for its id: an added token's content, else the vocabulary's form read as bytes.
+ */
+function tokenText(json, token, id) {
+  const addedToken = json.added_tokens.find((t) => t.id === id);
+  if (addedToken) return addedToken.content;
+  let bytes;
+  if (JSON.stringify(json.pre_tokenizer ?? {}).includes('ByteLevel')) {
+    bytes = Uint8Array.from([...token], (c) => CHAR_BYTE.get(c));
+  } else {
+    const byte = json.model.byte_fallback && /^<0x([0-9A-F]{2})>$/.exec(token);
+    bytes = byte ? Uint8Array.of(parseInt(byte[1], 16)) : new TextEncoder().encode(token.replaceAll('▁', ' '));
+  }
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes); // a token may be U+FEFF itself
+}
+
+const SEEDS = { gpt2: 11, smollm2: 12, llama3: 13, qwen2: 14, llama2: 15, metaspace: 16, 'metaspace-unk': 17 };
+const counts = {};
+
+for (const [kind, make] of Object.entries(KINDS)) {
+  test(`${kind}: the core's ids equal @huggingface/tokenizers' on 1 300 strings`, async () => {
+    const json = make();
+    const { reference, model } = await load(json);
+    try {
+      const list = strings(SEEDS[kind]);
+      assert.ok(list.length >= 1000);
+      assert.ok(list.some((s) => s.length >= 5000), 'a long paste');
+      let tokens = 0;
+      let equal = 0;
+      for (const text of list) {
+        const expected = reference.encode(text);
+        const ours = model.tokenize(text);
+        assert.ok(ours.ids instanceof Int32Array);
+        assert.deepEqual(Array.from(ours.ids), expected.ids, `${kind}: ids of ${JSON.stringify(text.slice(0, 300))}`);
+        assert.deepEqual(ours.tokens, expected.tokens.map((t, i) => tokenText(json, t, expected.ids[i])),
+          `${kind}: token texts of ${JSON.stringify(text.slice(0, 300))}`);
+        tokens += expected.ids.length;
+        ++equal;
+      }
+      counts[kind] = { strings: list.length, equal, tokens };
+      assert.ok(tokens > 10000, `${tokens} tokens compared`);
+    } finally {
+      model.dispose();
+    }
+  });
+}
+
+test('GPT-2\'s real vocabulary (50 257 tokens) in the GPT-2, Llama 3 and Qwen2 layouts', async () => {
+  const { vocab, merges } = gpt2Tokenizer();
+  const pairs = merges.split('\n').filter((line) => line && !line.startsWith('#version')).map((line) => line.split(' '));
+  const n = Object.keys(vocab).length;
+  const layouts = {
+    gpt2: file({ ...KINDS.gpt2(), added_tokens: [added(n - 1, '<|endoftext|>', { normalized: true })],
+      model: { ...KINDS.gpt2().model, vocab, merges: pairs.map((p) => p.join(' ')) } }),
+    llama3: file({ ...KINDS.llama3(), added_tokens: [added(n, '<|begin_of_text|>'), added(n + 1, '<|eot_id|>')],
+      model: bpeModel(vocab, pairs, { ignore_merges: true }) }),
+    qwen2: file({ ...KINDS.qwen2(), added_tokens: [added(n, '<|im_start|>'), added(n + 1, '<|im_end|>')],
+      model: bpeModel(vocab, pairs) }),
+  };
+  for (const [layout, json] of Object.entries(layouts)) {
+    const started = performance.now();
+    const { reference, model } = await load(json);
+    const loaded = performance.now() - started;
+    try {
+      const list = strings(SEEDS[layout] + 100).slice(0, 400);
+      list.push(longPaste(mulberry32(5)));
+      for (const text of list) {
+        assert.deepEqual(Array.from(model.tokenize(text).ids), reference.encode(text).ids, `${layout}: ids of ${JSON.stringify(text.slice(0, 300))}`);
+      }
+      console.log(`# GPT-2's vocabulary as ${layout}: ${list.length} strings equal; reference + core load ${loaded.toFixed(0)} ms`);
+    } finally {
+      model.dispose();
+    }
+  }
+});
+
+test('each option the kinds rely on changes ids somewhere: the comparisons can fail', async () => {
+  // The reference with one option flipped disagrees with the core (on the real file) on some of
+  // the strings: so the strings exercise ignore_merges, NFC, the BOS, Metaspace's "first", byte
+  // fallback, fuse_unk, Digits, lstrip and the Split pattern.
+  const flips = {
+    llama3: [(j) => { j.model.ignore_merges = false; }, (j) => { j.post_processor = null; },
+      (j) => { j.pre_tokenizer.pretokenizers[0].pattern.Regex = QWEN2_PATTERN; }],
+    qwen2: [(j) => { j.normalizer = null; }, (j) => { j.added_tokens[3].normalized = false; }],
+    smollm2: [(j) => { j.pre_tokenizer.pretokenizers.shift(); }, (j) => { j.added_tokens[3].lstrip = false; }],
+    metaspace: [(j) => { j.pre_tokenizer.prepend_scheme = 'always'; }, (j) => { j.model.byte_fallback = false; }],
+    'metaspace-unk': [(j) => { j.model.fuse_unk = false; }],
+    llama2: [(j) => { j.added_tokens[3].normalized = false; }],
+  };
+  for (const [kind, changes] of Object.entries(flips)) {
+    const { model } = await load(KINDS[kind]());
+    try {
+      for (const change of changes) {
+        const json = KINDS[kind]();
+        change(json);
+        const flipped = new Tokenizer(json, {});
+        const differ = strings(SEEDS[kind]).filter((text) => {
+          const ids = flipped.encode(text).ids;
+          return JSON.stringify(ids) !== JSON.stringify(Array.from(model.tokenize(text).ids));
+        }).length;
+        assert.ok(differ > 0, `${kind}: ${change} changes no ids`);
+      }
+    } finally {
+      model.dispose();
+    }
+  }
+});
+
+test('token texts: a space for Ġ and ▁, a byte for <0xNN>, <0xNN> for part of a character', async () => {
+  const { model: llama2 } = await load(KINDS.llama2());
+  const { model: llama3 } = await load(KINDS.llama3());
+  try {
+    const sp = vocabOf(SENTENCEPIECE.tokens);
+    assert.deepEqual(llama2.tokenTexts([1, 2, sp['<0x0A>'], sp['<0x41>'], sp['<0xE4>'], sp['▁the']]), ['<s>', '</s>', '\n', 'A', '<0xE4>', ' the']);
+    assert.deepEqual(Array.from(llama2.tokenize('the\n').ids), [1, sp['▁the'], sp['<0x0A>']]);
+    assert.deepEqual(llama2.tokenize('the\n').tokens, ['<s>', ' the', '\n']);
+    const bl = vocabOf(BYTE_LEVEL.tokens);
+    const begin = SPACE_MERGES.tokens.length + 4;
+    assert.deepEqual(llama3.tokenTexts([bl['Ġthe'], bl['Ċ'], bl[BYTE_CHAR[0xe4]], begin]), [' the', '\n', '<0xE4>', '<|begin_of_text|>']);
+    assert.deepEqual(llama3.tokenize('').tokens, ['<|begin_of_text|>']);
+  } finally {
+    llama2.dispose();
+    llama3.dispose();
+  }
+});
+
+test('tokenizer.json kinds the core does not read are refused, naming the kind and what is supported', async () => {
+  const sizes = { layers: 1, d: 8, vocab: 2000, context: 16 };
+  const weights = writeSafetensors(gpt2Tensors(sizes));
+  const config = gpt2Config(sizes);
+  const before = lens.memory().allocatedBytes;
+  const refused = async (tokenizer, pattern) => {
+    await assert.rejects(lens.loadCheckpoint({ weights, config, tokenizer }), (error) => {
+      assert.match(error.message, pattern);
+      return true;
+    });
+  };
+  const llama3 = KINDS.llama3();
+  await refused({ ...llama3, model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: { '[UNK]': 0 } } },
+    /tokenizer.json's model.type 'WordPiece' is not supported; supported: BPE \(byte-level as GPT-2, Llama 3, Qwen2 and SmolLM2 ship it, or SentencePiece-style as Llama 2, TinyLlama and Mistral\)/);
+  await refused({ ...llama3, model: { type: 'Unigram', unk_id: 0, vocab: [['<unk>', 0]] } }, /model.type 'Unigram' is not supported/);
+  await refused({ ...llama3, normalizer: { type: 'NFKC' } }, /normalizer type 'NFKC' is not supported; supported: NFC, Prepend, Replace of a string, and a Sequence of these/);
+  await refused({ ...llama3, normalizer: { type: 'BertNormalizer', lowercase: true } }, /normalizer type 'BertNormalizer' is not supported/);
+  await refused({ ...llama3, pre_tokenizer: { type: 'Whitespace' } }, /pre_tokenizer type 'Whitespace' is not supported; supported: ByteLevel, Split \(Llama 3's or Qwen2's pattern\), Digits, Metaspace/);
+  await refused({ ...llama3, pre_tokenizer: splitThenBytes('\\p{L}+|\\s+', true) },
+    /pre_tokenizer.pretokenizers\[0\].pattern.Regex '\\p\{L\}\+\|\\s\+' is not supported; supported: Llama 3's pattern/);
+  await refused({ ...llama3, post_processor: { type: 'BertProcessing', sep: ['[SEP]', 102], cls: ['[CLS]', 101] } },
+    /post_processor type 'BertProcessing' is not supported; supported: TemplateProcessing, ByteLevel/);
+  await refused({ ...llama3, model: { ...llama3.model, vocab: [] } }, /tokenizer.json's model.vocab must be an object, got an array/);
+  await refused({ ...llama3, model: { ...llama3.model, merges: [['Ġ', 'nonsense']] } }, /merges\[0\] 'Ġ nonsense' joins tokens that are not in the vocabulary/);
+  await refused({ ...llama3, added_tokens: [{ id: 'x', content: '<|x|>' }] }, /added_tokens\[0\].id must be a token id/);
+  await refused({ model: { type: 'BPE', vocab: { a: 0, b: 2 }, merges: [] } }, /the tokenizer's vocab has no token with id 1/);
+  await refused({ ...KINDS.llama2(), model: { ...KINDS.llama2().model, unk_token: '<oops>' } }, /unk_token '<oops>' is not a token of the vocabulary/);
+  const small = { ...sizes, vocab: 300 };
+  await assert.rejects(lens.loadCheckpoint({ weights: writeSafetensors(gpt2Tensors(small)), config: gpt2Config(small), tokenizer: llama3 }),
+    /the tokenizer has \d+ tokens but the model's vocabulary has 300/);
+  assert.equal(lens.memory().allocatedBytes, before, 'a refused tokenizer frees what it allocated');
+});
+
+test('summary: strings compared per kind', () => {
+  for (const kind of Object.keys(KINDS)) assert.ok(counts[kind]?.equal === counts[kind]?.strings, kind);
+  console.log(`# tokenizer.json kinds vs @huggingface/tokenizers 0.2.0: ${JSON.stringify(counts)}`);
+});
