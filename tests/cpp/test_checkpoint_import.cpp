@@ -249,10 +249,10 @@ TEST_CASE("missing, untied, non-finite and truncated checkpoints are refused", "
 }
 
 TEST_CASE("a checkpoint too large for the tab is refused from its header", "[gpt2]") {
-  // gpt2-medium's shapes (24 layers, d 1024): only the header is given, with the file's size.
+  // gpt2-xl's shapes (48 layers, d 1600): only the header is given, with the file's size.
   const attn::Gpt2Config config{
-      .n_layer = 24, .n_head = 16, .n_embd = 1024, .n_positions = 1024, .vocab_size = 50257};
-  const std::size_t d = 1024;
+      .n_layer = 48, .n_head = 25, .n_embd = 1600, .n_positions = 1024, .vocab_size = 50257};
+  const std::size_t d = 1600;
   std::string header = "{";
   std::uint64_t offset = 0;
   const auto add = [&](const std::string& name, std::vector<std::size_t> shape) {
@@ -269,14 +269,14 @@ TEST_CASE("a checkpoint too large for the tab is refused from its header", "[gpt
   };
   add("wte.weight", {50257, d});
   add("wpe.weight", {1024, d});
-  for (int l = 0; l < 24; ++l) add("h." + std::to_string(l) + ".ln_1.weight", {d});
+  for (int l = 0; l < 48; ++l) add("h." + std::to_string(l) + ".ln_1.weight", {d});
   header += "}";
   std::vector<std::uint8_t> head(8);
   for (int i = 0; i < 8; ++i) head[i] = std::uint8_t(header.size() >> (8 * i));
   head.insert(head.end(), header.begin(), header.end());
   CHECK_THROWS_WITH(attn::CheckpointImport({head}, {head.size() + offset},
                                            attn::checkpoint_config(config)),
-                    ContainsSubstring("too large for the tab: 354823168 parameters need 1419 MB (F16 and "
+                    ContainsSubstring("too large for the tab: 1557611200 parameters need 6230 MB (F16 and "
                                       "BF16 weights kept 2-byte, the others float32)"));
 }
 

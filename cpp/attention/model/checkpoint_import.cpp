@@ -248,8 +248,8 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
                 " parameters need " + str(bytes / 1000000) + " MB (F16 and BF16 weights kept " +
                 "2-byte, the others float32), the limit is " +
                 str(kMaxCheckpointParameterBytes / 1000000) +
-                " MB (gpt2, SmolLM2-135M and -360M and Qwen2.5-0.5B fit; gpt2-medium in float32, "
-                "TinyLlama-1.1B and larger do not)");
+                " MB (gpt2, SmolLM2, Qwen2.5-0.5B and TinyLlama-1.1B fit; gpt2-xl in F32 and "
+                "models of 2 B parameters and more in BF16 do not)");
   }
   // Every block of every parameter: the blocks a fused parameter is stored in, or it whole.
   for (const auto& info : table) {

@@ -176,7 +176,8 @@ void Model::lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_ha
   table_ = parameter_layout(config_);
   shape_ = attention_shape(config_);
   mlp_width_ = mlp_width(config_);
-  std::size_t floats = 0, halves = 0;
+  std::size_t floats = 0;
+  halves_.clear();
   for (auto& info : table_) {
     for (const auto& [name, kind] : kept_half) {
       if (name == info.name) {
@@ -184,12 +185,15 @@ void Model::lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_ha
         info.half = kind;
       }
     }
-    std::size_t& next = info.half ? halves : floats;
-    info.offset = next;
-    next += info.size;
+    if (info.half) {  // its own buffer: wasm32 grows its heap by less than 2 GB at a time
+      info.offset = halves_.size();
+      halves_.emplace_back(info.size, std::uint16_t{0});
+    } else {
+      info.offset = floats;
+      floats += info.size;
+    }
   }
   params_.assign(floats, 0.0f);
-  halves_.assign(halves, 0);
   const auto offset = [&](const std::string& name) {
     for (const auto& info : table_) {
       if (info.name == name) return info.half ? kNone : info.offset;
@@ -220,7 +224,7 @@ void Model::lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_ha
 StoredWeights Model::stored(const std::string& name) const {
   for (const auto& info : table_) {
     if (info.name != name) continue;
-    if (info.half) return StoredWeights(halves_.data() + info.offset, *info.half);
+    if (info.half) return StoredWeights(halves_[info.offset].data(), *info.half);
     return StoredWeights(params_.data() + info.offset);
   }
   return {};
@@ -266,7 +270,7 @@ std::vector<float> Model::parameter_values(const std::string& name) const {
   const auto& info = parameter_info(name);
   std::vector<float> values(info.size);
   if (info.half) {
-    widen(halves_.data() + info.offset, values.data(), info.size, *info.half);
+    widen(halves_[info.offset].data(), values.data(), info.size, *info.half);
   } else {
     std::copy_n(params_.data() + info.offset, info.size, values.data());
   }
@@ -276,11 +280,13 @@ std::vector<float> Model::parameter_values(const std::string& name) const {
 std::span<std::uint16_t> Model::half_parameter(const std::string& name) {
   const auto& info = parameter_info(name);
   if (!info.half) throw Error("parameter '" + name + "' is float, not kept 2-byte");
-  return {halves_.data() + info.offset, info.size};
+  return halves_[info.offset];
 }
 
 std::uint64_t Model::parameter_bytes() const {
-  return std::uint64_t{params_.size()} * 4 + std::uint64_t{halves_.size()} * 2;
+  std::uint64_t bytes = std::uint64_t{params_.size()} * 4;
+  for (const auto& half : halves_) bytes += std::uint64_t{half.size()} * 2;
+  return bytes;
 }
 
 std::span<const float> Model::gradient(const std::string& name) const {

@@ -99,7 +99,7 @@ bool has_mlp_bias(const ModelConfig& config);
 struct ParameterInfo {
   std::string name;  // e.g. "layers.0.attn.in_proj_weight"
   std::vector<std::size_t> shape;
-  std::size_t offset = 0;  // in the float buffer, or (half) in the 2-byte one
+  std::size_t offset = 0;  // in the float buffer, or (half) which of the 2-byte buffers
   std::size_t size = 0;
   std::optional<HalfKind> half;  // kept in a checkpoint's 2-byte form (F16 or BF16)
 };
@@ -236,7 +236,7 @@ class Model {
   ModelConfig config_;
   std::vector<ParameterInfo> table_;
   AlignedVector<float> params_, grads_;
-  std::vector<std::uint16_t> halves_;  // the 2-byte parameters
+  std::vector<std::vector<std::uint16_t>> halves_;  // the 2-byte parameters, one buffer each
   std::size_t embed_ = kNone, pos_ = kNone, lnf_w_ = kNone, lnf_b_ = kNone, unembed_ = kNone;
   StoredWeights embed_weights_, unembed_weights_;
   std::vector<std::vector<float>> traced_weights_;  // widened copies the traced layers borrow
