@@ -76,3 +76,44 @@ export function writeSafetensors(tensors, metadata = undefined) {
   }
   return out;
 }
+
+/**
+ * A file's tensors split into shards as a sharded Hub repo stores them: `shardOf(name)` (0-based)
+ * says which shard holds each tensor; the bytes are copied as stored (any dtype). Returns the
+ * shards' bytes and model.safetensors.index.json's object ({ metadata, weight_map }) for files
+ * named `names[i]`.
+ */
+export function splitSafetensors(bytes, shardOf, names) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  const headerLength = Number(new DataView(u8.buffer, u8.byteOffset, 8).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(u8.subarray(8, 8 + headerLength)));
+  const dataStart = 8 + headerLength;
+  const shards = names.map(() => ({ header: {}, parts: [], size: 0 }));
+  const weightMap = {};
+  let total = 0;
+  for (const [name, info] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const shard = shards[shardOf(name)];
+    const [a, b] = info.data_offsets;
+    shard.header[name] = { dtype: info.dtype, shape: info.shape, data_offsets: [shard.size, shard.size + b - a] };
+    shard.parts.push(u8.subarray(dataStart + a, dataStart + b));
+    shard.size += b - a;
+    total += b - a;
+    weightMap[name] = names[shardOf(name)];
+  }
+  const files = shards.map(({ header: h, parts, size }) => {
+    let json = JSON.stringify({ __metadata__: { format: 'pt' }, ...h });
+    while ((8 + json.length) % 8 !== 0) json += ' ';
+    const jsonBytes = new TextEncoder().encode(json);
+    const out = new Uint8Array(8 + jsonBytes.length + size);
+    new DataView(out.buffer).setBigUint64(0, BigInt(jsonBytes.length), true);
+    out.set(jsonBytes, 8);
+    let at = 8 + jsonBytes.length;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  });
+  return { files, index: { metadata: { total_size: total }, weight_map: weightMap } };
+}

@@ -93,3 +93,14 @@ export function assertAsAccurate(ours, torch32, torch64, what) {
   const bound = Math.max(4 * eTorch, 1e-6 * scale);
   assert.ok(eOurs <= bound, `${what}: our error ${eOurs}, PyTorch float32's ${eTorch}, bound ${bound}`);
 }
+
+/** A Llama-family golden case (tests/data/llama/, from scripts/data/make-llama-golden.py). */
+export function llamaGolden(name) {
+  const dir = `${DATA_DIR}llama/`;
+  const weights = new Uint8Array(readFileSync(`${dir}${name}.safetensors`));
+  const config = JSON.parse(readFileSync(`${dir}${name}.config.json`, 'utf8'));
+  const { tensors, metadata } = parseSafetensors(readFileSync(`${dir}${name}.expected.safetensors`));
+  return { weights, config, expected: tensors, metadata };
+}
+
+export const LLAMA_CASES = ['llama-f32', 'llama-bf16', 'llama3-f32', 'qwen2-f32', 'qwen2-bf16', 'mistral-f32', 'smollm2-f16'];

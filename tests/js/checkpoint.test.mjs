@@ -99,8 +99,11 @@ test('refused checkpoints name what was found and what is supported; the module 
     /this looks like a Llama checkpoint/);
   await rejects(lens.loadCheckpoint({ weights, config: { ...config, n_embd: 64 } }),
     /tensor 'transformer.wte.weight' has shape \[64, 32\], config.json \(n_embd 64, vocab_size 64, n_positions 32\) needs \[64, 64\]/);
+  // A GPT-2 config.json relabelled 'llama': the Llama family's keys are read, and named when absent.
   await rejects(lens.loadCheckpoint({ weights, config: { ...config, model_type: 'llama' } }),
-    /config.json has model_type 'llama'; supported: the GPT-2 family/);
+    /config.json has no hidden_size; a Llama config.json has hidden_size, num_hidden_layers/);
+  await rejects(lens.loadCheckpoint({ weights, config: { ...config, model_type: 'bert' } }),
+    /config.json has model_type 'bert'; supported: gpt2, llama, qwen2, mistral/);
   await rejects(lens.loadCheckpoint({ weights, config: { ...config, n_layer: undefined } }),
     /config.json has no n_layer/);
   await rejects(lens.loadCheckpoint({ weights: new Blob([weights.subarray(0, weights.length - 1000)]), config }),
@@ -113,7 +116,7 @@ test('refused checkpoints name what was found and what is supported; the module 
   await rejects(lens.loadCheckpoint({ weights, config, tokenizer: { vocab: { a: 0, b: 2 }, merges: '' } }),
     /the tokenizer's vocab has no token with id 1/);
   await rejects(lens.loadCheckpoint({ weights: 'model.safetensors', config }),
-    /loadCheckpoint needs weights: model.safetensors as a Uint8Array or Blob, got/);
+    /loadCheckpoint needs weights: model.safetensors \(or an array of its shards\) as a Uint8Array or Blob, got/);
   await rejects(lens.loadCheckpoint({ weights, config, extra: 1 }), /unknown loadCheckpoint options key 'extra'/);
   assert.equal(lens.memory().allocatedBytes, before, 'a refused load frees what it allocated');
 

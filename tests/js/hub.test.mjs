@@ -3,7 +3,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { loadLens } from './support.mjs';
-import { gpt2SizedCheckpoint, gpt2Tokenizer, smallGpt2Files } from './checkpoint-support.mjs';
+import { assertAsAccurate, gpt2SizedCheckpoint, gpt2Tokenizer, llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
+import { splitSafetensors } from './support.mjs';
 import { startStandIn } from '../hub/stand-in.mjs';
 
 const lens = await loadLens();
@@ -21,8 +22,12 @@ const other = smallGpt2Files({ layers: 1, heads: 4, d: 8, vocab: 300, context: 3
 const bare = gpt2SizedCheckpoint(); // GPT-2's vocabulary, no tokenizer files
 const llamaConfig = {
   architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_size: 16, num_hidden_layers: 2,
-  num_attention_heads: 2, vocab_size: 300, max_position_embeddings: 32,
+  num_attention_heads: 2, vocab_size: 300, max_position_embeddings: 32, intermediate_size: 32,
 };
+// A Mistral checkpoint split as the Hub stores a sharded repo (model.safetensors.index.json).
+const mistral = llamaGolden('mistral-f32');
+const SHARDS = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'];
+const mistralShards = splitSafetensors(mistral.weights, (name) => (name.startsWith('model.layers.2.') || name === 'lm_head.weight' ? 1 : 0), SHARDS);
 
 const REPOS = {
   'org/big': { 'config.json': big.config, 'tokenizer.json': tokenizerJson(full.vocab, full.merges), 'model.safetensors': big.weights },
@@ -33,7 +38,15 @@ const REPOS = {
   'org/gated': { 'config.json': small.config, 'model.safetensors': small.weights },
   'org/no-config': { 'model.safetensors': small.weights },
   'org/no-weights': { 'config.json': small.config, 'pytorch_model.bin': 'x' },
-  'org/sharded': { 'config.json': small.config, 'model.safetensors.index.json': { weight_map: {} }, 'model-00001-of-00002.safetensors': small.weights },
+  'org/sharded': {
+    'config.json': mistral.config, 'model.safetensors.index.json': mistralShards.index,
+    [SHARDS[0]]: mistralShards.files[0], [SHARDS[1]]: mistralShards.files[1],
+  },
+  'org/half-sharded': {
+    'config.json': mistral.config, 'model.safetensors.index.json': mistralShards.index, [SHARDS[0]]: mistralShards.files[0],
+  },
+  'org/bad-index': { 'config.json': mistral.config, 'model.safetensors.index.json': { weight_map: { a: '../x.safetensors' } } },
+  'org/qwen2': { 'config.json': llamaGolden('qwen2-bf16').config, 'model.safetensors': llamaGolden('qwen2-bf16').weights },
   'org/llama': { 'config.json': llamaConfig, 'tokenizer.json': tokenizerJson(small.vocab, small.merges), 'model.safetensors': small.weights },
   'org/half': { 'config.json': small.config, 'vocab.json': small.vocab, 'model.safetensors': small.weights },
   'org/drop': { 'config.json': bare.config, 'model.safetensors': bare.weights },
@@ -194,10 +207,10 @@ test('each failure has its message; nothing leaks and the module keeps working',
   await rejects(load('org/gated'), /^repository 'org\/gated' on .* is gated: .*needs its files downloaded by hand from http:\/\/127\.0\.0\.1:\d+\/org\/gated .*dropped into the page/);
   await rejects(load('org/no-config'), /^config.json was not found in 'org\/no-config' \(revision 'main'\) on http:\/\/127/);
   await rejects(load('org/no-weights'), /^model.safetensors was not found in 'org\/no-weights' \(revision 'main'\) on .*not pytorch_model.bin/);
-  await rejects(load('org/sharded'), /sharded checkpoints \(model.safetensors.index.json\) are not supported yet/);
-  assert.equal(hub.count('hub', '/org/sharded/resolve/main/model.safetensors.index.json', 'HEAD'), 1);
-  // Refused by the core by name, before the tokenizer is fetched.
-  await rejects(load('org/llama'), /^config.json has model_type 'llama'; supported: the GPT-2 family/);
+  await rejects(load('org/half-sharded'), /^model-00002-of-00002.safetensors was not found in 'org\/half-sharded'/);
+  await rejects(load('org/bad-index'), /names a shard "\.\.\/x\.safetensors"; a shard is a \.safetensors file beside it/);
+  // Refused by the core by name (GPT-2's tensors under a Llama config), before the tokenizer is fetched.
+  await rejects(load('org/llama'), /^this looks like a GPT-2 checkpoint \(tensor 'wte.weight'\); supported: Llama-family/);
   assert.equal(hub.count('hub', '/org/llama/resolve/main/tokenizer.json'), 0);
   // The connection dropped at byte 300 000 of model.safetensors (its second range).
   hub.dropAfter['org/drop/model.safetensors'] = 300000;
@@ -340,7 +353,7 @@ test('cache: a second load reads no network and gives the same model; list() and
   assert.ok(files.every((f) => f.repo === 'org/small' && f.revision === 'main'));
   assert.equal(files.find((f) => f.file === 'model.safetensors').bytes, small.weights.length);
   // The Llama repo is refused by the core after its header: nothing of it is kept.
-  await assert.rejects(lens.loadCheckpoint({ hub: 'org/llama', endpoint: hub.endpoint, cache: caches }), /model_type 'llama'/);
+  await assert.rejects(lens.loadCheckpoint({ hub: 'org/llama', endpoint: hub.endpoint, cache: caches }), /looks like a GPT-2 checkpoint/);
   // A load cancelled half-way through the weights keeps nothing either.
   const controller = new AbortController();
   await assert.rejects(lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, cache: caches, signal: controller.signal,
@@ -370,4 +383,52 @@ test('cache: a second load reads no network and gives the same model; list() and
   await assert.rejects(store.remove(5), /remove takes a repo id, got 5/);
   await assert.rejects(lens.loadCheckpoint({ hub: 'org/small', endpoint: hub.endpoint, cache: 'yes' }), /cache must be true, false or a CacheStorage, got "yes"/);
   assert.deepEqual(await lens.hubCache().list(), [], 'Node has no Cache Storage: nothing kept');
+});
+
+test('the Llama family by id: a sharded Mistral repo (the index, then each shard by Range) and a Qwen2 BF16 repo, equal to the files and to PyTorch; the cache keeps every shard', async () => {
+  const caches = memoryCaches();
+  const local = await lens.loadCheckpoint({ weights: mistral.weights, config: mistral.config });
+  const ids = Int32Array.from(mistral.expected.ids.data, Number);
+  hub.reset();
+  const fractions = [];
+  const remote = await lens.loadCheckpoint({ hub: 'org/sharded', endpoint: hub.endpoint, cache: caches, onProgress: (f) => fractions.push(f) });
+  try {
+    assert.equal(remote.family, 'mistral');
+    assert.deepEqual(remote.forward(ids).logits, local.forward(ids).logits);
+    const out = remote.forward(ids);
+    assertAsAccurate(out.logits, mistral.expected.logits32.data, mistral.expected.logits64.data, 'sharded mistral logits');
+  } finally {
+    remote.dispose();
+    local.dispose();
+  }
+  // model.safetensors is 404 (one request), then the index, then each shard through the 302.
+  assert.equal(hub.count('hub', '/org/sharded/resolve/main/model.safetensors.index.json', 'GET'), 1);
+  for (const shard of SHARDS) assert.equal(hub.count('hub', `/org/sharded/resolve/main/${shard}`), 1, shard);
+  assert.ok(hub.requests.some((r) => r.server === 'storage' && r.path.endsWith(SHARDS[1]) && r.status === 206));
+  assert.equal(fractions.at(-1), 1);
+  for (let i = 1; i < fractions.length; ++i) assert.ok(fractions[i] >= fractions[i - 1]);
+  // The second load: the index and both shards from the cache, no request.
+  hub.reset();
+  const again = await lens.loadCheckpoint({ hub: 'org/sharded', endpoint: hub.endpoint, cache: caches });
+  try {
+    assert.equal(hub.requests.length, 0, 'the second load asked the network nothing');
+    assertAsAccurate(again.forward(ids).logits, mistral.expected.logits32.data, mistral.expected.logits64.data, 'cached');
+  } finally {
+    again.dispose();
+  }
+  const kept = (await lens.hubCache(caches).list()).map((f) => f.file).sort();
+  assert.deepEqual(kept, ['config.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json']);
+  // Qwen2 in BF16, one file.
+  const qwen2 = llamaGolden('qwen2-bf16');
+  const q = await lens.loadCheckpoint({ hub: 'org/qwen2', endpoint: hub.endpoint });
+  try {
+    assert.equal(q.family, 'qwen2');
+    assert.equal(q.config.kvHeads, 1);
+    const qids = Int32Array.from(qwen2.expected.ids.data, Number);
+    const out = q.forward(qids);
+    assertAsAccurate(out.logits, qwen2.expected.logits32.data, qwen2.expected.logits64.data, 'qwen2 by id');
+    out.attention.forEach((a, l) => assertAsAccurate(a, qwen2.expected[`attn32.${l}`].data, qwen2.expected[`attn64.${l}`].data, `qwen2 layer ${l}`));
+  } finally {
+    q.dispose();
+  }
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export { parseSafetensors, readSafetensors, writeSafetensors } from '../../scripts/lib/safetensors.mjs';
+export { parseSafetensors, readSafetensors, splitSafetensors, writeSafetensors } from '../../scripts/lib/safetensors.mjs';
 export {
   goldenCases, goldenForwardOptions, goldenLayer, goldenPath, loadGoldenCase, loadLens, MODULE_URL,
 } from '../../scripts/lib/golden.mjs';

@@ -18,8 +18,17 @@ function configText(config) {
   return JSON.stringify(config);
 }
 
-// The weights as { size, read(begin, end) -> Promise<Uint8Array> }: a Blob is read slice by slice.
-function weightSource(weights) {
+// The weights as [{ size, read(begin, end) -> Promise<Uint8Array> }]: model.safetensors, or its
+// shards in model.safetensors.index.json's order (an array); a Blob is read slice by slice.
+function weightSources(weights) {
+  if (Array.isArray(weights)) {
+    if (weights.length === 0) throw new Error('loadCheckpoint needs weights: got an empty array of shards');
+    return weights.map((shard, i) => weightSource(shard, `weights[${i}]`));
+  }
+  return [weightSource(weights, 'weights')];
+}
+
+function weightSource(weights, name) {
   if (typeof Blob === 'function' && weights instanceof Blob) {
     return {
       size: weights.size,
@@ -27,28 +36,24 @@ function weightSource(weights) {
     };
   }
   if (weights instanceof Uint8Array || weights instanceof ArrayBuffer) {
-    const bytes = byteArray('weights', weights);
+    const bytes = byteArray(name, weights);
     return { size: bytes.length, read: async (begin, end) => bytes.subarray(begin, end) };
   }
-  throw new Error(`loadCheckpoint needs weights: model.safetensors as a Uint8Array or Blob, got ${describe(weights)}`);
+  throw new Error(`loadCheckpoint needs ${name}: model.safetensors (or an array of its shards) as a Uint8Array ` +
+    `or Blob, got ${describe(weights)}`);
 }
 
-// A tokenizer as the core reads it: { vocab: tokens in id order, one a line; merges: 'a b' lines }.
-// From tokenizer.json ({ model: { type: 'BPE', vocab, merges }, added_tokens }) or { vocab, merges }
-// (vocab.json's object and merges.txt's text or an array).
+// A tokenizer as the core reads it: { json: tokenizer.json's text } (the parsed tokenizer.json, an
+// object with a model: the core reads it, and says what it does not support), or GPT-2's files
+// { vocab: tokens in id order, one a line; merges: 'a b' lines } from { vocab, merges } (vocab.json's
+// object and merges.txt's text or an array).
 function tokenizerText(tokenizer) {
   if (tokenizer === null || typeof tokenizer !== 'object' || Array.isArray(tokenizer)) {
     throw new Error(`tokenizer must be the parsed tokenizer.json or { vocab, merges }, got ${describe(tokenizer)}`);
   }
-  let { vocab, merges } = tokenizer;
+  if (tokenizer.model !== undefined) return { json: JSON.stringify(tokenizer) };
+  const { vocab, merges } = tokenizer;
   const added = Array.isArray(tokenizer.added_tokens) ? tokenizer.added_tokens : [];
-  if (tokenizer.model !== undefined) {
-    const model = tokenizer.model;
-    if (model === null || typeof model !== 'object' || (model.type !== undefined && model.type !== 'BPE')) {
-      throw new Error(`tokenizer.json's model is ${describe(model?.type ?? model)}; supported: type 'BPE' (GPT-2's byte-level BPE)`);
-    }
-    ({ vocab, merges } = model);
-  }
   if (vocab === null || typeof vocab !== 'object' || Array.isArray(vocab)) {
     throw new Error(`the tokenizer's vocab must be an object { token: id }, got ${describe(vocab)}`);
   }
@@ -111,11 +116,11 @@ async function loadCheckpoint(core, options, gpt2Tokenizer) {
       '(loading by Hugging Face id), not of weights and config');
   }
   checkKeys('loadCheckpoint options', options, CHECKPOINT_KEYS);
-  const source = weightSource(options.weights);
+  const sources = weightSources(options.weights);
   const config = configText(options.config);
   const onProgress = progressOption(options.onProgress);
   return readCheckpoint(core, {
-    source,
+    sources,
     config,
     tokenizer: async () => (options.tokenizer !== undefined ? tokenizerText(options.tokenizer) : null),
     onRead: onProgress && ((done, total) => onProgress(done / total)),
@@ -130,35 +135,42 @@ function progressOption(onProgress) {
 }
 
 /**
- * Streams a checkpoint into the core: `source` ({ size, read(begin, end) }) the weights file,
+ * Streams a checkpoint into the core: `sources` ([{ size, read(begin, end) }]) the weights file or
+ * its shards,
  * `config` config.json's text, `tokenizer()` the tokenizer's text or null (asked for once the core
  * has read the config and the header), `onRead(done, total)` after each chunk of the tensors,
  * `cancelled()` (may throw) before the model is made.
  */
-async function readCheckpoint(core, { source, config, tokenizer, onRead, cancelled }, gpt2Tokenizer) {
+async function readCheckpoint(core, { sources, config, tokenizer, onRead, cancelled }, gpt2Tokenizer) {
   const handle = new core.CheckpointHandle();
   let bpe = null;
   try {
-    const head = await source.read(0, handle.headBytes(await source.read(0, Math.min(8, source.size)), source.size));
-    const reads = unwrap(handle.begin(head, source.size, config));
+    const heads = [];
+    for (const source of sources) {
+      heads.push(await source.read(0, handle.headBytes(await source.read(0, Math.min(8, source.size)), source.size)));
+    }
+    const reads = unwrap(handle.begin(heads, sources.map((source) => source.size), config));
     // The tokenizer before the weights are read, so a mismatch is found first: the one given,
     // or GPT-2's when the core says the checkpoint has GPT-2's vocabulary.
     const need = unwrap(handle.tokenizerNeed());
     const text = (await tokenizer()) ?? (need.gpt2 ? await gpt2Tokenizer() : null);
     if (text) {
       bpe = new core.BpeHandle();
-      unwrap(bpe.configure(text.vocab, text.merges, need.vocab));
+      unwrap(text.json !== undefined ? bpe.configureJson(text.json, need.vocab)
+        : bpe.configure(text.vocab, text.merges, need.vocab));
     }
     const total = reads.reduce((sum, r) => sum + (r.end - r.begin), 0);
     let done = 0;
     for (let index = 0; index < reads.length; ++index) {
-      const { name, begin, end, whole } = reads[index];
+      const { file, name, begin, end, whole } = reads[index];
+      const source = sources[file];
       const step = whole ? end - begin : CHECKPOINT_CHUNK;
       for (let at = 0; at < end - begin; at += step) {
         const size = Math.min(step, end - begin - at);
         const bytes = await source.read(begin + at, begin + at + size);
         if (bytes.length !== size) {
-          throw new Error(`the weights file ended early, in tensor '${name}' (a truncated file?)`);
+          throw new Error(`the weights file${sources.length > 1 ? ` (shard ${file + 1})` : ''} ended early, ` +
+            `in tensor '${name}' (a truncated file?)`);
         }
         unwrap(handle.buffer(size)).set(bytes); // a view into wasm memory, used at once
         unwrap(handle.read(index, size, at));
@@ -167,7 +179,7 @@ async function readCheckpoint(core, { source, config, tokenizer, onRead, cancell
       }
     }
     cancelled?.();
-    return new CheckpointModel(core, (model) => unwrap(handle.finish(model)), bpe, need.missing);
+    return new CheckpointModel(core, (model) => unwrap(handle.finish(model)), bpe, need.missing, need.family);
   } catch (error) {
     bpe?.delete();
     throw error;
@@ -176,22 +188,26 @@ async function readCheckpoint(core, { source, config, tokenizer, onRead, cancell
   }
 }
 
-/** A loaded GPT-2 checkpoint: a TransformerModel with its tokenizer. */
+/** A loaded checkpoint (GPT-2 or the Llama family): a TransformerModel with its tokenizer. */
 class CheckpointModel extends TransformerModel {
   #bpe;
   #missing;
+  #family;
 
-  constructor(core, adopt, bpe, missing) {
+  constructor(core, adopt, bpe, missing, family) {
     super(core, null, null, adopt);
     this.#bpe = bpe;
     this.#missing = missing;
+    this.#family = family;
     if (bpe) finalizer?.register(this, bpe, this);
   }
 
   /**
-   * Splits text (a string, or bytes as a Uint8Array) with the checkpoint's byte-level BPE:
-   * { tokens: string[] (each token's bytes as text; a token holding part of a character shows
-   * U+FFFD), ids: Int32Array }. A string is UTF-8 encoded first (a lone surrogate as U+FFFD).
+   * Splits text (a string, or bytes as a Uint8Array) with the checkpoint's tokenizer (GPT-2's
+   * byte-level BPE, or tokenizer.json's pipeline: Llama 3, Qwen2, SmolLM2, Llama 2 …), as the
+   * model gets it: with the BOS token its post-processor adds. { tokens: string[] (each token's
+   * bytes as text; a token holding part of a character shows U+FFFD), ids: Int32Array }. A string
+   * is UTF-8 encoded first (a lone surrogate as U+FFFD).
    */
   tokenize(text) {
     if (!this.#bpe) throw new Error(this.#missing);
@@ -201,8 +217,13 @@ class CheckpointModel extends TransformerModel {
     else throw new Error(`tokenize expects a string or a Uint8Array, got ${describe(text)}`);
     const result = unwrap(this.#bpe.encode(bytes));
     const ids = result.ids.slice(); // copy out of wasm memory at once
-    const decoder = new TextDecoder();
+    const decoder = new TextDecoder('utf-8', { ignoreBOM: true }); // a token may be U+FEFF
     return { tokens: result.tokens.map((token) => decoder.decode(token)), ids };
+  }
+
+  /** The checkpoint's family: 'gpt2' | 'llama' | 'qwen2' | 'mistral' (config.json's model_type). */
+  get family() {
+    return this.#family;
   }
 
   /** Whether tokenize works: a tokenizer was given, or the checkpoint has GPT-2's vocabulary. */

@@ -83,18 +83,18 @@ async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
     signal: hubSignal(options.signal),
     onProgress: progressOption(options.onProgress),
     filesDone: 0, // bytes of the small files read whole
-    weights: null, // model.safetensors' { received, size } once its size is known
+    weights: [], // each weights file's { received, size } once its size is known
     shown: 0, // the last fraction given to onProgress
     reached: false, // whether the server has answered once
     cache: await hubCacheOf(options.cache), // a Cache (Cache Storage) or null
     kept: [], // the small files to keep once the load succeeds: [url, Response]
-    storedWeights: null, // the weights' URL once they were put into the cache by this load
+    storedWeights: [], // the weights' URLs this load put into the cache
   };
   try {
     const config = new TextDecoder().decode(await hubFile(hub, 'config.json', true));
-    const source = await hubWeights(hub, 'model.safetensors');
+    const sources = await hubWeightFiles(hub);
     const model = await readCheckpoint(core, {
-      source,
+      sources,
       config,
       tokenizer: () => hubTokenizer(hub),
       cancelled: () => hubCheckCancel(hub),
@@ -103,7 +103,7 @@ async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
     if (hub.shown < 1) hub.onProgress?.(1);
     return model;
   } catch (error) {
-    if (hub.storedWeights) await hub.cache.delete(hub.storedWeights).catch(() => {});
+    for (const url of hub.storedWeights) await hub.cache.delete(url).catch(() => {});
     throw error;
   }
 }
@@ -248,9 +248,14 @@ function hubRefusal(hub, file, response) {
 }
 
 function hubProgress(hub) {
-  if (!hub.onProgress || !hub.weights) return;
-  const { received, size } = hub.weights;
-  const fraction = Math.min(1, (hub.filesDone + Math.min(received, size)) / (hub.filesDone + size || 1));
+  if (!hub.onProgress || hub.weights.length === 0) return;
+  let received = 0;
+  let size = 0;
+  for (const track of hub.weights) {
+    received += Math.min(track.received, track.size);
+    size += track.size;
+  }
+  const fraction = Math.min(1, (hub.filesDone + received) / (hub.filesDone + size || 1));
   if (fraction > hub.shown) {
     hub.shown = fraction;
     hub.onProgress(fraction);
@@ -286,7 +291,7 @@ async function hubBody(hub, track, response, length) {
     }
     n += bytes.length;
     track.received += bytes.length;
-    if (track === hub.weights) hubProgress(hub);
+    if (hub.weights.includes(track)) hubProgress(hub);
   }
   if (out) {
     if (n !== length) throw hubLost(hub, track, new Error('the body ended early'));
@@ -374,14 +379,14 @@ async function hubWeights(hub, file) {
     url = response.url || url;
     if (response.status === 200) {
       const length = response.headers.get('content-encoding') ? null : hubNumber(response.headers.get('content-length'));
-      if (track.size === null) {
+      if (track.size === null && length != null) {
         track.size = length;
-        hub.weights = length == null ? null : track;
+        hub.weights.push(track);
       }
       whole = await hubBody(hub, track, response, length);
       if (track.size === null) {
         track.size = whole.length;
-        hub.weights = track;
+        hub.weights.push(track);
       }
       return { size: whole.length, bytes: null };
     }
@@ -400,7 +405,7 @@ async function hubWeights(hub, file) {
     if (size === null) {
       size = hubNumber(range?.[3]) ?? (await hubSize(hub, track, url));
       track.size = size;
-      hub.weights = track;
+      hub.weights.push(track);
       hubProgress(hub);
     }
     const length = range ? Number(range[2]) - a + 1 : Math.min(b, size - 1) - a + 1;
@@ -449,7 +454,7 @@ async function hubWeights(hub, file) {
 /** model.safetensors read from a Blob (the cache's copy), counted for progress as it is read. */
 function hubBlobSource(hub, track, blob) {
   track.size = blob.size;
-  hub.weights = track;
+  hub.weights.push(track);
   return {
     size: blob.size,
     read: async (begin, end) => {
@@ -486,10 +491,10 @@ async function hubStore(hub, track, url, resolve) {
     await hub.cache.delete(resolve).catch(() => {});
     throw hubLost(hub, track, error);
   }
-  hub.storedWeights = resolve;
+  hub.storedWeights.push(resolve);
   if (received !== size) {
     await hub.cache.delete(resolve).catch(() => {});
-    hub.storedWeights = null;
+    hub.storedWeights = hub.storedWeights.filter((url) => url !== resolve);
     throw hubLost(hub, track, new Error('the body ended early'));
   }
   const kept = await hub.cache.match(resolve);
@@ -506,15 +511,54 @@ async function hubSize(hub, track, url) {
   return size;
 }
 
-/** model.safetensors is 404: a sharded repo (refused for now) or one without safetensors weights. */
+/** model.safetensors is 404: a sharded repo (its index names the shards) or one without safetensors weights. */
 async function hubNoWeights(hub, file) {
   const index = `${file}.index.json`;
   const response = await hubFetch(hub, { file: index, received: 0, size: null }, hubFileUrl(hub, index), { method: 'HEAD' });
   response.body?.cancel().catch(() => {});
-  if (response.ok) {
-    throw new Error(`'${hub.id}' is split into shards (${index}): sharded checkpoints ` +
-      `(${index}) are not supported yet; only a single ${file} is read`);
-  }
+  if (response.ok) throw Object.assign(new Error(`'${hub.id}' is sharded (${index})`), { hubSharded: index });
   throw new Error(`${file} was not found in '${hub.id}' (revision '${hub.revision}') on ${hub.endpoint}: ` +
-    'only safetensors weights in one file are read (not pytorch_model.bin)');
+    'only safetensors weights are read (not pytorch_model.bin)');
+}
+
+// A shard's file name as an index may give it: a plain .safetensors name in the repo's top folder.
+const HUB_SHARD_NAME = /^[\w.-]{1,200}\.safetensors$/;
+
+/**
+ * The weights as the sources readCheckpoint reads: model.safetensors, or (when the repo is sharded)
+ * each shard model.safetensors.index.json's weight_map names, in the order it first names them.
+ * A cached model.safetensors.index.json means the repo was sharded when it was kept.
+ */
+async function hubWeightFiles(hub) {
+  const indexFile = 'model.safetensors.index.json';
+  const cachedIndex = await hubCached(hub, hubFileUrl(hub, indexFile));
+  if (cachedIndex?.status !== 200) {
+    try {
+      return [await hubWeights(hub, 'model.safetensors')];
+    } catch (error) {
+      if (!error.hubSharded) throw error;
+    }
+  }
+  const text = new TextDecoder().decode(await hubFile(hub, indexFile, true));
+  let index;
+  try {
+    index = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${indexFile} of '${hub.id}' is not valid JSON (${error.message})`);
+  }
+  const map = index?.weight_map;
+  if (map === null || typeof map !== 'object' || Array.isArray(map)) {
+    throw new Error(`${indexFile} of '${hub.id}' has no weight_map object ({ tensor: shard file })`);
+  }
+  const shards = [...new Set(Object.values(map))];
+  for (const shard of shards) {
+    if (typeof shard !== 'string' || !HUB_SHARD_NAME.test(shard) || shard.startsWith('.')) {
+      throw new Error(`${indexFile} of '${hub.id}' names a shard ${describe(shard)}; a shard is a .safetensors ` +
+        'file beside it (letters, digits, dots, dashes, underscores)');
+    }
+  }
+  if (shards.length === 0) throw new Error(`${indexFile} of '${hub.id}' names no shards`);
+  const sources = [];
+  for (const shard of shards) sources.push(await hubWeights(hub, shard));
+  return sources;
 }
