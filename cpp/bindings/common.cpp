@@ -52,22 +52,21 @@ val model_config_value(const attn::ModelConfig& config) {
     const attn::AttentionShape shape = attn::attention_shape(config);
     model.set("kvHeads", shape.kv_heads);
     model.set("headDim", shape.head_dim);
-    model.set("norm", std::string(config.norm == attn::NormKind::RmsNorm ? "rms-norm" : "layer-norm"));
+    model.set("norm",
+              std::string(config.norm == attn::NormKind::RmsNorm ? "rms-norm" : "layer-norm"));
     model.set("mlpKind", std::string(config.mlp_kind == attn::MlpKind::SwiGlu ? "swiglu" : "gelu"));
     model.set("mlpWidth", attn::mlp_width(config));
     model.set("window", config.window);
-    model.set("rope", config.positional != attn::PositionalKind::Rope
-                          ? val::null()
-                          : [&] {
-                              val rope = val::object();
-                              rope.set("pairing",
-                                       std::string(config.rope.pairing == attn::RopePairing::RotateHalf
-                                                       ? "rotate-half"
-                                                       : "interleaved"));
-                              rope.set("base", config.rope.base);
-                              rope.set("scaled", !config.rope.frequencies.empty());
-                              return rope;
-                            }());
+    model.set(
+        "rope", config.positional != attn::PositionalKind::Rope ? val::null() : [&] {
+          val rope = val::object();
+          rope.set("pairing", std::string(config.rope.pairing == attn::RopePairing::RotateHalf
+                                              ? "rotate-half"
+                                              : "interleaved"));
+          rope.set("base", config.rope.base);
+          rope.set("scaled", !config.rope.frequencies.empty());
+          return rope;
+        }());
   }
   return model;
 }

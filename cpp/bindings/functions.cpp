@@ -69,9 +69,16 @@ val catalog() {
   layer.set("dModel", config.d_model);
   layer.set("heads", config.heads);
   layer.set("headDim", config.head_dim);
+  layer.set("kvHeads", config.kv_heads);
   layer.set("bias", config.bias);
+  layer.set("outBias", val::null());  // unset: as bias
   layer.set("outProj", config.out_proj);
   layer.set("positional", std::string(attn::positional_kind_name(config.positional)));
+  val rope = val::object();
+  rope.set("pairing", std::string(attn::rope_pairing_name(config.rope.pairing)));
+  rope.set("base", config.rope.base);
+  rope.set("frequencies", val::null());
+  layer.set("rope", rope);
   layer.set("seed", config.seed);
   const attn::ForwardOptions options;
   val forward = val::object();

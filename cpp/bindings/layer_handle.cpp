@@ -13,9 +13,16 @@ val LayerHandle::configure(const ConfigArgs& args) {
     config.d_model = args.dModel;
     config.heads = args.heads;
     config.head_dim = args.headDim;
+    config.kv_heads = args.kvHeads;
     config.bias = args.bias;
+    if (args.outBias >= 0) config.out_bias = args.outBias != 0;
     config.out_proj = args.outProj;
     config.positional = attn::parse_positional_kind(args.positional);
+    config.rope.pairing = attn::parse_rope_pairing(args.ropePairing);
+    config.rope.base = args.ropeBase;
+    if (!args.ropeFrequencies.isNull() && !args.ropeFrequencies.isUndefined()) {
+      config.rope.frequencies = vector_or_empty<double>(args.ropeFrequencies);
+    }
     config.seed = args.seed;
     layer_ = std::make_unique<attn::AttentionLayer>(config);
     embedding_table_ = std::make_unique<attn::EmbeddingTable>(config.seed, config.d_model);

@@ -18,9 +18,14 @@ struct ConfigArgs {
   std::size_t dModel{};
   std::size_t heads{};
   std::size_t headDim{};
+  std::size_t kvHeads{};  // 0: heads
   bool bias{};
+  int outBias{};  // -1: as bias, 0 or 1
   bool outProj{};
   std::string positional;
+  std::string ropePairing;  // 'interleaved' | 'rotate-half'
+  double ropeBase{};
+  val ropeFrequencies = val::null();  // null, or θ_i per pair (Llama 3's scaling)
   std::uint32_t seed{};
 };
 
@@ -43,6 +48,8 @@ class LayerHandle {
   val configure(const ConfigArgs& args);
 
   std::size_t headDim() const { return layer_->head_dim(); }
+  std::size_t kvHeads() const { return layer_->kv_heads(); }
+  bool outBias() const { return attn::has_out_bias(layer_->config()); }
   std::size_t outputDim() const { return layer_->output_dim(); }
 
   val setWeights(val in_w, val in_b, val out_w, val out_b);

@@ -96,6 +96,22 @@ val ModelHandle::nextTokens(std::size_t k) const {
   });
 }
 
+val ModelHandle::rope() const {
+  const attn::ModelConfig& config = model_->config();
+  if (config.positional != attn::PositionalKind::Rope) return val::null();
+  val rope = val::object();
+  rope.set("pairing", std::string(attn::rope_pairing_name(config.rope.pairing)));
+  rope.set("base", config.rope.base);
+  if (config.rope.frequencies.empty()) {
+    rope.set("frequencies", val::null());
+  } else {
+    val frequencies = val::array();
+    for (const double f : config.rope.frequencies) frequencies.call<void>("push", f);
+    rope.set("frequencies", frequencies);
+  }
+  return rope;
+}
+
 val ModelHandle::attentionInput(std::size_t layer) const {
   return guarded([&] {
     const auto input = model_->attention_input(layer);

@@ -107,10 +107,24 @@ test('without an output projection the output is the concatenated heads [n·head
 test('config reports the normalized options', async () => {
   await withLayer({ dModel: 24, heads: 6 }, (layer) => {
     assert.deepEqual({ ...layer.config }, {
-      dModel: 24, heads: 6, headDim: 4, bias: true, outProj: true, positional: 'none', seed: 42,
+      dModel: 24, heads: 6, headDim: 4, kvHeads: 6, bias: true, outBias: true, outProj: true, positional: 'none',
+      rope: { pairing: 'interleaved', base: 10000, frequencies: null }, seed: 42,
     });
     assert.ok(Object.isFrozen(layer.config));
   });
+  // The Llama family's options: grouped-query heads, q/k/v biases without an output bias, rotate-half RoPE.
+  await withLayer({ dModel: 16, heads: 4, kvHeads: 2, outBias: false, positional: 'rope', rope: { pairing: 'rotate-half', base: 1e6 } }, (layer) => {
+    assert.equal(layer.config.kvHeads, 2);
+    assert.equal(layer.config.outBias, false);
+    assert.deepEqual(layer.config.rope, { pairing: 'rotate-half', base: 1e6, frequencies: null });
+    const weights = layer.getWeights();
+    assert.equal(weights.inProjWeight.length, (4 + 2 * 2) * 4 * 16);
+    assert.equal(weights.outProjBias, undefined);
+  });
+  const lens = await loadLens();
+  assert.throws(() => lens.createLayer({ heads: 4, kvHeads: 3 }), /kvHeads must divide heads/);
+  assert.throws(() => lens.createLayer({ positional: 'rope', rope: { pairing: 'halves' } }), /rope.pairing must be 'interleaved' or 'rotate-half', got 'halves'/);
+  assert.throws(() => lens.createLayer({ rope: { spin: 1 } }), /unknown rope key 'spin'/);
 });
 
 // ---- the trace --------------------------------------------------------------------------------

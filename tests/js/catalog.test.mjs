@@ -112,11 +112,15 @@ test('tokenizers: every listed mode is accepted, any other refused naming exactl
 test('the defaults are the ones createLayer and forward use for omitted options', () => {
   const d = catalog.defaults;
   const layer = lens.createLayer();
-  const { headDim, ...rest } = layer.config;
-  const { headDim: defaultHeadDim, ...expected } = d.layer;
+  const { headDim, kvHeads, outBias, ...rest } = layer.config;
+  const { headDim: defaultHeadDim, kvHeads: defaultKvHeads, outBias: defaultOutBias, ...expected } = d.layer;
   assert.deepEqual(rest, expected);
   assert.equal(defaultHeadDim, 0, 'headDim 0: dModel / heads');
   assert.equal(headDim, d.layer.dModel / d.layer.heads);
+  assert.equal(defaultKvHeads, 0, 'kvHeads 0: heads');
+  assert.equal(kvHeads, d.layer.heads);
+  assert.equal(defaultOutBias, null, 'outBias null: as bias');
+  assert.equal(outBias, d.layer.bias);
   const x = Float32Array.from({ length: 4 * d.layer.dModel }, (_, i) => Math.sin(i));
   const implicit = layer.forward(x, {});
   const explicit = layer.forward(x, { ...d.forward });

@@ -100,3 +100,32 @@ test('switches the core does not implement are refused by name; the module keeps
   assert.equal(m.forward([1, 2, 3]).logits.length, 3 * 96);
   m.dispose();
 });
+
+test('attentionLayer: a standalone layer (K/V heads, rotate-half RoPE, biases, window) reproduces every layer', async () => {
+  for (const name of ['llama-bf16', 'llama3-f32', 'qwen2-f32', 'mistral-f32', 'smollm2-f16']) {
+    const { weights, config, expected } = llamaGolden(name);
+    const m = await lens.loadCheckpoint({ weights, config });
+    try {
+      const ids = idsOf(expected);
+      const attention = m.forward(ids).attention;
+      for (let l = 0; l < m.config.layers; ++l) {
+        const found = m.attentionLayer(l, ids, { n: ids.length });
+        const layer = lens.createLayer(found.config);
+        try {
+          layer.setWeights(found.weights);
+          const r = layer.forward(found.input, { n: ids.length, ...found.mask });
+          let worst = 0;
+          for (let i = 0; i < r.attention.length; ++i) worst = Math.max(worst, Math.abs(r.attention[i] - attention[l][i]));
+          assert.ok(worst < 2e-6, `${name} layer ${l}: ${worst}`);
+          assert.equal(layer.config.kvHeads, m.config.kvHeads);
+        } finally {
+          layer.dispose();
+        }
+      }
+      if (name === 'mistral-f32') assert.deepEqual(m.attentionLayer(0, ids, { n: ids.length }).mask, { mask: 'sliding-window', window: 5 });
+      if (name === 'llama3-f32') assert.equal(m.attentionLayer(0, ids, { n: ids.length }).config.rope.frequencies.length, 12);
+    } finally {
+      m.dispose();
+    }
+  }
+});

@@ -112,6 +112,15 @@ const quiet: TrainReport = trainer.step(3, { evaluate: false });
 const heldOut: number = trainer.evaluate().heldOutLoss + trainer.step(1).accuracy + quiet.step;
 const logits: Float32Array = model.forward(trainer.encode('ab')).logits;
 console.log(weights.length, stepIds.length, report.loss, heldOut, logits.length, lens.catalog.limits.maxHeads);
+async function llama(shards: Uint8Array[]) {
+  const m = await lens.loadCheckpoint({ weights: shards, config: { model_type: 'qwen2', hidden_size: 64,
+    intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 1,
+    max_position_embeddings: 128, vocab_size: 72 } });
+  const grouped: number = m.config.kvHeads + m.config.headDim + m.config.window;
+  const family: 'gpt2' | 'llama' | 'qwen2' | 'mistral' = m.family;
+  return [grouped, family, m.config.rope?.pairing];
+}
+console.log(typeof llama);
 model.dispose();
 layer.dispose();
 `;
@@ -127,6 +136,7 @@ const BAD_TS = [
   `lens.createTrainer(lens.createModel(), { task: 'poetry' });`, // not a TaskName
   `const s: string = lens.catalog.limits.maxHeads;`, // a number
   `lens.createTrainer(lens.createModel()).step(1, { evaluate: 'no' });`, // not a boolean
+  `lens.loadCheckpoint({ weights: new Uint8Array(8), config: { model_type: 'gemma', hidden_size: 8 } });`, // not a family
 ].join('\n');
 
 test('TypeScript: tsc --strict accepts an example of the API and rejects a wrong one', async () => {

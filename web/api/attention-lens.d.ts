@@ -415,7 +415,7 @@ export interface TrainedModel extends TransformerModel {
   decode(ids: TokenIds): string;
 }
 
-/** Hugging Face config.json (GPT-2 family); other keys are ignored. */
+/** Hugging Face config.json of a GPT-2-family checkpoint; other keys are ignored. */
 export interface Gpt2ConfigJson {
   model_type?: string; // 'gpt2' (default)
   n_layer: number;
@@ -432,10 +432,43 @@ export interface Gpt2ConfigJson {
   [key: string]: unknown;
 }
 
-/** A tokenizer: the parsed tokenizer.json, or vocab.json's object with merges.txt's text (or lines). */
+/**
+ * Hugging Face config.json of a Llama-family checkpoint (model_type 'llama', 'qwen2' or
+ * 'mistral'): the keys the core reads; a switch it does not implement (a rope_scaling type other
+ * than 'llama3', a hidden_act other than 'silu', Qwen2's use_sliding_window true) is refused by
+ * name. Other keys are ignored.
+ */
+export interface LlamaConfigJson {
+  model_type: 'llama' | 'qwen2' | 'mistral';
+  hidden_size: number;
+  intermediate_size: number;
+  num_hidden_layers: number;
+  num_attention_heads: number;
+  num_key_value_heads?: number; // default: num_attention_heads
+  head_dim?: number; // default: hidden_size / num_attention_heads
+  max_position_embeddings: number;
+  vocab_size: number;
+  rms_norm_eps?: number; // 1e-6
+  rope_theta?: number; // 10000
+  rope_scaling?: null | { rope_type?: 'default' | 'llama3'; type?: string; factor?: number;
+    low_freq_factor?: number; high_freq_factor?: number; original_max_position_embeddings?: number };
+  tie_word_embeddings?: boolean; // false
+  hidden_act?: 'silu';
+  attention_bias?: boolean; // llama: q/k/v/o biases
+  mlp_bias?: boolean; // llama
+  sliding_window?: number | null; // mistral
+  use_sliding_window?: boolean; // qwen2: false only
+  [key: string]: unknown;
+}
+
+/**
+ * A tokenizer: the parsed tokenizer.json (read by the core: byte-level BPE with GPT-2's, Llama 3's
+ * or Qwen2's pre-tokenizer, SentencePiece-style BPE with Metaspace and byte_fallback, added tokens,
+ * the post-processor's BOS), or vocab.json's object with merges.txt's text (or lines).
+ */
 export type Gpt2Tokenizer =
   | { model: { type?: 'BPE'; vocab: Record<string, number>; merges: string[] | [string, string][] };
-      added_tokens?: { id: number; content: string }[] }
+      added_tokens?: { id: number; content: string }[]; [key: string]: unknown }
   | { vocab: Record<string, number>; merges: string | string[] | [string, string][] };
 
 /**
@@ -447,12 +480,17 @@ export interface BlobLike {
   slice(start?: number, end?: number): { arrayBuffer(): Promise<ArrayBuffer> };
 }
 
+export type CheckpointWeights = Uint8Array | ArrayBuffer | BlobLike;
+
 export interface LoadCheckpointOptions {
-  /** model.safetensors (F32, F16 or BF16; a Blob is read in 4 MB chunks). */
-  weights: Uint8Array | ArrayBuffer | BlobLike;
+  /**
+   * model.safetensors, or its shards in model.safetensors.index.json's order (F32, F16 or BF16;
+   * F16/BF16 weight matrices stay 2-byte in memory; a Blob is read in 4 MB chunks).
+   */
+  weights: CheckpointWeights | CheckpointWeights[];
   /** The parsed config.json. */
-  config: Gpt2ConfigJson;
-  /** Default: GPT-2's own (for a vocab_size of at least 50 257). */
+  config: Gpt2ConfigJson | LlamaConfigJson;
+  /** Default: GPT-2's own for a GPT-2 checkpoint with a vocab_size of at least 50 257; none for the Llama family. */
   tokenizer?: Gpt2Tokenizer;
   /** Called after each chunk with the fraction of the tensors' bytes read. */
   onProgress?: (fraction: number) => void;
@@ -466,8 +504,9 @@ export interface AbortSignalLike {
 
 /**
  * A checkpoint fetched by Hugging Face id: config.json, tokenizer.json (else vocab.json and
- * merges.txt, else GPT-2's own for GPT-2's vocabulary) and model.safetensors (by Range requests)
- * from `${endpoint}/${id}/resolve/${revision}/${file}`. GPT-2 family; sharded repos are refused.
+ * merges.txt, else GPT-2's own for GPT-2's vocabulary) and model.safetensors, or
+ * model.safetensors.index.json and each shard it names (by Range requests), from
+ * `${endpoint}/${id}/resolve/${revision}/${file}`. Every family loadCheckpoint reads.
  */
 export interface HubLoadOptions {
   /** 'org/name', or a repo's URL 'https://host/org/name' (its origin is then the endpoint). */
@@ -510,12 +549,28 @@ export interface HubCachedFile {
   endpoint: string;
 }
 
-/** A loaded GPT-2 checkpoint: a TransformerModel (learned positions, pre-LN, MLP, tied, tanh GELU). */
+/** What a checkpoint's config.json became (CheckpointModel.config): the model's options and these. */
+export interface CheckpointConfig extends Required<ModelConfig> {
+  /** Key/value heads: fewer than heads is grouped-query attention (query head h reads h / (heads / kvHeads)). */
+  kvHeads: number;
+  headDim: number;
+  norm: 'layer-norm' | 'rms-norm';
+  mlpKind: 'gelu' | 'swiglu';
+  mlpWidth: number;
+  /** Mistral's sliding window (query i sees keys i − window < j ≤ i); 0: none. */
+  window: number;
+  rope: null | { pairing: 'interleaved' | 'rotate-half'; base: number; scaled: boolean };
+}
+
+/** A loaded checkpoint: a TransformerModel of its family (GPT-2, or the Llama family's RMSNorm, rotate-half RoPE, grouped-query attention and SwiGLU). */
 export interface CheckpointModel extends TransformerModel {
+  readonly family: 'gpt2' | 'llama' | 'qwen2' | 'mistral';
+  readonly config: Readonly<CheckpointConfig>;
   /**
-   * Byte-level BPE ids of text (a string is UTF-8 encoded, a lone surrogate as U+FFFD; bytes are
-   * decoded as TextDecoder does). tokens: each token's bytes as text. Throws when the checkpoint
-   * has no tokenizer (a vocab_size below GPT-2's and none given).
+   * The checkpoint's tokenizer's ids of text, as the model gets them (with the BOS its
+   * post-processor adds; a string is UTF-8 encoded, a lone surrogate as U+FFFD). tokens: each
+   * token's bytes as text. Throws when the checkpoint has no tokenizer (none given, and not
+   * GPT-2's vocabulary).
    */
   tokenize(text: string | Uint8Array): { tokens: string[]; ids: Int32Array };
   /** Whether tokenize works: a tokenizer was given, or the checkpoint has GPT-2's vocabulary. */
@@ -644,7 +699,7 @@ export interface AttentionLens {
   readonly catalog: Catalog;
   createLayer(config?: LayerConfig): AttentionLayer;
   createModel(config?: ModelConfig): TransformerModel;
-  /** A Hugging Face GPT-2-family checkpoint (README "Your own model"); errors name what was found. */
+  /** A Hugging Face checkpoint of the GPT-2 or Llama family (README "Your own model"); errors name what was found. */
   loadCheckpoint(options: LoadCheckpointOptions | HubLoadOptions): Promise<CheckpointModel>;
   /** The Hub files kept in this browser: list them, remove one repo's or all (empty in Node). */
   hubCache(storage?: HubCacheStorage): {

@@ -3,7 +3,27 @@
 // Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
 // ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
 
-const CONFIG_KEYS = ['dModel', 'heads', 'headDim', 'bias', 'outProj', 'positional', 'seed'];
+const CONFIG_KEYS = ['dModel', 'heads', 'headDim', 'kvHeads', 'bias', 'outBias', 'outProj', 'positional', 'rope', 'seed'];
+const ROPE_KEYS = ['pairing', 'base', 'frequencies'];
+
+// The rope option ({ pairing: 'interleaved' | 'rotate-half', base, frequencies: θ per pair or null })
+// with the defaults' values for what is left out; the core checks the values.
+function ropeOption(rope, defaults) {
+  if (rope === undefined || rope === null) return { ...defaults };
+  if (typeof rope !== 'object' || Array.isArray(rope)) {
+    throw new Error(`rope must be { pairing, base, frequencies? }, got ${describe(rope)}`);
+  }
+  checkKeys('rope', rope, ROPE_KEYS);
+  const frequencies = rope.frequencies ?? null;
+  if (frequencies !== null && !(Array.isArray(frequencies) || ArrayBuffer.isView(frequencies))) {
+    throw new Error(`rope.frequencies must be an array of numbers (θ per pair) or null, got ${describe(frequencies)}`);
+  }
+  return {
+    pairing: stringOption('rope.pairing', rope.pairing, defaults.pairing),
+    base: numberOption('rope.base', rope.base, defaults.base),
+    frequencies: frequencies === null ? null : Array.from(frequencies, Number),
+  };
+}
 const FORWARD_KEYS = ['n', 'kv', 'kvN', 'mask', 'window', 'prefix', 'keyPadding', 'cellMask',
   'scale', 'weights', 'trace', 'traceHead', 'preview'];
 const EXPLAIN_KEYS = ['step', 'head', 'row', 'col'];
@@ -25,14 +45,18 @@ class AttentionLayer {
       dModel: integerIn('dModel', config.dModel ?? d.dModel, 1, 1 << 30),
       heads: integerIn('heads', config.heads ?? d.heads, 1, 1 << 30),
       headDim: integerIn('headDim', config.headDim ?? d.headDim, 0, 1 << 30),
+      kvHeads: integerIn('kvHeads', config.kvHeads ?? d.kvHeads, 0, 1 << 30),
       bias: booleanOption('bias', config.bias, d.bias),
+      outBias: config.outBias === undefined || config.outBias === null ? null : booleanOption('outBias', config.outBias, false),
       outProj: booleanOption('outProj', config.outProj, d.outProj),
       positional: stringOption('positional', config.positional, d.positional),
+      rope: ropeOption(config.rope, d.rope),
       seed: integerIn('seed', config.seed ?? d.seed, 0, 0xffffffff),
     };
     const handle = new core.LayerHandle();
     try {
-      unwrap(handle.configure(args));
+      unwrap(handle.configure({ ...args, outBias: args.outBias === null ? -1 : Number(args.outBias),
+        ropePairing: args.rope.pairing, ropeBase: args.rope.base, ropeFrequencies: args.rope.frequencies }));
     } catch (error) {
       handle.delete();
       throw error;
@@ -40,11 +64,15 @@ class AttentionLayer {
     this.#core = core;
     this.#defaults = defaults;
     this.#handle = handle;
-    this.#config = Object.freeze({ ...args, headDim: handle.headDim() });
+    this.#config = Object.freeze({ ...args, headDim: handle.headDim(), kvHeads: handle.kvHeads(),
+      outBias: handle.outBias(), rope: Object.freeze(args.rope) });
     finalizer?.register(this, handle, this);
   }
 
-  /** The normalized configuration: { dModel, heads, headDim, bias, outProj, positional, seed }. */
+  /**
+   * The normalized configuration: { dModel, heads, headDim, kvHeads, bias (q/k/v), outBias, outProj,
+   * positional, rope: { pairing, base, frequencies }, seed }.
+   */
   get config() {
     return this.#config;
   }
@@ -70,7 +98,7 @@ class AttentionLayer {
     const weights = { inProjWeight: read('in_proj_weight') };
     if (this.#config.bias) weights.inProjBias = read('in_proj_bias');
     if (this.#config.outProj) weights.outProjWeight = read('out_proj.weight');
-    if (this.#config.bias && this.#config.outProj) weights.outProjBias = read('out_proj.bias');
+    if (this.#config.outBias && this.#config.outProj) weights.outProjBias = read('out_proj.bias');
     return weights;
   }
 

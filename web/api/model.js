@@ -140,10 +140,11 @@ class TransformerModel {
 
   /**
    * Layer `layer` (0-based, as forward().attention) of the model on one sequence, as a
-   * standalone attention layer: { input: Float32Array [n·dModel] (ln1(x), or x without
-   * LayerNorm), config: { dModel, heads, positional: 'none' | 'rope', bias }, weights: {
-   * inProjWeight, inProjBias?, outProjWeight, outProjBias? } }. lens.createLayer(config),
-   * setWeights(weights), forward(input, { n, mask: 'causal' }) reproduce forward(ids).attention[layer].
+   * standalone attention layer: { input: Float32Array [n·dModel] (the norm's output, or x without
+   * one), config: { dModel, heads, headDim, kvHeads, positional: 'none' | 'rope', bias (q/k/v),
+   * outBias, rope? }, weights: { inProjWeight, inProjBias?, outProjWeight, outProjBias? }, mask: {
+   * mask: 'causal' | 'sliding-window', window? } }. lens.createLayer(config), setWeights(weights),
+   * forward(input, { n, ...mask }) reproduce forward(ids).attention[layer].
    */
   attentionLayer(layer, ids, options = {}) {
     const handle = this.#live();
@@ -153,21 +154,25 @@ class TransformerModel {
     const { n } = sequenceShape('attentionLayer', options, ['n'], tokens.length);
     unwrap(handle.forward(tokens, 1, n, false));
     const input = unwrap(handle.attentionInput(l)).slice();
+    const has = (name) => this.#names.includes(`layers.${l}.attn.${name}`);
     const read = (name) => unwrap(handle.parameter(`layers.${l}.attn.${name}`)).slice();
     const weights = { inProjWeight: read('in_proj_weight') };
-    if (config.bias) weights.inProjBias = read('in_proj_bias');
+    if (has('in_proj_bias')) weights.inProjBias = read('in_proj_bias');
     weights.outProjWeight = read('out_proj.weight');
-    if (config.bias) weights.outProjBias = read('out_proj.bias');
-    return {
-      input,
-      config: {
-        dModel: config.dModel,
-        heads: config.heads,
-        positional: config.positional === 'rope' ? 'rope' : 'none',
-        bias: config.bias,
-      },
-      weights,
+    if (has('out_proj.bias')) weights.outProjBias = read('out_proj.bias');
+    const layerConfig = {
+      dModel: config.dModel,
+      heads: config.heads,
+      positional: config.positional === 'rope' ? 'rope' : 'none',
+      bias: has('in_proj_bias'),
     };
+    if (config.kvHeads !== undefined) { // a checkpoint: its own head width, K/V heads and RoPE
+      Object.assign(layerConfig, { headDim: config.headDim, kvHeads: config.kvHeads, outBias: has('out_proj.bias') });
+      const rope = handle.rope();
+      if (rope) layerConfig.rope = rope;
+    }
+    const mask = config.window ? { mask: 'sliding-window', window: config.window } : { mask: 'causal' };
+    return { input, config: layerConfig, weights, mask };
   }
 
   /**

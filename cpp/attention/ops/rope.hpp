@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attention/error.hpp"
@@ -23,6 +24,17 @@ enum class RopePairing {
 };
 
 inline constexpr double kRopeBase = 10000.0;
+
+// "interleaved" | "rotate-half" (an empty name: interleaved); anything else throws, naming both.
+inline RopePairing parse_rope_pairing(std::string_view name) {
+  if (name.empty() || name == "interleaved") return RopePairing::Interleaved;
+  if (name == "rotate-half") return RopePairing::RotateHalf;
+  throw Error("rope.pairing must be 'interleaved' or 'rotate-half', got '" +
+              std::string(name.substr(0, 40)) + "'");
+}
+inline const char* rope_pairing_name(RopePairing pairing) {
+  return pairing == RopePairing::RotateHalf ? "rotate-half" : "interleaved";
+}
 
 // θ_i = base^(−2i/d_k), and the angle pos·θ_i.
 inline double rope_frequency(std::size_t pair, std::size_t d_k, double base = kRopeBase) {
@@ -91,8 +103,7 @@ template <class T>
 struct RopeTables {
   std::vector<T> cos, sin;
   // Positions first … first + n − 1.
-  RopeTables(std::size_t n, std::size_t d_k, int sign, const RopeSpec& spec,
-             std::size_t first = 0)
+  RopeTables(std::size_t n, std::size_t d_k, int sign, const RopeSpec& spec, std::size_t first = 0)
       : cos(n * (d_k / 2)), sin(n * (d_k / 2)) {
     const std::size_t half = d_k / 2;
     for (std::size_t t = 0; t < n; ++t) {
