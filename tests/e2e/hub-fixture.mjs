@@ -2,8 +2,12 @@
 // (tests/hub/stand-in.mjs; no test reaches the internet), and the comparison of the Your model
 // view's drawn heads with the JS API's attention: shared by tests/e2e/hub.test.mjs (Chromium,
 // playwright) and tests/e2e/engines/checks.mjs (Chromium, Firefox and WebKit, scripts/lib/drivers.mjs).
+// Also the Llama-family files of tests/e2e/hub.test.mjs and yourmodel.test.mjs: the golden tiny
+// checkpoints of tests/data/llama (Mistral split into shards with its index) and a random
+// grouped-query Llama, each with a small tokenizer.json of its own (letters, Llama 2's '▁' for a space).
 import assert from 'node:assert/strict';
-import { smallGpt2Files } from '../js/checkpoint-support.mjs';
+import { llamaGolden, smallGpt2Files } from '../js/checkpoint-support.mjs';
+import { lcgFloats, splitSafetensors, writeSafetensors } from '../js/support.mjs';
 import { startStandIn } from '../hub/stand-in.mjs';
 
 /** 2 layers × 2 heads, d_model 16, context 64, GPT-2's 256 byte tokens and its first 4 merges. */
@@ -11,10 +15,10 @@ export const SMALL_GPT2 = Object.freeze({ layers: 2, heads: 2, d: 16, vocab: 260
 /** The id the stand-in serves SMALL_GPT2 under. */
 export const SMALL_ID = 'org/small';
 
-/** Starts the stand-in with SMALL_ID's config.json, vocab.json, merges.txt and model.safetensors. */
-export function startSmallHub() {
+/** Starts the stand-in with SMALL_ID's config.json, vocab.json, merges.txt and model.safetensors (and `more` repos: stand-in.mjs's form). */
+export function startSmallHub(more = {}) {
   const { config, vocab, merges, weights } = smallGpt2Files(SMALL_GPT2);
-  return startStandIn({ [SMALL_ID]: { 'config.json': config, 'vocab.json': vocab, 'merges.txt': merges, 'model.safetensors': weights } });
+  return startStandIn({ [SMALL_ID]: { 'config.json': config, 'vocab.json': vocab, 'merges.txt': merges, 'model.safetensors': weights }, ...more });
 }
 
 /** The figure of the Your model view's heatmap of `layer`, `head` (its screen-reader table: heatmapTable). */
@@ -51,4 +55,128 @@ export async function apiHubCheckpoint({ hub, endpoint, text }) {
   const out = { n: ids.length, attention: attention.map((a) => Array.from(a)) };
   gpt.dispose();
   return out;
+}
+
+// ---- the Llama family ---------------------------------------------------------------------------
+
+/**
+ * A tokenizer.json of `size` ids for a tiny Llama-family model: <unk>, <s>, </s>, '▁' (a space, as
+ * Llama 2's sentencepiece writes it), letters and punctuation, and 4 merges ('▁t', 'he', '▁a',
+ * 'in'); a BOS (<s>) before the text, an unknown character as <unk>.
+ */
+export function tinyTokenizer(size) {
+  const chars = ['▁', ...'etaoinshrdlucmwfgypbvkjxqz', ...'ETAOINSHRDLUCMWFGYPBVKJXQZ', ...".,!?'0123456789"];
+  const merges = [['▁', 't'], ['h', 'e'], ['▁', 'a'], ['i', 'n']];
+  const special = ['<unk>', '<s>', '</s>'];
+  const vocab = Object.fromEntries(special.map((t, id) => [t, id]));
+  for (const c of chars.slice(0, size - special.length - merges.length)) vocab[c] = Object.keys(vocab).length;
+  for (const [a, b] of merges) vocab[a + b] = Object.keys(vocab).length;
+  return {
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: special.map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] },
+    pre_tokenizer: null,
+    post_processor: { type: 'TemplateProcessing', single: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [], special_tokens: { '<s>': { id: '<s>', ids: [1], tokens: ['<s>'] } } },
+    decoder: null,
+    model: { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true,
+      byte_fallback: false, vocab, merges: merges.map(([a, b]) => `${a} ${b}`) },
+  };
+}
+
+/** The shard file names of a checkpoint split in `count`. */
+export const shardNames = (count) => Array.from({ length: count }, (_, i) =>
+  `model-${String(i + 1).padStart(5, '0')}-of-${String(count).padStart(5, '0')}.safetensors`);
+
+/**
+ * tests/data/llama's Mistral (3 layers, 4 query heads sharing 2 K/V heads, sliding window 5) as a
+ * sharded repo's files: { config, tokenizer, index, shards: [bytes], names, sizes }; layer 2 and
+ * lm_head in the second shard.
+ */
+export function shardedMistral() {
+  const { weights, config } = llamaGolden('mistral-f32');
+  const names = shardNames(2);
+  const { files, index } = splitSafetensors(weights, (name) => (name.startsWith('model.layers.2.') || name === 'lm_head.weight' ? 1 : 0), names);
+  return { config, tokenizer: tinyTokenizer(config.vocab_size), index, shards: files, names,
+    sizes: { layers: config.num_hidden_layers, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads } };
+}
+
+/** tests/data/llama's Qwen2 in BF16 (2 layers, 4 query heads sharing 1 K/V head): { config, tokenizer, weights, sizes }. */
+export function qwen2Bf16() {
+  const { weights, config } = llamaGolden('qwen2-bf16');
+  return { config, tokenizer: tinyTokenizer(config.vocab_size), weights,
+    sizes: { layers: config.num_hidden_layers, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads } };
+}
+
+/**
+ * A random Llama checkpoint in Hugging Face names (float32, tied embeddings), SmolLM2's head layout
+ * by default: 9 query heads sharing 3 K/V heads. { config, tokenizer, weights, sizes }.
+ */
+export function randomLlama({ layers = 3, heads = 9, kvHeads = 3, headDim = 8, vocab = 80, context = 64, inter = 96 } = {}) {
+  const d = heads * headDim;
+  let seed = 7;
+  const t = (shape, scale = 0.2) => ({ dtype: 'F32', shape, data: lcgFloats(shape.reduce((a, b) => a * b, 1), seed++).map((v) => v * scale) });
+  const ones = (n) => ({ dtype: 'F32', shape: [n], data: new Float32Array(n).fill(1) });
+  const tensors = { 'model.embed_tokens.weight': t([vocab, d], 1) };
+  for (let l = 0; l < layers; ++l) {
+    const p = `model.layers.${l}.`;
+    Object.assign(tensors, {
+      [`${p}input_layernorm.weight`]: ones(d), [`${p}post_attention_layernorm.weight`]: ones(d),
+      // Queries and keys larger than the rest: sharper attention patterns to look at.
+      [`${p}self_attn.q_proj.weight`]: t([heads * headDim, d], 0.6), [`${p}self_attn.k_proj.weight`]: t([kvHeads * headDim, d], 0.6),
+      [`${p}self_attn.v_proj.weight`]: t([kvHeads * headDim, d]), [`${p}self_attn.o_proj.weight`]: t([d, heads * headDim]),
+      [`${p}mlp.gate_proj.weight`]: t([inter, d]), [`${p}mlp.up_proj.weight`]: t([inter, d]), [`${p}mlp.down_proj.weight`]: t([d, inter]),
+    });
+  }
+  tensors['model.norm.weight'] = ones(d);
+  const config = {
+    architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_size: d, num_hidden_layers: layers, num_attention_heads: heads,
+    num_key_value_heads: kvHeads, head_dim: headDim, intermediate_size: inter, vocab_size: vocab, max_position_embeddings: context,
+    rms_norm_eps: 1e-5, rope_theta: 100000, rope_scaling: null, hidden_act: 'silu', tie_word_embeddings: true, attention_bias: false,
+    torch_dtype: 'float32', bos_token_id: 1, eos_token_id: 2,
+  };
+  return { config, tokenizer: tinyTokenizer(vocab), weights: writeSafetensors(tensors), sizes: { layers, heads, kvHeads } };
+}
+
+/**
+ * In the page: the public API's lens.loadCheckpoint from files ({ weights: [shard bytes] or bytes,
+ * config, tokenizer }) on `text`, each layer's attention ({ n, family, config, attention }).
+ */
+export async function apiFilesCheckpoint({ weights, config, tokenizer, text }) {
+  const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+  const lens = await loadAttentionLens();
+  const blob = (bytes) => new Blob([Uint8Array.from(bytes)]);
+  const m = await lens.loadCheckpoint({ weights: Array.isArray(weights[0]) ? weights.map(blob) : blob(weights), config, tokenizer });
+  const { ids } = m.tokenize(text);
+  const { attention } = m.forward(ids, { n: ids.length });
+  const out = { n: ids.length, family: m.family, config: { ...m.config }, attention: attention.map((a) => Array.from(a)) };
+  m.dispose();
+  return out;
+}
+
+/**
+ * The drawn groups of grouped-query attention, layer by layer: [[{ label, kv, heads: [head…] }]]
+ * (the group's visible label, its data-kv-head, its tiles' heads), and every tile's title.
+ */
+export function drawnGroups() {
+  const layers = [...document.querySelectorAll('#model-head-grid .head-layer')];
+  return layers.map((layer) => [...layer.querySelectorAll('.head-group')].map((group) => {
+    const label = document.getElementById(group.getAttribute('aria-labelledby'));
+    return {
+      role: group.getAttribute('role'), label: label?.textContent, kv: Number(group.dataset.kvHead),
+      heads: [...group.querySelectorAll('.model-tile')].map((tile) => Number(tile.dataset.head)),
+      titles: [...group.querySelectorAll('.model-tile .head-grid-title')].map((p) => p.textContent),
+      canvases: [...group.querySelectorAll('.model-tile canvas')].map((c) => c.getAttribute('aria-label')),
+    };
+  }));
+}
+
+/** What drawnGroups should find for `layers` × `heads` query heads sharing `kvHeads` K/V heads. */
+export function expectedGroups({ layers, heads, kvHeads }) {
+  const size = heads / kvHeads;
+  return Array.from({ length: layers }, () => Array.from({ length: kvHeads }, (_, kv) => {
+    const members = Array.from({ length: size }, (_, i) => kv * size + i);
+    return { role: 'group', label: `K/V head ${kv + 1} · heads ${kv * size + 1}–${(kv + 1) * size}`, kv, heads: members,
+      titles: members.map((h) => `H${h + 1} · KV${kv + 1}`) };
+  }));
 }

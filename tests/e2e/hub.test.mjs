@@ -4,17 +4,40 @@
 // it, without any action and without a request to the Hub; a small GPT-2 repo typed in the id box
 // loads and its heads equal lens.loadCheckpoint({ hub, endpoint })'s attention in the same page;
 // an unknown repo shows the API's "was not found" and the model stays; a load held by a server
-// that never answers is cancelled and the model stays. Served under STRICT_CSP with the stand-in's
-// origins added to connect-src (strictCspAlso: a test-only extension).
+// that never answers is cancelled and the model stays. The Llama family by id: a sharded Mistral
+// (its index, each shard), a Qwen2 in BF16 and a random Llama with SmolLM2's head layout, drawn as
+// the API computes, their heads grouped by the K/V head they read, the facts line; a config the
+// core refuses (rope_scaling 'yarn') keeps the model; at 1280 and 375 px (screenshots
+// yourmodel-gqa-*.png; no sideways scroll) with axe's WCAG A/AA rules. Served under STRICT_CSP with
+// the stand-in's origins added to connect-src (strictCspAlso: a test-only extension).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { launchBrowser, openPage, screenshotDir, serveDist, tableNumbers } from './browser.mjs';
-import { apiHubCheckpoint, assertHeadsDrawn, headFigure, SMALL_GPT2, SMALL_ID, startSmallHub } from './hub-fixture.mjs';
+import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, headFigure, qwen2Bf16, randomLlama, shardedMistral, SMALL_GPT2, SMALL_ID,
+  startSmallHub } from './hub-fixture.mjs';
 import { strictCspAlso } from '../../scripts/lib/csp.mjs';
 import { smallGpt2Files } from '../js/checkpoint-support.mjs';
 import { formatBytes } from '../../web/shared/format.js';
+import { HUB_MODELS, hubModelLine, whyNotLoadable } from '../../web/views/model/hub-models.js';
+
+// The Llama family's repos: a sharded Mistral (its index, two shards), a Qwen2 in BF16, a random
+// Llama with SmolLM2's head layout (9 query heads, 3 K/V heads), and a config the core refuses.
+const MISTRAL = shardedMistral();
+const QWEN2 = qwen2Bf16();
+const SMOL = randomLlama();
+const LLAMA_REPOS = {
+  'org/mistral-sharded': { 'config.json': MISTRAL.config, 'tokenizer.json': MISTRAL.tokenizer, 'model.safetensors.index.json': MISTRAL.index,
+    ...Object.fromEntries(MISTRAL.names.map((name, i) => [name, MISTRAL.shards[i]])) },
+  'org/qwen2-bf16': { 'config.json': QWEN2.config, 'tokenizer.json': QWEN2.tokenizer, 'model.safetensors': QWEN2.weights },
+  'org/smol-shaped': { 'config.json': SMOL.config, 'tokenizer.json': SMOL.tokenizer, 'model.safetensors': SMOL.weights },
+  'org/yarn': { 'config.json': { ...SMOL.config, rope_scaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 16 } },
+    'tokenizer.json': SMOL.tokenizer, 'model.safetensors': SMOL.weights },
+};
+const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
 
 let hub;
 let stall; // a server that never answers: { origin, requests, close }
@@ -37,7 +60,7 @@ async function startStall() {
 }
 
 before(async () => {
-  hub = await startSmallHub();
+  hub = await startSmallHub(LLAMA_REPOS);
   stall = await startStall();
   [server, chrome] = await Promise.all([serveDist({ csp: strictCspAlso([hub.endpoint, hub.storage, stall.origin]) }), launchBrowser()]);
 });
@@ -88,12 +111,18 @@ test('Your model opens on the shipped english model, loads a Hub repo by id, kee
   await page.waitForFunction(() => document.querySelectorAll('#model-finder tbody tr').length === 8);
   assert.equal(hub.requests.length, 0, 'the Hub is not asked before a model is picked');
 
-  // The Hub list: the GPT-2 family enabled, the others disabled and saying why.
+  // The Hub list: what fits the tab enabled, the others disabled and saying why: their parameters
+  // in memory against the core's limit, lens.catalog.limits' in this page.
+  const limit = await page.evaluate(async () => {
+    const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+    return (await loadAttentionLens()).catalog.limits.maxCheckpointParameterBytes;
+  });
   const listed = await page.$$eval('#model-hub-list li', (items) => items.map((li) => ({ id: li.querySelector('button').dataset.id,
     disabled: li.querySelector('button').disabled, line: li.querySelector('.model-pick-line').textContent })));
-  assert.deepEqual(listed.filter((m) => !m.disabled).map((m) => m.id), ['openai-community/gpt2', 'distilbert/distilgpt2']);
-  for (const m of listed.filter((e) => e.disabled)) assert.match(m.line, /not supported yet/);
-  assert.match(listed.find((m) => m.id === 'TinyLlama/TinyLlama-1.1B-Chat-v1.0').line, /2\.2 GB · Llama · not supported yet · too large for most tabs/);
+  assert.deepEqual(listed, HUB_MODELS.map((m) => ({ id: m.id, disabled: whyNotLoadable(m, limit) !== null, line: hubModelLine(m, limit) })));
+  assert.ok(listed.filter((m) => !m.disabled).length >= 3, 'gpt2, distilgpt2 and SmolLM2-135M at least');
+  for (const m of listed.filter((e) => e.disabled)) assert.match(m.line, /· needs \d\.\d+ GB as (float32|BF16); the tab's limit is \d\.\d+ GB$/);
+  assert.equal(listed.find((m) => m.id === 'HuggingFaceTB/SmolLM2-135M').line, 'HuggingFaceTB/SmolLM2-135M · 269 MB · Llama · 135 M parameters');
 
   // A small GPT-2 repo by id, from the stand-in: its heads are lens.loadCheckpoint({ hub, endpoint })'s.
   await page.fill('#model-hub-id', SMALL_ID);
@@ -152,6 +181,102 @@ test('Your model opens on the shipped english model, loads a Hub repo by id, kee
   assert.equal(await page.getAttribute('body', 'data-model-loads'), '1', 'shipped models are not counted as checkpoint loads');
 
   assert.deepEqual(cspViolations, []);
+  assert.deepEqual(realProblems(problems), []);
+});
+
+/** Loads `id` by the id box and waits for the load to end (loaded or refused). */
+async function loadById(page, id) {
+  const loads = Number(await page.getAttribute('body', 'data-model-loads') ?? 0);
+  await page.fill('#model-hub-id', id);
+  await page.click('#model-hub-load');
+  await page.waitForFunction((l) => document.body.dataset.modelLoading === 'false' &&
+    (Number(document.body.dataset.modelLoads ?? 0) > l || !document.querySelector('#model-error').hidden), loads, { timeout: 30000 });
+}
+
+test('the Llama family by id: a sharded Mistral and a Qwen2 drawn as the API computes, heads grouped by the K/V head they read, a refused config keeps the model', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  await page.waitForSelector('body[data-model-name="english"]');
+  // A shipped model shares nothing: no groups, its facts from its config.
+  assert.equal(await page.locator('#model-head-grid .head-group').count(), 0);
+  assert.equal(await page.textContent('#model-facts'), '2 layers · 4 heads · head dim 16 · LayerNorm · GELU · learned positions');
+  const text = await page.inputValue('#model-text');
+
+  // A sharded Mistral: model.safetensors is 404, then the index, then each shard (302, Range).
+  hub.reset();
+  await loadById(page, 'org/mistral-sharded');
+  assert.equal(await page.locator('#model-error').isHidden(), true, await page.textContent('#model-error'));
+  assert.match(await page.textContent('#model-status'),
+    new RegExp(`^org/mistral-sharded from ${hub.endpoint.replaceAll('.', '\\.')}: 3 layers × 4 heads · d_model 64 · 80 tokens · context 64 · wasm memory`));
+  assert.equal(await page.textContent('#model-facts'),
+    'Mistral · 3 layers · 4 query heads sharing 2 K/V heads · head dim 16 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 10000) · sliding window 5');
+  assert.equal(hub.count('hub', '/org/mistral-sharded/resolve/main/model.safetensors.index.json', 'GET'), 1);
+  for (const name of MISTRAL.names) assert.ok(hub.count('storage', `/org/mistral-sharded/main/${name}`) >= 1, name);
+  const mistral = await page.evaluate(apiHubCheckpoint, { hub: 'org/mistral-sharded', endpoint: hub.endpoint, text });
+  await assertHeadsDrawn((layer, head) => tileNumbers(page, layer, head), MISTRAL.sizes, mistral);
+  assert.deepEqual((await page.evaluate(drawnGroups)).map((layer) => layer.map(({ canvases, ...g }) => g)), expectedGroups(MISTRAL.sizes));
+  const groups = await page.evaluate(drawnGroups);
+  assert.match(groups[2][1].canvases[0], /^Layer 3, head 3 \(reads K\/V head 2\): /);
+  await page.waitForFunction(() => document.querySelectorAll('#model-finder tbody tr').length === 12);
+  assert.equal(await page.locator('#model-next li').count(), 10);
+
+  // A Qwen2 in BF16, one K/V head for all 4 query heads (multi-query): one group per layer.
+  await loadById(page, 'org/qwen2-bf16');
+  assert.equal(await page.getAttribute('body', 'data-model-loads'), '2');
+  assert.equal(await page.textContent('#model-facts'),
+    'Qwen2 · 2 layers · 4 query heads sharing 1 K/V head · head dim 16 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 1000000) · tied embeddings');
+  const qwen2 = await page.evaluate(apiHubCheckpoint, { hub: 'org/qwen2-bf16', endpoint: hub.endpoint, text });
+  await assertHeadsDrawn((layer, head) => tileNumbers(page, layer, head), QWEN2.sizes, qwen2);
+  assert.deepEqual((await page.evaluate(drawnGroups)).map((layer) => layer.map(({ canvases, ...g }) => g)), expectedGroups(QWEN2.sizes));
+  const before = await tileNumbers(page, 1, 3);
+
+  // rope_scaling 'yarn': the core's message, by name; the Qwen2 and its drawing stay.
+  await loadById(page, 'org/yarn');
+  assert.match(await page.textContent('#model-error'), /^Could not load org\/yarn: config\.json's rope_scaling has type 'yarn'; supported: /);
+  assert.equal(await page.$$eval('#model-error *', (children) => children.length), 0, 'text, not HTML');
+  assert.equal(await page.textContent('#model-status'), 'Kept org/qwen2-bf16.');
+  assert.match(await page.textContent('#model-facts'), /^Qwen2 · 2 layers/);
+  assert.equal(await page.getAttribute('body', 'data-model-loads'), '2');
+  assert.deepEqual(await tileNumbers(page, 1, 3), before);
+  assert.equal(await page.locator('#model-head-grid .head-group').count(), 2);
+
+  // SmolLM2's layout (9 query heads, 3 K/V heads): three groups of three in each layer's row.
+  await loadById(page, 'org/smol-shaped');
+  assert.equal(await page.getAttribute('body', 'data-model-loads'), '3');
+  assert.equal(await page.textContent('#model-facts'),
+    'Llama · 3 layers · 9 query heads sharing 3 K/V heads · head dim 8 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 100000) · tied embeddings');
+  assert.deepEqual((await page.evaluate(drawnGroups)).map((layer) => layer.map(({ canvases, ...g }) => g)), expectedGroups(SMOL.sizes));
+  const smol = await page.evaluate(apiHubCheckpoint, { hub: 'org/smol-shaped', endpoint: hub.endpoint, text });
+  await assertHeadsDrawn((layer, head) => tileNumbers(page, layer, head), SMOL.sizes, smol);
+  // At 1280 px the three groups sit side by side, their tiles in one row (the layer's 9 heads on one line).
+  const rows = await page.$$eval('#model-head-grid .head-layer:first-child .model-tile', (tiles) => [...new Set(tiles.map((t) => Math.round(t.getBoundingClientRect().top)))]);
+  assert.equal(rows.length, 1, `the first layer's tiles on ${rows.length} lines`);
+  await page.waitForFunction(() => document.querySelectorAll('#model-finder tbody tr').length === 27);
+  await page.screenshot({ path: join(screenshotDir, 'yourmodel-gqa-desktop.png'), fullPage: true });
+  await page.locator('#model-head-grid').screenshot({ path: join(screenshotDir, 'yourmodel-gqa-grid-desktop.png') });
+  // axe's WCAG A/AA rules on the view with its groups (evaluated by the driver: the strict CSP
+  // refuses an inline script), on a short text (27 screen-reader tables of 52 × 52 take axe long).
+  const runs = Number(await page.getAttribute('body', 'data-model-run'));
+  await page.fill('#model-text', 'the cat sat');
+  await page.waitForFunction((r) => Number(document.body.dataset.modelRun) > r, runs);
+  await page.evaluate(AXE);
+  const axe = () => page.evaluate(async () => (await window.axe.run(document.querySelector('#model-view'),
+    { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] }))
+    .violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`));
+  assert.deepEqual(await axe(), []);
+
+  // A 375 px phone: no sideways scroll, each group a row of its own, every tile inside the page.
+  await page.setViewportSize({ width: 375, height: 812 });
+  await page.waitForTimeout(300);
+  const phone = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: innerWidth,
+    outside: [...document.querySelectorAll('#model-head-grid .model-tile, #model-head-grid .head-group')]
+      .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5).length }));
+  assert.ok(phone.scroll <= phone.inner, `the page is ${phone.scroll} px wide in a ${phone.inner} px viewport`);
+  assert.equal(phone.outside, 0);
+  await page.screenshot({ path: join(screenshotDir, 'yourmodel-gqa-phone.png'), fullPage: true });
+  await page.locator('#model-head-grid').screenshot({ path: join(screenshotDir, 'yourmodel-gqa-grid-phone.png') });
+  assert.deepEqual(await axe(), []);
   assert.deepEqual(realProblems(problems), []);
 });
 

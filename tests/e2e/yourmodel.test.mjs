@@ -4,7 +4,10 @@
 // and memory, every head drawn as the JS API computes it in the same browser, the top 10 next
 // tokens as the softmax of the API's logits, the head finder's table; a config.json that
 // disagrees shows the API's message as text and the loaded model stays; a head opens the
-// walkthrough tab.
+// walkthrough tab. A sharded Mistral dropped as files (its shards in any order with
+// model.safetensors.index.json, config.json and tokenizer.json; or the shards alone, ordered by
+// name): drawn as the API computes, its heads grouped by the K/V head they read; a missing shard or
+// a refused config is said, and the model stays.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -12,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { browserFixture, tableNumbers, openPage, screenshotDir } from './browser.mjs';
 import { gpt2SizedCheckpoint, gpt2Tokenizer, smallGpt2Files } from '../js/checkpoint-support.mjs';
+import { apiFilesCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, shardedMistral } from './hub-fixture.mjs';
 
 const live = browserFixture();
 const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
@@ -133,10 +137,12 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
   }, names);
   await dropped(['model.bin', 'config.json']);
   await page.waitForFunction(() => document.querySelector('#model-error').textContent.startsWith('model.bin'));
-  assert.equal(await page.textContent('#model-error'), 'model.bin is not a checkpoint file: drop model.safetensors, config.json and optionally tokenizer.json or vocab.json + merges.txt');
+  assert.equal(await page.textContent('#model-error'), 'model.bin is not a checkpoint file: drop model.safetensors (or its shards with ' +
+    'model.safetensors.index.json), config.json and optionally tokenizer.json or vocab.json + merges.txt');
   await dropped(['model.safetensors']);
   await page.waitForFunction(() => document.querySelector('#model-error').textContent.startsWith('Found'));
-  assert.match(await page.textContent('#model-error'), /^Found model\.safetensors: a checkpoint needs both model\.safetensors and config\.json/);
+  assert.equal(await page.textContent('#model-error'), 'Found model.safetensors: a checkpoint needs its weights (model.safetensors, ' +
+    'or every shard) and config.json (dropped together)');
   assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
 
   // A head opens the walkthrough tab.
@@ -171,5 +177,93 @@ test('Your model: a GPT-2-sized vocabulary without tokenizer files gets GPT-2\'s
   }
   assert.ok(checked > 0);
   assert.equal(await page.locator('#model-finder tbody tr').count(), 2);
+  assert.deepEqual(problems(), []);
+});
+
+test('Your model: a sharded Llama-family checkpoint from files, ordered by its index; a missing shard and a refused config keep the model', async () => {
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
+  await page.goto(`${live.server.url}#tab=model`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  await page.waitForSelector('body[data-model-name="english"]');
+  const mistral = shardedMistral();
+  const [first, second] = mistral.names.map((name, i) => file(name, mistral.shards[i]));
+  const total = mistral.shards.reduce((sum, s) => sum + s.length, 0);
+  const rest = [file('config.json', mistral.config), file('tokenizer.json', mistral.tokenizer), file('tokenizer_config.json', { add_bos_token: true })];
+
+  // The shards in the wrong order with the index (and a companion file, skipped): read in the index's order.
+  await page.setInputFiles('#model-files', [second, file('model.safetensors.index.json', mistral.index), first, ...rest]);
+  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
+  assert.equal(await page.locator('#model-error').isHidden(), true, await page.textContent('#model-error'));
+  assert.match(await page.textContent('#model-status'),
+    /^model-00001-of-00002\.safetensors \+ 1 more shard: .* 3 layers × 4 heads · d_model 64 · 80 tokens · context 64 · wasm memory/);
+  assert.equal(Number(await page.getAttribute('#model-status', 'data-file-bytes')), total);
+  assert.equal(await page.textContent('#model-facts'),
+    'Mistral · 3 layers · 4 query heads sharing 2 K/V heads · head dim 16 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 10000) · sliding window 5');
+  const text = await page.inputValue('#model-text');
+  const api = await page.evaluate(apiFilesCheckpoint, { weights: mistral.shards.map((s) => Array.from(s)), config: mistral.config,
+    tokenizer: mistral.tokenizer, text });
+  assert.equal(api.family, 'mistral');
+  assert.equal(await page.textContent('#model-text-info'), `${api.n} tokens`);
+  await assertHeadsDrawn((layer, head) => tileNumbers(page, layer, head), mistral.sizes, api);
+  assert.deepEqual((await page.evaluate(drawnGroups)).map((layer) => layer.map(({ canvases, ...g }) => g)), expectedGroups(mistral.sizes));
+  // Each group is a labelled group; each heatmap says which K/V head its query head reads.
+  const groups = await page.evaluate(drawnGroups);
+  assert.deepEqual(groups[0].map((g) => g.canvases.map((c) => c.split(':')[0])), [
+    ['Layer 1, head 1 (reads K/V head 1)', 'Layer 1, head 2 (reads K/V head 1)'],
+    ['Layer 1, head 3 (reads K/V head 2)', 'Layer 1, head 4 (reads K/V head 2)']]);
+  assert.equal(await page.locator('#model-next li').count(), 10);
+  await page.waitForFunction(() => document.querySelectorAll('#model-finder tbody tr').length === 12);
+  // The finder's head is outlined inside its group.
+  await page.click('#model-finder tbody tr:nth-child(1) button');
+  assert.equal(await page.locator('#model-head-grid .head-group .model-tile.highlighted').count(), 1);
+  const before = await tileNumbers(page, 2, 3);
+
+  // A shard named by the index is missing: said before anything is read; the model stays.
+  await page.setInputFiles('#model-files', [file('model.safetensors.index.json', mistral.index), second, ...rest]);
+  await page.waitForFunction(() => !document.querySelector('#model-error').hidden);
+  assert.equal(await page.textContent('#model-error'),
+    'model.safetensors.index.json names 2 shards; model-00001-of-00002.safetensors is missing: drop every shard with the index');
+  // No index: by name, and a gap in the numbered names is said too.
+  await page.setInputFiles('#model-files', [second, ...rest]);
+  await page.waitForFunction(() => document.querySelector('#model-error').textContent.endsWith('missing: drop every shard'));
+  assert.equal(await page.textContent('#model-error'), 'model-00001-of-00002.safetensors is missing: drop every shard');
+  assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
+
+  // A config the core refuses (hidden_act gelu), by name: the Mistral and its drawing stay.
+  await page.setInputFiles('#model-files', [first, second, file('config.json', { ...mistral.config, hidden_act: 'gelu' }), rest[1]]);
+  await page.waitForFunction(() => /hidden_act/.test(document.querySelector('#model-error').textContent));
+  assert.match(await page.textContent('#model-error'), /^Could not load the checkpoint: config\.json's hidden_act is 'gelu'; supported: silu\b/);
+  await page.waitForSelector('body[data-model-loading="false"]');
+  assert.match(await page.textContent('#model-status'), /^Kept model-00001-of-00002\.safetensors \+ 1 more shard\./);
+  assert.deepEqual(await tileNumbers(page, 2, 3), before);
+
+  // The shards alone, in any order, without the index: ordered by name; the same heads.
+  await page.setInputFiles('#model-files', [second, first, ...rest]);
+  await page.waitForSelector('body[data-model-loads="2"]', { timeout: 30000 });
+  await assertHeadsDrawn((layer, head) => tileNumbers(page, layer, head), mistral.sizes, api);
+  await page.screenshot({ path: join(screenshotDir, 'yourmodel-shards.png'), fullPage: true });
+
+  // Layer 2, head 3 (it reads K/V head 2) opens in the walkthrough: the Mistral's own layer —
+  // two K/V heads, rotate-half RoPE, its sliding window of 5 — drawn as the API computes it.
+  await page.click('#model-head-grid .model-tile[data-layer="1"][data-head="2"] canvas');
+  await page.waitForSelector('#walkthrough-view:not([hidden])');
+  await page.waitForFunction(() => document.querySelector('#walkthrough').dataset.model === 'train-view');
+  await page.waitForFunction(() => [...document.querySelectorAll('#matrices figure')].every((f) => f.dataset.table === 'ready') &&
+    document.querySelector('#matrices figure') !== null);
+  assert.equal(await page.locator('#error').isHidden(), true, await page.textContent('#error'));
+  assert.equal(await page.textContent('#model-badge'), 'Your model (Mistral checkpoint), layer 2 of 3 · sliding window 5, BPE tokens · not in the link');
+  assert.equal(await page.textContent('#dk'), '(d_k = 16)');
+  assert.equal(await page.inputValue('#mask'), 'sliding-window');
+  assert.equal(await page.inputValue('#window'), '5');
+  const drawn = await page.evaluate(() => {
+    const slot = document.querySelector('#matrices .matrix-slot');
+    return { step: slot.dataset.step, head: Number(slot.dataset.head),
+      values: [...slot.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))) };
+  });
+  const n = api.n;
+  const want = api.attention[1].slice(2 * n * n, 3 * n * n);
+  assert.deepEqual([drawn.step, drawn.head, drawn.values.length], ['weights', 2, n]);
+  drawn.values.flat().forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-4 + 1e-3 * Math.abs(want[i]), `cell ${i}: drawn ${v}, API ${want[i]}`));
+  await page.screenshot({ path: join(screenshotDir, 'walkthrough-mistral-gqa.png'), fullPage: true });
   assert.deepEqual(problems(), []);
 });

@@ -1,10 +1,14 @@
-// The Your model view's Hub picker data (web/views/model/hub-models.js), the page's hubEndpoint
-// hash parameter (web/page-settings.js) and the strict CSP's Hub origins (scripts/lib/csp.mjs).
+// The Your model view's Hub picker data (web/views/model/hub-models.js: which models load, and why
+// not), its dropped files' order and facts line (model-data.js), the page's hubEndpoint hash
+// parameter (web/page-settings.js) and the strict CSP's Hub origins (scripts/lib/csp.mjs).
 // No request is made: every id is checked by the API with an already-aborted signal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { HUB_MODELS, SUPPORTED_FAMILIES, hubModelLine, hubRequest, isSupported } from '../../web/views/model/hub-models.js';
+import { BYTES_IN_TAB, HUB_MODELS, SUPPORTED_FAMILIES, bytesInTab, hubModelLine, hubRequest, isSupported, whyNotLoadable }
+  from '../../web/views/model/hub-models.js';
+import { fileRole, modelFacts, orderShards } from '../../web/views/model/model-data.js';
+import { llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
 import { hubEndpointCodec, pageDefaults, pageSchema } from '../../web/page-settings.js';
 import { hashToState, stateToHash } from '../../web/shared/state.js';
 import { catalogOf } from '../../web/shared/catalog.js';
@@ -13,27 +17,101 @@ import { loadLens } from './support.mjs';
 
 const lens = await loadLens();
 
-test('the Hub list: the known-good models, their sizes and families; only the GPT-2 family enabled', async () => {
-  assert.deepEqual(HUB_MODELS.map((m) => [m.id, m.size, m.family]), [
-    ['openai-community/gpt2', '548 MB', 'GPT-2'],
-    ['distilbert/distilgpt2', '353 MB', 'GPT-2'],
-    ['HuggingFaceTB/SmolLM2-135M', '269 MB', 'Llama'],
-    ['HuggingFaceTB/SmolLM2-360M', '724 MB', 'Llama'],
-    ['Qwen/Qwen2.5-0.5B', '988 MB', 'Qwen2'],
-    ['TinyLlama/TinyLlama-1.1B-Chat-v1.0', '2.2 GB', 'Llama'],
+test('the Hub list: the known-good models, their sizes, families and parameters; loadable when the core reads the family and they fit the tab', async () => {
+  assert.deepEqual(HUB_MODELS.map((m) => [m.id, m.size, m.family, m.params, m.dtype]), [
+    ['openai-community/gpt2', '548 MB', 'GPT-2', 124e6, 'F32'],
+    ['distilbert/distilgpt2', '353 MB', 'GPT-2', 82e6, 'F32'],
+    ['HuggingFaceTB/SmolLM2-135M', '269 MB', 'Llama', 135e6, 'BF16'],
+    ['HuggingFaceTB/SmolLM2-360M', '724 MB', 'Llama', 362e6, 'BF16'],
+    ['Qwen/Qwen2.5-0.5B', '988 MB', 'Qwen2', 494e6, 'BF16'],
+    ['TinyLlama/TinyLlama-1.1B-Chat-v1.0', '2.2 GB', 'Llama', 1.1e9, 'BF16'],
   ]);
-  assert.deepEqual(SUPPORTED_FAMILIES, ['GPT-2']);
-  assert.deepEqual(HUB_MODELS.filter(isSupported).map((m) => m.name), ['gpt2', 'distilgpt2']);
-  assert.equal(hubModelLine(HUB_MODELS[0]), 'openai-community/gpt2 · 548 MB · GPT-2');
-  assert.equal(hubModelLine(HUB_MODELS[2]), 'HuggingFaceTB/SmolLM2-135M · 269 MB · Llama · not supported yet');
-  assert.equal(hubModelLine(HUB_MODELS[5]), 'TinyLlama/TinyLlama-1.1B-Chat-v1.0 · 2.2 GB · Llama · not supported yet · too large for most tabs');
+  assert.deepEqual(SUPPORTED_FAMILIES, ['GPT-2', 'Llama', 'Qwen2', 'Mistral']);
+  assert.ok(HUB_MODELS.every(isSupported));
+  // The bytes each takes in the tab: F16 / BF16 weights kept 2-byte, F32 as is (the core's rule).
+  assert.deepEqual(BYTES_IN_TAB, { F32: 4, F16: 2, BF16: 2 });
+  assert.deepEqual(HUB_MODELS.map(bytesInTab), [496e6, 328e6, 270e6, 724e6, 988e6, 2.2e9]);
+  // Against a limit: within it, loadable; above it, the reason names both sizes.
+  const GiB = 2 ** 30;
+  assert.deepEqual(HUB_MODELS.filter((m) => whyNotLoadable(m, GiB) === null).map((m) => m.name),
+    ['gpt2', 'distilgpt2', 'SmolLM2-135M', 'SmolLM2-360M', 'Qwen2.5-0.5B']);
+  assert.equal(hubModelLine(HUB_MODELS[0], GiB), 'openai-community/gpt2 · 548 MB · GPT-2 · 124 M parameters');
+  assert.equal(hubModelLine(HUB_MODELS[2], GiB), 'HuggingFaceTB/SmolLM2-135M · 269 MB · Llama · 135 M parameters');
+  assert.equal(hubModelLine(HUB_MODELS[5], GiB),
+    "TinyLlama/TinyLlama-1.1B-Chat-v1.0 · 2.2 GB · Llama · 1.1 B parameters · needs 2.20 GB as BF16; the tab's limit is 1.07 GB");
+  assert.equal(whyNotLoadable(HUB_MODELS[4], 0.5 * GiB), "needs 0.988 GB as BF16; the tab's limit is 0.537 GB");
+  assert.equal(whyNotLoadable(HUB_MODELS[0], 0.25 * GiB), "needs 0.496 GB as float32; the tab's limit is 0.268 GB");
+  assert.equal(whyNotLoadable(HUB_MODELS[5], 3 * GiB), null);
+  assert.equal(whyNotLoadable(HUB_MODELS[5], undefined), null, 'no limit given: not checked');
+  // A family the core does not read is refused whatever the limit.
+  assert.equal(whyNotLoadable({ ...HUB_MODELS[0], family: 'BERT' }, 3 * GiB), 'not supported yet');
+  // The page passes the core's own limit (lens.catalog.limits), never a copy of it.
+  const limit = lens.catalog.limits.maxCheckpointParameterBytes;
+  assert.ok(Number.isFinite(limit) && limit > 0);
+  for (const m of HUB_MODELS) assert.equal(whyNotLoadable(m, limit) === null, bytesInTab(m) <= limit, m.id);
   assert.equal(new Set(HUB_MODELS.map((m) => m.name)).size, HUB_MODELS.length, 'names are unique');
-  assert.ok(Object.isFrozen(HUB_MODELS) && HUB_MODELS.every(Object.isFrozen));
+  assert.ok(Object.isFrozen(HUB_MODELS) && HUB_MODELS.every(Object.isFrozen) && Object.isFrozen(BYTES_IN_TAB));
   for (const m of HUB_MODELS) {
     assert.ok(Math.abs(m.bytes - Number.parseFloat(m.size) * (m.size.endsWith('GB') ? 1e9 : 1e6)) < 1, m.id);
+    // The download is the parameters at the stored dtype's size (within 12%: the cards round).
+    assert.ok(Math.abs(m.bytes / (m.params * (m.dtype === 'F32' ? 4 : 2)) - 1) < 0.12, `${m.id}: ${m.bytes} bytes, ${m.params} parameters`);
     // A valid id for lens.loadCheckpoint: refused only because the load is already cancelled.
     await assert.rejects(lens.loadCheckpoint({ hub: m.id, signal: AbortSignal.abort() }), new RegExp(`^Error: the load of '${m.id}' was cancelled$`));
   }
+});
+
+test('dropped shards: ordered by the index\'s weight_map (first appearance), else by name; a missing shard is named', () => {
+  const [a, b, c] = ['model-00001-of-00003.safetensors', 'model-00002-of-00003.safetensors', 'model-00003-of-00003.safetensors'];
+  const index = { metadata: { total_size: 1 }, weight_map: { 'lm_head.weight': c, 'model.embed_tokens.weight': a, 'model.layers.0.x': a,
+    'model.layers.1.x': b, 'model.norm.weight': c } };
+  assert.deepEqual(orderShards([b, c, a], index), { order: [c, a, b] });
+  assert.deepEqual(orderShards([c, b], index), { error: `model.safetensors.index.json names 3 shards; ${a} is missing: drop every shard with the index` });
+  assert.deepEqual(orderShards([a], index, 'idx.index.json'), { error: `idx.index.json names 3 shards; ${b}, ${c} are missing: drop every shard with the index` });
+  assert.deepEqual(orderShards([a, b, c, 'model.safetensors'], index), { error: 'model.safetensors is not a shard model.safetensors.index.json names' });
+  assert.deepEqual(orderShards([a], { weight_map: [] }), { error: 'model.safetensors.index.json has no weight_map ({ tensor: shard file })' });
+  assert.deepEqual(orderShards([a], { weight_map: {} }), { error: 'model.safetensors.index.json names no shards' });
+  // No index: by name (numbers by value); a gap in the numbered names is named.
+  assert.deepEqual(orderShards([c, a, b], undefined), { order: [a, b, c] });
+  assert.deepEqual(orderShards(['part-10.safetensors', 'part-9.safetensors'], undefined), { order: ['part-9.safetensors', 'part-10.safetensors'] });
+  assert.deepEqual(orderShards([c, a], undefined), { error: `${b} is missing: drop every shard` });
+  assert.deepEqual(orderShards([b], undefined), { error: `${a}, ${c} are missing: drop every shard` });
+  assert.deepEqual(orderShards(['model-00001-of-00001.safetensors'], undefined), { order: ['model-00001-of-00001.safetensors'] });
+  assert.deepEqual(orderShards(['model.safetensors'], undefined), { order: ['model.safetensors'] });
+  // The files a dropped repo folder holds: shards, the index, the companions skipped.
+  assert.deepEqual([a, 'model.safetensors.index.json', 'config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json',
+    'special_tokens_map.json', 'vocab.json', 'merges.txt', 'README.md'].map(fileRole),
+  ['weights', 'index', 'config', 'tokenizer', 'companion', 'companion', 'companion', 'vocab', 'merges', null]);
+});
+
+test('the facts line: a model\'s family and conventions from model.family and model.config alone', async () => {
+  // SmolLM2-135M's config as the API gives it (not loaded here: its numbers written out).
+  assert.equal(modelFacts('llama', { layers: 30, heads: 9, kvHeads: 3, headDim: 64, dModel: 576, norm: 'rms-norm', mlpKind: 'swiglu',
+    rope: { pairing: 'rotate-half', base: 100000, scaled: false }, window: 0, tied: true }),
+  'Llama · 30 layers · 9 query heads sharing 3 K/V heads · head dim 64 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 100000) · tied embeddings');
+  // The golden checkpoints, loaded: Mistral's window, Qwen2's one K/V head, Llama 3's scaled RoPE.
+  const facts = async (name) => {
+    const { weights, config } = llamaGolden(name);
+    const m = await lens.loadCheckpoint({ weights, config });
+    try {
+      return modelFacts(m.family, m.config);
+    } finally {
+      m.dispose();
+    }
+  };
+  assert.equal(await facts('mistral-f32'),
+    'Mistral · 3 layers · 4 query heads sharing 2 K/V heads · head dim 16 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 10000) · sliding window 5');
+  assert.equal(await facts('qwen2-bf16'),
+    'Qwen2 · 2 layers · 4 query heads sharing 1 K/V head · head dim 16 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 1000000) · tied embeddings');
+  assert.equal(await facts('llama3-f32'),
+    'Llama · 2 layers · 4 heads · head dim 24 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 500000, Llama 3 scaling) · tied embeddings');
+  const { weights, config, vocab, merges } = smallGpt2Files({ layers: 2, heads: 2, d: 16, vocab: 260, context: 64 });
+  const gpt = await lens.loadCheckpoint({ weights, config, tokenizer: { vocab, merges } });
+  assert.equal(modelFacts(gpt.family, gpt.config), 'GPT-2 · 2 layers · 2 heads · head dim 8 · LayerNorm · GELU (tanh) · learned positions · tied embeddings');
+  gpt.dispose();
+  // A shipped model: no family, what its config says.
+  const english = await lens.trainedModel('english');
+  assert.equal(modelFacts(english.family, english.config), '2 layers · 4 heads · head dim 16 · LayerNorm · GELU · learned positions');
+  english.dispose();
 });
 
 test('the id box: an id gets the page\'s endpoint, a repo URL its own; empty text is refused', () => {

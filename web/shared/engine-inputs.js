@@ -4,6 +4,9 @@ import { buildPreset } from './presets.js';
 /** How many [PAD] keys the padding mask adds after `real` keys (up to state.padTo, or 2). */
 export const padCount = (state, real) => (state.mask === 'padding' ? Math.max(state.padTo || real + 2, real) - real : 0);
 
+// A checkpoint family's name in titles (model.family).
+const FAMILY_NAMES = { gpt2: 'GPT-2', llama: 'Llama', qwen2: 'Qwen2', mistral: 'Mistral' };
+
 /** `map`'s value for `key`, made by make() the first time and kept among the last `size` made. */
 function remembered(map, key, make, size = 4) {
   let found = map.get(key);
@@ -104,12 +107,13 @@ export class EngineInputs {
     // A checkpoint's layer (views/model) brings its BPE tokens; the Train view's probe is characters.
     const tokens = data.tokens ?? Array.from(data.probe).slice(0, data.ids.length);
     const preset = { id: `train-view:${id}`, weights: data.weights };
-    const title = data.source === 'checkpoint' ? `Your model (GPT-2 checkpoint), layer ${data.layer + 1}`
+    const title = data.source === 'checkpoint' ? `Your model (${FAMILY_NAMES[data.family] ?? 'GPT-2'} checkpoint), layer ${data.layer + 1}`
       : `Trained in the Train view: ${data.task ?? 'a task'}, step ${data.step}, layer ${data.layer + 1}`;
     const model = { name: 'train-view', title, checkpoint: data.source === 'checkpoint',
       layer: data.layer, layers: data.modelConfig?.layers ?? data.layer + 1, positional: data.modelConfig?.positional ?? data.config.positional,
-      fromTrain: true, task: data.task ?? '', step: data.step };
-    return { preset, config: data.config, x: data.input, tokens, model };
+      fromTrain: true, task: data.task ?? '', step: data.step,
+      maskText: data.mask?.mask === 'sliding-window' ? `sliding window ${data.mask.window}` : 'causal' };
+    return { preset, config: data.config, x: data.input, tokens, model, mask: data.mask };
   }
 
   /** What `state`'s forward reads (see the class); notes: where to say what was changed or left out. */
@@ -117,8 +121,10 @@ export class EngineInputs {
     const none = { tutorial: null, typed: null, model: null, read: { mapped: [], readNote: '' }, state };
     if (state.trainedLayer || state.model) {
       const t = state.trainedLayer ? this.#fromTrainInput(state.trainedLayer) : this.#trainedInput(state, notes);
+      // Causal, or the model's own sliding window (Mistral): attentionLayer's mask.
+      const mask = t.mask?.mask === 'sliding-window' ? { mask: 'sliding-window', window: t.mask.window } : { mask: 'causal' };
       return { ...none, config: t.config, preset: t.preset, queryTokens: t.tokens, x: t.x, model: t.model, read: t.read ?? none.read,
-        state: { ...state, mask: 'causal', cross: false, cells: [], scale: true, padTo: 0 } };
+        state: { ...state, ...mask, cross: false, cells: [], scale: true, padTo: 0 } };
     }
     if (state.preset) {
       const tutorial = { id: state.preset, ...buildPreset(this.#lens, state.preset) };

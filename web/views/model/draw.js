@@ -4,8 +4,8 @@ import { $, button, el } from '../../shared/dom.js';
 import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
-import { HUB_MODELS, hubModelLine, isSupported } from './hub-models.js';
-import { percent } from './model-data.js';
+import { HUB_MODELS, hubModelLine, whyNotLoadable } from './hub-models.js';
+import { modelFacts, percent } from './model-data.js';
 import { HeadFinder } from './head-finder.js';
 import { MAX_TABLE_HEADS, modelHeads } from './model-heads.js';
 
@@ -50,13 +50,19 @@ function origin(model) {
 /** A loaded model's short name (the kept model's in a refusal, the pickers' pressed button). */
 export const modelLabel = (model) => (model.source === 'shipped' ? model.name : model.source === 'hub' ? model.id : model.fileName);
 
-/** The loaded model's origin, size, shape and memory in the status line (its numbers for the tests). */
+/**
+ * The loaded model's origin, size, shape and memory in the status line (its numbers for the tests),
+ * and its family and conventions in the facts line under it (model-data.js's modelFacts).
+ */
 export function drawLoaded(model) {
   const { fileBytes, config, memory } = model;
   $('model-status').textContent = `${origin(model)}: ${fileBytes ? `${formatBytes(fileBytes)} · ` : ''}${config.layers} layers × ` +
     `${config.heads} heads · d_model ${config.dModel} · ${config.vocab} tokens · context ${config.context} · ` +
     `wasm memory ${formatBytes(memory.heapBytes)} (${formatBytes(memory.allocatedBytes)} in use)`;
   Object.assign($('model-status').dataset, { fileBytes: fileBytes ?? '', heapBytes: memory.heapBytes });
+  $('model-facts').textContent = modelFacts(model.family, config);
+  $('model-facts').hidden = false;
+  $('model-facts').dataset.family = model.family ?? '';
   Object.assign(document.body.dataset, { modelSource: model.source, modelName: modelLabel(model) });
   markPressed(model);
 }
@@ -82,7 +88,7 @@ export function drawCancelling() {
 
 // ---- the pickers --------------------------------------------------------------------------
 
-const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-list button[data-supported="true"], #model-hub-load, ' +
+const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-list button[data-loadable="true"], #model-hub-load, ' +
   '#model-cache button')];
 
 function setPickersDisabled(disabled) {
@@ -123,10 +129,11 @@ export function drawCache(entries, onRemove) {
 
 /**
  * The shipped models (`shipped`: the worker's init reply, [{ name, title, bytes }]) and the Hub
- * list (hub-models.js) as buttons: onShipped(name), onHub(id). A family the core does not read
- * yet is a disabled button with its reason beside it.
+ * list (hub-models.js) as buttons: onShipped(name), onHub(id). A model the tab cannot load (a
+ * family the core does not read, or more parameters than `maxParameterBytes`, the core's limit) is
+ * a disabled button with its reason beside it.
  */
-export function drawPickers(shipped, { onShipped, onHub }) {
+export function drawPickers(shipped, { onShipped, onHub, maxParameterBytes }) {
   $('model-trained').replaceChildren(...shipped.map(({ name, title, bytes }) => {
     const b = button('model-pick', undefined, () => onShipped(name));
     b.dataset.key = `shipped:${name}`;
@@ -137,18 +144,18 @@ export function drawPickers(shipped, { onShipped, onHub }) {
   }));
   $('model-hub-list').replaceChildren(...HUB_MODELS.map((entry) => {
     const item = el('li', 'model-hub-item');
-    const supported = isSupported(entry);
-    const b = button('model-pick', undefined, supported ? () => onHub(entry.id) : undefined);
+    const loadable = whyNotLoadable(entry, maxParameterBytes) === null;
+    const b = button('model-pick', undefined, loadable ? () => onHub(entry.id) : undefined);
     b.dataset.key = `hub:${entry.id}`;
     b.dataset.id = entry.id;
-    b.dataset.supported = String(supported);
-    b.disabled = !supported;
+    b.dataset.loadable = String(loadable);
+    b.disabled = !loadable;
     b.setAttribute('aria-pressed', 'false');
-    const line = el('span', 'model-pick-line', hubModelLine(entry));
+    const line = el('span', 'model-pick-line', hubModelLine(entry, maxParameterBytes));
     line.id = `model-hub-line-${entry.name.replace(/[^A-Za-z0-9-]/g, '-')}`;
     b.append(el('span', 'model-pick-name', entry.name));
     b.setAttribute('aria-describedby', line.id);
-    item.classList.toggle('unsupported', !supported);
+    item.classList.toggle('unloadable', !loadable);
     item.append(b, line);
     return item;
   }));
@@ -179,7 +186,7 @@ export function modelDrawing(onOpen) {
   const finder = new HeadFinder($('model-finder'), (layer, head) => heads.highlight(layer, head));
   return {
     build(config) {
-      heads.build(config.layers, config.heads, config.layers * config.heads <= MAX_TABLE_HEADS);
+      heads.build(config.layers, config.heads, config.layers * config.heads <= MAX_TABLE_HEADS, config.kvHeads ?? config.heads);
     },
     /** A run on the typed text: chips, every head, the next tokens. */
     drawRun(run, model) {

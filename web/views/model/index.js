@@ -1,8 +1,9 @@
 // The "Your model" view: a model loaded in a Web Worker (model-worker.js) — a shipped trained
-// model (english, loaded the first time the view is shown, so it is never empty), a GPT-2-family
-// checkpoint by Hugging Face id (the picker's list or any id / repo URL, from the API's endpoint or
-// the link's hubEndpoint mirror; cancellable), or dropped / picked files (model.safetensors +
-// config.json, and tokenizer files when not GPT-2's) — with a progress bar; then, for the typed
+// model (english, loaded the first time the view is shown, so it is never empty), a GPT-2 or
+// Llama-family checkpoint by Hugging Face id (the picker's list or any id / repo URL, from the API's
+// endpoint or the link's hubEndpoint mirror; cancellable), or dropped / picked files
+// (model.safetensors or its shards + model.safetensors.index.json, config.json, and tokenizer
+// files when not GPT-2's) — with a progress bar; then, for the typed
 // text, every layer × head's attention, the top 10 next tokens, a head finder (previous-token and
 // induction scores) and "open a head in the walkthrough". Mounted by main.js; the worker starts
 // the first time the view is shown. Errors are shown as text; a refused or cancelled load leaves
@@ -12,29 +13,64 @@ import { $ } from '../../shared/dom.js';
 import { formatBytes } from '../../shared/format.js';
 import { ViewWorkerClient } from '../../shared/view-worker-client.js';
 import { hubRequest } from './hub-models.js';
-import { fileRole } from './model-data.js';
+import { fileRole, orderShards } from './model-data.js';
 import { drawCache, drawCancelling, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers, drawProgress, modelDrawing, showError,
   textInfo } from './draw.js';
 
 /** The shipped model loaded the first time the view is shown. */
 export const FIRST_MODEL = 'english';
 
-/** The dropped files by their role ({ weights, config, tokenizer?, vocab?, merges? }), or null after saying what is wrong. */
-function pickFiles(files) {
+const FILES_HINT = 'drop model.safetensors (or its shards with model.safetensors.index.json), config.json and optionally ' +
+  'tokenizer.json or vocab.json + merges.txt';
+
+/**
+ * The dropped files by their role ({ weights: File | File[] (shards, in the order the index or
+ * their names give), config, tokenizer?, vocab?, merges? }), or null after saying what is wrong.
+ * A repo's companion files (tokenizer_config.json, …) are skipped.
+ */
+async function pickFiles(files) {
   const picked = {};
+  const weights = [];
   for (const file of files) {
     const role = fileRole(file.name);
     if (!role) {
-      showError(`${file.name} is not a checkpoint file: drop model.safetensors, config.json and optionally tokenizer.json or vocab.json + merges.txt`);
+      showError(`${file.name} is not a checkpoint file: ${FILES_HINT}`);
       return null;
     }
-    picked[role] = file;
+    if (role === 'weights') weights.push(file);
+    else if (role !== 'companion') picked[role] = file;
   }
-  if (!picked.weights || !picked.config) {
-    showError(`Found ${files.map((f) => f.name).join(', ')}: a checkpoint needs both model.safetensors and config.json (dropped together)`);
+  if (!weights.length || !picked.config) {
+    showError(`Found ${files.map((f) => f.name).join(', ')}: a checkpoint needs its weights (model.safetensors, or every shard) ` +
+      'and config.json (dropped together)');
     return null;
   }
+  let index;
+  if (picked.index) {
+    try {
+      index = JSON.parse(await picked.index.text());
+    } catch (error) {
+      showError(`${picked.index.name} is not valid JSON: ${error.message}`);
+      return null;
+    }
+  }
+  const { order, error } = orderShards(weights.map((f) => f.name), index, picked.index?.name);
+  if (error) {
+    showError(error);
+    return null;
+  }
+  delete picked.index;
+  const ordered = order.map((name) => weights.find((f) => f.name === name));
+  picked.weights = ordered.length === 1 ? ordered[0] : ordered;
   return picked;
+}
+
+/** What a load of picked files is called: 'model.safetensors (523 MiB)', '2 shards, model-00001-of-00002.safetensors … (1.2 GiB)'. */
+function filesLabel(weights) {
+  if (!Array.isArray(weights)) return `${weights.name} (${formatBytes(weights.size)})`;
+  const bytes = weights.reduce((sum, f) => sum + f.size, 0);
+  const first = weights.map((f) => f.name).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))[0];
+  return `${weights.length} shards, ${first} … (${formatBytes(bytes)})`;
 }
 
 /**
@@ -88,9 +124,9 @@ class ModelController {
   async #load(files) {
     if (!files.length) return;
     if (!(await this.#canLoad('A model is still loading: drop the next one when it is done'))) return;
-    const picked = pickFiles(files);
+    const picked = await pickFiles(files);
     if (!picked) return;
-    await this.#loadWith(`${picked.weights.name} (${formatBytes(picked.weights.size)})`, 'load', picked,
+    await this.#loadWith(filesLabel(picked.weights), 'load', picked,
       'Could not load the checkpoint', { counted: true });
   }
 
@@ -207,8 +243,8 @@ class ModelController {
     }
     try {
       const value = await this.#client.call('layer', { layer });
-      this.#store.update(({ settings, yourModel }) => ({ trainedLayer: { ...value, layer, head, modelConfig: yourModel.model.config, source: 'checkpoint' },
-        settings: { ...settings, tab: 'walkthrough' } }));
+      this.#store.update(({ settings, yourModel }) => ({ trainedLayer: { ...value, layer, head, modelConfig: yourModel.model.config, family: yourModel.model.family, source: 'checkpoint' },
+        settings: { ...settings, tab: 'walkthrough', head }, pinned: null }));
     } catch (error) {
       showError(error.message);
     }
@@ -224,7 +260,8 @@ class ModelController {
       .then((c) => {
         this.#client = c;
         const shipped = [...(c.info.trained ?? [])].sort((a, b) => (b.name === FIRST_MODEL) - (a.name === FIRST_MODEL));
-        drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id) => this.#loadHub(id) });
+        drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id) => this.#loadHub(id),
+          maxParameterBytes: c.info.limits?.maxCheckpointParameterBytes });
         this.#drawCache();
         if (!this.view().model && !this.view().loading && shipped.some((m) => m.name === FIRST_MODEL)) {
           return this.#loadShipped(FIRST_MODEL);

@@ -1,6 +1,7 @@
 // The "Your model" view's DOM-free helpers: the head table's order, which checkpoint file a file
-// is, and a probability as a percentage. (The next tokens, their texts and the head finder's probe
-// come from the core: model.nextTokens, model.probe.)
+// is, the order of a sharded checkpoint's files, a loaded model's facts line, and a probability as
+// a percentage. (The next tokens, their texts and the head finder's probe come from the core:
+// model.nextTokens, model.probe.)
 
 /** Head scores sorted by `key` ('induction' or 'previousToken'), highest first; nulls last. */
 export function sortHeads(scores, key) {
@@ -8,15 +9,98 @@ export function sortHeads(scores, key) {
   return [...scores].sort((a, b) => value(b) - value(a) || a.layer - b.layer || a.head - b.head);
 }
 
-/** Which checkpoint file a dropped or picked file is, by its name (null: none of them). */
+// A Hugging Face repo's other files, not needed to read the model: skipped when dropped with it.
+const COMPANIONS = ['tokenizer_config.json', 'generation_config.json', 'special_tokens_map.json'];
+
+/**
+ * Which checkpoint file a dropped or picked file is, by its name: 'weights' (a .safetensors file:
+ * the model or one of its shards), 'index' (model.safetensors.index.json), 'config', 'tokenizer',
+ * 'vocab', 'merges', 'companion' (a repo's file the model does not need), or null (none of them).
+ */
 export function fileRole(name) {
   const lower = name.toLowerCase();
   if (lower.endsWith('.safetensors')) return 'weights';
+  if (lower.endsWith('.index.json')) return 'index';
   if (lower.endsWith('.txt')) return 'merges';
   if (!lower.endsWith('.json')) return null;
+  if (COMPANIONS.includes(lower)) return 'companion';
   if (lower.includes('tokenizer')) return 'tokenizer';
   if (lower.includes('vocab')) return 'vocab';
   return 'config';
+}
+
+const SHARD_NAME = /^(.*)-(\d+)-of-(\d+)\.safetensors$/i;
+const byName = (a, b) => a.localeCompare(b, 'en', { numeric: true });
+
+/**
+ * The weights files' names in the order lens.loadCheckpoint reads them: with the index (`index`:
+ * model.safetensors.index.json parsed, named `indexName`), the order its weight_map first names
+ * each shard; without one, by name. { order } or { error } when a shard is missing (named by the
+ * index, or a gap in 'model-0000i-of-0000N' names) or a file is not one the index names.
+ */
+export function orderShards(names, index, indexName = 'model.safetensors.index.json') {
+  if (index !== undefined) {
+    const map = index?.weight_map;
+    if (map === null || typeof map !== 'object' || Array.isArray(map)) {
+      return { error: `${indexName} has no weight_map ({ tensor: shard file })` };
+    }
+    const shards = [...new Set(Object.values(map).map(String))];
+    if (shards.length === 0) return { error: `${indexName} names no shards` };
+    const missing = shards.filter((s) => !names.includes(s)).sort(byName);
+    if (missing.length) {
+      return { error: `${indexName} names ${shards.length} shard${shards.length === 1 ? '' : 's'}; ` +
+        `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing: drop every shard with the index` };
+    }
+    const stray = names.filter((n) => !shards.includes(n));
+    if (stray.length) return { error: `${stray.join(', ')} ${stray.length === 1 ? 'is not a shard' : 'are not shards'} ${indexName} names` };
+    return { order: shards };
+  }
+  const order = [...names].sort(byName);
+  const parsed = order.map((n) => SHARD_NAME.exec(n));
+  if (parsed.every(Boolean) && new Set(parsed.map((m) => `${m[1]}|${m[3]}`)).size === 1) {
+    const [, stem, digits, total] = parsed[0];
+    const have = new Set(parsed.map((m) => Number(m[2])));
+    const missing = [];
+    for (let i = 1; i <= Number(total); ++i) {
+      if (!have.has(i)) missing.push(`${stem}-${String(i).padStart(digits.length, '0')}-of-${total}.safetensors`);
+    }
+    if (missing.length) return { error: `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing: drop every shard` };
+  }
+  return { order };
+}
+
+const FAMILY_NAMES = { gpt2: 'GPT-2', llama: 'Llama', qwen2: 'Qwen2', mistral: 'Mistral' };
+const NORM_NAMES = { 'rms-norm': 'RMSNorm', 'layer-norm': 'LayerNorm' };
+
+/**
+ * A loaded model's family and conventions, from the API's model.family and model.config alone:
+ * 'Llama · 30 layers · 9 query heads sharing 3 K/V heads · head dim 64 · RMSNorm · SwiGLU ·
+ * RoPE (rotate-half, θ 100000) · tied embeddings'. A shipped model (no family) gets what its config says.
+ */
+export function modelFacts(family, config) {
+  const parts = [];
+  if (family) parts.push(FAMILY_NAMES[family] ?? family);
+  parts.push(`${config.layers} layer${config.layers === 1 ? '' : 's'}`);
+  const { heads } = config;
+  const kv = config.kvHeads ?? heads;
+  parts.push(kv < heads ? `${heads} query heads sharing ${kv} K/V head${kv === 1 ? '' : 's'}` : `${heads} head${heads === 1 ? '' : 's'}`);
+  parts.push(`head dim ${config.headDim ?? config.dModel / heads}`);
+  const norm = config.norm ? NORM_NAMES[config.norm] ?? config.norm : config.layerNorm ? 'LayerNorm' : null;
+  if (norm) parts.push(norm);
+  const mlp = config.mlpKind ?? (config.mlp ? 'gelu' : null);
+  if (mlp === 'swiglu') parts.push('SwiGLU');
+  else if (mlp === 'gelu') parts.push(config.gelu === 'tanh' ? 'GELU (tanh)' : 'GELU');
+  if (config.rope) {
+    const { pairing, base, scaled } = config.rope;
+    parts.push(`RoPE (${pairing}, θ ${base}${scaled ? ', Llama 3 scaling' : ''})`);
+  } else if (config.positional === 'learned') {
+    parts.push('learned positions');
+  } else if (config.positional && config.positional !== 'none') {
+    parts.push(`${config.positional} positions`);
+  }
+  if (config.window > 0) parts.push(`sliding window ${config.window}`);
+  if (config.tied) parts.push('tied embeddings');
+  return parts.join(' · ');
 }
 
 /** A probability as a percentage: '12.3%', and 2 significant digits below 0.1% ('0.0021%'). */

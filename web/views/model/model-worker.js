@@ -1,7 +1,8 @@
 // The "Your model" view's Web Worker: owns the loaded model (a shipped trained model,
-// lens.trainedModel; or a GPT-2 checkpoint, lens.loadCheckpoint, from files or by Hub id) so a
-// 500 MB file is read and run off the page's thread. Requests {id, type}: 'init' {moduleUrl},
-// 'trained' {name}, 'load' {weights, config, tokenizer?, vocab?, merges?} (Files), 'hub' {hub,
+// lens.trainedModel; or a GPT-2 or Llama-family checkpoint, lens.loadCheckpoint, from files or by
+// Hub id) so a 500 MB file is read and run off the page's thread. Requests {id, type}: 'init'
+// {moduleUrl}, 'trained' {name}, 'load' {weights (a File, or the shards' Files in order), config,
+// tokenizer?, vocab?, merges?} (Files), 'hub' {hub,
 // endpoint?}, 'cancel' (aborts the Hub load in flight), 'cached' (the Hub files this browser keeps,
 // lens.hubCache, by repo), 'uncache' {repo?} (forgets a repo's, or every, kept file), 'run' {text},
 // 'scores', 'layer' {layer}.
@@ -33,13 +34,18 @@ async function tokenizerOf({ tokenizer, vocab, merges }) {
   return undefined;
 }
 
+/** The first of the shards' names in name order (they are read in the index's order). */
+const firstByName = (files) => files.map((f) => f.name).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))[0];
+
 async function load(message) {
   if (!message.weights || !message.config) throw new Error('choose model.safetensors and config.json');
   const config = await json(message.config, 'config.json');
   const tokenizer = await tokenizerOf(message);
   const model = await lens.loadCheckpoint({ weights: message.weights, config, tokenizer, onProgress });
   keep(model, false);
-  return { source: 'files', config: { ...model.config }, fileBytes: message.weights.size, fileName: message.weights.name,
+  const shards = Array.isArray(message.weights) ? message.weights : [message.weights];
+  return { source: 'files', family: model.family, config: { ...model.config }, fileBytes: shards.reduce((sum, f) => sum + f.size, 0),
+    fileName: shards.length === 1 ? shards[0].name : `${firstByName(shards)} + ${shards.length - 1} more shard${shards.length > 2 ? 's' : ''}`,
     memory: lens.memory(), tokenizer: model.hasTokenizer };
 }
 
@@ -65,7 +71,7 @@ async function hub({ hub: id, endpoint }) {
   try {
     const model = await lens.loadCheckpoint({ hub: id, ...(endpoint ? { endpoint } : {}), onProgress, signal: hubLoad.signal });
     keep(model, false);
-    return { source: 'hub', id, endpoint: endpoint ?? null, config: { ...model.config }, memory: lens.memory(),
+    return { source: 'hub', id, endpoint: endpoint ?? null, family: model.family, config: { ...model.config }, memory: lens.memory(),
       tokenizer: model.hasTokenizer };
   } finally {
     hubLoad = null;

@@ -22,7 +22,7 @@ const PRESET_CONTROLS = ['text', 'tokenizer', 'dModel', 'heads', 'seed', 'positi
 // A text each shipped model can read (its alphabet), put in the text box when it is chosen.
 const MODEL_TEXT = { induction: 'qwertyuiopqwertyuiop', english: 'the bank will not loan money, said the devil.' };
 // What a trained model fixes (its own config, a causal mask, characters of its alphabet): greyed out.
-const MODEL_CONTROLS = ['tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask', 'cross', 'preset', 'weights-file'];
+const MODEL_CONTROLS = ['tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask', 'window', 'cross', 'preset', 'weights-file'];
 
 /** Fills the menus whose choices the catalog names (options are created as text, never HTML). */
 export function buildMenus(catalog, trainedModels = []) {
@@ -61,15 +61,16 @@ const FIXED_LABELS = { tokenizer: { [BPE]: "the model's own (BPE)" } };
 /**
  * What the weights on screen fix, for the greyed-out controls: a shipped trained model's config
  * (settings.model, from its catalogue entry in `trainedInfo`) or a layer opened from the Train or
- * Your model view (`trainedLayer`): { tokenizer, positional, mask, dModel, heads }, or null when
+ * Your model view (`trainedLayer`): { tokenizer, positional, mask, window?, dModel, heads }, or null when
  * the controls are the reader's. It never depends on the last result, so a refused input cannot
  * leave the reader's settings showing under a trained model. Pure (tested in node).
  */
 export function fixedControls(settings, trainedLayer, trainedInfo = {}) {
   if (trainedLayer) {
-    const { config, modelConfig } = trainedLayer;
+    const { config, modelConfig, mask } = trainedLayer;
     return { tokenizer: trainedLayer.source === 'checkpoint' ? BPE : 'char',
-      positional: modelConfig?.positional ?? config.positional, mask: 'causal', dModel: config.dModel, heads: config.heads };
+      positional: modelConfig?.positional ?? config.positional, mask: mask?.mask ?? 'causal',
+      ...(mask?.window ? { window: mask.window } : {}), dModel: config.dModel, heads: config.heads };
   }
   const info = settings.model ? trainedInfo[settings.model] : null;
   if (!info) return null;
@@ -103,7 +104,10 @@ export function syncControls(settings, setSettings, trainedLayer = null, trained
   for (const [key, kind] of Object.entries(FIELDS)) {
     const input = $(key);
     if (kind === 'check') input.checked = settings[key];
-    else if (fixedValues && key in fixedValues) showFixed(input, fixedValues[key], FIXED_LABELS[key]?.[fixedValues[key]]);
+    else if (fixedValues && key in fixedValues) {
+      if (input.tagName === 'SELECT') showFixed(input, fixedValues[key], FIXED_LABELS[key]?.[fixedValues[key]]);
+      else input.value = String(fixedValues[key]); // a number the model fixes (its sliding window)
+    }
     else {
       if (input.tagName === 'SELECT') showFixed(input, null);
       if (document.activeElement !== input) input.value = String(settings[key]);

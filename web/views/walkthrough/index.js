@@ -94,7 +94,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
       ? `Loaded from ${result.weightsFile}.` : settings.preset ? 'The tutorial\'s weights.' : 'Seeded random weights.';
     // Which weights are on screen, in the stage header.
     $('model-badge').textContent = model?.fromTrain
-      ? `${model.title} of ${model.layers} · causal, ${model.checkpoint ? 'BPE tokens' : 'characters'} · not in the link`
+      ? `${model.title} of ${model.layers} · ${model.maskText ?? 'causal'}, ${model.checkpoint ? 'BPE tokens' : 'characters'} · not in the link`
       : model ? `Trained model: ${model.title} · layer ${model.layer + 1} of ${model.layers} · causal, characters`
       : result.weightsFile ? `Weights from ${result.weightsFile}` : settings.preset ? 'The tutorial\'s weights'
         : `Random weights (seed ${settings.seed})`;
