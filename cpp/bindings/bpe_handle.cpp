@@ -26,8 +26,9 @@ val text_decoder() {
 
 // UTF-8 text as a JS string, through `decoder` (from text_decoder).
 val js_string(const val& decoder, const std::string& text) {
-  return decoder.call<val>("decode", val(emscripten::typed_memory_view(
-                                         text.size(), reinterpret_cast<const std::uint8_t*>(text.data()))));
+  return decoder.call<val>("decode",
+                           val(emscripten::typed_memory_view(
+                               text.size(), reinterpret_cast<const std::uint8_t*>(text.data()))));
 }
 
 }  // namespace
@@ -48,7 +49,8 @@ val BpeHandle::configureJson(const std::string& json, std::size_t model_vocab) {
     attn::UnicodeNormalize nfc = [decoder = text_decoder()](const std::string& text) {
       return js_string(decoder, text).call<val>("normalize", std::string("NFC")).as<std::string>();
     };
-    auto tokenizer = std::make_unique<attn::BpeTokenizer>(attn::read_tokenizer_json(json, std::move(nfc)));
+    auto tokenizer =
+        std::make_unique<attn::BpeTokenizer>(attn::read_tokenizer_json(json, std::move(nfc)));
     tokenizer->check_fits(model_vocab);
     tokenizer_ = std::move(tokenizer);
     val out = val::object();

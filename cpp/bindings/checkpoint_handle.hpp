@@ -21,8 +21,8 @@ class CheckpointHandle {
  public:
   double headBytes(val first, double file_size) const;
   val begin(val heads, val file_sizes, const std::string& config_json);
-  // { vocab, family, gpt2, missing } after begin(): the model's vocabulary size, its family, whether GPT-2's own
-  // tokenizer serves when none is given, and otherwise what tokenize says.
+  // { vocab, family, gpt2, missing } after begin(): the model's vocabulary size, its family,
+  // whether GPT-2's own tokenizer serves when none is given, and otherwise what tokenize says.
   val tokenizerNeed() const;
   // A view of `size` bytes of wasm memory for the next chunk (valid until the next allocation).
   val buffer(std::size_t size);

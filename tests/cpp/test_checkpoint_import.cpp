@@ -73,11 +73,12 @@ TEST_CASE("GPT-2 checkpoints match PyTorch's GPT-2 to float32 precision", "[gpt2
     std::vector<std::int32_t> ids;
     for (const double id : expected.f64("ids")) ids.push_back(std::int32_t(id));
     const auto out = model->forward(ids, 1, ids.size());
-    require_as_accurate_as_torch(out.logits, expected.f64("logits32"), expected.f64("logits64"), "logits");
+    require_as_accurate_as_torch(out.logits, expected.f64("logits32"), expected.f64("logits64"),
+                                 "logits");
     for (std::size_t l = 0; l < config.layers; ++l) {
       const std::string layer = std::to_string(l);
       require_as_accurate_as_torch(out.attention[l], expected.f64("attn32." + layer),
-                          expected.f64("attn64." + layer), "attention of layer " + layer);
+                                   expected.f64("attn64." + layer), "attention of layer " + layer);
     }
   }
 }
@@ -274,10 +275,10 @@ TEST_CASE("a checkpoint too large for the tab is refused from its header", "[gpt
   std::vector<std::uint8_t> head(8);
   for (int i = 0; i < 8; ++i) head[i] = std::uint8_t(header.size() >> (8 * i));
   head.insert(head.end(), header.begin(), header.end());
-  CHECK_THROWS_WITH(attn::CheckpointImport({head}, {head.size() + offset},
-                                           attn::checkpoint_config(config)),
-                    ContainsSubstring("too large for the tab: 1557611200 parameters need 6230 MB (F16 and "
-                                      "BF16 weights kept 2-byte, the others float32)"));
+  CHECK_THROWS_WITH(
+      attn::CheckpointImport({head}, {head.size() + offset}, attn::checkpoint_config(config)),
+      ContainsSubstring("too large for the tab: 1557611200 parameters need 6230 MB (F16 and "
+                        "BF16 weights kept 2-byte, the others float32)"));
 }
 
 TEST_CASE("the malformed GPT-2 corpus gives its expected messages; its seeds load", "[gpt2]") {

@@ -173,7 +173,8 @@ TEST_CASE("every switch the core does not implement is refused by name", "[llama
           "rope_scaling has type 'linear'");
   refused(with_key("llama-f32", "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})"),
           "config.json's rope_scaling.low_freq_factor must be a positive number");
-  refused(with_key("llama-f32", "rope_scaling", "4"), "config.json's rope_scaling must be an object");
+  refused(with_key("llama-f32", "rope_scaling", "4"),
+          "config.json's rope_scaling must be an object");
   refused(with_key("llama-f32", "hidden_act", "\"gelu\""),
           "config.json's hidden_act is 'gelu'; supported: silu");
   refused(with_key("qwen2-f32", "use_sliding_window", "true"),
@@ -200,11 +201,12 @@ TEST_CASE("files that disagree with config.json are refused, naming the tensor",
   const auto without = [](const std::string& dropped) {
     return edited("llama-f32", [&](st::TensorToWrite& t) { return t.name != dropped; });
   };
-  CHECK_THROWS_WITH(attn::load_checkpoint({without("model.layers.1.self_attn.k_proj.weight")}, config),
-                    ContainsSubstring("no tensor 'model.layers.1.self_attn.k_proj.weight'"));
-  CHECK_THROWS_WITH(attn::load_checkpoint({without("lm_head.weight")}, config),
-                    ContainsSubstring("no tensor for 'unembed.weight'") &&
-                        ContainsSubstring("lm_head.weight"));
+  CHECK_THROWS_WITH(
+      attn::load_checkpoint({without("model.layers.1.self_attn.k_proj.weight")}, config),
+      ContainsSubstring("no tensor 'model.layers.1.self_attn.k_proj.weight'"));
+  CHECK_THROWS_WITH(
+      attn::load_checkpoint({without("lm_head.weight")}, config),
+      ContainsSubstring("no tensor for 'unembed.weight'") && ContainsSubstring("lm_head.weight"));
   // A bias the config does not have (attention_bias false).
   const auto biased = edited("llama-f32", [](st::TensorToWrite& t) {
     if (t.name == "model.norm.weight") t.name = "model.layers.0.self_attn.q_proj.bias";
@@ -214,11 +216,12 @@ TEST_CASE("files that disagree with config.json are refused, naming the tensor",
                     ContainsSubstring("'model.layers.0.self_attn.q_proj.bias'") &&
                         ContainsSubstring("no place for"));
   // k_proj with the query heads' width: the config's num_key_value_heads disagrees.
-  const auto wide = attn::checkpoint_config(
-      attn::ConfigJson(with_key("llama-f32", "num_key_value_heads", "4")));
+  const auto wide =
+      attn::checkpoint_config(attn::ConfigJson(with_key("llama-f32", "num_key_value_heads", "4")));
   CHECK_THROWS_WITH(attn::load_checkpoint({read_file(data_path("llama-f32.safetensors"))}, wide),
                     ContainsSubstring("k_proj.weight' has shape [32, 64]") &&
-                        ContainsSubstring("num_key_value_heads 4") && ContainsSubstring("[64, 64]"));
+                        ContainsSubstring("num_key_value_heads 4") &&
+                        ContainsSubstring("[64, 64]"));
   // Tied embeddings, but an lm_head that differs.
   const auto tied = attn::checkpoint_config(
       attn::ConfigJson(with_key("llama-f32", "tie_word_embeddings", "true")));
@@ -232,9 +235,9 @@ TEST_CASE("files that disagree with config.json are refused, naming the tensor",
                         ContainsSubstring("supported: Llama-family checkpoints"));
   attn::Gpt2Config gpt2_config{
       .n_layer = 2, .n_head = 4, .n_embd = 64, .n_positions = 64, .vocab_size = 96};
-  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(read_file(data_path("llama-f32.safetensors")),
-                                               gpt2_config),
-                    ContainsSubstring("this looks like a Llama checkpoint"));
+  CHECK_THROWS_WITH(
+      attn::load_gpt2_checkpoint(read_file(data_path("llama-f32.safetensors")), gpt2_config),
+      ContainsSubstring("this looks like a Llama checkpoint"));
 }
 
 TEST_CASE("a Llama model refuses training by name, and forwards within its window", "[llama]") {
@@ -259,8 +262,8 @@ TEST_CASE("a Llama model refuses training by name, and forwards within its windo
 }
 
 TEST_CASE("the walkthrough's traced layers reproduce every family's attention", "[llama]") {
-  for (const char* name : {"llama-f32", "llama-bf16", "llama3-f32", "qwen2-f32", "mistral-f32",
-                           "smollm2-f16"}) {
+  for (const char* name :
+       {"llama-f32", "llama-bf16", "llama3-f32", "qwen2-f32", "mistral-f32", "smollm2-f16"}) {
     INFO(name);
     auto model = load(name);
     const std::vector<std::int32_t> ids{3, 1, 4, 1, 5, 9, 2, 6, 5, 3};

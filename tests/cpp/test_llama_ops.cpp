@@ -159,9 +159,12 @@ TEST_CASE("rotate_half RoPE on the grouped layout turns each query and K/V head 
     for (std::size_t h = 0; h < shape.heads + shape.kv_heads; ++h) {  // q heads, then k heads
       for (std::size_t i = 0; i < 4; ++i) {
         const double angle = double(t) * std::pow(500000.0, -2.0 * i / 8.0);
-        const float x0 = qkv[t * shape.row() + h * 8 + i], x1 = qkv[t * shape.row() + h * 8 + i + 4];
-        CHECK(std::abs(got[t * shape.row() + h * 8 + i] - (x0 * std::cos(angle) - x1 * std::sin(angle))) < 1e-5);
-        CHECK(std::abs(got[t * shape.row() + h * 8 + i + 4] - (x0 * std::sin(angle) + x1 * std::cos(angle))) < 1e-5);
+        const float x0 = qkv[t * shape.row() + h * 8 + i],
+                    x1 = qkv[t * shape.row() + h * 8 + i + 4];
+        CHECK(std::abs(got[t * shape.row() + h * 8 + i] -
+                       (x0 * std::cos(angle) - x1 * std::sin(angle))) < 1e-5);
+        CHECK(std::abs(got[t * shape.row() + h * 8 + i + 4] -
+                       (x0 * std::sin(angle) + x1 * std::cos(angle))) < 1e-5);
       }
     }
     // V is not turned.
@@ -175,9 +178,10 @@ TEST_CASE("rotate_half RoPE on the grouped layout turns each query and K/V head 
   CHECK(std::equal(later.begin(), later.end(), got.begin() + 2 * shape.row()));
 }
 
-TEST_CASE("a 2-byte weight in the linear layer and the embedding: the float path's numbers on "
-          "the widened values, a vocabulary-sized W packed in blocks",
-          "[llama_ops]") {
+TEST_CASE(
+    "a 2-byte weight in the linear layer and the embedding: the float path's numbers on "
+    "the widened values, a vocabulary-sized W packed in blocks",
+    "[llama_ops]") {
   const std::size_t m = 3, in = 300, out = 5000;  // out·in > kLinearPackValues: several blocks
   static_assert(300 * 5000 > attn::kLinearPackValues);
   const auto x = random_floats(m * in, 10);

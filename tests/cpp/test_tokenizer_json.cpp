@@ -45,7 +45,8 @@ Strings split(const std::string& pattern, std::string_view text) {
   return utf8(attn::Regex(pattern).split_isolated(attn::decode_utf8_replacing(text)));
 }
 
-Strings pre_tokenize(const attn::PreTokenizerStep& step, std::string_view text, std::size_t section = 0) {
+Strings pre_tokenize(const attn::PreTokenizerStep& step, std::string_view text,
+                     std::size_t section = 0) {
   return utf8(attn::PreTokenizer({step})(attn::decode_utf8_replacing(text), section));
 }
 
@@ -76,7 +77,8 @@ std::string byte_level_vocab(const Strings& extra) {
     attn::append_utf8(character, attn::byte_to_unicode(std::uint8_t(b)));
     vocab += quote(character) + ":" + std::to_string(b) + ",";
   }
-  for (std::size_t i = 0; i < extra.size(); ++i) vocab += quote(extra[i]) + ":" + std::to_string(256 + i) + ",";
+  for (std::size_t i = 0; i < extra.size(); ++i)
+    vocab += quote(extra[i]) + ":" + std::to_string(256 + i) + ",";
   vocab.back() = '}';
   return vocab;
 }
@@ -86,9 +88,11 @@ std::string sentencepiece_vocab(const Strings& extra) {
   std::string vocab = R"({"<unk>":0,"<s>":1,"</s>":2,)";
   static constexpr char kHex[] = "0123456789ABCDEF";
   for (int b = 0; b < 256; ++b) {
-    vocab += std::string("\"<0x") + kHex[b >> 4] + kHex[b & 15] + ">\":" + std::to_string(3 + b) + ",";
+    vocab +=
+        std::string("\"<0x") + kHex[b >> 4] + kHex[b & 15] + ">\":" + std::to_string(3 + b) + ",";
   }
-  for (std::size_t i = 0; i < extra.size(); ++i) vocab += quote(extra[i]) + ":" + std::to_string(259 + i) + ",";
+  for (std::size_t i = 0; i < extra.size(); ++i)
+    vocab += quote(extra[i]) + ":" + std::to_string(259 + i) + ",";
   vocab.back() = '}';
   return vocab;
 }
@@ -103,10 +107,12 @@ const std::string kSpecials =
 // Llama 2's layout over sentencepiece_vocab({"▁", "a", "b", "▁a", "▁ab", "lens"}): ids 259–264.
 std::string llama2_json(bool byte_fallback, bool fuse_unk, const std::string& added = kSpecials) {
   return R"({"version":"1.0","truncation":null,"padding":null,"added_tokens":)" + added +
-         R"(,"normalizer":)" + kLlama2Normalizer + R"(,"pre_tokenizer":null,"post_processor":)" + kBos +
+         R"(,"normalizer":)" + kLlama2Normalizer + R"(,"pre_tokenizer":null,"post_processor":)" +
+         kBos +
          R"(,"decoder":null,"model":{"type":"BPE","dropout":null,"unk_token":"<unk>","continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":)" +
-         (fuse_unk ? "true" : "false") + R"(,"byte_fallback":)" + (byte_fallback ? "true" : "false") +
-         R"(,"vocab":)" + sentencepiece_vocab({"▁", "a", "b", "▁a", "▁ab", "lens"}) +
+         (fuse_unk ? "true" : "false") + R"(,"byte_fallback":)" +
+         (byte_fallback ? "true" : "false") + R"(,"vocab":)" +
+         sentencepiece_vocab({"▁", "a", "b", "▁a", "▁ab", "lens"}) +
          R"(,"merges":["▁ a","▁a b"]}})";
 }
 
@@ -124,7 +130,8 @@ std::string byte_level_json(const std::string& pre_tokenizer, bool ignore_merges
 }
 
 std::string split_pre_tokenizer(const std::string& pattern) {
-  return R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":)" + quote(pattern) +
+  return R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":)" +
+         quote(pattern) +
          R"(},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false}]})";
 }
 
@@ -135,7 +142,8 @@ attn::BpeTokenizer read(const std::string& json) {
 }  // namespace
 
 TEST_CASE("the regex matcher splits as Llama 3's and Qwen2's patterns do", "[tokenizer_json]") {
-  CHECK(split(kLlama3, "Hello world's  \n\n  123") == Strings{"Hello", " world", "'s", "  \n\n", " ", " ", "123"});
+  CHECK(split(kLlama3, "Hello world's  \n\n  123") ==
+        Strings{"Hello", " world", "'s", "  \n\n", " ", " ", "123"});
   CHECK(split(kQwen2, "Hello world's  \n\n  123") ==
         Strings{"Hello", " world", "'s", "  \n\n", " ", " ", "1", "2", "3"});
   CHECK(split(kLlama3, "I'M you're they'LL 12345") ==
@@ -145,12 +153,17 @@ TEST_CASE("the regex matcher splits as Llama 3's and Qwen2's patterns do", "[tok
   CHECK(split(kLlama3, "'\u017F 'S 'Sam") == Strings{"'\u017F", " '", "S", " '", "Sam"});
   CHECK(split(kLlama3, "  \t\n \n  x  ") == Strings{"  \t\n \n", " ", " x", "  "});
   CHECK(split(kLlama3, "a   b") == Strings{"a", "  ", " b"});
-  CHECK(split(kLlama3, "\xC3\xA9" "a\xCC\x81 \xE4\xB8\xAD\xE6\x96\x87!") ==
-        Strings{"\xC3\xA9" "a", "\xCC\x81", " \xE4\xB8\xAD\xE6\x96\x87", "!"});
+  CHECK(split(kLlama3,
+              "\xC3\xA9"
+              "a\xCC\x81 \xE4\xB8\xAD\xE6\x96\x87!") == Strings{"\xC3\xA9"
+                                                                "a",
+                                                                "\xCC\x81",
+                                                                " \xE4\xB8\xAD\xE6\x96\x87", "!"});
   CHECK(split(kLlama3, "").empty());
   // \s is Oniguruma's (White_Space): U+0085 is a space, U+FEFF is not
   CHECK(split(kLlama3, "\xC2\x85  y") == Strings{"\xC2\x85 ", " y"});
-  CHECK(split(kLlama3, "a\xEF\xBB\xBF\xEF\xBB\xBF b") == Strings{"a", "\xEF\xBB\xBF\xEF\xBB\xBF", " b"});
+  CHECK(split(kLlama3, "a\xEF\xBB\xBF\xEF\xBB\xBF b") ==
+        Strings{"a", "\xEF\xBB\xBF\xEF\xBB\xBF", " b"});
   CHECK(attn::is_white_space(0x85));
   CHECK_FALSE(attn::is_white_space(0xFEFF));
   // "Isolated": the stretches between matches are pieces too
@@ -158,9 +171,10 @@ TEST_CASE("the regex matcher splits as Llama 3's and Qwen2's patterns do", "[tok
   CHECK(split(R"(a|(?=b))", "xbab") == Strings{"x", "b", "a", "b"});
 }
 
-TEST_CASE("the regex matcher backtracks, and refuses what it does not support", "[tokenizer_json]") {
+TEST_CASE("the regex matcher backtracks, and refuses what it does not support",
+          "[tokenizer_json]") {
   const attn::Regex optional_then_run(R"([^x]?y+z)");
-  CHECK(optional_then_run.match_at(U"yyz", 0) == 3);   // the optional part gives back its y
+  CHECK(optional_then_run.match_at(U"yyz", 0) == 3);  // the optional part gives back its y
   CHECK(optional_then_run.match_at(U"ayz", 0) == 3);
   CHECK(optional_then_run.match_at(U"yya", 0) == attn::Regex::npos);
   CHECK(attn::Regex(R"(\s+(?!\S))").match_at(U"   a", 0) == 2);
@@ -171,7 +185,8 @@ TEST_CASE("the regex matcher backtracks, and refuses what it does not support", 
   CHECK(attn::Regex(R"([^\P{L}])").match_at(U"\u00E9", 0) == 1);
   CHECK(attn::Regex(R"(\.\|)").match_at(U".|", 0) == 2);
   const auto refused = [](const std::string& pattern, const std::string& what) {
-    CHECK_THROWS_WITH(attn::Regex(pattern), ContainsSubstring(what) && ContainsSubstring("does not support"));
+    CHECK_THROWS_WITH(attn::Regex(pattern),
+                      ContainsSubstring(what) && ContainsSubstring("does not support"));
   };
   refused(R"((?<=a)b)", "the group '(?<'");
   refused(R"(\d+)", "the escape '\\d'");
@@ -192,7 +207,8 @@ TEST_CASE("Digits, Metaspace and ByteLevel split as the reference does", "[token
   digits.kind = attn::PreTokenizerStep::kDigits;
   digits.individual_digits = true;
   // JavaScript's \d: ASCII digits only (Arabic-Indic digits stay with the text)
-  CHECK(pre_tokenize(digits, "ab123c4 \xD9\xA1\xD9\xA2") == Strings{"ab", "1", "2", "3", "c", "4", " \xD9\xA1\xD9\xA2"});
+  CHECK(pre_tokenize(digits, "ab123c4 \xD9\xA1\xD9\xA2") ==
+        Strings{"ab", "1", "2", "3", "c", "4", " \xD9\xA1\xD9\xA2"});
   digits.individual_digits = false;
   CHECK(pre_tokenize(digits, "ab123c4") == Strings{"ab", "123", "c", "4"});
 
@@ -216,10 +232,11 @@ TEST_CASE("Digits, Metaspace and ByteLevel split as the reference does", "[token
   CHECK(pre_tokenize(bytes, "hi there\n") == Strings{"Ġhi", "Ġthere", "Ċ"});
 }
 
-TEST_CASE("normalizers: Prepend and Replace, NFC through the caller's normalization", "[tokenizer_json]") {
-  const attn::Normalizer llama2({{attn::NormalizerStep::kPrepend, U"▁", {}},
-                                 {attn::NormalizerStep::kReplace, U" ", U"▁"}},
-                                {});
+TEST_CASE("normalizers: Prepend and Replace, NFC through the caller's normalization",
+          "[tokenizer_json]") {
+  const attn::Normalizer llama2(
+      {{attn::NormalizerStep::kPrepend, U"▁", {}}, {attn::NormalizerStep::kReplace, U" ", U"▁"}},
+      {});
   CHECK(utf8(llama2(U"a  b ")) == "▁a▁▁b▁");
   CHECK(llama2(U"").empty());
   CHECK_THROWS_WITH(attn::Normalizer({{attn::NormalizerStep::kNfc, {}, {}}}, {}),
@@ -233,7 +250,8 @@ TEST_CASE("normalizers: Prepend and Replace, NFC through the caller's normalizat
   CHECK(calls == 1);
 }
 
-TEST_CASE("a byte-level tokenizer.json: merges by rank, ignore_merges, added tokens", "[tokenizer_json]") {
+TEST_CASE("a byte-level tokenizer.json: merges by rank, ignore_merges, added tokens",
+          "[tokenizer_json]") {
   const auto llama3 = read(byte_level_json(split_pre_tokenizer(kLlama3), true));
   CHECK(llama3.vocab_size() == 262);
   CHECK(llama3.encode("hello world") == Ids{259, 261});  // " world" is in the vocabulary
@@ -262,7 +280,8 @@ TEST_CASE("a byte-level tokenizer.json: merges by rank, ignore_merges, added tok
   CHECK(tokenizer.token_text(263) == "<|im_start|>");
 }
 
-TEST_CASE("SentencePiece-style: Prepend/Replace or Metaspace, byte fallback, unk, fuse_unk", "[tokenizer_json]") {
+TEST_CASE("SentencePiece-style: Prepend/Replace or Metaspace, byte fallback, unk, fuse_unk",
+          "[tokenizer_json]") {
   // ids: ▁ 259, a 260, b 261, ▁a 262, ▁ab 263, lens 264
   const auto llama2 = read(llama2_json(true, true));
   CHECK(llama2.special_prefix() == Ids{1});
@@ -292,8 +311,9 @@ TEST_CASE("SentencePiece-style: Prepend/Replace or Metaspace, byte fallback, unk
   // Metaspace (prepend "first": only the first stretch before an added token gets ▁)
   std::string metaspace = llama2_json(true, true);
   const std::string pre = R"("pre_tokenizer":null)";
-  metaspace.replace(metaspace.find(pre), pre.size(),
-                    R"("pre_tokenizer":{"type":"Metaspace","replacement":"▁","prepend_scheme":"first","split":false})");
+  metaspace.replace(
+      metaspace.find(pre), pre.size(),
+      R"("pre_tokenizer":{"type":"Metaspace","replacement":"▁","prepend_scheme":"first","split":false})");
   const std::string normalizer = R"("normalizer":)" + kLlama2Normalizer;
   metaspace.replace(metaspace.find(normalizer), normalizer.size(), R"("normalizer":null)");
   const auto mistral = read(metaspace);
@@ -303,8 +323,10 @@ TEST_CASE("SentencePiece-style: Prepend/Replace or Metaspace, byte fallback, unk
 }
 
 TEST_CASE("a tokenizer.json without pre_tokenizer is GPT-2's byte-level BPE", "[tokenizer_json]") {
-  const auto gpt2 = read(R"({"model":{"type":"BPE","vocab":)" + byte_level_vocab({"he", "ll", "hell", "hello", "Ġhe"}) +
-                         R"(,"merges":["h e","l l","he ll","hell o","Ġ he"]},"added_tokens":[{"id":261,"content":"<|endoftext|>"}]})");
+  const auto gpt2 = read(
+      R"({"model":{"type":"BPE","vocab":)" +
+      byte_level_vocab({"he", "ll", "hell", "hello", "Ġhe"}) +
+      R"(,"merges":["h e","l l","he ll","hell o","Ġ he"]},"added_tokens":[{"id":261,"content":"<|endoftext|>"}]})");
   CHECK(gpt2.encode("hello he<|endoftext|>") == Ids{259, 260, 261});
   CHECK(gpt2.token_text(261) == "<|endoftext|>");
 }
@@ -315,40 +337,58 @@ TEST_CASE("tokenizer.json: what is not supported is refused by name", "[tokenize
     CHECK_THROWS_WITH(read(json), ContainsSubstring(what));
   };
   const auto with_model = [&](const std::string& model) {
-    return R"({"added_tokens":[],"normalizer":null,"pre_tokenizer":null,"post_processor":null,"decoder":null,"model":)" + model + "}";
+    return R"({"added_tokens":[],"normalizer":null,"pre_tokenizer":null,"post_processor":null,"decoder":null,"model":)" +
+           model + "}";
   };
   refused(with_model(R"({"type":"WordPiece","vocab":{"a":0},"unk_token":"[UNK]"})"),
           "tokenizer.json's model.type 'WordPiece' is not supported; supported: BPE");
-  refused(with_model(R"({"type":"Unigram","vocab":[["a",0.0]]})"), "model.type 'Unigram' is not supported");
+  refused(with_model(R"({"type":"Unigram","vocab":[["a",0.0]]})"),
+          "model.type 'Unigram' is not supported");
   refused(with_model(R"({"vocab":{"a":0}})"), "model has no type and no merges: it is not BPE");
-  refused(byte_level_json(split, false, "[]", "null", R"({"type":"NFKC"})"),
-          "tokenizer.json's normalizer type 'NFKC' is not supported; supported: NFC, Prepend, Replace");
-  refused(byte_level_json(split, false, "[]", "null", R"({"type":"Sequence","normalizers":[{"type":"Lowercase"}]})"),
+  refused(
+      byte_level_json(split, false, "[]", "null", R"({"type":"NFKC"})"),
+      "tokenizer.json's normalizer type 'NFKC' is not supported; supported: NFC, Prepend, Replace");
+  refused(byte_level_json(split, false, "[]", "null",
+                          R"({"type":"Sequence","normalizers":[{"type":"Lowercase"}]})"),
           "normalizer.normalizers[0] type 'Lowercase' is not supported");
   refused(byte_level_json(R"({"type":"Whitespace"})", false),
-          "tokenizer.json's pre_tokenizer type 'Whitespace' is not supported; supported: ByteLevel, Split");
+          "tokenizer.json's pre_tokenizer type 'Whitespace' is not supported; supported: "
+          "ByteLevel, Split");
   refused(byte_level_json(split_pre_tokenizer(R"(\w+|\s+)"), false),
-          "pre_tokenizer.pretokenizers[0].pattern.Regex '\\w+|\\s+' is not supported; supported: Llama 3's pattern");
+          "pre_tokenizer.pretokenizers[0].pattern.Regex '\\w+|\\s+' is not supported; supported: "
+          "Llama 3's pattern");
   std::string removed = split;
   removed.replace(removed.find("Isolated"), 8, "Removed");
-  refused(byte_level_json(removed, false), "pre_tokenizer.pretokenizers[0].behavior 'Removed' is not supported");
-  refused(byte_level_json(R"({"type":"Split","pattern":{"String":" "},"behavior":"Isolated","invert":false})", false),
+  refused(byte_level_json(removed, false),
+          "pre_tokenizer.pretokenizers[0].behavior 'Removed' is not supported");
+  refused(byte_level_json(
+              R"({"type":"Split","pattern":{"String":" "},"behavior":"Isolated","invert":false})",
+              false),
           "pre_tokenizer.pattern String ' ' is not supported");
-  refused(byte_level_json(split, false, "[]", R"({"type":"RobertaProcessing","sep":["</s>",2],"cls":["<s>",0]})"),
-          "tokenizer.json's post_processor type 'RobertaProcessing' is not supported; supported: TemplateProcessing");
-  refused(byte_level_json(split, false, "[]", R"({"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}]})"),
-          "tokenizer.json's post_processor adds '<s>', which is not a token of the vocabulary");
+  refused(byte_level_json(split, false, "[]",
+                          R"({"type":"RobertaProcessing","sep":["</s>",2],"cls":["<s>",0]})"),
+          "tokenizer.json's post_processor type 'RobertaProcessing' is not supported; supported: "
+          "TemplateProcessing");
+  refused(
+      byte_level_json(
+          split, false, "[]",
+          R"({"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}]})"),
+      "tokenizer.json's post_processor adds '<s>', which is not a token of the vocabulary");
   std::string prefix = byte_level_json(split, false);
-  prefix.replace(prefix.find(R"("continuing_subword_prefix":"")"), 30, R"("continuing_subword_prefix":"##")");
+  prefix.replace(prefix.find(R"("continuing_subword_prefix":"")"), 30,
+                 R"("continuing_subword_prefix":"##")");
   refused(prefix, "model.continuing_subword_prefix '##' is not supported; supported: null or ''");
   std::string dropout = byte_level_json(split, false);
   dropout.replace(dropout.find(R"("dropout":null)"), 14, R"("dropout":0.1)");
   refused(dropout, "model.dropout 0.1 is not supported");
-  refused(llama2_json(true, true).replace(llama2_json(true, true).find(R"("unk_token":"<unk>")"), 19, R"("unk_token":"<u>")"),
+  refused(llama2_json(true, true)
+              .replace(llama2_json(true, true).find(R"("unk_token":"<unk>")"), 19,
+                       R"("unk_token":"<u>")"),
           "tokenizer.json's unk_token '<u>' is not a token of the vocabulary");
 }
 
-TEST_CASE("tokenizer.json: bad JSON, wrong types and inconsistent ids are named", "[tokenizer_json]") {
+TEST_CASE("tokenizer.json: bad JSON, wrong types and inconsistent ids are named",
+          "[tokenizer_json]") {
   const auto refused = [](const std::string& json, const std::string& what) {
     CHECK_THROWS_WITH(read(json), ContainsSubstring(what));
   };
@@ -356,23 +396,34 @@ TEST_CASE("tokenizer.json: bad JSON, wrong types and inconsistent ids are named"
   refused("{\"model\": \"\xFF\"}", "tokenizer.json is not valid UTF-8 (at byte 11)");
   refused("[]", "tokenizer.json must be a JSON object, got an array");
   refused("{}", "tokenizer.json has no model");
-  refused(R"({"model":{"type":"BPE","vocab":[],"merges":[]}})", "tokenizer.json's model.vocab must be an object, got an array");
+  refused(R"({"model":{"type":"BPE","vocab":[],"merges":[]}})",
+          "tokenizer.json's model.vocab must be an object, got an array");
   refused(R"({"model":{"type":"BPE","vocab":{"a":-1},"merges":[]}})",
-          "tokenizer.json's model.vocab['a'] must be a token id (an integer from 0 to 1048575), got a number");
-  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":{}}})", "model.merges must be an array, got an object");
-  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[1]}})", "model.merges[0] must be 'a b' or ['a', 'b'], got a number");
-  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":["a"]}})", "model.merges[0] 'a' is not two tokens separated by a space");
+          "tokenizer.json's model.vocab['a'] must be a token id (an integer from 0 to 1048575), "
+          "got a number");
+  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":{}}})",
+          "model.merges must be an array, got an object");
+  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[1]}})",
+          "model.merges[0] must be 'a b' or ['a', 'b'], got a number");
+  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":["a"]}})",
+          "model.merges[0] 'a' is not two tokens separated by a space");
   refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":["a b"]}})",
           "tokenizer.json's merges[0] 'a b' joins tokens that are not in the vocabulary");
-  refused(R"({"model":{"type":"BPE","vocab":{"a":0,"b":2},"merges":[]}})", "the tokenizer's vocab has no token with id 1");
-  refused(R"({"model":{"type":"BPE","vocab":{"a":0,"b":0},"merges":[]}})", "vocab gives id 0 to both 'a' and 'b'");
-  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"added_tokens":[{"id":1}]})", "added_tokens[0] has no content");
-  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"added_tokens":[{"id":1,"content":"x","special":"yes"}]})",
-          "added_tokens[0].special must be true or false, got a string");
-  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"pre_tokenizer":{"type":"Metaspace","replacement":"ab"}})",
-          "pre_tokenizer.replacement must be one character");
-  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"normalizer":{"type":"NFC"},"pre_tokenizer":null})",
-          "normalizer NFC needs Unicode normalization");
+  refused(R"({"model":{"type":"BPE","vocab":{"a":0,"b":2},"merges":[]}})",
+          "the tokenizer's vocab has no token with id 1");
+  refused(R"({"model":{"type":"BPE","vocab":{"a":0,"b":0},"merges":[]}})",
+          "vocab gives id 0 to both 'a' and 'b'");
+  refused(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"added_tokens":[{"id":1}]})",
+          "added_tokens[0] has no content");
+  refused(
+      R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"added_tokens":[{"id":1,"content":"x","special":"yes"}]})",
+      "added_tokens[0].special must be true or false, got a string");
+  refused(
+      R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"pre_tokenizer":{"type":"Metaspace","replacement":"ab"}})",
+      "pre_tokenizer.replacement must be one character");
+  refused(
+      R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"normalizer":{"type":"NFC"},"pre_tokenizer":null})",
+      "normalizer NFC needs Unicode normalization");
   CHECK_NOTHROW(attn::read_tokenizer_json(
       R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"normalizer":{"type":"NFC"},"pre_tokenizer":null})",
       [](const std::string& text) { return text; }));

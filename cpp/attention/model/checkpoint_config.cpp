@@ -183,8 +183,8 @@ std::vector<double> rope_frequencies(const ConfigJson& config, std::size_t head_
   llama3.low_freq_factor = positive("low_freq_factor", 0.0);
   llama3.high_freq_factor = positive("high_freq_factor", 0.0);
   llama3.original_context = double(scaling->count(
-      "original_max_position_embeddings",
-      scaling->name("original_max_position_embeddings") + " is missing (Llama 3's scaling needs it)"));
+      "original_max_position_embeddings", scaling->name("original_max_position_embeddings") +
+                                              " is missing (Llama 3's scaling needs it)"));
   if (!(llama3.high_freq_factor > llama3.low_freq_factor)) {
     throw Error(scaling->name("high_freq_factor") + " must be above low_freq_factor, got " +
                 str(llama3.high_freq_factor) + " and " + str(llama3.low_freq_factor));
@@ -252,8 +252,9 @@ CheckpointConfig llama_family_config(const ConfigJson& config, const FamilyDescr
   } else if (family.family == "qwen2") {
     m.qkv_bias = true;  // Qwen2's q/k/v projections always have biases, o_proj and the MLP none
     if (config.boolean_or("use_sliding_window", false)) {
-      throw Error("config.json has use_sliding_window true (Qwen2's sliding window on the layers "
-                  "from max_window_layers on); supported: false");
+      throw Error(
+          "config.json has use_sliding_window true (Qwen2's sliding window on the layers "
+          "from max_window_layers on); supported: false");
     }
   } else if (family.family == "mistral") {
     m.window = config.count_or("sliding_window", 0);

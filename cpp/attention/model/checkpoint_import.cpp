@@ -121,8 +121,8 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
   }
   const ModelConfig& mc = config.model;
   const AttentionShape shape = attention_shape(mc);
-  const FamilySizes sizes{mc.d_model,        mc.vocab,          mc.context,
-                          shape.q_width(),   shape.kv_width(),  mlp_width(mc)};
+  const FamilySizes sizes{mc.d_model,      mc.vocab,         mc.context,
+                          shape.q_width(), shape.kv_width(), mlp_width(mc)};
 
   // Layers present in the files, to name a disagreement with the config.
   std::size_t file_layers = 0;
@@ -136,9 +136,9 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
   if (file_layers != mc.layers) {
     const std::string first = stored_name(family, "layers.0.ln1.weight");
     const std::string layer = first.substr(0, first.find(".0.") + 1);  // "h." or "model.layers."
-    throw Error("config.json says " + std::string(family.size_keys.layers) + " " +
-                str(mc.layers) + " but the checkpoint has " + str(file_layers) + " layers (" +
-                layer + "0 … " + layer + str(file_layers ? file_layers - 1 : 0) + ")");
+    throw Error("config.json says " + std::string(family.size_keys.layers) + " " + str(mc.layers) +
+                " but the checkpoint has " + str(file_layers) + " layers (" + layer + "0 … " +
+                layer + str(file_layers ? file_layers - 1 : 0) + ")");
   }
   const FamilySizeKeys& keys = family.size_keys;
   const std::string sizes_text =
@@ -189,8 +189,8 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
       const std::vector<std::size_t> stored_shape = shape_of(match->tensor->shape, sizes);
       if (tensor.shape != stored_shape) {
         throw Error("the checkpoint's tensor '" + tensor.name + "' has shape " +
-                    shape_text(tensor.shape) + ", config.json (" + sizes_text +
-                    ") needs " + shape_text(stored_shape));
+                    shape_text(tensor.shape) + ", config.json (" + sizes_text + ") needs " +
+                    shape_text(stored_shape));
       }
       if (tensor.dtype == safetensors::DType::U8 || tensor.dtype == safetensors::DType::Bool) {
         throw Error("the checkpoint's tensor '" + tensor.name + "' is " +
@@ -200,19 +200,18 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
       const std::string key =
           tied_copy ? std::string(match->tensor->stored) : block_key(ours, match->tensor->rows);
       if (!seen.emplace(key, tensor.name).second) {
-        throw Error("the checkpoint has both '" + seen[key] + "' and '" + tensor.name +
-                    "' (the same tensor twice" +
-                    (family.name_prefix.empty()
-                         ? std::string(")")
-                         : ", with and without the " + std::string(family.name_prefix) +
-                               " prefix)"));
+        throw Error(
+            "the checkpoint has both '" + seen[key] + "' and '" + tensor.name +
+            "' (the same tensor twice" +
+            (family.name_prefix.empty()
+                 ? std::string(")")
+                 : ", with and without the " + std::string(family.name_prefix) + " prefix)"));
       }
       Target target;
       target.parameter = ours;
-      target.first_value =
-          tied_copy ? 0
-                    : block_start(match->tensor->rows, shape, mlp_width(mc),
-                                  stored_shape.size() == 2 ? stored_shape[1] : 1);
+      target.first_value = tied_copy ? 0
+                                     : block_start(match->tensor->rows, shape, mlp_width(mc),
+                                                   stored_shape.size() == 2 ? stored_shape[1] : 1);
       target.transpose = layout == StoredLayout::Transposed;
       target.compare_to_embed = tied_copy;
       target.dtype = tensor.dtype;
@@ -261,15 +260,15 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
       if (!match || match->ours != info.name || match->tensor != &tensor) continue;
       fused = true;
       if (!seen.count(block_key(info.name, tensor.rows))) {
-        throw Error("the checkpoint has no tensor '" +
-                    stored_name(family, info.name, tensor.rows) + "', which config.json says it has (" +
-                    info.name + " " + shape_text(info.shape) + ")");
+        throw Error("the checkpoint has no tensor '" + stored_name(family, info.name, tensor.rows) +
+                    "', which config.json says it has (" + info.name + " " +
+                    shape_text(info.shape) + ")");
       }
     }
     if (!fused && !seen.count(block_key(info.name, RowBlock::Whole))) {
       throw Error("the checkpoint has no tensor for '" + info.name + "' " + shape_text(info.shape) +
-                  " (" + std::string(family.display_name) + " name: " +
-                  stored_name(family, info.name) + "); is it a " +
+                  " (" + std::string(family.display_name) +
+                  " name: " + stored_name(family, info.name) + "); is it a " +
                   std::string(family.display_name) + " checkpoint?");
     }
   }
@@ -293,7 +292,7 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
 }
 
 void CheckpointImport::read(std::size_t index, std::span<const std::uint8_t> bytes,
-                      std::uint64_t offset) {
+                            std::uint64_t offset) {
   if (index >= reads_.size()) {
     throw Error("read index " + str(index) + " is out of range: " + str(reads_.size()) +
                 " tensors");

@@ -52,26 +52,43 @@ std::vector<FamilyTensor> llama_tensors() {
       {"v_proj", {RowBlock::Value, KvWidth}}};
   for (const auto& [name, block] : qkv) {
     const std::string stored = m + "self_attn." + name;
-    tensors.push_back({stored + ".weight", ours + "attn.in_proj_weight", {block.second, DModel},
-                       StoredLayout::AsIs, block.first});
-    tensors.push_back({stored + ".bias", ours + "attn.in_proj_bias", {block.second},
-                       StoredLayout::AsIs, block.first});
+    tensors.push_back({stored + ".weight",
+                       ours + "attn.in_proj_weight",
+                       {block.second, DModel},
+                       StoredLayout::AsIs,
+                       block.first});
+    tensors.push_back({stored + ".bias",
+                       ours + "attn.in_proj_bias",
+                       {block.second},
+                       StoredLayout::AsIs,
+                       block.first});
   }
-  tensors.push_back({m + "self_attn.o_proj.weight", ours + "attn.out_proj.weight", {DModel, QWidth}});
+  tensors.push_back(
+      {m + "self_attn.o_proj.weight", ours + "attn.out_proj.weight", {DModel, QWidth}});
   tensors.push_back({m + "self_attn.o_proj.bias", ours + "attn.out_proj.bias", {DModel}});
   tensors.push_back({m + "post_attention_layernorm.weight", ours + "ln2.weight", {DModel}});
-  tensors.push_back({m + "mlp.gate_proj.weight", ours + "mlp.fc.weight", {MlpWidth, DModel},
-                     StoredLayout::AsIs, RowBlock::Gate});
-  tensors.push_back({m + "mlp.up_proj.weight", ours + "mlp.fc.weight", {MlpWidth, DModel},
-                     StoredLayout::AsIs, RowBlock::Up});
-  tensors.push_back({m + "mlp.gate_proj.bias", ours + "mlp.fc.bias", {MlpWidth},
-                     StoredLayout::AsIs, RowBlock::Gate});
-  tensors.push_back({m + "mlp.up_proj.bias", ours + "mlp.fc.bias", {MlpWidth},
-                     StoredLayout::AsIs, RowBlock::Up});
+  tensors.push_back({m + "mlp.gate_proj.weight",
+                     ours + "mlp.fc.weight",
+                     {MlpWidth, DModel},
+                     StoredLayout::AsIs,
+                     RowBlock::Gate});
+  tensors.push_back({m + "mlp.up_proj.weight",
+                     ours + "mlp.fc.weight",
+                     {MlpWidth, DModel},
+                     StoredLayout::AsIs,
+                     RowBlock::Up});
+  tensors.push_back({m + "mlp.gate_proj.bias",
+                     ours + "mlp.fc.bias",
+                     {MlpWidth},
+                     StoredLayout::AsIs,
+                     RowBlock::Gate});
+  tensors.push_back(
+      {m + "mlp.up_proj.bias", ours + "mlp.fc.bias", {MlpWidth}, StoredLayout::AsIs, RowBlock::Up});
   tensors.push_back({m + "mlp.down_proj.weight", ours + "mlp.proj.weight", {DModel, MlpWidth}});
   tensors.push_back({m + "mlp.down_proj.bias", ours + "mlp.proj.bias", {DModel}});
   tensors.push_back({"model.norm.weight", "ln_f.weight", {DModel}});
-  tensors.push_back({"lm_head.weight", "unembed.weight", {Vocab, DModel}, StoredLayout::Unembedding});
+  tensors.push_back(
+      {"lm_head.weight", "unembed.weight", {Vocab, DModel}, StoredLayout::Unembedding});
   return tensors;
 }
 

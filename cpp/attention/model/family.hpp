@@ -17,8 +17,8 @@ namespace attn {
 // A size a tensor's shape is written in.
 enum class Dim {
   DModel,
-  DModel3,   // 3·d_model (GPT-2's fused q|k|v)
-  DModel4,   // 4·d_model (GPT-2's MLP)
+  DModel3,  // 3·d_model (GPT-2's fused q|k|v)
+  DModel4,  // 4·d_model (GPT-2's MLP)
   Vocab,
   Context,
   QWidth,    // heads·head_dim (the queries', and o_proj's input)
@@ -58,7 +58,6 @@ struct FamilyTensor {
 struct FamilySizeKeys {
   std::string_view layers, heads, d_model, context, context_alias, vocab;
 };
-
 
 struct FamilyDescription {
   std::string_view family;        // our name, e.g. "gpt2"

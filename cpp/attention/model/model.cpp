@@ -65,9 +65,10 @@ void validate(const ModelConfig& c) {
   if (c.kv_heads != 0) {
     check_range("kv_heads", c.kv_heads, 1, c.heads);
     if (c.heads % c.kv_heads != 0) {
-      throw Error("heads must be a multiple of kv_heads (each key/value head serves a group of "
-                  "query heads): heads " + std::to_string(c.heads) + ", kv_heads " +
-                  std::to_string(c.kv_heads));
+      throw Error(
+          "heads must be a multiple of kv_heads (each key/value head serves a group of "
+          "query heads): heads " +
+          std::to_string(c.heads) + ", kv_heads " + std::to_string(c.kv_heads));
     }
   }
   if (c.mlp_width != 0) check_range("mlp_width", c.mlp_width, 1, 8 * c.d_model);
@@ -339,8 +340,7 @@ ModelOutput Model::forward(std::span<const std::int32_t> ids, std::size_t batch,
 }
 
 void Model::norm_forward(const float* x, std::size_t weight, std::size_t bias, float* out,
-                         AlignedVector<float>& mean, AlignedVector<float>& rstd,
-                         std::size_t rows) {
+                         AlignedVector<float>& mean, AlignedVector<float>& rstd, std::size_t rows) {
   const std::size_t d = config_.d_model;
   if (config_.norm == NormKind::RmsNorm) {
     rmsnorm_forward(x, p(weight), out, rows, d, float(config_.norm_eps));
@@ -468,10 +468,9 @@ void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_he
     if (layer_config.positional == PositionalKind::Rope) layer_config.rope = config_.rope;
     // The block's attention weights as they are in the buffer: the layer borrows them.
     const std::size_t row = shape_.row(), width = shape_.q_width();
-    const LayerWeightsView weights{traced_weights(layers_[l].in_w, layers_[l].in, row * d),
-                                   block(layers_[l].in_b, row),
-                                   traced_weights(layers_[l].out_w, layers_[l].out, d * width),
-                                   block(layers_[l].out_b, d)};
+    const LayerWeightsView weights{
+        traced_weights(layers_[l].in_w, layers_[l].in, row * d), block(layers_[l].in_b, row),
+        traced_weights(layers_[l].out_w, layers_[l].out, d * width), block(layers_[l].out_b, d)};
     auto layer = std::make_unique<AttentionLayer>(layer_config, weights);
     ForwardOptions options;
     options.n = n;
@@ -498,12 +497,14 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
                                 std::size_t n) {
   check_ids(ids, batch, n);
   if (config_.norm != NormKind::LayerNorm || config_.mlp_kind != MlpKind::Gelu) {
-    throw Error("this model cannot be trained: RMSNorm and SwiGLU (the Llama family's) have a "
-                "forward here but no backward");
+    throw Error(
+        "this model cannot be trained: RMSNorm and SwiGLU (the Llama family's) have a "
+        "forward here but no backward");
   }
   if (has_half_parameters()) {
-    throw Error("this model cannot be trained: its weights are kept in the checkpoint's 2-byte "
-                "form (F16 or BF16); load an F32 checkpoint to train it");
+    throw Error(
+        "this model cannot be trained: its weights are kept in the checkpoint's 2-byte "
+        "form (F16 or BF16); load an F32 checkpoint to train it");
   }
   if (targets.size() != ids.size()) {
     throw Error("targets has " + std::to_string(targets.size()) +
@@ -642,7 +643,8 @@ void Model::set_parameter(const std::string& name, std::span<const float> values
 
 void Model::load_safetensors(std::span<const std::uint8_t> bytes) {
   if (has_half_parameters()) {
-    throw Error("this model keeps a checkpoint's 2-byte weights: load the checkpoint again instead");
+    throw Error(
+        "this model keeps a checkpoint's 2-byte weights: load the checkpoint again instead");
   }
   const auto file = safetensors::File::parse(bytes);
   for (const auto& info : file.tensors()) {

@@ -68,13 +68,13 @@ struct ModelConfig {
   // What the Llama family (a loaded checkpoint's config) changes; the defaults are the small
   // models' and GPT-2's.
   NormKind norm = NormKind::LayerNorm;
-  double norm_eps = 1e-5;        // RMSNorm's ε (rms_norm_eps); LayerNorm's is 1e-5
+  double norm_eps = 1e-5;  // RMSNorm's ε (rms_norm_eps); LayerNorm's is 1e-5
   MlpKind mlp_kind = MlpKind::Gelu;
-  std::size_t mlp_width = 0;     // 0: 4·d_model; SwiGLU: intermediate_size
-  std::size_t kv_heads = 0;      // 0: heads; fewer: grouped-query attention (must divide heads)
-  std::size_t head_dim = 0;      // 0: d_model / heads
-  std::size_t window = 0;        // > 0: a sliding window (query i sees keys i − window < j ≤ i)
-  RopeSpec rope;                 // with positional rope: pairing, θ (rope_theta) and scaling
+  std::size_t mlp_width = 0;  // 0: 4·d_model; SwiGLU: intermediate_size
+  std::size_t kv_heads = 0;   // 0: heads; fewer: grouped-query attention (must divide heads)
+  std::size_t head_dim = 0;   // 0: d_model / heads
+  std::size_t window = 0;     // > 0: a sliding window (query i sees keys i − window < j ≤ i)
+  RopeSpec rope;              // with positional rope: pairing, θ (rope_theta) and scaling
   // Per-linear biases where a family differs from `bias` (unset: `bias`): Qwen2 has q/k/v biases
   // but no o_proj or MLP bias.
   std::optional<bool> qkv_bias, out_bias, mlp_bias;
@@ -252,8 +252,8 @@ class Model {
   AlignedVector<float> d_logits_, d_resid_, d_h_, d_ctx_, d_qkv_, d_fc_, d_gelu_;
   LinearScratch linear_scratch_;
   AttentionScratch attention_scratch_;
-  AttentionShape shape_;   // attention_shape(config_)
-  std::size_t mlp_width_;  // mlp_width(config_)
+  AttentionShape shape_;                                        // attention_shape(config_)
+  std::size_t mlp_width_;                                       // mlp_width(config_)
   std::vector<std::unique_ptr<AttentionLayer>> traced_layers_;  // of the last trace()
 };
 

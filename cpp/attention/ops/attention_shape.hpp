@@ -21,14 +21,16 @@ struct AttentionShape {
     return {heads, heads, d_model / heads, 0};
   }
 
-  std::size_t q_width() const { return heads * head_dim; }     // the queries' and ctx's columns
+  std::size_t q_width() const { return heads * head_dim; }      // the queries' and ctx's columns
   std::size_t kv_width() const { return kv_heads * head_dim; }  // the keys' (and values') columns
   std::size_t row() const { return q_width() + 2 * kv_width(); }
   std::size_t kv_head(std::size_t h) const { return h / (heads / kv_heads); }
   // Column offsets in a qkv row of query head h's q, k and v.
   std::size_t q_offset(std::size_t h) const { return h * head_dim; }
   std::size_t k_offset(std::size_t h) const { return q_width() + kv_head(h) * head_dim; }
-  std::size_t v_offset(std::size_t h) const { return q_width() + kv_width() + kv_head(h) * head_dim; }
+  std::size_t v_offset(std::size_t h) const {
+    return q_width() + kv_width() + kv_head(h) * head_dim;
+  }
   // The first key query i sees.
   std::size_t first_key(std::size_t i) const {
     return window != 0 && i + 1 > window ? i + 1 - window : 0;

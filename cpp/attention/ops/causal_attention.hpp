@@ -1,6 +1,6 @@
 // Causal multi-head (or grouped-query) attention for the models, batched: per (batch, head) the
-// scores Q·Kᵀ/√d_k, the causal (or sliding-window) mask, the softmax and A·V — forward keeping the weights A, and the backward
-// through A·V, the softmax (dS = A ⊙ (dA − rowsum(dA ⊙ A))) and Q·Kᵀ.
+// scores Q·Kᵀ/√d_k, the causal (or sliding-window) mask, the softmax and A·V — forward keeping the
+// weights A, and the backward through A·V, the softmax (dS = A ⊙ (dA − rowsum(dA ⊙ A))) and Q·Kᵀ.
 #pragma once
 
 #include <algorithm>

@@ -51,8 +51,7 @@ void widen(const std::uint16_t* in, float* out, std::size_t count, HalfKind kind
   }
 }
 
-void StoredWeights::rows(std::size_t first, std::size_t count, std::size_t cols,
-                         float* out) const {
+void StoredWeights::rows(std::size_t first, std::size_t count, std::size_t cols, float* out) const {
   if (values != nullptr) {
     std::copy(values + first * cols, values + (first + count) * cols, out);
   } else {

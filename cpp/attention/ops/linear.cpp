@@ -12,8 +12,8 @@ void linear_forward(const float* x, const float* w, const float* b, float* y, st
   linear_forward(x, StoredWeights(w), b, y, m, in, out, scratch);
 }
 
-void linear_forward(const float* x, const StoredWeights& w, const float* b, float* y,
-                    std::size_t m, std::size_t in, std::size_t out, LinearScratch& scratch) {
+void linear_forward(const float* x, const StoredWeights& w, const float* b, float* y, std::size_t m,
+                    std::size_t in, std::size_t out, LinearScratch& scratch) {
   // Output columns [first, first + count) at a time: Wᵀ's columns are W's rows. Each y value is
   // summed over k in the same order whatever the block (matmul_packed's contract).
   const std::size_t panel = kPanelWidth;

@@ -73,8 +73,8 @@ void linear_forward(const float* x, const float* w, const float* b, float* y, st
                     std::size_t in, std::size_t out, LinearScratch& scratch);
 // The same for W as a model stores it (float, or 2-byte values widened as they are packed):
 // bit-identical to the float version on the widened values.
-void linear_forward(const float* x, const StoredWeights& w, const float* b, float* y,
-                    std::size_t m, std::size_t in, std::size_t out, LinearScratch& scratch);
+void linear_forward(const float* x, const StoredWeights& w, const float* b, float* y, std::size_t m,
+                    std::size_t in, std::size_t out, LinearScratch& scratch);
 void linear_backward(const float* dy, const float* x, const float* w, float* dx, float* dw,
                      float* db, std::size_t m, std::size_t in, std::size_t out,
                      LinearScratch& scratch);

@@ -8,7 +8,8 @@
 
 namespace attn {
 
-AddedVocabulary::AddedVocabulary(const std::vector<AddedToken>& tokens, const Normalizer& normalizer)
+AddedVocabulary::AddedVocabulary(const std::vector<AddedToken>& tokens,
+                                 const Normalizer& normalizer)
     : tokens_(tokens) {
   // As the reference builds its map: each token's content, then its normalized content (a later
   // token with the same text wins).
@@ -30,11 +31,13 @@ void AddedVocabulary::add_start(Starts& starts, const std::u32string& text) {
   if (text.empty()) return;
   auto& list = starts[text[0]];
   list.push_back(text);
-  std::stable_sort(list.begin(), list.end(),
-                   [](const std::u32string& a, const std::u32string& b) { return a.size() > b.size(); });
+  std::stable_sort(list.begin(), list.end(), [](const std::u32string& a, const std::u32string& b) {
+    return a.size() > b.size();
+  });
 }
 
-std::vector<std::u32string> AddedVocabulary::split(std::u32string_view text, bool normalized) const {
+std::vector<std::u32string> AddedVocabulary::split(std::u32string_view text,
+                                                   bool normalized) const {
   const Starts& starts = normalized ? normalized_starts_ : raw_starts_;
   std::vector<std::u32string> out;
   if (starts.empty()) {

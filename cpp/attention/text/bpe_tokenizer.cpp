@@ -53,7 +53,8 @@ std::string bytes_of_text(std::string_view entry, char32_t space, bool byte_fall
   }
   if (space == 0) return std::string(entry);
   std::string bytes;
-  for (const char32_t cp : decode_utf8_replacing(entry)) append_utf8(bytes, cp == space ? U' ' : cp);
+  for (const char32_t cp : decode_utf8_replacing(entry))
+    append_utf8(bytes, cp == space ? U' ' : cp);
   return bytes;
 }
 
@@ -88,7 +89,8 @@ void for_each_line(std::string_view text, Each each) {
 
 std::vector<std::string> gpt2_pre_tokenize(std::string_view bytes) {
   std::vector<std::string> pieces;
-  for (const auto& piece : gpt2_split(decode_utf8_replacing(bytes))) pieces.push_back(utf8_of(piece));
+  for (const auto& piece : gpt2_split(decode_utf8_replacing(bytes)))
+    pieces.push_back(utf8_of(piece));
   return pieces;
 }
 
@@ -105,7 +107,8 @@ BpeTokenizer::BpeTokenizer(std::string_view vocab, std::string_view merges) {
                   (row.empty() ? " is empty" : " is longer than 1024 bytes"));
     }
     if (!seen.insert(row).second) {
-      throw Error("the tokenizer's token " + std::to_string(line) + " " + shown(row) + " appears twice");
+      throw Error("the tokenizer's token " + std::to_string(line) + " " + shown(row) +
+                  " appears twice");
     }
     spec.vocab.emplace_back(std::string(row), std::int32_t(line));
   });
@@ -169,7 +172,9 @@ void BpeTokenizer::build(BpeSpec spec, UnicodeNormalize nfc) {
       throw Error(file + " vocab has the token " + shown(token) + " twice");
     }
     const std::string*& slot = place(id);
-    if (slot) throw Error(file + " vocab gives id " + std::to_string(id) + " to both " + shown(*slot) + " and " + shown(token));
+    if (slot)
+      throw Error(file + " vocab gives id " + std::to_string(id) + " to both " + shown(*slot) +
+                  " and " + shown(token));
     slot = &token;
   }
   std::vector<const AddedToken*> added_by_id;
@@ -180,7 +185,8 @@ void BpeTokenizer::build(BpeSpec spec, UnicodeNormalize nfc) {
     }
     const std::string*& slot = place(token.id);
     if (!slot) slot = &token.content;
-    if (added_by_id.size() <= std::size_t(token.id)) added_by_id.resize(std::size_t(token.id) + 1, nullptr);
+    if (added_by_id.size() <= std::size_t(token.id))
+      added_by_id.resize(std::size_t(token.id) + 1, nullptr);
     const AddedToken*& other = added_by_id[std::size_t(token.id)];
     if (other && other->content != token.content) {
       throw Error(file + " added tokens give id " + std::to_string(token.id) + " to both " +
@@ -200,7 +206,8 @@ void BpeTokenizer::build(BpeSpec spec, UnicodeNormalize nfc) {
     if (step.kind == PreTokenizerStep::kMetaspace && !space) space = step.replacement;
   }
   for (const NormalizerStep& step : spec.normalizer) {
-    if (!space && step.kind == NormalizerStep::kReplace && step.text == U" " && step.replacement.size() == 1) {
+    if (!space && step.kind == NormalizerStep::kReplace && step.text == U" " &&
+        step.replacement.size() == 1) {
       space = step.replacement[0];
     }
   }
@@ -222,9 +229,10 @@ void BpeTokenizer::build(BpeSpec spec, UnicodeNormalize nfc) {
     const auto second = vocab_.find(b);
     const auto merged = vocab_.find(a + b);
     if (first == vocab_.end() || second == vocab_.end() || merged == vocab_.end()) {
-      const std::string which = spec.merge_lines.empty()
-                                    ? "tokenizer.json's merges[" + std::to_string(rank) + "]"
-                                    : "the tokenizer's merge line " + std::to_string(spec.merge_lines[rank]);
+      const std::string which =
+          spec.merge_lines.empty()
+              ? "tokenizer.json's merges[" + std::to_string(rank) + "]"
+              : "the tokenizer's merge line " + std::to_string(spec.merge_lines[rank]);
       throw Error(which + " " + shown(a + " " + b) +
                   " joins tokens that are not in the vocabulary (do the merges match it?)");
     }
@@ -241,7 +249,8 @@ void BpeTokenizer::build(BpeSpec spec, UnicodeNormalize nfc) {
   const bool byte_level = pre_tokenizer_.byte_level();
   for (const auto& [token, id] : vocab_) {
     remap_[std::size_t(id)] = final_id(token);
-    bytes_[std::size_t(id)] = byte_level ? bytes_of_byte_level(token) : bytes_of_text(token, space, byte_fallback_);
+    bytes_[std::size_t(id)] =
+        byte_level ? bytes_of_byte_level(token) : bytes_of_text(token, space, byte_fallback_);
   }
   for (std::size_t id = 0; id < added_by_id.size(); ++id) {
     if (added_by_id[id]) bytes_[id] = added_by_id[id]->content;
@@ -249,7 +258,8 @@ void BpeTokenizer::build(BpeSpec spec, UnicodeNormalize nfc) {
 
   // As the reference: a token is known if it is in the vocabulary or an added token's content.
   const auto known = [&](const std::string& token) -> std::int32_t {
-    if (vocab_.count(token) || added_.find_content(decode_utf8_replacing(token))) return final_id(token);
+    if (vocab_.count(token) || added_.find_content(decode_utf8_replacing(token)))
+      return final_id(token);
     return -1;
   };
   byte_ids_.fill(-1);
@@ -261,14 +271,18 @@ void BpeTokenizer::build(BpeSpec spec, UnicodeNormalize nfc) {
   }
   if (spec.unk_token) {
     const std::int32_t id = known(*spec.unk_token);
-    if (id < 0) throw Error(file + " unk_token " + shown(*spec.unk_token) + " is not a token of the vocabulary");
+    if (id < 0)
+      throw Error(file + " unk_token " + shown(*spec.unk_token) +
+                  " is not a token of the vocabulary");
     unk_ = id;
   }
-  const auto special = [&](const std::vector<std::string>& contents, std::vector<std::int32_t>& ids) {
+  const auto special = [&](const std::vector<std::string>& contents,
+                           std::vector<std::int32_t>& ids) {
     for (const std::string& content : contents) {
       const std::int32_t id = final_id(content);
       if (id < 0) {
-        throw Error(file + " post_processor adds " + shown(content) + ", which is not a token of the vocabulary");
+        throw Error(file + " post_processor adds " + shown(content) +
+                    ", which is not a token of the vocabulary");
       }
       ids.push_back(id);
     }
@@ -277,7 +291,8 @@ void BpeTokenizer::build(BpeSpec spec, UnicodeNormalize nfc) {
   special(spec.suffix, suffix_);
 }
 
-void BpeTokenizer::bpe(std::u32string_view word, std::vector<std::int32_t>& ids, bool& last_unknown) const {
+void BpeTokenizer::bpe(std::u32string_view word, std::vector<std::int32_t>& ids,
+                       bool& last_unknown) const {
   if (word.empty()) return;
   const auto push = [&](std::int32_t id) {
     ids.push_back(id);
@@ -285,12 +300,14 @@ void BpeTokenizer::bpe(std::u32string_view word, std::vector<std::int32_t>& ids,
   };
   if (ignore_merges_) {
     const std::string text = utf8_of(word);
-    if (const auto found = vocab_.find(text); found != vocab_.end()) return push(remap_[std::size_t(found->second)]);
+    if (const auto found = vocab_.find(text); found != vocab_.end())
+      return push(remap_[std::size_t(found->second)]);
     if (const AddedToken* added = added_.find_content(word)) return push(added->id);
   }
   struct Symbol {
-    std::int32_t id;     // a vocabulary token's (merges), or -1
-    std::int32_t fixed;  // with id -1: an added token's id, or -1 for a character not in the vocabulary
+    std::int32_t id;  // a vocabulary token's (merges), or -1
+    std::int32_t
+        fixed;  // with id -1: an added token's id, or -1 for a character not in the vocabulary
     char32_t cp;
     std::int32_t prev, next;
     bool alive;
@@ -298,7 +315,8 @@ void BpeTokenizer::bpe(std::u32string_view word, std::vector<std::int32_t>& ids,
   std::vector<Symbol> symbols;
   symbols.reserve(word.size());
   for (std::size_t i = 0; i < word.size(); ++i) {
-    Symbol symbol{-1, -1, word[i], std::int32_t(i) - 1, i + 1 < word.size() ? std::int32_t(i + 1) : -1, true};
+    Symbol symbol{
+        -1, -1, word[i], std::int32_t(i) - 1, i + 1 < word.size() ? std::int32_t(i + 1) : -1, true};
     if (const auto found = char_ids_.find(word[i]); found != char_ids_.end()) {
       symbol.id = found->second;
     } else if (const AddedToken* added = added_.find_content(word.substr(i, 1))) {
@@ -349,8 +367,8 @@ void BpeTokenizer::bpe(std::u32string_view word, std::vector<std::int32_t>& ids,
       std::string bytes;
       append_utf8(bytes, symbol.cp);
       const bool all = byte_fallback_ && std::all_of(bytes.begin(), bytes.end(), [&](char c) {
-        return byte_ids_[static_cast<unsigned char>(c)] >= 0;
-      });
+                         return byte_ids_[static_cast<unsigned char>(c)] >= 0;
+                       });
       if (all) {
         for (const char c : bytes) push(byte_ids_[static_cast<unsigned char>(c)]);
       } else if (unk_) {
@@ -361,12 +379,14 @@ void BpeTokenizer::bpe(std::u32string_view word, std::vector<std::int32_t>& ids,
   }
 }
 
-void BpeTokenizer::encode_words(const std::vector<std::u32string>& words, std::vector<std::int32_t>& ids) const {
+void BpeTokenizer::encode_words(const std::vector<std::u32string>& words,
+                                std::vector<std::int32_t>& ids) const {
   bool last_unknown = false;  // fuse_unk: unknown tokens in a row, within one stretch, are one
   for (const auto& word : words) bpe(word, ids, last_unknown);
 }
 
-std::vector<std::int32_t> BpeTokenizer::encode(std::string_view text, bool add_special_tokens) const {
+std::vector<std::int32_t> BpeTokenizer::encode(std::string_view text,
+                                               bool add_special_tokens) const {
   std::vector<std::int32_t> ids;
   if (add_special_tokens) ids = prefix_;
   // As @huggingface/tokenizers' encode: the text cut at the added tokens matched before

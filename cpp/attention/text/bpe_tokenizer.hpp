@@ -40,7 +40,8 @@ struct BpeSpec {
 
 // The pipeline of Hugging Face's tokenizer.json: added tokens, normalizer, pre-tokenizer, BPE
 // merges by rank (ignore_merges, byte fallback, the unknown token), the post-processor's special
-// tokens. Built from GPT-2's vocabulary and merges files, or from tokenizer.json (tokenizer_json.hpp).
+// tokens. Built from GPT-2's vocabulary and merges files, or from tokenizer.json
+// (tokenizer_json.hpp).
 class BpeTokenizer {
  public:
   // GPT-2's files. vocab: one token per line in id order (line i is id i), in the byte-to-unicode
@@ -88,8 +89,9 @@ class BpeTokenizer {
   std::unordered_map<std::string, std::int32_t> vocab_;  // the vocabulary's tokens as written
   std::unordered_map<char32_t, std::int32_t> char_ids_;  // its one-character tokens
   std::unordered_map<std::uint64_t, Merge> merges_;      // (id a, id b) → rank, merged id
-  std::vector<std::int32_t> remap_;  // vocabulary id → the id given (an added token's, if same text)
-  std::vector<std::string> bytes_;   // id → bytes
+  std::vector<std::int32_t>
+      remap_;  // vocabulary id → the id given (an added token's, if same text)
+  std::vector<std::string> bytes_;            // id → bytes
   std::array<std::int32_t, 256> byte_ids_{};  // <0xNN> tokens for byte fallback, or -1
   std::optional<std::int32_t> unk_;
   bool byte_fallback_ = false;

@@ -11,8 +11,9 @@ namespace attn {
 Normalizer::Normalizer(std::vector<NormalizerStep> steps, UnicodeNormalize nfc)
     : steps_(std::move(steps)), nfc_(std::move(nfc)) {
   if (needs_nfc() && !nfc_) {
-    throw Error("tokenizer.json's normalizer NFC needs Unicode normalization, which this build "
-                "of the core leaves to JavaScript and was not given");
+    throw Error(
+        "tokenizer.json's normalizer NFC needs Unicode normalization, which this build "
+        "of the core leaves to JavaScript and was not given");
   }
 }
 

@@ -85,7 +85,9 @@ void apply(const PreTokenizerStep& step, std::u32string piece, std::size_t secti
 }  // namespace
 
 char32_t byte_to_unicode(std::uint8_t byte) {
-  const auto printable = [](int b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174; };
+  const auto printable = [](int b) {
+    return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+  };
   if (printable(byte)) return byte;
   int rank = 0;  // the others, in byte order, from U+0100
   for (int b = 0; b < byte; ++b) rank += !printable(b);
@@ -130,7 +132,8 @@ std::vector<std::u32string> gpt2_split(std::u32string_view text) {
   return pieces;
 }
 
-std::vector<std::u32string> PreTokenizer::operator()(std::u32string text, std::size_t section) const {
+std::vector<std::u32string> PreTokenizer::operator()(std::u32string text,
+                                                     std::size_t section) const {
   std::vector<std::u32string> pieces;
   pieces.push_back(std::move(text));
   for (const PreTokenizerStep& step : steps_) {

@@ -38,10 +38,18 @@ bool Regex::CharSet::test_positive(char32_t cp) const {
   for (const ClassItem& item : items) {
     bool in = false;
     switch (item.kind) {
-      case ClassItem::kRange: in = cp >= item.first && cp <= item.last; break;
-      case ClassItem::kLetter: in = is_letter(cp); break;
-      case ClassItem::kNumber: in = is_number(cp); break;
-      case ClassItem::kSpace: in = is_white_space(cp); break;
+      case ClassItem::kRange:
+        in = cp >= item.first && cp <= item.last;
+        break;
+      case ClassItem::kLetter:
+        in = is_letter(cp);
+        break;
+      case ClassItem::kNumber:
+        in = is_number(cp);
+        break;
+      case ClassItem::kSpace:
+        in = is_white_space(cp);
+        break;
     }
     if (in != item.negated) return true;
   }
@@ -65,7 +73,8 @@ struct Regex::Term {
 
 class Regex::Parser {
  public:
-  explicit Parser(std::string_view pattern) : source_(pattern), text_(decode_utf8_replacing(pattern)) {}
+  explicit Parser(std::string_view pattern)
+      : source_(pattern), text_(decode_utf8_replacing(pattern)) {}
 
   Term parse() {
     Term term = alternation(false);
@@ -118,16 +127,22 @@ class Regex::Parser {
       return term;
     }
     switch (c) {
-      case U'.': fail("'.'");
-      case U'^': fail("the anchor '^'");
-      case U'$': fail("the anchor '$'");
+      case U'.':
+        fail("'.'");
+      case U'^':
+        fail("the anchor '^'");
+      case U'$':
+        fail("the anchor '$'");
       case U'*':
       case U'+':
-      case U'?': fail("a quantifier with nothing to repeat");
+      case U'?':
+        fail("a quantifier with nothing to repeat");
       case U'{':
       case U'}':
-      case U']': fail(std::string("a bare '") + char(c) + "'");
-      default: break;
+      case U']':
+        fail(std::string("a bare '") + char(c) + "'");
+      default:
+        break;
     }
     ++pos_;
     term.set.items.push_back({ClassItem::kRange, false, c, c});
@@ -185,7 +200,8 @@ class Regex::Parser {
         const ClassItem last = class_atom();
         const bool single = item.kind == ClassItem::kRange && item.first == item.last &&
                             last.kind == ClassItem::kRange && last.first == last.last;
-        if (!single || last.first < item.first) fail("a range that is not from one character to a later one");
+        if (!single || last.first < item.first)
+          fail("a range that is not from one character to a later one");
         item.last = last.first;
       }
       term.set.items.push_back(item);
@@ -209,11 +225,16 @@ class Regex::Parser {
       return ClassItem{ClassItem::kRange, false, cp, cp};
     };
     switch (c) {
-      case U'r': return single(U'\r');
-      case U'n': return single(U'\n');
-      case U't': return single(U'\t');
-      case U'f': return single(U'\f');
-      case U'v': return single(U'\v');
+      case U'r':
+        return single(U'\r');
+      case U'n':
+        return single(U'\n');
+      case U't':
+        return single(U'\t');
+      case U'f':
+        return single(U'\f');
+      case U'v':
+        return single(U'\v');
       case U's':
       case U'S':
         pos_ += 2;
@@ -231,13 +252,15 @@ class Regex::Parser {
         } else if (name == U"N") {
           item.kind = ClassItem::kNumber;
         } else {
-          fail("the property '\\" + std::string(1, char(c)) + "{" + utf8_of(name) + "}' (supported: \\p{L}, \\p{N})");
+          fail("the property '\\" + std::string(1, char(c)) + "{" + utf8_of(name) +
+               "}' (supported: \\p{L}, \\p{N})");
         }
         item.negated = c == U'P';
         pos_ = close + 1;
         return item;
       }
-      default: break;
+      default:
+        break;
     }
     const bool punctuation = c < 0x80 && !((c >= U'0' && c <= U'9') || is_ascii_letter(c));
     if (!punctuation) fail("the escape '\\" + utf8_of(std::u32string(1, c)) + "'");
@@ -273,7 +296,8 @@ class Regex::Parser {
     }
     if (term.kind != Term::kSet) fail("a quantifier on a group");
     ++pos_;
-    if (at(U'?') || at(U'+') || at(U'*') || at(U'{')) fail("a lazy, possessive or repeated quantifier");
+    if (at(U'?') || at(U'+') || at(U'*') || at(U'{'))
+      fail("a lazy, possessive or repeated quantifier");
     term.min = min;
     term.max = max;
   }
@@ -351,7 +375,8 @@ Regex::Regex(std::string_view pattern) {
 std::size_t Regex::run(int index, std::u32string_view text, std::size_t pos) const {
   const Node& node = nodes_[std::size_t(index)];
   switch (node.kind) {
-    case Node::kAccept: return pos;
+    case Node::kAccept:
+      return pos;
     case Node::kSet: {
       std::size_t count = 0;
       while (count < node.max && pos + count < text.size() && node.set.test(text[pos + count])) {

@@ -46,7 +46,7 @@ class Regex {
   };
   struct Node {
     enum Kind { kSet, kAlt, kLook, kAccept } kind = kAccept;
-    CharSet set;                // kSet
+    CharSet set;  // kSet
     std::size_t min = 1, max = 1;
     std::vector<int> branches;  // kAlt
     int body = -1;              // kLook

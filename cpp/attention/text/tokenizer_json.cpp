@@ -15,12 +15,16 @@ namespace {
 constexpr std::int64_t kMaxId = (1 << 20) - 1;
 
 constexpr const char* kModels =
-    "supported: BPE (byte-level as GPT-2, Llama 3, Qwen2 and SmolLM2 ship it, or SentencePiece-style "
+    "supported: BPE (byte-level as GPT-2, Llama 3, Qwen2 and SmolLM2 ship it, or "
+    "SentencePiece-style "
     "as Llama 2, TinyLlama and Mistral)";
-constexpr const char* kNormalizers = "supported: NFC, Prepend, Replace of a string, and a Sequence of these";
+constexpr const char* kNormalizers =
+    "supported: NFC, Prepend, Replace of a string, and a Sequence of these";
 constexpr const char* kPreTokenizers =
-    "supported: ByteLevel, Split (Llama 3's or Qwen2's pattern), Digits, Metaspace, and a Sequence of these";
-constexpr const char* kPostProcessors = "supported: TemplateProcessing, ByteLevel, and a Sequence of these";
+    "supported: ByteLevel, Split (Llama 3's or Qwen2's pattern), Digits, Metaspace, and a Sequence "
+    "of these";
+constexpr const char* kPostProcessors =
+    "supported: TemplateProcessing, ByteLevel, and a Sequence of these";
 
 // The Split patterns this tokenizer knows, as tokenizer.json holds them.
 struct KnownPattern {
@@ -44,7 +48,8 @@ class At {
   At(const json::Value& value, std::string path) : value_(value), path_(std::move(path)) {}
 
   [[noreturn]] void wrong(const std::string& expected) const {
-    throw Error("tokenizer.json's " + path_ + " must be " + expected + ", got " + json::kind_name(value_));
+    throw Error("tokenizer.json's " + path_ + " must be " + expected + ", got " +
+                json::kind_name(value_));
   }
   [[noreturn]] void unsupported(const std::string& what, const std::string& supported) const {
     throw Error("tokenizer.json's " + path_ + " " + what + " is not supported; " + supported);
@@ -72,7 +77,8 @@ class At {
   }
   std::int32_t id() const {
     const json::Number* number = value_.number();
-    if (!number || !number->integral || number->negative || !number->exact || number->magnitude > std::uint64_t(kMaxId)) {
+    if (!number || !number->integral || number->negative || !number->exact ||
+        number->magnitude > std::uint64_t(kMaxId)) {
       wrong("a token id (an integer from 0 to " + std::to_string(kMaxId) + ")");
     }
     return std::int32_t(number->magnitude);
@@ -121,16 +127,19 @@ void read_normalizer(const At& at, std::vector<NormalizerStep>& steps) {
   } else if (type == "NFC") {
     steps.push_back({NormalizerStep::kNfc, {}, {}});
   } else if (type == "Prepend") {
-    steps.push_back({NormalizerStep::kPrepend, decode_utf8_replacing(at.need("prepend").string()), {}});
+    steps.push_back(
+        {NormalizerStep::kPrepend, decode_utf8_replacing(at.need("prepend").string()), {}});
   } else if (type == "Replace") {
     const At pattern = at.need("pattern");
     const auto string = pattern.member("String");
     if (!string) {
       const auto regex = pattern.member("Regex");
-      pattern.unsupported(regex && regex->value().string() ? "Regex " + quoted(regex->string()) : std::string("kind"),
+      pattern.unsupported(regex && regex->value().string() ? "Regex " + quoted(regex->string())
+                                                           : std::string("kind"),
                           "a Replace normalizer replaces a String");
     }
-    if (string->string().empty()) pattern.unsupported("String ''", "a Replace normalizer replaces a non-empty String");
+    if (string->string().empty())
+      pattern.unsupported("String ''", "a Replace normalizer replaces a non-empty String");
     steps.push_back({NormalizerStep::kReplace, decode_utf8_replacing(string->string()),
                      decode_utf8_replacing(at.need("content").string())});
   } else {
@@ -156,7 +165,8 @@ void read_pre_tokenizer(const At& at, std::vector<PreTokenizerStep>& steps) {
     const auto regex = pattern.member("Regex");
     if (!regex) {
       const auto string = pattern.member("String");
-      pattern.unsupported(string && string->value().string() ? "String " + quoted(string->string()) : std::string("kind"),
+      pattern.unsupported(string && string->value().string() ? "String " + quoted(string->string())
+                                                             : std::string("kind"),
                           "a Split pre-tokenizer's pattern is a Regex: Llama 3's or Qwen2's");
     }
     const std::string& source = regex->string();
@@ -164,11 +174,13 @@ void read_pre_tokenizer(const At& at, std::vector<PreTokenizerStep>& steps) {
       if (source == known.pattern) step.regex = std::make_shared<const Regex>(source);
     }
     if (!step.regex) {
-      regex->unsupported(quoted(source), "supported: Llama 3's pattern " + quoted(kPatterns[0].pattern) +
+      regex->unsupported(quoted(source), "supported: Llama 3's pattern " +
+                                             quoted(kPatterns[0].pattern) +
                                              " and Qwen2's (the same with \\p{N} for \\p{N}{1,3})");
     }
     const std::string behavior = at.text("behavior");
-    if (behavior != "Isolated") at.need("behavior").unsupported(quoted(behavior), "supported: 'Isolated'");
+    if (behavior != "Isolated")
+      at.need("behavior").unsupported(quoted(behavior), "supported: 'Isolated'");
     if (at.flag("invert", false)) at.need("invert").unsupported("true", "supported: false");
   } else if (type == "Digits") {
     step.kind = PreTokenizerStep::kDigits;
@@ -192,7 +204,8 @@ void read_pre_tokenizer(const At& at, std::vector<PreTokenizerStep>& steps) {
         scheme->unsupported(quoted(name), "supported: 'first', 'always', 'never'");
       }
     } else {  // older files: add_prefix_space
-      step.prepend = at.flag("add_prefix_space", true) ? PreTokenizerStep::kAlways : PreTokenizerStep::kNever;
+      step.prepend =
+          at.flag("add_prefix_space", true) ? PreTokenizerStep::kAlways : PreTokenizerStep::kNever;
     }
     step.split = at.flag("split", true);
   } else {
@@ -202,12 +215,14 @@ void read_pre_tokenizer(const At& at, std::vector<PreTokenizerStep>& steps) {
 }
 
 // The special tokens a post-processor puts around the text (by content).
-void read_post_processor(const At& at, std::vector<std::string>& prefix, std::vector<std::string>& suffix) {
+void read_post_processor(const At& at, std::vector<std::string>& prefix,
+                         std::vector<std::string>& suffix) {
   const std::string type = at.type();
   if (type == "ByteLevel") return;  // offsets only
   if (type == "Sequence") {
     const At list = at.need("processors");
-    for (std::size_t i = 0; i < list.array().size(); ++i) read_post_processor(list.item(i), prefix, suffix);
+    for (std::size_t i = 0; i < list.array().size(); ++i)
+      read_post_processor(list.item(i), prefix, suffix);
     return;
   }
   if (type != "TemplateProcessing") at.unsupported("type " + quoted(type), kPostProcessors);
@@ -220,13 +235,15 @@ void read_post_processor(const At& at, std::vector<std::string>& prefix, std::ve
       (sequence ? after : before).push_back(special->need("id").string());
     } else if (const auto seq = item.member("Sequence")) {
       const std::string id = seq->need("id").string();
-      if (id != "A" || sequence) seq->need("id").unsupported(quoted(id), "a single text's template holds sequence 'A' once");
+      if (id != "A" || sequence)
+        seq->need("id").unsupported(quoted(id), "a single text's template holds sequence 'A' once");
       sequence = true;
     } else {
       item.wrong("{ SpecialToken } or { Sequence }");
     }
   }
-  if (!sequence) single.unsupported("without sequence 'A'", "a template holds the text as sequence 'A'");
+  if (!sequence)
+    single.unsupported("without sequence 'A'", "a template holds the text as sequence 'A'");
   // a later processor wraps what the earlier ones made
   prefix.insert(prefix.begin(), before.begin(), before.end());
   suffix.insert(suffix.end(), after.begin(), after.end());
@@ -237,20 +254,24 @@ void read_model(const At& model, BpeSpec& spec) {
   if (const auto type = model.member("type")) {
     if (type->string() != "BPE") type->unsupported(quoted(type->string()), kModels);
   } else if (!model.member("merges")) {
-    throw Error(std::string("tokenizer.json's model has no type and no merges: it is not BPE; ") + kModels);
+    throw Error(std::string("tokenizer.json's model has no type and no merges: it is not BPE; ") +
+                kModels);
   }
   if (const auto dropout = model.member("dropout"); dropout && !dropout->null()) {
     const json::Number* number = dropout->value().number();
     if (!number) dropout->wrong("null or a number");
     if (number->value() != 0.0) {
-      dropout->unsupported(number->text, "BPE dropout makes tokenizing random (it is for training); supported: null");
+      dropout->unsupported(
+          number->text,
+          "BPE dropout makes tokenizing random (it is for training); supported: null");
     }
   }
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     const std::string value = model.text(key);
     if (!value.empty()) model.need(key).unsupported(quoted(value), "supported: null or ''");
   }
-  if (const auto unk = model.member("unk_token"); unk && !unk->null()) spec.unk_token = unk->string();
+  if (const auto unk = model.member("unk_token"); unk && !unk->null())
+    spec.unk_token = unk->string();
   spec.fuse_unk = model.flag("fuse_unk", false);
   spec.byte_fallback = model.flag("byte_fallback", false);
   spec.ignore_merges = model.flag("ignore_merges", false);
@@ -258,7 +279,8 @@ void read_model(const At& model, BpeSpec& spec) {
   const At vocab = model.need("vocab");
   spec.vocab.reserve(vocab.object().size());
   for (const json::Member& member : vocab.object()) {
-    spec.vocab.emplace_back(member.key, At(member.value, "model.vocab[" + quoted(member.key) + "]").id());
+    spec.vocab.emplace_back(member.key,
+                            At(member.value, "model.vocab[" + quoted(member.key) + "]").id());
   }
   const At merges = model.need("merges");
   spec.merges.reserve(merges.array().size());
@@ -268,7 +290,8 @@ void read_model(const At& model, BpeSpec& spec) {
       const std::size_t space = line->find(' ');
       if (space == std::string::npos || space == 0 || space + 1 == line->size() ||
           line->find(' ', space + 1) != std::string::npos) {
-        throw Error("tokenizer.json's " + merge.path() + " " + quoted(*line) + " is not two tokens separated by a space");
+        throw Error("tokenizer.json's " + merge.path() + " " + quoted(*line) +
+                    " is not two tokens separated by a space");
       }
       spec.merges.emplace_back(line->substr(0, space), line->substr(space + 1));
     } else if (merge.value().array() && merge.array().size() == 2) {
@@ -285,9 +308,11 @@ BpeSpec tokenizer_json_spec(std::string_view text) {
   if (const std::size_t bad = first_invalid_utf8(text); bad != std::string_view::npos) {
     throw Error("tokenizer.json is not valid UTF-8 (at byte " + std::to_string(bad) + ")");
   }
-  const json::Value document = json::parse(text, {"tokenizer.json is not valid JSON", "tokenizer.json"});
+  const json::Value document =
+      json::parse(text, {"tokenizer.json is not valid JSON", "tokenizer.json"});
   if (!document.object()) {
-    throw Error(std::string("tokenizer.json must be a JSON object, got ") + json::kind_name(document));
+    throw Error(std::string("tokenizer.json must be a JSON object, got ") +
+                json::kind_name(document));
   }
   const At root(document, "");
   const auto at = [&](std::string_view key) { return root.member(key); };
@@ -303,7 +328,8 @@ BpeSpec tokenizer_json_spec(std::string_view text) {
       AddedToken token;
       token.id = item.need("id").id();
       token.content = item.need("content").string();
-      if (token.content.empty()) throw Error("tokenizer.json's " + item.path() + ".content is empty");
+      if (token.content.empty())
+        throw Error("tokenizer.json's " + item.path() + ".content is empty");
       token.special = item.flag("special", false);
       token.lstrip = item.flag("lstrip", false);
       token.rstrip = item.flag("rstrip", false);

@@ -8,8 +8,8 @@
 
 namespace attn {
 
-// The BpeSpec of tokenizer.json's text: a BPE model (byte-level as GPT-2, Llama 3, Qwen2 and SmolLM2
-// ship it, or SentencePiece-style as Llama 2, TinyLlama and Mistral) with its added tokens,
+// The BpeSpec of tokenizer.json's text: a BPE model (byte-level as GPT-2, Llama 3, Qwen2 and
+// SmolLM2 ship it, or SentencePiece-style as Llama 2, TinyLlama and Mistral) with its added tokens,
 // normalizer, pre-tokenizer and post-processor. Nothing in the file is run: a Split regex must be
 // one of the known patterns. Throws attn::Error for invalid UTF-8 or JSON (naming the
 // byte), a wrong type (naming the key and what it must be), or a kind this tokenizer does not
