@@ -63,10 +63,17 @@ export function writeSafetensors(tensors, metadata = undefined) {
     parts.push(bytes);
     offset += bytes.length;
   }
+  return assembleSafetensors(header, parts);
+}
+
+// A file from its header object and its tensors' bytes in order: the header's length, the JSON
+// (padded to 8 bytes), the data.
+function assembleSafetensors(header, parts) {
   let json = JSON.stringify(header);
   while ((8 + json.length) % 8 !== 0) json += ' ';
   const jsonBytes = new TextEncoder().encode(json);
-  const out = new Uint8Array(8 + jsonBytes.length + offset);
+  const size = parts.reduce((sum, p) => sum + p.length, 0);
+  const out = new Uint8Array(8 + jsonBytes.length + size);
   new DataView(out.buffer).setBigUint64(0, BigInt(jsonBytes.length), true);
   out.set(jsonBytes, 8);
   let at = 8 + jsonBytes.length;
@@ -101,19 +108,6 @@ export function splitSafetensors(bytes, shardOf, names) {
     total += b - a;
     weightMap[name] = names[shardOf(name)];
   }
-  const files = shards.map(({ header: h, parts, size }) => {
-    let json = JSON.stringify({ __metadata__: { format: 'pt' }, ...h });
-    while ((8 + json.length) % 8 !== 0) json += ' ';
-    const jsonBytes = new TextEncoder().encode(json);
-    const out = new Uint8Array(8 + jsonBytes.length + size);
-    new DataView(out.buffer).setBigUint64(0, BigInt(jsonBytes.length), true);
-    out.set(jsonBytes, 8);
-    let at = 8 + jsonBytes.length;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
-  });
+  const files = shards.map(({ header: h, parts }) => assembleSafetensors({ __metadata__: { format: 'pt' }, ...h }, parts));
   return { files, index: { metadata: { total_size: total }, weight_map: weightMap } };
 }

@@ -70,16 +70,7 @@ TEST_CASE("GPT-2 checkpoints match PyTorch's GPT-2 to float32 precision", "[gpt2
     const auto& config = model->config();
     CHECK(config.tied);
     CHECK(config.gelu == attn::GeluKind::Tanh);
-    std::vector<std::int32_t> ids;
-    for (const double id : expected.f64("ids")) ids.push_back(std::int32_t(id));
-    const auto out = model->forward(ids, 1, ids.size());
-    require_as_accurate_as_torch(out.logits, expected.f64("logits32"), expected.f64("logits64"),
-                                 "logits");
-    for (std::size_t l = 0; l < config.layers; ++l) {
-      const std::string layer = std::to_string(l);
-      require_as_accurate_as_torch(out.attention[l], expected.f64("attn32." + layer),
-                                   expected.f64("attn64." + layer), "attention of layer " + layer);
-    }
+    require_golden_forward(*model, expected);
   }
 }
 

@@ -70,12 +70,6 @@ std::vector<std::uint8_t> edited(const std::string& name, Edit edit) {
   return st::write(tensors);
 }
 
-std::vector<std::int32_t> ids_of(const st::File& expected) {
-  std::vector<std::int32_t> ids;
-  for (const double id : expected.f64("ids")) ids.push_back(std::int32_t(id));
-  return ids;
-}
-
 }  // namespace
 
 TEST_CASE("Llama, Qwen2 and Mistral checkpoints match transformers' eager forward in PyTorch",
@@ -100,15 +94,7 @@ TEST_CASE("Llama, Qwen2 and Mistral checkpoints match transformers' eager forwar
     CHECK(config.norm == attn::NormKind::RmsNorm);
     CHECK(config.mlp_kind == attn::MlpKind::SwiGlu);
     CHECK(config.rope.pairing == attn::RopePairing::RotateHalf);
-    const auto ids = ids_of(expected);
-    const auto out = model->forward(ids, 1, ids.size());
-    require_as_accurate_as_torch(out.logits, expected.f64("logits32"), expected.f64("logits64"),
-                                 "logits");
-    for (std::size_t l = 0; l < config.layers; ++l) {
-      const std::string layer = std::to_string(l);
-      require_as_accurate_as_torch(out.attention[l], expected.f64("attn32." + layer),
-                                   expected.f64("attn64." + layer), "attention of layer " + layer);
-    }
+    require_golden_forward(*model, expected);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attention/io/safetensors.hpp"
+#include "attention/model/model.hpp"
 
 #ifndef ATTN_TEST_DATA_DIR
 #error "ATTN_TEST_DATA_DIR must be defined (CMake sets it to tests/data for attention_tests)"
@@ -154,4 +155,19 @@ void require_as_accurate_as_torch(const Ours& ours, const std::vector<double>& t
   const double bound = std::max(4.0 * e_torch, 1e-6 * scale);
   INFO("our error " << e_ours << ", PyTorch float32's " << e_torch << ", float64 norm " << scale);
   CHECK(e_ours <= bound);
+}
+
+// A loaded checkpoint's forward on a golden file's ids against PyTorch's logits and every
+// layer's attention (the golden rule above).
+inline void require_golden_forward(attn::Model& model, const attn::safetensors::File& expected) {
+  std::vector<std::int32_t> ids;
+  for (const double id : expected.f64("ids")) ids.push_back(std::int32_t(id));
+  const auto out = model.forward(ids, 1, ids.size());
+  require_as_accurate_as_torch(out.logits, expected.f64("logits32"), expected.f64("logits64"),
+                               "logits");
+  for (std::size_t l = 0; l < model.config().layers; ++l) {
+    const std::string layer = std::to_string(l);
+    require_as_accurate_as_torch(out.attention[l], expected.f64("attn32." + layer),
+                                 expected.f64("attn64." + layer), "attention of layer " + layer);
+  }
 }
