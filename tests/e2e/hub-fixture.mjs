@@ -2,8 +2,8 @@
 // (tests/hub/stand-in.mjs; no test reaches the internet), and the comparison of the Your model
 // view's drawn heads with the JS API's attention: shared by tests/e2e/hub.test.mjs (Chromium,
 // playwright) and tests/e2e/engines/checks.mjs (Chromium, Firefox and WebKit, scripts/lib/drivers.mjs).
-// Also the Llama-family files of tests/e2e/hub.test.mjs and yourmodel.test.mjs: the golden tiny
-// checkpoints of tests/data/llama (Mistral split into shards with its index) and a random
+// Also the Llama-family files of tests/e2e/hub.test.mjs, yourmodel.test.mjs and the engines' checks: the golden tiny
+// checkpoints of tests/data/llama (Mistral split into shards with its index; the stand-in's repos of them) and a random
 // grouped-query Llama, each with a small tokenizer.json of its own (letters, Llama 2's '▁' for a space).
 import assert from 'node:assert/strict';
 import { llamaGolden, smallGpt2Files } from '../js/checkpoint-support.mjs';
@@ -106,6 +106,26 @@ export function qwen2Bf16() {
   const { weights, config } = llamaGolden('qwen2-bf16');
   return { config, tokenizer: tinyTokenizer(config.vocab_size), weights,
     sizes: { layers: config.num_hidden_layers, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads } };
+}
+
+/** tests/data/llama's Llama 3 (2 layers × 4 heads, head_dim 24, rope_scaling 'llama3', biases, tied): { config, tokenizer, weights, sizes }. */
+export function llama3F32() {
+  const { weights, config } = llamaGolden('llama3-f32');
+  return { config, tokenizer: tinyTokenizer(config.vocab_size), weights,
+    sizes: { layers: config.num_hidden_layers, heads: config.num_attention_heads, kvHeads: config.num_key_value_heads } };
+}
+
+/**
+ * The stand-in's Llama-family repos (startSmallHub's `more`): 'org/mistral-sharded' (no
+ * model.safetensors: its index and two shards) and 'org/qwen2-bf16' (model.safetensors in BF16),
+ * each with config.json and tokenizer.json.
+ */
+export function llamaHubRepos(mistral = shardedMistral(), qwen2 = qwen2Bf16()) {
+  return {
+    'org/mistral-sharded': { 'config.json': mistral.config, 'tokenizer.json': mistral.tokenizer, 'model.safetensors.index.json': mistral.index,
+      ...Object.fromEntries(mistral.names.map((name, i) => [name, mistral.shards[i]])) },
+    'org/qwen2-bf16': { 'config.json': qwen2.config, 'tokenizer.json': qwen2.tokenizer, 'model.safetensors': qwen2.weights },
+  };
 }
 
 /**

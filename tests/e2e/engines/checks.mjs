@@ -8,7 +8,10 @@
 // embed's model="induction" draws the trained head from file:// and under the strict CSP; Your model
 // loads a GPT-2-family repo by Hub id from the local stand-in of the Hub (tests/hub/stand-in.mjs: its
 // redirect to a second origin followed, the weights read by Range) and draws every head as the API
-// does, under the strict CSP plus the stand-in's two loopback origins. Errors and requests are recorded in the page
+// does, under the strict CSP plus the stand-in's two loopback origins; Your model loads the Llama family — a
+// sharded Mistral and a BF16 Qwen2 by Hub id from the same stand-in, a Llama 3 (its rope_scaling, head dim 24)
+// from files — each head drawn as the JS API computes it, the K/V groups and the family named, and the
+// API's Qwen2 in the page within the golden rule of PyTorch (tests/data/llama). Errors and requests are recorded in the page
 // (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches are not seen.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,8 +21,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { STRICT_CSP, strictCspAlso } from '../../../scripts/lib/csp.mjs';
 import { heatmapTable, screenshotDir, serveDist, withRandomWeights } from '../browser.mjs';
-import { apiHubCheckpoint, assertHeadsDrawn, headFigure, SMALL_GPT2, SMALL_ID, startSmallHub } from '../hub-fixture.mjs';
-import { smallGpt2Files } from '../../js/checkpoint-support.mjs';
+import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, headFigure, llama3F32, llamaHubRepos, qwen2Bf16, shardedMistral,
+  SMALL_GPT2, SMALL_ID, startSmallHub } from '../hub-fixture.mjs';
+import { assertAsAccurate, llamaGolden, smallGpt2Files } from '../../js/checkpoint-support.mjs';
 import { launchEngine } from '../../../scripts/lib/drivers.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -184,13 +188,16 @@ const inspected = ([row, col]) => {
 // stand-in of the Hub serves; as the Chromium suite's tests/e2e/yourmodel.test.mjs).
 function gpt2Files() {
   const { weights, config, vocab, merges } = smallGpt2Files(SMALL_GPT2);
-  const base64 = (content) => Buffer.from(content).toString('base64');
-  return [
-    { name: 'model.safetensors', type: 'application/octet-stream', base64: base64(weights) },
-    { name: 'config.json', type: 'application/json', base64: base64(JSON.stringify(config)) },
-    { name: 'vocab.json', type: 'application/json', base64: base64(JSON.stringify(vocab)) },
-    { name: 'merges.txt', type: 'text/plain', base64: base64(merges) },
-  ];
+  return asFiles({ 'model.safetensors': weights, 'config.json': config, 'vocab.json': vocab, 'merges.txt': merges });
+}
+
+/** Files for pickFiles and apiCheckpoint: { name: bytes | text | object (as JSON) } → [{ name, type, base64 }]. */
+function asFiles(contents) {
+  return Object.entries(contents).map(([name, content]) => {
+    const bytes = content instanceof Uint8Array ? content : Buffer.from(typeof content === 'string' ? content : JSON.stringify(content));
+    const type = name.endsWith('.json') ? 'application/json' : name.endsWith('.txt') ? 'text/plain' : 'application/octet-stream';
+    return { name, type, base64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
+  });
 }
 
 /** Picks `files` ({ name, type, base64 }) in the file input `selector`, as a reader's picker does. */
@@ -205,19 +212,45 @@ function pickFiles({ selector, files }) {
   input.dispatchEvent(new Event('change', { bubbles: true }));
 }
 
-/** The public API in the page on the same files: each layer's attention for `text`. */
+/**
+ * The public API in the page on the same files (model.safetensors, config.json, and tokenizer.json
+ * or vocab.json + merges.txt): the family and each layer's attention for `text`.
+ */
 async function apiCheckpoint({ files, text }) {
   const bytes = (name) => Uint8Array.from(atob(files.find((f) => f.name === name).base64), (c) => c.charCodeAt(0));
   const json = (name) => JSON.parse(new TextDecoder().decode(bytes(name)));
   const { loadAttentionLens } = await import('/attention-lens.mjs');
   const lens = await loadAttentionLens();
-  const gpt = await lens.loadCheckpoint({ weights: new Blob([bytes('model.safetensors')]), config: json('config.json'),
-    tokenizer: { vocab: json('vocab.json'), merges: new TextDecoder().decode(bytes('merges.txt')) } });
+  const tokenizer = files.some((f) => f.name === 'tokenizer.json') ? json('tokenizer.json')
+    : { vocab: json('vocab.json'), merges: new TextDecoder().decode(bytes('merges.txt')) };
+  const gpt = await lens.loadCheckpoint({ weights: new Blob([bytes('model.safetensors')]), config: json('config.json'), tokenizer });
   const { ids } = gpt.tokenize(text);
   const { attention } = gpt.forward(ids, { n: ids.length });
-  const out = { n: ids.length, attention: attention.map((a) => Array.from(a)) };
+  const out = { n: ids.length, family: gpt.family, attention: attention.map((a) => Array.from(a)) };
   gpt.dispose();
   return out;
+}
+
+/** The public API in the page on a golden checkpoint's files (model.safetensors, config.json): its forward of `ids`. */
+async function apiGoldenForward({ files, ids }) {
+  const bytes = (name) => Uint8Array.from(atob(files.find((f) => f.name === name).base64), (c) => c.charCodeAt(0));
+  const { loadAttentionLens } = await import('/attention-lens.mjs');
+  const lens = await loadAttentionLens();
+  const m = await lens.loadCheckpoint({ weights: new Blob([bytes('model.safetensors')]),
+    config: JSON.parse(new TextDecoder().decode(bytes('config.json'))) });
+  const { logits, attention } = m.forward(Int32Array.from(ids), { n: ids.length });
+  const out = { family: m.family, logits: Array.from(logits), attention: attention.map((a) => Array.from(a)) };
+  m.dispose();
+  return out;
+}
+
+/** In the page: once the Your model view's load `loads` has ended (counted, or refused), what it shows; else null. */
+function modelLoadEnded(loads) {
+  const error = document.querySelector('#model-error');
+  return (document.body.dataset.modelLoads === String(loads) || !error.hidden) && {
+    loads: document.body.dataset.modelLoads, error: error.hidden ? null : error.textContent,
+    status: document.querySelector('#model-status').textContent, facts: document.querySelector('#model-facts').textContent,
+  };
 }
 
 /** In the page: each <attention-lens>'s status, title and drawn table, once all are done; else null. */
@@ -276,7 +309,8 @@ export function engineSuite(engineName) {
     mkdirSync(screenshotDir, { recursive: true });
     live.fileUrl = fileFixture();
     live.modelPost = modelFixture();
-    live.hub = await startSmallHub();
+    live.llama = { mistral: shardedMistral(), qwen2: qwen2Bf16(), llama3: llama3F32() };
+    live.hub = await startSmallHub(llamaHubRepos(live.llama.mistral, live.llama.qwen2));
     [live.plain, live.strict, live.blog, live.models, live.hubbed, live.engine] = await Promise.all([serveDist({ probe: PROBE }),
       serveDist({ csp: true, probe: PROBE }), serveDist({ csp: blogPolicy(), probe: PROBE }),
       serveDist({ csp: true, probe: PROBE, dir: live.modelPost.dir }),
@@ -586,6 +620,80 @@ export function engineSuite(engineName) {
     const api = await page.evaluate(apiHubCheckpoint, { hub: SMALL_ID, endpoint: hub.endpoint, text });
     await assertHeadsDrawn(drawnHead(page), SMALL_GPT2, api);
     await page.screenshot(shot('yourmodel-hub'));
+    await clean(page, { allow: [hub.endpoint, hub.storage] });
+  }));
+
+  test(`${engineName}: Your model loads the Llama family — a sharded Mistral and a BF16 Qwen2 by Hub id from the stand-in, a Llama 3 from files — every head drawn as the JS API computes it, the K/V groups drawn and the family named; the API's Qwen2 in the page within PyTorch's golden rule`, () => withPage(async (page) => {
+    const { hub, hubbed, llama } = live;
+    hub.reset();
+    await page.goto(`${hubbed.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+    await page.waitFor(() => document.body.dataset.modelReady === 'true' && document.body.dataset.modelName === 'english', null, 30000,
+      'the Your model view');
+    const text = await page.evaluate(() => document.querySelector('#model-text').value);
+    const groups = async () => (await page.evaluate(drawnGroups)).map((layer) => layer.map(({ canvases, ...g }) => g));
+    let loads = 0;
+    const loaded = async (what) => {
+      const ended = await page.waitFor(modelLoadEnded, ++loads, 30000, `the load of ${what}`);
+      assert.deepEqual([ended.loads, ended.error], [String(loads), null], `the load of ${what}`);
+      return ended;
+    };
+    const byId = async (id) => {
+      await page.fill('#model-hub-id', id);
+      await page.click('#model-hub-load');
+      return loaded(id);
+    };
+    const from = `from ${hub.endpoint}: `;
+
+    // A sharded Mistral by id: model.safetensors is 404, then its index, then each shard (302 to the second origin, read by Range).
+    let ended = await byId('org/mistral-sharded');
+    assert.ok(ended.status.startsWith(`org/mistral-sharded ${from}3 layers × 4 heads · d_model 64 · 80 tokens · context 64 · wasm memory`), ended.status);
+    assert.equal(ended.facts,
+      'Mistral · 3 layers · 4 query heads sharing 2 K/V heads · head dim 16 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 10000) · sliding window 5');
+    const seen = hub.requests.map(({ server, method, path, status }) => ({ server, method, path, status }));
+    assert.ok(seen.some((r) => r.server === 'hub' && r.path === '/org/mistral-sharded/resolve/main/model.safetensors' && r.status === 404),
+      JSON.stringify(seen));
+    assert.equal(hub.count('hub', '/org/mistral-sharded/resolve/main/model.safetensors.index.json', 'GET'), 1);
+    for (const name of llama.mistral.names) {
+      assert.ok(seen.some((r) => r.server === 'hub' && r.path === `/org/mistral-sharded/resolve/main/${name}` && r.status === 302) &&
+        seen.some((r) => r.server === 'storage' && r.path === `/lfs/org/mistral-sharded/main/${name}` && r.status === 206), `${name}: ${JSON.stringify(seen)}`);
+    }
+    const mistral = await page.evaluate(apiHubCheckpoint, { hub: 'org/mistral-sharded', endpoint: hub.endpoint, text });
+    await assertHeadsDrawn(drawnHead(page), llama.mistral.sizes, mistral);
+    assert.deepEqual(await groups(), expectedGroups(llama.mistral.sizes));
+
+    // A Qwen2 in BF16 by id: one K/V head for its 4 query heads, one group per layer.
+    ended = await byId('org/qwen2-bf16');
+    assert.ok(ended.status.startsWith(`org/qwen2-bf16 ${from}2 layers × 4 heads · d_model 64 · 72 tokens · context 128 · wasm memory`), ended.status);
+    assert.equal(ended.facts,
+      'Qwen2 · 2 layers · 4 query heads sharing 1 K/V head · head dim 16 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 1000000) · tied embeddings');
+    const qwen2 = await page.evaluate(apiHubCheckpoint, { hub: 'org/qwen2-bf16', endpoint: hub.endpoint, text });
+    await assertHeadsDrawn(drawnHead(page), llama.qwen2.sizes, qwen2);
+    assert.deepEqual(await groups(), expectedGroups(llama.qwen2.sizes));
+    await page.screenshot(shot('yourmodel-llama-hub'));
+
+    // A Llama 3 (rope_scaling 'llama3', head dim 24) from files: every head its own K/V head, no groups.
+    const files = asFiles({ 'model.safetensors': llama.llama3.weights, 'config.json': llama.llama3.config, 'tokenizer.json': llama.llama3.tokenizer });
+    await page.evaluate(pickFiles, { selector: '#model-files', files });
+    ended = await loaded('the Llama 3 files');
+    assert.match(ended.status, /^model\.safetensors: .* 2 layers × 4 heads · d_model 64 · 64 tokens · context 64 · wasm memory/);
+    assert.equal(ended.facts,
+      'Llama · 2 layers · 4 heads · head dim 24 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 500000, Llama 3 scaling) · tied embeddings');
+    const llama3 = await page.evaluate(apiCheckpoint, { files, text });
+    assert.equal(llama3.family, 'llama');
+    await assertHeadsDrawn(drawnHead(page), llama.llama3.sizes, llama3);
+    assert.deepEqual(await groups(), [[], []], 'no K/V groups when every query head has its own');
+    await page.screenshot(shot('yourmodel-llama-files'));
+
+    // PyTorch: the golden Qwen2 in BF16 through the API in this page, on the golden ids: logits and
+    // every layer's attention within 4× PyTorch float32's error from float64 (or 1e-6 of its norm).
+    const golden = llamaGolden('qwen2-bf16');
+    const ids = Array.from(golden.expected.ids.data, Number);
+    const ours = await page.evaluate(apiGoldenForward, { files: asFiles({ 'model.safetensors': golden.weights, 'config.json': golden.config }), ids });
+    assert.equal(ours.family, 'qwen2');
+    assertAsAccurate(ours.logits, golden.expected.logits32.data, golden.expected.logits64.data, `${engineName}: qwen2-bf16 logits`);
+    assert.equal(ours.attention.length, Number(golden.metadata.layers));
+    ours.attention.forEach((a, l) => assertAsAccurate(a, golden.expected[`attn32.${l}`].data, golden.expected[`attn64.${l}`].data,
+      `${engineName}: qwen2-bf16 layer ${l}'s attention`));
     await clean(page, { allow: [hub.endpoint, hub.storage] });
   }));
 }
