@@ -265,5 +265,16 @@ test('Your model: a sharded Llama-family checkpoint from files, ordered by its i
   assert.deepEqual([drawn.step, drawn.head, drawn.values.length], ['weights', 2, n]);
   drawn.values.flat().forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-4 + 1e-3 * Math.abs(want[i]), `cell ${i}: drawn ${v}, API ${want[i]}`));
   await page.screenshot({ path: join(screenshotDir, 'walkthrough-mistral-gqa.png'), fullPage: true });
+  // The layer's own steps: its RMSNorm input, Q/K/V with shared K/V heads, rotate-half RoPE, its window.
+  const stageText = async (id) => {
+    await page.click(`#stage-list [data-stage="${id}"]`);
+    await page.waitForFunction((s) => document.querySelector('#stage-list [aria-current="step"]')?.dataset.stage === s, id);
+    return `${await page.textContent('#stage-title')}: ${await page.textContent('#stage-text')}`;
+  };
+  assert.equal(await page.textContent('#stage-list [data-stage="embedding"]'), '1. Input');
+  assert.match(await stageText('embedding'), /^The layer's input: .*RMSNorm \(x · rsqrt/);
+  assert.match(await stageText('qkv'), /4 query heads share 2 key\/value heads/);
+  assert.match(await stageText('rope'), /rotate_half.*θ base 10000/);
+  assert.match(await stageText('masked'), /query i sees only keys i − 5 < j ≤ i/);
   assert.deepEqual(problems(), []);
 });

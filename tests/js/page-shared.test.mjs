@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 
 import { catalogOf, pageMasks, queryKeySteps, stepEquation, stepInfo } from '../../web/shared/catalog.js';
 import { createEngine } from '../../web/shared/engine.js';
-import { STAGES, stageById } from '../../web/shared/stages.js';
+import { STAGES, stageById, stageFor } from '../../web/shared/stages.js';
 import { DEFAULTS, makeSchema } from '../../web/shared/state.js';
 import { createStore } from '../../web/shared/store.js';
 import { availableStages, cellWords, pickStage, settingsSummary, stageNeeds, stepsOfStage, walkthroughSteps,
@@ -79,4 +79,20 @@ test('view model: what a missing stage needs, the settings line and the words fo
     '6\u00a0tokens · sliding\u00a0window\u00a0of\u00a03 · sinusoidal\u00a0positions · no\u00a0√d_k\u00a0scaling');
   const matrix = { rowAxis: 'query', colAxis: 'dimension', rowLabels: ['bank'], colLabels: ['0', '1'] };
   assert.equal(cellWords(matrix, 0, 1), 'query “bank” → dimension 1');
+});
+
+test('stageFor: a model\'s layer starts from its own normed input; rotate-half RoPE, shared K/V heads and a window are said', () => {
+  const embedding = stageById('embedding');
+  assert.equal(stageFor(embedding), embedding, 'the seeded layer: as written');
+  const rms = stageFor(embedding, { model: { norm: 'rms-norm' } });
+  assert.equal(rms.label, 'Input');
+  assert.match(rms.text, /RMSNorm \(x · rsqrt\(mean\(x²\) \+ ε\) ⊙ w/);
+  assert.match(stageFor(embedding, { model: { norm: 'layer-norm' } }).text, /LayerNorm/);
+  assert.doesNotMatch(stageFor(embedding, { model: { norm: null } }).text, /Norm/);
+  assert.match(stageFor(stageById('rope'), { config: { rope: { pairing: 'rotate-half', base: 100000 } } }).text,
+    /dimension i of each query and key head turns with dimension i \+ d_k\/2.*θ base 100000/);
+  assert.equal(stageFor(stageById('rope'), { config: { rope: { pairing: 'interleaved', base: 10000 } } }), stageById('rope'));
+  assert.match(stageFor(stageById('qkv'), { config: { heads: 9, kvHeads: 3 } }).text, /9 query heads share 3 key\/value heads, 3 query heads reading each/);
+  assert.equal(stageFor(stageById('qkv'), { config: { heads: 4, kvHeads: 4 } }), stageById('qkv'));
+  assert.match(stageFor(stageById('masked'), { model: { window: 5 } }).text, /query i sees only keys i − 5 < j ≤ i/);
 });

@@ -91,7 +91,7 @@ export class EngineInputs {
       () => trained.attentionLayer(l, ids, { n: ids.length }));
     const preset = { id: `trained:${trained.info.name}:${l}`, weights: found.weights };
     const model = { name: trained.info.name, title: trained.info.title, layer: l, layers: trained.config.layers,
-      positional: trained.config.positional };
+      positional: trained.config.positional, norm: trained.config.layerNorm ? 'layer-norm' : null };
     return { preset, config: found.config, x: found.input, tokens: read.tokens, model,
       read: read.mapped ? { mapped: read.mapped, readNote: read.note } : null };
   }
@@ -112,7 +112,8 @@ export class EngineInputs {
     const model = { name: 'train-view', title, checkpoint: data.source === 'checkpoint',
       layer: data.layer, layers: data.modelConfig?.layers ?? data.layer + 1, positional: data.modelConfig?.positional ?? data.config.positional,
       fromTrain: true, task: data.task ?? '', step: data.step,
-      maskText: data.mask?.mask === 'sliding-window' ? `sliding window ${data.mask.window}` : 'causal' };
+      maskText: data.mask?.mask === 'sliding-window' ? `sliding window ${data.mask.window}` : 'causal',
+      window: data.mask?.window ?? 0, norm: data.modelConfig?.norm ?? (data.modelConfig?.layerNorm ? 'layer-norm' : null) };
     return { preset, config: data.config, x: data.input, tokens, model, mask: data.mask };
   }
 

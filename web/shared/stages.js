@@ -70,6 +70,41 @@ export const STAGES = [
 
 export const stageById = (id) => STAGES.find((s) => s.id === id);
 
+const NORM_TEXT = {
+  'rms-norm': 'normalized by RMSNorm (x · rsqrt(mean(x²) + ε) ⊙ w: no mean subtracted, no bias)',
+  'layer-norm': 'normalized by LayerNorm ((x − mean) / σ ⊙ w + b)',
+};
+
+/**
+ * A stage as it reads for the layer on screen (pure): a model's layer (`model` of the engine's
+ * result: a shipped, trained or loaded checkpoint's layer, with its `norm`) starts from the
+ * layer's own input, not a seeded table; `config` (the layer's) says how RoPE pairs dimensions,
+ * and whether K/V heads are shared; a model's `window`, its sliding window.
+ */
+export function stageFor(stage, { model = null, config = {} } = {}) {
+  if (stage.id === 'embedding' && model) {
+    const norm = NORM_TEXT[model.norm];
+    return { ...stage, title: 'The layer\'s input', label: 'Input',
+      text: `The layer reads the residual stream after the blocks before it${norm ? `, ${norm}` : ''}: one row of ` +
+        'd_model numbers per token, the model\'s own (not a seeded table).' };
+  }
+  if (stage.id === 'rope' && config.rope?.pairing === 'rotate-half') {
+    return { ...stage, text: 'Rotary encoding as the Llama family has it (rotate_half): dimension i of each query and ' +
+      `key head turns with dimension i + d_k/2, by an angle proportional to the position (θ base ${config.rope.base}), ` +
+      'so q·k depends on the distance between tokens.' };
+  }
+  if (stage.id === 'qkv' && config.kvHeads && config.kvHeads < config.heads) {
+    return { ...stage, text: `Three learned projections give each token a query, a key and a value. Grouped-query attention: ` +
+      `${config.heads} query heads share ${config.kvHeads} key/value heads, ${config.heads / config.kvHeads} query heads ` +
+      'reading each K/V head, so K and V are smaller than Q.' };
+  }
+  if (stage.id === 'masked' && model?.window) {
+    return { ...stage, text: `A sliding window: query i sees only keys i − ${model.window} < j ≤ i (the model's own ` +
+      'window); the other cells are set to −∞ before the softmax and get exactly zero weight.' };
+  }
+  return stage;
+}
+
 /** How a step's numbers are coloured. */
 export function scaleFor(stepId) {
   return stepId === 'weights' ? 'probability' : 'diverging';

@@ -7,7 +7,7 @@ import { $, button, el } from '../../shared/dom.js';
 import { HeadPicker } from '../../shared/head-picker.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { matrixOf } from '../../shared/labels.js';
-import { scaleFor } from '../../shared/stages.js';
+import { scaleFor, stageFor } from '../../shared/stages.js';
 import { typeset } from '../../shared/typeset.js';
 import { availableStages, pickStage, stepsOfStage } from '../../shared/view-model.js';
 import { drawExports } from './exporting.js';
@@ -45,14 +45,15 @@ export class StageView {
   /** Draws the stage list and the stage; `available` is the matrices' width if measured already. */
   render(available) {
     const { stages, current } = stagesOf(this.#store.get());
-    this.#drawList(stages, current);
+    const model = this.#store.get().result?.model ?? null;
+    this.#drawList(stages.map((stage) => stageFor(stage, { model })), current);
     if (!current) {
       $('matrices').replaceChildren(el('p', 'muted', 'No steps to show.'));
       return;
     }
     const { steps: all, settings, result } = this.#store.get();
     const steps = stepsOfStage(current, all, settings.head);
-    this.#drawHeader(current, steps);
+    this.#drawHeader(stageFor(current, { model: result.model, config: result.config }), steps);
     this.#picker.render({ heads: result.config.heads, head: settings.head,
       visible: steps.some((s) => s.head >= 0) && result.config.heads > 1 });
     const rebuilt = this.#ensureMaps(steps);
@@ -62,14 +63,14 @@ export class StageView {
   }
 
   #drawList(stages, current) {
-    const key = `${stages.map((s) => s.id)}|${current?.id}`;
+    const key = `${stages.map((s) => `${s.id}:${s.label}`)}|${current?.id}`;
     if (key === this.#listKey) return;
     this.#listKey = key;
     $('stage-list').replaceChildren(...stages.map((stage, i) => {
       const li = el('li');
       const b = button('stage-button', `${i + 1}. ${stage.label}`, () => this.#setSettings({ stage: stage.id }));
       b.dataset.stage = stage.id;
-      if (stage === current) b.setAttribute('aria-current', 'step');
+      if (stage.id === current?.id) b.setAttribute('aria-current', 'step');
       li.append(b);
       return li;
     }));
