@@ -144,7 +144,7 @@ void pack_transposed(ConstMatView b, PackedMatrix& packed) {
           for (std::size_t i = 0; i < W; ++i) {
             block[i] = Floats::load_unaligned(b.row(first + v * W + i) + k0);
           }
-          xsimd::transpose(block, block + W);
+          simd::transpose(block);
           for (std::size_t t = 0; t < W; ++t) block[t].store_aligned(panel + (k0 + t) * NR + v * W);
         }
       }

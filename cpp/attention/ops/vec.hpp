@@ -88,7 +88,7 @@ inline void transpose(const float* in, std::size_t rows, std::size_t cols, float
       for (std::size_t i = 0; i < W; ++i) {
         block[i] = simd::Floats::load_unaligned(in + (r0 + i) * cols + c0);
       }
-      xsimd::transpose(block, block + W);
+      simd::transpose(block);
       for (std::size_t i = 0; i < W; ++i) block[i].store_unaligned(out + (c0 + i) * ld + r0);
     }
     for (std::size_t r = r0; r < r0 + W; ++r) {
