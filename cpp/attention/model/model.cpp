@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -43,6 +44,13 @@ void resize(AlignedVector<float>& buffer, std::size_t size) {
 }
 void zero(AlignedVector<float>& buffer, std::size_t size) {
   buffer.assign(size, 0.0f);
+}
+
+std::string number_text(double value) {  // as JavaScript writes it: 1.5, NaN
+  if (std::isnan(value)) return "NaN";
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
 }
 
 }  // namespace
@@ -324,12 +332,7 @@ void Model::check_ids(std::span<const std::int32_t> ids, std::size_t batch, std:
 ModelOutput Model::forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
                            std::optional<HeadAblation> ablation) {
   check_ids(ids, batch, n);
-  if (ablation && (ablation->layer >= config_.layers || ablation->head >= config_.heads)) {
-    throw Error("cannot ablate layer " + std::to_string(ablation->layer) + " head " +
-                std::to_string(ablation->head) + ": the model has layers 0 to " +
-                std::to_string(config_.layers - 1) + " and heads 0 to " +
-                std::to_string(config_.heads - 1));
-  }
+  if (ablation) check_ablation(*ablation);
   run_forward(ids.data(), batch, n, ablation);
   ModelOutput out;
   out.logits = std::span<const float>(logits_.data(), batch * n * config_.vocab);
@@ -337,6 +340,61 @@ ModelOutput Model::forward(std::span<const std::int32_t> ids, std::size_t batch,
     out.attention.emplace_back(layer.att.data(), batch * config_.heads * n * n);
   }
   return out;
+}
+
+void Model::check_ablation(const HeadAblation& head) const {
+  if (head.layer >= config_.layers || head.head >= config_.heads) {
+    throw Error("cannot ablate layer " + std::to_string(head.layer) + " head " +
+                std::to_string(head.head) + ": the model has layers 0 to " +
+                std::to_string(config_.layers - 1) + " and heads 0 to " +
+                std::to_string(config_.heads - 1));
+  }
+  if (!(head.scale >= 0.0f && head.scale <= 1.0f)) {  // NaN fails both
+    throw Error("the scale of layer " + std::to_string(head.layer) + " head " +
+                std::to_string(head.head) + " must be between 0 (ablated) and 1 (kept), got " +
+                number_text(head.scale));
+  }
+}
+
+void Model::ablate(std::vector<HeadAblation> heads) {
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    check_ablation(heads[i]);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (heads[j].layer == heads[i].layer && heads[j].head == heads[i].head) {
+        throw Error("layer " + std::to_string(heads[i].layer) + " head " +
+                    std::to_string(heads[i].head) + " is listed twice in the ablation");
+      }
+    }
+  }
+  std::vector<std::vector<float>> scales;
+  if (!heads.empty()) {
+    scales.assign(config_.layers, std::vector<float>(config_.heads, 1.0f));
+    for (const HeadAblation& head : heads) scales[head.layer][head.head] = head.scale;
+  }
+  ablated_ = std::move(heads);
+  head_scales_ = std::move(scales);
+}
+
+void Model::ablate_heads(std::size_t layer, float* ctx, std::size_t rows,
+                         const std::vector<std::vector<float>>& scales,
+                         std::optional<HeadAblation> extra) const {
+  const std::size_t d_k = shape_.head_dim, width = shape_.q_width();
+  const auto apply = [&](std::size_t head, float scale) {
+    if (scale == 1.0f) return;
+    for (std::size_t r = 0; r < rows; ++r) {  // ctx [rows, heads·d_k]: head h owns columns h·d_k …
+      float* values = ctx + r * width + head * d_k;
+      if (scale == 0.0f) {
+        std::fill(values, values + d_k, 0.0f);
+      } else {
+        for (std::size_t c = 0; c < d_k; ++c) values[c] *= scale;
+      }
+    }
+  };
+  if (!scales.empty()) {
+    for (std::size_t h = 0; h < shape_.heads; ++h) apply(h, scales[layer][h]);
+  }
+  // The one-off head (head_ablation's): on top of the standing ones.
+  if (extra && extra->layer == layer) apply(extra->head, extra->scale);
 }
 
 void Model::norm_forward(const float* x, std::size_t weight, std::size_t bias, float* out,
@@ -352,7 +410,7 @@ void Model::norm_forward(const float* x, std::size_t weight, std::size_t bias, f
 }
 
 void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
-                        std::optional<HeadAblation> ablation) {
+                        std::optional<HeadAblation> ablation, bool all_logits) {
   const std::size_t d = config_.d_model, M = batch * n, V = config_.vocab;
   const std::size_t row = shape_.row(), width = shape_.q_width(), W = mlp_width_;
   const bool ln = config_.layer_norm, swiglu = config_.mlp_kind == MlpKind::SwiGlu;
@@ -393,13 +451,7 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
     }
     causal_attention_forward(a.qkv.data(), a.att.data(), a.ctx.data(), batch, n, shape_,
                              attention_scratch_);
-    if (ablation && ablation->layer == l) {
-      const std::size_t d_k = shape_.head_dim;
-      for (std::size_t r = 0; r < M; ++r) {  // ctx [M, heads·d_k]: head h owns columns h·d_k …
-        float* head = &a.ctx[r * width + ablation->head * d_k];
-        std::fill(head, head + d_k, 0.0f);
-      }
-    }
+    ablate_heads(l, a.ctx.data(), M, head_scales_, ablation);
     linear_forward(a.ctx.data(), w.out, p(w.out_b), a.mid.data(), M, width, d, linear_scratch_);
     vec::add(x, a.mid.data(), M * d);
     float* next = residual_[l + 1].data();
@@ -425,14 +477,16 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
     vec::add(a.mid.data(), next, M * d);
   }
 
-  const float* last = residual_[config_.layers].data();
+  // The final norm and the logits: of every row, or (prefill) of the last one only.
+  const std::size_t rows = all_logits ? M : 1;
+  const float* last = residual_[config_.layers].data() + (M - rows) * d;
   if (ln) {
-    resize(lnf_, M * d);
-    norm_forward(last, lnf_w_, lnf_b_, lnf_.data(), lnf_mean_, lnf_rstd_, M);
+    resize(lnf_, rows * d);
+    norm_forward(last, lnf_w_, lnf_b_, lnf_.data(), lnf_mean_, lnf_rstd_, rows);
     last = lnf_.data();
   }
-  resize(logits_, M * V);
-  linear_forward(last, unembed_weights_, nullptr, logits_.data(), M, d, V, linear_scratch_);
+  resize(logits_, rows * V);
+  linear_forward(last, unembed_weights_, nullptr, logits_.data(), rows, d, V, linear_scratch_);
 }
 
 std::span<const float> Model::attention_input(std::size_t layer) const {
@@ -572,6 +626,8 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
     zero(d_qkv_, M * row);
     linear_backward(d_resid_.data(), a.ctx.data(), p(w.out_w), d_ctx_.data(), g(w.out_w),
                     g(w.out_b), M, width, d, linear_scratch_);
+    // An ablated head's context was scaled (zeroed) after A·V: its gradient is scaled alike.
+    ablate_heads(l, d_ctx_.data(), M, head_scales_, std::nullopt);
     causal_attention_backward(d_ctx_.data(), a.qkv.data(), a.att.data(), d_qkv_.data(), batch, n,
                               shape_, attention_scratch_);
     if (config_.positional == PositionalKind::Rope) {

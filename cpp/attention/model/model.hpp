@@ -110,10 +110,56 @@ std::vector<ParameterInfo> parameter_layout(const ModelConfig& config);
 std::uint64_t parameter_count(const ModelConfig& config);
 
 // One head whose output a forward leaves out: its context (its d_k columns of the concatenated
-// heads' A·V, before out_proj) is zeroed in that layer, as if the head attended to nothing.
+// heads' A·V, before out_proj) is zeroed in that layer, as if the head attended to nothing; or,
+// with a scale in (0, 1], multiplied by it (1 changes nothing). Its attention weights stay its own.
 struct HeadAblation {
   std::size_t layer = 0;
   std::size_t head = 0;
+  float scale = 0.0f;  // in [0, 1]; 0 zeroes the head (the ablation proper)
+
+  bool operator==(const HeadAblation&) const = default;
+};
+
+class Model;
+
+// One sequence's keys and values in every layer (after RoPE), so generation computes one new row
+// per token instead of a whole forward: layer l keeps keys [capacity, kv_heads·head_dim] and values
+// the same (grouped-query heads store each K/V head once), rows 0 … length−1 filled. Model::prefill
+// fills it from a prompt and Model::decode appends one position at a time; it also keeps the
+// buffers of one step and the heads ablated when it was filled (a later Model::ablate does not
+// change a generation under way).
+class KvCache {
+ public:
+  std::size_t length() const { return length_; }      // positions held
+  std::size_t capacity() const { return capacity_; }  // positions it has room for
+  // Layer l's keys and values so far: [length, kv_heads·head_dim] each.
+  std::span<const float> keys(std::size_t layer) const {
+    return {keys_.at(layer).data(), length_ * width_};
+  }
+  std::span<const float> values(std::size_t layer) const {
+    return {values_.at(layer).data(), length_ * width_};
+  }
+
+ private:
+  friend class Model;
+  const Model* model_ = nullptr;  // the model that filled it
+  std::size_t length_ = 0, capacity_ = 0, width_ = 0;
+  std::vector<AlignedVector<float>> keys_, values_;  // per layer [capacity, width]
+  std::vector<std::vector<float>> head_scales_;      // per layer [heads] (1: kept), or empty
+  AlignedVector<float> sinusoidal_;                  // [capacity, d] (sinusoidal positions only)
+  // One step's activations: x, norm, q|k|v, heads' A·V, x + attn, the MLP, logits [vocab].
+  AlignedVector<float> x_, h_, qkv_, ctx_, mid_, fc_, act_, next_, logits_;
+  std::vector<AlignedVector<float>> attention_;  // per layer [heads, length]: the new query's row
+  AlignedVector<float> mean_, rstd_;
+  LinearScratch linear_scratch_;
+  AttentionScratch attention_scratch_;
+};
+
+// One position run through the cache (Model::decode): views into the cache, valid until its next
+// step.
+struct CachedStep {
+  std::span<const float> logits;                  // [vocab]: the new position's
+  std::vector<std::span<const float>> attention;  // per layer [heads, length]: its query's row
 };
 
 // The forward's results: views into the model's buffers, valid until its next call.
@@ -161,10 +207,33 @@ class Model {
   std::span<const float> gradient(const std::string& name) const;
 
   // ids [batch·n] (each < vocab), 1 <= n <= context, batch·heads·n² within
-  // kMaxModelAttentionValues; with `ablation`, that head's context is zeroed (the attention
-  // weights reported are still its own). Throws attn::Error on bad input.
+  // kMaxModelAttentionValues; the heads ablate() set are ablated, and with `ablation` that head
+  // too (the attention weights reported are still the heads' own). Throws attn::Error on bad
+  // input.
   ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
                       std::optional<HeadAblation> ablation = std::nullopt);
+
+  // Ablates these heads (HeadAblation: zeroed, or scaled) in every later forward, trace,
+  // loss_and_gradients (whose gradients are then the ablated model's) and prefill; {} restores
+  // the model, bit for bit. Each head once, layer < layers, head < heads, scale in [0, 1]; else
+  // attn::Error naming it, and the ablation in force stays.
+  void ablate(std::vector<HeadAblation> heads);
+  // The heads ablated now, in the order given.
+  const std::vector<HeadAblation>& ablated() const { return ablated_; }
+
+  // Generation with a KV cache. prefill runs ids [n] (one sequence, as forward checks it) through
+  // the model as forward does, with the heads ablated now, and fills `cache` with every layer's
+  // keys and values, room for `capacity` positions (n … context). Returns the forward's
+  // attention (per layer [heads·n·n]) and the logits of the LAST position only ([vocab]: equal to
+  // forward's last row); both views into the model's forward buffers, like forward's.
+  ModelOutput prefill(std::span<const std::int32_t> ids, std::size_t capacity, KvCache& cache);
+  // Appends token `id` at position t = cache.length() (< capacity): its embedding (with position
+  // t's learned or sinusoidal row), norms, q, k, v of one row (RoPE at t), the attention of its
+  // one query over the cached keys 0 … t (the sliding window's when there is one), the MLP and
+  // the logits. Every value equals the full forward's row t bit for bit (the same kernels, each
+  // value summed in the same order), except where a GELU's SIMD chunks straddle rows (a width
+  // not a multiple of the SIMD width), where they agree to float32 rounding.
+  CachedStep decode(std::int32_t id, KvCache& cache);
 
   // Layer `layer`'s attention input in the last forward (or loss_and_gradients): ln1(x_l), or
   // x_l without LayerNorm, [batch·n, d_model]. An AttentionLayer with that block's weights,
@@ -219,8 +288,15 @@ class Model {
                     AlignedVector<float>& mean, AlignedVector<float>& rstd, std::size_t rows);
   void initialise();
   void check_ids(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n) const;
+  // all_logits false: the logits of the last position only (logits_ [vocab]; batch 1).
   void run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
-                   std::optional<HeadAblation> ablation = std::nullopt);
+                   std::optional<HeadAblation> ablation = std::nullopt, bool all_logits = true);
+  void check_ablation(const HeadAblation& head) const;
+  // Scales (zeroes) the ablated heads' columns of ctx [rows, heads·head_dim] in `layer`: `scales`
+  // per layer [heads] (empty: none), and `extra`.
+  void ablate_heads(std::size_t layer, float* ctx, std::size_t rows,
+                    const std::vector<std::vector<float>>& scales,
+                    std::optional<HeadAblation> extra) const;
   const float* p(std::size_t offset) const { return offset == kNone ? nullptr : &params_[offset]; }
   float* g(std::size_t offset) { return offset == kNone ? nullptr : &grads_[offset]; }
 
@@ -255,6 +331,8 @@ class Model {
   AttentionShape shape_;                                        // attention_shape(config_)
   std::size_t mlp_width_;                                       // mlp_width(config_)
   std::vector<std::unique_ptr<AttentionLayer>> traced_layers_;  // of the last trace()
+  std::vector<HeadAblation> ablated_;                           // ablate()'s heads
+  std::vector<std::vector<float>> head_scales_;  // per layer [heads] (1: kept); empty: none
 };
 
 }  // namespace attn

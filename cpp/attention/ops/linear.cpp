@@ -13,12 +13,13 @@ void linear_forward(const float* x, const float* w, const float* b, float* y, st
 }
 
 void linear_forward(const float* x, const StoredWeights& w, const float* b, float* y, std::size_t m,
-                    std::size_t in, std::size_t out, LinearScratch& scratch) {
+                    std::size_t in, std::size_t out, LinearScratch& scratch,
+                    std::size_t pack_values) {
   // Output columns [first, first + count) at a time: Wᵀ's columns are W's rows. Each y value is
   // summed over k in the same order whatever the block (matmul_packed's contract).
   const std::size_t panel = kPanelWidth;
   const std::size_t block =
-      std::max(panel, kLinearPackValues / std::max<std::size_t>(in, 1) / panel * panel);
+      std::max(panel, pack_values / std::max<std::size_t>(in, 1) / panel * panel);
   for (std::size_t first = 0; first < out; first += block) {
     const std::size_t count = std::min(block, out - first);
     const float* rows = w.values ? w.values + first * in : nullptr;

@@ -65,6 +65,9 @@ struct LinearScratch {
 // Wᵀ is packed this many values at a time at most (a block of output columns; at least one panel),
 // so a vocabulary-sized W (the unembedding) never needs a packed copy of itself.
 inline constexpr std::size_t kLinearPackValues = std::size_t{1} << 20;
+// For one row (a generation step): a block of Wᵀ small enough to stay in the L2 cache between its
+// packing and its one use, so each weight crosses from memory once.
+inline constexpr std::size_t kLinearRowPackValues = std::size_t{1} << 14;
 
 // The same contracts in float: the forward packs Wᵀ once and runs matmul_packed with the bias;
 // the backward packs W for dX, and for dW transposes the narrower of dY and X, all
@@ -72,9 +75,11 @@ inline constexpr std::size_t kLinearPackValues = std::size_t{1} << 20;
 void linear_forward(const float* x, const float* w, const float* b, float* y, std::size_t m,
                     std::size_t in, std::size_t out, LinearScratch& scratch);
 // The same for W as a model stores it (float, or 2-byte values widened as they are packed):
-// bit-identical to the float version on the widened values.
+// bit-identical to the float version on the widened values. pack_values bounds the block of Wᵀ
+// packed at a time (at least one panel); every block size gives the same values.
 void linear_forward(const float* x, const StoredWeights& w, const float* b, float* y, std::size_t m,
-                    std::size_t in, std::size_t out, LinearScratch& scratch);
+                    std::size_t in, std::size_t out, LinearScratch& scratch,
+                    std::size_t pack_values = kLinearPackValues);
 void linear_backward(const float* dy, const float* x, const float* w, float* dx, float* dw,
                      float* db, std::size_t m, std::size_t in, std::size_t out,
                      LinearScratch& scratch);

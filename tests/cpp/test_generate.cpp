@@ -1,0 +1,811 @@
+// Generation with the KV cache and the sampler (generate.hpp, Model::prefill / decode), and head
+// ablation (Model::ablate): greedy generation equals repeated full forwards for a trained model,
+// RoPE and sinusoidal models, the GPT-2 golden checkpoint and every Llama-family golden checkpoint
+// (Mistral's sliding window included); cached logits equal the full forward's; the sampler's
+// frequencies pass a chi-square test against the softmax (plain, top-k, top-p); seeds replay;
+// ablation equals a float64 hand computation and PyTorch's (tests/data/ablation, from
+// scripts/data/make-ablation-golden.py); every refused option and head is named.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "attention/error.hpp"
+#include "attention/model/checkpoint_config.hpp"
+#include "attention/model/checkpoint_import.hpp"
+#include "attention/model/generate.hpp"
+#include "attention/model/model.hpp"
+#include "attention/model/next_tokens.hpp"
+#include "attention/ops/causal_attention.hpp"
+#include "attention/ops/gelu.hpp"
+#include "attention/ops/layernorm.hpp"
+#include "attention/ops/linear.hpp"
+#include "attention/rng.hpp"
+#include "test_support.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  const auto bytes = read_file(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// A golden checkpoint of tests/data (folder "gpt2" or "llama") as a Model.
+std::unique_ptr<attn::Model> load_golden(const std::string& folder, const std::string& name) {
+  const std::string base = std::string(ATTN_TEST_DATA_DIR) + "/" + folder + "/" + name;
+  const auto bytes = read_file(base + ".safetensors");
+  return attn::load_checkpoint(
+      {bytes}, attn::checkpoint_config(attn::ConfigJson(read_text(base + ".config.json"))));
+}
+
+std::vector<std::int32_t> golden_ids(const std::string& folder, const std::string& name) {
+  const auto expected = load_test_data(folder + "/" + name + ".expected.safetensors");
+  std::vector<std::int32_t> ids;
+  for (const double id : expected.f64("ids")) ids.push_back(std::int32_t(id));
+  return ids;
+}
+
+// The shipped trained model `name` (web/models, docs/API.md's trained models).
+std::unique_ptr<attn::Model> shipped_model(const std::string& name, bool mlp, std::size_t vocab) {
+  attn::ModelConfig config;
+  config.vocab = vocab;
+  config.context = 64;
+  config.d_model = 64;
+  config.heads = 4;
+  config.layers = 2;
+  config.mlp = mlp;
+  auto model = std::make_unique<attn::Model>(config);
+  model->load_safetensors(
+      read_file(std::string(ATTN_TEST_DATA_DIR) + "/../../web/models/" + name + ".safetensors"));
+  return model;
+}
+
+// Every parameter but the norms' redrawn N(0, std²): heads that attend unevenly.
+void redraw(attn::Model& model, double std, std::uint32_t seed) {
+  attn::NumpyRandomState rng(seed);
+  for (const auto& info : model.parameter_table()) {
+    if (info.name.find("ln") != std::string::npos) continue;
+    rng.fill_randn(model.parameter(info.name), std);
+  }
+}
+
+std::vector<std::int32_t> some_ids(std::size_t n, std::size_t vocab, std::uint32_t seed) {
+  attn::NumpyRandomState rng(seed);
+  std::vector<std::int32_t> ids(n);
+  for (auto& id : ids) id = std::int32_t(rng.next_u32() % vocab);
+  return ids;
+}
+
+// Greedy generation against a full forward of the sequence so far at every step: the same id
+// (top_next_tokens' first), the same probability, and each layer's attention row equal to the
+// forward's last query row — all bit for bit.
+void require_greedy_equals_full_forwards(attn::Model& model,
+                                         const std::vector<std::int32_t>& prompt,
+                                         std::size_t max_tokens) {
+  attn::GenerateOptions options;
+  options.max_tokens = max_tokens;
+  const attn::Generation generation = attn::generate(model, prompt, options);
+  REQUIRE(generation.ids.size() == max_tokens);
+  REQUIRE(generation.steps.size() == max_tokens);
+  const std::size_t V = model.config().vocab, heads = model.config().heads;
+  std::vector<std::int32_t> sequence = prompt;
+  std::size_t differing_rows = 0;
+  for (std::size_t k = 0; k < max_tokens; ++k) {
+    INFO("new token " << k);
+    const std::size_t n = sequence.size();
+    const attn::ModelOutput full = model.forward(sequence, 1, n);
+    const auto top = attn::top_next_tokens(full.logits.subspan((n - 1) * V, V), 1);
+    const attn::GeneratedToken& step = generation.steps[k];
+    CHECK(generation.ids[k] == top[0].id);
+    CHECK(step.id == top[0].id);
+    CHECK(step.probability == top[0].probability);
+    REQUIRE(step.attention.size() == model.config().layers);
+    for (std::size_t l = 0; l < step.attention.size(); ++l) {
+      REQUIRE(step.attention[l].size() == heads * n);  // t = prompt length + k
+      for (std::size_t h = 0; h < heads; ++h) {
+        const float* row = full.attention[l].data() + (h * n + n - 1) * n;
+        if (!std::equal(row, row + n, step.attention[l].data() + h * n)) ++differing_rows;
+      }
+    }
+    sequence.push_back(generation.ids[k]);
+  }
+  CHECK(differing_rows == 0);
+}
+
+// prefill on the first `prompt` ids of `sequence`, then decode the rest one at a time: every
+// cached step's logits against the full forward's row. Returns the largest difference relative to
+// the row's largest logit; CHECKs it is within float32 rounding (1e-5) and, as decode's contract
+// says, that the rows are equal bit for bit.
+double cached_vs_full(attn::Model& model, const std::vector<std::int32_t>& sequence,
+                      std::size_t prompt) {
+  const std::size_t V = model.config().vocab, n = sequence.size();
+  const attn::ModelOutput full = model.forward(sequence, 1, n);
+  const std::vector<float> logits(full.logits.begin(), full.logits.end());
+  const std::vector<std::int32_t> head(sequence.begin(), sequence.begin() + std::ptrdiff_t(prompt));
+  attn::KvCache cache;
+  const attn::ModelOutput first = model.prefill(head, n, cache);
+  CHECK(cache.length() == prompt);
+  double worst = 0.0;
+  std::size_t unequal = 0;
+  const auto compare = [&](std::span<const float> cached, std::size_t t) {
+    REQUIRE(cached.size() == V);
+    const float* want = logits.data() + t * V;
+    double scale = 1.0, diff = 0.0;
+    for (std::size_t i = 0; i < V; ++i) {
+      scale = std::max(scale, std::abs(double(want[i])));
+      diff = std::max(diff, std::abs(double(cached[i]) - double(want[i])));
+    }
+    worst = std::max(worst, diff / scale);
+    if (!std::equal(cached.begin(), cached.end(), want)) ++unequal;
+  };
+  compare(first.logits, prompt - 1);
+  for (std::size_t t = prompt; t < n; ++t) compare(model.decode(sequence[t], cache).logits, t);
+  CHECK(cache.length() == n);
+  CHECK(worst <= 1e-5);
+  CHECK(unequal == 0);
+  return worst;
+}
+
+// ---- the chi-square test ------------------------------------------------------------------------
+
+// The regularized upper incomplete gamma function Q(a, x) (Numerical Recipes' gammq: the series
+// below a + 1, the continued fraction above).
+double gamma_q(double a, double x) {
+  if (x <= 0.0) return 1.0;
+  const double log_prefix = -x + a * std::log(x) - std::lgamma(a);
+  if (x < a + 1.0) {
+    double term = 1.0 / a, sum = term;
+    for (double n = 1; n < 1000 && std::abs(term) > std::abs(sum) * 1e-16; ++n) {
+      term *= x / (a + n);
+      sum += term;
+    }
+    return 1.0 - sum * std::exp(log_prefix);
+  }
+  const double tiny = 1e-300;
+  double b = x + 1.0 - a, c = 1.0 / tiny, d = 1.0 / b, h = d;
+  for (int i = 1; i < 1000; ++i) {
+    const double an = -i * (i - a);
+    b += 2.0;
+    d = an * d + b;
+    if (std::abs(d) < tiny) d = tiny;
+    c = b + an / c;
+    if (std::abs(c) < tiny) c = tiny;
+    d = 1.0 / d;
+    const double delta = d * c;
+    h *= delta;
+    if (std::abs(delta - 1.0) < 1e-16) break;
+  }
+  return std::exp(log_prefix) * h;
+}
+
+// The probability of a chi-square with `df` degrees of freedom reaching `statistic`.
+double chi_square_p(double statistic, std::size_t df) {
+  return gamma_q(double(df) / 2.0, statistic / 2.0);
+}
+
+// The distribution the sampler must follow, written out independently: softmax of logits / T,
+// the top_k highest (ties by the lower id) renormalized, then the fewest most likely whose mass
+// reaches top_p (an id is kept while the mass before it is below top_p), renormalized.
+std::vector<double> expected_distribution(const std::vector<float>& logits, double temperature,
+                                          std::size_t top_k, double top_p) {
+  const std::size_t V = logits.size();
+  std::vector<std::size_t> order(V);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return logits[a] > logits[b]; });
+  const std::size_t k = top_k == 0 ? V : std::min(top_k, V);
+  std::vector<double> p(V, 0.0);
+  double sum = 0.0;
+  for (std::size_t i = 0; i < k; ++i) {
+    sum += p[order[i]] =
+        std::exp((double(logits[order[i]]) - double(logits[order[0]])) / temperature);
+  }
+  double mass = 0.0, kept = 0.0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const double q = p[order[i]] / sum;
+    if (i > 0 && mass >= top_p) {
+      p[order[i]] = 0.0;
+      continue;
+    }
+    mass += q;
+    kept += p[order[i]];
+  }
+  for (double& value : p) value /= kept;
+  return p;
+}
+
+struct ChiSquare {
+  double statistic = 0.0;
+  std::size_t df = 0;
+  double p = 1.0;
+  std::size_t outside = 0;  // draws of ids whose expected probability is 0
+};
+
+ChiSquare chi_square(const std::vector<std::size_t>& counts, const std::vector<double>& expected,
+                     std::size_t draws) {
+  ChiSquare result;
+  std::size_t categories = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (expected[i] == 0.0) {
+      result.outside += counts[i];
+      continue;
+    }
+    const double e = expected[i] * double(draws);
+    result.statistic += (double(counts[i]) - e) * (double(counts[i]) - e) / e;
+    ++categories;
+  }
+  result.df = categories - 1;
+  result.p = chi_square_p(result.statistic, result.df);
+  return result;
+}
+
+std::vector<std::size_t> sample_counts(const std::vector<float>& logits, double temperature,
+                                       std::size_t top_k, double top_p, std::uint32_t seed,
+                                       std::size_t draws) {
+  attn::Sampler sampler(temperature, top_k, top_p, seed);
+  std::vector<std::size_t> counts(logits.size(), 0);
+  for (std::size_t i = 0; i < draws; ++i) ++counts[std::size_t(sampler.sample(logits))];
+  return counts;
+}
+
+// ---- ablation's float64 hand computation
+// ---------------------------------------------------------
+
+// The model of `config` (layer_norm, learned positions, GELU MLP) written out in double from its
+// parameters with the ablated heads' context scaled before out_proj: logits [n, vocab].
+std::vector<double> ablated_reference(attn::Model& model, const std::vector<std::int32_t>& ids,
+                                      const std::vector<attn::HeadAblation>& ablation) {
+  const attn::ModelConfig& c = model.config();
+  const std::size_t n = ids.size(), d = c.d_model, V = c.vocab, W = 4 * d, dk = d / c.heads;
+  const auto param = [&](const std::string& name) {
+    const auto values = model.parameter_values(name);
+    return std::vector<double>(values.begin(), values.end());
+  };
+  const auto embed = param("embed.weight"), pos = param("pos.weight");
+  std::vector<double> x(n * d);
+  for (std::size_t t = 0; t < n; ++t) {
+    for (std::size_t i = 0; i < d; ++i)
+      x[t * d + i] = embed[std::size_t(ids[t]) * d + i] + pos[t * d + i];
+  }
+  std::vector<double> h(n * d), mean(n), rstd(n), qkv(n * 3 * d), att(c.heads * n * n), ctx(n * d),
+      out(n * d), fc(n * W), act(n * W);
+  const attn::AttentionShape shape = attn::attention_shape(c);
+  for (std::size_t l = 0; l < c.layers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    attn::reference::layernorm_forward(x.data(), param(p + "ln1.weight").data(),
+                                       param(p + "ln1.bias").data(), h.data(), mean.data(),
+                                       rstd.data(), n, d);
+    attn::reference::linear_forward(h.data(), param(p + "attn.in_proj_weight").data(),
+                                    param(p + "attn.in_proj_bias").data(), qkv.data(), n, d, 3 * d);
+    attn::reference::causal_attention_forward(qkv.data(), att.data(), ctx.data(), 1, n, shape);
+    for (const attn::HeadAblation& a : ablation) {
+      if (a.layer != l) continue;
+      for (std::size_t t = 0; t < n; ++t) {
+        for (std::size_t i = 0; i < dk; ++i) ctx[t * d + a.head * dk + i] *= double(a.scale);
+      }
+    }
+    attn::reference::linear_forward(ctx.data(), param(p + "attn.out_proj.weight").data(),
+                                    param(p + "attn.out_proj.bias").data(), out.data(), n, d, d);
+    for (std::size_t i = 0; i < n * d; ++i) x[i] += out[i];
+    attn::reference::layernorm_forward(x.data(), param(p + "ln2.weight").data(),
+                                       param(p + "ln2.bias").data(), h.data(), mean.data(),
+                                       rstd.data(), n, d);
+    attn::reference::linear_forward(h.data(), param(p + "mlp.fc.weight").data(),
+                                    param(p + "mlp.fc.bias").data(), fc.data(), n, d, W);
+    for (std::size_t i = 0; i < n * W; ++i) {
+      act[i] = 0.5 * fc[i] * (1.0 + std::erf(fc[i] / std::sqrt(2.0)));
+    }
+    attn::reference::linear_forward(act.data(), param(p + "mlp.proj.weight").data(),
+                                    param(p + "mlp.proj.bias").data(), out.data(), n, W, d);
+    for (std::size_t i = 0; i < n * d; ++i) x[i] += out[i];
+  }
+  attn::reference::layernorm_forward(x.data(), param("ln_f.weight").data(),
+                                     param("ln_f.bias").data(), h.data(), mean.data(), rstd.data(),
+                                     n, d);
+  std::vector<double> logits(n * V);
+  attn::reference::linear_forward(h.data(), param("unembed.weight").data(),
+                                  static_cast<const double*>(nullptr), logits.data(), n, d, V);
+  return logits;
+}
+
+double relative_l2(std::span<const float> ours, const std::vector<double>& reference) {
+  double diff = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    diff += (double(ours[i]) - reference[i]) * (double(ours[i]) - reference[i]);
+    norm += reference[i] * reference[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+attn::ModelConfig ablation_config() {
+  attn::ModelConfig config;
+  config.vocab = 40;
+  config.context = 32;
+  config.d_model = 32;
+  config.heads = 4;
+  config.layers = 2;
+  config.mlp = true;
+  config.seed = 5;
+  return config;
+}
+
+}  // namespace
+
+// ---- generation equals repeated full forwards -------------------------------------------------
+
+TEST_CASE("greedy generation equals repeated full forwards: trained, RoPE and sinusoidal models",
+          "[generate]") {
+  SECTION("the shipped english model (learned positions, MLP)") {
+    const auto model = shipped_model("english", true, 48);
+    require_greedy_equals_full_forwards(*model, some_ids(9, 48, 1), 30);
+  }
+  SECTION("the shipped induction model (learned positions, attention only)") {
+    const auto model = shipped_model("induction", false, 52);
+    std::vector<std::int32_t> prompt = some_ids(10, 52, 2);
+    prompt.insert(prompt.end(), prompt.begin(), prompt.begin() + 4);  // a repeat to continue
+    require_greedy_equals_full_forwards(*model, prompt, 40);
+  }
+  SECTION("RoPE (interleaved), MLP, tied") {
+    attn::ModelConfig config = ablation_config();
+    config.positional = attn::PositionalKind::Rope;
+    config.tied = true;
+    config.context = 48;
+    attn::Model model(config);
+    redraw(model, 0.25, 3);
+    require_greedy_equals_full_forwards(model, some_ids(7, 40, 3), 41);
+  }
+  SECTION("sinusoidal positions, no norm, tanh GELU") {
+    attn::ModelConfig config = ablation_config();
+    config.positional = attn::PositionalKind::Sinusoidal;
+    config.layer_norm = false;
+    config.gelu = attn::GeluKind::Tanh;
+    attn::Model model(config);
+    redraw(model, 0.15, 4);
+    require_greedy_equals_full_forwards(model, some_ids(5, 40, 4), 20);
+  }
+}
+
+TEST_CASE("greedy generation equals repeated full forwards: the GPT-2 and Llama-family goldens",
+          "[generate]") {
+  {
+    INFO("gpt2/tiny-f32");
+    const auto model = load_golden("gpt2", "tiny-f32");
+    require_greedy_equals_full_forwards(*model, golden_ids("gpt2", "tiny-f32"), 20);  // context 32
+  }
+  for (const char* name : {"llama-bf16", "llama3-f32", "qwen2-f32", "mistral-f32", "smollm2-f16"}) {
+    INFO(std::string("llama/") + name);
+    const auto model = load_golden("llama", name);
+    if (std::string(name) == "mistral-f32") REQUIRE(model->config().window == 5);
+    require_greedy_equals_full_forwards(*model, golden_ids("llama", name), 24);
+  }
+}
+
+TEST_CASE("cached logits equal the full forward's, bit for bit (within 1e-5 of the largest logit)",
+          "[generate]") {
+  double worst = 0.0;
+  {
+    const auto model = shipped_model("english", true, 48);
+    worst = std::max(worst, cached_vs_full(*model, some_ids(60, 48, 7), 5));
+  }
+  {
+    attn::ModelConfig config = ablation_config();
+    config.positional = attn::PositionalKind::Rope;
+    attn::Model model(config);
+    redraw(model, 0.25, 8);
+    worst = std::max(worst, cached_vs_full(model, some_ids(32, 40, 8), 1));
+  }
+  {
+    const auto model = load_golden("gpt2", "tiny-f32");
+    worst = std::max(worst, cached_vs_full(*model, some_ids(32, 64, 9), 3));
+  }
+  for (const char* name : {"llama-bf16", "qwen2-f32", "mistral-f32", "smollm2-f16"}) {
+    INFO(name);
+    const auto model = load_golden("llama", name);
+    worst = std::max(worst, cached_vs_full(*model, some_ids(40, model->config().vocab, 10), 6));
+  }
+  std::printf("cached vs full forward: largest logit difference %.3g of the row's largest logit\n",
+              worst);
+}
+
+TEST_CASE("the KV cache holds each layer's keys and values after RoPE, once per K/V head",
+          "[generate]") {
+  const auto model = load_golden("llama", "qwen2-f32");  // 4 query heads share 1 K/V head
+  const std::vector<std::int32_t> ids = golden_ids("llama", "qwen2-f32");
+  const std::size_t n = ids.size();
+  const attn::AttentionShape shape = attn::attention_shape(model->config());
+  CHECK(shape.kv_width() == 16);
+  // The whole prompt at once, and half of it then one token at a time: the same keys and values.
+  attn::KvCache whole, stepped;
+  model->prefill(ids, n, whole);
+  REQUIRE(whole.keys(0).size() == n * shape.kv_width());
+  const std::vector<std::int32_t> half(ids.begin(), ids.begin() + 6);
+  model->prefill(half, n + 1, stepped);
+  CHECK(stepped.capacity() == n + 1);
+  for (std::size_t t = 6; t < n; ++t) model->decode(ids[t], stepped);
+  CHECK(stepped.length() == n);
+  for (std::size_t l = 0; l < model->config().layers; ++l) {
+    CHECK(std::equal(whole.keys(l).begin(), whole.keys(l).end(), stepped.keys(l).begin()));
+    CHECK(std::equal(whole.values(l).begin(), whole.values(l).end(), stepped.values(l).begin()));
+  }
+  model->decode(ids[0], stepped);
+  CHECK_THROWS_WITH(model->decode(ids[1], stepped),
+                    ContainsSubstring("the KV cache is full: it has room for 13 positions"));
+  attn::KvCache other;
+  CHECK_THROWS_WITH(model->decode(1, other), ContainsSubstring("run prefill on the prompt first"));
+  model->prefill(half, n, other);
+  CHECK_THROWS_WITH(model->decode(72, other), ContainsSubstring("token id 72 is out of range"));
+  CHECK_THROWS_WITH(model->prefill(ids, n - 1, other),
+                    ContainsSubstring("needs room for 12 to 128 positions (the context), got 11"));
+}
+
+// ---- the sampler --------------------------------------------------------------------------------
+
+TEST_CASE("the sampler's frequencies follow the softmax: chi-square at a false-alarm rate of 1e-6",
+          "[generate][sampler]") {
+  // Fixed logits with a tie (ids 1 and 2); 200 000 draws per setting from a fixed seed, so the
+  // test is deterministic; a correct sampler fails it with probability 1e-6 per setting.
+  const std::vector<float> logits{2.0f,  1.5f,  1.5f,  1.0f,  0.3f, 0.0f,
+                                  -0.5f, -1.0f, -2.0f, -3.0f, 0.7f, 1.2f};
+  const std::size_t draws = 200000;
+  struct Setting {
+    double temperature;
+    std::size_t top_k;
+    double top_p;
+    std::size_t kept;
+  };
+  for (const Setting s :
+       {Setting{1.0, 0, 1.0, 12}, Setting{0.7, 5, 1.0, 5}, Setting{1.3, 0, 0.8, 6},
+        Setting{1.0, 6, 0.9, 5}, Setting{2.5, 3, 1.0, 3}, Setting{1.0, 0, 0.3, 2}}) {
+    INFO("temperature " << s.temperature << " top_k " << s.top_k << " top_p " << s.top_p);
+    const auto expected = expected_distribution(logits, s.temperature, s.top_k, s.top_p);
+    CHECK(std::size_t(std::count_if(expected.begin(), expected.end(),
+                                    [](double p) { return p > 0.0; })) == s.kept);
+    // The distribution the sampler reports is the one written out here.
+    attn::Sampler sampler(s.temperature, s.top_k, s.top_p, 1);
+    const auto reported = sampler.distribution(logits);
+    REQUIRE(reported.size() == s.kept);
+    for (const auto& t : reported)
+      CHECK(std::abs(t.probability - expected[std::size_t(t.id)]) < 1e-12);
+    const auto counts = sample_counts(logits, s.temperature, s.top_k, s.top_p, 20240601, draws);
+    const ChiSquare test = chi_square(counts, expected, draws);
+    INFO("chi-square " << test.statistic << " with " << test.df << " degrees of freedom, p "
+                       << test.p);
+    CHECK(test.outside == 0);
+    CHECK(test.df == s.kept - 1);
+    CHECK(test.p > 1e-6);
+  }
+  // The test has power: the same draws at temperature 1 reject temperature 1.1's distribution.
+  const auto counts = sample_counts(logits, 1.0, 0, 1.0, 20240601, draws);
+  CHECK(chi_square(counts, expected_distribution(logits, 1.1, 0, 1.0), draws).p < 1e-6);
+}
+
+TEST_CASE("greedy picks the argmax, the lowest id among equals; a seed replays a sampled run",
+          "[generate][sampler]") {
+  attn::Sampler greedy(0.0, 0, 1.0, 1);
+  CHECK(greedy.sample(std::vector<float>{0.5f, 3.0f, -1.0f, 3.0f}) == 1);
+  CHECK(greedy.distribution(std::vector<float>{0.5f, 3.0f, -1.0f, 3.0f}).front().id == 1);
+  attn::Sampler top1(5.0, 1, 1.0, 1);  // top-k 1 at any temperature is greedy
+  for (int i = 0; i < 50; ++i) CHECK(top1.sample(std::vector<float>{0.5f, 3.0f, -1.0f, 3.0f}) == 1);
+
+  const auto model = shipped_model("english", true, 48);
+  attn::GenerateOptions options;
+  options.max_tokens = 30;
+  options.temperature = 1.2;
+  options.top_k = 20;
+  options.top_p = 0.95;
+  options.seed = 77;
+  const auto prompt = some_ids(6, 48, 11);
+  const attn::Generation a = attn::generate(*model, prompt, options);
+  const attn::Generation b = attn::generate(*model, prompt, options);
+  CHECK(a.ids == b.ids);
+  for (std::size_t k = 0; k < a.steps.size(); ++k) {
+    CHECK(a.steps[k].probability == b.steps[k].probability);
+    CHECK(a.steps[k].attention == b.steps[k].attention);
+  }
+  options.seed = 78;
+  CHECK(attn::generate(*model, prompt, options).ids != a.ids);
+  // A sampled run's tokens and rows are the full forward's too: each step's probability is the
+  // full forward's softmax of the id drawn.
+  std::vector<std::int32_t> sequence = prompt;
+  for (std::size_t k = 0; k < a.ids.size(); ++k) {
+    const auto full = model->forward(sequence, 1, sequence.size());
+    const auto last = full.logits.subspan((sequence.size() - 1) * 48, 48);
+    CHECK(a.steps[k].probability == attn::token_probability(last, a.ids[k]));
+    sequence.push_back(a.ids[k]);
+  }
+}
+
+TEST_CASE("generation stops at a stop id, which is its last token", "[generate]") {
+  const auto model = shipped_model("english", true, 48);
+  const auto prompt = some_ids(6, 48, 12);
+  attn::GenerateOptions options;
+  options.max_tokens = 25;
+  const attn::Generation full = attn::generate(*model, prompt, options);
+  options.stop = {full.ids[6], 47};
+  const std::size_t first =
+      std::size_t(std::find(full.ids.begin(), full.ids.end(), full.ids[6]) - full.ids.begin());
+  const attn::Generation stopped = attn::generate(*model, prompt, options);
+  CHECK(stopped.ids ==
+        std::vector<std::int32_t>(full.ids.begin(), full.ids.begin() + std::ptrdiff_t(first) + 1));
+  attn::Generator generator(*model, prompt, options);
+  while (generator.next()) {
+  }
+  CHECK(generator.done());
+  CHECK(generator.produced() == first + 1);
+  CHECK_FALSE(generator.next().has_value());
+}
+
+TEST_CASE("generate refuses options and prompts by name", "[generate]") {
+  const auto model = shipped_model("english", true, 48);  // context 64, vocab 48
+  const std::vector<std::int32_t> prompt = some_ids(60, 48, 13);
+  const auto fails = [&](attn::GenerateOptions options, const std::string& message,
+                         std::vector<std::int32_t> ids) {
+    CHECK_THROWS_WITH(attn::Generator(*model, ids, options), ContainsSubstring(message));
+  };
+  attn::GenerateOptions options;
+  // Unset: 20 new tokens, or what the context leaves.
+  CHECK(attn::generate(*model, prompt, options).ids.size() == 4);
+  CHECK(attn::generate(*model, some_ids(5, 48, 1), options).ids.size() == 20);
+  options.max_tokens = 0;
+  fails(options, "maxTokens must be at least 1, got 0", prompt);
+  options.max_tokens = 5;
+  fails(options,
+        "the prompt's 60 tokens and maxTokens 5 make 65 positions, past the model's context of 64 "
+        "(maxTokens can be at most 4 after this prompt)",
+        prompt);
+  fails(options, "the prompt alone fills it", some_ids(64, 48, 1));
+  options.max_tokens = 4;
+  CHECK_NOTHROW(attn::generate(*model, prompt, options));
+  fails(options, "generate needs a prompt of at least one token", {});
+  options.temperature = -0.5;
+  fails(options, "temperature must be 0 (greedy) or a finite number above 0, got -0.5", prompt);
+  options.temperature = std::numeric_limits<double>::quiet_NaN();
+  fails(options, "temperature must be", prompt);
+  options.temperature = std::numeric_limits<double>::infinity();
+  fails(options, "temperature must be", prompt);
+  options.temperature = 1.0;
+  options.top_p = 0.0;
+  fails(options, "topP must be above 0 and at most 1 (1 keeps every token), got 0", prompt);
+  options.top_p = 1.5;
+  fails(options, "topP must be above 0 and at most 1", prompt);
+  options.top_p = 1.0;
+  options.stop = {3, 48};
+  fails(options, "stop id 48 is out of range: the vocabulary has ids 0 to 47", prompt);
+  options.stop = {};
+  fails(options, "token id 48 at index 1", std::vector<std::int32_t>{1, 48});
+}
+
+// ---- ablation -----------------------------------------------------------------------------------
+
+TEST_CASE("an ablated forward equals a float64 hand computation; ablate({}) restores bit for bit",
+          "[generate][ablation]") {
+  attn::Model model(ablation_config());
+  redraw(model, 0.2, 21);
+  const std::vector<std::int32_t> ids = some_ids(14, 40, 21);
+  const auto plain = model.forward(ids, 1, ids.size());
+  const std::vector<float> plain_logits(plain.logits.begin(), plain.logits.end());
+  const std::vector<float> plain_attention(plain.attention[1].begin(), plain.attention[1].end());
+  CHECK(relative_l2(plain_logits, ablated_reference(model, ids, {})) < 1e-5);
+
+  for (const std::vector<attn::HeadAblation>& heads :
+       {std::vector<attn::HeadAblation>{{0, 1}},
+        std::vector<attn::HeadAblation>{{1, 3}, {0, 0, 0.5f}, {0, 2}},
+        std::vector<attn::HeadAblation>{{1, 0, 0.25f}}}) {
+    model.ablate(heads);
+    CHECK(model.ablated() == heads);
+    const auto ablated = model.forward(ids, 1, ids.size());
+    const auto reference = ablated_reference(model, ids, heads);
+    const double error = relative_l2(ablated.logits, reference);
+    const double moved = relative_l2(plain_logits, reference);
+    INFO("relative L2 error " << error << "; the ablation moved the logits by " << moved);
+    CHECK(error < 1e-5);
+    CHECK(moved > 1e-3);  // the comparison can tell an ablated model from the plain one
+    model.ablate({});
+    CHECK(model.ablated().empty());
+    const auto restored = model.forward(ids, 1, ids.size());
+    CHECK(std::vector<float>(restored.logits.begin(), restored.logits.end()) == plain_logits);
+    CHECK(std::vector<float>(restored.attention[1].begin(), restored.attention[1].end()) ==
+          plain_attention);
+  }
+}
+
+TEST_CASE("ablating a head equals zeroing its out_proj columns; forward's one-off head adds to it",
+          "[generate][ablation]") {
+  attn::Model model(ablation_config());
+  redraw(model, 0.2, 22);
+  attn::Model reference(ablation_config());
+  redraw(reference, 0.2, 22);
+  const std::size_t d = 32, dk = 8;
+  for (const auto [layer, head] : {std::pair<std::size_t, std::size_t>{0, 2}, {1, 1}}) {
+    auto w = reference.parameter("layers." + std::to_string(layer) + ".attn.out_proj.weight");
+    for (std::size_t r = 0; r < d; ++r) {
+      for (std::size_t j = 0; j < dk; ++j) w[r * d + head * dk + j] = 0.0f;
+    }
+  }
+  const std::vector<std::int32_t> ids = some_ids(16, 40, 22);
+  model.ablate({{0, 2}, {1, 1}});
+  const auto ours = model.forward(ids, 1, 16);
+  const std::vector<float> logits(ours.logits.begin(), ours.logits.end());
+  const auto zeroed = reference.forward(ids, 1, 16);
+  CHECK(logits == std::vector<float>(zeroed.logits.begin(), zeroed.logits.end()));
+  // head_ablation's one-off head on top of the standing ones.
+  model.ablate({{0, 2}});
+  const auto both = model.forward(ids, 1, 16, attn::HeadAblation{1, 1});
+  CHECK(std::vector<float>(both.logits.begin(), both.logits.end()) == logits);
+}
+
+TEST_CASE("ablation holds in generation, traces and gradients", "[generate][ablation]") {
+  attn::ModelConfig config = ablation_config();
+  config.positional = attn::PositionalKind::Rope;
+  attn::Model model(config);
+  redraw(model, 0.25, 23);
+  const std::vector<std::int32_t> prompt = some_ids(8, 40, 23);
+  attn::GenerateOptions options;
+  options.max_tokens = 16;
+  const attn::Generation plain = attn::generate(model, prompt, options);
+  model.ablate({{0, 1}, {1, 2, 0.3f}});
+  require_greedy_equals_full_forwards(model, prompt, 16);  // cached steps ablate as forward does
+  const attn::Generation ablated = attn::generate(model, prompt, options);
+  CHECK(ablated.ids != plain.ids);
+
+  // A generation under way keeps the heads it started with.
+  model.ablate({});
+  attn::Generator generator(model, prompt, options);
+  model.ablate({{0, 1}, {1, 2, 0.3f}});
+  std::vector<std::int32_t> ids;
+  while (auto step = generator.next()) ids.push_back(step->id);
+  CHECK(ids == plain.ids);
+
+  // The trace's later layers read the ablated model.
+  const auto forward = model.forward(prompt, 1, prompt.size());
+  const auto input = model.attention_input(1);
+  const std::vector<float> layer1(input.begin(), input.end());
+  model.trace(prompt, prompt.size());
+  const auto traced = model.attention_input(1);
+  CHECK(std::vector<float>(traced.begin(), traced.end()) == layer1);
+  (void)forward;
+
+  // Gradients are the ablated model's: nothing reaches a zeroed head's query rows or its
+  // out_proj columns.
+  model.ablate({{0, 1}});
+  std::vector<std::int32_t> targets(prompt.begin() + 1, prompt.end());
+  targets.push_back(-1);
+  model.loss_and_gradients(prompt, targets, 1, prompt.size());
+  const std::size_t d = 32, dk = 8;
+  const auto in_grad = model.gradient("layers.0.attn.in_proj_weight");    // [3d, d]: q rows first
+  const auto out_grad = model.gradient("layers.0.attn.out_proj.weight");  // [d, d]
+  double q_rows = 0.0, other_q_rows = 0.0, out_columns = 0.0;
+  for (std::size_t r = 0; r < dk; ++r) {
+    for (std::size_t c = 0; c < d; ++c) {
+      q_rows += std::abs(in_grad[(1 * dk + r) * d + c]);
+      other_q_rows += std::abs(in_grad[(0 * dk + r) * d + c]);
+      out_columns += std::abs(out_grad[c * d + 1 * dk + r]);
+    }
+  }
+  CHECK(q_rows == 0.0);
+  CHECK(out_columns == 0.0);
+  CHECK(other_q_rows > 0.0);
+}
+
+TEST_CASE("ablate refuses heads by name and keeps the ablation in force", "[generate][ablation]") {
+  attn::Model model(ablation_config());  // 2 layers, 4 heads
+  model.ablate({{1, 3}});
+  CHECK_THROWS_WITH(model.ablate({{0, 1}, {2, 0}}),
+                    ContainsSubstring("cannot ablate layer 2 head 0: the model has layers 0 to 1 "
+                                      "and heads 0 to 3"));
+  CHECK_THROWS_WITH(model.ablate({{0, 4}}), ContainsSubstring("cannot ablate layer 0 head 4"));
+  CHECK_THROWS_WITH(model.ablate({{0, 1, 1.5f}}),
+                    ContainsSubstring("the scale of layer 0 head 1 must be between 0 (ablated) "
+                                      "and 1 (kept), got 1.5"));
+  CHECK_THROWS_WITH(model.ablate({{0, 1, 1.5f}}), Catch::Matchers::EndsWith("got 1.5"));
+  CHECK_THROWS_WITH(model.ablate({{0, 1, -0.1f}}), ContainsSubstring("must be between 0"));
+  CHECK_THROWS_WITH(model.ablate({{0, 1, std::numeric_limits<float>::quiet_NaN()}}),
+                    ContainsSubstring("must be between 0"));
+  CHECK_THROWS_WITH(model.ablate({{0, 1}, {0, 1, 0.5f}}),
+                    ContainsSubstring("layer 0 head 1 is listed twice in the ablation"));
+  CHECK(model.ablated() == std::vector<attn::HeadAblation>{{1, 3}});
+}
+
+TEST_CASE("ablated logits match PyTorch's ablation (zeroed or scaled heads before o_proj)",
+          "[generate][ablation][golden]") {
+  // tests/data/ablation/<case>.safetensors (scripts/data/make-ablation-golden.py): per ablation
+  // set s, metadata "ablation.s" = "layer:head:scale,…" and the logits [n, vocab] in float32
+  // and float64 of the reference with those heads' attention output scaled before o_proj.
+  for (const auto& [folder, name] : {std::pair<std::string, std::string>{"llama", "qwen2-f32"},
+                                     {"gpt2", "tiny-f32"},
+                                     {"llama", "mistral-f32"}}) {
+    INFO(folder + "/" + name);
+    const auto model = load_golden(folder, name);
+    const auto expected = load_test_data("ablation/" + name + ".safetensors");
+    std::vector<std::int32_t> ids;
+    for (const double id : expected.f64("ids")) ids.push_back(std::int32_t(id));
+    const auto& meta = expected.metadata();
+    const std::size_t sets = std::stoul(meta.at("sets"));
+    REQUIRE(sets >= 2);
+    for (std::size_t s = 0; s < sets; ++s) {
+      const std::string key = std::to_string(s);
+      std::vector<attn::HeadAblation> heads;
+      std::string text = meta.at("ablation." + key);
+      INFO("ablation " << text);
+      for (std::size_t at = 0; at < text.size();) {
+        const std::size_t end = std::min(text.find(',', at), text.size());
+        const std::string item = text.substr(at, end - at);
+        const std::size_t a = item.find(':'), b = item.rfind(':');
+        heads.push_back({std::stoul(item.substr(0, a)), std::stoul(item.substr(a + 1, b - a - 1)),
+                         std::stof(item.substr(b + 1))});
+        at = end + 1;
+      }
+      model->ablate(heads);
+      const auto out = model->forward(ids, 1, ids.size());
+      require_as_accurate_as_torch(out.logits, expected.f64("logits32." + key),
+                                   expected.f64("logits64." + key), "ablated logits");
+      // The unablated reference differs from the ablated one far beyond the tolerance.
+      const auto plain = expected.f64("logits64.plain");
+      double moved = 0.0, norm = 0.0;
+      const auto want = expected.f64("logits64." + key);
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        moved += (want[i] - plain[i]) * (want[i] - plain[i]);
+        norm += want[i] * want[i];
+      }
+      CHECK(std::sqrt(moved / norm) > 1e-3);
+    }
+    model->ablate({});
+    require_golden_forward(*model, load_test_data(folder + "/" + name + ".expected.safetensors"));
+  }
+}
+
+// ---- speed (not a test: run `attention_tests "[.speed]"`) ---------------------------------------
+
+TEST_CASE("generation speed of a GPT-2-small-sized random model", "[.speed]") {
+  attn::ModelConfig config;
+  config.vocab = 50257;
+  config.context = 1024;
+  config.d_model = 768;
+  config.heads = 12;
+  config.layers = 12;
+  config.mlp = true;
+  config.tied = true;
+  config.gelu = attn::GeluKind::Tanh;
+  config.checkpoint = true;  // GPT-2's sizes; the weights drawn below
+  attn::Model model(config, {});
+  attn::NumpyRandomState rng(1);
+  for (const auto& info : model.parameter_table()) {
+    auto values = model.parameter(info.name);
+    if (info.name.find("ln") != std::string::npos && info.name.ends_with(".weight")) {
+      std::fill(values.begin(), values.end(), 1.0f);
+    } else {
+      rng.fill_randn(values, 0.02);
+    }
+  }
+  const auto prompt = some_ids(64, config.vocab, 2);
+  attn::GenerateOptions options;
+  options.max_tokens = 64;
+  attn::generate(model, prompt, options);  // warm-up
+  for (int run = 0; run < 3; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    attn::Generator generator(model, prompt, options);
+    generator.next();
+    const auto first = std::chrono::steady_clock::now();
+    std::size_t produced = 1;
+    while (generator.next()) ++produced;
+    const auto end = std::chrono::steady_clock::now();
+    const double ttft = std::chrono::duration<double>(first - start).count();
+    const double rest = std::chrono::duration<double>(end - first).count();
+    std::printf(
+        "GPT-2-small-sized, 64-token prompt, %zu new tokens: first token %.1f ms, then %.1f "
+        "tokens/s (%.2f ms each); %.1f tokens/s overall\n",
+        produced, ttft * 1e3, double(produced - 1) / rest, rest * 1e3 / double(produced - 1),
+        double(produced) / (ttft + rest));
+  }
+}
