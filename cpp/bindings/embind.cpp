@@ -5,9 +5,9 @@
 // trainer_handle, and the free functions in functions.cpp.
 //
 // ATTN_BINDINGS_TRAINING (set per target in CMakeLists.txt): 1 binds everything; 0 leaves out the
-// trainer, gradients, head scores and ablation, and the GPT-2 checkpoint import and BPE, for the
-// <attention-lens> element's smaller module (the JS API says so when one of them is called). The
-// left-out handles' sources compile to nothing without it.
+// trainer, gradients, head scores and ablation, generation, and the checkpoint import and BPE, for
+// the <attention-lens> element's smaller module (the JS API says so when one of them is called).
+// The left-out handles' sources compile to nothing without it.
 #include <emscripten/bind.h>
 
 #include "bindings/functions.hpp"
@@ -100,7 +100,12 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("lossAndGradients", &ModelHandle::lossAndGradients)
       .function("probe", &ModelHandle::probe)
       .function("headScores", &ModelHandle::headScores)
-      .function("headAblation", &ModelHandle::headAblation);
+      .function("headAblation", &ModelHandle::headAblation)
+      .function("ablate", &ModelHandle::ablate)
+      .function("ablated", &ModelHandle::ablated)
+      .function("generateStart", &ModelHandle::generateStart)
+      .function("generateNext", &ModelHandle::generateNext)
+      .function("generateEnd", &ModelHandle::generateEnd);
   emscripten::class_<CheckpointHandle>("CheckpointHandle")
       .constructor<>()
       .function("headBytes", &CheckpointHandle::headBytes)

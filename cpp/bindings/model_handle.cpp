@@ -220,6 +220,71 @@ val ModelHandle::headAblation(val ids, val targets, std::size_t batch, std::size
     return out;
   });
 }
+
+val ModelHandle::ablate(val heads) {
+  return guarded([&] {
+    std::vector<attn::HeadAblation> list;
+    const std::size_t count = heads["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < count; ++i) {
+      const val entry = heads[i];
+      attn::HeadAblation head;
+      head.layer = entry["layer"].as<std::size_t>();
+      head.head = entry["head"].as<std::size_t>();
+      if (!entry["scale"].isUndefined()) head.scale = entry["scale"].as<float>();
+      list.push_back(head);
+    }
+    model_->ablate(std::move(list));
+    return val::undefined();
+  });
+}
+
+val ModelHandle::ablated() const {
+  val out = val::array();
+  for (const attn::HeadAblation& head : model_->ablated()) {
+    val entry = val::object();
+    entry.set("layer", head.layer);
+    entry.set("head", head.head);
+    entry.set("scale", head.scale);
+    out.call<void>("push", entry);
+  }
+  return out;
+}
+
+val ModelHandle::generateStart(val ids, val options) {
+  return guarded([&] {
+    generator_.reset();
+    attn::GenerateOptions o;  // the core's defaults, replaced by the options given
+    const auto given = [&](const char* key) { return !options[key].isUndefined(); };
+    if (given("maxTokens"))
+      o.max_tokens = options["maxTokens"].as<std::size_t>();  // else 20 or less
+    if (given("temperature")) o.temperature = options["temperature"].as<double>();
+    if (given("topK")) o.top_k = options["topK"].as<std::size_t>();
+    if (given("topP")) o.top_p = options["topP"].as<double>();
+    if (given("seed")) o.seed = options["seed"].as<std::uint32_t>();
+    o.stop = vector_or_empty<std::int32_t>(options["stop"]);
+    const auto prompt = vector_or_empty<std::int32_t>(ids);
+    output_ = {};  // prefill reuses the forward's buffers
+    generator_ = std::make_unique<attn::Generator>(*model_, prompt, o);
+    return val::undefined();
+  });
+}
+
+val ModelHandle::generateNext() {
+  return guarded([&] {
+    if (!generator_) throw attn::Error("no generation under way: call generateStart first");
+    const auto step = generator_->next();
+    if (!step) return val::null();
+    val attention = val::array();
+    for (const auto& layer : step->attention) {
+      attention.call<void>("push", view_of(layer.data(), layer.size()));
+    }
+    val out = val::object();
+    out.set("id", step->id);
+    out.set("probability", step->probability);
+    out.set("attention", attention);
+    return out;
+  });
+}
 #endif  // ATTN_BINDINGS_TRAINING
 
 }  // namespace attn::bindings

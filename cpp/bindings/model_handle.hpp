@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention/model/generate.hpp"
 #include "attention/model/model.hpp"
 #include "bindings/common.hpp"
 
@@ -28,8 +29,8 @@ struct ModelArgs {
   std::uint32_t seed{};
 };
 
-// Forward, weights and traces in every build; gradients, the probe, head scores and ablation only
-// with ATTN_BINDINGS_TRAINING (not in the element's module).
+// Forward, weights and traces in every build; gradients, the probe, head scores, ablation and
+// generation only with ATTN_BINDINGS_TRAINING (not in the element's module).
 class ModelHandle {
  public:
   val configure(const ModelArgs& args);
@@ -38,6 +39,9 @@ class ModelHandle {
   // The model's config (model_config_value): what a checkpoint's config.json became.
   val config() const { return model_config_value(model_->config()); }
   void adopt(std::unique_ptr<attn::Model> model) {
+#if ATTN_BINDINGS_TRAINING
+    generator_.reset();  // it refers to the model it ran
+#endif
     model_ = std::move(model);
     output_ = {};
     traced_ = false;
@@ -51,7 +55,9 @@ class ModelHandle {
   // Runs the forward (and, with trace, the traced layers first); logits() and attention(l)
   // then read it.
   val forward(val ids, std::size_t batch, std::size_t n, bool trace);
-  val logits() const { return view_of(output_.logits.data(), output_.logits.size()); }
+  val logits() const {
+    return view_of(output_.logits.data(), output_.logits.size());
+  }
   // [{id, probability}]: the k most likely next tokens after the last position of the last
   // forward's first sequence (top_next_tokens).
   val nextTokens(std::size_t k) const;
@@ -82,6 +88,21 @@ class ModelHandle {
   val headScores(val ids, std::size_t batch, std::size_t n);
   // {loss, heads: [{layer, head, loss, delta}]}.
   val headAblation(val ids, val targets, std::size_t batch, std::size_t n);
+
+  // Model::ablate of [{layer, head, scale?}] (scale omitted: the core's default, 0); ablated():
+  // [{layer, head, scale}] in force.
+  val ablate(val heads);
+  val ablated() const;
+  // Generation, one token per call so the JS API can hand each to onToken: generateStart runs the
+  // prompt (options {maxTokens, temperature, topK, topP, seed, stop}, each undefined for the core's
+  // default; the last forward's results are gone afterwards: its buffers were reused);
+  // generateNext returns {id, probability, attention: per layer a view [heads·t]} or null when
+  // done; generateEnd frees the KV cache.
+  val generateStart(val ids, val options);
+  val generateNext();
+  void generateEnd() {
+    generator_.reset();
+  }
 #endif
 
  private:
@@ -90,6 +111,7 @@ class ModelHandle {
   std::size_t last_batch_ = 1;
 #if ATTN_BINDINGS_TRAINING
   std::vector<std::int32_t> probe_ids_;
+  std::unique_ptr<attn::Generator> generator_;
 #endif
   bool traced_ = false;
   std::vector<std::uint8_t> bytes_;

@@ -287,6 +287,61 @@ export interface HeadAblation {
   heads: { layer: number; head: number; loss: number; delta: number }[];
 }
 
+/** generate's options; omitted ones: the core's defaults. */
+export interface GenerateOptions {
+  /**
+   * New tokens at most (>= 1; the prompt and maxTokens must fit the context). Default 20, or what
+   * the context leaves after the prompt.
+   */
+  maxTokens?: number;
+  /** 0 (the default): greedy, the argmax (ties to the lower id); > 0: drawn from softmax(logits / temperature). */
+  temperature?: number;
+  /** Draw among the topK most likely ids only; 0 (the default): all. */
+  topK?: number;
+  /**
+   * Draw among the fewest most likely ids whose probability (after topK, renormalized) reaches
+   * topP; in (0, 1], 1 (the default): all.
+   */
+  topP?: number;
+  /** The sampler's generator: the same seed (and options) replays the same tokens. Default 1. */
+  seed?: number;
+  /**
+   * Ids that end the generation once produced (kept as its last token). Default: a checkpoint's
+   * end-of-text ids (CheckpointModel.eos: config.json's eos_token_id), else none; [] for none.
+   */
+  stop?: TokenIds;
+  /** Called with each step as it is produced, before the next one is computed. */
+  onToken?: (step: GenerationStep) => void;
+}
+
+/** One generated token. */
+export interface GenerationStep {
+  id: number;
+  /** Its text: a checkpoint's tokenizer's ('<0xNN>' for part of a character); null without one. */
+  token: string | null;
+  /** Its softmax probability at temperature 1 (float64), as nextTokens gives it. */
+  probability: number;
+  /**
+   * Per layer [heads * t], head after head: the query row of the position whose logits chose this
+   * token, over the t = prompt length + k positions so far (k: 0-based index of the new token).
+   */
+  attention: Float32Array[];
+}
+
+export interface Generation {
+  /** The new tokens only. */
+  ids: Int32Array;
+  steps: GenerationStep[];
+}
+
+/** One ablated head: layer and head 0-based, as forward().attention and headScores(). */
+export interface AblatedHead {
+  layer: number;
+  head: number;
+  /** In [0, 1]: the head's output is multiplied by it; 0 (the default): zeroed. */
+  scale?: number;
+}
+
 export interface TransformerModel {
   /** The normalized config (frozen). */
   readonly config: Readonly<Required<ModelConfig>>;
@@ -316,6 +371,20 @@ export interface TransformerModel {
   headScores(options?: ProbeOptions): HeadScore[];
   /** targets default to each position's next token (the last position not scored). */
   headAblation(options?: ProbeOptions & { targets?: TokenIds }): HeadAblation;
+  /**
+   * Writes up to maxTokens new tokens after the prompt through a KV cache (greedy by default;
+   * seeded sampling with temperature, topK, topP). Uses the ablated heads. Replaces the last
+   * forward's results: call forward again before nextTokens.
+   */
+  generate(ids: TokenIds, options?: GenerateOptions): Generation;
+  /**
+   * Ablates these heads (output zeroed, or scaled) in every later forward, trace, generate,
+   * headScores, headAblation and lossAndGradients; [] restores the model bit for bit. A head out
+   * of range, a scale outside [0, 1] or a head listed twice throws (the ablation in force stays).
+   */
+  ablate(heads: AblatedHead[]): void;
+  /** The heads ablated now (a copy; [] when none). */
+  readonly ablated: Required<AblatedHead>[];
   saveSafetensors(): Uint8Array;
   /** A checkpoint of another config throws naming the tensor; the weights stay unchanged. */
   loadSafetensors(bytes: Uint8Array | ArrayBuffer): void;
@@ -579,6 +648,11 @@ export interface CheckpointModel extends TransformerModel {
   nextTokens(k?: number): { id: number; token: string | null; probability: number }[];
   /** Each id's text: its bytes as text, '<0xNN>' per byte of part of a character. Needs a tokenizer. */
   tokenTexts(ids: TokenIds): string[];
+  /**
+   * The end-of-text ids (config.json's eos_token_id: one id or a list, those within the
+   * vocabulary; [] when it names none): generate stops at them unless given `stop`.
+   */
+  readonly eos: readonly number[];
 }
 
 export type TaskName = 'induction' | 'copy' | 'reverse' | 'sort' | 'english';

@@ -179,7 +179,8 @@ async function readCheckpoint(core, { sources, config, tokenizer, onRead, cancel
       }
     }
     cancelled?.();
-    return new CheckpointModel(core, (model) => unwrap(handle.finish(model)), bpe, need.missing, need.family);
+    return new CheckpointModel(core, (model) => unwrap(handle.finish(model)), bpe, need.missing, need.family,
+      eosIds(config));
   } catch (error) {
     bpe?.delete();
     throw error;
@@ -188,18 +189,49 @@ async function readCheckpoint(core, { sources, config, tokenizer, onRead, cancel
   }
 }
 
+// config.json's eos_token_id (an id or a list of ids; absent or null: none) from its text: the
+// integers among them (the model keeps those within its vocabulary).
+function eosIds(configJson) {
+  let eos;
+  try {
+    eos = JSON.parse(configJson).eos_token_id;
+  } catch {
+    return []; // the core read it: JSON.parse should too
+  }
+  const ids = Array.isArray(eos) ? eos : [eos];
+  return ids.filter((id) => Number.isInteger(id) && id >= 0);
+}
+
 /** A loaded checkpoint (GPT-2 or the Llama family): a TransformerModel with its tokenizer. */
 class CheckpointModel extends TransformerModel {
   #bpe;
   #missing;
   #family;
+  #eos;
 
-  constructor(core, adopt, bpe, missing, family) {
+  constructor(core, adopt, bpe, missing, family, eos = []) {
     super(core, null, null, adopt);
     this.#bpe = bpe;
     this.#missing = missing;
     this.#family = family;
+    this.#eos = Object.freeze(eos.filter((id) => id < this.config.vocab));
     if (bpe) finalizer?.register(this, bpe, this);
+  }
+
+  /**
+   * The end-of-text ids: config.json's eos_token_id (one id or a list), those within the
+   * vocabulary; [] when the config names none. generate stops at them unless given `stop`.
+   */
+  get eos() {
+    return this.#eos;
+  }
+
+  [DEFAULT_STOP]() {
+    return Int32Array.from(this.#eos);
+  }
+
+  [TOKEN_TEXT](id) {
+    return this.#bpe ? this.tokenTexts([id])[0] ?? null : null;
   }
 
   /**

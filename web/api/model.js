@@ -8,6 +8,14 @@ const MODEL_KEYS = ['vocab', 'context', 'dModel', 'heads', 'layers', 'positional
 const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace'];
 const SEQUENCE_KEYS = ['n', 'batch'];
 const PROBE_KEYS = ['ids', 'targets', 'n', 'batch'];
+const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'onToken'];
+const ABLATION_KEYS = ['layer', 'head', 'scale'];
+
+// What a subclass adds to generate (CheckpointModel: its tokenizer's texts and its end-of-text
+// ids): [TOKEN_TEXT](id) -> the token's text or null; [DEFAULT_STOP]() -> the stop ids when the
+// caller gives none (undefined: none).
+const TOKEN_TEXT = Symbol('tokenText');
+const DEFAULT_STOP = Symbol('defaultStop');
 
 // The model behind a TransformerModel, for its trainers: { live() -> handle, trainers: Set }.
 const modelInternals = new WeakMap();
@@ -41,6 +49,7 @@ class TransformerModel {
   #names;
   #shapes;
   #trainers = new Set();
+  #generating = false;
 
   // adopt: (handle) => {} fills a new ModelHandle instead of configure (the config is then the
   // adopted model's own, from the core).
@@ -232,6 +241,107 @@ class TransformerModel {
     needTraining(handle.headAblation, 'model.headAblation');
     const probe = probeOptions('headAblation', options, true);
     return unwrap(handle.headAblation(probe.ids, probe.targets, probe.batch, probe.n));
+  }
+
+  /**
+   * Writes up to maxTokens new tokens after the prompt `ids` through a KV cache (the prompt runs
+   * once, then one row per token): { ids: Int32Array (the new tokens only), steps: [{ id, token,
+   * probability, attention }] }. Options: maxTokens (default 20, or what the context leaves after
+   * the prompt; the prompt and maxTokens must fit the context), temperature (0, the default: greedy, the argmax with ties to the lower id; > 0:
+   * drawn from softmax(logits / temperature)), topK (0: off; else the k most likely ids only),
+   * topP (1: off; else the fewest most likely ids whose probability reaches topP, after topK),
+   * seed (the sampler's generator, default 1: the same seed replays the same tokens), stop (ids
+   * that end the generation once produced, kept as its last token; default: a checkpoint's
+   * end-of-text ids, model.eos, else none), onToken(step) (called with each step as it is made).
+   * A step: id; token (its text for a checkpoint with a tokenizer, else null); probability (its
+   * softmax probability at temperature 1, float64, as nextTokens gives it); attention (per layer a
+   * Float32Array [heads * t]: the query row, head after head, of the position whose logits chose
+   * it, t = prompt length + k for the k-th new token). The ablated heads (model.ablated) stay
+   * ablated. The last forward's results are replaced: call forward again before nextTokens.
+   */
+  generate(ids, options = {}) {
+    const handle = this.#live();
+    needTraining(handle.generateStart, 'model.generate');
+    if (this.#generating) throw new Error('generate is already running on this model (onToken cannot start another)');
+    const tokens = tokenIds('ids', ids);
+    checkOptions('generate', options, GENERATE_KEYS);
+    const optional = (name, check) => (options[name] === undefined ? undefined : check(name, options[name]));
+    const args = {
+      maxTokens: optional('maxTokens', (name, v) => integerIn(name, v, 0, SIZE_MAX)),
+      temperature: optional('temperature', (name, v) => numberOption(name, v)),
+      topK: optional('topK', (name, v) => integerIn(name, v, 0, SIZE_MAX)),
+      topP: optional('topP', (name, v) => numberOption(name, v)),
+      seed: optional('seed', (name, v) => integerIn(name, v, 0, 0xffffffff)),
+      stop: options.stop === undefined ? this[DEFAULT_STOP]() : tokenIds('stop', options.stop),
+    };
+    const onToken = options.onToken;
+    if (onToken !== undefined && typeof onToken !== 'function') {
+      throw new Error(`onToken must be a function (step) => {}, got ${describe(onToken)}`);
+    }
+    this.#generating = true;
+    try {
+      unwrap(handle.generateStart(tokens, args));
+      const made = [];
+      const steps = [];
+      for (;;) {
+        // onToken may have disposed the model: #live() says so.
+        const next = unwrap(this.#live().generateNext());
+        if (next === null) break;
+        // Copy the views out before anything else can run (and grow memory).
+        const attention = next.attention.map((row) => row.slice());
+        const step = { id: next.id, token: this[TOKEN_TEXT](next.id), probability: next.probability, attention };
+        made.push(step.id);
+        steps.push(step);
+        onToken?.(step);
+      }
+      return { ids: Int32Array.from(made), steps };
+    } finally {
+      this.#generating = false;
+      this.#handle?.generateEnd();
+    }
+  }
+
+  /**
+   * Ablates heads in every later forward, trace, generate, headScores, headAblation and
+   * lossAndGradients: [{ layer, head, scale? }] (0-based, as forward().attention and
+   * headScores(); scale in [0, 1], default 0: the head's output — its columns of the heads'
+   * concatenated A·V, before out_proj — zeroed; else multiplied by scale). [] restores the model,
+   * bit for bit. A head out of range, a scale outside [0, 1] or a head listed twice throws, and the
+   * ablation in force stays.
+   */
+  ablate(heads) {
+    const handle = this.#live();
+    needTraining(handle.ablate, 'model.ablate');
+    if (!Array.isArray(heads)) {
+      throw new Error(`ablate expects an array of { layer, head, scale? } (or [] to restore), got ${describe(heads)}`);
+    }
+    const list = heads.map((entry, i) => {
+      if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+        throw new Error(`ablate's heads[${i}] must be { layer, head, scale? }, got ${describe(entry)}`);
+      }
+      checkKeys(`ablate heads[${i}]`, entry, ABLATION_KEYS);
+      return {
+        layer: integerIn(`heads[${i}].layer`, entry.layer, 0, SIZE_MAX),
+        head: integerIn(`heads[${i}].head`, entry.head, 0, SIZE_MAX),
+        scale: numberOption(`heads[${i}].scale`, entry.scale),
+      };
+    });
+    unwrap(handle.ablate(list));
+  }
+
+  /** The heads ablated now: [{ layer, head, scale }] (a copy; [] when none). */
+  get ablated() {
+    const handle = this.#live();
+    needTraining(handle.ablated, 'model.ablated');
+    return handle.ablated();
+  }
+
+  [TOKEN_TEXT]() {
+    return null;
+  }
+
+  [DEFAULT_STOP]() {
+    return undefined;
   }
 
   /** Every parameter as .safetensors bytes under its name, the config as metadata. */
