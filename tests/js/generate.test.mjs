@@ -75,6 +75,9 @@ test('greedy generate equals forward + nextTokens at every step: a shipped train
   const english = await lens.trainedModel('english');
   try {
     assertGreedyEqualsForward(english, english.encode('the cat sat on the '), 24, 'english');
+    // Each step's token is its character in the model's alphabet.
+    const g = english.generate(english.encode('the cat sat on the '), { maxTokens: 8 });
+    assert.equal(g.steps.map((s) => s.token).join(''), english.decode(g.ids));
   } finally {
     english.dispose();
   }

@@ -89,4 +89,9 @@ class TrainedModel extends TransformerModel {
       return this.#alphabet[id];
     }).join('');
   }
+
+  /** A generated token's text: its character in the task's alphabet. */
+  [TOKEN_TEXT](id) {
+    return this.#alphabet[id] ?? null;
+  }
 }
