@@ -15,6 +15,11 @@
 #      layer's attention) against onnxruntime-web, and the load time / peak memory of its ~500 MB
 #      checkpoint; the model is written by /usr/bin/python3 scripts/data/make-gpt2-bench-model.py into
 #      build/bench-gpt2/ (~1.2 GB, cached; skipped with a note when Debian's python3-torch is missing)
+#   9. node tests/bench/generate-bench.mjs: tokens/s generating 64 tokens after a 64-token prompt
+#      (KV cache, greedy) against onnxruntime-web at 1 and 2 threads, GPT-2-small-sized and
+#      SmolLM2-135M-sized random models; the second is written by /usr/bin/python3
+#      scripts/data/make-llama-bench-model.py into build/bench-llama/ (~1.2 GB, cached; both
+#      skipped with a note when Debian's python3-torch is missing)
 # Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only); --quick also gives
 # train-bench.mjs and gpt2-bench.mjs 3 short rounds.
 set -euo pipefail
@@ -45,7 +50,10 @@ echo
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   /usr/bin/python3 scripts/data/make-gpt2-bench-model.py
   node tests/bench/gpt2-bench.mjs ${train_args[@]+"${train_args[@]}"}
+  echo
+  /usr/bin/python3 scripts/data/make-llama-bench-model.py
+  node --expose-gc tests/bench/generate-bench.mjs ${train_args[@]+"${train_args[@]}"}
 else
-  log "gpt2-bench skipped: /usr/bin/python3 has no torch (Debian's python3-torch) to write the model"
+  log "gpt2-bench and generate-bench skipped: /usr/bin/python3 has no torch (Debian's python3-torch) to write the models"
 fi
 log "total: $(($(date +%s) - start)) s (builds $((built - start)) s)"

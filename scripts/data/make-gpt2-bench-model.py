@@ -8,11 +8,17 @@ positions; every weight and bias N(0, 0.02), LayerNorm weights N(1, 0.02)):
   model.onnx         the same forward (scripts/data/make-gpt2-golden.py's hand-written GPT-2 reference,
                      imported, traced by torch.onnx.export, opset 17): input `ids` int64 [n], outputs
                      `logits` [n, vocab] and `attn.0` … `attn.11` [heads, n, n], n dynamic
+  model-kv.onnx      a decoder step with past key/values for tests/bench/generate-bench.mjs (the same
+                     weights, `DecoderStep` below, written after the reference's ops): inputs `ids`
+                     int64 [1, n], `past_key.<l>` / `past_value.<l>` [1, heads, past, 64]; outputs
+                     `logits` [1, vocab] (the last position's) and `present_key.<l>` /
+                     `present_value.<l>` [1, heads, past + n, 64]; n and past dynamic (past may be 0)
   stamp              the hash of this script and the reference: the files are rebuilt only when it changes
 
 Run with Debian's python3-torch: /usr/bin/python3 scripts/data/make-gpt2-bench-model.py [--force]
 """
 import hashlib
+import math
 import importlib.util
 import os
 import sys
@@ -25,7 +31,7 @@ ROOT = os.path.join(HERE, "..", "..")
 OUT = os.path.join(ROOT, "build", "bench-gpt2")
 GOLDEN = os.path.join(HERE, "make-gpt2-golden.py")
 CONFIG = dict(layers=12, heads=12, d=768, vocab=50257, ctx=1024, seed=20261123)
-FILES = ("model.safetensors", "config.json", "model.onnx")
+FILES = ("model.safetensors", "config.json", "model.onnx", "model-kv.onnx")
 
 
 def load_golden():
@@ -86,6 +92,70 @@ class Reference(torch.nn.Module):
         return (logits, *attentions)
 
 
+class DecoderStep(torch.nn.Module):
+    """One step of GPT-2 with a KV cache: the reference's forward (make-gpt2-golden.py) for the
+    positions past … past + n − 1, keys and values of earlier positions read from `past`."""
+
+    def __init__(self, golden, w, c):
+        super().__init__()
+        self.golden, self.c, self.names = golden, c, list(w)
+        for i, name in enumerate(self.names):
+            self.register_buffer(f"w{i}", w[name])
+
+    def forward(self, ids, *past):
+        w = {name: getattr(self, f"w{i}") for i, name in enumerate(self.names)}
+        c, g = self.c, self.golden
+        d, heads = c["d"], c["heads"]
+        dk = d // heads
+        ids = ids[0]
+        n = ids.shape[0]
+        start = past[0].shape[2]
+        # positions start … start + n − 1, and of every key 0 … start + n − 1 (shape-derived, so the
+        # trace keeps them dynamic)
+        pos = torch.cumsum(torch.ones_like(ids), 0) - 1 + start
+        x = w["wte.weight"][ids] + w["wpe.weight"][pos]
+        presents = []
+        for l in range(c["layers"]):
+            p = f"h.{l}."
+            h = g.layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"])
+            qkv = h @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
+            q, k, v = qkv.split(d, dim=-1)
+            q, k, v = (t.reshape(n, heads, dk).transpose(0, 1) for t in (q, k, v))
+            k = torch.cat([past[2 * l][0], k], dim=1)  # [heads, past + n, dk]
+            v = torch.cat([past[2 * l + 1][0], v], dim=1)
+            presents += [k[None], v[None]]
+            kpos = torch.cumsum(torch.ones_like(k[0, :, 0], dtype=torch.int64), 0) - 1
+            mask = kpos[None, :] <= pos[:, None]
+            scores = (q @ k.transpose(-1, -2)) / math.sqrt(dk)
+            scores = scores.masked_fill(~mask, float("-inf"))
+            att = torch.softmax(scores, dim=-1)
+            ctx = (att @ v).transpose(0, 1).reshape(n, d)
+            x = x + ctx @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+            h2 = g.layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"])
+            m = g.gelu_new(h2 @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
+            x = x + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+        x = g.layer_norm(x[-1:], w["ln_f.weight"], w["ln_f.bias"])
+        return (x @ w["wte.weight"].T, *presents)
+
+
+def export_decoder_step(module, c, kv_heads, head_dim, path):
+    """torch.onnx.export of a decoder step (GPT-2's or make-llama-bench-model.py's): traced with
+    3 past positions and 2 new ids, both axes dynamic."""
+    ids = torch.randint(0, c["vocab"], (1, 2), generator=torch.Generator().manual_seed(1))
+    past = [torch.zeros(1, kv_heads, 3, head_dim) for _ in range(2 * c["layers"])]
+    names_in, names_out = ["ids"], ["logits"]
+    axes = {"ids": {1: "n"}}
+    for l in range(c["layers"]):
+        for kind in ("key", "value"):
+            names_in.append(f"past_{kind}.{l}")
+            names_out.append(f"present_{kind}.{l}")
+            axes[f"past_{kind}.{l}"] = {2: "past"}
+            axes[f"present_{kind}.{l}"] = {2: "total"}
+    with torch.no_grad():
+        torch.onnx.export(module, (ids, *past), path, opset_version=17, input_names=names_in,
+                          output_names=names_out, dynamic_axes=axes, do_constant_folding=True)
+
+
 def main():
     force = "--force" in sys.argv
     os.makedirs(OUT, exist_ok=True)
@@ -121,6 +191,11 @@ def main():
                           input_names=["ids"], output_names=outputs, dynamic_axes=axes,
                           do_constant_folding=True)
     print(f"wrote model.onnx ({time.time() - t0:.1f} s)")
+    del model
+    t0 = time.time()
+    step = DecoderStep(golden, w, c).eval()
+    export_decoder_step(step, c, c["heads"], c["d"] // c["heads"], os.path.join(OUT, "model-kv.onnx"))
+    print(f"wrote model-kv.onnx ({time.time() - t0:.1f} s)")
     with open(stamp_path, "w") as f:
         f.write(want + "\n")
 
