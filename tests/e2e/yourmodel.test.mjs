@@ -2,7 +2,8 @@
 // config.json + vocab.json + merges.txt, made here: the checkpoints of tests/data/gpt2 have
 // vocabularies below the 256 byte tokens a byte-level BPE needs), see the progress end, the size
 // and memory, every head drawn as the JS API computes it in the same browser, the top 10 next
-// tokens as the softmax of the API's logits, the head finder's table; a config.json that
+// tokens as the softmax of the API's logits, greedy Generate writing the API's generate tokens (and
+// with a head knocked out, the API's ablated generate), the head finder's table; a config.json that
 // disagrees shows the API's message as text and the loaded model stays; a head opens the
 // walkthrough tab. A sharded Mistral dropped as files (its shards in any order with
 // model.safetensors.index.json, config.json and tokenizer.json; or the shards alone, ordered by
@@ -59,7 +60,13 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
     const n = ids.length;
     const { logits, attention } = gpt.forward(ids, { n });
     const row = Array.from(logits.subarray((n - 1) * config.vocab_size));
-    return { tokens, n, row, attention: attention.map((a) => Array.from(a)) };
+    const out = { tokens, n, row, attention: attention.map((a) => Array.from(a)) };
+    // Greedy generation and the same with layer 2 head 1 knocked out (the page's Generate, below).
+    out.generated = Array.from(gpt.generate(ids, { maxTokens: 10, temperature: 0 }).ids);
+    gpt.ablate([{ layer: 1, head: 0 }]);
+    out.ablated = Array.from(gpt.generate(ids, { maxTokens: 10, temperature: 0 }).ids);
+    gpt.dispose();
+    return out;
   }, { weights: Array.from(WEIGHTS), config: CONFIG, vocab: VOCAB, merges: MERGES, text: await page.inputValue('#model-text') });
 
   assert.equal(await page.textContent('#model-text-info'), `${api.n} tokens`);
@@ -88,6 +95,22 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
   assert.deepEqual(listed.map((t) => t.id), order);
   for (const t of listed) assert.ok(Math.abs(t.probability - Math.exp(api.row[t.id] - max) / sum) < 1e-6);
   assert.ok(listed.every((t) => t.text.length > 0));
+
+  // Generate (greedy, 10 tokens) writes what the API's generate gives, and with a head knocked out.
+  const generate = async () => {
+    const mark = Number(await page.evaluate(() => document.body.dataset.modelGenerated ?? 0));
+    await page.fill('#model-gen-tokens', '10');
+    await page.fill('#model-gen-temperature', '0');
+    await page.click('#model-gen-start');
+    await page.waitForFunction((b) => Number(document.body.dataset.modelGenerated ?? 0) > b, mark, { timeout: 30000 });
+    return page.$$eval('#model-gen-text .model-gen-chip', (chips) => chips.map((c) => Number(c.dataset.id)));
+  };
+  assert.deepEqual(await generate(), api.generated);
+  await page.click('#model-head-grid .model-knock[data-layer="1"][data-head="0"]');
+  await page.waitForSelector('body[data-model-ablated="1"]');
+  assert.deepEqual(await generate(), api.ablated);
+  await page.click('#model-restore');
+  await page.waitForSelector('body[data-model-ablated="0"]');
 
   // The head finder: every head once, sorted by induction; a row highlights its head.
   const rows = await page.$$eval('#model-finder tbody tr', (trs) => trs.map((tr) => ({

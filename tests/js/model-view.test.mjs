@@ -1,11 +1,14 @@
 // What the "Your model" view shows, from the API: the top next tokens (model.nextTokens) against a
 // float64 softmax of a real checkpoint's logits, the head finder's seeded probe (model.probe) and
 // the core's head scores on it, GPT-2's token texts (tokenTexts); and the view's DOM-free helpers
-// (web/views/model/model-data.js): the head table's order, which file a dropped file is.
+// (web/views/model/model-data.js): the head table's order, which file a dropped file is; the view's
+// URL keys (text, sampling settings, seed, knocked-out heads) round-trip and bad ones are dropped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { fileRole, percent, sortHeads } from '../../web/views/model/model-data.js';
+import { catalogOf } from '../../web/shared/catalog.js';
+import { DEFAULTS, hashToState, makeSchema, stateToHash } from '../../web/shared/state.js';
 import { gpt2Golden, gpt2SizedCheckpoint, gpt2Tokenizer } from './checkpoint-support.mjs';
 import { loadLens } from './support.mjs';
 
@@ -140,4 +143,19 @@ test('tab=model is a tab of the URL', async () => {
   assert.equal(stateToHash({ ...DEFAULTS, tab: 'model' }, schema), '#tab=model');
   assert.deepEqual(hashToState('#tab=model', schema).ignored, []);
   assert.equal(hashToState('#tab=model', schema).state.tab, 'model');
+});
+
+test("the Your model view's URL keys: text, sampling settings, seed and knocked-out heads round-trip; bad values are dropped", () => {
+  const schema = makeSchema(catalogOf(lens));
+  const settings = { ...DEFAULTS, modelText: 'When Mary & John', genTokens: 12, genTemperature: 0.7, genTopK: 40, genTopP: 0.9, genSeed: 7,
+    knock: [{ layer: 0, head: 1 }, { layer: 5, head: 9 }] };
+  const hash = stateToHash(settings, schema);
+  assert.match(hash, /knock=0\.1%2C5\.9/);
+  const { state, ignored } = hashToState(hash, schema);
+  assert.deepEqual(ignored, []);
+  for (const key of ['modelText', 'genTokens', 'genTemperature', 'genTopK', 'genTopP', 'genSeed', 'knock']) assert.deepEqual(state[key], settings[key], key);
+  assert.equal(stateToHash(DEFAULTS, schema), '', 'the defaults are not in the link');
+  const bad = hashToState('#knock=0.x&genTopP=2&genTemperature=-1&genTokens=0', schema);
+  assert.deepEqual(bad.ignored.sort(), ['genTemperature', 'genTokens', 'genTopP', 'knock']);
+  assert.deepEqual(bad.state.knock, []);
 });

@@ -38,6 +38,20 @@ const cells = {
   print: (v) => v.map(([i, j]) => `${i}.${j}`).join(','),
 };
 
+// The Your model view's knocked-out heads: "0.2,1.3" as layer.head pairs (0-based).
+const headList = {
+  parse: (s) => {
+    if (s === '') return [];
+    const pairs = s.split(',').slice(0, MAX_CELLS);
+    if (!pairs.every((p) => /^\d{1,3}\.\d{1,3}$/.test(p))) return undefined;
+    return pairs.map((p) => {
+      const [layer, head] = p.split('.').map(Number);
+      return { layer, head };
+    });
+  },
+  print: (v) => v.map(({ layer, head }) => `${layer}.${head}`).join(','),
+};
+
 export const PRESETS = ['seed001-causal', 'seed004-single', 'seed004-multi', 'seed004-pytorch'];
 
 /** The settings' schema: field -> { parse, print }; the choice lists come from the catalog. */
@@ -77,6 +91,15 @@ export function makeSchema(catalog) {
     trainSeed: integer(0, 4294967295),
     probe: { parse: (s) => s.slice(0, 128), print: String },
     colorScale: choice(COLOR_SCALES),
+    // The Your model view (views/model/): its text, the generation's sampling settings and seed,
+    // the heads knocked out.
+    modelText: text,
+    genTokens: integer(1, 4096),
+    genTemperature: decimal(0, 100),
+    genTopK: integer(0, 1000000),
+    genTopP: decimal(0.01, 1),
+    genSeed: integer(0, 4294967295),
+    knock: headList,
   });
 }
 
@@ -114,11 +137,19 @@ export const DEFAULTS = Object.freeze({
   // Linear for every length: a colour means the same weight in every link and tutorial; past
   // LONG_INPUT tokens the control suggests the log and per-row scales (controls.js).
   colorScale: 'linear',
+  modelText: 'When Mary and John went to the store, John gave a drink to',
+  genTokens: 32,
+  genTemperature: 0,
+  genTopK: 0,
+  genTopP: 1,
+  genSeed: 1,
+  knock: [],
 });
 
-/** The Train view's settings: changing them never recomputes the walkthrough. */
+/** The Train view's settings (and the Your model view's: MODEL_KEYS): changing them never recomputes the walkthrough. */
+export const MODEL_KEYS = Object.freeze(['modelText', 'genTokens', 'genTemperature', 'genTopK', 'genTopP', 'genSeed', 'knock']);
 export const TRAIN_KEYS = Object.freeze(['tab', 'task', 'layers', 'trainHeads', 'trainDModel', 'context', 'lr',
-  'batch', 'trainSeed', 'probe']);
+  'batch', 'trainSeed', 'probe', ...MODEL_KEYS]);
 
 /** `defaults` as stateToHash and hashToState take it: an object, or a function of the state. */
 const defaultsOf = (defaults, state) => (typeof defaults === 'function' ? defaults(state) : defaults);

@@ -1,5 +1,5 @@
 // The Your model view's drawing: the model pickers (shipped, Hub), load progress and status, the
-// typed text's chips, every head, next tokens, head finder. Text only ever goes in as textContent.
+// typed text's chips, every head (with its knock-out toggle), next tokens (before → after a knock-out), head finder. Text only ever goes in as textContent.
 import { $, button, el } from '../../shared/dom.js';
 import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
@@ -161,7 +161,30 @@ export function drawPickers(shipped, { onShipped, onHub, maxParameterBytes }) {
   }));
 }
 
-function drawNext({ n, top }) {
+/** A probability, or "< p" when it was outside the most likely ones read. */
+const probabilityText = (p, floor) => (p === null ? `< ${percent(floor ?? 0)}` : percent(p));
+
+function drawNext({ n, top, compare, compareFloor }) {
+  if (compare) {
+    $('model-next-info').textContent = `After token ${n} of your text: each token's probability before → after knocking out ` +
+      'the heads, the biggest movers first (the 10 most likely of each):';
+    $('model-next').replaceChildren(...compare.map(({ id, token, before, after }) => {
+      const item = el('li', 'model-next-item model-next-compare');
+      Object.assign(item.dataset, { id: String(id), before: String(before ?? ''), after: String(after ?? '') });
+      item.dataset.probability = String(after ?? '');
+      const bar = el('span', 'model-next-bar');
+      bar.style.width = `${((after ?? 0) * 100).toFixed(1)}%`;
+      const ghost = el('span', 'model-next-bar model-next-bar-before');
+      ghost.style.left = `${((before ?? 0) * 100).toFixed(1)}%`;
+      ghost.title = 'before';
+      const up = (after ?? 0) > (before ?? 0);
+      const change = el('span', `num model-next-change ${up ? 'up' : 'down'}`,
+        `${probabilityText(before, compareFloor)} → ${probabilityText(after, compareFloor)}`);
+      item.append(el('span', 'model-next-token', displayToken(token)), change, ghost, bar);
+      return item;
+    }));
+    return;
+  }
   $('model-next-info').textContent = `After token ${n} of your text (softmax of the model's logits):`;
   $('model-next').replaceChildren(...top.map(({ id, token, probability }) => {
     const item = el('li', 'model-next-item');
@@ -174,15 +197,31 @@ function drawNext({ n, top }) {
   }));
 }
 
+/** The heads knocked out ([{ layer, head }]): the tiles' toggles pressed, the line under the next tokens, Restore all. */
+function drawAblated(heads, ablated) {
+  const on = new Set(ablated.map(({ layer, head }) => `${layer}:${head}`));
+  for (const b of document.querySelectorAll('#model-head-grid .model-knock')) {
+    const pressed = on.has(`${b.dataset.layer}:${b.dataset.head}`);
+    b.setAttribute('aria-pressed', String(pressed));
+    b.closest('.model-tile')?.classList.toggle('knocked', pressed);
+  }
+  $('model-ablated').textContent = ablated.length
+    ? `Knocked out (output zeroed): ${ablated.map(({ layer, head }) => `L${layer + 1} H${head + 1}`).join(', ')}`
+    : 'No head knocked out: press a head\'s “knock out” below to zero its output.';
+  $('model-restore').disabled = !ablated.length;
+  document.body.dataset.modelAblated = String(ablated.length);
+}
+
 /**
  * The view's parts that keep state (chips, the head grid, the finder): build(config) lays out the
  * grid for a loaded model; drawRun(run, model) draws a run on the typed text; drawHeads(run) redraws
  * the grid (theme, size); drawFinder / finderError: the head finder's scores or why there are none.
  * @param {(layer: number, head: number) => void} onOpen a head clicked in the grid
+ * @param {(layer: number, head: number) => void} onKnock a head's "knock out" toggle pressed
  */
-export function modelDrawing(onOpen) {
+export function modelDrawing(onOpen, onKnock) {
   const chips = new TokenChips($('model-tokens'));
-  const heads = modelHeads($('model-head-grid'), onOpen);
+  const heads = modelHeads($('model-head-grid'), onOpen, onKnock);
   const finder = new HeadFinder($('model-finder'), (layer, head) => heads.highlight(layer, head));
   return {
     build(config) {
@@ -195,6 +234,7 @@ export function modelDrawing(onOpen) {
         `${run.note ? ` · ${run.note}` : ''}`);
       heads.render(run);
       drawNext(run);
+      drawAblated(heads, run.ablated ?? []);
     },
     drawHeads(run) {
       heads.render(run);

@@ -5,7 +5,10 @@
 // (model.safetensors or its shards + model.safetensors.index.json, config.json, and tokenizer
 // files when not GPT-2's) — with a progress bar; then, for the typed
 // text, every layer × head's attention, the top 10 next tokens, a head finder (previous-token and
-// induction scores) and "open a head in the walkthrough". Mounted by main.js; the worker starts
+// induction scores), "open a head in the walkthrough", heads knocked out (m.ablate in the worker;
+// the next tokens before → after; Restore all), Generate (m.generate in chunks, each token streamed
+// from the worker as it is produced; Stop; where each new token looked: generate-draw.js) and the
+// text, sampling settings and knocked-out heads in the URL (settings modelText, gen*, knock). Mounted by main.js; the worker starts
 // the first time the view is shown. Errors are shown as text; a refused or cancelled load leaves
 // the loaded model and everything drawn as it was. This file is the controller (the store's
 // `yourModel`, the worker's calls); draw.js draws.
@@ -14,8 +17,16 @@ import { formatBytes } from '../../shared/format.js';
 import { ViewWorkerClient } from '../../shared/view-worker-client.js';
 import { hubRequest } from './hub-models.js';
 import { fileRole, orderShards } from './model-data.js';
+import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
 import { drawCache, drawCancelling, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers, drawProgress, modelDrawing, showError,
   textInfo } from './draw.js';
+
+/** The example sentence: the IOI sentence for a checkpoint, a sentence of its alphabet for a shipped character model. */
+export const IOI = 'When Mary and John went to the store, John gave a drink to';
+export const CHAR_EXAMPLE = 'the cat sat on the mat and the';
+
+/** New tokens asked of the worker per call: Stop and a newer request take effect between calls. */
+export const GEN_CHUNK = 8;
 
 /** The shipped model loaded the first time the view is shown. */
 export const FIRST_MODEL = 'english';
@@ -90,12 +101,142 @@ class ModelController {
   #runTimer = 0;
   #runSeq = 0;
   #loads = 0;
+  #ablated = []; // [{ layer, head }]: the heads knocked out in the worker's model
+  #gen = 0; // the generation running (a newer one, or Stop, ends it)
+  #genStarted = 0;
+  #stopped = 0; // the generation Stop ended
+  #loadsDone = 0; // models loaded: the link's knocked-out heads apply to the first
+
+  /** A patch of the page's settings (the URL hash follows them). */
+  #setSettings(patch) {
+    const { settings } = this.#store.get();
+    if (Object.entries(patch).every(([k, v]) => JSON.stringify(settings[k]) === JSON.stringify(v))) return;
+    this.#store.update(({ settings: now }) => ({ settings: { ...now, ...patch } }));
+  }
+
+  /** The link's knocked-out heads that `config` has (the first model loaded only; later loads start with none). */
+  #linkKnock(config) {
+    if (this.#loadsDone > 1) return [];
+    return (this.#store.get().settings.knock ?? []).filter(({ layer, head }) => layer < config.layers && head < config.heads);
+  }
+
+  /** The settings' text and sampling settings into the fields (a link opened, or the view's first show). */
+  #fieldsFromSettings(settings) {
+    if ($('model-text').value !== settings.modelText) $('model-text').value = settings.modelText;
+    const fields = { 'model-gen-tokens': settings.genTokens, 'model-gen-temperature': settings.genTemperature, 'model-gen-topk': settings.genTopK,
+      'model-gen-topp': settings.genTopP, 'model-gen-seed': settings.genSeed };
+    for (const [id, v] of Object.entries(fields)) if (Number($(id).value) !== v) $(id).value = String(v);
+  }
+
+  /** The fields' sampling settings into the page's settings (the URL). */
+  #samplingToSettings() {
+    const { maxTokens, temperature, topK, topP, seed } = this.#sampling();
+    this.#setSettings({ genTokens: Math.min(4096, maxTokens), genTemperature: Math.min(100, temperature), genTopK: Math.min(1000000, topK),
+      genTopP: topP, genSeed: seed });
+  }
 
   constructor({ store, moduleUrl }) {
     this.#store = store;
     this.#moduleUrl = moduleUrl;
-    this.drawing = modelDrawing((layer, head) => this.#openInWalkthrough(layer, head));
+    this.drawing = modelDrawing((layer, head) => this.#openInWalkthrough(layer, head), (layer, head) => this.#knock(layer, head));
+    this.generation = generationDrawing();
     this.#wire();
+  }
+
+  /** A head's "knock out" toggle: ablated (or restored) in the worker's model, then the text runs again. */
+  #knock(layer, head) {
+    const has = this.#ablated.some((h) => h.layer === layer && h.head === head);
+    this.#ablate(has ? this.#ablated.filter((h) => h.layer !== layer || h.head !== head) : [...this.#ablated, { layer, head }]);
+  }
+
+  /** The worker's model ablated to `heads` ([]: restored), and the text's run drawn again. */
+  async #ablate(heads, { loading = false } = {}) {
+    if (!this.#client || !this.view().model || (this.view().loading && !loading)) return;
+    this.#ablated = heads;
+    this.#setSettings({ knock: heads });
+    const mine = ++this.#runSeq;
+    try {
+      const run = await this.#client.call('ablate', { heads, text: $('model-text').value });
+      if (mine !== this.#runSeq) return;
+      this.#setView({ lastRun: run });
+      document.body.dataset.modelRun = String(mine);
+    } catch (error) {
+      if (mine === this.#runSeq) textInfo(error.message, true);
+    }
+  }
+
+  /** The sampling settings from the form (numbers; an empty or bad field: its default). */
+  #sampling() {
+    const num = (id, fallback) => {
+      const v = Number($(id).value);
+      return $(id).value !== '' && Number.isFinite(v) ? v : fallback;
+    };
+    return { maxTokens: Math.max(1, Math.round(num('model-gen-tokens', 32))), temperature: Math.max(0, num('model-gen-temperature', 0)),
+      topK: Math.max(0, Math.round(num('model-gen-topk', 0))), topP: Math.min(1, Math.max(0.01, num('model-gen-topp', 1))),
+      seed: Math.max(0, Math.round(num('model-gen-seed', 1))) >>> 0 };
+  }
+
+  /**
+   * Generates after the typed text, GEN_CHUNK tokens per worker call (each token drawn as the
+   * worker posts it); the chunk after the first continues from the text + the tokens so far with
+   * seed + their count. A newer Generate, Stop or a new model ends it between calls.
+   */
+  async #generate() {
+    if (!this.#client || !this.view().model || this.view().loading) return;
+    const gen = ++this.#gen;
+    const { maxTokens, temperature, topK, topP, seed } = this.#sampling();
+    const text = $('model-text').value;
+    showError(null);
+    genRunning(true);
+    // The prompt's tokens drawn are the text's run: run it first when the text changed since.
+    if (this.view().lastRun?.text !== text) {
+      clearTimeout(this.#runTimer);
+      await this.#runText();
+    }
+    const run = this.view().lastRun;
+    if (run?.text !== text) {
+      if (gen === this.#gen) genRunning(false);
+      return;
+    }
+    const { config } = this.view().model;
+    this.generation.build(config.layers, config.heads);
+    this.generation.start(run?.tokens ?? []);
+    const began = performance.now();
+    this.#genStarted = began;
+    let why = '';
+    try {
+      while (gen === this.#gen && this.generation.count() < maxTokens) {
+        const prefix = this.generation.ids();
+        const reply = await this.#client.call('generate', { text, prefix, maxTokens: Math.min(GEN_CHUNK, maxTokens - prefix.length),
+          temperature, topK, topP, seed: (seed + prefix.length) >>> 0, gen });
+        if (reply.full) why = ` · the model's context (${config.context}) is full`;
+        else if (reply.done) why = ' · stopped at an end-of-text token';
+        if (reply.done) break;
+      }
+    } catch (error) {
+      if (gen === this.#gen) showError(`Could not generate: ${error.message}`);
+    }
+    if (gen !== this.#gen && !(this.#stopped === gen && this.#gen === gen + 1)) return;
+    const count = this.generation.count();
+    const seconds = (performance.now() - began) / 1000;
+    genInfo(`${count} token${count === 1 ? '' : 's'} in ${seconds.toFixed(2)} s · ${(count / seconds).toFixed(1)} tokens/s` +
+      `${this.#stopped === gen ? ' · stopped' : why}`);
+    genRunning(false);
+    document.body.dataset.modelGenerated = String(gen);
+  }
+
+  /** A token the worker posted while generating (drawn when it belongs to the generation running). */
+  #onToken({ gen, step }) {
+    if (gen !== this.#gen) return;
+    this.generation.add(step);
+    const count = this.generation.count();
+    const seconds = (performance.now() - this.#genStarted) / 1000;
+    genInfo(`Writing… ${count} token${count === 1 ? '' : 's'} · ${(count / Math.max(seconds, 1e-3)).toFixed(1)} tokens/s`);
+  }
+
+  #stop() {
+    this.#stopped = this.#gen;
+    this.#gen += 1;
   }
 
   view() {
@@ -159,10 +300,16 @@ class ModelController {
     drawLoading(what, { cancellable });
     try {
       const value = await this.#client.call(type, payload);
+      this.#ablated = [];
+      if (this.#loadsDone++ > 0) this.#setSettings({ knock: [] });
+      this.#gen += 1;
+      genRunning(false);
       this.#setView({ model: value, lastRun: null });
+      $('model-example').textContent = value.source === 'shipped' ? 'Example: a sentence of its alphabet' : 'Example: the IOI sentence';
       drawLoaded(value);
       this.drawing.build(value.config);
-      await Promise.all([this.#runText(), this.#findHeads()]);
+      const wanted = this.#linkKnock(value.config);
+      await Promise.all([wanted.length ? this.#ablate(wanted, { loading: true }) : this.#runText(), this.#findHeads()]);
       if (counted) document.body.dataset.modelLoads = String(++this.#loads);
     } catch (error) {
       showError(`${failed}: ${error.message}`);
@@ -256,7 +403,7 @@ class ModelController {
    */
   start() {
     this.#starting ??= ViewWorkerClient.start(new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' }), this.#moduleUrl,
-      { onUpdate: (update) => drawProgress(update.progress), failed: 'the model worker failed to start' })
+      { onUpdate: (update) => (update.step ? this.#onToken(update) : drawProgress(update.progress)), failed: 'the model worker failed to start' })
       .then((c) => {
         this.#client = c;
         const shipped = [...(c.info.trained ?? [])].sort((a, b) => (b.name === FIRST_MODEL) - (a.name === FIRST_MODEL));
@@ -299,11 +446,35 @@ class ModelController {
       drop.classList.remove('dragging');
       this.#load([...(e.dataTransfer?.files ?? [])]);
     });
+    $('model-restore').addEventListener('click', () => this.#ablate([]));
+    $('model-example').addEventListener('click', () => {
+      $('model-text').value = this.view().model?.source === 'shipped' ? CHAR_EXAMPLE : IOI;
+      this.#setSettings({ modelText: $('model-text').value });
+      clearTimeout(this.#runTimer);
+      this.#runText();
+    });
+    $('model-gen-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.#generate();
+    });
+    $('model-gen-stop').addEventListener('click', () => this.#stop());
+    $('model-gen-form').addEventListener('change', () => this.#samplingToSettings());
+    this.#fieldsFromSettings(this.#store.get().settings);
     $('model-text').addEventListener('input', () => {
+      this.#setSettings({ modelText: $('model-text').value });
       clearTimeout(this.#runTimer);
       this.#runTimer = setTimeout(() => this.#runText(), 150);
     });
     this.#store.subscribe((now, before) => {
+      // A link opened later (hashchange): its text, sampling settings and knocked-out heads.
+      if (now.settings !== before.settings) {
+        const s = now.settings;
+        const textChanged = s.modelText !== $('model-text').value;
+        this.#fieldsFromSettings(s);
+        if (JSON.stringify(s.knock) !== JSON.stringify(this.#ablated) && this.view().model) {
+          this.#ablate(s.knock.filter(({ layer, head }) => layer < now.yourModel.model.config.layers && head < now.yourModel.model.config.heads));
+        } else if (textChanged) this.#runText();
+      }
       const { lastRun, model } = now.yourModel;
       if (lastRun && lastRun !== before.yourModel.lastRun) this.drawing.drawRun(lastRun, model);
     });

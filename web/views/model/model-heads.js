@@ -3,6 +3,7 @@
 // heads that share a K/V head sit in one labelled group, and each tile says which K/V head it reads.
 // A click (or Enter) opens a head in the walkthrough, and the head finder's chosen head is outlined
 // (grid.highlight).
+import { button } from '../../shared/dom.js';
 import { HeadGrid } from '../../shared/head-grid.js';
 
 /** Screen-reader tables for models up to this many heads (the view's grid.build). */
@@ -14,9 +15,11 @@ const ROW_TILES = 16;
 /**
  * The model's heads. Then grid.build(layers, heads, layers × heads <= MAX_TABLE_HEADS, kvHeads);
  * grid.render(run { n, tokens, attention }); grid.highlight(layer, head).
+ * Each tile also has a "knock out" toggle (aria-pressed): onKnock(layer, head).
  * @param {(layer: number, head: number) => void} onOpen
+ * @param {(layer: number, head: number) => void} [onKnock]
  */
-export function modelHeads(host, onOpen) {
+export function modelHeads(host, onOpen, onKnock = () => {}) {
   return new HeadGrid(host, {
     gridClass: 'model-heads',
     tileClass: 'train-tile model-tile', // the e2e test reads this class list
@@ -26,6 +29,13 @@ export function modelHeads(host, onOpen) {
     label: (layer, head, kv) => `Layer ${layer + 1}, head ${head + 1}${kv === null ? '' : ` (reads K/V head ${kv + 1})`}: ` +
       'open in the walkthrough',
     tokens: (run) => run.tokens,
+    parts: (layer, head) => {
+      const knock = button('model-knock', 'knock out', () => onKnock(layer, head));
+      knock.setAttribute('aria-pressed', 'false');
+      knock.setAttribute('aria-label', `Knock out layer ${layer + 1}, head ${head + 1}`);
+      Object.assign(knock.dataset, { layer: String(layer), head: String(head) });
+      return { nodes: [knock], knock };
+    },
     // One row of tiles per layer (up to 16 heads; a phone wraps them), larger when there are few.
     // Grouped: as many whole K/V groups side by side as fit in 16 tiles, each group's tiles in a row.
     properties: (layers, heads, kvHeads) => {

@@ -5,7 +5,9 @@
 // tokenizer?, vocab?, merges?} (Files), 'hub' {hub,
 // endpoint?}, 'cancel' (aborts the Hub load in flight), 'cached' (the Hub files this browser keeps,
 // lens.hubCache, by repo), 'uncache' {repo?} (forgets a repo's, or every, kept file), 'run' {text},
-// 'scores', 'layer' {layer}.
+// 'scores', 'layer' {layer}, 'ablate' {heads, text} (then the run, with the unablated model's next
+// tokens beside), 'generate' {text, prefix, maxTokens, temperature, topK, topP, seed, gen} (one
+// chunk; each token posted as an update {gen, step} while it is produced).
 // Replies {id, ok, value | error}; while loading, updates {type: 'update', update: {progress}}.
 // A refused or cancelled load keeps the previous model. Every number comes from the API.
 import { serveRequests } from '../../shared/worker-loop.js';
@@ -96,22 +98,89 @@ function need() {
   return current.model;
 }
 
-/** The typed text through the model: tokens, every layer's attention, the top next tokens. */
-function run(text) {
-  const model = need();
+/** A generated or predicted token's text: a trained model's vocabulary character, a checkpoint's text, else `#id`. */
+function tokenText(model, id, token) {
+  if (token !== null && token !== undefined) return token;
+  return (current.trained ? model.vocabulary[id] : undefined) ?? `#${id}`;
+}
+
+/** The text's ids as the model reads it (a shipped model in its alphabet), cut to the context. */
+function tokenized(model, text) {
   // A shipped model reads text in its alphabet, a character outside it mapped (and said so).
   const all = current.trained ? model.tokenize(text, { unknown: 'map' }) : model.tokenize(text);
   if (all.ids.length === 0) throw new Error('type some text');
   const n = Math.min(all.ids.length, model.config.context);
-  const ids = all.ids.slice(0, n);
+  return { all, n, ids: all.ids.slice(0, n) };
+}
+
+/** How many next tokens are read for the before → after comparison (all of a small vocabulary). */
+const COMPARE = 2000;
+
+/**
+ * The typed text through the model (with its ablated heads): tokens, every layer's attention, the
+ * top next tokens; with heads ablated, also `before`: the unablated model's top next tokens, and
+ * each listed token's probability both ways (`compare`: [{ id, token, before, after }], the
+ * biggest movers first; a probability outside the COMPARE most likely is null).
+ */
+function run(text) {
+  const model = need();
+  const { all, n, ids } = tokenized(model, text);
+  const ablated = model.ablated;
+  let compare = null;
+  let before = null;
+  if (ablated.length) {
+    const k = Math.min(COMPARE, model.config.vocab);
+    model.ablate([]);
+    model.forward(ids, { n });
+    before = model.nextTokens(k);
+    model.ablate(ablated);
+    model.forward(ids, { n });
+    const after = model.nextTokens(k);
+    const byId = (list) => new Map(list.map((t) => [t.id, t.probability]));
+    const b = byId(before);
+    const a = byId(after);
+    const listed = new Set([...before.slice(0, TOP), ...after.slice(0, TOP)].map((t) => t.id));
+    const tokenOf = new Map([...before, ...after].map((t) => [t.id, t.token]));
+    compare = [...listed].map((id) => ({ id, token: tokenText(model, id, tokenOf.get(id)), before: b.get(id) ?? null, after: a.get(id) ?? null }))
+      .sort((x, y) => Math.abs((y.after ?? 0) - (y.before ?? 0)) - Math.abs((x.after ?? 0) - (x.before ?? 0)) || x.id - y.id);
+  }
   const { attention } = model.forward(ids, { n });
-  // A trained model's nextTokens has no text: its vocabulary's character for the id.
-  const alphabet = current.trained ? Array.from(model.vocabulary) : [];
-  const top = model.nextTokens(TOP).map((t) => ({ ...t, token: t.token ?? alphabet[t.id] ?? `#${t.id}` }));
+  const top = model.nextTokens(TOP).map((t) => ({ ...t, token: tokenText(model, t.id, t.token) }));
   current.run = { ids, tokens: all.tokens.slice(0, n) };
   const mapped = (all.mapped ?? []).filter((m) => m.position < n);
-  return { tokens: all.tokens.slice(0, n), ids: Array.from(ids), n, cut: all.ids.length - n, attention, top, mapped,
-    note: all.note ?? '' };
+  return { text, tokens: all.tokens.slice(0, n), ids: Array.from(ids), n, cut: all.ids.length - n, attention, top, mapped,
+    note: all.note ?? '', ablated, compare, compareFloor: before ? before[before.length - 1].probability : null };
+}
+
+/** Ablates `heads` ([{ layer, head }]; [] restores every head), then runs the text again. */
+function ablate({ heads, text }) {
+  const model = need();
+  model.ablate(heads.map(({ layer, head }) => ({ layer: Number(layer), head: Number(head) })));
+  return run(text);
+}
+
+/**
+ * One chunk of a generation ({ text, prefix: ids generated so far, maxTokens, temperature, topK,
+ * topP, seed, gen }): the text's ids + prefix through m.generate (the ablated model); each step is
+ * posted as an update {gen, step} from onToken as it is produced, and the chunk's reply is
+ * { steps: count, done: a stop id or the context reached }. The page asks for the next chunk, so
+ * Stop and a newer request take effect between chunks and the worker never runs long.
+ */
+function generate({ text, prefix = [], maxTokens, temperature, topK, topP, seed, gen }) {
+  const model = need();
+  const { ids: promptIds } = tokenized(model, text);
+  const ids = Int32Array.from([...promptIds, ...prefix]);
+  const room = model.config.context - ids.length;
+  if (room <= 0) return { steps: 0, done: true, full: true };
+  const count = Math.max(1, Math.min(Number(maxTokens), room));
+  let last = null;
+  const g = model.generate(ids, { maxTokens: count, temperature, topK, topP, seed, onToken(step) {
+    last = step;
+    self.postMessage({ type: 'update', update: { gen, step: { id: step.id, token: tokenText(model, step.id, step.token), probability: step.probability,
+      attention: step.attention } } });
+  } });
+  const stopped = g.ids.length < count || (last && (model.eos ?? []).includes?.(last.id));
+  return { steps: g.ids.length, done: Boolean(stopped) || count >= room, full: count >= room };
 }
 
 /** Every head's scores on the core's probe for the model (seeded random tokens, repeated once). */
@@ -152,6 +221,8 @@ serveRequests({
     cached,
     uncache: (message) => lens.hubCache().remove(message.repo ?? undefined),
     run: (message) => run(message.text),
+    ablate,
+    generate,
     scores,
     layer: (message) => layer(message.layer),
   },

@@ -1,0 +1,225 @@
+// The Your model view's knock-out and generation in Chromium, with the shipped english model (it
+// loads when the tab is first shown): a head's "knock out" lists each next token's probability
+// before → after as the JS API gives them for the same ablation in the same browser, Restore all
+// gives back the unablated numbers exactly; greedy generation (temperature 0) writes the API's
+// generate tokens, with and without a head knocked out; the page stays responsive while it writes;
+// where the newest token looked is drawn. Screenshots: desktop, 375 px (no sideways scroll), dark.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { browserFixture, openPage, screenshotDir } from './browser.mjs';
+
+const live = browserFixture();
+const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
+
+/** The API in the page: the english model on `text`, with `heads` ablated: every next token's probability, and greedy generate's ids. */
+function apiEnglish(page, { text, heads, maxTokens }) {
+  return page.evaluate(async ({ text, heads, maxTokens }) => {
+    const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+    const lens = await loadAttentionLens();
+    const m = await lens.trainedModel('english');
+    const all = m.tokenize(text, { unknown: 'map' });
+    const ids = all.ids.slice(0, Math.min(all.ids.length, m.config.context));
+    m.ablate(heads);
+    m.forward(ids, { n: ids.length });
+    const next = Object.fromEntries(m.nextTokens(m.config.vocab).map((t) => [t.id, t.probability]));
+    const top = m.nextTokens(10).map((t) => ({ id: t.id, probability: t.probability }));
+    const generated = maxTokens ? Array.from(m.generate(ids, { maxTokens, temperature: 0 }).ids) : [];
+    const config = { ...m.config };
+    m.dispose();
+    return { next, top, generated, config, n: ids.length };
+  }, { text, heads, maxTokens });
+}
+
+const listed = (page) => page.$$eval('#model-next li', (items) => items.map((li) => ({ id: Number(li.dataset.id),
+  probability: li.dataset.probability, before: li.dataset.before, after: li.dataset.after })));
+
+const generated = (page) => page.$$eval('#model-gen-text .model-gen-chip', (chips) => chips.map((c) => Number(c.dataset.id)));
+
+async function generate(page, tokens) {
+  const before = Number(await page.evaluate(() => document.body.dataset.modelGenerated ?? 0));
+  await page.fill('#model-gen-tokens', String(tokens));
+  await page.fill('#model-gen-temperature', '0');
+  await page.click('#model-gen-start');
+  await page.waitForFunction((b) => Number(document.body.dataset.modelGenerated ?? 0) > b, before, { timeout: 30000 });
+}
+
+async function runDone(page, run) {
+  await page.waitForFunction((r) => Number(document.body.dataset.modelRun ?? 0) > r, run, { timeout: 30000 });
+  return Number(await page.evaluate(() => document.body.dataset.modelRun));
+}
+
+test('Your model: knock out a head (before → after as the API gives), Restore all, greedy generation equals the API', async () => {
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
+  await page.goto(`${live.server.url}#tab=model`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  await page.waitForSelector('#model-head-grid .model-knock', { timeout: 30000 });
+  await page.waitForSelector('#model-next li');
+  let run = Number(await page.evaluate(() => document.body.dataset.modelRun));
+
+  // The example button: a sentence of the shipped model's alphabet.
+  await page.click('#model-example');
+  run = await runDone(page, run);
+  const text = await page.inputValue('#model-text');
+  assert.equal(text, 'the cat sat on the mat and the');
+
+  const plain = await apiEnglish(page, { text, heads: [] });
+  const unablated = await listed(page);
+  assert.deepEqual(unablated.map((t) => t.id), plain.top.map((t) => t.id));
+  assert.deepEqual(unablated.map((t) => Number(t.probability)), plain.top.map((t) => t.probability));
+
+  // Knock out layer 1 head 1 (0, 0) and the last layer's last head.
+  const { layers, heads } = plain.config;
+  const knocked = [{ layer: 0, head: 0 }, { layer: layers - 1, head: heads - 1 }];
+  for (const { layer, head } of knocked) {
+    await page.click(`#model-head-grid .model-knock[data-layer="${layer}"][data-head="${head}"]`);
+    run = await runDone(page, run);
+  }
+  assert.equal(await page.getAttribute('#model-head-grid .model-knock[data-layer="0"][data-head="0"]', 'aria-pressed'), 'true');
+  assert.equal(await page.getAttribute('#model-head-grid .model-knock[data-layer="0"][data-head="1"]', 'aria-pressed'), 'false');
+  assert.equal(await page.isDisabled('#model-restore'), false);
+  const ablated = await apiEnglish(page, { text, heads: knocked });
+  const compared = await listed(page);
+  assert.ok(compared.length >= 10, 'the union of both top 10s');
+  for (const t of compared) {
+    assert.equal(Number(t.before), plain.next[t.id], `token ${t.id} before`);
+    assert.equal(Number(t.after), ablated.next[t.id], `token ${t.id} after`);
+  }
+  const moves = compared.map((t) => Math.abs(Number(t.after) - Number(t.before)));
+  assert.deepEqual(moves, [...moves].sort((a, b) => b - a), 'the biggest movers first');
+  assert.ok(ablated.top.some((t, i) => t.probability !== plain.top[i].probability), 'the ablation moves the prediction');
+  assert.match(await page.textContent('#model-ablated'), /L1 H1, L\d+ H\d+/);
+
+  // Generation uses the ablated model.
+  await generate(page, 16);
+  const withAblation = await apiEnglish(page, { text, heads: knocked, maxTokens: 16 });
+  assert.deepEqual(await generated(page), withAblation.generated);
+  await page.screenshot({ path: join(screenshotDir, 'yourmodel-generate-ablated.png'), fullPage: true });
+
+  // Restore all: the unablated numbers exactly.
+  await page.click('#model-restore');
+  run = await runDone(page, run);
+  const restored = await listed(page);
+  assert.deepEqual(restored, unablated);
+  assert.equal(await page.isDisabled('#model-restore'), true);
+  assert.equal(await page.$$eval('#model-head-grid .model-knock[aria-pressed="true"]', (b) => b.length), 0);
+
+  // Greedy generation equals the API's generate for the same prompt; each token's probability in its title.
+  await generate(page, 30);
+  const api = await apiEnglish(page, { text, heads: [], maxTokens: 30 });
+  assert.deepEqual(await generated(page), api.generated);
+  assert.match(await page.getAttribute('#model-gen-text .model-gen-chip', 'title'), /^p = \d/);
+  assert.match(await page.textContent('#model-gen-info'), /^30 tokens in .* tokens\/s/);
+  // Where the newest token looked: the strip drawn, the chosen head's row on the chips.
+  assert.equal(await page.isVisible('#model-gen-strip canvas'), true);
+  const looks = await page.$$eval('#model-gen-text > [data-look]', (chips) => chips.map((c) => Number(c.dataset.look)));
+  assert.equal(looks.length, api.n + 29);
+  assert.ok(Math.abs(looks.reduce((a, b) => a + b, 0) - 1) < 1e-3, 'a softmax row');
+  // Hover a token: its row.
+  await page.focus('#model-gen-text .model-gen-chip[data-k="3"]');
+  assert.match(await page.textContent('#model-gen-strip .model-gen-caption'), /^New token 4,/);
+  assert.equal(await page.$$eval('#model-gen-text > [data-look]', (chips) => chips.length), api.n + 3);
+
+  // Responsive while it writes: typing during a generation (the whole context) lands at once.
+  const context = plain.config.context;
+  const done = Number(await page.evaluate(() => document.body.dataset.modelGenerated));
+  await page.fill('#model-gen-tokens', String(context - plain.n));
+  await page.click('#model-gen-start');
+  const t0 = Date.now();
+  await page.type('#model-text', ' x', { delay: 0 });
+  const typedIn = Date.now() - t0;
+  assert.ok(typedIn < 2000, `typing took ${typedIn} ms`);
+  assert.equal(await page.inputValue('#model-text'), `${text} x`);
+  await page.waitForFunction((b) => Number(document.body.dataset.modelGenerated) > b, done, { timeout: 30000 });
+  assert.match(await page.textContent('#model-gen-info'), /context \(64\) is full/);
+
+  // Stop right after Generate: the chunk in flight is dropped, nothing more is asked; the newest
+  // Generate wins over one still running (only its tokens are drawn).
+  await page.fill('#model-text', text);
+  await page.fill('#model-gen-tokens', '30');
+  let mark = Number(await page.evaluate(() => document.body.dataset.modelGenerated));
+  await page.evaluate(() => {
+    document.getElementById('model-gen-start').click();
+    document.getElementById('model-gen-stop').click();
+  });
+  await page.waitForFunction((b) => Number(document.body.dataset.modelGenerated) > b, mark, { timeout: 30000 });
+  assert.match(await page.textContent('#model-gen-info'), /^0 tokens in .* · stopped$/);
+  assert.equal((await generated(page)).length, 0);
+  assert.equal(await page.isDisabled('#model-gen-stop'), true);
+  mark = Number(await page.evaluate(() => document.body.dataset.modelGenerated));
+  await page.evaluate(() => {
+    document.getElementById('model-gen-start').click();
+    document.getElementById('model-gen-start').click();
+  });
+  await page.waitForFunction((b) => Number(document.body.dataset.modelGenerated) > b, mark, { timeout: 30000 });
+  assert.deepEqual(await generated(page), api.generated);
+
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+});
+
+test('Your model: generation and knock-out screenshots (desktop, 375 px without sideways scroll, dark)', async () => {
+  for (const [label, viewport, dark] of [['desktop', { width: 1280, height: 900 }, false], ['phone', { width: 375, height: 812 }, false],
+    ['desktop-dark', { width: 1280, height: 900 }, true]]) {
+    const { page, problems } = await openPage(live.chrome.browser, live.server.url, viewport);
+    await page.goto(`${live.server.url}#tab=model`);
+    if (dark) while (await page.evaluate(() => document.documentElement.dataset.theme ?? 'auto') !== 'dark') await page.click('#theme');
+    await page.waitForSelector('#model-head-grid .model-knock', { timeout: 30000 });
+    await page.waitForSelector('#model-next li');
+    let run = Number(await page.evaluate(() => document.body.dataset.modelRun));
+    await page.click('#model-example');
+    run = await runDone(page, run);
+    await page.click('#model-head-grid .model-knock[data-layer="0"][data-head="0"]');
+    run = await runDone(page, run);
+    await generate(page, 20);
+    const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.equal(sideways, 0, `${label}: no sideways scroll`);
+    await page.screenshot({ path: join(screenshotDir, `yourmodel-generate-${label}.png`), fullPage: true });
+    // axe's WCAG A/AA rules with a head knocked out and a generation drawn.
+    await page.addScriptTag({ content: AXE });
+    const violations = await page.evaluate(async () => (await window.axe.run(document.querySelector('#model-view'),
+      { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] }))
+      .violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`));
+    assert.deepEqual(violations, [], label);
+    assert.deepEqual(problems(), []);
+    await page.context().close();
+  }
+});
+
+test('Your model: the URL holds the text, the sampling settings, the seed and the knocked-out heads, restored on load', async () => {
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
+  const hash = '#tab=model&modelText=the+dog+sat+on+the&genTokens=12&genTemperature=0.7&genTopK=5&genTopP=0.9&genSeed=7&knock=0.1%2C1.2';
+  await page.goto(`${live.server.url}${hash}`);
+  await page.waitForSelector('#model-head-grid .model-knock', { timeout: 30000 });
+  await page.waitForSelector('body[data-model-ablated="2"]', { timeout: 30000 });
+  assert.equal(await page.inputValue('#model-text'), 'the dog sat on the');
+  assert.deepEqual(await Promise.all(['tokens', 'temperature', 'topk', 'topp', 'seed'].map((f) => page.inputValue(`#model-gen-${f}`))),
+    ['12', '0.7', '5', '0.9', '7']);
+  assert.deepEqual(await page.$$eval('#model-head-grid .model-knock[aria-pressed="true"]', (bs) => bs.map((b) => `${b.dataset.layer}.${b.dataset.head}`)),
+    ['0.1', '1.2']);
+  assert.ok(await page.$('#model-next li[data-before]'), 'the before → after list');
+
+  // Sampled generation replays: the same seed, the same tokens (a chunk of 8 then seed + 8).
+  const gen = async () => {
+    const before = Number(await page.evaluate(() => document.body.dataset.modelGenerated ?? 0));
+    await page.click('#model-gen-start');
+    await page.waitForFunction((b) => Number(document.body.dataset.modelGenerated ?? 0) > b, before, { timeout: 30000 });
+    return page.$$eval('#model-gen-text .model-gen-chip', (chips) => chips.map((c) => Number(c.dataset.id)));
+  };
+  const first = await gen();
+  assert.equal(first.length, 12);
+  assert.deepEqual(await gen(), first);
+
+  // Changes go into the hash.
+  await page.fill('#model-gen-seed', '9');
+  await page.dispatchEvent('#model-gen-seed', 'change');
+  await page.click('#model-head-grid .model-knock[data-layer="0"][data-head="1"]');
+  await page.fill('#model-text', 'the cat');
+  await page.waitForFunction(() => location.hash.includes('genSeed=9') && location.hash.includes('knock=1.2') &&
+    location.hash.includes('modelText=the+cat'), null, { timeout: 5000 });
+  assert.match(await page.evaluate(() => location.hash), /genTemperature=0\.7/);
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+});
