@@ -26,7 +26,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { maxAbsDiff, median } from './stats.mjs';
+import { maxAbsDiff, median, tokenIds } from './stats.mjs';
 
 const here = fileURLToPath(import.meta.url);
 const root = path.resolve(path.dirname(here), '../..');
@@ -102,16 +102,6 @@ const MODELS = [
   { key: 'gpt2', dir: 'build/bench-gpt2', script: 'make-gpt2-bench-model.py', label: 'GPT-2-small-sized (124M, F32)' },
   { key: 'llama', dir: 'build/bench-llama', script: 'make-llama-bench-model.py', label: 'SmolLM2-135M-sized Llama (F32)' },
 ].filter((m) => !wanted.length || wanted.includes(m.key));
-
-function tokenIds(count, vocab, seed) {
-  const ids = new Int32Array(count);
-  let state = seed >>> 0;
-  for (let i = 0; i < count; ++i) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    ids[i] = state % vocab;
-  }
-  return ids;
-}
 
 /** A child process running ORT with `threads` threads; request(…) resolves with its JSON reply. */
 async function ortChild(file, threads) {

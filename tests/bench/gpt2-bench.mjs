@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import * as ort from 'onnxruntime-web';
 
-import { maxAbsDiff, median } from './stats.mjs';
+import { maxAbsDiff, median, tokenIds } from './stats.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = path.join(root, 'build/bench-gpt2');
@@ -32,17 +32,6 @@ const now = () => performance.now();
 const log = (line = '') => console.log(line);
 const MB = (bytes) => `${(bytes / 1e6).toFixed(0)} MB`;
 const peakRss = () => process.resourceUsage().maxRSS * 1024;
-
-// Deterministic token ids in [0, vocab) (a 32-bit LCG).
-function tokenIds(count, vocab, seed) {
-  const ids = new Int32Array(count);
-  let state = seed >>> 0;
-  for (let i = 0; i < count; ++i) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    ids[i] = state % vocab;
-  }
-  return ids;
-}
 
 for (const file of ['model.safetensors', 'config.json', 'model.onnx']) {
   if (!fs.existsSync(path.join(dir, file))) {

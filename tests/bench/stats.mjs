@@ -1,4 +1,5 @@
-// Small helpers shared by the benchmarks: the median of timings and the max abs difference of outputs.
+// Small helpers shared by the benchmarks: the median of timings, the max abs difference of outputs,
+// deterministic token ids.
 
 /** The median of an array of numbers. */
 export const median = (xs) => {
@@ -16,4 +17,15 @@ export function maxAbsDiff(a, b) {
     if (!(diff <= max)) max = Number.isNaN(diff) ? Infinity : diff;
   }
   return max;
+}
+
+/** Deterministic token ids in [0, vocab) (a 32-bit LCG). */
+export function tokenIds(count, vocab, seed) {
+  const ids = new Int32Array(count);
+  let state = seed >>> 0;
+  for (let i = 0; i < count; ++i) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    ids[i] = state % vocab;
+  }
+  return ids;
 }

@@ -37,15 +37,7 @@ std::vector<std::uint8_t> checkpoint_bytes(const std::string& name) {
 // tiny-f32's tensors, renamed / reshaped / dropped by `edit`, written back.
 template <class Edit>
 std::vector<std::uint8_t> edited_tiny(Edit edit) {
-  const auto file = st::File::parse(checkpoint_bytes("tiny-f32"));
-  std::vector<st::TensorToWrite> tensors;
-  for (const auto& info : file.tensors()) {
-    st::TensorToWrite tensor{info.name, info.dtype, info.shape, {}};
-    const auto raw = file.raw(info);
-    tensor.bytes.assign(raw.begin(), raw.end());
-    if (edit(tensor)) tensors.push_back(std::move(tensor));
-  }
-  return st::write(tensors);
+  return edited_safetensors(checkpoint_bytes("tiny-f32"), edit);
 }
 
 // tiny-f32 with the tensor `from` renamed `to`.

@@ -58,16 +58,7 @@ std::string with_key(const std::string& name, const std::string& key, const std:
 // The case's tensors, edited by `edit` (false drops one), written as one file.
 template <class Edit>
 std::vector<std::uint8_t> edited(const std::string& name, Edit edit) {
-  const auto bytes = read_file(data_path(name + ".safetensors"));
-  const auto file = st::File::parse(bytes);
-  std::vector<st::TensorToWrite> tensors;
-  for (const auto& info : file.tensors()) {
-    st::TensorToWrite tensor{info.name, info.dtype, info.shape, {}};
-    const auto raw = file.raw(info);
-    tensor.bytes.assign(raw.begin(), raw.end());
-    if (edit(tensor)) tensors.push_back(std::move(tensor));
-  }
-  return st::write(tensors);
+  return edited_safetensors(read_file(data_path(name + ".safetensors")), edit);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -170,4 +171,19 @@ inline void require_golden_forward(attn::Model& model, const attn::safetensors::
     require_as_accurate_as_torch(out.attention[l], expected.f64("attn32." + layer),
                                  expected.f64("attn64." + layer), "attention of layer " + layer);
   }
+}
+
+// A .safetensors file's tensors, each given to `edit` (which may rename, reshape or change its
+// bytes; false drops it), written back as one file.
+template <class Edit>
+std::vector<std::uint8_t> edited_safetensors(std::span<const std::uint8_t> bytes, Edit edit) {
+  const auto file = attn::safetensors::File::parse(bytes);
+  std::vector<attn::safetensors::TensorToWrite> tensors;
+  for (const auto& info : file.tensors()) {
+    attn::safetensors::TensorToWrite tensor{info.name, info.dtype, info.shape, {}};
+    const auto raw = file.raw(info);
+    tensor.bytes.assign(raw.begin(), raw.end());
+    if (edit(tensor)) tensors.push_back(std::move(tensor));
+  }
+  return attn::safetensors::write(tensors);
 }
