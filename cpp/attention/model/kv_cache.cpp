@@ -9,7 +9,6 @@
 #include "attention/error.hpp"
 #include "attention/model/model.hpp"
 #include "attention/ops/embedding.hpp"
-#include "attention/ops/exp.hpp"
 #include "attention/ops/gelu.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/positional.hpp"
@@ -139,13 +138,7 @@ CachedStep Model::decode(std::int32_t id, KvCache& cache) {
       matmul_packed(ConstMatView(qkv + shape_.q_offset(head0), group, dk, dk),
                     attention.packed_keys, MatView(att + head0 * len + first, group, count, len));
       for (std::size_t head = head0; head < head0 + group; ++head) {
-        float* scores = att + head * len;
-        float max = scores[first];
-        for (std::size_t j = first + 1; j <= t; ++j) max = std::max(max, scores[j]);
-        for (std::size_t j = first; j <= t; ++j) scores[j] = (scores[j] - max) * scale;
-        exp_values(scores + first, scores + first, count);
-        vec::scale(1.0f / vec::sum(scores + first, count), scores + first, count);
-        std::fill(scores, scores + first, 0.0f);
+        causal_softmax_row(att + head * len, first, t, scale);
       }
       pack_matrix(ConstMatView(values + first * width + g * dk, count, dk, width),
                   attention.packed_rows);  // V [count, d_k]

@@ -8,6 +8,16 @@
 
 namespace attn {
 
+void causal_softmax_row(float* row, std::size_t first, std::size_t last, float scale) {
+  const std::size_t seen = last + 1 - first;
+  float max = row[first];
+  for (std::size_t j = first + 1; j <= last; ++j) max = std::max(max, row[j]);
+  for (std::size_t j = first; j <= last; ++j) row[j] = (row[j] - max) * scale;
+  exp_values(row + first, row + first, seen);
+  vec::scale(1.0f / vec::sum(row + first, seen), row + first, seen);
+  std::fill(row, row + first, 0.0f);
+}
+
 void causal_attention_forward(const float* qkv, float* att, float* ctx, std::size_t batch,
                               std::size_t n, const AttentionShape& shape,
                               AttentionScratch& scratch) {
@@ -25,13 +35,7 @@ void causal_attention_forward(const float* qkv, float* att, float* ctx, std::siz
       matmul_packed(qv, scratch.packed_keys, MatView(a, n, n));
       for (std::size_t i = 0; i < n; ++i) {
         float* row = a + i * n;
-        const std::size_t first = shape.first_key(i), seen = i + 1 - first;
-        float max = row[first];
-        for (std::size_t j = first + 1; j <= i; ++j) max = std::max(max, row[j]);
-        for (std::size_t j = first; j <= i; ++j) row[j] = (row[j] - max) * scale;
-        exp_values(row + first, row + first, seen);
-        vec::scale(1.0f / vec::sum(row + first, seen), row + first, seen);
-        std::fill(row, row + first, 0.0f);
+        causal_softmax_row(row, shape.first_key(i), i, scale);
         std::fill(row + i + 1, row + n, 0.0f);
       }
       pack_matrix(vv, scratch.packed_rows);  // V [n, d_k]

@@ -124,6 +124,12 @@ struct AttentionScratch {
   AlignedVector<float> transposed;  // Aᵀ or dSᵀ [n, n]
 };
 
+// One query's scores row [first, last] (the keys it sees) turned into its weights in place: the
+// row max subtracted, times `scale`, the core's vectorized exp, divided by the sum; the keys
+// before `first` set to 0 (the caller zeroes any past `last`). The full forward and a cached
+// decode step share it, so their weights are the same floats.
+void causal_softmax_row(float* row, std::size_t first, std::size_t last, float scale);
+
 // The same contracts in float: the products on the packed SIMD matmul, the softmax with the
 // core's vectorized exp.
 void causal_attention_forward(const float* qkv, float* att, float* ctx, std::size_t batch,
