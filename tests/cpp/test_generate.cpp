@@ -2,7 +2,9 @@
 // ablation (Model::ablate): greedy generation equals repeated full forwards for a trained model,
 // RoPE and sinusoidal models, the GPT-2 golden checkpoint and every Llama-family golden checkpoint
 // (Mistral's sliding window included); cached logits equal the full forward's; the sampler's
-// frequencies pass a chi-square test against the softmax (plain, top-k, top-p); seeds replay;
+// frequencies pass a chi-square test against the softmax (plain, top-k, top-p; one generator, or
+// one per position as generation seeds them); seeds replay, and a sampled run cut into calls
+// (8 then 12 tokens) equals the run in one call;
 // ablation equals a float64 hand computation and PyTorch's (tests/data/ablation, from
 // scripts/data/make-ablation-golden.py); every refused option and head is named.
 #include <catch2/catch_test_macros.hpp>
@@ -250,12 +252,17 @@ ChiSquare chi_square(const std::vector<std::size_t>& counts, const std::vector<d
   return result;
 }
 
+// `draws` samples from one generator seeded `seed`, or (per_position) draw i from a generator
+// seeded position_seed(seed, i), as generation draws the token at each sequence position.
 std::vector<std::size_t> sample_counts(const std::vector<float>& logits, double temperature,
                                        std::size_t top_k, double top_p, std::uint32_t seed,
-                                       std::size_t draws) {
+                                       std::size_t draws, bool per_position = false) {
   attn::Sampler sampler(temperature, top_k, top_p, seed);
   std::vector<std::size_t> counts(logits.size(), 0);
-  for (std::size_t i = 0; i < draws; ++i) ++counts[std::size_t(sampler.sample(logits))];
+  for (std::size_t i = 0; i < draws; ++i) {
+    if (per_position) sampler.reseed(attn::position_seed(seed, i));
+    ++counts[std::size_t(sampler.sample(logits))];
+  }
   return counts;
 }
 
@@ -488,6 +495,88 @@ TEST_CASE("the sampler's frequencies follow the softmax: chi-square at a false-a
   // The test has power: the same draws at temperature 1 reject temperature 1.1's distribution.
   const auto counts = sample_counts(logits, 1.0, 0, 1.0, 20240601, draws);
   CHECK(chi_square(counts, expected_distribution(logits, 1.1, 0, 1.0), draws).p < 1e-6);
+
+  // Generation draws each position's token from its own generator, seeded position_seed(seed, p):
+  // the first draw of each of 200 000 such generators follows the softmax too (and has the power
+  // to reject temperature 1.1).
+  for (const Setting s : {Setting{1.0, 0, 1.0, 12}, Setting{1.3, 0, 0.8, 6}}) {
+    INFO("per position: temperature " << s.temperature << " top_p " << s.top_p);
+    const auto expected = expected_distribution(logits, s.temperature, s.top_k, s.top_p);
+    const auto per_position =
+        sample_counts(logits, s.temperature, s.top_k, s.top_p, 20240601, draws, true);
+    const ChiSquare test = chi_square(per_position, expected, draws);
+    INFO("chi-square " << test.statistic << " with " << test.df << " degrees of freedom, p "
+                       << test.p);
+    CHECK(test.outside == 0);
+    CHECK(test.p > 1e-6);
+  }
+  const auto per_position = sample_counts(logits, 1.0, 0, 1.0, 20240601, draws, true);
+  CHECK(chi_square(per_position, expected_distribution(logits, 1.1, 0, 1.0), draws).p < 1e-6);
+}
+
+TEST_CASE("position_seed: distinct, well-mixed seeds for neighbouring positions and seeds",
+          "[generate][sampler]") {
+  // SplitMix64's finalizer (Vigna's splitmix64.c) of 0 + its increment: a published value.
+  CHECK(attn::position_seed(0, 0) == std::uint32_t(0xE220A8397B1DCDAFull >> 32));
+  std::vector<std::uint32_t> seeds;
+  for (std::uint32_t seed = 0; seed < 64; ++seed) {
+    for (std::uint64_t p = 0; p < 512; ++p) seeds.push_back(attn::position_seed(seed, p));
+  }
+  std::sort(seeds.begin(), seeds.end());
+  CHECK(std::adjacent_find(seeds.begin(), seeds.end()) == seeds.end());  // 32 768 distinct
+  // Each output bit is set in about half of them (±5 standard deviations of 32 768 fair coins).
+  for (int bit = 0; bit < 32; ++bit) {
+    const auto ones = std::count_if(seeds.begin(), seeds.end(),
+                                    [bit](std::uint32_t v) { return (v >> bit) & 1u; });
+    INFO("bit " << bit);
+    CHECK(std::abs(double(ones) - 16384.0) < 5.0 * std::sqrt(32768.0 / 4.0));
+  }
+}
+
+TEST_CASE(
+    "a sampled run does not depend on how it is cut into calls: position p draws from (seed, p)",
+    "[generate][sampler]") {
+  const auto model = shipped_model("english", true, 48);
+  const auto prompt = some_ids(6, 48, 21);
+  attn::GenerateOptions options;
+  options.temperature = 1.2;
+  options.top_k = 20;
+  options.top_p = 0.95;
+  options.seed = 4242;
+  options.max_tokens = 20;
+  const attn::Generation whole = attn::generate(*model, prompt, options);
+  REQUIRE(whole.ids.size() == 20);
+  // The sampler is really sampling here: not the greedy run.
+  attn::GenerateOptions greedy;
+  greedy.max_tokens = 20;
+  CHECK(attn::generate(*model, prompt, greedy).ids != whole.ids);
+
+  // 8 tokens, then 12 more after the prompt + those 8, with the same seed; and 5 + 5 + 10.
+  for (const std::vector<std::size_t>& cuts :
+       {std::vector<std::size_t>{8, 12}, std::vector<std::size_t>{5, 5, 10}}) {
+    INFO("chunks of " << cuts.front() << " first");
+    std::vector<std::int32_t> sequence = prompt;
+    std::vector<attn::GeneratedToken> steps;
+    for (const std::size_t count : cuts) {
+      attn::GenerateOptions chunk = options;
+      chunk.max_tokens = count;
+      const attn::Generation part = attn::generate(*model, sequence, chunk);
+      REQUIRE(part.ids.size() == count);
+      sequence.insert(sequence.end(), part.ids.begin(), part.ids.end());
+      steps.insert(steps.end(), part.steps.begin(), part.steps.end());
+    }
+    CHECK(std::vector<std::int32_t>(sequence.begin() + 6, sequence.end()) == whole.ids);
+    REQUIRE(steps.size() == whole.steps.size());
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      INFO("token " << k);
+      CHECK(steps[k].id == whole.steps[k].id);
+      CHECK(steps[k].probability == whole.steps[k].probability);
+      CHECK(steps[k].attention == whole.steps[k].attention);
+    }
+  }
+  // Another seed writes another run.
+  options.seed = 4243;
+  CHECK(attn::generate(*model, prompt, options).ids != whole.ids);
 }
 
 TEST_CASE("greedy picks the argmax, the lowest id among equals; a seed replays a sampled run",

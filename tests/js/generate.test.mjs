@@ -1,7 +1,8 @@
 // model.generate and model.ablate through the API (docs/API.md, "Real models": generate, ablate):
 // greedy generation equals forward + nextTokens at every step (ids, probabilities and each layer's
 // attention row, bit for bit) for checkpoints and a shipped trained model; seeded sampling
-// replays; onToken streams the steps; stop ids and a checkpoint's eos; ablation moves nextTokens
+// replays, and a sampled run cut into calls (the prompt + the tokens so far, the same seed)
+// equals one call; onToken streams the steps; stop ids and a checkpoint's eos; ablation moves nextTokens
 // and [] restores it bit for bit, in forward and in generate; every refused option is named.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -112,6 +113,30 @@ test('seeded sampling replays; another seed writes something else', async () => 
       english.generate(prompt, { maxTokens: 10 }).ids);
   } finally {
     english.dispose();
+  }
+});
+
+test('a sampled run cut into calls equals one call with the same seed (8 then 12 tokens); another seed differs', async () => {
+  const english = await lens.trainedModel('english');
+  const gpt = await smallGpt2();
+  try {
+    for (const [what, model, prompt] of [['english', english, english.encode('once upon a ')],
+      ['gpt2', gpt, gpt.tokenize('the model writes').ids]]) {
+      const options = { temperature: 1.1, topK: 40, topP: 0.98, seed: 987654321, stop: [] };
+      const whole = model.generate(prompt, { ...options, maxTokens: 20 });
+      assert.equal(whole.ids.length, 20, what);
+      assert.notDeepEqual(Array.from(whole.ids), Array.from(model.generate(prompt, { maxTokens: 20, stop: [] }).ids),
+        `${what}: sampled, not the greedy run`);
+      const first = model.generate(prompt, { ...options, maxTokens: 8 });
+      const rest = model.generate(Int32Array.from([...prompt, ...first.ids]), { ...options, maxTokens: 12 });
+      assert.deepEqual([...first.ids, ...rest.ids], Array.from(whole.ids), `${what}: 8 + 12 tokens = 20 in one call`);
+      assert.deepEqual([...first.steps, ...rest.steps], whole.steps, `${what}: the same steps (probabilities, attention rows)`);
+      const other = model.generate(prompt, { ...options, maxTokens: 20, seed: 987654322 });
+      assert.notDeepEqual(Array.from(other.ids), Array.from(whole.ids), `${what}: another seed, another run`);
+    }
+  } finally {
+    english.dispose();
+    gpt.dispose();
   }
 });
 

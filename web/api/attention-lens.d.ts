@@ -303,7 +303,13 @@ export interface GenerateOptions {
    * topP; in (0, 1], 1 (the default): all.
    */
   topP?: number;
-  /** The sampler's generator: the same seed (and options) replays the same tokens. Default 1. */
+  /**
+   * The sampler's seed (0 to 2^32 − 1): the same seed (and options) replays the same tokens.
+   * Default 1. The token at sequence position p (the number of ids before it) is drawn from a
+   * generator seeded from (seed, p) alone (NumpyRandomState of SplitMix64's mix of seed · 2^32 xor
+   * p), so a run continued in several calls — generate(ids, { maxTokens: 8, seed }), then
+   * generate(ids + those 8, { maxTokens: 12, seed }) — writes what one call of 20 writes.
+   */
   seed?: number;
   /**
    * Ids that end the generation once produced (kept as its last token). Default: a checkpoint's

@@ -250,7 +250,9 @@ class TransformerModel {
    * the prompt; the prompt and maxTokens must fit the context), temperature (0, the default: greedy, the argmax with ties to the lower id; > 0:
    * drawn from softmax(logits / temperature)), topK (0: off; else the k most likely ids only),
    * topP (1: off; else the fewest most likely ids whose probability reaches topP, after topK),
-   * seed (the sampler's generator, default 1: the same seed replays the same tokens), stop (ids
+   * seed (default 1: the same seed replays the same tokens; the token at sequence position p is
+   * drawn from a generator seeded from (seed, p) alone, so a run continued from its own prefix
+   * in several calls with the same seed writes what one call writes), stop (ids
    * that end the generation once produced, kept as its last token; default: a checkpoint's
    * end-of-text ids, model.eos, else none), onToken(step) (called with each step as it is made).
    * A step: id; token (its text for a checkpoint with a tokenizer, else null); probability (its

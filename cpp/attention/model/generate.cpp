@@ -67,6 +67,15 @@ double token_probability(std::span<const float> logits, std::int32_t id) {
   return std::exp(double(logits[std::size_t(id)]) - max) / sum;
 }
 
+std::uint32_t position_seed(std::uint32_t seed, std::uint64_t position) {
+  // SplitMix64 (Steele, Lea, Flood 2014; Vigna's splitmix64.c): one step from (seed << 32) ^ p.
+  std::uint64_t z = ((std::uint64_t(seed) << 32) ^ position) + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return std::uint32_t(z >> 32);
+}
+
 Sampler::Sampler(double temperature, std::size_t top_k, double top_p, std::uint32_t seed)
     : temperature_(temperature), top_k_(top_k), top_p_(top_p), rng_(seed) {}
 
@@ -199,6 +208,10 @@ std::optional<GenerationStep> Generator::next() {
     CachedStep cached = model_.decode(last_, cache_);
     logits = cached.logits;
     step.attention = std::move(cached.attention);
+  }
+  // The draw for sequence position p = prompt + produced depends on (seed, p) alone.
+  if (options_.temperature > 0.0) {
+    sampler_.reseed(position_seed(options_.seed, prompt_length_ + produced_));
   }
   step.id = sampler_.sample(logits);
   step.probability = token_probability(logits, step.id);

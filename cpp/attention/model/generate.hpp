@@ -1,7 +1,10 @@
 // Generation: a model writes token after token from a prompt, through its KV cache (Model::prefill,
 // then Model::decode: one new row per token), each token chosen by the sampler — greedy, or drawn
 // at a temperature from the top-k / top-p of the softmax with a seeded generator, so a run replays.
-// Each step reports the token, its probability and where its query looked in every layer.
+// Each step reports the token, its probability and where its query looked in every layer. The
+// draw for the token at sequence position p uses a generator seeded from (seed, p) alone
+// (position_seed), so a generation continued from its own prefix with the same seed writes the
+// same tokens: how a run is cut into calls cannot change it.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +30,8 @@ struct GenerateOptions {
   std::size_t top_k = 0;     // [topK] draw among the k most likely ids only; 0: all
   double top_p = 1.0;        // [topP] draw among the fewest most likely ids whose probability
                              // (after top-k, renormalized) reaches top_p; in (0, 1], 1: all
-  std::uint32_t seed = 1;    // [seed] the sampler's generator (NumpyRandomState)
+  std::uint32_t seed = 1;    // [seed] the sampler's generators: the token at sequence position p
+                             // is drawn from NumpyRandomState(position_seed(seed, p))
   std::vector<std::int32_t> stop;  // [stop] ids that end the generation once produced (kept as
                                    // its last token): the end-of-text ids
 };
@@ -37,6 +41,13 @@ struct GenerateOptions {
 // default when unset).
 std::size_t validate(const GenerateOptions& options, const ModelConfig& config,
                      std::size_t prompt_length);
+
+// The seed of the generator that draws the token at sequence position `position` (the number of
+// ids before it: the prompt's and the new ones so far) of a generation seeded `seed`: the upper 32
+// bits of SplitMix64's output from the state (seed · 2^32) xor position (its increment added, then
+// its finalizer). Both steps are bijections of 64 bits, so distinct (seed, position < 2^32) pairs
+// never share an input, and neighbouring positions or seeds get unrelated seeds.
+std::uint32_t position_seed(std::uint32_t seed, std::uint64_t position);
 
 // The sampling rule of GenerateOptions over one position's logits [vocab].
 class Sampler {
@@ -50,6 +61,10 @@ class Sampler {
   // one random_sample() u from the generator picks, in the order most likely first (ties by the
   // lower id), the first kept id whose cumulative probability exceeds u.
   std::int32_t sample(std::span<const float> logits);
+
+  // The generator starts again from NumpyRandomState(seed) (the Generator does so before each
+  // sampled token, with position_seed).
+  void reseed(std::uint32_t seed) { rng_ = NumpyRandomState(seed); }
 
   // The distribution sample() draws from: the kept ids, most likely first, with their
   // probabilities exp((l − max)/T) renormalized over the kept ids (float64). Greedy: the argmax
