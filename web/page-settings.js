@@ -32,11 +32,42 @@ export const hubEndpointCodec = Object.freeze({
   print: (v) => v || '',
 });
 
+// A Hub repo's name part as huggingface_hub accepts it (and lens.loadCheckpoint checks it again):
+// letters, digits, '.', '_', '-', at most 96, starting and ending with a letter, digit or '_'.
+const HUB_NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?$/;
+
+/** Whether `s` is a Hugging Face id 'org/name' (no '..' or '--'): the only form a link's `hub` takes. */
+export const isHubId = (s) => typeof s === 'string' && s.split('/').length === 2 && s.split('/').every((part) => HUB_NAME.test(part)) &&
+  !s.includes('..') && !s.includes('--');
+
+/**
+ * `hub` (page only: the Your model view's model when it came from the Hub): its id 'org/name' (the
+ * endpoint is `hubEndpoint`'s); absent or '' when the model is not a Hub repo's. A link holding one
+ * loads that repo when the view opens. Anything else is ignored, and the notice says what a
+ * valid one looks like (`hint`).
+ */
+export const hubIdCodec = Object.freeze({
+  parse: (s) => (s === '' || isHubId(s) ? s : undefined),
+  print: (v) => v || '',
+  hint: "not a Hugging Face id org/name: letters, digits, '.', '_', '-'",
+});
+
+/**
+ * `hubRevision` (page only): the Hub repo's branch, tag or commit when it is not main (absent:
+ * main). No spaces or control characters, no '.' or '..' part, at most 100 characters.
+ */
+export const hubRevisionCodec = Object.freeze({
+  parse: (s) => (s === '' || (s.length <= 100 && /^[A-Za-z0-9._/-]+$/.test(s) && !s.split('/').some((p) => p === '' || p === '.' || p === '..'))
+    ? s : undefined),
+  print: (v) => (v && v !== 'main' ? v : ''),
+  hint: 'not a branch, tag or commit name',
+});
+
 /** The settings' schema with the page's `model`: 'random' in the URL is '' (random weights). */
 export function pageSchema(catalog) {
   const schema = makeSchema(catalog);
   const model = { parse: (s) => (s === 'random' ? '' : schema.model.parse(s)), print: (v) => v || 'random' };
-  return Object.freeze({ ...schema, model, hubEndpoint: hubEndpointCodec });
+  return Object.freeze({ ...schema, model, hubEndpoint: hubEndpointCodec, hub: hubIdCodec, hubRevision: hubRevisionCodec });
 }
 
 /** The store's `train` (views/train/) when no run has started. */

@@ -8,7 +8,11 @@
 // (its index, each shard), a Qwen2 in BF16 and a random Llama with SmolLM2's head layout, drawn as
 // the API computes, their heads grouped by the K/V head they read, the facts line; a config the
 // core refuses (rope_scaling 'yarn') keeps the model; at 1280 and 375 px (screenshots
-// yourmodel-gqa-*.png; no sideways scroll) with axe's WCAG A/AA rules. Served under STRICT_CSP with
+// yourmodel-gqa-*.png; no sideways scroll) with axe's WCAG A/AA rules. The Hub model's id in the
+// link: a repo loaded by id puts hub=org/name in the URL, and that URL opened in a fresh page loads
+// the same model (no shipped model first); a revision other than main goes along (hubRevision);
+// a link's id that is not org/name is ignored and said so as text, one the stand-in does not have
+// gives the API's message and the shipped model. Served under STRICT_CSP with
 // the stand-in's origins added to connect-src (strictCspAlso: a test-only extension).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,6 +37,7 @@ const LLAMA_REPOS = {
   'org/mistral-sharded': { 'config.json': MISTRAL.config, 'tokenizer.json': MISTRAL.tokenizer, 'model.safetensors.index.json': MISTRAL.index,
     ...Object.fromEntries(MISTRAL.names.map((name, i) => [name, MISTRAL.shards[i]])) },
   'org/qwen2-bf16': { 'config.json': QWEN2.config, 'tokenizer.json': QWEN2.tokenizer, 'model.safetensors': QWEN2.weights },
+  'org/qwen2-bf16@v2': { 'config.json': QWEN2.config, 'tokenizer.json': QWEN2.tokenizer, 'model.safetensors': QWEN2.weights },
   'org/smol-shaped': { 'config.json': SMOL.config, 'tokenizer.json': SMOL.tokenizer, 'model.safetensors': SMOL.weights },
   'org/yarn': { 'config.json': { ...SMOL.config, rope_scaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 16 } },
     'tokenizer.json': SMOL.tokenizer, 'model.safetensors': SMOL.weights },
@@ -353,4 +358,125 @@ test('a hubEndpoint that is not an http(s) URL is ignored, and said so', async (
   await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
   assert.match(await page.textContent('body'), /Ignored in the link: hubEndpoint/);
   assert.equal(await page.getAttribute('body', 'data-model-name'), 'english');
+});
+
+/** The URL hash once the page has written it (150 ms after a change) and `test` holds for it. */
+async function hashWhen(page, test) {
+  await page.waitForFunction(test, null, { timeout: 5000 });
+  return page.evaluate(() => location.hash);
+}
+
+test("the Hub model's id in the link: loaded by id, the URL holds it; that URL in a fresh page loads the same model", async () => {
+  const endpoint = encodeURIComponent(hub.endpoint);
+  const first = await openPage(chrome.browser, server.url);
+  let page = first.page;
+  await page.goto(`${server.url}#tab=model&hubEndpoint=${endpoint}`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  await page.waitForSelector('body[data-model-name="english"]');
+  assert.doesNotMatch(await page.evaluate(() => location.hash), /[#&]hub=/, 'a shipped model: no hub in the link');
+  await loadById(page, SMALL_ID);
+  assert.equal(await page.getAttribute('body', 'data-model-name'), SMALL_ID);
+  const hash = await hashWhen(page, () => /[#&]hub=org%2Fsmall(&|$)/.test(location.hash));
+  assert.doesNotMatch(hash, /hubRevision=/, 'main is not written');
+  const facts = await page.textContent('#model-facts');
+  assert.match(facts, /^GPT-2 · 2 layers · 2 heads · head dim 8 · /);
+  const status = await page.textContent('#model-status');
+  assert.deepEqual(realProblems(first.problems), []);
+  await page.context().close();
+
+  // That URL in a fresh page: the same repo loads first (the shipped model never does), drawn as the API computes it.
+  hub.reset();
+  const fresh = await openPage(chrome.browser, server.url);
+  page = fresh.page;
+  const names = [];
+  await page.exposeFunction('seenModel', (name) => names.push(name));
+  await page.addInitScript(() => new MutationObserver(() => window.seenModel?.(document.body?.dataset.modelName ?? ''))
+    .observe(document, { attributes: true, subtree: true, attributeFilter: ['data-model-name'] }));
+  await page.goto(`${server.url}${hash}`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  assert.equal(await page.getAttribute('body', 'data-model-source'), 'hub');
+  assert.equal(await page.getAttribute('body', 'data-model-name'), SMALL_ID);
+  assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
+  assert.equal(await page.textContent('#model-facts'), facts);
+  assert.equal((await page.textContent('#model-status')).replace(/wasm memory .*/, ''), status.replace(/wasm memory .*/, ''));
+  assert.equal(await page.inputValue('#model-hub-id'), SMALL_ID);
+  assert.ok(names.includes(SMALL_ID) && !names.includes('english'), `models shown: ${names.join(', ')}`);
+  assert.equal(hub.count('hub', '/org/small/resolve/main/config.json'), 1);
+  const text = await page.inputValue('#model-text');
+  const api = await page.evaluate(apiHubCheckpoint, { hub: SMALL_ID, endpoint: hub.endpoint, text });
+  await assertHeadsDrawn((layer, head) => tileNumbers(page, layer, head), SMALL_GPT2, api);
+  // A link opened later (hashchange) naming another repo: that repo loads, with the link's knocked-out head.
+  await page.evaluate((next) => {
+    location.hash = next;
+  }, `#tab=model&hubEndpoint=${endpoint}&hub=org%2Fqwen2-bf16&knock=1.3`);
+  await page.waitForSelector('body[data-model-name="org/qwen2-bf16"]', { timeout: 30000 });
+  await page.waitForSelector('body[data-model-ablated="1"]', { timeout: 30000 });
+  assert.match(await page.textContent('#model-facts'), /^Qwen2 · 2 layers/);
+  assert.equal(await page.textContent('#model-ablated'), 'Knocked out (output zeroed): L2 H4');
+  // A later link naming a repo the stand-in lacks: the API's message, the Qwen2 stays and the URL names it again; typing
+  // does not ask for the missing repo again.
+  await page.evaluate((next) => {
+    location.hash = next;
+  }, `#tab=model&hubEndpoint=${endpoint}&hub=org%2Fmissing&knock=1.3`);
+  await page.waitForFunction(() => /^Could not load org\/missing: /.test(document.querySelector('#model-error').textContent), null, { timeout: 30000 });
+  await page.waitForSelector('body[data-model-loading="false"]');
+  assert.equal(await page.getAttribute('body', 'data-model-name'), 'org/qwen2-bf16');
+  await hashWhen(page, () => /[#&]hub=org%2Fqwen2-bf16(&|$)/.test(location.hash));
+  const runs = Number(await page.getAttribute('body', 'data-model-run'));
+  await page.fill('#model-text', 'the cat');
+  await page.waitForFunction((r) => Number(document.body.dataset.modelRun) > r, runs);
+  assert.equal(hub.count('hub', '/org/missing/resolve/main/config.json'), 1);
+  // Another model (a shipped one): the id leaves the link.
+  await page.click('#model-trained button[data-name="english"]');
+  await page.waitForSelector('body[data-model-name="english"]');
+  await hashWhen(page, () => !/[#&]hub=/.test(location.hash));
+  assert.deepEqual(realProblems(fresh.problems), []);
+  await page.context().close();
+});
+
+test('a link with hub and hubRevision loads that revision; a bad id is ignored as text, a missing repo leaves the shipped model', async () => {
+  const endpoint = encodeURIComponent(hub.endpoint);
+  // A revision other than main: read from /resolve/v2/, kept in the link.
+  hub.reset();
+  let opened = await openPage(chrome.browser, server.url);
+  let { page } = opened;
+  await page.goto(`${server.url}#tab=model&hubEndpoint=${endpoint}&hub=org%2Fqwen2-bf16&hubRevision=v2`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  assert.equal(await page.getAttribute('body', 'data-model-name'), 'org/qwen2-bf16');
+  assert.match(await page.textContent('#model-status'), new RegExp(`^org/qwen2-bf16 @ v2 from ${hub.endpoint.replaceAll('.', '\\.')}: 2 layers × 4 heads`));
+  assert.match(await page.textContent('#model-facts'), /^Qwen2 · 2 layers · 4 query heads sharing 1 K\/V head/);
+  assert.equal(hub.count('hub', '/org/qwen2-bf16/resolve/v2/config.json'), 1);
+  assert.equal(hub.count('hub', '/org/qwen2-bf16/resolve/main/config.json'), 0);
+  const hash = await hashWhen(page, () => location.hash.includes('hubRevision=v2'));
+  assert.match(hash, /[#&]hub=org%2Fqwen2-bf16(&|$)/);
+  assert.deepEqual(realProblems(opened.problems), []);
+  await page.context().close();
+
+  // An id that is not org/name (markup, a path, a URL): ignored, said so as text; the shipped model loads.
+  for (const bad of ['<img src=x onerror="window.__pwned=1">/x', 'org/small/../other', 'https://example.com/org/small', 'org--x/y']) {
+    opened = await openPage(chrome.browser, server.url);
+    ({ page } = opened);
+    await page.goto(`${server.url}#tab=model&hubEndpoint=${endpoint}&hub=${encodeURIComponent(bad)}`);
+    await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+    assert.equal(await page.getAttribute('body', 'data-model-name'), 'english', bad);
+    assert.equal(await page.textContent('#notice'),
+      "Ignored in the link: hub (not a Hugging Face id org/name: letters, digits, '.', '_', '-').", bad);
+    assert.equal(await page.$$eval('#notice *', (children) => children.length), 0, 'text, not HTML');
+    assert.equal(await page.evaluate(() => window.__pwned ?? null), null);
+    assert.equal(await page.locator('#model-error').isHidden(), true);
+    await page.context().close();
+  }
+
+  // A well-formed id the stand-in does not have: the API's message (text), then the shipped model, the message kept.
+  opened = await openPage(chrome.browser, server.url);
+  ({ page } = opened);
+  await page.goto(`${server.url}#tab=model&hubEndpoint=${endpoint}&hub=org%2Fmissing`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  assert.equal(await page.getAttribute('body', 'data-model-name'), 'english');
+  assert.match(await page.textContent('#model-error'),
+    /^Could not load org\/missing: repository 'org\/missing' was not found on http:\/\/127\.0\.0\.1:\d+ \(or it is private\)$/);
+  assert.equal(await page.inputValue('#model-hub-id'), 'org/missing', 'the id box holds it, to try again');
+  await hashWhen(page, () => !/[#&]hub=/.test(location.hash));
+  assert.deepEqual(realProblems(opened.problems), []);
+  await page.context().close();
 });

@@ -1,12 +1,15 @@
 // What the "Your model" view shows, from the API: the top next tokens (model.nextTokens) against a
 // float64 softmax of a real checkpoint's logits, the head finder's seeded probe (model.probe) and
 // the core's head scores on it, GPT-2's token texts (tokenTexts); and the view's DOM-free helpers
-// (web/views/model/model-data.js): the head table's order, which file a dropped file is; the view's
-// URL keys (text, sampling settings, seed, knocked-out heads) round-trip and bad ones are dropped.
+// (web/views/model/model-data.js): the head table's order, which file a dropped file is, the
+// generation heatmap's rows (each step's row of one head, as generate returned it); the view's URL
+// keys (text, sampling settings, seed, knocked-out heads, a Hub model's id and revision)
+// round-trip and bad ones are dropped, a bad Hub id with what a valid one looks like.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { fileRole, percent, sortHeads } from '../../web/views/model/model-data.js';
+import { fileRole, generationMatrix, percent, sortHeads } from '../../web/views/model/model-data.js';
+import { isHubId, pageDefaults, pageSchema } from '../../web/page-settings.js';
 import { catalogOf } from '../../web/shared/catalog.js';
 import { DEFAULTS, hashToState, makeSchema, stateToHash } from '../../web/shared/state.js';
 import { gpt2Golden, gpt2SizedCheckpoint, gpt2Tokenizer } from './checkpoint-support.mjs';
@@ -158,4 +161,59 @@ test("the Your model view's URL keys: text, sampling settings, seed and knocked-
   const bad = hashToState('#knock=0.x&genTopP=2&genTemperature=-1&genTokens=0', schema);
   assert.deepEqual(bad.ignored.sort(), ['genTemperature', 'genTokens', 'genTopP', 'knock']);
   assert.deepEqual(bad.state.knock, []);
+});
+
+test("the Your model view's Hub keys: hub (org/name only) and hubRevision (not main) round-trip; anything else is dropped and said what it should be", () => {
+  const schema = pageSchema(catalogOf(lens));
+  const base = pageDefaults({});
+  const settings = { ...base, tab: 'model', hub: 'HuggingFaceTB/SmolLM2-135M', hubRevision: 'refs/pr/3', hubEndpoint: 'http://127.0.0.1:9' };
+  const hash = stateToHash(settings, schema, pageDefaults);
+  assert.match(hash, /[#&]hub=HuggingFaceTB%2FSmolLM2-135M(&|$)/);
+  assert.match(hash, /[#&]hubRevision=refs%2Fpr%2F3(&|$)/);
+  const { state, ignored } = hashToState(hash, schema, pageDefaults);
+  assert.deepEqual(ignored, []);
+  for (const key of ['hub', 'hubRevision', 'hubEndpoint']) assert.equal(state[key], settings[key], key);
+  // main and no hub are not written.
+  assert.doesNotMatch(stateToHash({ ...settings, hubRevision: 'main' }, schema, pageDefaults), /hubRevision/);
+  assert.doesNotMatch(stateToHash({ ...settings, hub: '' }, schema, pageDefaults), /[#&]hub=/);
+  assert.equal(hashToState('#tab=model', schema, pageDefaults).state.hub, undefined);
+  // The forms lens.loadCheckpoint accepts as an id, and only those: no URL, path, markup or '..' / '--'.
+  for (const good of ['openai-community/gpt2', 'Qwen/Qwen2.5-0.5B', 'a/b', 'org_1/name.v2_x']) assert.equal(isHubId(good), true, good);
+  for (const bad of ['gpt2', 'a/b/c', 'https://huggingface.co/org/name', 'org/../x', 'org/na..me', 'org--x/y', '.org/x', 'org/x-', '<img src=x>/y',
+    'org/ name', `org/${'x'.repeat(97)}`, '']) {
+    assert.equal(isHubId(bad), false, bad);
+    if (bad === '') continue;
+    const read = hashToState(`#hub=${encodeURIComponent(bad)}`, schema, pageDefaults);
+    assert.deepEqual(read.ignored, ["hub (not a Hugging Face id org/name: letters, digits, '.', '_', '-')"], bad);
+    assert.equal(read.state.hub, undefined);
+  }
+  for (const bad of ['a b', '../x', 'x/./y', 'x//y', 'r'.repeat(101), 'v1?x']) {
+    assert.deepEqual(hashToState(`#hubRevision=${encodeURIComponent(bad)}`, schema, pageDefaults).ignored, ['hubRevision (not a branch, tag or commit name)'], bad);
+  }
+});
+
+test('generationMatrix: row k is generate step k\'s row of the chosen head, its positions after t not written yet (NaN)', async () => {
+  const english = await lens.trainedModel('english');
+  try {
+    const prompt = english.encode('the cat sat ');
+    const promptTokens = Array.from('the cat sat ');
+    const g = english.generate(prompt, { maxTokens: 9 });
+    const { heads, layers } = english.config;
+    for (const [layer, head] of [[0, 0], [layers - 1, heads - 1], [1, 2]]) {
+      const m = generationMatrix(promptTokens, g.steps, layer, head, heads);
+      assert.equal(m.rows, 9);
+      assert.equal(m.cols, prompt.length + 8, 'the prompt and every new token but the last');
+      assert.deepEqual(m.rowTokens, g.steps.map((s) => s.token));
+      assert.deepEqual(m.colTokens, [...promptTokens, ...g.steps.slice(0, 8).map((s) => s.token)]);
+      g.steps.forEach((step, k) => {
+        const t = prompt.length + k;
+        const row = m.data.subarray(k * m.cols, (k + 1) * m.cols);
+        assert.deepEqual(row.subarray(0, t), step.attention[layer].subarray(head * t, (head + 1) * t), `layer ${layer} head ${head} row ${k}`);
+        assert.ok(Array.from(row.subarray(t)).every(Number.isNaN), `row ${k} after ${t}`);
+      });
+    }
+    assert.deepEqual(generationMatrix(promptTokens, [], 0, 0, heads), { data: new Float32Array(0), rows: 0, cols: 0, rowTokens: [], colTokens: [] });
+  } finally {
+    english.dispose();
+  }
 });

@@ -67,9 +67,10 @@ export class Heatmap {
    * @param {{data: Float32Array, rows: number, cols: number, rowLabels: string[],
    *   colLabels: string[], rowAxis: string, colAxis: string, title: string,
    *   scale: 'probability'|'sequential'|'diverging', markedCells?: Set<number>,
-   *   shape?: [number, number], colorScale?: 'linear'|'log'|'row'}} matrix  shape: the full
+   *   shape?: [number, number], colorScale?: 'linear'|'log'|'row', missing?: string}} matrix  shape: the full
    *   matrix's when `data` is a max-pooled preview; colorScale: how probabilities are coloured
-   *   (color-scale.js; the numbers read out stay the weights)
+   *   (color-scale.js; the numbers read out stay the weights); missing: what a NaN cell (one
+   *   that has no value, drawn hatched like a masked one) reads as in the table and when focused
    * @param {{width?: number}} [fit] the width to fit in, when the caller measured it already
    *   (several heatmaps in a row: one layout read instead of one per heatmap)
    */
@@ -347,6 +348,7 @@ export class Heatmap {
     for (let r = 0; r < m.rows; ++r) {
       for (let c = 0; c < m.cols; ++c) {
         const v = m.data[r * m.cols + c];
+        if (Number.isNaN(v)) continue; // no value (matrix.missing)
         const shade = this.colorData[r * m.cols + c];
         ctx.fillStyle = Number.isFinite(shade) && !cssOf(this.scale.rgb(shade)).dark ? '#111' : '#fff';
         ctx.fillText(formatNumber(v, 2), left + (c + 0.5) * cell, top + (r + 0.5) * cell);
@@ -439,6 +441,11 @@ export class Heatmap {
     this.legend.replaceChildren(...items);
   }
 
+  /** A cell's number as read out (the table, keyboard focus); a NaN cell: matrix.missing when given. */
+  #cellText(v) {
+    return Number.isNaN(v) && this.matrix.missing !== undefined ? this.matrix.missing : formatNumber(v, 4);
+  }
+
   #buildTable() {
     this.figure.dataset.table = 'ready';
     const m = this.matrix;
@@ -464,7 +471,7 @@ export class Heatmap {
       const th = el('th', '', m.rowLabels[r]);
       th.scope = 'row';
       tr.append(th);
-      for (let c = 0; c < m.cols; ++c) tr.append(el('td', '', formatNumber(m.data[r * m.cols + c], 4)));
+      for (let c = 0; c < m.cols; ++c) tr.append(el('td', '', this.#cellText(m.data[r * m.cols + c])));
       body.append(tr);
     }
     table.append(thead, body);
@@ -505,7 +512,7 @@ export class Heatmap {
     this.draw();
     const v = m.data[this.focus.row * m.cols + this.focus.col];
     this.live.textContent = `${m.rowAxis} ${m.rowLabels[this.focus.row]} (row ${this.focus.row + 1}), ` +
-      `${m.colAxis} ${m.colLabels[this.focus.col]} (column ${this.focus.col + 1}): ${formatNumber(v, 4)}`;
+      `${m.colAxis} ${m.colLabels[this.focus.col]} (column ${this.focus.col + 1}): ${this.#cellText(v)}`;
     this.options.onHover?.(this.focus);
   }
 

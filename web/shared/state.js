@@ -147,7 +147,9 @@ export const DEFAULTS = Object.freeze({
 });
 
 /** The Train view's settings (and the Your model view's: MODEL_KEYS): changing them never recomputes the walkthrough. */
-export const MODEL_KEYS = Object.freeze(['modelText', 'genTokens', 'genTemperature', 'genTopK', 'genTopP', 'genSeed', 'knock']);
+// hub, hubRevision, hubEndpoint: the page's own keys (page-settings.js), none of the walkthrough's.
+export const MODEL_KEYS = Object.freeze(['modelText', 'genTokens', 'genTemperature', 'genTopK', 'genTopP', 'genSeed', 'knock',
+  'hub', 'hubRevision', 'hubEndpoint']);
 export const TRAIN_KEYS = Object.freeze(['tab', 'task', 'layers', 'trainHeads', 'trainDModel', 'context', 'lr',
   'batch', 'trainSeed', 'probe', ...MODEL_KEYS]);
 
@@ -192,7 +194,8 @@ export function hashToState(hash, schema, defaults = DEFAULTS) {
     const codec = Object.hasOwn(schema, key) ? schema[key] : null;
     const parsed = codec ? codec.parse(value) : undefined;
     if (parsed === undefined) {
-      ignored.push(key.slice(0, 40));
+      // A codec may say what a valid value looks like (its hint).
+      ignored.push(codec?.hint ? `${key} (${codec.hint})` : key.slice(0, 40));
     } else {
       given[key] = parsed;
     }

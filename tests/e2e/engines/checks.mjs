@@ -11,7 +11,9 @@
 // does, under the strict CSP plus the stand-in's two loopback origins; Your model loads the Llama family — a
 // sharded Mistral and a BF16 Qwen2 by Hub id from the same stand-in, a Llama 3 (its rope_scaling, head dim 24)
 // from files — each head drawn as the JS API computes it, the K/V groups and the family named, and the
-// API's Qwen2 in the page within the golden rule of PyTorch (tests/data/llama). Errors and requests are recorded in the page
+// API's Qwen2 in the page within the golden rule of PyTorch (tests/data/llama); Your model's greedy Generate with the
+// shipped english model writes the API's m.generate ids, and draws where the newest token looked (the strip, the chosen
+// head's row on the chips, that head's generation heatmap) as the API's steps give it. Errors and requests are recorded in the page
 // (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches are not seen.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -263,6 +265,43 @@ function embedTables() {
     title: e.shadowRoot.querySelector('.lens').textContent.slice(0, 300),
     rows: [...e.shadowRoot.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))),
   }));
+}
+
+/** The public API in the page: the english model's greedy generate after `text` (read with unknown: 'map'): ids, and each step's rows of layer 0 head 0. */
+async function apiEnglishGenerate({ text, maxTokens }) {
+  const { loadAttentionLens } = await import('/attention-lens.mjs');
+  const lens = await loadAttentionLens();
+  const model = await lens.trainedModel('english');
+  const { ids } = model.tokenize(text, { unknown: 'map' });
+  const g = model.generate(ids, { maxTokens, temperature: 0 });
+  const { heads, layers } = model.config;
+  const out = { n: ids.length, layers, heads, ids: Array.from(g.ids), rows: g.steps.map((step) => {
+    const t = step.attention[0].length / heads;
+    return Array.from(step.attention[0].subarray(0, t)); // layer 0, head 0: [t]
+  }) };
+  model.dispose();
+  return out;
+}
+
+/** In the page: Your model's generation as drawn, once the first generation ended and its heatmap's table (`rows` rows) is built; else null. */
+function generationDrawn(rows) {
+  const host = document.querySelector('#model-gen-map');
+  const figure = host?.querySelector('figure');
+  if (document.body.dataset.modelGenerated === undefined || host.hidden || host.dataset.rows !== String(rows) ||
+    figure?.dataset.table !== 'ready') return null;
+  const canvas = document.querySelector('#model-gen-strip canvas');
+  const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  const colours = new Set();
+  for (let i = 0; i < pixels.length; i += 4) colours.add((pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2]);
+  return { ids: [...document.querySelectorAll('#model-gen-text .model-gen-chip')].map((c) => Number(c.dataset.id)),
+    head: document.querySelector('#model-gen-head').value, stripHidden: document.querySelector('#model-gen-strip').hidden,
+    strip: { width: canvas.width, height: canvas.height, colours: colours.size, label: canvas.getAttribute('aria-label') },
+    looks: [...document.querySelectorAll('#model-gen-text > [data-look]')].map((c) => Number(c.dataset.look)),
+    // A cell not written yet as null (WebDriver's JSON has no NaN).
+    map: [...figure.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')]
+      .map((td) => (td.textContent === 'not written yet' ? null : Number(td.textContent)))),
+    info: document.querySelector('#model-gen-info').textContent,
+    overflow: document.documentElement.scrollWidth - innerWidth };
 }
 
 // ---- the checks -------------------------------------------------------------------------------
@@ -695,5 +734,40 @@ export function engineSuite(engineName) {
     ours.attention.forEach((a, l) => assertAsAccurate(a, golden.expected[`attn32.${l}`].data, golden.expected[`attn64.${l}`].data,
       `${engineName}: qwen2-bf16 layer ${l}'s attention`));
     await clean(page, { allow: [hub.endpoint, hub.storage] });
+  }));
+  test(`${engineName}: Your model's greedy Generate writes the API's m.generate tokens, and draws where the newest token looked as the API's last step gives it`, () => withPage(async (page) => {
+    const text = 'the cat sat on the mat';
+    const tokens = 6;
+    await page.goto(`${live.strict.url}#tab=model&modelText=${encodeURIComponent(text)}`);
+    await page.waitFor(() => document.body.dataset.modelReady === 'true' && document.body.dataset.modelName === 'english' &&
+      document.body.dataset.modelRun !== undefined, null, 30000, 'the english model and its run');
+    const api = await page.evaluate(apiEnglishGenerate, { text, maxTokens: tokens });
+    await page.fill('#model-gen-tokens', String(tokens));
+    await page.click('#model-gen-start');
+    const drawn = await page.waitFor(generationDrawn, tokens, 30000, 'the generation drawn');
+    assert.deepEqual(drawn.ids, api.ids, 'the tokens are the API\'s greedy generate');
+    assert.match(drawn.info, new RegExp(`^${tokens} tokens in .* tokens/s$`));
+    // The strip: a row per layer × head over the t = n + tokens − 1 positions the last token's query saw.
+    const t = api.n + tokens - 1;
+    assert.equal(drawn.stripHidden, false);
+    assert.equal(drawn.strip.height, api.layers * api.heads * 6);
+    assert.ok(drawn.strip.width >= t && drawn.strip.width % t === 0, `the strip is ${drawn.strip.width} px wide for ${t} positions`);
+    assert.ok(drawn.strip.colours > 4, `the strip has ${drawn.strip.colours} colours`);
+    assert.match(drawn.strip.label, new RegExp(`^Where new token ${tokens} \\(.*\\) looked: its attention over the ${t} tokens before it`));
+    // The shown head (layer 1, head 1) on the chips: the API's last step row, to the 4 decimals drawn.
+    assert.equal(drawn.head, '0:0');
+    const last = api.rows[tokens - 1];
+    assert.equal(drawn.looks.length, t);
+    last.forEach((v, j) => assert.ok(Math.abs(drawn.looks[j] - v) <= 5.1e-5, `position ${j}: drawn ${drawn.looks[j]}, API ${v}`));
+    // Its heatmap of the whole generation: each step's row, the rest not written yet.
+    assert.equal(drawn.map.length, tokens);
+    api.rows.forEach((row, k) => {
+      assert.equal(drawn.map[k].length, t, `row ${k}`);
+      row.forEach((v, j) => assert.ok(Math.abs(drawn.map[k][j] - v) <= 5.1e-5 + 1e-3 * Math.abs(v), `[${k}][${j}]: drawn ${drawn.map[k][j]}, API ${v}`));
+      assert.ok(drawn.map[k].slice(row.length).every((v) => v === null), `row ${k} after its ${row.length} positions: not written yet`);
+    });
+    assert.ok(drawn.overflow <= 0, `the page is ${drawn.overflow}px wider than the window`);
+    await page.screenshot(shot('yourmodel-generate'), { fullPage: true });
+    await clean(page);
   }));
 }

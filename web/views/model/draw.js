@@ -43,7 +43,10 @@ export function drawLoading(what, { cancellable = false } = {}) {
 /** Where a loaded model came from, for the status line. */
 function origin(model) {
   if (model.source === 'shipped') return `${model.name} (${model.title}), shipped with the page`;
-  if (model.source === 'hub') return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(model.id) ? model.id : `${model.id} from ${model.endpoint ?? 'https://huggingface.co'}`;
+  if (model.source === 'hub') {
+    const id = `${model.id}${model.revision && model.revision !== 'main' ? ` @ ${model.revision}` : ''}`;
+    return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(model.id) ? id : `${id} from ${model.endpoint ?? 'https://huggingface.co'}`;
+  }
   return model.fileName;
 }
 
@@ -172,15 +175,20 @@ function drawNext({ n, top, compare, compareFloor }) {
       const item = el('li', 'model-next-item model-next-compare');
       Object.assign(item.dataset, { id: String(id), before: String(before ?? ''), after: String(after ?? '') });
       item.dataset.probability = String(after ?? '');
+      // The bar (after) and the tick (before) in a track of their own under the text, so the
+      // tick never crosses the token or the numbers.
+      const track = el('span', 'model-next-track');
+      track.setAttribute('aria-hidden', 'true');
       const bar = el('span', 'model-next-bar');
       bar.style.width = `${((after ?? 0) * 100).toFixed(1)}%`;
-      const ghost = el('span', 'model-next-bar model-next-bar-before');
+      const ghost = el('span', 'model-next-bar-before');
       ghost.style.left = `${((before ?? 0) * 100).toFixed(1)}%`;
       ghost.title = 'before';
+      track.append(bar, ghost);
       const up = (after ?? 0) > (before ?? 0);
       const change = el('span', `num model-next-change ${up ? 'up' : 'down'}`,
         `${probabilityText(before, compareFloor)} → ${probabilityText(after, compareFloor)}`);
-      item.append(el('span', 'model-next-token', displayToken(token)), change, ghost, bar);
+      item.append(el('span', 'model-next-token', displayToken(token)), change, track);
       return item;
     }));
     return;

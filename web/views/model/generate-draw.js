@@ -1,12 +1,15 @@
 // The Your model view's generation drawing: the prompt's and the new tokens' chips (each new one
 // a button whose title gives its probability), tokens/s, and where a new token looked — its query
-// row in every layer and head as a strip over the text (one canvas row per head, viridis), and one
-// chosen head's row as highlights on the chips. Text only ever goes in as textContent. Draws the
-// worker's numbers (each step's attention: per layer [heads * t], from m.generate).
+// row in every layer and head as a strip over the text (one canvas row per head, viridis), one
+// chosen head's row as highlights on the chips, and that head's whole generation as a heatmap grown
+// row by row (rows: the new tokens; columns: the positions they looked at; shared/heatmap.js, with
+// its caption, keyboard reading and screen-reader table). Text only ever goes in as textContent.
+// Draws the worker's numbers (each step's attention: per layer [heads * t], from m.generate).
 import { $, el } from '../../shared/dom.js';
+import { Heatmap } from '../../shared/heatmap.js';
 import { displayToken } from '../../shared/labels.js';
 import { makeScale } from '../../shared/colors.js';
-import { percent } from './model-data.js';
+import { generationMatrix, percent } from './model-data.js';
 
 /** px per strip row and the most px per column. */
 const ROW_PX = 6;
@@ -29,7 +32,7 @@ export function generationDrawing() {
   const caption = el('p', 'muted small model-gen-caption');
   const pick = el('select', 'model-gen-head');
   pick.id = 'model-gen-head';
-  const pickLabel = el('label', 'small', 'Head drawn on the tokens ');
+  const pickLabel = el('label', 'small', 'Head drawn on the tokens and in the heatmap below ');
   pickLabel.append(pick);
   canvas.setAttribute('role', 'img');
   strip.append(caption, canvas, pickLabel);
@@ -37,7 +40,38 @@ export function generationDrawing() {
     const [layer, head] = pick.value.split(':').map(Number);
     chosen = { layer, head };
     drawLooked();
+    drawMap();
   });
+
+  // The chosen head's whole generation: a heatmap redrawn at most once a frame while tokens stream.
+  const mapHost = $('model-gen-map');
+  let map = null;
+  let mapQueued = false;
+  function drawMap() {
+    mapQueued = false;
+    const { layer, head } = chosen;
+    mapHost.hidden = steps.length === 0;
+    Object.assign(mapHost.dataset, { rows: String(steps.length), layer: String(layer), head: String(head) });
+    if (!steps.length) return;
+    map ??= new Heatmap(mapHost, { maxCell: 26, minCell: 3, onHover: (cell) => {
+      if (!cell) return;
+      focused = cell.row;
+      drawLooked();
+    } });
+    const m = generationMatrix(prompt, steps, layer, head, shape.heads);
+    map.render({ data: m.data, rows: m.rows, cols: m.cols, rowLabels: m.rowTokens.map(displayToken),
+      colLabels: m.colTokens.map(displayToken), rowAxis: 'new token', colAxis: 'position', scale: 'probability',
+      missing: 'not written yet',
+      title: `Layer ${layer + 1}, head ${head + 1}: where each new token looked (a row per new token, over the text before it)` });
+  }
+  function queueMap() {
+    if (mapQueued) return;
+    mapQueued = true;
+    // A frame, or a moment when frames are not drawn (a hidden tab): whichever comes first.
+    const run = () => mapQueued && drawMap();
+    requestAnimationFrame(run);
+    setTimeout(run, 250);
+  }
 
   const current = () => (focused >= 0 && focused < steps.length ? focused : steps.length - 1);
 
@@ -121,6 +155,7 @@ export function generationDrawing() {
       if (shape.layers === layers && shape.heads === heads) return;
       shape = { layers, heads };
       chosen = { layer: 0, head: 0 };
+      mapHost.hidden = true;
       pick.replaceChildren(...Array.from({ length: layers * heads }, (_, i) => {
         const layer = Math.floor(i / heads);
         const head = i % heads;
@@ -136,12 +171,18 @@ export function generationDrawing() {
       focused = -1;
       text.replaceChildren(...tokens.map((token) => chip(token, 'model-gen-prompt')));
       drawLooked();
+      drawMap();
     },
     /** One new token. */
     add(step) {
       steps.push(step);
       text.append(stepChip(step, steps.length - 1));
       if (focused < 0) drawLooked();
+      queueMap();
+    },
+    /** The heatmap drawn again (the theme or the width changed). */
+    redraw() {
+      if (steps.length) drawMap();
     },
     /** The tokens so far (ids). */
     ids: () => steps.map((s) => s.id),

@@ -8,13 +8,15 @@
 // induction scores), "open a head in the walkthrough", heads knocked out (m.ablate in the worker;
 // the next tokens before → after; Restore all), Generate (m.generate in chunks, each token streamed
 // from the worker as it is produced; Stop; where each new token looked: generate-draw.js) and the
-// text, sampling settings and knocked-out heads in the URL (settings modelText, gen*, knock). Mounted by main.js; the worker starts
-// the first time the view is shown. Errors are shown as text; a refused or cancelled load leaves
-// the loaded model and everything drawn as it was. This file is the controller (the store's
-// `yourModel`, the worker's calls); draw.js draws.
+// text, sampling settings, knocked-out heads and a Hub model's id in the URL (settings modelText,
+// gen*, knock, hub + hubRevision: a link naming a Hub model loads it when the view opens). Mounted
+// by main.js; the worker starts the first time the view is shown. Errors are shown as text; a
+// refused or cancelled load leaves the loaded model and everything drawn as it was. This file is
+// the controller (the store's `yourModel`, the worker's calls); draw.js draws.
 import { $ } from '../../shared/dom.js';
 import { formatBytes } from '../../shared/format.js';
 import { ViewWorkerClient } from '../../shared/view-worker-client.js';
+import { isHubId } from '../../page-settings.js';
 import { hubRequest } from './hub-models.js';
 import { fileRole, orderShards } from './model-data.js';
 import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
@@ -179,7 +181,9 @@ class ModelController {
   /**
    * Generates after the typed text, GEN_CHUNK tokens per worker call (each token drawn as the
    * worker posts it); the chunk after the first continues from the text + the tokens so far with
-   * seed + their count. A newer Generate, Stop or a new model ends it between calls.
+   * the same seed (the core draws the token at each position from (seed, position) alone, so the
+   * chunks write what one m.generate call writes). A newer Generate, Stop or a new model ends it
+   * between calls.
    */
   async #generate() {
     if (!this.#client || !this.view().model || this.view().loading) return;
@@ -208,7 +212,7 @@ class ModelController {
       while (gen === this.#gen && this.generation.count() < maxTokens) {
         const prefix = this.generation.ids();
         const reply = await this.#client.call('generate', { text, prefix, maxTokens: Math.min(GEN_CHUNK, maxTokens - prefix.length),
-          temperature, topK, topP, seed: (seed + prefix.length) >>> 0, gen });
+          temperature, topK, topP, seed, gen });
         if (reply.full) why = ` · the model's context (${config.context}) is full`;
         else if (reply.done) why = ' · stopped at an end-of-text token';
         if (reply.done) break;
@@ -271,31 +275,74 @@ class ModelController {
       'Could not load the checkpoint', { counted: true });
   }
 
-  /** A checkpoint by Hub id or repo URL (the id box or the list): cancellable. */
-  async #loadHub(text) {
-    if (!(await this.#canLoad('A model is still loading: wait for it or cancel it'))) return;
+  /**
+   * A checkpoint by Hub id or repo URL (the id box or the list; `revision` and `linked`: a link's
+   * hub and hubRevision): cancellable. Resolves to whether it loaded.
+   */
+  async #loadHub(text, { revision = '', linked = false } = {}) {
+    if (!(await this.#canLoad('A model is still loading: wait for it or cancel it'))) return false;
     const request = hubRequest(text, this.#store.get().settings.hubEndpoint);
     if (request.error) {
       showError(request.error);
-      return;
+      return false;
     }
+    if (revision && revision !== 'main') request.revision = revision;
     const where = request.endpoint ?? (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(request.hub) ? '' : 'https://huggingface.co');
-    await this.#loadWith(`${request.hub}${where ? ` from ${where}` : ''}`, 'hub', request,
-      `Could not load ${request.hub}`, { counted: true, cancellable: true });
+    return this.#loadWith(`${request.hub}${request.revision ? ` @ ${request.revision}` : ''}${where ? ` from ${where}` : ''}` +
+      `${linked ? ' (named in the link)' : ''}`, 'hub', request, `Could not load ${request.hub}`, { counted: true, cancellable: true });
   }
 
-  /** A shipped trained model by name. */
-  async #loadShipped(name) {
-    if (!(await this.#canLoad('A model is still loading: wait for it or cancel it'))) return;
-    await this.#loadWith(`the shipped model ${name}`, 'trained', { name }, `Could not load the shipped model ${name}`);
+  /** A shipped trained model by name (`keepError`: the message shown stays, as when a link's Hub model failed). */
+  async #loadShipped(name, { keepError = false } = {}) {
+    if (!(await this.#canLoad('A model is still loading: wait for it or cancel it'))) return false;
+    return this.#loadWith(`the shipped model ${name}`, 'trained', { name }, `Could not load the shipped model ${name}`, { keepError });
+  }
+
+  /**
+   * The link's Hub model (settings.hub, hubRevision, from hubEndpoint), loaded as the id box
+   * would; the id box shows it. Resolves to whether it loaded.
+   */
+  async #loadLinkedHub() {
+    const { hub, hubRevision } = this.#store.get().settings;
+    $('model-hub-id').value = hub;
+    const loaded = await this.#loadHub(hub, { revision: hubRevision, linked: true });
+    // Refused: the URL names the model still shown (if any) again.
+    if (!loaded && this.view().model) this.#setSettings(this.#linkSettings(this.view().model));
+    return loaded;
+  }
+
+  /**
+   * The URL's hub, hubRevision (and hubEndpoint, for a repo loaded by its URL) for a loaded model:
+   * a Hub repo's id 'org/name', else '' (a shipped model or files).
+   */
+  #linkSettings(model) {
+    if (model.source !== 'hub') return { hub: '', hubRevision: '' };
+    const hubRevision = model.revision && model.revision !== 'main' ? model.revision : '';
+    if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(model.id)) return { hub: model.id, hubRevision };
+    // A repo's URL: its origin is the endpoint (the API's default is left out of the link).
+    const url = new URL(model.id);
+    const id = url.pathname.replace(/^\/+|\/+$/g, '');
+    if (!isHubId(id)) return { hub: '', hubRevision: '' };
+    return { hub: id, hubRevision, hubEndpoint: url.origin === 'https://huggingface.co' ? '' : url.origin };
+  }
+
+  /** Whether the loaded model is the Hub repo `settings` name (hub, hubRevision, hubEndpoint). */
+  #showsLinked(settings) {
+    const { model } = this.view();
+    if (model?.source !== 'hub') return false;
+    const now = this.#linkSettings(model);
+    return now.hub === settings.hub && now.hubRevision === (settings.hubRevision || '') &&
+      (now.hubEndpoint ?? model.endpoint ?? '') === (settings.hubEndpoint || '');
   }
 
   /**
    * One load through the worker (request `type` with `payload`): the bar, then the model, its run
-   * on the typed text and its head finder; a refusal shows `failed: message` and keeps the model.
+   * on the typed text and its head finder, and the URL's hub (hub, hubRevision: a Hub repo's, else
+   * none); a refusal shows `failed: message` and keeps the model. Resolves to whether it loaded.
    */
-  async #loadWith(what, type, payload, failed, { counted = false, cancellable = false } = {}) {
-    showError(null);
+  async #loadWith(what, type, payload, failed, { counted = false, cancellable = false, keepError = false } = {}) {
+    if (!keepError) showError(null);
+    let loaded = false;
     this.#setView({ loading: true });
     drawLoading(what, { cancellable });
     try {
@@ -305,6 +352,8 @@ class ModelController {
       this.#gen += 1;
       genRunning(false);
       this.#setView({ model: value, lastRun: null });
+      this.#setSettings(this.#linkSettings(value));
+      loaded = true;
       $('model-example').textContent = value.source === 'shipped' ? 'Example: a sentence of its alphabet' : 'Example: the IOI sentence';
       drawLoaded(value);
       this.drawing.build(value.config);
@@ -319,6 +368,7 @@ class ModelController {
       drawLoadEnded();
       if (type === 'hub') await this.#drawCache();
     }
+    return loaded;
   }
 
   /** The Hub files this browser keeps, listed again (body[data-model-cache] counts the refreshes, for the tests). */
@@ -410,10 +460,12 @@ class ModelController {
         drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id) => this.#loadHub(id),
           maxParameterBytes: c.info.limits?.maxCheckpointParameterBytes });
         this.#drawCache();
-        if (!this.view().model && !this.view().loading && shipped.some((m) => m.name === FIRST_MODEL)) {
-          return this.#loadShipped(FIRST_MODEL);
-        }
-        return undefined;
+        if (this.view().model || this.view().loading) return undefined;
+        // A link naming a Hub model loads it; the shipped model when there is none, or it failed
+        // (its message stays), so the view is never empty.
+        const linked = this.#store.get().settings.hub ? this.#loadLinkedHub() : Promise.resolve(false);
+        return linked.then((ok) => (ok || this.view().model || !shipped.some((m) => m.name === FIRST_MODEL) ? undefined
+          : this.#loadShipped(FIRST_MODEL, { keepError: true })));
       })
       .catch((error) => showError(`Could not start the model worker: ${error.message}`))
       .finally(() => {
@@ -471,7 +523,12 @@ class ModelController {
         const s = now.settings;
         const textChanged = s.modelText !== $('model-text').value;
         this.#fieldsFromSettings(s);
-        if (JSON.stringify(s.knock) !== JSON.stringify(this.#ablated) && this.view().model) {
+        // A link naming another Hub model (hashchange): that model, its knocked-out heads with it.
+        const hubChanged = ['hub', 'hubRevision', 'hubEndpoint'].some((key) => s[key] !== before.settings[key]);
+        if (hubChanged && s.hub && this.#client && !this.view().loading && this.view().model && !this.#showsLinked(s)) {
+          this.#loadsDone = 0;
+          this.#loadLinkedHub();
+        } else if (JSON.stringify(s.knock) !== JSON.stringify(this.#ablated) && this.view().model) {
           this.#ablate(s.knock.filter(({ layer, head }) => layer < now.yourModel.model.config.layers && head < now.yourModel.model.config.heads));
         } else if (textChanged) this.#runText();
       }
@@ -491,6 +548,7 @@ export function mountModel(context) {
     render() {
       const { lastRun } = controller.view();
       if (lastRun) controller.drawing.drawHeads(lastRun);
+      controller.generation.redraw();
     },
     activate() {
       controller.start();

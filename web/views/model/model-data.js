@@ -105,3 +105,27 @@ export function modelFacts(family, config) {
 
 /** A probability as a percentage: '12.3%', and 2 significant digits below 0.1% ('0.0021%'). */
 export const percent = (p) => (p >= 1e-3 || p === 0 ? `${(p * 100).toFixed(1)}%` : `${Number((p * 100).toPrecision(2))}%`);
+
+/**
+ * The growing heatmap of a generation for one head, from the steps as m.generate returned them
+ * (no attention computed here): row k is step k's query row of `head` in `layer`
+ * (steps[k].attention[layer], [heads · t], t = the prompt's length + k: the positions that token
+ * looked at); the columns are every position the rows cover — the prompt's and each new token but
+ * the last — and a row's positions after its t are NaN (not written yet). Returns { data
+ * (Float32Array [rows · cols]), rows, cols, rowTokens (the new tokens), colTokens }.
+ * @param {string[]} promptTokens the prompt's tokens (the text the generation continued)
+ * @param {{token: string, attention: Float32Array[]}[]} steps
+ */
+export function generationMatrix(promptTokens, steps, layer, head, heads) {
+  const rows = steps.length;
+  const lengths = steps.map((step) => step.attention[layer].length / heads);
+  const cols = rows ? lengths[rows - 1] : 0;
+  const data = new Float32Array(rows * cols).fill(NaN);
+  steps.forEach((step, k) => {
+    const t = lengths[k];
+    data.set(step.attention[layer].subarray(head * t, (head + 1) * t), k * cols);
+  });
+  const rowTokens = steps.map((step) => step.token);
+  const colTokens = [...promptTokens, ...rowTokens].slice(0, cols);
+  return { data, rows, cols, rowTokens, colTokens };
+}

@@ -3,7 +3,7 @@
 // Hub id) so a 500 MB file is read and run off the page's thread. Requests {id, type}: 'init'
 // {moduleUrl}, 'trained' {name}, 'load' {weights (a File, or the shards' Files in order), config,
 // tokenizer?, vocab?, merges?} (Files), 'hub' {hub,
-// endpoint?}, 'cancel' (aborts the Hub load in flight), 'cached' (the Hub files this browser keeps,
+// endpoint?, revision?}, 'cancel' (aborts the Hub load in flight), 'cached' (the Hub files this browser keeps,
 // lens.hubCache, by repo), 'uncache' {repo?} (forgets a repo's, or every, kept file), 'run' {text},
 // 'scores', 'layer' {layer}, 'ablate' {heads, text} (then the run, with the unablated model's next
 // tokens beside), 'generate' {text, prefix, maxTokens, temperature, topK, topP, seed, gen} (one
@@ -66,15 +66,16 @@ async function trained(name) {
     memory: lens.memory(), tokenizer: true };
 }
 
-/** A checkpoint by Hugging Face id or repo URL (endpoint: a mirror; undefined: the API's default). */
-async function hub({ hub: id, endpoint }) {
+/** A checkpoint by Hugging Face id or repo URL (endpoint: a mirror; undefined: the API's default; revision: undefined is main). */
+async function hub({ hub: id, endpoint, revision }) {
   if (hubLoad) throw new Error('a Hub load is already running');
   hubLoad = new AbortController();
   try {
-    const model = await lens.loadCheckpoint({ hub: id, ...(endpoint ? { endpoint } : {}), onProgress, signal: hubLoad.signal });
+    const model = await lens.loadCheckpoint({ hub: id, ...(endpoint ? { endpoint } : {}), ...(revision ? { revision } : {}), onProgress,
+      signal: hubLoad.signal });
     keep(model, false);
-    return { source: 'hub', id, endpoint: endpoint ?? null, family: model.family, config: { ...model.config }, memory: lens.memory(),
-      tokenizer: model.hasTokenizer };
+    return { source: 'hub', id, endpoint: endpoint ?? null, revision: revision ?? 'main', family: model.family, config: { ...model.config },
+      memory: lens.memory(), tokenizer: model.hasTokenizer };
   } finally {
     hubLoad = null;
   }
