@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "attention/ops/half.hpp"
+#include "attention/parallel.hpp"
 
 namespace attn {
 
@@ -19,6 +20,8 @@ constexpr std::size_t MR = kTileRows;
 // of k at once (no k blocks), as the reference does.
 constexpr std::size_t kKBlock = ATTN_SIMD ? 512 : std::size_t(-1);
 constexpr std::size_t kRowBlock = 64;
+// The least work (multiply-adds) worth handing to another thread.
+constexpr std::size_t kParallelFlops = std::size_t{1} << 17;
 
 // A panel's rows as the kernels read them: float, or BF16 widened on load (see PackedBf16Matrix).
 struct FloatPanel {
@@ -177,41 +180,55 @@ void multiply_packed(ConstMatView a, const Packed& b, std::size_t k_first, std::
     return;
   }
   const std::size_t first_panel = col_first / NR;
+  const std::size_t panels = (c.cols + NR - 1) / NR;
+  // Threads take contiguous runs of panels (parallel_for): each C value is computed by one
+  // thread, in the same order, so the thread count never changes a bit. A part gets at least
+  // kParallelFlops of work.
+  const std::size_t panel_flops = std::max<std::size_t>(1, c.rows * depth * NR);
   if (c.rows == 1 && kRowPanels > 1) {  // one row: every panel streamed once, over all of k
-    std::size_t j = 0, p = first_panel;
-    const std::size_t stride = b.rows;  // a panel's rows: panel p + 1 starts stride rows on
+    const std::size_t groups = (panels + kRowPanels - 1) / kRowPanels;
+    parallel_for(groups, kParallelFlops / (panel_flops * kRowPanels) + 1,
+                 [&](std::size_t group_begin, std::size_t group_end) {
+                   const std::size_t end = std::min(c.cols, group_end * kRowPanels * NR);
+                   std::size_t j = group_begin * kRowPanels * NR, p = first_panel + j / NR;
 #if ATTN_SIMD
-    for (; j + kRowPanels * NR <= c.cols; j += kRowPanels * NR, p += kRowPanels) {
-      row_kernel<kRowPanels>(a.row(0), Panel{b.panel(p, k_first)}, stride, depth, c.row(0) + j,
-                             bias ? bias + j : nullptr, accumulate);
-    }
+                   for (; j + kRowPanels * NR <= end; j += kRowPanels * NR, p += kRowPanels) {
+                     row_kernel<kRowPanels>(a.row(0), Panel{b.panel(p, k_first)}, b.rows, depth,
+                                            c.row(0) + j, bias ? bias + j : nullptr, accumulate);
+                   }
 #endif
-    for (; j < c.cols; j += NR, ++p) {
-      kernel<1>(a.row(0), a.stride, Panel{b.panel(p, k_first)}, depth, c.row(0) + j, c.stride,
-                std::min(NR, c.cols - j), bias ? bias + j : nullptr, accumulate);
-    }
+                   for (; j < end; j += NR, ++p) {
+                     kernel<1>(a.row(0), a.stride, Panel{b.panel(p, k_first)}, depth, c.row(0) + j,
+                               c.stride, std::min(NR, c.cols - j), bias ? bias + j : nullptr,
+                               accumulate);
+                   }
+                 });
     return;
   }
-  for (std::size_t k0 = 0; k0 < depth; k0 += kKBlock) {
-    const std::size_t kc = std::min(kKBlock, depth - k0);
-    const bool add = accumulate || k0 > 0;
-    for (std::size_t i0 = 0; i0 < c.rows; i0 += kRowBlock) {
-      const std::size_t i1 = std::min(i0 + kRowBlock, c.rows);
-      for (std::size_t j = 0, p = first_panel; j < c.cols; j += NR, ++p) {
-        const std::size_t cols = std::min(NR, c.cols - j);
-        const Panel panel{b.panel(p, k_first + k0)};
-        const float* bias_j = bias ? bias + j : nullptr;
-        std::size_t i = i0;
-        for (; i + MR <= i1; i += MR) {
-          kernel<MR>(a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride, cols, bias_j, add);
-        }
-        if (i < i1) {
-          tail_rows<MR - 1>(i1 - i, a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride,
-                            cols, bias_j, add);
+  parallel_for(panels, kParallelFlops / panel_flops + 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t k0 = 0; k0 < depth; k0 += kKBlock) {
+      const std::size_t kc = std::min(kKBlock, depth - k0);
+      const bool add = accumulate || k0 > 0;
+      for (std::size_t i0 = 0; i0 < c.rows; i0 += kRowBlock) {
+        const std::size_t i1 = std::min(i0 + kRowBlock, c.rows);
+        for (std::size_t q = begin; q < end; ++q) {
+          const std::size_t j = q * NR, p = first_panel + q;
+          const std::size_t cols = std::min(NR, c.cols - j);
+          const Panel panel{b.panel(p, k_first + k0)};
+          const float* bias_j = bias ? bias + j : nullptr;
+          std::size_t i = i0;
+          for (; i + MR <= i1; i += MR) {
+            kernel<MR>(a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride, cols, bias_j,
+                       add);
+          }
+          if (i < i1) {
+            tail_rows<MR - 1>(i1 - i, a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride,
+                              cols, bias_j, add);
+          }
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace
