@@ -157,4 +157,6 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
   emscripten::function("readInAlphabet", &readInAlphabet);
   emscripten::function("simdArch", &simdArch);
   emscripten::function("heapInUse", &heapInUse);
+  emscripten::function("setThreads", &setThreads);
+  emscripten::function("threadCount", &threadCount);
 }

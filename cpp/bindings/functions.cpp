@@ -16,6 +16,7 @@
 #include "attention/ops/embedding.hpp"
 #include "attention/ops/gelu.hpp"
 #include "attention/ops/simd.hpp"
+#include "attention/parallel.hpp"
 #include "attention/rng.hpp"
 #include "attention/text/alphabet.hpp"
 #include "attention/text/tokenizer.hpp"
@@ -191,6 +192,17 @@ val readInAlphabet(const std::string& text, const std::string& alphabet, const s
 
 std::string simdArch() {
   return attn::simd::arch_name();
+}
+
+val setThreads(std::size_t count) {
+  return guarded([&] {
+    attn::set_thread_count(count);
+    return val::undefined();
+  });
+}
+
+std::size_t threadCount() {
+  return attn::thread_count();
 }
 
 std::size_t heapInUse() {

@@ -27,5 +27,9 @@ val readInAlphabet(const std::string& text, const std::string& alphabet, const s
 std::string simdArch();
 // Bytes of the wasm heap in use (mallinfo).
 std::size_t heapInUse();
+// The core's thread pool (attn::set_thread_count: count threads in all; {error} beyond the build's
+// limit) and its size now.
+val setThreads(std::size_t count);
+std::size_t threadCount();
 
 }  // namespace attn::bindings

@@ -64,7 +64,7 @@ val ModelHandle::setParameter(const std::string& name, val values) {
   });
 }
 
-val ModelHandle::forward(val ids, std::size_t batch, std::size_t n, bool trace) {
+val ModelHandle::forward(val ids, std::size_t batch, std::size_t n, bool trace, bool last_logits) {
   return guarded([&] {
     const auto id_values = vector_or_empty<std::int32_t>(ids);
     traced_ = false;
@@ -73,7 +73,7 @@ val ModelHandle::forward(val ids, std::size_t batch, std::size_t n, bool trace) 
       model_->trace(id_values, n);
       traced_ = true;
     }
-    output_ = model_->forward(id_values, batch, n);
+    output_ = model_->forward(id_values, batch, n, std::nullopt, !last_logits);
     last_batch_ = batch;
     return val::undefined();
   });

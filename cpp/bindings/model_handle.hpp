@@ -54,7 +54,8 @@ class ModelHandle {
 
   // Runs the forward (and, with trace, the traced layers first); logits() and attention(l)
   // then read it.
-  val forward(val ids, std::size_t batch, std::size_t n, bool trace);
+  // last_logits: logits() holds each sequence's last position's only.
+  val forward(val ids, std::size_t batch, std::size_t n, bool trace, bool last_logits);
   val logits() const {
     return view_of(output_.logits.data(), output_.logits.size());
   }

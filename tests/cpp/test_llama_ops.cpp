@@ -215,3 +215,69 @@ TEST_CASE(
   CHECK(attn::half_to_f32(0x7BFF, attn::HalfKind::F16) == 65504.0f);
   CHECK(attn::half_to_f32(0x3F80, attn::HalfKind::BF16) == 1.0f);
 }
+
+TEST_CASE(
+    "weights packed once (PackedLinear): float, BF16 kept 2-byte and F16, one row and many, "
+    "bit-identical to linear_forward's packing per call",
+    "[llama_ops]") {
+  // in 700: two of the matmul's k blocks; out: whole groups of the one-row kernel's panels, an
+  // odd panel and a partial one.
+  const std::size_t in = 700, out = 9 * attn::kPanelWidth + 5;
+  const auto w = random_floats(out * in, 21, 0.1);
+  const auto b = random_floats(out, 22);
+  std::vector<std::uint16_t> bf16(w.size()), f16(w.size());
+  std::vector<float> widened_bf16(w.size()), widened_f16(w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    bf16[i] = bf16_bits(w[i]);
+    widened_bf16[i] = attn::bf16_to_f32(bf16[i]);
+    // an F16 value near w[i]: sign, exponent 14 (0.5 … 1) and ten bits of mantissa
+    f16[i] = std::uint16_t((w[i] < 0 ? 0x8000u : 0u) | (14u << 10) | (i * 37u % 1024u));
+    widened_f16[i] = attn::f16_to_f32(f16[i]);
+  }
+  struct Case {
+    const char* name;
+    attn::StoredWeights stored;
+    const std::vector<float>& widened;
+  };
+  const Case cases[] = {
+      {"float", attn::StoredWeights(w.data()), w},
+      {"BF16", attn::StoredWeights(bf16.data(), attn::HalfKind::BF16), widened_bf16},
+      {"F16", attn::StoredWeights(f16.data(), attn::HalfKind::F16), widened_f16}};
+  for (const auto& c : cases) {
+    attn::PackedLinear packed;
+    packed.pack(c.stored, in, out);
+    REQUIRE_FALSE(packed.empty());
+    CHECK(attn::PackedLinear::bytes_for(c.stored, in, out) ==
+          (out + attn::kPanelWidth - 1) / attn::kPanelWidth * attn::kPanelWidth * in *
+              (c.stored.half && c.stored.kind == attn::HalfKind::BF16 ? 2 : 4));
+    for (const std::size_t m : {std::size_t{1}, std::size_t{2}, std::size_t{13}}) {
+      INFO(c.name << ", " << m << " rows");
+      const auto x = random_floats(m * in, 23 + m);
+      attn::LinearScratch scratch;
+      std::vector<float> once(m * out), per_call(m * out), reference(m * out);
+      packed.forward(x.data(), b.data(), once.data(), m);
+      attn::linear_forward(x.data(), c.widened.data(), b.data(), per_call.data(), m, in, out,
+                           scratch);
+      CHECK(once == per_call);  // bit for bit: the same sums in the same order
+      attn::reference::linear_forward(x.data(), c.widened.data(), b.data(), reference.data(), m, in,
+                                      out);
+      require_close(once, reference, 2e-6 * double(in), 1e-5,
+                    "packed once vs the double reference");
+      // and without a bias
+      packed.forward(x.data(), nullptr, once.data(), m);
+      attn::linear_forward(x.data(), c.widened.data(), nullptr, per_call.data(), m, in, out,
+                           scratch);
+      CHECK(once == per_call);
+    }
+  }
+  // A different W packed into the same object replaces the old one.
+  attn::PackedLinear packed;
+  packed.pack(attn::StoredWeights(bf16.data(), attn::HalfKind::BF16), in, out);
+  packed.pack(attn::StoredWeights(w.data()), in, out);
+  const auto x = random_floats(in, 30);
+  std::vector<float> once(out), per_call(out);
+  attn::LinearScratch scratch;
+  packed.forward(x.data(), b.data(), once.data(), 1);
+  attn::linear_forward(x.data(), w.data(), b.data(), per_call.data(), 1, in, out, scratch);
+  CHECK(once == per_call);
+}

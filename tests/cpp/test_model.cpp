@@ -367,3 +367,64 @@ TEST_CASE("attention_input: a standalone layer on it reproduces each layer's att
     }
   }
 }
+
+TEST_CASE("weights packed once follow every change of the parameters", "[model]") {
+  // A forward keeps its weights packed; each way of changing a parameter must show in the next
+  // forward exactly as in a model built with the changed parameters from the start.
+  const std::size_t n = 6;
+  const auto ids = sequence(n, 5, 13);
+  const auto logits_of = [&](attn::Model& model) {
+    const auto out = model.forward(ids, 1, n);
+    return std::vector<float>(out.logits.begin(), out.logits.end());
+  };
+  const auto fresh_logits = [&](const attn::Model& changed) {
+    attn::Model fresh(small_config());
+    fresh.load_safetensors(changed.save_safetensors());
+    return logits_of(fresh);
+  };
+  attn::Model model(small_config());
+  const auto original = logits_of(model);
+  const std::vector<std::string> weights = {
+      "layers.0.attn.in_proj_weight", "layers.1.attn.out_proj.weight", "layers.0.mlp.fc.weight",
+      "layers.1.mlp.proj.weight", "unembed.weight"};
+  for (const auto& name : weights) {
+    INFO(name);
+    model.parameter(name)[5] += 0.5f;  // a span written after it is handed out
+    const auto changed = logits_of(model);
+    CHECK(changed != original);
+    CHECK(changed == fresh_logits(model));
+    model.parameter(name)[5] -= 0.5f;
+  }
+  model.parameters()[model.parameter_info("unembed.weight").offset] = 2.0f;
+  CHECK(logits_of(model) == fresh_logits(model));
+  std::vector<float> values = model.parameter_values("layers.1.attn.in_proj_weight");
+  values[0] = -1.0f;
+  model.set_parameter("layers.1.attn.in_proj_weight", values);
+  CHECK(logits_of(model) == fresh_logits(model));
+  attn::Model other(small_config());
+  other.parameter("layers.0.mlp.proj.weight")[1] = 3.0f;
+  model.load_safetensors(other.save_safetensors());
+  CHECK(logits_of(model) == logits_of(other));
+}
+
+TEST_CASE("forward with the last positions' logits only: those rows of the full logits",
+          "[model]") {
+  attn::Model model(small_config());
+  const std::size_t batch = 3, n = 5, V = 13;
+  const auto ids = sequence(batch * n, 9, V);
+  const auto full = model.forward(ids, batch, n);
+  const std::vector<float> all(full.logits.begin(), full.logits.end());
+  std::vector<std::vector<float>> attention;
+  for (const auto& a : full.attention) attention.emplace_back(a.begin(), a.end());
+  const auto last = model.forward(ids, batch, n, std::nullopt, false);
+  REQUIRE(last.logits.size() == batch * V);
+  for (std::size_t b = 0; b < batch; ++b) {
+    for (std::size_t v = 0; v < V; ++v) {
+      INFO("sequence " << b << " token " << v);
+      CHECK(last.logits[b * V + v] == all[(b * n + n - 1) * V + v]);
+    }
+  }
+  for (std::size_t l = 0; l < attention.size(); ++l) {
+    CHECK(std::vector<float>(last.attention[l].begin(), last.attention[l].end()) == attention[l]);
+  }
+}

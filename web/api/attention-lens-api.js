@@ -10,21 +10,75 @@
 // Lifetime rule: every array this API returns is a copy owned by JavaScript. Nothing returned
 // is a view into wasm memory, so memory growth can never leave you holding a detached array.
 
-/* global createAttentionLensCore, ATTN_WASM_INLINED, ATTN_TRAINED_MODELS */
+/* global createAttentionLensCore, ATTN_WASM_INLINED, ATTN_THREADS_BUILD, ATTN_TRAINED_MODELS */
 
 const isNode =
   typeof process === 'object' && process?.versions?.node != null && typeof window === 'undefined';
 
-const WASM_FILE = 'attention-lens.wasm';
+// This module's wasm; the threaded build (ATTN_THREADS_BUILD) is attention-lens-threads.mjs, with
+// its .wasm and its workers' script (.worker.js; for node a .worker.cjs copy).
+const WASM_FILE = ATTN_THREADS_BUILD ? 'attention-lens-threads.wasm' : 'attention-lens.wasm';
+const THREADS_MODULE = 'attention-lens-threads.mjs';
+const MAX_THREADS = 16;
+
+// Whether this context can run the threaded build: SharedArrayBuffer exists (a browser gives it
+// only to a cross-origin isolated page: COOP/COEP headers) — node always.
+function threadsPossible() {
+  return typeof SharedArrayBuffer === 'function' && (isNode || globalThis.crossOriginIsolated === true);
+}
+
+async function threadsWanted(value) {
+  if (value === undefined) return 1;
+  if (value === 'auto') {
+    let cores = globalThis.navigator?.hardwareConcurrency;
+    if (!cores && isNode) {
+      const osModule = 'node:os';
+      const os = await import(/* @vite-ignore */ osModule);
+      cores = os.availableParallelism?.() ?? os.cpus().length;
+    }
+    return Math.max(1, Math.min(cores || 1, 8));
+  }
+  return integerIn('threads', value, 1, MAX_THREADS);
+}
 
 /**
  * Loads the wasm module and returns the API object.
- * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (file: string, dir: string) => string}} [options]
+ * threads: 1 (default), n or 'auto' (the machine's cores, at most 8): more than one loads the
+ * threaded build where it can run (a cross-origin isolated page, or node), else one thread;
+ * lens.threads says how many it got. The numbers are the same either way.
+ * @param {{wasmBinary?: ArrayBuffer|Uint8Array, locateFile?: (file: string, dir: string) => string,
+ *   threads?: number|'auto'}} [options]
  */
 export async function loadAttentionLens(options = {}) {
-  checkKeys('loadAttentionLens options', options, ['wasmBinary', 'locateFile']);
+  checkKeys('loadAttentionLens options', options, ['wasmBinary', 'locateFile', 'threads']);
+  const threads = await threadsWanted(options.threads);
+  if (!ATTN_THREADS_BUILD && threads > 1 && threadsPossible() && !ATTN_WASM_INLINED) {
+    let threaded = null;
+    try {
+      threaded = await import(/* @vite-ignore */ new URL(THREADS_MODULE, import.meta.url).href);
+    } catch {
+      // no threaded build beside this module: one thread
+    }
+    if (threaded) {
+      const { wasmBinary, ...rest } = options;  // this module's wasm, not the threaded one's
+      return threaded.loadAttentionLens({ ...rest, threads });
+    }
+  }
+  if (ATTN_THREADS_BUILD && !threadsPossible()) {
+    throw new Error('the threaded build needs SharedArrayBuffer: serve the page cross-origin isolated ' +
+      '(Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp), or ' +
+      'load attention-lens.mjs (one thread)');
+  }
   const moduleArgs = {};
   if (options.locateFile !== undefined) moduleArgs.locateFile = options.locateFile;
+  if (ATTN_THREADS_BUILD) {
+    moduleArgs.attnWorkers = threads - 1;
+    if (isNode) {  // node's worker_threads must not read the worker script as an ES module
+      const locate = options.locateFile ?? ((file, dir) => dir + file);
+      moduleArgs.locateFile = (file, dir) =>
+        locate(file.endsWith('.worker.js') ? file.replace(/\.js$/, '.cjs') : file, dir);
+    }
+  }
   if (options.wasmBinary !== undefined) {
     moduleArgs.wasmBinary = options.wasmBinary;
   } else if (isNode && !ATTN_WASM_INLINED) {
@@ -36,6 +90,7 @@ export async function loadAttentionLens(options = {}) {
     moduleArgs.wasmBinary = await readFile(location);
   }
   const core = await createAttentionLensCore(moduleArgs);
+  if (ATTN_THREADS_BUILD) unwrap(core.setThreads(threads));
   return new AttentionLens(core);
 }
 
@@ -170,6 +225,11 @@ class AttentionLens {
     }
     const result = unwrap(this.#core.tokenize(text, mode));
     return { tokens: result.tokens, ids: Uint32Array.from(result.ids) };
+  }
+
+  /** How many threads the core computes with (1 unless loaded with threads where it can be). */
+  get threads() {
+    return this.#core.threadCount();
   }
 
   /** The SIMD architecture the core was built for ('wasm' or 'scalar'). */

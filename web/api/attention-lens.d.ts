@@ -358,8 +358,11 @@ export interface TransformerModel {
   parameters(): Record<string, Float32Array>;
   /** Replaces the named parameters (each exactly its size; an unknown name throws). */
   setParameters(values: Record<string, Float32Array | number[]>): void;
-  /** trace: true needs batch 1. */
-  forward(ids: TokenIds, options?: { n?: number; batch?: number; trace?: boolean }): ModelForwardResult;
+  /**
+   * trace: true needs batch 1. logits 'last' (default 'all'): logits [batch * vocab] of each
+   * sequence's last position only, equal to those rows of 'all' (skips the other rows' unembedding).
+   */
+  forward(ids: TokenIds, options?: { n?: number; batch?: number; trace?: boolean; logits?: 'all' | 'last' }): ModelForwardResult;
   /** Mean next-token cross-entropy over targets >= 0 (< 0 ignored) and every parameter's gradient. */
   lossAndGradients(ids: TokenIds, targets: TokenIds, options?: { n?: number; batch?: number }):
     { loss: number; gradients: Record<string, Float32Array> };

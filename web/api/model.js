@@ -5,7 +5,7 @@
 
 const MODEL_KEYS = ['vocab', 'context', 'dModel', 'heads', 'layers', 'positional', 'layerNorm',
   'mlp', 'tied', 'bias', 'gelu', 'seed'];
-const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace'];
+const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace', 'logits'];
 const SEQUENCE_KEYS = ['n', 'batch'];
 const PROBE_KEYS = ['ids', 'targets', 'n', 'batch'];
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'onToken'];
@@ -111,14 +111,20 @@ class TransformerModel {
 
   /**
    * Runs the model on batch sequences of n token ids: { logits, attention, steps? }.
-   * ids: Int32Array [batch * n]; options { n, batch = 1, trace = false } (trace: batch 1).
+   * ids: Int32Array [batch * n]; options { n, batch = 1, trace = false (batch 1),
+   * logits = 'all' ([batch * n * vocab]) | 'last' ([batch * vocab]: each sequence's last position,
+   * equal to those rows of 'all', without the unembedding of every other row) }.
    */
   forward(ids, options = {}) {
     const handle = this.#live();
     const tokens = tokenIds('ids', ids);
     const { n, batch } = sequenceShape('forward', options, MODEL_FORWARD_KEYS, tokens.length);
     const trace = booleanOption('trace', options.trace, false);
-    unwrap(handle.forward(tokens, batch, n, trace));
+    const logits = stringOption('logits', options.logits, 'all');
+    if (logits !== 'all' && logits !== 'last') {
+      throw new Error(`logits must be 'all' or 'last', got ${describe(options.logits)}`);
+    }
+    unwrap(handle.forward(tokens, batch, n, trace, logits === 'last'));
     // Copy everything out before anything else can run (and grow memory).
     const layers = this.#config.layers;
     const result = { logits: handle.logits().slice(), attention: [] };
@@ -161,7 +167,7 @@ class TransformerModel {
     const l = integerIn('layer', layer, 0, config.layers - 1);
     const tokens = tokenIds('ids', ids);
     const { n } = sequenceShape('attentionLayer', options, ['n'], tokens.length);
-    unwrap(handle.forward(tokens, 1, n, false));
+    unwrap(handle.forward(tokens, 1, n, false, true));
     const input = unwrap(handle.attentionInput(l)).slice();
     const has = (name) => this.#names.includes(`layers.${l}.attn.${name}`);
     const read = (name) => unwrap(handle.parameter(`layers.${l}.attn.${name}`)).slice();

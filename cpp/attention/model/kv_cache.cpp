@@ -74,6 +74,7 @@ CachedStep Model::decode(std::int32_t id, KvCache& cache) {
                 " is out of range: the vocabulary has ids 0 to " +
                 std::to_string(config_.vocab - 1));
   }
+  pack_weights();
   const std::size_t t = cache.length_, len = t + 1;  // the new position; keys 0 … t
   const std::size_t d = config_.d_model, V = config_.vocab, W = mlp_width_;
   const std::size_t row = shape_.row(), q_width = shape_.q_width(), width = shape_.kv_width();
@@ -116,7 +117,7 @@ CachedStep Model::decode(std::int32_t id, KvCache& cache) {
       h = cache.h_.data();
     }
     float* qkv = cache.qkv_.data();
-    linear_forward(h, w.in, p(w.in_b), qkv, 1, d, row, scratch, pack);
+    linear(l, kIn, w.in, h, p(w.in_b), qkv, 1, d, row, scratch, pack);
     if (config_.positional == PositionalKind::Rope) {
       rope_forward(qkv, 1, 1, shape_, config_.rope, t);
     }
@@ -147,7 +148,7 @@ CachedStep Model::decode(std::int32_t id, KvCache& cache) {
     }
     ablate_heads(l, ctx, 1, cache.head_scales_, std::nullopt);
     float* mid = cache.mid_.data();
-    linear_forward(ctx, w.out, p(w.out_b), mid, 1, q_width, d, scratch, pack);
+    linear(l, kOut, w.out, ctx, p(w.out_b), mid, 1, q_width, d, scratch, pack);
     vec::add(x, mid, d);
     if (!config_.mlp) {
       std::swap(cache.x_, cache.mid_);
@@ -158,14 +159,14 @@ CachedStep Model::decode(std::int32_t id, KvCache& cache) {
       norm_forward(mid, w.ln2_w, w.ln2_b, cache.h_.data(), cache.mean_, cache.rstd_, 1);
       h2 = cache.h_.data();
     }
-    linear_forward(h2, w.fc, p(w.fc_b), cache.fc_.data(), 1, d, fc_width, scratch, pack);
+    linear(l, kFc, w.fc, h2, p(w.fc_b), cache.fc_.data(), 1, d, fc_width, scratch, pack);
     if (swiglu) {
       swiglu_forward(cache.fc_.data(), cache.act_.data(), 1, W);
     } else {
       gelu_forward(cache.fc_.data(), cache.act_.data(), W, config_.gelu);
     }
     float* next = cache.next_.data();
-    linear_forward(cache.act_.data(), w.proj, p(w.proj_b), next, 1, W, d, scratch, pack);
+    linear(l, kProj, w.proj, cache.act_.data(), p(w.proj_b), next, 1, W, d, scratch, pack);
     vec::add(mid, next, d);
     std::swap(cache.x_, cache.next_);
   }
@@ -175,7 +176,8 @@ CachedStep Model::decode(std::int32_t id, KvCache& cache) {
     norm_forward(last, lnf_w_, lnf_b_, cache.h_.data(), cache.mean_, cache.rstd_, 1);
     last = cache.h_.data();
   }
-  linear_forward(last, unembed_weights_, nullptr, cache.logits_.data(), 1, d, V, scratch, pack);
+  linear(config_.layers, kIn, unembed_weights_, last, nullptr, cache.logits_.data(), 1, d, V,
+         scratch, pack);
   cache.length_ = len;
 
   CachedStep out;

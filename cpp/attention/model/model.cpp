@@ -267,6 +267,7 @@ const ParameterInfo& Model::parameter_info(const std::string& name) const {
 
 std::span<float> Model::parameter(const std::string& name) {
   const auto& info = parameter_info(name);
+  packed_current_ = false;
   if (info.half) {
     throw Error("parameter '" + name + "' is kept in " +
                 (*info.half == HalfKind::BF16 ? "BF16" : "F16") +
@@ -288,6 +289,7 @@ std::vector<float> Model::parameter_values(const std::string& name) const {
 
 std::span<std::uint16_t> Model::half_parameter(const std::string& name) {
   const auto& info = parameter_info(name);
+  packed_current_ = false;
   if (!info.half) throw Error("parameter '" + name + "' is float, not kept 2-byte");
   return halves_[info.offset];
 }
@@ -330,12 +332,13 @@ void Model::check_ids(std::span<const std::int32_t> ids, std::size_t batch, std:
 }
 
 ModelOutput Model::forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
-                           std::optional<HeadAblation> ablation) {
+                           std::optional<HeadAblation> ablation, bool all_logits) {
   check_ids(ids, batch, n);
   if (ablation) check_ablation(*ablation);
-  run_forward(ids.data(), batch, n, ablation);
+  run_forward(ids.data(), batch, n, ablation, all_logits);
   ModelOutput out;
-  out.logits = std::span<const float>(logits_.data(), batch * n * config_.vocab);
+  out.logits =
+      std::span<const float>(logits_.data(), (all_logits ? batch * n : batch) * config_.vocab);
   for (const auto& layer : acts_) {
     out.attention.emplace_back(layer.att.data(), batch * config_.heads * n * n);
   }
@@ -415,6 +418,7 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
   const std::size_t row = shape_.row(), width = shape_.q_width(), W = mlp_width_;
   const bool ln = config_.layer_norm, swiglu = config_.mlp_kind == MlpKind::SwiGlu;
   const std::size_t fc_width = swiglu ? 2 * W : W;
+  pack_weights();
   batch_ = batch;
   n_ = n;
   residual_.resize(config_.layers + 1);
@@ -445,14 +449,14 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
     resize(a.att, batch * shape_.heads * n * n);
     resize(a.ctx, M * width);
     resize(a.mid, M * d);
-    linear_forward(h, w.in, p(w.in_b), a.qkv.data(), M, d, row, linear_scratch_);
+    linear(l, kIn, w.in, h, p(w.in_b), a.qkv.data(), M, d, row, linear_scratch_);
     if (config_.positional == PositionalKind::Rope) {
       rope_forward(a.qkv.data(), batch, n, shape_, config_.rope);
     }
     causal_attention_forward(a.qkv.data(), a.att.data(), a.ctx.data(), batch, n, shape_,
                              attention_scratch_);
     ablate_heads(l, a.ctx.data(), M, head_scales_, ablation);
-    linear_forward(a.ctx.data(), w.out, p(w.out_b), a.mid.data(), M, width, d, linear_scratch_);
+    linear(l, kOut, w.out, a.ctx.data(), p(w.out_b), a.mid.data(), M, width, d, linear_scratch_);
     vec::add(x, a.mid.data(), M * d);
     float* next = residual_[l + 1].data();
     if (!config_.mlp) {
@@ -467,26 +471,74 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
     }
     resize(a.fc, M * fc_width);
     resize(a.gelu, M * W);
-    linear_forward(h2, w.fc, p(w.fc_b), a.fc.data(), M, d, fc_width, linear_scratch_);
+    linear(l, kFc, w.fc, h2, p(w.fc_b), a.fc.data(), M, d, fc_width, linear_scratch_);
     if (swiglu) {
       swiglu_forward(a.fc.data(), a.gelu.data(), M, W);
     } else {
       gelu_forward(a.fc.data(), a.gelu.data(), M * W, config_.gelu);
     }
-    linear_forward(a.gelu.data(), w.proj, p(w.proj_b), next, M, W, d, linear_scratch_);
+    linear(l, kProj, w.proj, a.gelu.data(), p(w.proj_b), next, M, W, d, linear_scratch_);
     vec::add(a.mid.data(), next, M * d);
   }
 
-  // The final norm and the logits: of every row, or (prefill) of the last one only.
-  const std::size_t rows = all_logits ? M : 1;
-  const float* last = residual_[config_.layers].data() + (M - rows) * d;
+  // The final norm and the logits: of every row, or of each sequence's last one only.
+  const std::size_t rows = all_logits ? M : batch;
+  const float* last = residual_[config_.layers].data();
+  if (!all_logits) {
+    resize(last_rows_, batch * d);
+    for (std::size_t b = 0; b < batch; ++b) {
+      std::copy_n(last + ((b + 1) * n - 1) * d, d, last_rows_.data() + b * d);
+    }
+    last = last_rows_.data();
+  }
   if (ln) {
     resize(lnf_, rows * d);
     norm_forward(last, lnf_w_, lnf_b_, lnf_.data(), lnf_mean_, lnf_rstd_, rows);
     last = lnf_.data();
   }
   resize(logits_, rows * V);
-  linear_forward(last, unembed_weights_, nullptr, logits_.data(), rows, d, V, linear_scratch_);
+  linear(config_.layers, kIn, unembed_weights_, last, nullptr, logits_.data(), rows, d, V,
+         linear_scratch_);
+}
+
+void Model::pack_weights() {
+  if (packed_current_) return;
+  const std::size_t d = config_.d_model, L = config_.layers;
+  const std::size_t fc_width = config_.mlp_kind == MlpKind::SwiGlu ? 2 * mlp_width_ : mlp_width_;
+  packed_.resize(L * kProjections + 1);
+  const std::uint64_t budget =
+      std::min(kPackedWeightBytes, kPackedWeightsWithParameters -
+                                       std::min(kPackedWeightsWithParameters, parameter_bytes()));
+  std::uint64_t used = 0;
+  const auto pack = [&](std::size_t slot, const StoredWeights& w, std::size_t in, std::size_t out) {
+    const std::uint64_t bytes = PackedLinear::bytes_for(w, in, out);
+    if (w.empty() || used + bytes > budget) {
+      packed_[slot].clear();
+      return;
+    }
+    used += bytes;
+    packed_[slot].pack(w, in, out);
+  };
+  for (std::size_t l = 0; l < L; ++l) {
+    const Layer& w = layers_[l];
+    pack(l * kProjections + kIn, w.in, d, shape_.row());
+    pack(l * kProjections + kOut, w.out, shape_.q_width(), d);
+    pack(l * kProjections + kFc, config_.mlp ? w.fc : StoredWeights{}, d, fc_width);
+    pack(l * kProjections + kProj, config_.mlp ? w.proj : StoredWeights{}, mlp_width_, d);
+  }
+  pack(L * kProjections, unembed_weights_, d, config_.vocab);
+  packed_current_ = true;
+}
+
+void Model::linear(std::size_t layer, Projection projection, const StoredWeights& w, const float* x,
+                   const float* b, float* y, std::size_t m, std::size_t in, std::size_t out,
+                   LinearScratch& scratch, std::size_t pack_values) const {
+  const std::size_t slot = layer * kProjections + (layer == config_.layers ? 0 : projection);
+  if (packed_current_ && slot < packed_.size() && !packed_[slot].empty()) {
+    packed_[slot].forward(x, b, y, m);
+  } else {
+    linear_forward(x, w, b, y, m, in, out, scratch, pack_values);
+  }
 }
 
 std::span<const float> Model::attention_input(std::size_t layer) const {
@@ -731,7 +783,8 @@ void Model::load_safetensors(std::span<const std::uint8_t> bytes) {
     std::copy(values.begin(), values.end(), loaded.begin() + std::ptrdiff_t(mine.offset));
   }
   std::copy(loaded.begin(), loaded.end(), params_.begin());  // the buffer stays where it is
-  traced_layers_.clear();                                    // they borrowed the old weights
+  packed_current_ = false;
+  traced_layers_.clear();  // they borrowed the old weights
 }
 
 }  // namespace attn

@@ -164,7 +164,7 @@ struct CachedStep {
 
 // The forward's results: views into the model's buffers, valid until its next call.
 struct ModelOutput {
-  std::span<const float> logits;                  // [batch·n·vocab]
+  std::span<const float> logits;  // [batch·n·vocab], or [batch·vocab]: the last positions only
   std::vector<std::span<const float>> attention;  // per layer [batch·heads·n·n], causal
 };
 
@@ -189,7 +189,10 @@ class Model {
   std::size_t parameter_count() const { return params_.size(); }
 
   // The float parameters (every parameter unless some are kept 2-byte).
-  std::span<float> parameters() { return params_; }
+  std::span<float> parameters() {
+    packed_current_ = false;  // the caller may change them: pack again before the next forward
+    return params_;
+  }
   std::span<const float> parameters() const { return params_; }
   // A float parameter (a 2-byte one throws attn::Error: see parameter_values and half_parameter).
   std::span<float> parameter(const std::string& name);
@@ -210,8 +213,10 @@ class Model {
   // kMaxModelAttentionValues; the heads ablate() set are ablated, and with `ablation` that head
   // too (the attention weights reported are still the heads' own). Throws attn::Error on bad
   // input.
+  // all_logits false: the logits of each sequence's last position only ([batch·vocab], equal to
+  // those rows of the full logits), skipping the unembedding of every other row.
   ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
-                      std::optional<HeadAblation> ablation = std::nullopt);
+                      std::optional<HeadAblation> ablation = std::nullopt, bool all_logits = true);
 
   // Ablates these heads (HeadAblation: zeroed, or scaled) in every later forward, trace,
   // loss_and_gradients (whose gradients are then the ablated model's) and prefill; {} restores
@@ -288,7 +293,7 @@ class Model {
                     AlignedVector<float>& mean, AlignedVector<float>& rstd, std::size_t rows);
   void initialise();
   void check_ids(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n) const;
-  // all_logits false: the logits of the last position only (logits_ [vocab]; batch 1).
+  // all_logits false: the logits of each sequence's last position only (logits_ [batch, vocab]).
   void run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
                    std::optional<HeadAblation> ablation = std::nullopt, bool all_logits = true);
   void check_ablation(const HeadAblation& head) const;
@@ -301,6 +306,21 @@ class Model {
   float* g(std::size_t offset) { return offset == kNone ? nullptr : &grads_[offset]; }
 
   static constexpr std::size_t kNone = std::size_t(-1);
+
+  // The weights packed once for inference (PackedLinear): per layer in, out, fc, proj, then the
+  // unembedding. Packed at the first forward after the parameters may have changed, as many as
+  // fit in kPackedWeightBytes, and no more than leave the parameters and packed copies within
+  // kPackedWeightsWithParameters; a weight left out is packed on every call, as before. Every
+  // value is the same either way (the same kernel sums each in the same order).
+  static constexpr std::uint64_t kPackedWeightBytes = std::uint64_t{1} << 30;
+  static constexpr std::uint64_t kPackedWeightsWithParameters = std::uint64_t{5} << 29;
+  enum Projection : std::size_t { kIn, kOut, kFc, kProj, kProjections };
+  void pack_weights();
+  // y [m, out] = x [m, in] · Wᵀ + b for W = layer `layer`'s projection (layer == layers: the
+  // unembedding), from its packed copy when it has one.
+  void linear(std::size_t layer, Projection projection, const StoredWeights& w, const float* x,
+              const float* b, float* y, std::size_t m, std::size_t in, std::size_t out,
+              LinearScratch& scratch, std::size_t pack_values = kLinearPackValues) const;
 
   void lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_half);
   StoredWeights stored(const std::string& name) const;
@@ -324,6 +344,7 @@ class Model {
   std::vector<AlignedVector<float>> residual_;  // layers + 1 of [M, d]
   std::vector<LayerActivations> acts_;
   AlignedVector<float> lnf_, lnf_mean_, lnf_rstd_, logits_, probs_;
+  AlignedVector<float> last_rows_;  // [batch, d]: each sequence's last residual row
   // backward buffers and matmul scratch
   AlignedVector<float> d_logits_, d_resid_, d_h_, d_ctx_, d_qkv_, d_fc_, d_gelu_;
   LinearScratch linear_scratch_;
@@ -332,6 +353,8 @@ class Model {
   std::size_t mlp_width_;                                       // mlp_width(config_)
   std::vector<std::unique_ptr<AttentionLayer>> traced_layers_;  // of the last trace()
   std::vector<HeadAblation> ablated_;                           // ablate()'s heads
+  std::vector<PackedLinear> packed_;  // [layers · kProjections + 1], see pack_weights
+  bool packed_current_ = false;
   std::vector<std::vector<float>> head_scales_;  // per layer [heads] (1: kept); empty: none
 };
 

@@ -34,6 +34,40 @@ void linear_forward(const float* x, const StoredWeights& w, const float* b, floa
   }
 }
 
+std::size_t PackedLinear::bytes_for(const StoredWeights& w, std::size_t in, std::size_t out) {
+  const std::size_t values = (out + kPanelWidth - 1) / kPanelWidth * kPanelWidth * in;
+  return values * (w.half && w.kind == HalfKind::BF16 ? 2 : 4);
+}
+
+void PackedLinear::pack(const StoredWeights& w, std::size_t in, std::size_t out) {
+  clear();
+  if (w.half && w.kind == HalfKind::BF16) {
+    pack_transposed_bf16(w.half, out, in, bf16_);
+    return;
+  }
+  const float* rows = w.values;
+  AlignedVector<float> widened;
+  if (!rows) {
+    widened.resize(out * in);
+    w.rows(0, out, in, widened.data());
+    rows = widened.data();
+  }
+  pack_transposed(ConstMatView(rows, out, in), floats_);
+}
+
+void PackedLinear::clear() {
+  floats_ = PackedMatrix{};
+  bf16_ = PackedBf16Matrix{};
+}
+
+void PackedLinear::forward(const float* x, const float* b, float* y, std::size_t m) const {
+  if (!bf16_.data.empty()) {
+    matmul_packed(ConstMatView(x, m, bf16_.rows), bf16_, MatView(y, m, bf16_.cols), b);
+  } else {
+    matmul_packed(ConstMatView(x, m, floats_.rows), floats_, MatView(y, m, floats_.cols), b);
+  }
+}
+
 void linear_backward(const float* dy, const float* x, const float* w, float* dx, float* dw,
                      float* db, std::size_t m, std::size_t in, std::size_t out,
                      LinearScratch& scratch) {

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <type_traits>
+
+#include "attention/ops/half.hpp"
+#include "attention/parallel.hpp"
 
 namespace attn {
 
@@ -16,17 +20,50 @@ constexpr std::size_t MR = kTileRows;
 // of k at once (no k blocks), as the reference does.
 constexpr std::size_t kKBlock = ATTN_SIMD ? 512 : std::size_t(-1);
 constexpr std::size_t kRowBlock = 64;
+// The least work (multiply-adds) worth handing to another thread.
+constexpr std::size_t kParallelFlops = std::size_t{1} << 17;
+
+// A panel's rows as the kernels read them: float, or BF16 widened on load (see PackedBf16Matrix).
+struct FloatPanel {
+  const float* p;
+  float value(std::size_t k, std::size_t j) const { return p[k * NR + j]; }
+  FloatPanel from(std::size_t k) const { return {p + k * NR}; }
+};
+struct Bf16Panel {
+  const std::uint16_t* p;
+#if ATTN_SIMD
+  float value(std::size_t k, std::size_t j) const = delete;
+#else
+  float value(std::size_t k, std::size_t j) const {
+    return bf16_to_f32(p[k * NR + j]);
+  }
+#endif
+  Bf16Panel from(std::size_t k) const {
+    return {p + k * NR};
+  }
+};
 
 #if ATTN_SIMD
 using simd::Floats;
 constexpr std::size_t W = simd::kWidth;
 constexpr std::size_t NV = NR / W;  // vectors per tile row
+static_assert(NV == 2, "a BF16 panel row interleaves two vectors");
+using Lanes = xsimd::batch<std::uint32_t, Floats::arch_type>;
+
+inline void load_row(FloatPanel panel, std::size_t k, Floats* b) {
+  for (std::size_t v = 0; v < NV; ++v) b[v] = Floats::load_aligned(panel.p + k * NR + v * W);
+}
+inline void load_row(Bf16Panel panel, std::size_t k, Floats* b) {
+  const Lanes lanes = Lanes::load_aligned(reinterpret_cast<const std::uint32_t*>(panel.p + k * NR));
+  b[0] = xsimd::bitwise_cast<float>(lanes << 16);                 // columns 0 … W-1
+  b[1] = xsimd::bitwise_cast<float>(lanes & Lanes(0xFFFF0000u));  // columns W … 2W-1
+}
 
 // C[ROWS, cols] (+)= A[ROWS, kc] · P[kc, NR] for one panel slice P (cols <= NR valid columns).
 // The ROWS × NV accumulators live in registers for the whole k loop; per k step: NV aligned
 // loads of P, ROWS broadcast loads of A, ROWS·NV mul + add.
-template <std::size_t ROWS>
-inline void kernel(const float* a, std::size_t lda, const float* p, std::size_t kc, float* c,
+template <std::size_t ROWS, class Panel>
+inline void kernel(const float* a, std::size_t lda, Panel p, std::size_t kc, float* c,
                    std::size_t ldc, std::size_t cols, const float* bias, bool accumulate) {
   alignas(64) float edge[ROWS][NR];  // for a partial panel: C's columns staged here
   Floats acc[ROWS][NV];
@@ -55,7 +92,7 @@ inline void kernel(const float* a, std::size_t lda, const float* p, std::size_t 
   for (std::size_t r = 0; r < ROWS; ++r) rows[r] = a + r * lda;
   for (std::size_t k = 0; k < kc; ++k) {
     Floats b[NV];
-    for (std::size_t v = 0; v < NV; ++v) b[v] = Floats::load_aligned(p + k * NR + v * W);
+    load_row(p, k, b);
     for (std::size_t r = 0; r < ROWS; ++r) {
       const Floats a_rk(rows[r][k]);
       for (std::size_t v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(a_rk, b[v], acc[r][v]);
@@ -67,26 +104,57 @@ inline void kernel(const float* a, std::size_t lda, const float* p, std::size_t 
     if (cols < NR) std::copy(edge[r], edge[r] + cols, c + r * ldc);
   }
 }
+
+// One row of C over PANELS whole panels at once (a generation step's matrix–vector product):
+// c[0, PANELS·NR) (+)= a[0, kc) · P_0 … P_{PANELS-1}, panel q starting q·stride rows after p.
+// The same sums as kernel<1> on each panel (each value in order over k), with PANELS·NV
+// independent accumulators instead of NV, so the adds' latency no longer bounds the loop.
+template <std::size_t PANELS, class Panel>
+inline void row_kernel(const float* a, Panel p, std::size_t stride, std::size_t kc, float* c,
+                       const float* bias, bool accumulate) {
+  Floats acc[PANELS][NV];
+  for (std::size_t q = 0; q < PANELS; ++q) {
+    for (std::size_t v = 0; v < NV; ++v) {
+      const float* from = accumulate ? c + q * NR + v * W : bias ? bias + q * NR + v * W : nullptr;
+      acc[q][v] = from ? Floats::load_unaligned(from) : Floats(0.0f);
+    }
+  }
+  Panel panels[PANELS];
+  for (std::size_t q = 0; q < PANELS; ++q) panels[q] = p.from(q * stride);
+  for (std::size_t k = 0; k < kc; ++k) {
+    const Floats a_k(a[k]);
+    for (std::size_t q = 0; q < PANELS; ++q) {
+      Floats b[NV];
+      load_row(panels[q], k, b);
+      for (std::size_t v = 0; v < NV; ++v) acc[q][v] = xsimd::fma(a_k, b[v], acc[q][v]);
+    }
+  }
+  for (std::size_t q = 0; q < PANELS; ++q) {
+    for (std::size_t v = 0; v < NV; ++v) acc[q][v].store_unaligned(c + q * NR + v * W);
+  }
+}
+constexpr std::size_t kRowPanels = 4;
 #else
 // The same contract without SIMD: plain loops, double accumulation (the reference's way).
-template <std::size_t ROWS>
-inline void kernel(const float* a, std::size_t lda, const float* p, std::size_t kc, float* c,
+template <std::size_t ROWS, class Panel>
+inline void kernel(const float* a, std::size_t lda, Panel p, std::size_t kc, float* c,
                    std::size_t ldc, std::size_t cols, const float* bias, bool accumulate) {
   for (std::size_t r = 0; r < ROWS; ++r) {
     for (std::size_t j = 0; j < cols; ++j) {
       double sum = accumulate ? c[r * ldc + j] : (bias ? bias[j] : 0.0);
-      for (std::size_t k = 0; k < kc; ++k) sum += double(a[r * lda + k]) * double(p[k * NR + j]);
+      for (std::size_t k = 0; k < kc; ++k) sum += double(a[r * lda + k]) * double(p.value(k, j));
       c[r * ldc + j] = static_cast<float>(sum);
     }
   }
 }
+constexpr std::size_t kRowPanels = 1;
 #endif
 
 // Rows left over below a whole tile (0 < left < MR): the kernel for exactly `left` rows.
-template <std::size_t ROWS>
-inline void tail_rows(std::size_t left, const float* a, std::size_t lda, const float* p,
-                      std::size_t kc, float* c, std::size_t ldc, std::size_t cols,
-                      const float* bias, bool accumulate) {
+template <std::size_t ROWS, class Panel>
+inline void tail_rows(std::size_t left, const float* a, std::size_t lda, Panel p, std::size_t kc,
+                      float* c, std::size_t ldc, std::size_t cols, const float* bias,
+                      bool accumulate) {
   if constexpr (ROWS > 0) {
     if (left == ROWS) {
       kernel<ROWS>(a, lda, p, kc, c, ldc, cols, bias, accumulate);
@@ -94,6 +162,73 @@ inline void tail_rows(std::size_t left, const float* a, std::size_t lda, const f
       tail_rows<ROWS - 1>(left, a, lda, p, kc, c, ldc, cols, bias, accumulate);
     }
   }
+}
+
+// matmul_packed's loops for either kind of packed B.
+template <class Packed>
+void multiply_packed(ConstMatView a, const Packed& b, std::size_t k_first, std::size_t col_first,
+                     MatView c, const float* bias, bool accumulate) {
+  using Panel = std::conditional_t<std::is_same_v<Packed, PackedMatrix>, FloatPanel, Bf16Panel>;
+  assert(col_first % NR == 0);
+  assert(k_first + a.cols <= b.rows && col_first + c.cols <= b.panels() * NR);
+  assert(a.rows == c.rows);
+  const std::size_t depth = a.cols;
+  if (depth == 0 && !accumulate) {
+    for (std::size_t i = 0; i < c.rows; ++i) {
+      for (std::size_t j = 0; j < c.cols; ++j) c(i, j) = bias ? bias[j] : 0.0f;
+    }
+    return;
+  }
+  const std::size_t first_panel = col_first / NR;
+  const std::size_t panels = (c.cols + NR - 1) / NR;
+  // Threads take contiguous runs of panels (parallel_for): each C value is computed by one
+  // thread, in the same order, so the thread count never changes a bit. A part gets at least
+  // kParallelFlops of work.
+  const std::size_t panel_flops = std::max<std::size_t>(1, c.rows * depth * NR);
+  if (c.rows == 1 && kRowPanels > 1) {  // one row: every panel streamed once, over all of k
+    const std::size_t groups = (panels + kRowPanels - 1) / kRowPanels;
+    parallel_for(groups, kParallelFlops / (panel_flops * kRowPanels) + 1,
+                 [&](std::size_t group_begin, std::size_t group_end) {
+                   const std::size_t end = std::min(c.cols, group_end * kRowPanels * NR);
+                   std::size_t j = group_begin * kRowPanels * NR, p = first_panel + j / NR;
+#if ATTN_SIMD
+                   for (; j + kRowPanels * NR <= end; j += kRowPanels * NR, p += kRowPanels) {
+                     row_kernel<kRowPanels>(a.row(0), Panel{b.panel(p, k_first)}, b.rows, depth,
+                                            c.row(0) + j, bias ? bias + j : nullptr, accumulate);
+                   }
+#endif
+                   for (; j < end; j += NR, ++p) {
+                     kernel<1>(a.row(0), a.stride, Panel{b.panel(p, k_first)}, depth, c.row(0) + j,
+                               c.stride, std::min(NR, c.cols - j), bias ? bias + j : nullptr,
+                               accumulate);
+                   }
+                 });
+    return;
+  }
+  parallel_for(panels, kParallelFlops / panel_flops + 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t k0 = 0; k0 < depth; k0 += kKBlock) {
+      const std::size_t kc = std::min(kKBlock, depth - k0);
+      const bool add = accumulate || k0 > 0;
+      for (std::size_t i0 = 0; i0 < c.rows; i0 += kRowBlock) {
+        const std::size_t i1 = std::min(i0 + kRowBlock, c.rows);
+        for (std::size_t q = begin; q < end; ++q) {
+          const std::size_t j = q * NR, p = first_panel + q;
+          const std::size_t cols = std::min(NR, c.cols - j);
+          const Panel panel{b.panel(p, k_first + k0)};
+          const float* bias_j = bias ? bias + j : nullptr;
+          std::size_t i = i0;
+          for (; i + MR <= i1; i += MR) {
+            kernel<MR>(a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride, cols, bias_j,
+                       add);
+          }
+          if (i < i1) {
+            tail_rows<MR - 1>(i1 - i, a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride,
+                              cols, bias_j, add);
+          }
+        }
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -159,35 +294,30 @@ void pack_transposed(ConstMatView b, PackedMatrix& packed) {
 
 void matmul_packed(ConstMatView a, const PackedMatrix& b, std::size_t k_first,
                    std::size_t col_first, MatView c, const float* bias, bool accumulate) {
-  assert(col_first % NR == 0);
-  assert(k_first + a.cols <= b.rows && col_first + c.cols <= b.panels() * NR);
-  assert(a.rows == c.rows);
-  const std::size_t depth = a.cols;
-  if (depth == 0 && !accumulate) {
-    for (std::size_t i = 0; i < c.rows; ++i) {
-      for (std::size_t j = 0; j < c.cols; ++j) c(i, j) = bias ? bias[j] : 0.0f;
-    }
-    return;
-  }
-  const std::size_t first_panel = col_first / NR;
-  for (std::size_t k0 = 0; k0 < depth; k0 += kKBlock) {
-    const std::size_t kc = std::min(kKBlock, depth - k0);
-    const bool add = accumulate || k0 > 0;
-    for (std::size_t i0 = 0; i0 < c.rows; i0 += kRowBlock) {
-      const std::size_t i1 = std::min(i0 + kRowBlock, c.rows);
-      for (std::size_t j = 0, p = first_panel; j < c.cols; j += NR, ++p) {
-        const std::size_t cols = std::min(NR, c.cols - j);
-        const float* panel = b.panel(p, k_first + k0);
-        const float* bias_j = bias ? bias + j : nullptr;
-        std::size_t i = i0;
-        for (; i + MR <= i1; i += MR) {
-          kernel<MR>(a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride, cols, bias_j, add);
-        }
-        if (i < i1) {
-          tail_rows<MR - 1>(i1 - i, a.row(i) + k0, a.stride, panel, kc, c.row(i) + j, c.stride,
-                            cols, bias_j, add);
-        }
-      }
+  multiply_packed(a, b, k_first, col_first, c, bias, accumulate);
+}
+
+void matmul_packed(ConstMatView a, const PackedBf16Matrix& b, MatView c, const float* bias) {
+  multiply_packed(a, b, 0, 0, c, bias, false);
+}
+
+void pack_transposed_bf16(const std::uint16_t* b, std::size_t n, std::size_t k,
+                          PackedBf16Matrix& packed) {
+  packed.rows = k;
+  packed.cols = n;
+  packed.data.assign(packed.panels() * k * NR, 0);  // zero: BF16 0.0 past column n
+  for (std::size_t p = 0; p < packed.panels(); ++p) {
+    const std::size_t first = p * NR, width = std::min(NR, n - first);
+    std::uint16_t* panel = packed.data.data() + p * k * NR;
+    for (std::size_t c = 0; c < width; ++c) {
+#if ATTN_SIMD
+      // column c of the panel: lane c mod W, low half for the first vector, high for the second
+      const std::size_t slot = 2 * (c % simd::kWidth) + c / simd::kWidth;
+#else
+      const std::size_t slot = c;
+#endif
+      const std::uint16_t* from = b + (first + c) * k;
+      for (std::size_t i = 0; i < k; ++i) panel[i * NR + slot] = from[i];
     }
   }
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "attention/ops/simd.hpp"
 #include "attention/tensor.hpp"
@@ -29,11 +30,31 @@ struct PackedMatrix {
   }
 };
 
+// The same layout in BF16, 2 bytes a value, for a checkpoint's BF16 weights packed once: the
+// kernel widens each panel row as it loads it (exact: a BF16 value is a float's top 16 bits), so
+// a product over it equals, bit for bit, the product over the widened float panels. With SIMD, a
+// panel row's two vectors are interleaved, columns i and i + kWidth sharing one 32-bit lane (low
+// and high half), so a load and two bit operations give both float vectors.
+struct PackedBf16Matrix {
+  std::size_t rows = 0;  // k
+  std::size_t cols = 0;  // n
+  AlignedVector<std::uint16_t> data;
+
+  std::size_t panels() const { return (cols + kPanelWidth - 1) / kPanelWidth; }
+  const std::uint16_t* panel(std::size_t panel, std::size_t row = 0) const {
+    return data.data() + (panel * rows + row) * kPanelWidth;
+  }
+};
+
 // packed <- B [k, n] (any stride). Reuses packed's allocation when large enough.
 void pack_matrix(ConstMatView b, PackedMatrix& packed);
 // packed <- Bᵀ, given B [n, k] (any stride): the layout Q·Kᵀ multiplies by, packed straight
 // from the rows of K.
 void pack_transposed(ConstMatView b, PackedMatrix& packed);
+
+// packed <- Bᵀ in BF16, given B [n, k] as BF16 values, row-major (a weight matrix W [out, in]).
+void pack_transposed_bf16(const std::uint16_t* b, std::size_t n, std::size_t k,
+                          PackedBf16Matrix& packed);
 
 // C (+)= A · B[k_first : k_first + A.cols, col_first : col_first + C.cols] (+ bias).
 // A [m, k'] any stride, C [m, n'] any stride, bias [n'] (for columns col_first …) or nullptr;
@@ -44,6 +65,9 @@ void pack_transposed(ConstMatView b, PackedMatrix& packed);
 void matmul_packed(ConstMatView a, const PackedMatrix& b, std::size_t k_first,
                    std::size_t col_first, MatView c, const float* bias = nullptr,
                    bool accumulate = false);
+// C = A·B (+ bias) over all of a BF16-packed B, each value as the float version sums it.
+void matmul_packed(ConstMatView a, const PackedBf16Matrix& b, MatView c,
+                   const float* bias = nullptr);
 // C = A·B (+ bias) over all of B.
 inline void matmul_packed(ConstMatView a, const PackedMatrix& b, MatView c,
                           const float* bias = nullptr) {
