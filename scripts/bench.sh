@@ -12,11 +12,11 @@
 #   7. native-release's train_bench (tests/bench/train/train_bench.cpp): one training
 #      step of the standard model config natively and the backward's matmuls as % of peak
 #   8. node tests/bench/gpt2-bench.mjs: a GPT-2-small-sized forward (64 and 256 tokens, every
-#      layer's attention) against onnxruntime-web, and the load time / peak memory of its ~500 MB
+#      layer's attention) against onnxruntime-web, at 1 and at 2 threads each (--threads), and the load time / peak memory of its ~500 MB
 #      checkpoint; the model is written by /usr/bin/python3 scripts/data/make-gpt2-bench-model.py into
 #      build/bench-gpt2/ (~1.2 GB, cached; skipped with a note when Debian's python3-torch is missing)
 #   9. node tests/bench/generate-bench.mjs: tokens/s generating 64 tokens after a 64-token prompt
-#      (KV cache, greedy) against onnxruntime-web at 1 and 2 threads, GPT-2-small-sized and
+#      (KV cache, greedy), ours and onnxruntime-web each at 1 and 2 threads, GPT-2-small-sized and
 #      SmolLM2-135M-sized random models; the second is written by /usr/bin/python3
 #      scripts/data/make-llama-bench-model.py into build/bench-llama/ (~1.2 GB, cached; both
 #      skipped with a note when Debian's python3-torch is missing)
@@ -49,7 +49,8 @@ build/native-release/train_bench
 echo
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   /usr/bin/python3 scripts/data/make-gpt2-bench-model.py
-  node tests/bench/gpt2-bench.mjs ${train_args[@]+"${train_args[@]}"}
+  node tests/bench/gpt2-bench.mjs ${train_args[@]+"${train_args[@]}"} --threads 1
+  node tests/bench/gpt2-bench.mjs ${train_args[@]+"${train_args[@]}"} --threads 2
   echo
   /usr/bin/python3 scripts/data/make-llama-bench-model.py
   node --expose-gc tests/bench/generate-bench.mjs ${train_args[@]+"${train_args[@]}"}

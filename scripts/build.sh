@@ -8,10 +8,18 @@ cd "$ATTN_ROOT"
 attn_setup
 
 attn_build_preset wasm-release
+# The threaded build (pthreads: a page served cross-origin isolated, and node), loaded by
+# loadAttentionLens({ threads }) from beside the single-threaded one.
+attn_build_preset wasm-threads
 
 npx vite build --logLevel warn
 cp build/wasm-release/attention-lens.mjs build/wasm-release/attention-lens.wasm \
   build/wasm-release/attention-lens.single.mjs web/api/attention-lens.d.ts dist/
+cp build/wasm-threads/attention-lens-threads.mjs build/wasm-threads/attention-lens-threads.wasm \
+  build/wasm-threads/attention-lens-threads.worker.js dist/
+# node's worker_threads would read a .js worker under "type": "module" as an ES module; the API
+# hands node this CommonJS copy.
+cp build/wasm-threads/attention-lens-threads.worker.js dist/attention-lens-threads.worker.cjs
 # The shipped trained models (scripts/data/make-trained-models.sh), beside the module that reads them.
 rm -rf dist/models && cp -r web/models dist/models
 node scripts/data/make-model-scripts.mjs dist/models

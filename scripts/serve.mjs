@@ -1,5 +1,9 @@
 // Serves dist/ on localhost (static files, correct MIME types incl. application/wasm) and
 // prints the URL. Usage: node scripts/serve.mjs [--port N] [--dir D] [--csp [POLICY]] [--connect ORIGINS] [--probe FILE]
+// [--no-isolation]
+// Every response is cross-origin isolated (Cross-Origin-Opener-Policy: same-origin,
+// Cross-Origin-Embedder-Policy: require-corp), so the page gets SharedArrayBuffer and runs the
+// threaded build; --no-isolation leaves the headers out (a static host without them: one thread).
 // --probe (tests only) serves FILE at /__probe.js and loads it first in every HTML page's <head>
 // (a same-origin classic script, so the strict CSP allows it): tests/e2e/engines/probe.js.
 // --csp sends a Content-Security-Policy header with every response: STRICT_CSP (scripts/lib/csp.mjs),
@@ -28,6 +32,8 @@ const csp = cspAt < 0 ? null
   : args[cspAt + 1] && !args[cspAt + 1].startsWith('--') ? args[cspAt + 1] : connect.length ? strictCspAlso(connect) : STRICT_CSP;
 const firstPort = Number(option('--port', process.env.PORT ?? '8080')); // 0: any free port
 const host = '127.0.0.1';
+const isolated = !args.includes('--no-isolation');
+const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 const probe = args.includes('--probe') ? resolve(option('--probe', '')) : null;
 const PROBE_TAG = '<script src="/__probe.js"></script>';
 
@@ -63,6 +69,7 @@ const server = createServer(async (req, res) => {
       'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
       'Cache-Control': 'no-cache',
       ...(csp ? { 'Content-Security-Policy': csp } : {}),
+      ...(isolated ? ISOLATION : {}),
     });
     res.end(body);
   } catch {

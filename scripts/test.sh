@@ -82,6 +82,9 @@ fuzz_safetensors() {
 run_suite fuzz-safetensors fuzz fuzz_safetensors
 run_suite wasm-and-page-build none bash scripts/build.sh
 run_suite js-api-tests node node --test tests/js/
+# The same suites on the threaded build (dist/attention-lens-threads.mjs, two threads): the same
+# numbers, checked against the same references.
+run_suite js-api-tests-threads node env ATTN_THREADS=2 node --test tests/js/
 run_suite browser-tests node node --test tests/e2e/*.test.mjs
 # The shared page checks (tests/e2e/engines/checks.mjs) in Chromium (the suites above cover most of
 # them; these add the opening sentence typed at 1280 and 375 px), Firefox (firefox-esr over

@@ -24,11 +24,13 @@ val text_decoder() {
   return val::global("TextDecoder").new_(std::string("utf-8"), options);
 }
 
-// UTF-8 text as a JS string, through `decoder` (from text_decoder).
+// UTF-8 text as a JS string, through `decoder` (from text_decoder). The bytes are copied out of
+// wasm memory first: browsers refuse to decode a view of shared memory (the threaded build's).
 val js_string(const val& decoder, const std::string& text) {
   return decoder.call<val>("decode",
                            val(emscripten::typed_memory_view(
-                               text.size(), reinterpret_cast<const std::uint8_t*>(text.data()))));
+                                   text.size(), reinterpret_cast<const std::uint8_t*>(text.data())))
+                               .call<val>("slice"));
 }
 
 }  // namespace

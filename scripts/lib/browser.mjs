@@ -16,10 +16,12 @@ export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--
  * carries a Content-Security-Policy header: `true` for the strict one (scripts/lib/csp.mjs), or a
  * policy string. With `probe` (a file path) every HTML page loads that script first
  * (tests/e2e/engines/probe.js: the engine-neutral error and request recorder). `dir` serves
- * another folder instead of dist/.
+ * another folder instead of dist/. Pages are cross-origin isolated (threads) unless `isolated` is
+ * false (or ATTN_ISOLATED=0 is set: the suites as a host without the headers serves them).
  */
-export function serveDist({ csp = false, probe = null, dir = 'dist' } = {}) {
+export function serveDist({ csp = false, probe = null, dir = 'dist', isolated = process.env.ATTN_ISOLATED !== '0' } = {}) {
   const args = ['scripts/serve.mjs', '--port', '0', '--dir', dir];
+  if (!isolated) args.push('--no-isolation');
   if (csp) args.push('--csp', ...(typeof csp === 'string' ? [csp] : []));
   if (probe) args.push('--probe', probe);
   return new Promise((resolve, reject) => {

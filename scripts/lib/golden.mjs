@@ -13,9 +13,13 @@ const GOLDEN_DIR = fileURLToPath(new URL('../../tests/data/golden/', import.meta
 
 let lensPromise = null;
 
-/** The API object of dist/attention-lens.mjs, loaded once per test process. */
+/**
+ * The API object of dist/attention-lens.mjs, loaded once per test process; with ATTN_THREADS=n
+ * in the environment, with threads: n (the threaded build: npm test runs tests/js/ both ways).
+ */
 export function loadLens() {
-  lensPromise ??= import(MODULE_URL.href).then((m) => m.loadAttentionLens());
+  const threads = process.env.ATTN_THREADS ? Number(process.env.ATTN_THREADS) : undefined;
+  lensPromise ??= import(MODULE_URL.href).then((m) => m.loadAttentionLens(threads ? { threads } : {}));
   return lensPromise;
 }
 

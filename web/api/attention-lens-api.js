@@ -90,7 +90,12 @@ export async function loadAttentionLens(options = {}) {
     moduleArgs.wasmBinary = await readFile(location);
   }
   const core = await createAttentionLensCore(moduleArgs);
-  if (ATTN_THREADS_BUILD) unwrap(core.setThreads(threads));
+  if (ATTN_THREADS_BUILD) {
+    unwrap(core.setThreads(threads));
+    if (isNode) {  // the pool's worker_threads must not keep node running once the caller is done
+      for (const worker of [...core.PThread.unusedWorkers, ...core.PThread.runningWorkers]) worker.unref?.();
+    }
+  }
   return new AttentionLens(core);
 }
 
@@ -239,6 +244,8 @@ class AttentionLens {
 
   /** Wasm heap size and the bytes currently allocated in it (for leak checks). */
   memory() {
-    return { heapBytes: this.#core.HEAPU8.length, allocatedBytes: this.#core.heapInUse() };
+    // The threaded build's HEAPU8 may still view the heap before its last growth: ask the memory.
+    const heap = this.#core.wasmMemory?.buffer ?? this.#core.HEAPU8.buffer;
+    return { heapBytes: heap.byteLength, allocatedBytes: this.#core.heapInUse() };
   }
 }

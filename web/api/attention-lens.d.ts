@@ -4,8 +4,18 @@
 export interface LoadOptions {
   /** The module's wasm bytes; by default read beside the .mjs (fs in Node, fetch in browsers). */
   wasmBinary?: ArrayBuffer | Uint8Array;
-  /** Maps 'attention-lens.wasm' to the URL or path to load it from. */
+  /**
+   * Maps 'attention-lens.wasm' (and, with threads, 'attention-lens-threads.wasm' and its workers'
+   * 'attention-lens-threads.worker.js') to the URL or path to load it from.
+   */
   locateFile?: (file: string, scriptDirectory: string) => string;
+  /**
+   * 1 (the default), up to 16, or 'auto' (the machine's cores, at most 8). More than one loads the
+   * threaded build (attention-lens-threads.mjs, beside this module) where SharedArrayBuffer exists
+   * (node, a cross-origin isolated page), else one thread; the numbers are the same either way.
+   * wasmBinary is this module's and is not passed on to the threaded build.
+   */
+  threads?: number | 'auto';
 }
 
 export type PositionalKind = 'none' | 'sinusoidal' | 'learned' | 'rope' | 'alibi';
@@ -807,6 +817,8 @@ export interface AttentionLens {
   tokenize(text: string, options?: { mode?: 'word' | 'char' }): { tokens: string[]; ids: Uint32Array };
   /** 'wasm' for the SIMD build, 'scalar' without SIMD. */
   readonly simd: string;
+  /** How many threads the core computes with: 1 unless loaded with threads where it can be. */
+  readonly threads: number;
   /** Wasm heap size and bytes allocated in it. */
   memory(): { heapBytes: number; allocatedBytes: number };
 }

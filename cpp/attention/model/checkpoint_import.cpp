@@ -254,7 +254,6 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
   for (const auto& info : table) {
     bool fused = false;
     for (const FamilyTensor& tensor : family.tensors) {
-      std::optional<std::size_t> layer;
       if (tensor.rows == RowBlock::Whole || tensor.layout == StoredLayout::TiedCopy) continue;
       const auto match = match_tensor(family, stored_name(family, info.name, tensor.rows));
       if (!match || match->ours != info.name || match->tensor != &tensor) continue;

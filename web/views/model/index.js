@@ -23,6 +23,12 @@ import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
 import { drawCache, drawCancelling, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers, drawProgress, modelDrawing, showError,
   textInfo } from './draw.js';
 
+/** ' · on 2 threads' when the model worker computes on more than one (a cross-origin isolated page). */
+function threadsNote(client) {
+  const threads = client?.info?.threads ?? 1;
+  return threads > 1 ? ` · on ${threads} threads` : '';
+}
+
 /** The example sentence: the IOI sentence for a checkpoint, a sentence of its alphabet for a shipped character model. */
 export const IOI = 'When Mary and John went to the store, John gave a drink to';
 export const CHAR_EXAMPLE = 'the cat sat on the mat and the';
@@ -224,7 +230,7 @@ class ModelController {
     const count = this.generation.count();
     const seconds = (performance.now() - began) / 1000;
     genInfo(`${count} token${count === 1 ? '' : 's'} in ${seconds.toFixed(2)} s · ${(count / seconds).toFixed(1)} tokens/s` +
-      `${this.#stopped === gen ? ' · stopped' : why}`);
+      `${threadsNote(this.#client)}${this.#stopped === gen ? ' · stopped' : why}`);
     genRunning(false);
     document.body.dataset.modelGenerated = String(gen);
   }
@@ -456,6 +462,7 @@ class ModelController {
       { onUpdate: (update) => (update.step ? this.#onToken(update) : drawProgress(update.progress)), failed: 'the model worker failed to start' })
       .then((c) => {
         this.#client = c;
+        document.body.dataset.modelThreads = String(c.info.threads ?? 1);
         const shipped = [...(c.info.trained ?? [])].sort((a, b) => (b.name === FIRST_MODEL) - (a.name === FIRST_MODEL));
         drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id) => this.#loadHub(id),
           maxParameterBytes: c.info.limits?.maxCheckpointParameterBytes });

@@ -132,10 +132,10 @@ function run(text) {
   if (ablated.length) {
     const k = Math.min(COMPARE, model.config.vocab);
     model.ablate([]);
-    model.forward(ids, { n });
+    model.forward(ids, { n, logits: 'last' });
     before = model.nextTokens(k);
     model.ablate(ablated);
-    model.forward(ids, { n });
+    model.forward(ids, { n, logits: 'last' });
     const after = model.nextTokens(k);
     const byId = (list) => new Map(list.map((t) => [t.id, t.probability]));
     const b = byId(before);
@@ -145,7 +145,7 @@ function run(text) {
     compare = [...listed].map((id) => ({ id, token: tokenText(model, id, tokenOf.get(id)), before: b.get(id) ?? null, after: a.get(id) ?? null }))
       .sort((x, y) => Math.abs((y.after ?? 0) - (y.before ?? 0)) - Math.abs((x.after ?? 0) - (x.before ?? 0)) || x.id - y.id);
   }
-  const { attention } = model.forward(ids, { n });
+  const { attention } = model.forward(ids, { n, logits: 'last' });
   const top = model.nextTokens(TOP).map((t) => ({ ...t, token: tokenText(model, t.id, t.token) }));
   current.run = { ids, tokens: all.tokens.slice(0, n) };
   const mapped = (all.mapped ?? []).filter((m) => m.position < n);
@@ -205,12 +205,13 @@ serveRequests({
   handlers: {
     async init(message) {
       const api = await import(/* @vite-ignore */ message.moduleUrl);
-      lens = await api.loadAttentionLens();
+      // Threads where the page is cross-origin isolated (a real model's forward splits over them).
+      lens = await api.loadAttentionLens({ threads: 'auto' });
       const shipped = lens.trainedModels.map((name) => {
         const info = lens.trainedModelInfo(name);
         return { name, title: info.title, bytes: info.bytes };
       });
-      return { simd: lens.simd, limits: lens.catalog.limits, trained: shipped };
+      return { simd: lens.simd, threads: lens.threads, limits: lens.catalog.limits, trained: shipped };
     },
     load,
     trained: (message) => trained(message.name),

@@ -70,7 +70,7 @@ function setProbe(text) {
 function snapshot() {
   const update = { step: trainer.steps, report: last, scores: model.headScores(), chunk };
   if (probe.ids.length) {
-    const { attention } = model.forward(probe.ids, { n: probe.ids.length });
+    const { attention } = model.forward(probe.ids, { n: probe.ids.length, logits: 'last' });
     Object.assign(update, { probe: probe.text, n: probe.ids.length, attention });
   }
   return update;
@@ -119,8 +119,8 @@ function need() {
 const handlers = {
   async init(message) {
     const api = await import(/* @vite-ignore */ message.moduleUrl);
-    lens = await api.loadAttentionLens();
-    return { tasks: lens.catalog.tasks, limits: lens.catalog.limits, simd: lens.simd };
+    lens = await api.loadAttentionLens({ threads: 'auto' });  // threads where the page is isolated
+    return { tasks: lens.catalog.tasks, limits: lens.catalog.limits, simd: lens.simd, threads: lens.threads };
   },
   configure: (message) => configure(message.config),
   run() {
