@@ -11,8 +11,8 @@ import { smallGpt2Files } from '../js/checkpoint-support.mjs';
 
 const SIZES = { layers: 2, heads: 4, d: 256, vocab: 300, context: 64 };  // products wide enough to split
 const { weights: WEIGHTS, config: CONFIG, vocab: VOCAB, merges: MERGES } = smallGpt2Files(SIZES);
-const file = (name, content) => ({ name, mimeType: 'application/octet-stream',
-  buffer: Buffer.from(content instanceof Uint8Array ? content : JSON.stringify(content)) });
+const file = (name, content) => ({ name, mimeType: name.endsWith('.safetensors') ? 'application/octet-stream' : 'application/json',
+  buffer: Buffer.from(typeof content === 'string' || content instanceof Uint8Array ? content : JSON.stringify(content)) });
 const FILES = [file('model.safetensors', WEIGHTS), file('config.json', CONFIG), file('vocab.json', VOCAB), file('merges.txt', MERGES)];
 
 const live = { isolated: null, plain: null, chrome: null };
@@ -42,6 +42,15 @@ async function apiRuns(page, threads) {
   }, { weights: Array.from(WEIGHTS), config: CONFIG, vocab: VOCAB, merges: MERGES, threads });
 }
 
+/** Drops the checkpoint's files into the page; resolves once drawn, or fails with the page's message. */
+async function dropFiles(page) {
+  await page.setInputFiles('#model-files', FILES);
+  await page.waitForFunction(() => document.body.dataset.modelLoads === '1' || !document.querySelector('#model-error').hidden,
+    null, { timeout: 60000 });
+  assert.equal(await page.locator('#model-error').isHidden(), true, await page.textContent('#model-error'));
+  await page.waitForSelector('#model-next li');
+}
+
 async function openModelView(url) {
   const { page, problems } = await openPage(live.chrome.browser, url);
   await page.goto(`${url}#tab=model`);
@@ -64,9 +73,7 @@ test('isolated: the page computes on the threaded build, with the single-threade
   assert.deepEqual(api.many.generated, api.one.generated);
 
   // The page's worker (threaded) draws the one-thread API's next tokens.
-  await page.setInputFiles('#model-files', FILES);
-  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
-  await page.waitForSelector('#model-next li');
+  await dropFiles(page);
   const listed = await page.$$eval('#model-next li', (items) => items.map((li) => Number(li.dataset.id)));
   assert.deepEqual(listed, api.one.next.map((t) => t.id));
   assert.deepEqual(problems(), []);
@@ -82,9 +89,7 @@ test('not isolated: one thread, and the page still works', async () => {
     return (await loadAttentionLens({ threads: 2 })).threads;
   });
   assert.equal(threaded, 1, 'threads: 2 without SharedArrayBuffer gives one thread');
-  await page.setInputFiles('#model-files', FILES);
-  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
-  await page.waitForSelector('#model-next li');
+  await dropFiles(page);
   assert.deepEqual(problems(), []);
   await page.close();
 });

@@ -746,7 +746,8 @@ export function engineSuite(engineName) {
     await page.click('#model-gen-start');
     const drawn = await page.waitFor(generationDrawn, tokens, 30000, 'the generation drawn');
     assert.deepEqual(drawn.ids, api.ids, 'the tokens are the API\'s greedy generate');
-    assert.match(drawn.info, new RegExp(`^${tokens} tokens in .* tokens/s$`));
+    // " · on N threads" where the page is cross-origin isolated and the engine gives SharedArrayBuffer
+    assert.match(drawn.info, new RegExp(`^${tokens} tokens in .* tokens/s( · on \\d+ threads)?$`));
     // The strip: a row per layer × head over the t = n + tokens − 1 positions the last token's query saw.
     const t = api.n + tokens - 1;
     assert.equal(drawn.stripHidden, false);
