@@ -31,8 +31,11 @@ async function measure(browser, isolated) {
   try {
     await page.goto(`${server.url}#tab=model`);
     await page.waitForSelector('body[data-model-ready="true"]', { timeout: 60000 });
+    const loads = Number(await page.getAttribute('body', 'data-model-loads') ?? 0);
     await page.setInputFiles('#model-files', [join(dir, 'model.safetensors'), join(dir, 'config.json')]);
-    await page.waitForFunction(() => Number(document.body.dataset.modelLoads ?? 0) >= 2, null, { timeout: 120000 });
+    await page.waitForFunction((before) => Number(document.body.dataset.modelLoads ?? 0) > before ||
+      !document.querySelector('#model-error').hidden, loads, { timeout: 120000 });
+    if (!(await page.locator('#model-error').isHidden())) throw new Error(await page.textContent('#model-error'));
     await page.waitForSelector('#model-next li', { timeout: 60000 });
     const threads = await page.getAttribute('body', 'data-model-threads');
     // about `tokens` GPT-2 tokens: common words, one token each with their space
