@@ -73,7 +73,8 @@ chmod +x "${bin}/emcc"`);
   const record = `printf '%s\\t%s\\tNODE_PATH=%s\\temcc=%s\\n' "$(basename "$0")" "$*" "\${NODE_PATH:-}" "$(command -v emcc || true)" >>"${log}"`;
   writeExecutable(join(tools, 'cmake'), `${record}
 if [ "$1" = --build ] && [ "$2" = --preset ]; then
-  mkdir -p "build/$3" && touch "build/$3/attention-lens.mjs" "build/$3/attention-lens.wasm" "build/$3/attention-lens.single.mjs"
+  mkdir -p "build/$3" && touch "build/$3/attention-lens.mjs" "build/$3/attention-lens.wasm" "build/$3/attention-lens.single.mjs" \\
+    "build/$3/attention-lens-threads.mjs" "build/$3/attention-lens-threads.wasm" "build/$3/attention-lens-threads.worker.js"
 fi
 [ "$1" = --preset ] && mkdir -p "build/$2" && touch "build/$2/build.ninja"
 exit 0`);

@@ -62,13 +62,14 @@ test('the tarball holds the built files, types, README and LICENSE, and no sourc
   for (const name of ['package.json', 'README.md', 'LICENSE', 'dist/attention-lens.mjs', 'dist/attention-lens.wasm',
     'dist/attention-lens.single.mjs', 'dist/attention-lens.d.ts', 'dist/attention-lens-element.js',
     'dist/models/induction.safetensors', 'dist/models/induction.js', 'dist/models/english.safetensors',
-    'dist/models/english.js', 'dist/gpt2-encoder.json', 'dist/gpt2-vocab.bpe']) {
+    'dist/models/english.js', 'dist/gpt2-encoder.json', 'dist/gpt2-vocab.bpe', 'dist/attention-lens-threads.mjs',
+    'dist/attention-lens-threads.wasm', 'dist/attention-lens-threads.worker.js', 'dist/attention-lens-threads.worker.cjs']) {
     assert.ok(files.includes(name), `${name} is missing from the tarball: ${files.join(', ')}`);
   }
   const unwanted = files.filter((f) => /^(tests|cpp|scripts|web|build|node_modules|\.deps)\//.test(f) ||
     /^dist\/(index\.html|assets\/|blog-example\.html)/.test(f));
   assert.deepEqual(unwanted, [], 'the tarball holds files a user does not need');
-  assert.ok(files.length <= 18, `${files.length} files: ${files.join(', ')}`);
+  assert.ok(files.length <= 22, `${files.length} files: ${files.join(', ')}`);
 });
 
 test('npm pack refuses to pack a repository that was not built (no tarball without dist/)', () => {
