@@ -39,7 +39,8 @@ async function measure(browser, isolated) {
     await page.waitForSelector('#model-next li', { timeout: 60000 });
     const threads = await page.getAttribute('body', 'data-model-threads');
     // about `tokens` GPT-2 tokens: common words, one token each with their space
-    const words = 'the cat sat on the mat and then it went to see what was in the big red box by the door of the old house where we';
+    const words = 'the cat sat on the mat and then it went to see what was in the big red box by the door of the old house where we ' +
+      'all used to live when I was a child and my mother had a small garden with trees';
     const text = words.split(' ').slice(0, Math.max(1, tokens - 1)).join(' ');
     await page.fill('#model-text', text);
     await page.waitForFunction(() => document.querySelector('#model-next li'), null, { timeout: 60000 });
@@ -65,9 +66,9 @@ async function measure(browser, isolated) {
       await sleep(300);
     }
     const times = await page.evaluate(() => window.keyTimes);
-    const n = await page.evaluate(() => document.querySelector('#model-text').value.split(' ').length);
+    const n = Number(await page.evaluate(() => document.querySelector('#model-next') && document.querySelector('#model-text-info')?.textContent.match(/\d+/)?.[0]));
     console.log(`Chromium, ${isolated ? 'cross-origin isolated' : 'not isolated'}: model worker on ${threads} thread(s); ` +
-      `~${n + 1} tokens; key → redraw (all 144 heads + next tokens) ms: ${times.map((t) => t.toFixed(0)).join(' ')}; ` +
+      `${n} tokens; key → redraw (all 144 heads + next tokens) ms: ${times.map((t) => t.toFixed(0)).join(' ')}; ` +
       `median ${median(times).toFixed(0)} ms`);
     return median(times);
   } finally {

@@ -106,7 +106,8 @@ class ModelController {
   #moduleUrl;
   #client = null;
   #starting = null;
-  #runTimer = 0;
+  #typingRun = null;  // the run a keystroke started, while in flight
+  #typedAgain = false;  // keys came in while it ran
   #runSeq = 0;
   #loads = 0;
   #ablated = []; // [{ layer, head }]: the heads knocked out in the worker's model
@@ -200,7 +201,6 @@ class ModelController {
     genRunning(true);
     // The prompt's tokens drawn are the text's run: run it first when the text changed since.
     if (this.view().lastRun?.text !== text) {
-      clearTimeout(this.#runTimer);
       await this.#runText();
     }
     const run = this.view().lastRun;
@@ -409,6 +409,24 @@ class ModelController {
     }
   }
 
+  /**
+   * A keystroke: the text runs at once when no typed run is in flight, else once it ends — the
+   * newest text then, one run however many keys came in between (no fixed delay, no queue).
+   */
+  #typed() {
+    if (this.#typingRun) {
+      this.#typedAgain = true;
+      return;
+    }
+    this.#typingRun = this.#runText().finally(() => {
+      this.#typingRun = null;
+      if (this.#typedAgain) {
+        this.#typedAgain = false;
+        this.#typed();
+      }
+    });
+  }
+
   /** The typed text through the model (drawn by drawRun when the store's lastRun changes). */
   async #runText() {
     if (!this.#client || !this.view().model) return;
@@ -509,7 +527,6 @@ class ModelController {
     $('model-example').addEventListener('click', () => {
       $('model-text').value = this.view().model?.source === 'shipped' ? CHAR_EXAMPLE : IOI;
       this.#setSettings({ modelText: $('model-text').value });
-      clearTimeout(this.#runTimer);
       this.#runText();
     });
     $('model-gen-form').addEventListener('submit', (e) => {
@@ -521,8 +538,7 @@ class ModelController {
     this.#fieldsFromSettings(this.#store.get().settings);
     $('model-text').addEventListener('input', () => {
       this.#setSettings({ modelText: $('model-text').value });
-      clearTimeout(this.#runTimer);
-      this.#runTimer = setTimeout(() => this.#runText(), 150);
+      this.#typed();
     });
     this.#store.subscribe((now, before) => {
       // A link opened later (hashchange): its text, sampling settings and knocked-out heads.
