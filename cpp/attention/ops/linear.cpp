@@ -40,11 +40,14 @@ std::size_t PackedLinear::bytes_for(const StoredWeights& w, std::size_t in, std:
 }
 
 void PackedLinear::pack(const StoredWeights& w, std::size_t in, std::size_t out) {
-  clear();
+  // The buffer of the kind written is reused (a trained model packs again after every step); the
+  // other kind's is freed.
   if (w.half && w.kind == HalfKind::BF16) {
+    floats_ = PackedMatrix{};
     pack_transposed_bf16(w.half, out, in, bf16_);
     return;
   }
+  bf16_ = PackedBf16Matrix{};
   const float* rows = w.values;
   AlignedVector<float> widened;
   if (!rows) {
