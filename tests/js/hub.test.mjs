@@ -385,6 +385,52 @@ test('cache: a second load reads no network and gives the same model; list() and
   assert.deepEqual(await lens.hubCache().list(), [], 'Node has no Cache Storage: nothing kept');
 });
 
+test('cache: a browser that cannot keep the weights (its put fails after the whole body, or says storage is full) still loads the model, by ranges, and keeps no weights; a dropped connection is still the connection lost', async () => {
+  const local = await lens.loadCheckpoint({ weights: big.weights, config: big.config, tokenizer: tokenizerJson(full.vocab, full.merges) });
+  try {
+    for (const failure of ['UnknownError', 'QuotaExceededError']) {
+      const caches = memoryCaches();
+      const open = caches.open.bind(caches);
+      caches.open = async (name) => {
+        const cache = await open(name);
+        const put = cache.put.bind(cache);
+        cache.put = async (url, response) => {
+          if (!String(url).endsWith('/model.safetensors')) return put(url, response);
+          if (failure === 'UnknownError') await response.arrayBuffer(); // every byte read, then refused
+          else await response.body.getReader().read(); // refused after the first piece
+          throw new DOMException('Unexpected internal error.', failure);
+        };
+        return cache;
+      };
+      hub.reset();
+      const fractions = [];
+      const remote = await lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, cache: caches, onProgress: (f) => fractions.push(f) });
+      try {
+        assertSameModel(remote, local, remote.tokenize('Kept or not, the same model.').ids);
+      } finally {
+        remote.dispose();
+      }
+      assert.equal(fractions.at(-1), 1, failure);
+      for (let i = 1; i < fractions.length; ++i) assert.ok(fractions[i] >= fractions[i - 1], failure);
+      // the whole file once (for the cache), then by ranges from the storage origin
+      assert.ok(hub.requests.some((r) => r.server === 'storage' && r.path.endsWith('/model.safetensors') && r.range === null && r.status === 200), failure);
+      assert.ok(hub.requests.some((r) => r.server === 'storage' && r.path.endsWith('/model.safetensors') && r.range !== null && r.status === 206), failure);
+      const kept = (await lens.hubCache(caches).list()).map((f) => f.file).sort();
+      assert.deepEqual(kept, ['config.json', 'tokenizer.json'], `${failure}: no weights kept`);
+    }
+    // The connection dropped half-way while the whole file streams into the cache: an error that says so.
+    hub.dropAfter['org/big/model.safetensors'] = Math.floor(big.weights.length / 2);
+    try {
+      await assert.rejects(lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, cache: memoryCaches() }),
+        /the connection was lost while reading model\.safetensors of 'org\/big'/);
+    } finally {
+      delete hub.dropAfter['org/big/model.safetensors'];
+    }
+  } finally {
+    local.dispose();
+  }
+});
+
 test('the Llama family by id: a sharded Mistral repo (the index, then each shard by Range) and a Qwen2 BF16 repo, equal to the files and to PyTorch; the cache keeps every shard', async () => {
   const caches = memoryCaches();
   const local = await lens.loadCheckpoint({ weights: mistral.weights, config: mistral.config });

@@ -4,6 +4,8 @@
 
 const HUB_KEYS = ['hub', 'revision', 'endpoint', 'onProgress', 'signal', 'cache'];
 const HUB_CACHE = 'attention-lens-hub'; // the Cache Storage cache the files are kept in
+// What Cache Storage's put rejects with when the browser cannot keep a file (not a network error).
+const HUB_STORAGE_ERRORS = ['QuotaExceededError', 'UnknownError', 'InvalidStateError'];
 const HUB_ENDPOINT = 'https://huggingface.co';
 const HUB_PROBE = 1 << 16; // model.safetensors' first request (64 kB): its header, usually
 const HUB_WINDOW = 1 << 23; // the bytes of model.safetensors asked for at a time after it (8 MB)
@@ -429,9 +431,12 @@ async function hubWeights(hub, file) {
       if (begin >= start && end <= stop) return bytes.subarray(begin - start, end - start);
       // Past the header, with a cache: the file is kept whole (streamed into the cache, counted
       // for progress) and read from there.
-      if (hub.cache) {
+      // A browser that will not keep it (storage full, a private window's limit) is read from by
+      // ranges as without a cache.
+      if (hub.cache && !track.unkept) {
         blob ??= await hubStore(hub, track, url, resolve);
-        return new Uint8Array(await blob.slice(begin, end).arrayBuffer());
+        if (blob) return new Uint8Array(await blob.slice(begin, end).arrayBuffer());
+        track.unkept = true;
       }
       // What the window holds of [begin, …) is kept; the rest is fetched, HUB_WINDOW at least.
       const from = begin >= start && begin < stop ? stop : begin;
@@ -469,7 +474,9 @@ function hubBlobSource(hub, track, blob) {
 
 /**
  * The whole file fetched (no Range) and streamed into the cache under `resolve`, its bytes counted
- * for progress; returns the cached copy as a Blob. A body that breaks off is the connection lost.
+ * for progress; returns the cached copy as a Blob, or null when the browser refused to keep it
+ * (its storage failed with every byte received, or said it was full: Chromium's private windows
+ * fail to keep a few hundred MB). A body that breaks off is the connection lost.
  */
 async function hubStore(hub, track, url, resolve) {
   const response = await hubFetch(hub, track, url);
@@ -489,6 +496,11 @@ async function hubStore(hub, track, url, resolve) {
     await hub.cache.put(resolve, new Response(counted, { headers: { 'content-length': String(size) } }));
   } catch (error) {
     await hub.cache.delete(resolve).catch(() => {});
+    hubCheckCancel(hub);
+    if (received === size || HUB_STORAGE_ERRORS.includes(error?.name)) {
+      track.received = 0; // read again by ranges, counted again
+      return null;
+    }
     throw hubLost(hub, track, error);
   }
   hub.storedWeights.push(resolve);
