@@ -122,11 +122,12 @@ inline void row_kernel(const float* a, Panel p, std::size_t stride, std::size_t 
   }
   Panel panels[PANELS];
   for (std::size_t q = 0; q < PANELS; ++q) panels[q] = p.from(q * stride);
-  for (std::size_t k = 0; k < kc; ++k) {
+  for (std::size_t k = 0; k < kc; ++k) {  // each panel's pointer steps (see kernel)
     const Floats a_k(a[k]);
     for (std::size_t q = 0; q < PANELS; ++q) {
       Floats b[NV];
-      load_row(panels[q], k, b);
+      load_row(panels[q], 0, b);
+      panels[q].p += NR;
       for (std::size_t v = 0; v < NV; ++v) acc[q][v] = xsimd::fma(a_k, b[v], acc[q][v]);
     }
   }
@@ -134,7 +135,11 @@ inline void row_kernel(const float* a, Panel p, std::size_t stride, std::size_t 
     for (std::size_t v = 0; v < NV; ++v) acc[q][v].store_unaligned(c + q * NR + v * W);
   }
 }
-constexpr std::size_t kRowPanels = 4;
+// Panels a one-row product streams at once. More streams keep more of memory's bandwidth busy:
+// on one thread of a 2-core x86, 6 F32 / 8 BF16 panels decode 1.12× / 1.16× faster than 4
+// (more accumulators than registers only from 8 on); two threads are bound by bandwidth either way.
+template <class Panel>
+constexpr std::size_t kRowPanels = std::is_same_v<Panel, Bf16Panel> ? 8 : 6;
 #else
 // The same contract without SIMD: plain loops, double accumulation (the reference's way).
 template <std::size_t ROWS, class Panel>
@@ -148,6 +153,7 @@ inline void kernel(const float* a, Panel p, std::size_t kc, float* c, std::size_
     }
   }
 }
+template <class Panel>
 constexpr std::size_t kRowPanels = 1;
 #endif
 
@@ -213,16 +219,17 @@ void multiply_packed(ConstMatView a, const Packed& b, std::size_t k_first, std::
   // thread, in the same order, so the thread count never changes a bit. A part gets at least
   // kParallelFlops of work.
   const std::size_t panel_flops = std::max<std::size_t>(1, c.rows * depth * NR);
-  if (c.rows == 1 && kRowPanels > 1) {  // one row: every panel streamed once, over all of k
-    const std::size_t groups = (panels + kRowPanels - 1) / kRowPanels;
-    parallel_for(groups, kParallelFlops / (panel_flops * kRowPanels) + 1,
+  constexpr std::size_t kGroup = kRowPanels<Panel>;
+  if (c.rows == 1 && kGroup > 1) {  // one row: every panel streamed once, over all of k
+    const std::size_t groups = (panels + kGroup - 1) / kGroup;
+    parallel_for(groups, kParallelFlops / (panel_flops * kGroup) + 1,
                  [&](std::size_t group_begin, std::size_t group_end) {
-                   const std::size_t end = std::min(c.cols, group_end * kRowPanels * NR);
-                   std::size_t j = group_begin * kRowPanels * NR, p = first_panel + j / NR;
+                   const std::size_t end = std::min(c.cols, group_end * kGroup * NR);
+                   std::size_t j = group_begin * kGroup * NR, p = first_panel + j / NR;
 #if ATTN_SIMD
-                   for (; j + kRowPanels * NR <= end; j += kRowPanels * NR, p += kRowPanels) {
-                     row_kernel<kRowPanels>(a.row(0), Panel{b.panel(p, k_first)}, b.rows, depth,
-                                            c.row(0) + j, bias ? bias + j : nullptr, accumulate);
+                   for (; j + kGroup * NR <= end; j += kGroup * NR, p += kGroup) {
+                     row_kernel<kGroup>(a.row(0), Panel{b.panel(p, k_first)}, b.rows, depth,
+                                        c.row(0) + j, bias ? bias + j : nullptr, accumulate);
                    }
 #endif
                    for (; j < end; j += NR, ++p) {
