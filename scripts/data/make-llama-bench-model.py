@@ -3,8 +3,10 @@
 
 Writes, from one seeded set of random weights (SmolLM2-135M's config.json sizes: 30 layers, 9 heads,
 3 KV heads, d 576, head_dim 64, MLP 1 536, vocab 49 152, tied embeddings, rope_theta 100 000; every
-matrix N(0, 0.02), RMSNorm weights N(1, 0.02)):
+matrix N(0, 0.02), RMSNorm weights N(1, 0.02), each value rounded to BF16 so that both files hold
+the same numbers):
   model.safetensors  Hugging Face LlamaForCausalLM names, F32 (~540 MB)
+  model-bf16.safetensors  the same values in BF16 (~270 MB), as SmolLM2 is published
   config.json        its Hugging Face config
   model-kv.onnx      a decoder step with past key/values, written after scripts/data/make-llama-golden.py's
                      reference (its rms_norm, rotary_embedding, apply_rotary_pos_emb, repeat_kv, mlp,
@@ -33,7 +35,7 @@ CONFIG = dict(name="smollm2-135m-random", family="llama", layers=30, heads=9, kv
               head_dim=None, inter=1536, vocab=49152, ctx=2048, theta=100000.0, eps=1e-5,
               tied=True, attention_bias=False, rope_scaling=None, bos=0, eos=0, dtype="F32",
               seed=20261125)
-FILES = ("model.safetensors", "config.json", "model-kv.onnx")
+FILES = ("model.safetensors", "model-bf16.safetensors", "config.json", "model-kv.onnx")
 
 
 def load(path, name):
@@ -55,8 +57,9 @@ def make_weights(c):
     g = torch.Generator().manual_seed(c["seed"])
     d, kvd, inter = c["d"], c["kv"] * (c["d"] // c["heads"]), c["inter"]
 
-    def randn(*shape, mean=0.0):
-        return torch.randn(*shape, generator=g, dtype=torch.float32) * 0.02 + mean
+    def randn(*shape, mean=0.0):  # rounded to BF16: F32 and BF16 checkpoints of the same numbers
+        x = torch.randn(*shape, generator=g, dtype=torch.float32) * 0.02 + mean
+        return x.to(torch.bfloat16).to(torch.float32)
 
     w = {"model.embed_tokens.weight": randn(c["vocab"], d)}
     for l in range(c["layers"]):
@@ -139,8 +142,9 @@ def main():
     t0 = time.time()
     w = make_weights(c)
     golden.write_checkpoint(os.path.join(OUT, "model.safetensors"), w, "F32")
+    golden.write_checkpoint(os.path.join(OUT, "model-bf16.safetensors"), w, "BF16")
     golden.write_config(os.path.join(OUT, "config.json"), c)
-    print(f"wrote model.safetensors, config.json ({time.time() - t0:.1f} s)")
+    print(f"wrote model.safetensors, model-bf16.safetensors, config.json ({time.time() - t0:.1f} s)")
     t0 = time.time()
     step = DecoderStep(golden, w, c).eval()
     gpt2.export_decoder_step(step, c, c["kv"], c["d"] // c["heads"], os.path.join(OUT, "model-kv.onnx"))

@@ -4,6 +4,9 @@
 // Models (random weights, written by scripts/bench.sh):
 //   gpt2    build/bench-gpt2/   scripts/data/make-gpt2-bench-model.py  (GPT-2-small-sized, F32)
 //   llama   build/bench-llama/  scripts/data/make-llama-bench-model.py (SmolLM2-135M-sized, F32)
+//   llama-bf16  the same directory's model-bf16.safetensors: the same values in BF16, as SmolLM2 and
+//           Qwen2.5 are published (ours keeps them 2-byte and reads half the bytes per token; ORT
+//           runs the F32 export of the same values: its wasm backend has no BF16 MatMul)
 // Each directory holds model.safetensors + config.json (ours: lens.loadCheckpoint) and model-kv.onnx,
 // a decoder step with past key/values of the same weights (ORT).
 //   ours  m.generate(prompt, { maxTokens: 64, temperature: 0, stop: [] }): the prompt once, then one
@@ -19,7 +22,7 @@
 // prompt's forward + the argmax), decode tokens/s (the 63 tokens after the first, per second of
 // their time) and overall tokens/s (64 / the whole generate call).
 //
-// Usage: node tests/bench/generate-bench.mjs [--quick] [gpt2|llama …]   (--quick: 3 rounds, not 7)
+// Usage: node tests/bench/generate-bench.mjs [--quick] [gpt2|llama|llama-bf16 …]   (--quick: 3 rounds, not 7)
 //        node tests/bench/generate-bench.mjs --ort-serve MODEL.onnx THREADS   (the child; JSON lines)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -102,6 +105,8 @@ const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const MODELS = [
   { key: 'gpt2', dir: 'build/bench-gpt2', script: 'make-gpt2-bench-model.py', label: 'GPT-2-small-sized (124M, F32)' },
   { key: 'llama', dir: 'build/bench-llama', script: 'make-llama-bench-model.py', label: 'SmolLM2-135M-sized Llama (F32)' },
+  { key: 'llama-bf16', dir: 'build/bench-llama', weights: 'model-bf16.safetensors', script: 'make-llama-bench-model.py',
+    label: 'SmolLM2-135M-sized Llama (BF16, as published; ORT: the F32 export of the same values)' },
 ].filter((m) => !wanted.length || wanted.includes(m.key));
 
 /** A child process running ORT with `threads` threads; request(…) resolves with its JSON reply. */
@@ -139,16 +144,17 @@ let failed = false;
 const table = [];
 for (const model of MODELS) {
   const dir = path.join(root, model.dir);
-  for (const file of ['model.safetensors', 'config.json', 'model-kv.onnx']) {
+  const weights = model.weights ?? 'model.safetensors';
+  for (const file of [weights, 'config.json', 'model-kv.onnx']) {
     if (!fs.existsSync(path.join(dir, file))) throw new Error(`${model.dir}/${file} is missing: run /usr/bin/python3 scripts/data/${model.script}`);
   }
   const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
   const lens = await loadAttentionLens({ wasmBinary: fs.readFileSync(path.join(root, 'dist/attention-lens.wasm')) });
   const lens2 = await loadAttentionLens({ threads: 2 });
   let t0 = now();
-  const m = await lens.loadCheckpoint({ weights: await fs.openAsBlob(path.join(dir, 'model.safetensors')), config });
+  const m = await lens.loadCheckpoint({ weights: await fs.openAsBlob(path.join(dir, weights)), config });
   const loadMs = now() - t0;
-  const m2 = await lens2.loadCheckpoint({ weights: await fs.openAsBlob(path.join(dir, 'model.safetensors')), config });
+  const m2 = await lens2.loadCheckpoint({ weights: await fs.openAsBlob(path.join(dir, weights)), config });
   const c = m.config;
   log(`## ${model.label}: ${c.layers} layers, ${c.heads} heads (${c.kvHeads} KV), head dim ${c.headDim}, ` +
     `d ${c.dModel}, vocab ${c.vocab}`);
