@@ -59,9 +59,11 @@ void pack_transposed_bf16(const std::uint16_t* b, std::size_t n, std::size_t k,
 // C (+)= A · B[k_first : k_first + A.cols, col_first : col_first + C.cols] (+ bias).
 // A [m, k'] any stride, C [m, n'] any stride, bias [n'] (for columns col_first …) or nullptr;
 // col_first must be a multiple of kPanelWidth. With accumulate, C's values are added to
-// (bias is then ignored). Cache-blocked (k in blocks, rows in blocks) over a kTileRows ×
-// kPanelWidth register tile; each C value is summed in order over k, so a column range or k
-// range of a larger product gives bit-identical values.
+// (bias is then ignored). A is packed into tiles of kTileRows rows first (a per-thread
+// scratch buffer); then cache-blocked (k in blocks, rows in blocks) over a kTileRows ×
+// kPanelWidth register tile, or, for one row, several panels streamed at once; each C value is
+// summed in order over k, so a column range or k range of a larger product, or one row of it,
+// gives bit-identical values.
 void matmul_packed(ConstMatView a, const PackedMatrix& b, std::size_t k_first,
                    std::size_t col_first, MatView c, const float* bias = nullptr,
                    bool accumulate = false);
