@@ -200,6 +200,21 @@ void pack_row_tiles(ConstMatView a, AlignedVector<float>& packed) {
   }
 }
 
+// A BF16 panel slice [kc, NR] widened into floats (exact: a BF16 value is a float's top half),
+// for a product whose row tiles would each widen it again.
+inline void widen_panel(Bf16Panel panel, std::size_t kc, AlignedVector<float>& out) {
+  out.resize(kc * NR);
+  for (std::size_t k = 0; k < kc; ++k) {
+#if ATTN_SIMD
+    Floats b[NV];
+    load_row(panel, k, b);
+    for (std::size_t v = 0; v < NV; ++v) b[v].store_aligned(out.data() + k * NR + v * W);
+#else
+    for (std::size_t j = 0; j < NR; ++j) out[k * NR + j] = panel.value(k, j);
+#endif
+  }
+}
+
 // matmul_packed's loops for either kind of packed B.
 template <class Packed>
 void multiply_packed(ConstMatView a, const Packed& b, std::size_t k_first, std::size_t col_first,
@@ -255,18 +270,29 @@ void multiply_packed(ConstMatView a, const Packed& b, std::size_t k_first, std::
         for (std::size_t q = begin; q < end; ++q) {
           const std::size_t j = q * NR, p = first_panel + q;
           const std::size_t cols = std::min(NR, c.cols - j);
-          const Panel panel{b.panel(p, k_first + k0)};
           const float* bias_j = bias ? bias + j : nullptr;
-          std::size_t i = i0;
-          for (; i + MR <= i1; i += MR) {
-            kernel<MR>(tiles + i * depth + k0 * MR, panel, kc, c.row(i) + j, c.stride, cols, bias_j,
-                       add);
+          const auto down_the_rows = [&](auto panel) {
+            std::size_t i = i0;
+            for (; i + MR <= i1; i += MR) {
+              kernel<MR>(tiles + i * depth + k0 * MR, panel, kc, c.row(i) + j, c.stride, cols,
+                         bias_j, add);
+            }
+            if (i < i1) {
+              const std::size_t left = i1 - i;
+              tail_rows<MR - 1>(left, tiles + i * depth + k0 * left, panel, kc, c.row(i) + j,
+                                c.stride, cols, bias_j, add);
+            }
+          };
+          const Panel panel{b.panel(p, k_first + k0)};
+          if constexpr (std::is_same_v<Panel, Bf16Panel>) {
+            if (i1 - i0 > MR) {  // more than one row tile: the slice widened once, not per tile
+              thread_local AlignedVector<float> widened;
+              widen_panel(panel, kc, widened);
+              down_the_rows(FloatPanel{widened.data()});
+              continue;
+            }
           }
-          if (i < i1) {
-            const std::size_t left = i1 - i;
-            tail_rows<MR - 1>(left, tiles + i * depth + k0 * left, panel, kc, c.row(i) + j,
-                              c.stride, cols, bias_j, add);
-          }
+          down_the_rows(panel);
         }
       }
     }
