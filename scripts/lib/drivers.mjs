@@ -10,11 +10,9 @@
 //   'ArrowRight'), fill(selector, value) (sets the value, one input event), mouseMove(x, y) (viewport
 //   pixels), screenshot(path, { fullPage }), close(); requests() (every URL requested, workers'
 //   included) in Chromium and Firefox only.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CHROMIUM_ARGS } from './browser.mjs';
 
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
@@ -89,32 +87,6 @@ async function launchChromium() {
       return protocolPage(await context.newPage(), context);
     },
     close: () => browser.close(),
-  };
-}
-
-/**
- * Chromium on a profile of its own (a temporary folder, removed by close()) instead of playwright's
- * off-the-record contexts, whose in-memory Cache Storage refuses a put of ~400 MB and up (a Hub load of a
- * GPT-2-small-sized checkpoint keeps its weights there): launchEngine('chromium')'s interface.
- */
-export async function launchChromiumProfile() {
-  const { chromium } = await import('playwright-core');
-  const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  const dir = mkdtempSync(join(tmpdir(), 'attn-chromium-'));
-  const context = await chromium.launchPersistentContext(dir, { executablePath, args: CHROMIUM_ARGS });
-  return {
-    name: 'chromium',
-    version: `Chromium ${execFileSync(executablePath, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
-      .match(/\d+(\.\d+)+/)?.[0]}`,
-    async newPage(viewport) {
-      const p = await context.newPage();
-      await p.setViewportSize(viewport);
-      return protocolPage(p, p);
-    },
-    async close() {
-      await context.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
   };
 }
 

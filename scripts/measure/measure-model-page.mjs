@@ -2,8 +2,8 @@
 // GPT-2-small-sized checkpoint (build/bench-gpt2/, written by scripts/data/make-gpt2-bench-model.py: random
 // weights, F32) is loaded by Hub id from the local stand-in of the Hub (tests/hub/stand-in.mjs: WebDriver cannot
 // drop files), its config.json and model.safetensors only, so the page tokenizes with GPT-2's own tokenizer, as
-// when the two files are dropped in. The page keeps the weights in Cache Storage: Chromium runs on a profile of its
-// own (launchChromiumProfile), as playwright's off-the-record contexts refuse a put that large.
+// when the two files are dropped in. (Playwright's Chromium contexts, like a private window, refuse to keep 498 MB in
+// Cache Storage: the page then reads the weights by ranges, a longer load, the same model.)
 // A text of about --tokens GPT-2 tokens is typed into, one key at a time, each key timed from its input event to
 // the redraw of every head and the next-token list (the page's data-model-run after the run it started, then one
 // animation frame).
@@ -18,7 +18,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { serveDist } from '../lib/browser.mjs';
-import { ENGINES, launchChromiumProfile, launchEngine } from '../lib/drivers.mjs';
+import { ENGINES, launchEngine } from '../lib/drivers.mjs';
 import { startStandIn } from '../../tests/hub/stand-in.mjs';
 
 const option = (name, fallback) => {
@@ -114,7 +114,7 @@ try {
   for (const name of engines) {
     let engine;
     try {
-      engine = await (name === 'chromium' ? launchChromiumProfile() : launchEngine(name));
+      engine = await launchEngine(name);
       const results = [await measure(engine, hub, true)];
       if (both) {
         results.push(await measure(engine, hub, false));
