@@ -1,6 +1,7 @@
 // A digest of every number a fixed set of forwards returns (layer traces for every encoding and
-// mask, model traces and gradients, the shipped trained models, GPT-2 checkpoints): run it on the
-// module before and after a refactor, and equal totals mean bit-identical results.
+// mask, model traces and gradients, the shipped trained models, GPT-2 and Llama-family checkpoints
+// with heads knocked out and without, their greedy and sampled generations): run it on the module
+// before and after a refactor, and equal totals mean bit-identical results.
 // Usage: node scripts/measure/output-digest.mjs [path/to/attention-lens.mjs] > digest.json
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -53,6 +54,31 @@ for (const name of ['tiny-f32', 'tiny-f16', 'bare-bf16']) {
     add(`${name} logits`, f.logits); f.attention.forEach((a, i) => add(`${name} att ${i}`, a));
     f.steps.forEach((layer, l) => layer.forEach((s, i) => add(`${name} L${l} step ${i} ${s.id} ${s.head}`, s.data)));
     gpt.dispose();
+  } catch (e) { parts[name] = 'ERR ' + e.message; }
+}
+// The Llama family (GQA, RMSNorm, SwiGLU, RoPE, biases, sliding window, F16/BF16 kept 2-byte):
+// forward, traced layers, heads knocked out, next tokens, greedy and sampled generation.
+const llama = `${root}tests/data/llama/`;
+for (const name of ['llama-f32', 'llama-bf16', 'llama3-f32', 'qwen2-f32', 'qwen2-bf16', 'mistral-f32', 'smollm2-f16']) {
+  try {
+    const m = await lens.loadCheckpoint({ weights: new Uint8Array(readFileSync(`${llama}${name}.safetensors`)), config: JSON.parse(readFileSync(`${llama}${name}.config.json`, 'utf8')) });
+    const v = m.config.vocab;
+    const ids = Int32Array.from([1, 5, 9, 3, 3, 7, 22, 39, 11, 4].map((i) => i % v));
+    const f = m.forward(ids, { n: 10, trace: true });
+    add(`${name} logits`, f.logits); f.attention.forEach((a, i) => add(`${name} att ${i}`, a));
+    f.steps.forEach((layer, l) => layer.forEach((s, i) => add(`${name} L${l} step ${i} ${s.id} ${s.head}`, s.data)));
+    add(`${name} next`, Float64Array.from(m.nextTokens(5).flatMap((t) => [t.id, t.probability])));
+    for (const [label, opts] of [['greedy', { maxTokens: 12 }], ['sampled', { maxTokens: 12, temperature: 1.3, topK: 20, topP: 0.9, seed: 5 }]]) {
+      const g = m.generate(ids, opts);
+      add(`${name} gen ${label} ids`, g.ids);
+      g.steps.forEach((s, k) => { add(`${name} gen ${label} p ${k}`, Float64Array.of(s.probability)); s.attention.forEach((a, l) => add(`${name} gen ${label} ${k} att ${l}`, a)); });
+    }
+    m.ablate([{ layer: 0, head: 1 }, { layer: 1, head: 0 }]);
+    const fa = m.forward(ids, { n: 10 });
+    add(`${name} ablated logits`, fa.logits);
+    const ga = m.generate(ids, { maxTokens: 6 });
+    add(`${name} ablated gen`, ga.ids); ga.steps.forEach((s, k) => s.attention.forEach((a, l) => add(`${name} ablated gen ${k} att ${l}`, a)));
+    m.dispose();
   } catch (e) { parts[name] = 'ERR ' + e.message; }
 }
 console.log(JSON.stringify({ total: h.digest('hex'), count: Object.keys(parts).length, parts }));
