@@ -35,6 +35,7 @@ val step_value(const attn::AttentionLayer& layer, const attn::Step& s) {
 }
 
 val model_config_value(const attn::ModelConfig& config) {
+  const attn::SmallModelOptions flat = attn::small_model_options(config);
   val model = val::object();
   model.set("vocab", config.vocab);
   model.set("context", config.context);
@@ -42,29 +43,30 @@ val model_config_value(const attn::ModelConfig& config) {
   model.set("heads", config.heads);
   model.set("layers", config.layers);
   model.set("positional", std::string(attn::positional_kind_name(config.positional)));
-  model.set("layerNorm", config.layer_norm);
-  model.set("mlp", config.mlp);
+  model.set("layerNorm", flat.layer_norm);
+  model.set("mlp", flat.mlp);
   model.set("tied", config.tied);
-  model.set("bias", config.bias);
-  model.set("gelu", std::string(attn::gelu_kind_name(config.gelu)));
+  model.set("bias", flat.bias);
+  model.set("gelu", std::string(attn::gelu_kind_name(flat.gelu)));
   model.set("seed", config.seed);
   if (config.checkpoint) {  // what a checkpoint's config.json switched on, as the core reads it
     const attn::AttentionShape shape = attn::attention_shape(config);
+    const attn::BlockConfig& block = config.blocks.front();
     model.set("kvHeads", shape.kv_heads);
     model.set("headDim", shape.head_dim);
     model.set("norm",
               std::string(config.norm == attn::NormKind::RmsNorm ? "rms-norm" : "layer-norm"));
-    model.set("mlpKind", std::string(config.mlp_kind == attn::MlpKind::SwiGlu ? "swiglu" : "gelu"));
+    model.set("mlpKind", std::string(block.mlp == attn::MlpKind::Gated ? "swiglu" : "gelu"));
     model.set("mlpWidth", attn::mlp_width(config));
-    model.set("window", config.window);
+    model.set("window", block.window);
     model.set(
         "rope", config.positional != attn::PositionalKind::Rope ? val::null() : [&] {
           val rope = val::object();
-          rope.set("pairing", std::string(config.rope.pairing == attn::RopePairing::RotateHalf
+          rope.set("pairing", std::string(block.rope.pairing == attn::RopePairing::RotateHalf
                                               ? "rotate-half"
                                               : "interleaved"));
-          rope.set("base", config.rope.base);
-          rope.set("scaled", !config.rope.frequencies.empty());
+          rope.set("base", block.rope.base);
+          rope.set("scaled", !block.rope.frequencies.empty());
           return rope;
         }());
   }

@@ -15,7 +15,7 @@ namespace attn::bindings {
 
 val ModelHandle::configure(const ModelArgs& args) {
   return guarded([&] {
-    attn::ModelConfig config;
+    attn::SmallModelOptions config;
     config.vocab = args.vocab;
     config.context = args.context;
     config.d_model = args.dModel;
@@ -96,17 +96,18 @@ val ModelHandle::nextTokens(std::size_t k) const {
   });
 }
 
-val ModelHandle::rope() const {
+val ModelHandle::rope(std::size_t layer) const {
   const attn::ModelConfig& config = model_->config();
-  if (config.positional != attn::PositionalKind::Rope) return val::null();
+  if (config.positional != attn::PositionalKind::Rope || layer >= config.layers) return val::null();
+  const attn::RopeSpec& spec = config.blocks[layer].rope;
   val rope = val::object();
-  rope.set("pairing", std::string(attn::rope_pairing_name(config.rope.pairing)));
-  rope.set("base", config.rope.base);
-  if (config.rope.frequencies.empty()) {
+  rope.set("pairing", std::string(attn::rope_pairing_name(spec.pairing)));
+  rope.set("base", spec.base);
+  if (spec.frequencies.empty()) {
     rope.set("frequencies", val::null());
   } else {
     val frequencies = val::array();
-    for (const double f : config.rope.frequencies) frequencies.call<void>("push", f);
+    for (const double f : spec.frequencies) frequencies.call<void>("push", f);
     rope.set("frequencies", frequencies);
   }
   return rope;

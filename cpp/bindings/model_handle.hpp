@@ -68,9 +68,9 @@ class ModelHandle {
   }
   // Layer l's attention input of the last forward: [batch·n·dModel].
   val attentionInput(std::size_t layer) const;
-  // The layer's RoPE as a standalone layer takes it: { pairing, base, frequencies: θ per pair
+  // Layer l's RoPE as a standalone layer takes it: { pairing, base, frequencies: θ per pair
   // (Llama 3's scaling) or null }, or null without RoPE.
-  val rope() const;
+  val rope(std::size_t layer) const;
   std::size_t stepCount(std::size_t layer) const {
     return traced_ ? model_->traced_layer(layer).last_result().trace.steps.size() : 0;
   }

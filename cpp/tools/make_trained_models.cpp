@@ -35,7 +35,7 @@ namespace {
 // One shipped model: what it is, how it is made.
 struct Recipe {
   std::string name, title, description;
-  attn::ModelConfig model;
+  attn::SmallModelOptions model;
   attn::TrainerConfig trainer;
   std::size_t steps = 0;
 };
@@ -181,7 +181,7 @@ Made make(const Recipe& r) {
     }
   }
 
-  const attn::ModelConfig& m = r.model;
+  const attn::SmallModelOptions& m = r.model;
   const attn::AdamWConfig& o = r.trainer.optimizer;
   const attn::Task& task = trainer.task();
   std::ostringstream j;

@@ -61,7 +61,7 @@ TEST_CASE("GPT-2 checkpoints match PyTorch's GPT-2 to float32 precision", "[gpt2
     const auto model = attn::load_gpt2_checkpoint(checkpoint_bytes(name), config_of(expected));
     const auto& config = model->config();
     CHECK(config.tied);
-    CHECK(config.gelu == attn::GeluKind::Tanh);
+    CHECK(config.blocks[0].activation == attn::Activation::GeluTanh);
     require_golden_forward(*model, expected);
   }
 }

@@ -60,7 +60,7 @@ std::vector<std::int32_t> golden_ids(const std::string& folder, const std::strin
 
 // The shipped trained model `name` (web/models, docs/API.md's trained models).
 std::unique_ptr<attn::Model> shipped_model(const std::string& name, bool mlp, std::size_t vocab) {
-  attn::ModelConfig config;
+  attn::SmallModelOptions config;
   config.vocab = vocab;
   config.context = 64;
   config.d_model = 64;
@@ -335,8 +335,8 @@ double relative_l2(std::span<const float> ours, const std::vector<double>& refer
   return std::sqrt(diff / norm);
 }
 
-attn::ModelConfig ablation_config() {
-  attn::ModelConfig config;
+attn::SmallModelOptions ablation_config() {
+  attn::SmallModelOptions config;
   config.vocab = 40;
   config.context = 32;
   config.d_model = 32;
@@ -364,7 +364,7 @@ TEST_CASE("greedy generation equals repeated full forwards: trained, RoPE and si
     require_greedy_equals_full_forwards(*model, prompt, 40);
   }
   SECTION("RoPE (interleaved), MLP, tied") {
-    attn::ModelConfig config = ablation_config();
+    attn::SmallModelOptions config = ablation_config();
     config.positional = attn::PositionalKind::Rope;
     config.tied = true;
     config.context = 48;
@@ -373,7 +373,7 @@ TEST_CASE("greedy generation equals repeated full forwards: trained, RoPE and si
     require_greedy_equals_full_forwards(model, some_ids(7, 40, 3), 41);
   }
   SECTION("sinusoidal positions, no norm, tanh GELU") {
-    attn::ModelConfig config = ablation_config();
+    attn::SmallModelOptions config = ablation_config();
     config.positional = attn::PositionalKind::Sinusoidal;
     config.layer_norm = false;
     config.gelu = attn::GeluKind::Tanh;
@@ -393,7 +393,7 @@ TEST_CASE("greedy generation equals repeated full forwards: the GPT-2 and Llama-
   for (const char* name : {"llama-bf16", "llama3-f32", "qwen2-f32", "mistral-f32", "smollm2-f16"}) {
     INFO(std::string("llama/") + name);
     const auto model = load_golden("llama", name);
-    if (std::string(name) == "mistral-f32") REQUIRE(model->config().window == 5);
+    if (std::string(name) == "mistral-f32") REQUIRE(model->config().blocks[0].window == 5);
     require_greedy_equals_full_forwards(*model, golden_ids("llama", name), 24);
   }
 }
@@ -406,7 +406,7 @@ TEST_CASE("cached logits equal the full forward's, bit for bit (within 1e-5 of t
     worst = std::max(worst, cached_vs_full(*model, some_ids(60, 48, 7), 5));
   }
   {
-    attn::ModelConfig config = ablation_config();
+    attn::SmallModelOptions config = ablation_config();
     config.positional = attn::PositionalKind::Rope;
     attn::Model model(config);
     redraw(model, 0.25, 8);
@@ -735,7 +735,7 @@ TEST_CASE("ablating a head equals zeroing its out_proj columns; forward's one-of
 }
 
 TEST_CASE("ablation holds in generation, traces and gradients", "[generate][ablation]") {
-  attn::ModelConfig config = ablation_config();
+  attn::SmallModelOptions config = ablation_config();
   config.positional = attn::PositionalKind::Rope;
   attn::Model model(config);
   redraw(model, 0.25, 23);
@@ -857,15 +857,16 @@ TEST_CASE("ablated logits match PyTorch's ablation (zeroed or scaled heads befor
 // ---- speed (not a test: run `attention_tests "[.speed]"`) ---------------------------------------
 
 TEST_CASE("generation speed of a GPT-2-small-sized random model", "[.speed]") {
-  attn::ModelConfig config;
-  config.vocab = 50257;
-  config.context = 1024;
-  config.d_model = 768;
-  config.heads = 12;
-  config.layers = 12;
-  config.mlp = true;
-  config.tied = true;
-  config.gelu = attn::GeluKind::Tanh;
+  attn::SmallModelOptions gpt2;
+  gpt2.vocab = 50257;
+  gpt2.context = 1024;
+  gpt2.d_model = 768;
+  gpt2.heads = 12;
+  gpt2.layers = 12;
+  gpt2.mlp = true;
+  gpt2.tied = true;
+  gpt2.gelu = attn::GeluKind::Tanh;
+  attn::ModelConfig config = attn::small_model_config(gpt2);
   config.checkpoint = true;  // GPT-2's sizes; the weights drawn below
   attn::Model model(config, {});
   attn::NumpyRandomState rng(1);

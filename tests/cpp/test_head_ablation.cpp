@@ -18,7 +18,7 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-attn::ModelConfig ablation_model() {
+attn::SmallModelOptions ablation_model() {
   return {
       .vocab = 11, .context = 12, .d_model = 16, .heads = 4, .layers = 2, .mlp = true, .seed = 9};
 }
@@ -101,7 +101,7 @@ TEST_CASE("ablating a head the model does not have is an error", "[ablation]") {
 
 TEST_CASE("probes: the default one fits the model, the caller's gets next-token targets",
           "[ablation]") {
-  attn::ModelConfig config = ablation_model();
+  attn::ModelConfig config = attn::small_model_config(ablation_model());
   const attn::Batch probe = attn::model_probe(config);
   CHECK(probe.n == 12);
   CHECK(probe.batch == attn::kProbeBatch);

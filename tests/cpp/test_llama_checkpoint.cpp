@@ -83,34 +83,35 @@ TEST_CASE("Llama, Qwen2 and Mistral checkpoints match transformers' eager forwar
     CHECK(config.d_model == number("d_model"));
     CHECK(config.vocab == number("vocab"));
     CHECK(config.norm == attn::NormKind::RmsNorm);
-    CHECK(config.mlp_kind == attn::MlpKind::SwiGlu);
-    CHECK(config.rope.pairing == attn::RopePairing::RotateHalf);
+    CHECK(config.blocks[0].mlp == attn::MlpKind::Gated);
+    CHECK(config.blocks[0].rope.pairing == attn::RopePairing::RotateHalf);
     require_golden_forward(*model, expected);
   }
 }
 
 TEST_CASE("each family's switches are read from config.json", "[llama]") {
   const auto mistral = config_of(config_text("mistral-f32")).model;
-  CHECK(mistral.window == 5);
+  CHECK(mistral.blocks[0].window == 5);
   CHECK_FALSE(mistral.tied);
-  CHECK_FALSE(attn::has_qkv_bias(mistral));
+  CHECK_FALSE(mistral.bias.qkv);
   const auto qwen2 = config_of(config_text("qwen2-f32")).model;
-  CHECK(qwen2.window == 0);  // sliding_window 4096 with use_sliding_window false: no window
+  CHECK(qwen2.blocks[0].window ==
+        0);  // sliding_window 4096 with use_sliding_window false: no window
   CHECK(qwen2.tied);
-  CHECK(attn::has_qkv_bias(qwen2));
-  CHECK_FALSE(attn::has_out_bias(qwen2));
-  CHECK_FALSE(attn::has_mlp_bias(qwen2));
-  CHECK(qwen2.rope.base == 1e6);
+  CHECK(qwen2.bias.qkv);
+  CHECK_FALSE(qwen2.bias.out);
+  CHECK_FALSE(qwen2.bias.mlp);
+  CHECK(qwen2.blocks[0].rope.base == 1e6);
   CHECK(qwen2.norm_eps == 1e-6);
   const auto llama3 = config_of(config_text("llama3-f32")).model;
   CHECK(llama3.head_dim == 24);
-  CHECK(attn::has_qkv_bias(llama3));
-  CHECK(attn::has_out_bias(llama3));
-  CHECK_FALSE(attn::has_mlp_bias(llama3));
+  CHECK(llama3.bias.qkv);
+  CHECK(llama3.bias.out);
+  CHECK_FALSE(llama3.bias.mlp);
   // Llama 3's scaling: the longest wavelengths slowed by the factor, the shortest kept.
-  REQUIRE(llama3.rope.frequencies.size() == 12);
-  CHECK(llama3.rope.frequencies[0] == attn::rope_frequency(0, 24, 500000.0));
-  CHECK(llama3.rope.frequencies[11] == attn::rope_frequency(11, 24, 500000.0) / 8.0);
+  REQUIRE(llama3.blocks[0].rope.frequencies.size() == 12);
+  CHECK(llama3.blocks[0].rope.frequencies[0] == attn::rope_frequency(0, 24, 500000.0));
+  CHECK(llama3.blocks[0].rope.frequencies[11] == attn::rope_frequency(11, 24, 500000.0) / 8.0);
 }
 
 TEST_CASE("a sharded checkpoint loads as its single file does", "[llama]") {
@@ -167,10 +168,13 @@ TEST_CASE("every switch the core does not implement is refused by name", "[llama
   refused(with_key("llama-f32", "intermediate_size", "\"96\""),
           "config.json's intermediate_size must be an integer");
   // Absent or null: the family's default (no scaling, no window).
-  CHECK(config_of(with_key("llama-f32", "rope_scaling", "null")).model.rope.frequencies.empty());
-  CHECK(config_of(with_key("mistral-f32", "sliding_window", "null")).model.window == 0);
+  CHECK(config_of(with_key("llama-f32", "rope_scaling", "null"))
+            .model.blocks[0]
+            .rope.frequencies.empty());
+  CHECK(config_of(with_key("mistral-f32", "sliding_window", "null")).model.blocks[0].window == 0);
   CHECK(config_of(with_key("llama-f32", "rope_scaling", R"({"rope_type": "default"})"))
-            .model.rope.frequencies.empty());
+            .model.blocks[0]
+            .rope.frequencies.empty());
 }
 
 TEST_CASE("files that disagree with config.json are refused, naming the tensor", "[llama]") {

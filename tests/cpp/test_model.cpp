@@ -17,7 +17,7 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-attn::ModelConfig small_config() {
+attn::SmallModelOptions small_config() {
   return {
       .vocab = 13, .context = 8, .d_model = 16, .heads = 4, .layers = 2, .mlp = true, .seed = 7};
 }
@@ -34,7 +34,7 @@ std::vector<std::int32_t> sequence(std::size_t count, std::uint32_t seed, std::s
 TEST_CASE("model config out of bounds: the error names the field, the bound and the value",
           "[model]") {
   const auto fails = [](auto change, const std::string& message) {
-    attn::ModelConfig c = small_config();
+    attn::SmallModelOptions c = small_config();
     change(c);
     REQUIRE_THROWS_WITH(attn::Model(c), ContainsSubstring(message));
   };
@@ -55,7 +55,7 @@ TEST_CASE("model config out of bounds: the error names the field, the bound and 
 }
 
 TEST_CASE("parameter table: docs/API.md's names and shapes in one contiguous buffer", "[model]") {
-  attn::ModelConfig c = small_config();
+  attn::SmallModelOptions c = small_config();
   attn::Model model(c);
   std::vector<std::string> names;
   std::size_t offset = 0;
@@ -99,7 +99,7 @@ TEST_CASE("parameter table: docs/API.md's names and shapes in one contiguous buf
 }
 
 TEST_CASE("seeded init: the same seed gives the same weights, another seed others", "[model]") {
-  attn::ModelConfig c = small_config();
+  attn::SmallModelOptions c = small_config();
   attn::Model a(c), b(c);
   CHECK(std::vector<float>(a.parameters().begin(), a.parameters().end()) ==
         std::vector<float>(b.parameters().begin(), b.parameters().end()));
@@ -186,7 +186,7 @@ TEST_CASE("loss is the mean cross-entropy of the forward's logits over counted t
 
 TEST_CASE("safetensors checkpoint: round trip with the names; another config is an error",
           "[model]") {
-  attn::ModelConfig c = small_config();
+  attn::SmallModelOptions c = small_config();
   attn::Model model(c);
   model.parameter("layers.1.mlp.fc.bias")[3] = 0.75f;
   const auto bytes = model.save_safetensors();
@@ -199,7 +199,7 @@ TEST_CASE("safetensors checkpoint: round trip with the names; another config is 
   CHECK(std::vector<float>(loaded.parameters().begin(), loaded.parameters().end()) ==
         std::vector<float>(model.parameters().begin(), model.parameters().end()));
 
-  attn::ModelConfig wider = small_config();
+  attn::SmallModelOptions wider = small_config();
   wider.d_model = 32;
   attn::Model other(wider);
   const auto before = std::vector<float>(other.parameters().begin(), other.parameters().end());
@@ -207,7 +207,7 @@ TEST_CASE("safetensors checkpoint: round trip with the names; another config is 
                       "the checkpoint's tensor 'embed.weight' has shape [13, 16], this model "
                       "needs [13, 32] (another config?)");
   CHECK(std::vector<float>(other.parameters().begin(), other.parameters().end()) == before);
-  attn::ModelConfig no_mlp = small_config();
+  attn::SmallModelOptions no_mlp = small_config();
   no_mlp.mlp = false;
   attn::Model smaller(no_mlp);
   REQUIRE_THROWS_WITH(smaller.load_safetensors(bytes),
@@ -219,7 +219,7 @@ TEST_CASE("safetensors checkpoint: round trip with the names; another config is 
 
 TEST_CASE("training is deterministic: the same seed and batches give bit-identical results",
           "[model]") {
-  attn::ModelConfig c = small_config();
+  attn::SmallModelOptions c = small_config();
   c.positional = attn::PositionalKind::Rope;
   attn::AdamWConfig o;
   o.lr = 1e-2;
@@ -289,7 +289,7 @@ TEST_CASE("AdamW: schedule, clipping and bad settings", "[model]") {
 TEST_CASE("trace: every layer's steps from the attention layer, its weights the model's",
           "[model]") {
   for (const bool rope : {false, true}) {
-    attn::ModelConfig c = small_config();
+    attn::SmallModelOptions c = small_config();
     c.layers = 3;
     if (rope) c.positional = attn::PositionalKind::Rope;
     attn::Model model(c);
@@ -322,7 +322,7 @@ TEST_CASE("attention_input: a standalone layer on it reproduces each layer's att
           "[model]") {
   for (const bool layer_norm : {true, false}) {
     for (const auto positional : {attn::PositionalKind::Learned, attn::PositionalKind::Rope}) {
-      attn::ModelConfig c = small_config();
+      attn::SmallModelOptions c = small_config();
       c.layer_norm = layer_norm;
       c.positional = positional;
       attn::Model model(c);

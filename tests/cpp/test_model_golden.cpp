@@ -61,7 +61,7 @@ std::vector<std::int32_t> as_ids(const std::vector<double>& values) {
 }
 
 struct TrainCase {
-  attn::ModelConfig model;
+  attn::SmallModelOptions model;
   attn::AdamWConfig optimizer;
   std::size_t batch = 0, n = 0, steps = 0;
 };

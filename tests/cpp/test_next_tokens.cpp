@@ -44,9 +44,10 @@ TEST_CASE("top_next_tokens: huge logits do not overflow", "[next_tokens]") {
 TEST_CASE(
     "a checkpoint's default probe: one sequence of min(context/2, 25) tokens and their repeat",
     "[next_tokens]") {
-  attn::ModelConfig config;
-  config.vocab = 50257;
-  config.context = 1024;
+  attn::SmallModelOptions options;
+  options.vocab = 50257;
+  options.context = 1024;
+  attn::ModelConfig config = attn::small_model_config(options);
   config.checkpoint = true;
   const attn::Batch probe = attn::model_probe(config);
   CHECK(probe.batch == 1);

@@ -132,21 +132,25 @@ TEST_CASE("matmul_packed with threads: bit-identical to one thread, one row and 
 
 TEST_CASE("a model with threads: forward, generation, loss and gradients bit-identical",
           "[parallel]") {
-  attn::ModelConfig gpt;  // wide enough that its products split, a generation step's too
-  gpt.vocab = 512;
-  gpt.context = 64;
-  gpt.d_model = 512;
-  gpt.heads = 8;
-  gpt.layers = 2;
-  gpt.mlp = true;
-  gpt.seed = 5;
+  attn::SmallModelOptions small;  // wide enough that its products split, a generation step's too
+  small.vocab = 512;
+  small.context = 64;
+  small.d_model = 512;
+  small.heads = 8;
+  small.layers = 2;
+  small.mlp = true;
+  small.seed = 5;
+  const attn::ModelConfig gpt = attn::small_model_config(small);
   attn::ModelConfig llama = gpt;  // RMSNorm, RoPE, SwiGLU, grouped-query attention
   llama.norm = attn::NormKind::RmsNorm;
   llama.positional = attn::PositionalKind::Rope;
-  llama.mlp_kind = attn::MlpKind::SwiGlu;
+  for (attn::BlockConfig& block : llama.blocks) {
+    block.mlp = attn::MlpKind::Gated;
+    block.activation = attn::Activation::Silu;
+  }
   llama.mlp_width = 1376;
   llama.kv_heads = 4;
-  llama.bias = false;
+  llama.bias = {false, false, false};
   for (const auto& config : {gpt, llama}) {
     const ModelResults one = run_model(config);
     ThreadCount scope(3);

@@ -159,9 +159,10 @@ TEST_CASE("real checkpoints' published configs and tensor lists are read as thei
     CHECK(matched == tensors.size());
   }
   // Llama 3.2's rope_scaling is applied; Mistral's window is read; Qwen2.5's is not used.
-  CHECK_FALSE(attn::checkpoint_config(attn::ConfigJson(kLlama32)).model.rope.frequencies.empty());
-  CHECK(attn::checkpoint_config(attn::ConfigJson(kMistral7B)).model.window == 4096);
-  CHECK(attn::checkpoint_config(attn::ConfigJson(kQwen25)).model.window == 0);
+  CHECK_FALSE(
+      attn::checkpoint_config(attn::ConfigJson(kLlama32)).model.blocks[0].rope.frequencies.empty());
+  CHECK(attn::checkpoint_config(attn::ConfigJson(kMistral7B)).model.blocks[0].window == 4096);
+  CHECK(attn::checkpoint_config(attn::ConfigJson(kQwen25)).model.blocks[0].window == 0);
 }
 
 TEST_CASE(

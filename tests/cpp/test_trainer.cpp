@@ -17,7 +17,7 @@ using Catch::Matchers::ContainsSubstring;
 namespace {
 
 // vocab 28: the copy task's vocabulary (a-z, '|' and '.').
-attn::ModelConfig copy_model() {
+attn::SmallModelOptions copy_model() {
   return {.vocab = 28, .context = 12, .d_model = 32, .heads = 4, .layers = 2, .seed = 3};
 }
 
@@ -135,7 +135,7 @@ TEST_CASE("a diverging learning rate stops with the step named and the last good
 }
 
 TEST_CASE("trainer settings that do not fit the model are errors", "[trainer]") {
-  attn::ModelConfig small = copy_model();
+  attn::SmallModelOptions small = copy_model();
   small.vocab = 10;
   attn::Model model(small);
   CHECK_THROWS_WITH(attn::Trainer(model, copy_training()),

@@ -183,7 +183,7 @@ class TransformerModel {
     };
     if (config.kvHeads !== undefined) { // a checkpoint: its own head width, K/V heads and RoPE
       Object.assign(layerConfig, { headDim: config.headDim, kvHeads: config.kvHeads, outBias: has('out_proj.bias') });
-      const rope = handle.rope();
+      const rope = handle.rope(l);
       if (rope) layerConfig.rope = rope;
     }
     const mask = config.window ? { mask: 'sliding-window', window: config.window } : { mask: 'causal' };

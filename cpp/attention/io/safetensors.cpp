@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "attention/error.hpp"
+#include "attention/message_text.hpp"
 #include "attention/io/json.hpp"
 #include "attention/text/utf8.hpp"
 
@@ -59,14 +60,6 @@ std::string tensor_label(std::string_view name) {
   return "tensor " + quoted(name);
 }
 
-std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  return out + "]";
-}
 
 // ---- UTF-8 -----------------------------------------------------------------------------------
 

@@ -232,13 +232,12 @@ CheckpointConfig llama_family_config(const ConfigJson& config, const FamilyDescr
   m.positional = PositionalKind::Rope;
   m.norm = NormKind::RmsNorm;
   m.norm_eps = config.number_or("rms_norm_eps", 1e-6);
-  m.layer_norm = true;
-  m.mlp = true;
-  m.mlp_kind = MlpKind::SwiGlu;
   m.tied = config.boolean_or("tie_word_embeddings", false);
-  m.bias = false;
-  m.rope.pairing = RopePairing::RotateHalf;
-  m.rope.base = config.number_or("rope_theta", 10000.0);
+  BlockConfig block;
+  block.mlp = MlpKind::Gated;
+  block.activation = Activation::Silu;
+  block.rope.pairing = RopePairing::RotateHalf;
+  block.rope.base = config.number_or("rope_theta", 10000.0);
   if (config.number_or("partial_rotary_factor", 1.0) != 1.0) {
     throw Error("config.json's partial_rotary_factor is " +
                 str(config.number_or("partial_rotary_factor", 1.0)) +
@@ -246,27 +245,28 @@ CheckpointConfig llama_family_config(const ConfigJson& config, const FamilyDescr
   }
   if (family.family == "llama") {
     const bool attention_bias = config.boolean_or("attention_bias", false);
-    m.qkv_bias = attention_bias;
-    m.out_bias = attention_bias;
-    m.mlp_bias = config.boolean_or("mlp_bias", false);
+    m.bias = {attention_bias, attention_bias, config.boolean_or("mlp_bias", false)};
   } else if (family.family == "qwen2") {
-    m.qkv_bias = true;  // Qwen2's q/k/v projections always have biases, o_proj and the MLP none
+    m.bias = {true, false, false};  // Qwen2's q/k/v projections always have biases
     if (config.boolean_or("use_sliding_window", false)) {
       throw Error(
           "config.json has use_sliding_window true (Qwen2's sliding window on the layers "
           "from max_window_layers on); supported: false");
     }
   } else if (family.family == "mistral") {
-    m.window = config.count_or("sliding_window", 0);
+    m.bias = {false, false, false};
+    block.window = config.count_or("sliding_window", 0);
   }
+  set_uniform_blocks(m, block);
   if (m.heads != 0 && m.d_model % m.heads != 0 && m.head_dim == 0) {
     throw Error("config.json's hidden_size " + std::to_string(m.d_model) +
                 " is not divisible by num_attention_heads " + std::to_string(m.heads) +
                 " (and there is no head_dim)");
   }
   validate_checkpoint(m);
-  m.rope.frequencies =
-      rope_frequencies(config, m.head_dim ? m.head_dim : m.d_model / m.heads, m.rope.base);
+  const std::vector<double> frequencies =
+      rope_frequencies(config, m.head_dim ? m.head_dim : m.d_model / m.heads, block.rope.base);
+  for (BlockConfig& each : m.blocks) each.rope.frequencies = frequencies;
   return {&family, m};
 }
 
@@ -317,11 +317,13 @@ CheckpointConfig checkpoint_config(const Gpt2Config& c) {
   m.heads = c.n_head;
   m.layers = c.n_layer;
   m.positional = PositionalKind::Learned;
-  m.layer_norm = true;
-  m.mlp = true;
+  m.norm = NormKind::LayerNorm;
   m.tied = true;
-  m.bias = true;
-  m.gelu = c.activation_function == "gelu" ? GeluKind::Erf : GeluKind::Tanh;
+  m.bias = {true, true, true};
+  BlockConfig block;
+  block.mlp = MlpKind::Plain;
+  block.activation = c.activation_function == "gelu" ? Activation::GeluErf : Activation::GeluTanh;
+  set_uniform_blocks(m, block);
   m.checkpoint = true;
   m.seed = 0;  // nothing is drawn: every parameter comes from the file
   validate_checkpoint(m);

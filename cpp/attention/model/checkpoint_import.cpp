@@ -11,17 +11,12 @@
 #include <optional>
 
 #include "attention/error.hpp"
+#include "attention/message_text.hpp"
 #include "attention/model/family.hpp"
 
 namespace attn {
 
 namespace {
-
-std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
 
 std::string str(std::uint64_t value) {
   return std::to_string(value);

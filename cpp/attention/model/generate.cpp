@@ -8,20 +8,11 @@
 #include <string>
 
 #include "attention/error.hpp"
+#include "attention/message_text.hpp"
 
 namespace attn {
 
-namespace {
-
-std::string number_text(double value) {  // as JavaScript writes it, for the API's messages
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::size_t validate(const GenerateOptions& options, const ModelConfig& config,
                      std::size_t prompt_length) {

@@ -14,100 +14,14 @@
 
 #include "attention/layer/layer.hpp"
 #include "attention/layer/trace.hpp"
-#include "attention/ops/attention_shape.hpp"
+#include "attention/model/block.hpp"
+#include "attention/model/model_config.hpp"
 #include "attention/ops/causal_attention.hpp"
-#include "attention/ops/gelu.hpp"
 #include "attention/ops/half.hpp"
 #include "attention/ops/linear.hpp"
-#include "attention/ops/positional.hpp"
-#include "attention/ops/rope.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
-
-inline constexpr std::size_t kMaxModelVocab = 512;
-inline constexpr std::size_t kMaxModelContext = 1024;
-inline constexpr std::size_t kMaxModelDModel = 512;
-inline constexpr std::size_t kMaxModelLayers = 4;
-// A loaded checkpoint's own bounds (ModelConfig::checkpoint): 64 layers (GPT-2 XL has 48), d
-// 8 192, Qwen2's 151 936 and Llama 3's 128 256 ids, a learned position table of 2 048 rows (GPT-2
-// has 1 024; some conversions keep 2 048) and, with RoPE (no table), 131 072 positions (the
-// context only bounds n; the memory a forward needs is bounded by kMaxModelAttentionValues).
-inline constexpr std::size_t kMaxCheckpointVocab = 262144;
-inline constexpr std::size_t kMaxCheckpointContext = 2048;
-inline constexpr std::size_t kMaxCheckpointRopeContext = 131072;
-inline constexpr std::size_t kMaxCheckpointDModel = 8192;
-inline constexpr std::size_t kMaxCheckpointLayers = 64;
-// batch·heads·n² attention weights kept per layer for the backward (256 MB of floats).
-inline constexpr std::size_t kMaxModelAttentionValues = std::size_t{1} << 26;
-
-// The norm before each block and at the end.
-enum class NormKind {
-  LayerNorm,  // (x − mean)·rstd ⊙ w + b, ε 1e-5 (GPT-2, the small models)
-  RmsNorm,    // x · rsqrt(mean(x²) + norm_eps) ⊙ w (the Llama family)
-};
-// The MLP after each attention block.
-enum class MlpKind {
-  Gelu,    // proj(GELU(fc(h))), fc [mlp_width, d]
-  SwiGlu,  // down(silu(gate(h)) ⊙ up(h)): fc [2·mlp_width, d] holds gate's rows, then up's
-};
-
-struct ModelConfig {
-  std::size_t vocab = 32;    // 2 … 512 token ids
-  std::size_t context = 64;  // 1 … 1024: the longest sequence (rows of pos.weight)
-  std::size_t d_model = 64;  // 1 … 512, a multiple of heads
-  std::size_t heads = 4;
-  std::size_t layers = 2;                               // 1 … 4
-  PositionalKind positional = PositionalKind::Learned;  // none | sinusoidal | learned | rope
-  bool layer_norm = true;  // pre-LN in every block (ln1, ln2) and a final ln_f
-  bool mlp = false;        // x = x + proj(GELU(fc(ln2(x)))) after each attention block, 4·d_model
-  bool tied = false;       // logits = ln_f(x)·embed.weightᵀ (no unembed.weight)
-  bool bias = true;        // false drops every linear bias (LayerNorm keeps its affine bias)
-  GeluKind gelu = GeluKind::Erf;  // exact erf (torch.nn.GELU()); tanh for GPT-2 checkpoints
-  std::uint32_t seed = 1;         // the initial weights
-  // What the Llama family (a loaded checkpoint's config) changes; the defaults are the small
-  // models' and GPT-2's.
-  NormKind norm = NormKind::LayerNorm;
-  double norm_eps = 1e-5;  // RMSNorm's ε (rms_norm_eps); LayerNorm's is 1e-5
-  MlpKind mlp_kind = MlpKind::Gelu;
-  std::size_t mlp_width = 0;  // 0: 4·d_model; SwiGLU: intermediate_size
-  std::size_t kv_heads = 0;   // 0: heads; fewer: grouped-query attention (must divide heads)
-  std::size_t head_dim = 0;   // 0: d_model / heads
-  std::size_t window = 0;     // > 0: a sliding window (query i sees keys i − window < j ≤ i)
-  RopeSpec rope;              // with positional rope: pairing, θ (rope_theta) and scaling
-  // Per-linear biases where a family differs from `bias` (unset: `bias`): Qwen2 has q/k/v biases
-  // but no o_proj or MLP bias.
-  std::optional<bool> qkv_bias, out_bias, mlp_bias;
-  // Weights read from a checkpoint (gpt2_checkpoint.hpp): the kMaxCheckpoint* bounds instead of
-  // kMaxModel*, parameters start at 0 instead of being drawn, and the gradients' buffer is only
-  // allocated by the first loss_and_gradients (a GPT-2 forward needs no second copy).
-  bool checkpoint = false;
-};
-
-// Throws attn::Error naming the field, its bound and the value, e.g.
-// "layers must be between 1 and 4, got 5".
-void validate(const ModelConfig& config);
-
-// What a validated config resolves to: the attention's q|k|v layout, the MLP's width, the biases.
-AttentionShape attention_shape(const ModelConfig& config);
-std::size_t mlp_width(const ModelConfig& config);
-bool has_qkv_bias(const ModelConfig& config);
-bool has_out_bias(const ModelConfig& config);
-bool has_mlp_bias(const ModelConfig& config);
-
-// One parameter tensor: values [offset, offset + size) of the parameter buffer, row-major.
-struct ParameterInfo {
-  std::string name;  // e.g. "layers.0.attn.in_proj_weight"
-  std::vector<std::size_t> shape;
-  std::size_t offset = 0;  // in the float buffer, or (half) which of the 2-byte buffers
-  std::size_t size = 0;
-  std::optional<HalfKind> half;  // kept in a checkpoint's 2-byte form (F16 or BF16)
-};
-
-// Validates the config and lays out its parameters in buffer order (Model::parameter_table);
-// parameter_count is the buffer's size.
-std::vector<ParameterInfo> parameter_layout(const ModelConfig& config);
-std::uint64_t parameter_count(const ModelConfig& config);
 
 // One head whose output a forward leaves out: its context (its d_k columns of the concatenated
 // heads' A·V, before out_proj) is zeroed in that layer, as if the head attended to nothing; or,
@@ -147,10 +61,10 @@ class KvCache {
   std::vector<AlignedVector<float>> keys_, values_;  // per layer [capacity, width]
   std::vector<std::vector<float>> head_scales_;      // per layer [heads] (1: kept), or empty
   AlignedVector<float> sinusoidal_;                  // [capacity, d] (sinusoidal positions only)
-  // One step's activations: x, norm, q|k|v, heads' A·V, x + attn, the MLP, logits [vocab].
-  AlignedVector<float> x_, h_, qkv_, ctx_, mid_, fc_, act_, next_, logits_;
-  std::vector<AlignedVector<float>> attention_;  // per layer [heads, length]: the new query's row
-  AlignedVector<float> mean_, rstd_;
+  // One step: the residual row in and out of each block, the final norm, the logits [vocab], and
+  // each block's activations (att: the new query's row [heads, length]).
+  AlignedVector<float> x_, next_, final_, logits_, mean_, rstd_;
+  std::vector<BlockActivations> blocks_;
   LinearScratch linear_scratch_;
   AttentionScratch attention_scratch_;
 };
@@ -174,6 +88,8 @@ class Model {
   // its file's 2-byte kind) stay in that form, widened as the kernels read them; the others are
   // float. Every parameter starts at 0 (the import fills them).
   Model(const ModelConfig& config, const std::vector<std::pair<std::string, HalfKind>>& kept_half);
+  // A small model (createModel's options), initialised from options.seed as below.
+  explicit Model(const SmallModelOptions& options) : Model(small_model_config(options)) {}
 
   // Validates the config, lays out the parameters and initialises them from config.seed:
   // LayerNorm weights 1 and biases 0, every linear bias 0, every other weight N(0, 0.02²)
@@ -278,30 +194,26 @@ class Model {
     std::size_t ln1_w, ln1_b, in_w, in_b, out_w, out_b, ln2_w, ln2_b, fc_w, fc_b, proj_w, proj_b;
     StoredWeights in, out, fc, proj;  // the weight matrices as stored (float or 2-byte)
   };
-  struct LayerActivations {
-    AlignedVector<float> ln1, ln1_mean, ln1_rstd;  // [M, d], [M], [M]   (M = batch·n)
-    AlignedVector<float> qkv;                      // [M, shape.row()] (q, k after RoPE)
-    AlignedVector<float> att;                      // [batch, heads, n, n]
-    AlignedVector<float> ctx;                      // [M, heads·head_dim]: heads' A·V
-    AlignedVector<float> mid;                      // [M, d]: x + attn(…)
-    AlignedVector<float> ln2, ln2_mean, ln2_rstd;  // [M, d], [M], [M]
-    AlignedVector<float> fc, gelu;                 // [M, W] (SwiGLU: fc [M, 2W])
-  };
 
-  // out [M, d] = norm(x) with the block's (or the final) weights; keeps the LayerNorm statistics.
-  void norm_forward(const float* x, std::size_t weight, std::size_t bias, float* out,
-                    AlignedVector<float>& mean, AlignedVector<float>& rstd, std::size_t rows);
   void initialise();
   void check_ids(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n) const;
-  // all_logits false: the logits of each sequence's last position only (logits_ [batch, vocab]).
+  // Every block over ids [batch·n] from position 0, through the cache when there is one (batch
+  // 1: prefill); all_logits false: the logits of each sequence's last position only (logits_
+  // [batch, vocab]).
   void run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
-                   std::optional<HeadAblation> ablation = std::nullopt, bool all_logits = true);
+                   std::optional<HeadAblation> ablation = std::nullopt, bool all_logits = true,
+                   KvCache* cache = nullptr);
   void check_ablation(const HeadAblation& head) const;
-  // Scales (zeroes) the ablated heads' columns of ctx [rows, heads·head_dim] in `layer`: `scales`
-  // per layer [heads] (empty: none), and `extra`.
-  void ablate_heads(std::size_t layer, float* ctx, std::size_t rows,
-                    const std::vector<std::vector<float>>& scales,
-                    std::optional<HeadAblation> extra) const;
+  // Block `layer`'s weights (their packed copies when current) and its heads ablated by `scales`
+  // (per layer [heads]; empty: none) and `extra`.
+  BlockWeights block_weights(std::size_t layer) const;
+  static BlockAblation block_ablation(std::size_t layer,
+                                      const std::vector<std::vector<float>>& scales,
+                                      std::optional<HeadAblation> extra);
+  // logits [rows, vocab] = unembed(final_norm(x [rows, d])) (`normed` keeps the final norm).
+  void logits_of(const float* x, std::size_t rows, AlignedVector<float>& normed,
+                 AlignedVector<float>& mean, AlignedVector<float>& rstd, float* logits,
+                 LinearScratch& scratch, std::size_t pack_values) const;
   const float* p(std::size_t offset) const { return offset == kNone ? nullptr : &params_[offset]; }
   float* g(std::size_t offset) { return offset == kNone ? nullptr : &grads_[offset]; }
 
@@ -316,11 +228,9 @@ class Model {
   static constexpr std::uint64_t kPackedWeightsWithParameters = std::uint64_t{5} << 29;
   enum Projection : std::size_t { kIn, kOut, kFc, kProj, kProjections };
   void pack_weights();
-  // y [m, out] = x [m, in] · Wᵀ + b for W = layer `layer`'s projection (layer == layers: the
-  // unembedding), from its packed copy when it has one.
-  void linear(std::size_t layer, Projection projection, const StoredWeights& w, const float* x,
-              const float* b, float* y, std::size_t m, std::size_t in, std::size_t out,
-              LinearScratch& scratch, std::size_t pack_values = kLinearPackValues) const;
+  const PackedLinear* packed(std::size_t slot) const {
+    return packed_current_ && slot < packed_.size() ? &packed_[slot] : nullptr;
+  }
 
   void lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_half);
   StoredWeights stored(const std::string& name) const;
@@ -342,15 +252,13 @@ class Model {
   std::size_t batch_ = 0, n_ = 0;
   AlignedVector<float> sinusoidal_;             // [n, d]
   std::vector<AlignedVector<float>> residual_;  // layers + 1 of [M, d]
-  std::vector<LayerActivations> acts_;
+  std::vector<BlockActivations> acts_;
   AlignedVector<float> lnf_, lnf_mean_, lnf_rstd_, logits_, probs_;
   AlignedVector<float> last_rows_;  // [batch, d]: each sequence's last residual row
   // backward buffers and matmul scratch
   AlignedVector<float> d_logits_, d_resid_, d_h_, d_ctx_, d_qkv_, d_fc_, d_gelu_;
   LinearScratch linear_scratch_;
   AttentionScratch attention_scratch_;
-  AttentionShape shape_;                                        // attention_shape(config_)
-  std::size_t mlp_width_;                                       // mlp_width(config_)
   std::vector<std::unique_ptr<AttentionLayer>> traced_layers_;  // of the last trace()
   std::vector<HeadAblation> ablated_;                           // ablate()'s heads
   std::vector<PackedLinear> packed_;  // [layers · kProjections + 1], see pack_weights

@@ -18,30 +18,58 @@ void causal_softmax_row(float* row, std::size_t first, std::size_t last, float s
   std::fill(row, row + first, 0.0f);
 }
 
+void causal_attention_rows(const float* q, std::size_t q_ld, const float* keys, const float* values,
+                           std::size_t kv_ld, std::size_t position, std::size_t rows,
+                           const AttentionShape& shape, float* att, float* ctx, std::size_t ctx_ld,
+                           AttentionScratch& scratch) {
+  const std::size_t dk = shape.head_dim, len = position + rows;
+  const std::size_t group = shape.heads / shape.kv_heads;
+  const float scale = 1.0f / std::sqrt(float(dk));
+  // The keys any of the rows sees: first … len − 1.
+  const std::size_t first = shape.first_key(position), count = len - first;
+  for (std::size_t g = 0; g < shape.kv_heads; ++g) {
+    const std::size_t head0 = g * group;
+    pack_transposed(ConstMatView(keys + first * kv_ld + g * dk, count, dk, kv_ld),
+                    scratch.packed_keys);  // Kᵀ [d_k, count]
+    if (rows == 1) {  // the group's queries of one row are contiguous: one [group, d_k] matrix
+      matmul_packed(ConstMatView(q + shape.q_offset(head0), group, dk, dk), scratch.packed_keys,
+                    MatView(att + head0 * len + first, group, count, len));
+    } else {
+      for (std::size_t h = head0; h < head0 + group; ++h) {
+        matmul_packed(ConstMatView(q + shape.q_offset(h), rows, dk, q_ld), scratch.packed_keys,
+                      MatView(att + h * rows * len + first, rows, count, len));
+      }
+    }
+    for (std::size_t h = head0; h < head0 + group; ++h) {
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t at = position + r;
+        float* row = att + (h * rows + r) * len;
+        causal_softmax_row(row, shape.first_key(at), at, scale);
+        std::fill(row + at + 1, row + len, 0.0f);
+      }
+    }
+    pack_matrix(ConstMatView(values + first * kv_ld + g * dk, count, dk, kv_ld),
+                scratch.packed_rows);  // V [count, d_k]
+    if (rows == 1) {
+      matmul_packed(ConstMatView(att + head0 * len + first, group, count, len), scratch.packed_rows,
+                    MatView(ctx + head0 * dk, group, dk, dk));
+    } else {
+      for (std::size_t h = head0; h < head0 + group; ++h) {
+        matmul_packed(ConstMatView(att + h * rows * len + first, rows, count, len),
+                      scratch.packed_rows, MatView(ctx + h * dk, rows, dk, ctx_ld));
+      }
+    }
+  }
+}
+
 void causal_attention_forward(const float* qkv, float* att, float* ctx, std::size_t batch,
                               std::size_t n, const AttentionShape& shape,
                               AttentionScratch& scratch) {
-  const std::size_t dk = shape.head_dim, ld = shape.row(), heads = shape.heads;
-  const std::size_t ctx_ld = shape.q_width();
-  const float scale = 1.0f / std::sqrt(float(dk));
+  const std::size_t ld = shape.row(), q_width = shape.q_width(), kv_width = shape.kv_width();
   for (std::size_t b = 0; b < batch; ++b) {
     const float* rows = qkv + b * n * ld;
-    for (std::size_t h = 0; h < heads; ++h) {
-      const ConstMatView qv(rows + shape.q_offset(h), n, dk, ld);
-      const ConstMatView kv(rows + shape.k_offset(h), n, dk, ld);
-      const ConstMatView vv(rows + shape.v_offset(h), n, dk, ld);
-      float* a = att + (b * heads + h) * n * n;
-      pack_transposed(kv, scratch.packed_keys);  // Kᵀ [d_k, n]
-      matmul_packed(qv, scratch.packed_keys, MatView(a, n, n));
-      for (std::size_t i = 0; i < n; ++i) {
-        float* row = a + i * n;
-        causal_softmax_row(row, shape.first_key(i), i, scale);
-        std::fill(row + i + 1, row + n, 0.0f);
-      }
-      pack_matrix(vv, scratch.packed_rows);  // V [n, d_k]
-      matmul_packed(ConstMatView(a, n, n), scratch.packed_rows,
-                    MatView(ctx + b * n * ctx_ld + h * dk, n, dk, ctx_ld));
-    }
+    causal_attention_rows(rows, ld, rows + q_width, rows + q_width + kv_width, ld, 0, n, shape,
+                          att + b * shape.heads * n * n, ctx + b * n * q_width, q_width, scratch);
   }
 }
 

@@ -130,8 +130,22 @@ struct AttentionScratch {
 // decode step share it, so their weights are the same floats.
 void causal_softmax_row(float* row, std::size_t first, std::size_t last, float scale);
 
+// The queries of one sequence's rows at positions position … position + rows − 1 (q [rows, q_ld],
+// query head h at columns h·head_dim) over its keys and values 0 … position + rows − 1 (keys,
+// values [position + rows, kv_ld], K/V head g at columns g·head_dim): att [heads, rows, keys]
+// (keys = position + rows; each row's weights over the keys it sees, zero elsewhere) and ctx
+// [rows, ctx_ld] (query head h at columns h·head_dim). Each K/V head's keys and values are packed
+// once for its group of query heads; a single row's queries of a group go through the products as
+// one matrix. A row's values depend only on its position and the keys and values it sees, so a
+// model's cached step (one row over the cache) and its full forward (every row at once) compute
+// the same floats.
+void causal_attention_rows(const float* q, std::size_t q_ld, const float* keys, const float* values,
+                           std::size_t kv_ld, std::size_t position, std::size_t rows,
+                           const AttentionShape& shape, float* att, float* ctx, std::size_t ctx_ld,
+                           AttentionScratch& scratch);
+
 // The same contracts in float: the products on the packed SIMD matmul, the softmax with the
-// core's vectorized exp.
+// core's vectorized exp (the forward runs causal_attention_rows on each sequence).
 void causal_attention_forward(const float* qkv, float* att, float* ctx, std::size_t batch,
                               std::size_t n, const AttentionShape& shape,
                               AttentionScratch& scratch);

@@ -52,6 +52,8 @@ struct RopeSpec {
   double base = kRopeBase;
   std::vector<double> frequencies;  // [d_k / 2] when given; empty: the base's
 
+  bool operator==(const RopeSpec&) const = default;
+
   double frequency(std::size_t pair, std::size_t d_k) const {
     return frequencies.empty() ? rope_frequency(pair, d_k, base) : frequencies[pair];
   }

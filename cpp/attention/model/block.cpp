@@ -1,0 +1,146 @@
+// One decoder block over a span of rows, see block.hpp.
+#include "attention/model/block.hpp"
+
+#include <algorithm>
+
+#include "attention/error.hpp"
+#include "attention/ops/gelu.hpp"
+#include "attention/ops/layernorm.hpp"
+#include "attention/ops/rmsnorm.hpp"
+#include "attention/ops/rope.hpp"
+#include "attention/ops/swiglu.hpp"
+#include "attention/ops/vec.hpp"
+
+namespace attn {
+
+void BlockLinear::forward(const float* x, float* y, std::size_t m, LinearScratch& scratch,
+                          std::size_t pack_values) const {
+  if (packed != nullptr && !packed->empty()) {
+    packed->forward(x, bias, y, m);
+  } else {
+    linear_forward(x, weight, bias, y, m, in, out, scratch, pack_values);
+  }
+}
+
+void norm_forward(const ModelConfig& config, const float* x, const float* weight, const float* bias,
+                  float* out, AlignedVector<float>& mean, AlignedVector<float>& rstd,
+                  std::size_t rows) {
+  const std::size_t d = config.d_model;
+  switch (config.norm) {
+    case NormKind::None:
+      std::copy(x, x + rows * d, out);
+      return;
+    case NormKind::RmsNorm:
+      rmsnorm_forward(x, weight, out, rows, d, float(config.norm_eps));
+      return;
+    case NormKind::LayerNorm:
+      mean.resize(rows);
+      rstd.resize(rows);
+      layernorm_forward(x, weight, bias, out, mean.data(), rstd.data(), rows, d);
+      return;
+  }
+}
+
+void ablate_heads(const AttentionShape& shape, const BlockAblation& ablation, float* ctx,
+                  std::size_t rows) {
+  const std::size_t d_k = shape.head_dim, width = shape.q_width();
+  const auto apply = [&](std::size_t head, float scale) {
+    if (scale == 1.0f) return;
+    for (std::size_t r = 0; r < rows; ++r) {  // ctx [rows, heads·d_k]: head h owns columns h·d_k …
+      float* values = ctx + r * width + head * d_k;
+      if (scale == 0.0f) {
+        std::fill(values, values + d_k, 0.0f);
+      } else {
+        for (std::size_t c = 0; c < d_k; ++c) values[c] *= scale;
+      }
+    }
+  };
+  for (std::size_t h = 0; h < ablation.scales.size(); ++h) apply(h, ablation.scales[h]);
+  // The one-off head (head_ablation's): on top of the standing ones.
+  if (ablation.extra_head) apply(*ablation.extra_head, ablation.extra_scale);
+}
+
+namespace {
+
+// The block's attention sublayer's core: q|k|v rows → RoPE → (the cache appended) → attention →
+// ablation, into a.ctx.
+void attend(const ModelConfig& config, std::size_t layer, const AttentionShape& shape,
+            const BlockRun& run, BlockActivations& a, AttentionScratch& scratch) {
+  const BlockConfig& block = config.blocks[layer];
+  const std::size_t rows = run.rows, row = shape.row(), q_width = shape.q_width();
+  const std::size_t kv_width = shape.kv_width(), M = run.batch * rows;
+  const std::size_t position = run.cache ? run.cache->length : 0, keys = position + rows;
+  if (config.positional == PositionalKind::Rope) {
+    rope_forward(a.qkv.data(), run.batch, rows, shape, block.rope, position);
+  }
+  a.att.resize(run.batch * shape.heads * rows * keys);
+  a.ctx.resize(M * q_width);
+  if (run.cache != nullptr) {  // one sequence: its rows' keys and values join the cache's
+    float* k = run.cache->keys;
+    float* v = run.cache->values;
+    for (std::size_t r = 0; r < rows; ++r) {
+      const float* source = a.qkv.data() + r * row + q_width;
+      std::copy(source, source + kv_width, k + (position + r) * kv_width);
+      std::copy(source + kv_width, source + 2 * kv_width, v + (position + r) * kv_width);
+    }
+    causal_attention_rows(a.qkv.data(), row, k, v, kv_width, position, rows, shape, a.att.data(),
+                          a.ctx.data(), q_width, scratch);
+  } else {  // each sequence over its own rows
+    causal_attention_forward(a.qkv.data(), a.att.data(), a.ctx.data(), run.batch, rows, shape,
+                             scratch);
+  }
+  ablate_heads(shape, run.ablation, a.ctx.data(), M);
+}
+
+}  // namespace
+
+void block_forward(const ModelConfig& config, std::size_t layer, const BlockWeights& w,
+                   const float* x, float* out, const BlockRun& run, BlockActivations& a,
+                   LinearScratch& linear, AttentionScratch& attention) {
+  if (run.cache != nullptr && run.batch != 1) {
+    throw Error("a KV cache holds one sequence: batch must be 1");
+  }
+  const BlockConfig& block = config.blocks[layer];
+  const AttentionShape shape = attention_shape(config, layer);
+  const std::size_t d = config.d_model, M = run.batch * run.rows, W = mlp_width(config);
+  const bool normed = config.norm != NormKind::None;
+  const std::size_t pack = run.pack_values;
+
+  // mid = x + out_proj(attention(in_proj(ln1(x))))
+  const float* h = x;
+  if (normed) {
+    a.ln1.resize(M * d);
+    norm_forward(config, x, w.ln1_w, w.ln1_b, a.ln1.data(), a.ln1_mean, a.ln1_rstd, M);
+    h = a.ln1.data();
+  }
+  a.qkv.resize(M * shape.row());
+  w.qkv.forward(h, a.qkv.data(), M, linear, pack);
+  attend(config, layer, shape, run, a, attention);
+  a.mid.resize(M * d);
+  w.out.forward(a.ctx.data(), a.mid.data(), M, linear, pack);
+  vec::add(x, a.mid.data(), M * d);
+
+  // out = mid + proj(act(fc(ln2(mid)))), or mid without an MLP
+  if (block.mlp == MlpKind::None) {
+    std::copy(a.mid.begin(), a.mid.begin() + std::ptrdiff_t(M * d), out);
+    return;
+  }
+  const float* h2 = a.mid.data();
+  if (normed) {
+    a.ln2.resize(M * d);
+    norm_forward(config, a.mid.data(), w.ln2_w, w.ln2_b, a.ln2.data(), a.ln2_mean, a.ln2_rstd, M);
+    h2 = a.ln2.data();
+  }
+  a.fc.resize(M * fc_rows(config, layer));
+  a.act.resize(M * W);
+  w.fc.forward(h2, a.fc.data(), M, linear, pack);
+  if (block.mlp == MlpKind::Gated) {
+    swiglu_forward(a.fc.data(), a.act.data(), M, W);
+  } else {
+    gelu_forward(a.fc.data(), a.act.data(), M * W, gelu_kind(block.activation));
+  }
+  w.proj.forward(a.act.data(), out, M, linear, pack);
+  vec::add(a.mid.data(), out, M * d);
+}
+
+}  // namespace attn

@@ -1,0 +1,92 @@
+// One decoder block over a span of rows, the one place a block is computed: norm → q|k|v → RoPE →
+// causal attention over the sequence's keys and values (this call's own rows, or a KV cache the
+// rows are appended to) → heads ablated → out → residual → norm → MLP → residual, as the layer's
+// BlockConfig selects. The full forward, prefill and each cached decoding step all run it, so a
+// cached step's row is the full forward's row by construction.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+
+#include "attention/model/model_config.hpp"
+#include "attention/ops/causal_attention.hpp"
+#include "attention/ops/linear.hpp"
+#include "attention/tensor.hpp"
+
+namespace attn {
+
+// One linear layer as a model holds it: the weight as stored, its bias, and its packed copy when
+// the model has one.
+struct BlockLinear {
+  StoredWeights weight;
+  const float* bias = nullptr;           // [out] or nullptr
+  const PackedLinear* packed = nullptr;  // nullptr (or empty): packed on each call
+  std::size_t in = 0, out = 0;
+
+  // y [m, out] = x [m, in] · Wᵀ + b: from the packed copy, or packing pack_values of Wᵀ at a time
+  // (the same values either way).
+  void forward(const float* x, float* y, std::size_t m, LinearScratch& scratch,
+               std::size_t pack_values) const;
+};
+
+// A block's weights: views into the model's buffers (nullptr where the config has none).
+struct BlockWeights {
+  const float *ln1_w = nullptr, *ln1_b = nullptr, *ln2_w = nullptr, *ln2_b = nullptr;
+  BlockLinear qkv, out, fc, proj;
+};
+
+// What one run of a block keeps: what the backward, the traces and the analyses read.
+// M = batch·rows; keys = position + rows (the keys the last row sees, counted from 0).
+struct BlockActivations {
+  AlignedVector<float> ln1, ln1_mean, ln1_rstd;  // [M, d], [M], [M]: the attention's input
+  AlignedVector<float> qkv;                      // [M, shape.row()] (q, k after RoPE)
+  AlignedVector<float> att;                      // [batch, heads, rows, keys], causal
+  AlignedVector<float> ctx;                      // [M, heads·head_dim]: heads' A·V (ablated)
+  AlignedVector<float> mid;                      // [M, d]: x + attn(…)
+  AlignedVector<float> ln2, ln2_mean, ln2_rstd;  // [M, d], [M], [M]
+  AlignedVector<float> fc, act;                  // [M, fc_rows], [M, mlp_width]
+};
+
+// One sequence's keys and values of one layer, after RoPE: rows 0 … length − 1 held, room for
+// more. The block writes its rows' keys and values at `length` … and attends over all of them.
+struct KvLayerView {
+  float* keys = nullptr;    // [capacity, kv_heads·head_dim]
+  float* values = nullptr;  // [capacity, kv_heads·head_dim]
+  std::size_t length = 0;   // positions held before this run
+};
+
+// Heads whose output a run leaves out or scales (model.hpp's HeadAblation): per head of the layer
+// [heads] (1: kept; empty: none), and one more head on top (head_ablation's one-off).
+struct BlockAblation {
+  std::span<const float> scales;
+  std::optional<std::size_t> extra_head;
+  float extra_scale = 1.0f;
+};
+
+// How a block runs: `batch` sequences of `rows` rows each, the first at position `position`; with
+// a cache (batch 1), its keys and values come first and these rows' are appended.
+struct BlockRun {
+  std::size_t batch = 1, rows = 0;
+  KvLayerView* cache = nullptr;  // nullptr: each sequence attends over its own rows (position 0)
+  BlockAblation ablation;
+  std::size_t pack_values = kLinearPackValues;  // kLinearRowPackValues for one row
+};
+
+// out [M, d] = block(x [M, d]) for layer `layer` of `config`, keeping its activations in `a`.
+// `out` may not alias `x`.
+void block_forward(const ModelConfig& config, std::size_t layer, const BlockWeights& w,
+                   const float* x, float* out, const BlockRun& run, BlockActivations& a,
+                   LinearScratch& linear, AttentionScratch& attention);
+
+// out [rows, d] = the config's norm of x [rows, d] with weight and bias (LayerNorm keeps its
+// statistics in mean and rstd; RMSNorm needs none); NormKind::None copies x.
+void norm_forward(const ModelConfig& config, const float* x, const float* weight, const float* bias,
+                  float* out, AlignedVector<float>& mean, AlignedVector<float>& rstd,
+                  std::size_t rows);
+
+// Scales (zeroes) the ablated heads' columns of ctx [rows, heads·head_dim].
+void ablate_heads(const AttentionShape& shape, const BlockAblation& ablation, float* ctx,
+                  std::size_t rows);
+
+}  // namespace attn

@@ -1,0 +1,187 @@
+// A model's configuration checked, resolved and laid out as parameters, see model_config.hpp.
+#include "attention/model/model_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "attention/error.hpp"
+
+namespace attn {
+
+namespace {
+
+void check_range(const char* field, std::size_t value, std::size_t low, std::size_t high) {
+  if (value < low || value > high) {
+    throw Error(std::string(field) + " must be between " + std::to_string(low) + " and " +
+                std::to_string(high) + ", got " + std::to_string(value));
+  }
+}
+
+}  // namespace
+
+ModelConfig small_model_config(const SmallModelOptions& o) {
+  ModelConfig c;
+  c.vocab = o.vocab;
+  c.context = o.context;
+  c.d_model = o.d_model;
+  c.heads = o.heads;
+  c.layers = o.layers;
+  c.positional = o.positional;
+  c.norm = o.layer_norm ? NormKind::LayerNorm : NormKind::None;
+  c.bias = {o.bias, o.bias, o.bias};
+  c.tied = o.tied;
+  c.seed = o.seed;
+  BlockConfig block;
+  block.mlp = o.mlp ? MlpKind::Plain : MlpKind::None;
+  block.activation = o.gelu == GeluKind::Tanh ? Activation::GeluTanh : Activation::GeluErf;
+  set_uniform_blocks(c, block);
+  return c;
+}
+
+void set_uniform_blocks(ModelConfig& config, const BlockConfig& block) {
+  config.blocks.assign(std::min(config.layers, kMaxCheckpointLayers + 1), block);
+}
+
+SmallModelOptions small_model_options(const ModelConfig& c) {
+  SmallModelOptions o;
+  o.vocab = c.vocab;
+  o.context = c.context;
+  o.d_model = c.d_model;
+  o.heads = c.heads;
+  o.layers = c.layers;
+  o.positional = c.positional;
+  o.layer_norm = c.norm != NormKind::None;
+  o.mlp = !c.blocks.empty() && c.blocks.front().mlp != MlpKind::None;
+  o.tied = c.tied;
+  o.bias = c.bias.qkv;
+  o.gelu = c.blocks.empty() ? GeluKind::Erf : gelu_kind(c.blocks.front().activation);
+  o.seed = c.seed;
+  return o;
+}
+
+GeluKind gelu_kind(Activation activation) {
+  return activation == Activation::GeluTanh ? GeluKind::Tanh : GeluKind::Erf;
+}
+
+void validate(const ModelConfig& c) {
+  const bool rope = c.positional == PositionalKind::Rope;
+  const std::size_t max_context = !c.checkpoint ? kMaxModelContext
+                                  : rope        ? kMaxCheckpointRopeContext
+                                                : kMaxCheckpointContext;
+  check_range("vocab", c.vocab, 2, c.checkpoint ? kMaxCheckpointVocab : kMaxModelVocab);
+  check_range("context", c.context, 1, max_context);
+  check_range("d_model", c.d_model, 1, c.checkpoint ? kMaxCheckpointDModel : kMaxModelDModel);
+  check_range("heads", c.heads, 1, c.d_model);
+  check_range("layers", c.layers, 1, c.checkpoint ? kMaxCheckpointLayers : kMaxModelLayers);
+  if (c.blocks.size() != c.layers) {
+    throw Error("the model describes " + std::to_string(c.blocks.size()) + " blocks for " +
+                std::to_string(c.layers) + " layers");
+  }
+  if (c.head_dim == 0 && c.d_model % c.heads != 0) {
+    throw Error("d_model must be a multiple of heads: d_model " + std::to_string(c.d_model) +
+                " is not divisible by heads " + std::to_string(c.heads));
+  }
+  if (c.head_dim != 0) check_range("head_dim", c.head_dim, 1, c.d_model);
+  if (c.kv_heads != 0) {
+    check_range("kv_heads", c.kv_heads, 1, c.heads);
+    if (c.heads % c.kv_heads != 0) {
+      throw Error(
+          "heads must be a multiple of kv_heads (each key/value head serves a group of "
+          "query heads): heads " +
+          std::to_string(c.heads) + ", kv_heads " + std::to_string(c.kv_heads));
+    }
+  }
+  if (c.mlp_width != 0) check_range("mlp_width", c.mlp_width, 1, 8 * c.d_model);
+  if (!(c.norm_eps > 0.0 && c.norm_eps < 1.0)) {
+    throw Error("norm_eps must be between 0 and 1 (exclusive), got " + std::to_string(c.norm_eps));
+  }
+  if (c.positional == PositionalKind::Alibi) {
+    throw Error(
+        "positional must be 'none', 'sinusoidal', 'learned' or 'rope' for a model, got "
+        "'alibi'");
+  }
+  const std::size_t head_dim = c.head_dim ? c.head_dim : c.d_model / c.heads;
+  if (rope && head_dim % 2 != 0) {
+    throw Error(
+        "positional 'rope' rotates pairs of dimensions: it needs an even d_k = d_model / "
+        "heads, got " +
+        std::to_string(head_dim));
+  }
+  for (const BlockConfig& block : c.blocks) {
+    if (block.mlp == MlpKind::Gated && block.activation != Activation::Silu) {
+      throw Error("a gated MLP computes silu(gate) ⊙ up here: its activation must be SiLU");
+    }
+    if (rope && !block.rope.frequencies.empty() && block.rope.frequencies.size() != head_dim / 2) {
+      throw Error("rope has " + std::to_string(block.rope.frequencies.size()) +
+                  " frequencies, expected head_dim / 2 = " + std::to_string(head_dim / 2));
+    }
+    if (rope && !(block.rope.base > 1.0 && std::isfinite(block.rope.base))) {
+      throw Error("rope's base (rope_theta) must be a finite number above 1, got " +
+                  std::to_string(block.rope.base));
+    }
+  }
+}
+
+AttentionShape attention_shape(const ModelConfig& c, std::size_t layer) {
+  const std::size_t head_dim = c.head_dim ? c.head_dim : c.d_model / c.heads;
+  const std::size_t window = layer < c.blocks.size() ? c.blocks[layer].window : 0;
+  return {c.heads, c.kv_heads ? c.kv_heads : c.heads, head_dim, window};
+}
+std::size_t mlp_width(const ModelConfig& c) {
+  return c.mlp_width ? c.mlp_width : 4 * c.d_model;
+}
+bool has_mlp(const ModelConfig& c, std::size_t layer) {
+  return c.blocks.at(layer).mlp != MlpKind::None;
+}
+std::size_t fc_rows(const ModelConfig& c, std::size_t layer) {
+  return c.blocks.at(layer).mlp == MlpKind::Gated ? 2 * mlp_width(c) : mlp_width(c);
+}
+
+std::vector<ParameterInfo> parameter_layout(const ModelConfig& config) {
+  validate(config);
+  const std::size_t d = config.d_model, v = config.vocab, W = mlp_width(config);
+  std::vector<ParameterInfo> table;
+  const auto add = [&](const std::string& name, std::vector<std::size_t> dims) {
+    ParameterInfo info;
+    info.name = name;
+    info.size = 1;
+    for (std::size_t s : dims) info.size *= s;
+    info.shape = std::move(dims);
+    info.offset = table.empty() ? 0 : table.back().offset + table.back().size;
+    table.push_back(std::move(info));
+  };
+  const auto add_norm = [&](const std::string& name) {
+    if (config.norm == NormKind::None) return;
+    add(name + ".weight", {d});
+    if (config.norm == NormKind::LayerNorm) add(name + ".bias", {d});
+  };
+  add("embed.weight", {v, d});
+  if (config.positional == PositionalKind::Learned) add("pos.weight", {config.context, d});
+  for (std::size_t i = 0; i < config.layers; ++i) {
+    const AttentionShape shape = attention_shape(config, i);
+    const std::string prefix = "layers." + std::to_string(i) + ".";
+    add_norm(prefix + "ln1");
+    add(prefix + "attn.in_proj_weight", {shape.row(), d});
+    if (config.bias.qkv) add(prefix + "attn.in_proj_bias", {shape.row()});
+    add(prefix + "attn.out_proj.weight", {d, shape.q_width()});
+    if (config.bias.out) add(prefix + "attn.out_proj.bias", {d});
+    if (has_mlp(config, i)) {
+      add_norm(prefix + "ln2");
+      add(prefix + "mlp.fc.weight", {fc_rows(config, i), d});
+      if (config.bias.mlp) add(prefix + "mlp.fc.bias", {fc_rows(config, i)});
+      add(prefix + "mlp.proj.weight", {d, W});
+      if (config.bias.mlp) add(prefix + "mlp.proj.bias", {d});
+    }
+  }
+  add_norm("ln_f");
+  if (!config.tied) add("unembed.weight", {v, d});
+  return table;
+}
+
+std::uint64_t parameter_count(const ModelConfig& config) {
+  const auto table = parameter_layout(config);
+  return table.empty() ? 0 : std::uint64_t{table.back().offset} + table.back().size;
+}
+
+}  // namespace attn
