@@ -9,6 +9,7 @@
 
 #include "attention/error.hpp"
 #include "attention/io/safetensors.hpp"
+#include "attention/model/families/gpt2.hpp"
 #include "attention/model/checkpoint_config.hpp"
 
 using Catch::Matchers::ContainsSubstring;

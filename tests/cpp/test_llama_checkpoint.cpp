@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention/error.hpp"
+#include "attention/model/families/gpt2.hpp"
 #include "attention/model/checkpoint_import.hpp"
 #include "test_support.hpp"
 

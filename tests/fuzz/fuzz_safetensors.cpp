@@ -29,6 +29,7 @@
 #include "attention/error.hpp"
 #include "attention/io/safetensors.hpp"
 #include "attention/layer/layer.hpp"
+#include "attention/model/families/gpt2.hpp"
 #include "attention/model/checkpoint_import.hpp"
 
 namespace st = attn::safetensors;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "attention/error.hpp"
+#include "attention/message_text.hpp"
 #include "attention/model/family.hpp"
 #include "attention/text/utf8.hpp"
 
@@ -115,41 +116,26 @@ std::string ConfigJson::string_or(std::string_view key, const std::string& fallb
   return *value->string();
 }
 
-Gpt2Config gpt2_config(const ConfigJson& config) {
-  const FamilyDescription& family = gpt2_family();
-  const FamilySizeKeys& keys = family.size_keys;
-  const std::string listed = std::string(keys.layers) + ", " + std::string(keys.heads) + ", " +
-                             std::string(keys.d_model) + ", " + std::string(keys.context) +
-                             " and " + std::string(keys.vocab);
-  const auto required = [&](std::string_view key) {
-    return config.count(key, "config.json has no " + std::string(key) + "; a " +
-                                 std::string(family.display_name) + " config.json has " + listed);
-  };
-  Gpt2Config out;
-  out.model_type = config.string_or("model_type", std::string(family.model_type));
-  if (out.model_type != family.model_type) return out;  // the import refuses it by name
-  out.n_layer = required(keys.layers);
-  out.n_head = required(keys.heads);
-  out.n_embd = required(keys.d_model);
-  out.n_positions =
-      required(config.has(keys.context) || !config.has(keys.context_alias) ? keys.context
-                                                                           : keys.context_alias);
-  out.vocab_size = required(keys.vocab);
-  out.n_inner = config.count_or("n_inner", 0);
-  out.layer_norm_epsilon = config.number_or("layer_norm_epsilon", out.layer_norm_epsilon);
-  out.activation_function = config.string_or("activation_function", out.activation_function);
-  out.scale_attn_weights = config.boolean_or("scale_attn_weights", out.scale_attn_weights);
-  out.scale_attn_by_inverse_layer_idx =
-      config.boolean_or("scale_attn_by_inverse_layer_idx", out.scale_attn_by_inverse_layer_idx);
-  return out;
-}
-
-namespace {
-
-std::string str(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
+std::vector<std::int32_t> ConfigJson::ids_or_empty(std::string_view key) const {
+  const json::Value* value = member(key);
+  if (value == nullptr) return {};
+  std::vector<const json::Value*> items;
+  if (const json::Array* array = value->array()) {
+    for (const json::Value& item : *array) items.push_back(&item);
+  } else {
+    items.push_back(value);
+  }
+  std::vector<std::int32_t> ids;
+  for (const json::Value* item : items) {
+    const json::Number* number = item->number();
+    // An id the vocabulary could hold (a checkpoint's ids are below kMaxCheckpointVocab);
+    // anything else (null, a negative or fractional number, a string) is no id.
+    if (number != nullptr && number->exact && (!number->negative || number->magnitude == 0) &&
+        number->magnitude < kMaxCheckpointVocab) {
+      ids.push_back(std::int32_t(number->magnitude));
+    }
+  }
+  return ids;
 }
 
 // validate(), its message said as the checkpoint's.
@@ -162,7 +148,8 @@ void validate_checkpoint(const ModelConfig& model) {
 }
 
 // Llama 3's rope_scaling, or none ("default"); any other type refused by name.
-std::vector<double> rope_frequencies(const ConfigJson& config, std::size_t head_dim, double base) {
+std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size_t head_dim,
+                                             double base) {
   const std::optional<ConfigJson> scaling = config.object("rope_scaling");
   if (!scaling) return {};
   const std::string type = scaling->string_or("rope_type", scaling->string_or("type", ""));
@@ -175,7 +162,7 @@ std::vector<double> rope_frequencies(const ConfigJson& config, std::size_t head_
   const auto positive = [&](std::string_view key, double fallback) {
     const double value = scaling->number_or(key, fallback);
     if (!(value > 0.0 && std::isfinite(value))) {
-      throw Error(scaling->name(key) + " must be a positive number, got " + str(value));
+      throw Error(scaling->name(key) + " must be a positive number, got " + number_text(value));
     }
     return value;
   };
@@ -187,147 +174,14 @@ std::vector<double> rope_frequencies(const ConfigJson& config, std::size_t head_
                                               " is missing (Llama 3's scaling needs it)"));
   if (!(llama3.high_freq_factor > llama3.low_freq_factor)) {
     throw Error(scaling->name("high_freq_factor") + " must be above low_freq_factor, got " +
-                str(llama3.high_freq_factor) + " and " + str(llama3.low_freq_factor));
+                number_text(llama3.high_freq_factor) + " and " +
+                number_text(llama3.low_freq_factor));
   }
   return llama3_rope_frequencies(head_dim, base, llama3);
 }
 
-// llama, qwen2 and mistral: transformers' LlamaConfig, Qwen2Config and MistralConfig keys.
-CheckpointConfig llama_family_config(const ConfigJson& config, const FamilyDescription& family) {
-  const FamilySizeKeys& keys = family.size_keys;
-  const auto required = [&](std::string_view key) {
-    return config.count(key, "config.json has no " + std::string(key) + "; a " +
-                                 std::string(family.display_name) +
-                                 " config.json has hidden_size, num_hidden_layers, "
-                                 "num_attention_heads, intermediate_size, vocab_size and "
-                                 "max_position_embeddings");
-  };
-  ModelConfig m;
-  m.checkpoint = true;
-  m.seed = 0;  // nothing is drawn: every parameter comes from the file
-  m.d_model = required(keys.d_model);
-  m.layers = required(keys.layers);
-  m.heads = required(keys.heads);
-  m.mlp_width = required("intermediate_size");
-  m.vocab = required(keys.vocab);
-  m.context = required(keys.context);
-  m.kv_heads = config.count_or("num_key_value_heads", m.heads);
-  m.head_dim = config.count_or("head_dim", 0);
-  const auto positive = [&](const char* key, std::size_t value) {
-    if (value == 0) throw Error("config.json needs a positive " + std::string(key) + ", got 0");
-  };
-  positive("hidden_size", m.d_model);
-  positive("num_hidden_layers", m.layers);
-  positive("num_attention_heads", m.heads);
-  positive("num_key_value_heads", m.kv_heads);
-  positive("intermediate_size", m.mlp_width);
-  positive("vocab_size", m.vocab);
-  positive("max_position_embeddings", m.context);
-  const std::string act = config.string_or("hidden_act", "silu");
-  if (act != "silu") {
-    throw Error("config.json's hidden_act is '" + act.substr(0, 40) +
-                "'; supported: silu (SwiGLU, as every " + std::string(family.display_name) +
-                " checkpoint has)");
-  }
-  m.positional = PositionalKind::Rope;
-  m.norm = NormKind::RmsNorm;
-  m.norm_eps = config.number_or("rms_norm_eps", 1e-6);
-  m.tied = config.boolean_or("tie_word_embeddings", false);
-  BlockConfig block;
-  block.mlp = MlpKind::Gated;
-  block.activation = Activation::Silu;
-  block.rope.pairing = RopePairing::RotateHalf;
-  block.rope.base = config.number_or("rope_theta", 10000.0);
-  if (config.number_or("partial_rotary_factor", 1.0) != 1.0) {
-    throw Error("config.json's partial_rotary_factor is " +
-                str(config.number_or("partial_rotary_factor", 1.0)) +
-                "; supported: 1 (RoPE on every dimension of a head)");
-  }
-  if (family.family == "llama") {
-    const bool attention_bias = config.boolean_or("attention_bias", false);
-    m.bias = {attention_bias, attention_bias, config.boolean_or("mlp_bias", false)};
-  } else if (family.family == "qwen2") {
-    m.bias = {true, false, false};  // Qwen2's q/k/v projections always have biases
-    if (config.boolean_or("use_sliding_window", false)) {
-      throw Error(
-          "config.json has use_sliding_window true (Qwen2's sliding window on the layers "
-          "from max_window_layers on); supported: false");
-    }
-  } else if (family.family == "mistral") {
-    m.bias = {false, false, false};
-    block.window = config.count_or("sliding_window", 0);
-  }
-  set_uniform_blocks(m, block);
-  if (m.heads != 0 && m.d_model % m.heads != 0 && m.head_dim == 0) {
-    throw Error("config.json's hidden_size " + std::to_string(m.d_model) +
-                " is not divisible by num_attention_heads " + std::to_string(m.heads) +
-                " (and there is no head_dim)");
-  }
-  validate_checkpoint(m);
-  const std::vector<double> frequencies =
-      rope_frequencies(config, m.head_dim ? m.head_dim : m.d_model / m.heads, block.rope.base);
-  for (BlockConfig& each : m.blocks) each.rope.frequencies = frequencies;
-  return {&family, m};
-}
-
-}  // namespace
-
-CheckpointConfig checkpoint_config(const Gpt2Config& c) {
-  const FamilyDescription& family = gpt2_family();
-  if (c.model_type != "gpt2") {
-    throw Error("config.json has model_type '" + c.model_type.substr(0, 40) + "'; " +
-                std::string(family.supported) + ", model_type 'gpt2'");
-  }
-  const auto positive = [](const char* field, std::size_t value) {
-    if (value == 0) throw Error(std::string("config.json needs a positive ") + field + ", got 0");
-  };
-  positive("n_layer", c.n_layer);
-  positive("n_head", c.n_head);
-  positive("n_embd", c.n_embd);
-  positive("n_positions", c.n_positions);
-  positive("vocab_size", c.vocab_size);
-  const auto n = [](std::size_t value) { return std::to_string(value); };
-  if (c.n_embd % c.n_head != 0) {
-    throw Error("config.json's n_embd " + n(c.n_embd) + " is not divisible by n_head " +
-                n(c.n_head));
-  }
-  if (c.n_inner != 0 && c.n_inner != 4 * c.n_embd) {
-    throw Error("config.json's n_inner is " + n(c.n_inner) +
-                "; supported: null or 4 · n_embd = " + n(4 * c.n_embd));
-  }
-  if (!(std::abs(c.layer_norm_epsilon - 1e-5) <= 1e-12)) {
-    throw Error("config.json's layer_norm_epsilon is " + std::to_string(c.layer_norm_epsilon) +
-                "; supported: 1e-05 (GPT-2's)");
-  }
-  if (c.activation_function != "gelu_new" && c.activation_function != "gelu_pytorch_tanh" &&
-      c.activation_function != "gelu") {
-    throw Error("config.json's activation_function is '" + c.activation_function.substr(0, 40) +
-                "'; supported: gelu_new, gelu_pytorch_tanh (GELU's tanh form) and gelu (erf)");
-  }
-  if (!c.scale_attn_weights) {
-    throw Error("config.json has scale_attn_weights false; supported: true (scores / √d_k)");
-  }
-  if (c.scale_attn_by_inverse_layer_idx) {
-    throw Error("config.json has scale_attn_by_inverse_layer_idx true; supported: false");
-  }
-  ModelConfig m;
-  m.vocab = c.vocab_size;
-  m.context = c.n_positions;
-  m.d_model = c.n_embd;
-  m.heads = c.n_head;
-  m.layers = c.n_layer;
-  m.positional = PositionalKind::Learned;
-  m.norm = NormKind::LayerNorm;
-  m.tied = true;
-  m.bias = {true, true, true};
-  BlockConfig block;
-  block.mlp = MlpKind::Plain;
-  block.activation = c.activation_function == "gelu" ? Activation::GeluErf : Activation::GeluTanh;
-  set_uniform_blocks(m, block);
-  m.checkpoint = true;
-  m.seed = 0;  // nothing is drawn: every parameter comes from the file
-  validate_checkpoint(m);
-  return {&family, m};
+std::vector<std::int32_t> eos_ids(const ConfigJson& config) {
+  return config.ids_or_empty("eos_token_id");
 }
 
 CheckpointConfig checkpoint_config(const ConfigJson& config) {
@@ -341,8 +195,7 @@ CheckpointConfig checkpoint_config(const ConfigJson& config) {
     throw Error("config.json has model_type '" + model_type.substr(0, 40) +
                 "'; supported: " + known);
   }
-  if (family == &gpt2_family()) return checkpoint_config(gpt2_config(config));
-  return llama_family_config(config, *family);
+  return {family, family->read_config(config, *family), eos_ids(config)};
 }
 
 }  // namespace attn

@@ -3,9 +3,11 @@
 // not implement refused by name; the result is the family and the ModelConfig it describes.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attention/io/json.hpp"
 #include "attention/model/family.hpp"
@@ -30,6 +32,9 @@ class ConfigJson {
   double number_or(std::string_view key, double fallback) const;
   bool boolean_or(std::string_view key, bool fallback) const;
   std::string string_or(std::string_view key, const std::string& fallback) const;
+  // An integer id or a list of them (absent or null: none); entries that are not ids below
+  // kMaxCheckpointVocab are skipped.
+  std::vector<std::int32_t> ids_or_empty(std::string_view key) const;
   // An object member (absent or null: nothing).
   std::optional<ConfigJson> object(std::string_view key) const;
   // "config.json's <key>" (or "config.json's <parent>.<key>").
@@ -43,35 +48,28 @@ class ConfigJson {
   std::string prefix_;  // "" or "rope_scaling."
 };
 
-// GPT-2's config.json fields that shape the model (absent: the defaults, which are GPT-2's own).
-struct Gpt2Config {
-  std::string model_type = "gpt2";  // anything else is refused, naming it
-  std::size_t n_layer = 0;
-  std::size_t n_head = 0;
-  std::size_t n_embd = 0;
-  std::size_t n_positions = 0;
-  std::size_t vocab_size = 0;
-  std::size_t n_inner = 0;  // 0: null in config.json, i.e. 4·n_embd (the only width supported)
-  double layer_norm_epsilon = 1e-5;
-  std::string activation_function = "gelu_new";  // gelu_new | gelu_pytorch_tanh | gelu
-  bool scale_attn_weights = true;                // scores / √d_k (false is not supported)
-  bool scale_attn_by_inverse_layer_idx = false;  // true is not supported
-};
-
-// A checkpoint's family and the model its config.json describes (ModelConfig::checkpoint set).
+// A checkpoint's family, the model its config.json describes (ModelConfig::checkpoint set), and the
+// ids that end a generation (config.json's eos_token_id).
 struct CheckpointConfig {
   const FamilyDescription* family = nullptr;
   ModelConfig model;
+  std::vector<std::int32_t> eos_ids;
 };
 
-// config.json for its family (model_type; absent: gpt2). An unknown model_type, a value out of
-// range or a switch the core does not implement throws attn::Error naming it.
+// config.json for its family (model_type; absent: gpt2), read by the family's own reader
+// (FamilyDescription::read_config). An unknown model_type, a value out of range or a switch the
+// core does not implement throws attn::Error naming it.
 CheckpointConfig checkpoint_config(const ConfigJson& config);
-// GPT-2's fields checked and turned into a model.
-CheckpointConfig checkpoint_config(const Gpt2Config& config);
 
-// GPT-2's keys: n_layer, n_head, n_embd, n_positions (or n_ctx), vocab_size are required;
-// model_type defaults to "gpt2", the rest to GPT-2's own values (Gpt2Config's defaults).
-Gpt2Config gpt2_config(const ConfigJson& config);
+// What the families' readers share:
+// validate() of a model a config.json describes, its message said as the checkpoint's ("this
+// checkpoint is outside what a tab can load: …").
+void validate_checkpoint(const ModelConfig& model);
+// RoPE's θ per pair under config.json's rope_scaling: none (absent, null or "default": empty) or
+// Llama 3's ("llama3"); any other type refused by name.
+std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size_t head_dim,
+                                             double base);
+// eos_token_id: an id or a list of ids (absent or null: none); entries that are no id are skipped.
+std::vector<std::int32_t> eos_ids(const ConfigJson& config);
 
 }  // namespace attn

@@ -388,9 +388,4 @@ std::unique_ptr<Model> load_checkpoint(const std::vector<std::span<const std::ui
   return import.finish();
 }
 
-std::unique_ptr<Model> load_gpt2_checkpoint(std::span<const std::uint8_t> file,
-                                            const Gpt2Config& config) {
-  return load_checkpoint({file}, checkpoint_config(config));
-}
-
 }  // namespace attn

@@ -93,8 +93,5 @@ class CheckpointImport {
 // read() takes them), finish.
 std::unique_ptr<Model> load_checkpoint(const std::vector<std::span<const std::uint8_t>>& files,
                                        const CheckpointConfig& config);
-// One GPT-2 file with its config's fields.
-std::unique_ptr<Model> load_gpt2_checkpoint(std::span<const std::uint8_t> file,
-                                            const Gpt2Config& config);
 
 }  // namespace attn

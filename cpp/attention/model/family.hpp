@@ -1,8 +1,9 @@
-// A checkpoint family as a description the core owns: the config.json keys that give the sizes,
-// the names, shapes and layouts of its tensors (each mapped to a Model parameter), the tensors it
-// ignores, and its architecture. The import reads a file by its family's description, so adding a
-// family is adding a description (and the ops it needs): GPT-2, and the Llama family (llama,
-// qwen2, mistral) in Hugging Face's names.
+// A checkpoint family as a description the core owns: its config.json reader (the keys that give
+// the sizes and switch its architecture, per block), the names, shapes and layouts of its tensors
+// (each mapped to a Model parameter) and the tensors it ignores. Each family is one file in
+// families/ (gpt2.cpp; llama.cpp: llama, qwen2, mistral), registered in families(); the import
+// reads a file by its family's description. ARCHITECTURE.md, "How to add a family", lists what a
+// new one takes.
 #pragma once
 
 #include <cstddef>
@@ -59,6 +60,14 @@ struct FamilySizeKeys {
   std::string_view layers, heads, d_model, context, context_alias, vocab;
 };
 
+class ConfigJson;
+struct ModelConfig;
+struct FamilyDescription;
+// A family's config.json reader: the ModelConfig (checkpoint set) it describes, every switch the
+// core does not implement refused by name.
+using FamilyConfigReader = ModelConfig (*)(const ConfigJson& config,
+                                           const FamilyDescription& family);
+
 struct FamilyDescription {
   std::string_view family;        // our name, e.g. "gpt2"
   std::string_view model_type;    // config.json's model_type
@@ -68,15 +77,18 @@ struct FamilyDescription {
   FamilySizeKeys size_keys;
   std::vector<FamilyTensor> tensors;
   std::vector<std::string_view> ignored;  // buffers that are not parameters, e.g. causal masks
+  FamilyConfigReader read_config = nullptr;
 };
 
-// GPT-2 (gpt2, distilgpt2 and other GPT2LMHeadModel checkpoints).
+// The families (each defined in its file in families/): GPT-2 (gpt2, distilgpt2 and other
+// GPT2LMHeadModel checkpoints); the Llama family: llama (Llama 2/3, SmolLM2, TinyLlama), qwen2
+// (q/k/v biases), mistral (a sliding window).
 const FamilyDescription& gpt2_family();
-// The Llama family: llama (Llama 2/3, SmolLM2, TinyLlama), qwen2 (q/k/v biases), mistral.
 const FamilyDescription& llama_family();
 const FamilyDescription& qwen2_family();
 const FamilyDescription& mistral_family();
-// Every family, and the one whose model_type (config.json) is `model_type`, or nullptr.
+// Every family, in the order the core lists them (the registry: one line per family), and the one
+// whose model_type (config.json) is `model_type`, or nullptr.
 std::span<const FamilyDescription* const> families();
 const FamilyDescription* family_of_model_type(std::string_view model_type);
 
