@@ -699,6 +699,26 @@ test('tokenizer.json kinds the core does not read are refused, naming the kind a
   assert.equal(lens.memory().allocatedBytes, before, 'a refused tokenizer frees what it allocated');
 });
 
+test('Gemma 3: nothing limits a 262 144-token vocabulary; the model\'s vocabulary limit holds', async () => {
+  // The 262 144-row model of the comparison above loads (kMaxCheckpointVocab); one row more is
+  // refused by the model's own limit, and the tokenizer is not what refuses it.
+  const json = KINDS.gemma3();
+  const sizes = { layers: 1, d: 8, vocab: GEMMA3_VOCAB + 1, context: 16 };
+  await assert.rejects(lens.loadCheckpoint({ weights: writeSafetensors(gpt2Tensors(sizes)), config: gpt2Config(sizes), tokenizer: json }),
+    /vocab must be between 2 and 262144, got 262145/);
+  const { model } = await load(json, GEMMA3_VOCAB);
+  try {
+    assert.equal(model.config.vocab, GEMMA3_VOCAB);
+    const id = vocabOf(GEMMA.tokens);
+    assert.deepEqual(Array.from(model.tokenize('<start_of_turn>').ids), [id['<bos>'], id['<start_of_turn>']]);
+    assert.deepEqual(model.tokenTexts([GEMMA3_VOCAB - 1, GEMMA3_VOCAB]), [`[filler${GEMMA3_VOCAB - GEMMA.tokens.length - 3}]`, '<image_soft_token>']);
+    assert.throws(() => model.tokenize('a <image_soft_token>'), /the text holds '<image_soft_token>' \(token 262144\)/);
+    assert.deepEqual(Array.from(model.tokenize('').ids), [id['<bos>']]);
+  } finally {
+    model.dispose();
+  }
+});
+
 test('BOS and EOS: the ids the model gets for an empty text, as each post-processor adds them', async () => {
   // Pythia, Qwen3 and OLMo 2 add nothing; Gemma adds <bos> (id 2), Phi-3 <s> (id 1); none adds an
   // EOS. The reference agrees, with its default add_special_tokens.
