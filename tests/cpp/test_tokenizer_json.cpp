@@ -569,3 +569,20 @@ TEST_CASE("OLMo 2's Split (Removed, inverted) reads as Isolated; Phi-3's rstrip"
   CHECK(phi3.encode("lens \n ab", false) == Ids{264, 263});
   CHECK(phi3.encode("a lens", false) == Ids{262, 259, 264});
 }
+
+TEST_CASE("TemplateProcessing: several special tokens around the text, and nested Sequences",
+          "[tokenizer_json]") {
+  // As the reference's Sequence post-processor: each template wraps what the ones before made.
+  std::string json = llama2_json(true, true);
+  const std::string bos = R"("post_processor":)" + kBos;
+  json.replace(
+      json.find(bos), bos.size(),
+      R"("post_processor":{"type":"Sequence","processors":[)"
+      R"({"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"</s>","type_id":0}}]},)"
+      R"({"type":"Sequence","processors":[{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<unk>","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"</s>","type_id":0}}]}]}]})");
+  const auto tokenizer = read(json);
+  CHECK(tokenizer.special_prefix() == Ids{0, 1});
+  CHECK(tokenizer.special_suffix() == Ids{2, 2});
+  CHECK(tokenizer.encode("ab") == Ids{0, 1, 263, 2, 2});
+  CHECK(tokenizer.encode("ab", false) == Ids{263});
+}
