@@ -7,6 +7,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -360,11 +361,20 @@ TEST_CASE("tokenizer.json: what is not supported is refused by name", "[tokenize
   std::string removed = split;
   removed.replace(removed.find("Isolated"), 8, "Removed");
   refused(byte_level_json(removed, false),
-          "pre_tokenizer.pretokenizers[0].behavior 'Removed' is not supported");
+          "pre_tokenizer.pretokenizers[0].behavior 'Removed' with invert false is not supported; "
+          "supported for a Regex: 'Isolated' with invert false, 'Removed' with invert true");
   refused(byte_level_json(
-              R"({"type":"Split","pattern":{"String":" "},"behavior":"Isolated","invert":false})",
+              R"({"type":"Split","pattern":{"String":""},"behavior":"Isolated","invert":false})",
               false),
-          "pre_tokenizer.pattern String ' ' is not supported");
+          "pre_tokenizer.pattern.String '' is not supported");
+  refused(byte_level_json(
+              R"({"type":"Split","pattern":{"String":" "},"behavior":"Contiguous","invert":false})",
+              false),
+          "pre_tokenizer.behavior 'Contiguous' with invert false is not supported; supported for a "
+          "String: 'Isolated' or 'MergedWithPrevious', with invert false");
+  refused(
+      byte_level_json(R"({"type":"Split","pattern":{"Glob":"*"},"behavior":"Isolated"})", false),
+      "pre_tokenizer.pattern must be { Regex } or { String }, got an object");
   refused(byte_level_json(split, false, "[]",
                           R"({"type":"RobertaProcessing","sep":["</s>",2],"cls":["<s>",0]})"),
           "tokenizer.json's post_processor type 'RobertaProcessing' is not supported; supported: "
@@ -427,4 +437,152 @@ TEST_CASE("tokenizer.json: bad JSON, wrong types and inconsistent ids are named"
   CHECK_NOTHROW(attn::read_tokenizer_json(
       R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},"normalizer":{"type":"NFC"},"pre_tokenizer":null})",
       [](const std::string& text) { return text; }));
+}
+
+TEST_CASE("Split: a literal String (Isolated, MergedWithPrevious), a Regex's matches only",
+          "[tokenizer_json]") {
+  attn::PreTokenizerStep literal;
+  literal.kind = attn::PreTokenizerStep::kSplit;
+  literal.literal = U" ";
+  literal.behavior = attn::PreTokenizerStep::kMergedWithPrevious;  // Gemma's, as Rust splits
+  CHECK(pre_tokenize(literal, "a b  c ") == Strings{"a ", "b ", " ", "c "});
+  CHECK(pre_tokenize(literal, "abc") == Strings{"abc"});
+  literal.behavior = attn::PreTokenizerStep::kIsolated;
+  CHECK(pre_tokenize(literal, "a b  c") == Strings{"a", " ", "b", " ", " ", "c"});
+
+  // "Removed" with invert: the matches are the words, what lies between them is dropped
+  attn::PreTokenizerStep matches;
+  matches.kind = attn::PreTokenizerStep::kSplit;
+  matches.behavior = attn::PreTokenizerStep::kMatchesOnly;
+  matches.regex = std::make_shared<const attn::Regex>(R"(\p{L}+)");
+  CHECK(pre_tokenize(matches, "ab 12 cd!") == Strings{"ab", "cd"});
+  // Llama 3's (cl100k's) pattern matches every character: OLMo 2's Removed + invert is Isolated
+  matches.regex = std::make_shared<const attn::Regex>(kLlama3);
+  for (const std::string text : {"Hello world's  \n\n  123", "x!!?\r\ny", "  \t\n \n  x  "}) {
+    CHECK(pre_tokenize(matches, text) == split(kLlama3, text));
+  }
+}
+
+TEST_CASE("Gemma's layout: Replace ' ' by '▁', Split(' ') merged, byte fallback, '\\t', <bos>",
+          "[tokenizer_json]") {
+  // As transformers' GemmaConverter writes it: <pad> <eos> <bos> <unk>, the 256 byte tokens with
+  // "\t" for <0x09>, then ▁ 260, a 261, b 262, ▁a 263, ▁ab 264; "\n" a user-defined symbol
+  // (an added token, normalized false, special false) at 265.
+  std::string vocab = R"({"<pad>":0,"<eos>":1,"<bos>":2,"<unk>":3,)";
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) {
+    const std::string token =
+        b == 9 ? std::string("\\t") : std::string("<0x") + kHex[b >> 4] + kHex[b & 15] + ">";
+    vocab += "\"" + token + "\":" + std::to_string(4 + b) + ",";
+  }
+  vocab += R"("▁":260,"a":261,"b":262,"▁a":263,"▁ab":264,"\n":265})";
+  const std::string json =
+      R"({"added_tokens":[{"id":0,"content":"<pad>","special":true,"normalized":false},)"
+      R"({"id":1,"content":"<eos>","special":true,"normalized":false},)"
+      R"({"id":2,"content":"<bos>","special":true,"normalized":false},)"
+      R"({"id":3,"content":"<unk>","special":true,"normalized":false},)"
+      R"({"id":265,"content":"\n","special":false,"normalized":false}],)"
+      R"("normalizer":{"type":"Replace","pattern":{"String":" "},"content":"▁"},)"
+      R"("pre_tokenizer":{"type":"Split","pattern":{"String":" "},"behavior":"MergedWithPrevious","invert":false},)"
+      R"("post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<bos>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}]},)"
+      R"("decoder":null,"model":{"type":"BPE","dropout":null,"unk_token":"<unk>","continuing_subword_prefix":null,"end_of_word_suffix":null,"fuse_unk":true,"byte_fallback":true,"ignore_merges":false,"vocab":)" +
+      vocab + R"(,"merges":[["▁","a"],["▁a","b"]]}})";
+  const auto gemma = read(json);
+  CHECK(gemma.special_prefix() == Ids{2});
+  CHECK(gemma.encode("ab a\n") == Ids{2, 261, 262, 263, 265});  // no ▁ is prepended
+  CHECK(gemma.encode(" ab") == Ids{2, 264});
+  CHECK(gemma.encode("a\tb", false) == Ids{261, 4 + 9, 262});  // the tab is a token of its own
+  CHECK(gemma.encode("\xE4\xB8\xAD", false) == Ids{4 + 0xE4, 4 + 0xB8, 4 + 0xAD});
+  CHECK(gemma.token_text(264) == " ab");
+  CHECK(gemma.token_text(4 + 9) == "\t");
+  CHECK(gemma.token_text(4 + 0x41) == "A");
+}
+
+TEST_CASE("GPT-NeoX's layout: NFC, and runs of spaces as added tokens found after it",
+          "[tokenizer_json]") {
+  // Pythia's (GPT-NeoX-20B's) added tokens: runs of spaces, normalized, not special; the longest
+  // run first at each position, the rest of the text split around them.
+  const std::string added =
+      R"([{"id":262,"special":false,"content":"   ","single_word":false,"lstrip":false,"rstrip":false,"normalized":true},)"
+      R"({"id":263,"special":false,"content":"  ","single_word":false,"lstrip":false,"rstrip":false,"normalized":true}])";
+  const auto neox = attn::read_tokenizer_json(
+      byte_level_json(R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true})", false,
+                      added, R"({"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true})",
+                      R"({"type":"NFC"})"),
+      [](const std::string& text) { return text; });
+  CHECK(neox.encode("he he") == Ids{256, 260});
+  CHECK(neox.encode("he   he") == Ids{256, 262, 256});   // the run is a token: "he", not " he"
+  CHECK(neox.encode("he    he") == Ids{256, 262, 260});  // three spaces, then " he"
+  CHECK(neox.encode("he     he") == Ids{256, 262, 263, 256});  // 3 + 2
+  CHECK(neox.special_prefix().empty());
+  CHECK(neox.special_suffix().empty());
+}
+
+TEST_CASE("a 262 144-token vocabulary, and added tokens past the model's (Gemma 3's)",
+          "[tokenizer_json]") {
+  // Gemma 3's tokenizer: 262 144 vocabulary tokens and <image_soft_token> at 262 144, while its
+  // text model (gemma-3-270m) has 262 144 rows: the tokenizer loads, the token is refused by name.
+  const auto gemma3 = [](bool bos_past_the_end) {
+    attn::BpeSpec spec;
+    spec.vocab = {{"a", 0}, {"b", 1}, {"ab", 2}};
+    for (std::int32_t id = 3; id < 262144; ++id)
+      spec.vocab.emplace_back("w" + std::to_string(id), id);
+    spec.merges = {{"a", "b"}};
+    spec.added.push_back({"<image_soft_token>", 262144, true, false, false, false, false});
+    if (bos_past_the_end) spec.prefix = {"<image_soft_token>"};
+    return attn::BpeTokenizer(std::move(spec), {});
+  };
+  auto tokenizer = gemma3(false);
+  CHECK(tokenizer.vocab_size() == 262145);
+  tokenizer.check_fits(262144);
+  CHECK(tokenizer.encode("abba") == Ids{2, 1, 0});
+  CHECK(tokenizer.token_text(262143) == "w262143");
+  CHECK_THROWS_WITH(tokenizer.encode("ab<image_soft_token>"),
+                    "the text holds '<image_soft_token>' (token 262144), which the model's "
+                    "vocabulary of 262144 tokens does not have");
+  CHECK(tokenizer.encode("ba") == Ids{1, 0});  // and it goes on working
+  auto small = gemma3(false);
+  CHECK_THROWS_WITH(small.check_fits(262143),
+                    ContainsSubstring("the tokenizer has 262145 tokens but the model's "
+                                      "vocabulary has 262143"));
+  auto bos = gemma3(true);
+  CHECK_THROWS_WITH(bos.check_fits(262144),
+                    ContainsSubstring("post_processor adds '<image_soft_token>' (token 262144)"));
+}
+
+TEST_CASE("OLMo 2's Split (Removed, inverted) reads as Isolated; Phi-3's rstrip",
+          "[tokenizer_json]") {
+  std::string olmo = split_pre_tokenizer(kLlama3);
+  const std::string isolated_behavior = R"("behavior":"Isolated","invert":false)";
+  olmo.replace(olmo.find(isolated_behavior), isolated_behavior.size(),
+               R"("behavior":"Removed","invert":true)");
+  const auto removed = read(byte_level_json(olmo, false));
+  const auto isolated = read(byte_level_json(split_pre_tokenizer(kLlama3), false));
+  for (const std::string text : {"hello world", "hellx  he\n\nhe", "he's 12345 !!"})
+    CHECK(removed.encode(text) == isolated.encode(text));
+
+  // rstrip (Phi-3's <|user|>, <|end|>, </s>): the white space after the token goes
+  const std::string added =
+      kSpecials.substr(0, kSpecials.size() - 1) +
+      R"(,{"id":264,"content":"lens","special":true,"rstrip":true,"normalized":false}])";
+  const auto phi3 = read(llama2_json(true, true, added));
+  CHECK(phi3.encode("lens \n ab", false) == Ids{264, 263});
+  CHECK(phi3.encode("a lens", false) == Ids{262, 259, 264});
+}
+
+TEST_CASE("TemplateProcessing: several special tokens around the text, and nested Sequences",
+          "[tokenizer_json]") {
+  // As the reference's Sequence post-processor: each template wraps what the ones before made.
+  std::string json = llama2_json(true, true);
+  const std::string bos = R"("post_processor":)" + kBos;
+  json.replace(
+      json.find(bos), bos.size(),
+      R"("post_processor":{"type":"Sequence","processors":[)"
+      R"({"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"</s>","type_id":0}}]},)"
+      R"({"type":"Sequence","processors":[{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<unk>","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"</s>","type_id":0}}]}]}]})");
+  const auto tokenizer = read(json);
+  CHECK(tokenizer.special_prefix() == Ids{0, 1});
+  CHECK(tokenizer.special_suffix() == Ids{2, 2});
+  CHECK(tokenizer.encode("ab") == Ids{0, 1, 263, 2, 2});
+  CHECK(tokenizer.encode("ab", false) == Ids{263});
 }

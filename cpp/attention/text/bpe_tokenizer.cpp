@@ -255,6 +255,9 @@ void BpeTokenizer::build(BpeSpec spec, UnicodeNormalize nfc) {
   for (std::size_t id = 0; id < added_by_id.size(); ++id) {
     if (added_by_id[id]) bytes_[id] = added_by_id[id]->content;
   }
+  for (std::size_t id = 0; id < by_id.size(); ++id) {
+    if (id >= added_by_id.size() || !added_by_id[id]) largest_vocabulary_id_ = std::int32_t(id);
+  }
 
   // As the reference: a token is known if it is in the vocabulary or an added token's content.
   const auto known = [&](const std::string& token) -> std::int32_t {
@@ -415,6 +418,13 @@ std::vector<std::int32_t> BpeTokenizer::encode(std::string_view text,
     }
   }
   if (add_special_tokens) ids.insert(ids.end(), suffix_.begin(), suffix_.end());
+  for (const std::int32_t id : ids) {
+    if (std::size_t(id) >= model_vocab_) {
+      throw Error("the text holds " + shown(token_text(id)) + " (token " + std::to_string(id) +
+                  "), which the model's vocabulary of " + std::to_string(model_vocab_) +
+                  " tokens does not have");
+    }
+  }
   return ids;
 }
 
@@ -441,12 +451,23 @@ std::string BpeTokenizer::token_text(std::int32_t id) const {
   return text;
 }
 
-void BpeTokenizer::check_fits(std::size_t model_vocab) const {
-  if (bytes_.size() > model_vocab) {
+void BpeTokenizer::check_fits(std::size_t model_vocab) {
+  const auto beyond = [&](std::int32_t id) { return std::size_t(id) >= model_vocab; };
+  if (largest_vocabulary_id_ >= 0 && beyond(largest_vocabulary_id_)) {
     throw Error("the tokenizer has " + std::to_string(bytes_.size()) +
                 " tokens but the model's vocabulary has " + std::to_string(model_vocab) +
                 " (config.json's vocab_size): they do not belong together");
   }
+  for (const auto* ids : {&prefix_, &suffix_}) {
+    for (const std::int32_t id : *ids) {
+      if (beyond(id)) {
+        throw Error("the tokenizer's post_processor adds " + shown(token_text(id)) + " (token " +
+                    std::to_string(id) + "), which the model's vocabulary of " +
+                    std::to_string(model_vocab) + " tokens does not have");
+      }
+    }
+  }
+  model_vocab_ = model_vocab;
 }
 
 }  // namespace attn

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,8 +68,11 @@ class BpeTokenizer {
   // A token as readable text: its bytes when they are valid UTF-8, else each byte as <0xNN> (a
   // token holding part of a character). Throws for an id out of range.
   std::string token_text(std::int32_t id) const;
-  // Throws attn::Error unless every id fits a model of model_vocab ids.
-  void check_fits(std::size_t model_vocab) const;
+  // Throws attn::Error unless the tokenizer fits a model of model_vocab ids: every vocabulary
+  // token and every post-processor token within them. Added tokens beyond them are kept (Gemma
+  // 3's tokenizer has <image_soft_token> at 262 144, one past its text model's 262 144 rows), and
+  // from then on encode refuses text that holds one, naming it.
+  void check_fits(std::size_t model_vocab);
 
   // The ids put before (e.g. a BOS) and after the text's when add_special_tokens.
   const std::vector<std::int32_t>& special_prefix() const { return prefix_; }
@@ -101,6 +105,8 @@ class BpeTokenizer {
   Normalizer normalizer_;
   PreTokenizer pre_tokenizer_;
   std::vector<std::int32_t> prefix_, suffix_;
+  std::int32_t largest_vocabulary_id_ = -1;  // the largest id that is not an added token's
+  std::size_t model_vocab_ = std::numeric_limits<std::size_t>::max();  // check_fits: ids < it
 };
 
 }  // namespace attn

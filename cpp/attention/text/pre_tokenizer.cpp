@@ -1,6 +1,7 @@
 // tokenizer.json's pre-tokenizers, see pre_tokenizer.hpp.
 #include "attention/text/pre_tokenizer.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "attention/text/unicode_classes.hpp"
@@ -27,6 +28,41 @@ std::u32string to_byte_alphabet(std::u32string_view piece) {
   return out;
 }
 
+// The [begin, end) spans of a literal string in `text`, left to right, not overlapping.
+std::vector<std::pair<std::size_t, std::size_t>> literal_spans(std::u32string_view text,
+                                                               std::u32string_view literal) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  for (std::size_t at = text.find(literal); at != std::u32string_view::npos;
+       at = text.find(literal, at + literal.size())) {
+    spans.emplace_back(at, at + literal.size());
+  }
+  return spans;
+}
+
+// A piece cut at the matches `spans` as `behavior` says; empty pieces are dropped.
+void split_at(std::u32string_view piece,
+              const std::vector<std::pair<std::size_t, std::size_t>>& spans,
+              PreTokenizerStep::SplitBehavior behavior, std::vector<std::u32string>& out) {
+  std::size_t prev = 0;
+  for (const auto& [start, end] : spans) {
+    switch (behavior) {
+      case PreTokenizerStep::kIsolated:
+        if (start > prev) out.emplace_back(piece.substr(prev, start - prev));
+        if (end > start) out.emplace_back(piece.substr(start, end - start));
+        break;
+      case PreTokenizerStep::kMergedWithPrevious:
+        if (end > prev) out.emplace_back(piece.substr(prev, end - prev));
+        break;
+      case PreTokenizerStep::kMatchesOnly:
+        if (end > start) out.emplace_back(piece.substr(start, end - start));
+        break;
+    }
+    prev = std::max(prev, end);
+  }
+  if (behavior != PreTokenizerStep::kMatchesOnly && prev < piece.size())
+    out.emplace_back(piece.substr(prev));
+}
+
 void apply(const PreTokenizerStep& step, std::u32string piece, std::size_t section,
            std::vector<std::u32string>& out) {
   switch (step.kind) {
@@ -40,7 +76,8 @@ void apply(const PreTokenizerStep& step, std::u32string piece, std::size_t secti
       return;
     }
     case PreTokenizerStep::kSplit:
-      for (auto& word : step.regex->split_isolated(piece)) out.push_back(std::move(word));
+      split_at(piece, step.regex ? step.regex->find_all(piece) : literal_spans(piece, step.literal),
+               step.behavior, out);
       return;
     case PreTokenizerStep::kDigits: {
       // JavaScript's /[^\d]+|\d/g (individual) or /[^\d]+|\d+/g: \d is ASCII's 0-9 only

@@ -25,8 +25,15 @@ struct PreTokenizerStep {
   // kByteLevel: a space put in front of a piece that does not start with one; GPT-2's regex.
   bool add_prefix_space = false;
   bool use_regex = true;
-  std::shared_ptr<const Regex> regex;  // kSplit, behaviour Isolated
-  bool individual_digits = false;      // kDigits: each ASCII digit alone, else runs of them
+  // kSplit: a Regex (one of the known patterns) or else a literal string; the behaviour:
+  // Isolated (each match and each stretch between matches is a piece), MergedWithPrevious (a
+  // match ends the piece before it), or Removed with the pattern inverted (the matches are the
+  // pieces; what lies between them is dropped).
+  enum SplitBehavior { kIsolated, kMergedWithPrevious, kMatchesOnly };
+  std::shared_ptr<const Regex> regex;
+  std::u32string literal;
+  SplitBehavior behavior = kIsolated;
+  bool individual_digits = false;  // kDigits: each ASCII digit alone, else runs of them
   // kMetaspace: spaces become `replacement`, which is put in front always, in the first stretch
   // of the text only (before any added token), or never; split: a word starts at each one.
   enum Prepend { kAlways, kFirst, kNever };

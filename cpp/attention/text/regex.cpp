@@ -407,9 +407,8 @@ std::size_t Regex::match_at(std::u32string_view text, std::size_t pos) const {
   return run(start_, text, pos);
 }
 
-std::vector<std::u32string> Regex::split_isolated(std::u32string_view text) const {
-  std::vector<std::u32string> pieces;
-  std::size_t prev = 0;
+std::vector<std::pair<std::size_t, std::size_t>> Regex::find_all(std::u32string_view text) const {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
   std::size_t pos = 0;
   while (pos <= text.size()) {
     std::size_t start = pos;
@@ -419,10 +418,19 @@ std::vector<std::u32string> Regex::split_isolated(std::u32string_view text) cons
       if (end != npos) break;
     }
     if (end == npos) break;
+    spans.emplace_back(start, end);
+    pos = end > start ? end : start + 1;
+  }
+  return spans;
+}
+
+std::vector<std::u32string> Regex::split_isolated(std::u32string_view text) const {
+  std::vector<std::u32string> pieces;
+  std::size_t prev = 0;
+  for (const auto& [start, end] : find_all(text)) {
     if (start > prev) pieces.emplace_back(text.substr(prev, start - prev));
     if (end > start) pieces.emplace_back(text.substr(start, end - start));
     prev = end;
-    pos = end > start ? end : start + 1;
   }
   if (prev < text.size()) pieces.emplace_back(text.substr(prev));
   return pieces;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attn {
@@ -25,8 +26,12 @@ class Regex {
   // The end of the match starting at text[pos], or npos if none starts there.
   std::size_t match_at(std::u32string_view text, std::size_t pos) const;
 
+  // The matches as [begin, end) spans, left to right, as JavaScript's matchAll finds them: the
+  // next search starts where a match ends, or one character on after an empty match.
+  std::vector<std::pair<std::size_t, std::size_t>> find_all(std::u32string_view text) const;
+
   // Split with the behaviour "Isolated": each non-empty match and each stretch between matches,
-  // in order (JavaScript's matchAll from left to right, an empty match skipping one character).
+  // in order.
   std::vector<std::u32string> split_isolated(std::u32string_view text) const;
 
   static constexpr std::size_t npos = std::u32string_view::npos;

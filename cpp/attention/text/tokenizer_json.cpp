@@ -15,14 +15,13 @@ namespace {
 constexpr std::int64_t kMaxId = (1 << 20) - 1;
 
 constexpr const char* kModels =
-    "supported: BPE (byte-level as GPT-2, Llama 3, Qwen2 and SmolLM2 ship it, or "
-    "SentencePiece-style "
-    "as Llama 2, TinyLlama and Mistral)";
+    "supported: BPE (byte-level as GPT-2, GPT-NeoX/Pythia, Llama 3, Qwen2/Qwen3, OLMo 2 and "
+    "SmolLM2 ship it, or SentencePiece-style as Llama 2, TinyLlama, Mistral, Phi-3 and Gemma)";
 constexpr const char* kNormalizers =
     "supported: NFC, Prepend, Replace of a string, and a Sequence of these";
 constexpr const char* kPreTokenizers =
-    "supported: ByteLevel, Split (Llama 3's or Qwen2's pattern), Digits, Metaspace, and a Sequence "
-    "of these";
+    "supported: ByteLevel, Split (Llama 3's or Qwen2's pattern, or a string), Digits, Metaspace, "
+    "and a Sequence of these";
 constexpr const char* kPostProcessors =
     "supported: TemplateProcessing, ByteLevel, and a Sequence of these";
 
@@ -162,26 +161,47 @@ void read_pre_tokenizer(const At& at, std::vector<PreTokenizerStep>& steps) {
   } else if (type == "Split") {
     step.kind = PreTokenizerStep::kSplit;
     const At pattern = at.need("pattern");
-    const auto regex = pattern.member("Regex");
-    if (!regex) {
-      const auto string = pattern.member("String");
-      pattern.unsupported(string && string->value().string() ? "String " + quoted(string->string())
-                                                             : std::string("kind"),
-                          "a Split pre-tokenizer's pattern is a Regex: Llama 3's or Qwen2's");
-    }
-    const std::string& source = regex->string();
-    for (const KnownPattern& known : kPatterns) {
-      if (source == known.pattern) step.regex = std::make_shared<const Regex>(source);
-    }
-    if (!step.regex) {
-      regex->unsupported(quoted(source), "supported: Llama 3's pattern " +
-                                             quoted(kPatterns[0].pattern) +
-                                             " and Qwen2's (the same with \\p{N} for \\p{N}{1,3})");
-    }
     const std::string behavior = at.text("behavior");
-    if (behavior != "Isolated")
-      at.need("behavior").unsupported(quoted(behavior), "supported: 'Isolated'");
-    if (at.flag("invert", false)) at.need("invert").unsupported("true", "supported: false");
+    const bool invert = at.flag("invert", false);
+    const auto refuse_behavior = [&](const char* supported) {
+      at.need("behavior")
+          .unsupported(quoted(behavior) + " with invert " + (invert ? "true" : "false"), supported);
+    };
+    if (const auto regex = pattern.member("Regex")) {
+      const std::string& source = regex->string();
+      for (const KnownPattern& known : kPatterns) {
+        if (source == known.pattern) step.regex = std::make_shared<const Regex>(source);
+      }
+      if (!step.regex) {
+        regex->unsupported(quoted(source),
+                           "supported: Llama 3's pattern " + quoted(kPatterns[0].pattern) +
+                               " and Qwen2's (the same with \\p{N} for \\p{N}{1,3})");
+      }
+      // Removed with invert keeps the matches (OLMo 2's file): Llama 3's and Qwen2's patterns
+      // match every character, so it splits as Isolated does.
+      if (behavior == "Isolated" && !invert) {
+        step.behavior = PreTokenizerStep::kIsolated;
+      } else if (behavior == "Removed" && invert) {
+        step.behavior = PreTokenizerStep::kMatchesOnly;
+      } else {
+        refuse_behavior(
+            "supported for a Regex: 'Isolated' with invert false, 'Removed' with invert true");
+      }
+    } else if (const auto string = pattern.member("String")) {
+      step.literal = decode_utf8_replacing(string->string());
+      if (step.literal.empty())
+        string->unsupported("''", "a Split pre-tokenizer's String is not empty");
+      if (behavior == "Isolated" && !invert) {
+        step.behavior = PreTokenizerStep::kIsolated;
+      } else if (behavior == "MergedWithPrevious" && !invert) {
+        step.behavior = PreTokenizerStep::kMergedWithPrevious;
+      } else {
+        refuse_behavior(
+            "supported for a String: 'Isolated' or 'MergedWithPrevious', with invert false");
+      }
+    } else {
+      pattern.wrong("{ Regex } or { String }");
+    }
   } else if (type == "Digits") {
     step.kind = PreTokenizerStep::kDigits;
     step.individual_digits = at.flag("individual_digits", false);

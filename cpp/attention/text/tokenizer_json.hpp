@@ -8,10 +8,11 @@
 
 namespace attn {
 
-// The BpeSpec of tokenizer.json's text: a BPE model (byte-level as GPT-2, Llama 3, Qwen2 and
-// SmolLM2 ship it, or SentencePiece-style as Llama 2, TinyLlama and Mistral) with its added tokens,
-// normalizer, pre-tokenizer and post-processor. Nothing in the file is run: a Split regex must be
-// one of the known patterns. Throws attn::Error for invalid UTF-8 or JSON (naming the
+// The BpeSpec of tokenizer.json's text: a BPE model (byte-level as GPT-2, GPT-NeoX/Pythia,
+// Llama 3, Qwen2/Qwen3, OLMo 2 and SmolLM2 ship it, or SentencePiece-style as Llama 2, TinyLlama,
+// Mistral, Phi-3 and Gemma 2/3) with its added tokens, normalizer, pre-tokenizer and
+// post-processor. Nothing in the file is run: a Split regex must be one of the known patterns (or
+// the pattern a literal String). Throws attn::Error for invalid UTF-8 or JSON (naming the
 // byte), a wrong type (naming the key and what it must be), or a kind this tokenizer does not
 // support (naming it and what is supported).
 //
@@ -23,9 +24,11 @@ namespace attn {
 // library differ, this follows the reference: Digits splits ASCII digits only (JavaScript's \d;
 // Rust: every numeric character); (?i:...) folds ASCII letters only; ByteLevel's own regex has
 // JavaScript's \s (U+FEFF, not U+0085) while Split's \s is Oniguruma's; single_word is read but
-// not applied; Metaspace's "first" is the first stretch before any added token. One exception:
-// Metaspace with split true starts a word at each ▁ (Rust; the reference keeps one word, which
-// gives the same ids unless a merge crosses a ▁).
+// not applied; Metaspace's "first" is the first stretch before any added token. Two exceptions,
+// as the Rust library: Metaspace with split true starts a word at each ▁ (the reference keeps one
+// word, which gives the same ids unless a merge crosses a ▁); Split with a String and
+// "MergedWithPrevious" (Gemma's) ends a word after each match (the reference isolates it; in
+// Gemma's pipeline no space reaches it, its normalizer having made them ▁).
 BpeSpec tokenizer_json_spec(std::string_view text);
 
 // The tokenizer of tokenizer.json's text; nfc: see normalizer.hpp (needed for a normalizer NFC).
