@@ -68,7 +68,6 @@ Run with Debian's python3-torch: /usr/bin/python3 scripts/data/make-llama-golden
 import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
@@ -77,7 +76,8 @@ import torch.nn.functional as F
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+from safetensors_io import (read_checkpoint, read_safetensors, write_checkpoint,  # noqa: E402
+                            write_safetensors)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.join(ROOT, "tests", "data", "llama")
@@ -181,56 +181,6 @@ def make_weights(c):
         w["lm_head.weight"] = randn(v, d, std=0.3)
     ids = torch.randint(0, v, (N,), generator=g)
     return w, ids
-
-
-_STORE = {"F32": (torch.float32, None), "F16": (torch.float16, None),
-          "BF16": (torch.bfloat16, torch.int16)}
-_LOAD = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<i2")}
-
-
-def tensor_bytes(x, dtype):
-    t, view = _STORE[dtype]
-    x = x.to(t).contiguous()
-    if view is not None:  # numpy has no bfloat16: write its bits
-        x = x.view(view)
-    return x.numpy().astype(_LOAD[dtype], copy=False).tobytes()
-
-
-def write_checkpoint(path, tensors, dtype):
-    """A model.safetensors as the safetensors library writes it: header keys sorted by name,
-    "__metadata__" {"format": "pt"}, data in that order, header padded with spaces to 8 bytes."""
-    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
-    for name in sorted(tensors):
-        data = tensor_bytes(tensors[name], dtype)
-        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for data in blobs:
-            f.write(data)
-
-
-def read_checkpoint(path):
-    """The checkpoint's tensors as stored, upcast exactly to float64 (BF16 bits shifted up)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length])
-    header.pop("__metadata__")
-    body = data[8 + length:]
-    out = {}
-    for name, info in header.items():
-        begin, end = info["data_offsets"]
-        a = np.frombuffer(body[begin:end], dtype=_LOAD[info["dtype"]]).reshape(info["shape"])
-        if info["dtype"] == "BF16":
-            a = (a.astype(np.uint16).astype(np.uint32) << 16).view(np.float32)
-        out[name] = torch.from_numpy(a.astype(np.float64))
-    return out
 
 
 def write_config(path, c):
