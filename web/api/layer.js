@@ -1,7 +1,8 @@
 // AttentionLayer (lens.createLayer): one multi-head attention layer, its weights, forward, trace
 // and cell explanations.
-// Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
-// ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
+// A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
+// bundles them into dist/attention-lens.mjs).
+import { booleanOption, byteArray, checkKeys, describe, finalizer, flags, freeHandle, integerIn, numberOption, numbers, stringOption, unwrap } from './common.js';
 
 const CONFIG_KEYS = ['dModel', 'heads', 'headDim', 'kvHeads', 'bias', 'outBias', 'outProj', 'positional', 'rope', 'seed'];
 const ROPE_KEYS = ['pairing', 'base', 'frequencies'];
@@ -28,7 +29,7 @@ const FORWARD_KEYS = ['n', 'kv', 'kvN', 'mask', 'window', 'prefix', 'keyPadding'
   'scale', 'weights', 'trace', 'traceHead', 'preview'];
 const EXPLAIN_KEYS = ['step', 'head', 'row', 'col'];
 
-class AttentionLayer {
+export class AttentionLayer {
   #core;
   #handle;
   #config;

@@ -1,24 +1,24 @@
 // TransformerModel (lens.createModel): a small decoder-only transformer's forward, gradients,
 // head diagnostics, next tokens and .safetensors files.
-// Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
-// ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
+// A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
+// bundles them into dist/attention-lens.mjs).
+import { SEQUENCE_KEYS, SIZE_MAX, booleanOption, byteArray, checkKeys, checkOptions, deepFreeze, describe, finalizer, freeHandle, integerIn, measured, needTraining, numberOption, numbers, probeOptions, sequenceShape, stringOption, tokenIds, unwrap } from './common.js';
 
 const MODEL_KEYS = ['vocab', 'context', 'dModel', 'heads', 'layers', 'positional', 'layerNorm',
   'mlp', 'tied', 'bias', 'gelu', 'seed'];
 const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace', 'logits'];
-const SEQUENCE_KEYS = ['n', 'batch'];
-const PROBE_KEYS = ['ids', 'targets', 'n', 'batch'];
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'onToken'];
 const ABLATION_KEYS = ['layer', 'head', 'scale'];
 
 // What a subclass adds to generate (CheckpointModel: its tokenizer's texts and its end-of-text
 // ids): [TOKEN_TEXT](id) -> the token's text or null; [DEFAULT_STOP]() -> the stop ids when the
 // caller gives none (undefined: none).
-const TOKEN_TEXT = Symbol('tokenText');
-const DEFAULT_STOP = Symbol('defaultStop');
+export const TOKEN_TEXT = Symbol('tokenText');
+export const DEFAULT_STOP = Symbol('defaultStop');
 
-// The model behind a TransformerModel, for its trainers: { live() -> handle, trainers: Set }.
-const modelInternals = new WeakMap();
+// The model behind a TransformerModel, for its trainers: { live() -> handle, trainers: Set of
+// callbacks, each disposing one trainer when the model is disposed }.
+export const modelInternals = new WeakMap();
 
 // createModel's options, checked, with the defaults filled in.
 function modelArgs(defaults, config) {
@@ -43,7 +43,7 @@ function modelArgs(defaults, config) {
   };
 }
 
-class TransformerModel {
+export class TransformerModel {
   #handle;
   #config;
   #names;
@@ -367,7 +367,7 @@ class TransformerModel {
   /** Frees the model's wasm memory and disposes its trainers. Using either afterwards throws. */
   dispose() {
     if (!this.#handle) return;
-    for (const trainer of [...this.#trainers]) Trainer.disposeForModel(trainer);
+    for (const release of [...this.#trainers]) release();
     this.#handle = freeHandle(this, this.#handle);
   }
 

@@ -1,14 +1,17 @@
 // The trained models that ship with the module (lens.trainedModel): their catalogue and weights.
-// Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
-// ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
+// A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
+// bundles them into dist/attention-lens.mjs).
+import { readInAlphabet } from './alphabet.js';
+import { deepFreeze, describe, isNode, tokenIds } from './common.js';
+import { TOKEN_TEXT, TransformerModel } from './model.js';
 
 // ---- the shipped trained models ------------------------------------------------------------
 
 const TRAINED_CATALOGUE = deepFreeze(
   typeof ATTN_TRAINED_MODELS === 'object' && ATTN_TRAINED_MODELS ? ATTN_TRAINED_MODELS : { models: [] });
-const TRAINED_NAMES = Object.freeze(TRAINED_CATALOGUE.models.map((m) => m.name));
+export const TRAINED_NAMES = Object.freeze(TRAINED_CATALOGUE.models.map((m) => m.name));
 
-function trainedInfo(name) {
+export function trainedInfo(name) {
   const info = TRAINED_CATALOGUE.models.find((m) => m.name === name);
   if (!info) {
     throw new Error(`unknown trained model ${describe(name)}; the shipped models are: ${TRAINED_NAMES.join(', ')}`);
@@ -20,7 +23,7 @@ function trainedInfo(name) {
 // time (not a `new URL(\`models/${file}\`, import.meta.url)` pattern, which bundlers such as Vite
 // would turn into a glob import): a bundled page serves dist/models/ beside its module, or passes
 // the bytes (trainedModel(name, { bytes })).
-async function readModelFile(file) {
+export async function readModelFile(file) {
   const folder = 'models/';
   const url = new URL(folder + file, import.meta.url);
   if (isNode && url.protocol === 'file:') {
@@ -39,7 +42,7 @@ async function readModelFile(file) {
 }
 
 /** A shipped trained model: a TransformerModel with its catalogue entry and its task's alphabet. */
-class TrainedModel extends TransformerModel {
+export class TrainedModel extends TransformerModel {
   #info;
   #alphabet;
   #core;

@@ -1,14 +1,17 @@
 // Trainer (lens.createTrainer): AdamW steps on a task, held-out evaluation.
-// Part of the one ES module dist/attention-lens.mjs: CMake appends web/api/*.js in the order
-// ATTN_API_PARTS lists (--extern-post-js), so every part's top-level names are in scope in all.
+// A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
+// bundles them into dist/attention-lens.mjs).
+import { SIZE_MAX, booleanOption, checkKeys, checkOptions, describe, finalizer, freeHandle, integerIn, numberOption, stringOption, tokenIds, unwrap } from './common.js';
+import { modelInternals } from './model.js';
 
 const TRAINER_KEYS = ['task', 'lr', 'batch', 'weightDecay', 'clip', 'seed', 'beta1', 'beta2', 'eps',
   'warmup', 'totalSteps', 'minLr', 'heldOut'];
 
-class Trainer {
+export class Trainer {
   #handle;
   #model;
   #modelDisposed = false;
+  #modelRelease = () => this.#release(true);  // called by the model when it is disposed
   #task;
 
   constructor(core, defaults, model, options) {
@@ -45,7 +48,7 @@ class Trainer {
     this.#handle = handle;
     this.#model = internals;
     this.#task = Object.freeze({ name: handle.taskName(), vocabulary: handle.vocabulary() });
-    internals.trainers.add(this);
+    internals.trainers.add(this.#modelRelease);
     finalizer?.register(this, handle, this);
   }
 
@@ -106,7 +109,7 @@ class Trainer {
     if (!this.#handle) return;
     this.#handle = freeHandle(this, this.#handle);
     this.#modelDisposed = modelDisposed;
-    this.#model.trainers.delete(this);
+    this.#model.trainers.delete(this.#modelRelease);
   }
 
   #live() {
@@ -118,9 +121,5 @@ class Trainer {
       throw new Error("this trainer's model was disposed; create a new model and trainer");
     }
     throw new Error('this trainer was disposed; create a new one with lens.createTrainer()');
-  }
-
-  static disposeForModel(trainer) {
-    trainer.#release(true);
   }
 }
