@@ -10,7 +10,8 @@
 //
 // The streamed steps (zip.hpp has the first three):
 //   tail → zip::locate_directory → directory bytes → zip::parse_directory →
-//   pickle_entry's span → zip::data_start → describe(directory, data.pkl) → for each storage its
+//   pickle_entry's span → zip::data_start → describe(directory, data.pkl) (and, when the file has
+//   one, byteorder_entry's span, which follows data.pkl's → check_byteorder) → for each storage its
 //   span (StorageSource) → zip::data_start → gather_f32 / gather_raw, or for a contiguous tensor
 //   read in pieces, convert_to_f32 on each piece of [byte_begin, byte_end).
 #pragma once
