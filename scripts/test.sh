@@ -80,6 +80,21 @@ fuzz_safetensors() {
 }
 
 run_suite fuzz-safetensors fuzz fuzz_safetensors
+# libFuzzer on pytorch_model.bin: the zip reader, the weights-only unpickler and the tensor sources
+# (ASan + UBSan), from the valid files' data.pkl, the valid files and the hostile set.
+fuzz_torch_checkpoint() {
+  attn_build_preset fuzz || return 1
+  local corpus status
+  corpus=$(mktemp -d)
+  build/fuzz/fuzz_torch_checkpoint -seed=1 -max_total_time="${ATTN_FUZZ_SECONDS:-30}" -timeout=10 \
+    -print_final_stats=1 -dict=tests/fuzz/torch.dict -artifact_prefix=build/fuzz/ \
+    "$corpus" tests/fuzz/seeds-torch tests/data/torch tests/data/malformed-torch
+  status=$?
+  rm -rf "$corpus"
+  return "$status"
+}
+
+run_suite fuzz-torch fuzz fuzz_torch_checkpoint
 run_suite wasm-and-page-build none bash scripts/build.sh
 run_suite js-api-tests node node --test tests/js/
 # The same suites on the threaded build (dist/attention-lens-threads.mjs, two threads): the same

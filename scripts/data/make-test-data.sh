@@ -12,6 +12,9 @@
 #   tests/data/families/ tiny GPT-NeoX (Pythia), Qwen3, Gemma 3, Gemma 2, OLMo 2 and Phi-3 checkpoints
 #                       (F32, BF16, F16), their logits and query-head attention in float32 and float64,
 #                       following transformers' eager code   (scripts/data/make-family-golden.py)
+#   tests/data/torch/, tests/data/malformed-torch/, tests/fuzz/seeds-torch/  pytorch_model.bin files
+#                       written by torch.save with their .safetensors twins, hostile ones written
+#                       opcode by opcode                             (scripts/data/make-torch-bin.py)
 #   tests/data/ablation/ the logits of qwen2-f32, mistral-f32 and GPT-2's tiny-f32 with heads
 #                       ablated (zeroed or scaled before o_proj), float32 and float64
 #                                                                    (scripts/data/make-ablation-golden.py)
@@ -43,4 +46,5 @@ export PYTHONDONTWRITEBYTECODE=1
 "$py" "$root/scripts/data/make-llama-golden.py"
 "$py" "$root/scripts/data/make-family-golden.py"
 "$py" "$root/scripts/data/make-ablation-golden.py"  # reads the gpt2 and llama cases written above
-log "done: tests/data/golden, tests/data/numpy, tests/data/train, tests/data/gpt2, tests/data/llama, tests/data/families and tests/data/ablation"
+"$py" "$root/scripts/data/make-torch-bin.py"
+log "done: tests/data/golden, tests/data/numpy, tests/data/train, tests/data/gpt2, tests/data/llama, tests/data/families, tests/data/ablation and tests/data/torch"
