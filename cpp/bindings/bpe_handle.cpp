@@ -35,10 +35,11 @@ val js_string(const val& decoder, const std::string& text) {
 
 }  // namespace
 
-val BpeHandle::configure(const std::string& vocab, const std::string& merges,
+val BpeHandle::configure(const std::string& vocab_json, const std::string& merges,
                          std::size_t model_vocab) {
   return guarded([&] {
-    auto tokenizer = std::make_unique<attn::BpeTokenizer>(vocab, merges);
+    auto tokenizer =
+        std::make_unique<attn::BpeTokenizer>(attn::vocab_json_spec(vocab_json, merges), nullptr);
     tokenizer->check_fits(model_vocab);
     tokenizer_ = std::move(tokenizer);
     return val(double(tokenizer_->vocab_size()));

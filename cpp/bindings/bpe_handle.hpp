@@ -12,12 +12,11 @@
 
 namespace attn::bindings {
 
-// A BpeTokenizer from GPT-2's vocabulary and merges given as text (one entry per line), or from
-// tokenizer.json's text.
+// A BpeTokenizer from GPT-2's vocab.json and merges.txt, or from tokenizer.json, each as its text.
 class BpeHandle {
  public:
-  // The number of token ids.
-  val configure(const std::string& vocab, const std::string& merges, std::size_t model_vocab);
+  // vocab.json's and merges.txt's text: the number of token ids.
+  val configure(const std::string& vocab_json, const std::string& merges, std::size_t model_vocab);
   // { tokens: number of ids, prefix: [ids], suffix: [ids] (the post-processor's special tokens
   // around a text's, e.g. a BOS, which encode adds), nfc: whether encode normalizes to NFC }.
   // NFC is JavaScript's String.prototype.normalize, called once per stretch of text.

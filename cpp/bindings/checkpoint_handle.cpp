@@ -1,4 +1,5 @@
-// CheckpointHandle's bindings: a GPT-2 checkpoint's bytes, chunk by chunk, into a ModelHandle.
+// CheckpointHandle's bindings: a checkpoint's bytes (any family), chunk by chunk, into a
+// ModelHandle.
 #if ATTN_BINDINGS_TRAINING
 #include "bindings/checkpoint_handle.hpp"
 
@@ -28,6 +29,7 @@ val CheckpointHandle::begin(val heads, val file_sizes, const std::string& config
     for (const auto& head : bytes) spans.emplace_back(head);
     import_ = std::make_unique<attn::CheckpointImport>(spans, sizes, config);
     family_ = config.family;
+    eos_ = config.eos_ids;
     val reads = val::array();
     for (std::size_t i = 0; i < import_->reads().size(); ++i) {
       const attn::CheckpointRead& where = import_->reads()[i];
@@ -52,6 +54,11 @@ val CheckpointHandle::tokenizerNeed() const {
     out.set("family", std::string(family_->family));
     out.set("gpt2", fallback.gpt2);
     out.set("missing", fallback.missing);
+    val eos = val::array();
+    for (const std::int32_t id : eos_) {
+      if (std::size_t(id) < vocab) eos.call<void>("push", id);
+    }
+    out.set("eos", eos);
     return out;
   });
 }

@@ -21,8 +21,9 @@ class CheckpointHandle {
  public:
   double headBytes(val first, double file_size) const;
   val begin(val heads, val file_sizes, const std::string& config_json);
-  // { vocab, family, gpt2, missing } after begin(): the model's vocabulary size, its family,
-  // whether GPT-2's own tokenizer serves when none is given, and otherwise what tokenize says.
+  // { vocab, family, gpt2, missing, eos } after begin(): the model's vocabulary size, its family,
+  // whether GPT-2's own tokenizer serves when none is given, otherwise what tokenize says, and
+  // config.json's end-of-text ids within the vocabulary.
   val tokenizerNeed() const;
   // A view of `size` bytes of wasm memory for the next chunk (valid until the next allocation).
   val buffer(std::size_t size);
@@ -32,6 +33,7 @@ class CheckpointHandle {
  private:
   std::unique_ptr<attn::CheckpointImport> import_;
   const attn::FamilyDescription* family_ = nullptr;
+  std::vector<std::int32_t> eos_;
   std::vector<std::uint8_t> buffer_;
 };
 

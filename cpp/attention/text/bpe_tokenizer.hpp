@@ -25,6 +25,7 @@ std::vector<std::string> gpt2_pre_tokenize(std::string_view bytes);
 // What a BpeTokenizer is made of, as tokenizer.json describes it.
 struct BpeSpec {
   bool from_json = true;  // how messages name the file: "tokenizer.json's …" or "the tokenizer's …"
+  bool byte_tokens_required = false;  // GPT-2's files: the 256 byte tokens must all be there
   std::vector<std::pair<std::string, std::int32_t>> vocab;  // tokens as the file writes them
   std::vector<std::pair<std::string, std::string>> merges;  // best first
   std::vector<std::size_t> merge_lines;                     // merges.txt's line of each (messages)
@@ -38,6 +39,14 @@ struct BpeSpec {
   // The post-processor's special tokens before and after the text (by content), e.g. a BOS.
   std::vector<std::string> prefix, suffix;
 };
+
+// GPT-2's two files as a spec: vocab.json's tokens (in the byte-to-unicode alphabet, with their
+// ids) and merges.txt's text (one "a b" pair per line, best first; a "#version" line and empty
+// lines skipped), pre-tokenized as GPT-2 does. Throws attn::Error naming a bad merge line; the
+// tokenizer's build names the rest (an empty or duplicate token, a missing id or byte token, a
+// merge of tokens not in the vocabulary).
+BpeSpec gpt2_files_spec(std::vector<std::pair<std::string, std::int32_t>> vocab,
+                        std::string_view merges);
 
 // The pipeline of Hugging Face's tokenizer.json: added tokens, normalizer, pre-tokenizer, BPE
 // merges by rank (ignore_merges, byte fallback, the unknown token), the post-processor's special

@@ -44,14 +44,17 @@ std::string quoted(std::string_view text) {
 // Typed access to a value at a path ("model.vocab"), each error naming the path.
 class At {
  public:
-  At(const json::Value& value, std::string path) : value_(value), path_(std::move(path)) {}
+  // file: how messages name the file ("tokenizer.json", or "vocab.json").
+  At(const json::Value& value, std::string path, const char* file = "tokenizer.json")
+      : value_(value), path_(std::move(path)), file_(file) {}
 
   [[noreturn]] void wrong(const std::string& expected) const {
-    throw Error("tokenizer.json's " + path_ + " must be " + expected + ", got " +
+    throw Error(std::string(file_) + "'s " + path_ + " must be " + expected + ", got " +
                 json::kind_name(value_));
   }
   [[noreturn]] void unsupported(const std::string& what, const std::string& supported) const {
-    throw Error("tokenizer.json's " + path_ + " " + what + " is not supported; " + supported);
+    throw Error(std::string(file_) + "'s " + path_ + " " + what + " is not supported; " +
+                supported);
   }
 
   const json::Value& value() const { return value_; }
@@ -87,15 +90,15 @@ class At {
   std::unique_ptr<At> member(std::string_view key) const {
     const json::Value* found = json::find(object(), key);
     if (!found) return nullptr;
-    return std::make_unique<At>(*found, path_ + "." + std::string(key));
+    return std::make_unique<At>(*found, path_ + "." + std::string(key), file_);
   }
   At need(std::string_view key) const {
     const json::Value* found = json::find(object(), key);
     if (!found) throw Error("tokenizer.json's " + path_ + " has no " + std::string(key));
-    return At(*found, path_ + "." + std::string(key));
+    return At(*found, path_ + "." + std::string(key), file_);
   }
   At item(std::size_t index) const {
-    return At(array()[index], path_ + "[" + std::to_string(index) + "]");
+    return At(array()[index], path_ + "[" + std::to_string(index) + "]", file_);
   }
   // An optional boolean: absent or null is `fallback`.
   bool flag(std::string_view key, bool fallback) const {
@@ -116,6 +119,7 @@ class At {
  private:
   const json::Value& value_;
   std::string path_;
+  const char* file_;
 };
 
 void read_normalizer(const At& at, std::vector<NormalizerStep>& steps) {
@@ -370,6 +374,25 @@ BpeSpec tokenizer_json_spec(std::string_view text) {
     read_post_processor(At(post->value(), "post_processor"), spec.prefix, spec.suffix);
   }
   return spec;
+}
+
+BpeSpec vocab_json_spec(std::string_view vocab_json, std::string_view merges) {
+  if (const std::size_t bad = first_invalid_utf8(vocab_json); bad != std::string_view::npos) {
+    throw Error("vocab.json is not valid UTF-8 (at byte " + std::to_string(bad) + ")");
+  }
+  const json::Value document =
+      json::parse(vocab_json, {"vocab.json is not valid JSON", "vocab.json"});
+  if (!document.object()) {
+    throw Error(std::string("the tokenizer's vocab must be an object { token: id }, got ") +
+                json::kind_name(document));
+  }
+  std::vector<std::pair<std::string, std::int32_t>> vocab;
+  vocab.reserve(document.object()->size());
+  for (const json::Member& member : *document.object()) {
+    vocab.emplace_back(member.key,
+                       At(member.value, "[" + quoted(member.key) + "]", "vocab.json").id());
+  }
+  return gpt2_files_spec(std::move(vocab), merges);
 }
 
 BpeTokenizer read_tokenizer_json(std::string_view text, UnicodeNormalize nfc) {

@@ -31,6 +31,11 @@ namespace attn {
 // Gemma's pipeline no space reaches it, its normalizer having made them ▁).
 BpeSpec tokenizer_json_spec(std::string_view text);
 
+// The spec of GPT-2's vocab.json (an object { token: id }) and merges.txt, both as text: the
+// tokenizer a checkpoint without a tokenizer.json ships (vocab.json's ids checked as
+// tokenizer.json's are; gpt2_files_spec says the rest).
+BpeSpec vocab_json_spec(std::string_view vocab_json, std::string_view merges);
+
 // The tokenizer of tokenizer.json's text; nfc: see normalizer.hpp (needed for a normalizer NFC).
 BpeTokenizer read_tokenizer_json(std::string_view text, UnicodeNormalize nfc);
 
