@@ -8,6 +8,7 @@
 #include "attention/layer/steps.hpp"
 #include "attention/model/model.hpp"
 #include "attention/ops/gelu.hpp"
+#include "bindings/fields.hpp"
 
 namespace attn::bindings {
 
@@ -35,20 +36,9 @@ val step_value(const attn::AttentionLayer& layer, const attn::Step& s) {
 }
 
 val model_config_value(const attn::ModelConfig& config) {
-  const attn::SmallModelOptions flat = attn::small_model_options(config);
-  val model = val::object();
-  model.set("vocab", config.vocab);
-  model.set("context", config.context);
-  model.set("dModel", config.d_model);
-  model.set("heads", config.heads);
-  model.set("layers", config.layers);
-  model.set("positional", std::string(attn::positional_kind_name(config.positional)));
-  model.set("layerNorm", flat.layer_norm);
-  model.set("mlp", flat.mlp);
-  model.set("tied", config.tied);
-  model.set("bias", flat.bias);
-  model.set("gelu", std::string(attn::gelu_kind_name(flat.gelu)));
-  model.set("seed", config.seed);
+  // createModel's options as this config has them (SmallModelOptions' field list), then what a
+  // checkpoint's config.json switched on.
+  val model = write_fields(attn::small_model_options(config));
   if (config.checkpoint) {  // what a checkpoint's config.json switched on, as the core reads it
     const attn::AttentionShape shape = attn::attention_shape(config);
     const attn::BlockConfig& block = config.blocks.front();

@@ -21,60 +21,6 @@
 
 EMSCRIPTEN_BINDINGS(attention_lens) {
   using namespace attn::bindings;
-  emscripten::value_object<ConfigArgs>("ConfigArgs")
-      .field("dModel", &ConfigArgs::dModel)
-      .field("heads", &ConfigArgs::heads)
-      .field("headDim", &ConfigArgs::headDim)
-      .field("kvHeads", &ConfigArgs::kvHeads)
-      .field("bias", &ConfigArgs::bias)
-      .field("outBias", &ConfigArgs::outBias)
-      .field("outProj", &ConfigArgs::outProj)
-      .field("positional", &ConfigArgs::positional)
-      .field("ropePairing", &ConfigArgs::ropePairing)
-      .field("ropeBase", &ConfigArgs::ropeBase)
-      .field("ropeFrequencies", &ConfigArgs::ropeFrequencies)
-      .field("seed", &ConfigArgs::seed);
-  emscripten::value_object<ForwardArgs>("ForwardArgs")
-      .field("n", &ForwardArgs::n)
-      .field("cross", &ForwardArgs::cross)
-      .field("kvN", &ForwardArgs::kvN)
-      .field("mask", &ForwardArgs::mask)
-      .field("window", &ForwardArgs::window)
-      .field("prefix", &ForwardArgs::prefix)
-      .field("scale", &ForwardArgs::scale)
-      .field("weights", &ForwardArgs::weights)
-      .field("trace", &ForwardArgs::trace)
-      .field("traceHead", &ForwardArgs::traceHead)
-      .field("preview", &ForwardArgs::preview);
-  emscripten::value_object<ModelArgs>("ModelArgs")
-      .field("vocab", &ModelArgs::vocab)
-      .field("context", &ModelArgs::context)
-      .field("dModel", &ModelArgs::dModel)
-      .field("heads", &ModelArgs::heads)
-      .field("layers", &ModelArgs::layers)
-      .field("positional", &ModelArgs::positional)
-      .field("layerNorm", &ModelArgs::layerNorm)
-      .field("mlp", &ModelArgs::mlp)
-      .field("tied", &ModelArgs::tied)
-      .field("bias", &ModelArgs::bias)
-      .field("gelu", &ModelArgs::gelu)
-      .field("seed", &ModelArgs::seed);
-#if ATTN_BINDINGS_TRAINING
-  emscripten::value_object<TrainerArgs>("TrainerArgs")
-      .field("task", &TrainerArgs::task)
-      .field("lr", &TrainerArgs::lr)
-      .field("batch", &TrainerArgs::batch)
-      .field("weightDecay", &TrainerArgs::weightDecay)
-      .field("clip", &TrainerArgs::clip)
-      .field("seed", &TrainerArgs::seed)
-      .field("beta1", &TrainerArgs::beta1)
-      .field("beta2", &TrainerArgs::beta2)
-      .field("eps", &TrainerArgs::eps)
-      .field("warmup", &TrainerArgs::warmup)
-      .field("totalSteps", &TrainerArgs::totalSteps)
-      .field("minLr", &TrainerArgs::minLr)
-      .field("heldOut", &TrainerArgs::heldOut);
-#endif
   // Forward, weights and traces: every build. Training, scores and checkpoints: not in the
   // element's module (ATTN_BINDINGS_TRAINING=0, CMakeLists.txt's attention_lens_embed).
   [[maybe_unused]] const auto model =

@@ -22,6 +22,7 @@
 #include "attention/text/tokenizer.hpp"
 #include "attention/train/tasks.hpp"
 #include "attention/train/trainer.hpp"
+#include "bindings/fields.hpp"
 
 namespace attn::bindings {
 namespace {
@@ -65,54 +66,17 @@ val catalog() {
     step.set("needs", needs);
     steps.call<void>("push", step);
   }
-  const attn::LayerConfig config;
-  val layer = val::object();
-  layer.set("dModel", config.d_model);
-  layer.set("heads", config.heads);
-  layer.set("headDim", config.head_dim);
-  layer.set("kvHeads", config.kv_heads);
-  layer.set("bias", config.bias);
-  layer.set("outBias", val::null());  // unset: as bias
-  layer.set("outProj", config.out_proj);
-  layer.set("positional", std::string(attn::positional_kind_name(config.positional)));
-  val rope = val::object();
-  rope.set("pairing", std::string(attn::rope_pairing_name(config.rope.pairing)));
-  rope.set("base", config.rope.base);
-  rope.set("frequencies", val::null());
-  layer.set("rope", rope);
-  layer.set("seed", config.seed);
-  const attn::ForwardOptions options;
-  val forward = val::object();
-  forward.set("mask", std::string(attn::mask_kind_name(options.mask.kind)));
-  forward.set("window", options.mask.window);
-  forward.set("prefix", options.mask.prefix);
-  forward.set("scale", options.scale);
-  forward.set("weights", options.want_weights);
-  forward.set("trace", options.want_trace);
-  forward.set("traceHead", options.trace_head);
-  forward.set("preview", options.preview_side);
-  const val model = model_config_value(attn::ModelConfig{});
-  const attn::TrainerConfig trainer_config;
-  const attn::AdamWConfig& adamw = trainer_config.optimizer;
-  val trainer = val::object();
-  trainer.set("task", std::string(attn::task_kind_name(trainer_config.task)));
-  trainer.set("lr", adamw.lr);
-  trainer.set("batch", trainer_config.batch);
-  trainer.set("weightDecay", adamw.weight_decay);
-  trainer.set("clip", adamw.clip);
-  trainer.set("seed", trainer_config.seed);
-  trainer.set("beta1", adamw.beta1);
-  trainer.set("beta2", adamw.beta2);
-  trainer.set("eps", adamw.eps);
-  trainer.set("warmup", adamw.warmup_steps);
-  trainer.set("totalSteps", adamw.total_steps);
-  trainer.set("minLr", adamw.min_lr);
-  trainer.set("heldOut", trainer_config.held_out);
+  // Each options object's defaults and fields (name, kind, bounds) from its one field list.
   val defaults = val::object();
-  defaults.set("layer", layer);
-  defaults.set("forward", forward);
-  defaults.set("model", model);
-  defaults.set("trainer", trainer);
+  defaults.set("layer", write_fields(attn::LayerConfig{}));
+  defaults.set("forward", write_fields(attn::ForwardOptions{}));
+  defaults.set("model", write_fields(attn::SmallModelOptions{}));
+  defaults.set("trainer", write_fields(attn::TrainerConfig{}));
+  val fields = val::object();
+  fields.set("layer", describe_fields<attn::LayerConfig>());
+  fields.set("forward", describe_fields<attn::ForwardOptions>());
+  fields.set("model", describe_fields<attn::SmallModelOptions>());
+  fields.set("trainer", describe_fields<attn::TrainerConfig>());
   val limits = val::object();
   limits.set("maxModelDim", attn::kMaxModelDim);
   limits.set("maxHeads", attn::kMaxHeads);
@@ -132,6 +96,7 @@ val catalog() {
   limits.set("maxCheckpointParameterBytes", double(attn::kMaxCheckpointParameterBytes));
   val out = val::object();
   out.set("steps", steps);
+  out.set("fields", fields);
   out.set("positional", name_list(attn::positional_kinds()));
   out.set("masks", name_list(attn::mask_kinds()));
   out.set("tokenizers", name_list(attn::tokenizer_kinds()));

@@ -4,26 +4,13 @@
 #include <utility>
 
 #include "attention/layer/explain.hpp"
+#include "bindings/fields.hpp"
 
 namespace attn::bindings {
 
-val LayerHandle::configure(const ConfigArgs& args) {
+val LayerHandle::configure(val options) {
   return guarded([&] {
-    attn::LayerConfig config;
-    config.d_model = args.dModel;
-    config.heads = args.heads;
-    config.head_dim = args.headDim;
-    config.kv_heads = args.kvHeads;
-    config.bias = args.bias;
-    if (args.outBias >= 0) config.out_bias = args.outBias != 0;
-    config.out_proj = args.outProj;
-    config.positional = attn::parse_positional_kind(args.positional);
-    config.rope.pairing = attn::parse_rope_pairing(args.ropePairing);
-    config.rope.base = args.ropeBase;
-    if (!args.ropeFrequencies.isNull() && !args.ropeFrequencies.isUndefined()) {
-      config.rope.frequencies = vector_or_empty<double>(args.ropeFrequencies);
-    }
-    config.seed = args.seed;
+    const attn::LayerConfig config = read_fields<attn::LayerConfig>(options);
     layer_ = std::make_unique<attn::AttentionLayer>(config);
     embedding_table_ = std::make_unique<attn::EmbeddingTable>(config.seed, config.d_model);
     return val::undefined();
@@ -72,25 +59,17 @@ val LayerHandle::embed(val ids) {
   });
 }
 
-val LayerHandle::forward(val x, val kv, const ForwardArgs& args, val key_padding, val cells) {
+val LayerHandle::forward(val x, val kv, val args, val key_padding, val cells) {
   return guarded([&] {
     const auto x_values = vector_or_empty<float>(x);
     const auto kv_values = vector_or_empty<float>(kv);
-    attn::ForwardOptions options;
-    options.n = args.n;
-    options.cross = args.cross;
+    attn::ForwardOptions options = read_fields<attn::ForwardOptions>(args);
+    options.n = args["n"].as<std::size_t>();
+    options.cross = args["cross"].as<bool>();
     options.kv = kv_values;
-    options.kv_n = args.kvN;
-    options.mask.kind = attn::parse_mask_kind(args.mask);
-    options.mask.window = args.window;
-    options.mask.prefix = args.prefix;
+    options.kv_n = args["kvN"].as<std::size_t>();
     options.mask.key_padding = vector_or_empty<std::uint8_t>(key_padding);
     options.mask.cells = vector_or_empty<std::uint8_t>(cells);
-    options.scale = args.scale;
-    options.want_weights = args.weights;
-    options.want_trace = args.trace;
-    options.trace_head = args.traceHead;
-    options.preview_side = args.preview;
     result_ = &layer_->forward(x_values, options);
     return val::undefined();
   });

@@ -13,39 +13,10 @@
 
 namespace attn::bindings {
 
-// Every field is given by the JS API (its defaults come from catalog().defaults).
-struct ConfigArgs {
-  std::size_t dModel{};
-  std::size_t heads{};
-  std::size_t headDim{};
-  std::size_t kvHeads{};  // 0: heads
-  bool bias{};
-  int outBias{};  // -1: as bias, 0 or 1
-  bool outProj{};
-  std::string positional;
-  std::string ropePairing;  // 'interleaved' | 'rotate-half'
-  double ropeBase{};
-  val ropeFrequencies = val::null();  // null, or θ_i per pair (Llama 3's scaling)
-  std::uint32_t seed{};
-};
-
-struct ForwardArgs {
-  std::size_t n{};
-  bool cross{};
-  std::size_t kvN{};
-  std::string mask;
-  std::size_t window{};
-  std::size_t prefix{};
-  bool scale{};
-  bool weights{};
-  bool trace{};
-  int traceHead{};
-  std::size_t preview{};
-};
-
 class LayerHandle {
  public:
-  val configure(const ConfigArgs& args);
+  // createLayer's options, read by LayerConfig's field list (the JS API filled its defaults).
+  val configure(val options);
 
   std::size_t headDim() const { return layer_->head_dim(); }
   std::size_t kvHeads() const { return layer_->kv_heads(); }
@@ -58,7 +29,8 @@ class LayerHandle {
   val loadSafetensors(val bytes);
   val saveSafetensors();
   val embed(val ids);
-  val forward(val x, val kv, const ForwardArgs& args, val key_padding, val cells);
+  // options: ForwardOptions' fields (fields.hpp) and n, cross, kvN.
+  val forward(val x, val kv, val options, val key_padding, val cells);
 
   val output() const { return view_of(result_->output.data(), result_->output.size()); }
   val attention() const { return view_of(result_->attention.data(), result_->attention.size()); }

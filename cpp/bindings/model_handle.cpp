@@ -4,6 +4,7 @@
 #include "attention/error.hpp"
 #include "attention/layer/layer.hpp"
 #include "attention/model/next_tokens.hpp"
+#include "bindings/fields.hpp"
 #if ATTN_BINDINGS_TRAINING
 #include "attention/train/head_ablation.hpp"
 #include "attention/train/head_scores.hpp"
@@ -13,21 +14,9 @@
 
 namespace attn::bindings {
 
-val ModelHandle::configure(const ModelArgs& args) {
+val ModelHandle::configure(val options) {
   return guarded([&] {
-    attn::SmallModelOptions config;
-    config.vocab = args.vocab;
-    config.context = args.context;
-    config.d_model = args.dModel;
-    config.heads = args.heads;
-    config.layers = args.layers;
-    config.positional = attn::parse_positional_kind(args.positional);
-    config.layer_norm = args.layerNorm;
-    config.mlp = args.mlp;
-    config.tied = args.tied;
-    config.bias = args.bias;
-    config.gelu = attn::parse_gelu_kind(args.gelu);
-    config.seed = args.seed;
+    const attn::SmallModelOptions config = read_fields<attn::SmallModelOptions>(options);
     model_ = std::make_unique<attn::Model>(config);
     return val::undefined();
   });

@@ -14,26 +14,12 @@
 
 namespace attn::bindings {
 
-struct ModelArgs {
-  std::size_t vocab{};
-  std::size_t context{};
-  std::size_t dModel{};
-  std::size_t heads{};
-  std::size_t layers{};
-  std::string positional;
-  bool layerNorm{};
-  bool mlp{};
-  bool tied{};
-  bool bias{};
-  std::string gelu;
-  std::uint32_t seed{};
-};
-
 // Forward, weights and traces in every build; gradients, the probe, head scores, ablation and
 // generation only with ATTN_BINDINGS_TRAINING (not in the element's module).
 class ModelHandle {
  public:
-  val configure(const ModelArgs& args);
+  // createModel's options, read by SmallModelOptions' field list (the JS API filled its defaults).
+  val configure(val options);
 
   attn::Model& model() { return *model_; }
   // The model's config (model_config_value): what a checkpoint's config.json became.

@@ -3,25 +3,13 @@
 #include "bindings/trainer_handle.hpp"
 
 #include "attention/train/tasks.hpp"
+#include "bindings/fields.hpp"
 
 namespace attn::bindings {
 
-val TrainerHandle::configure(ModelHandle& model, const TrainerArgs& args) {
+val TrainerHandle::configure(ModelHandle& model, val options) {
   return guarded([&] {
-    attn::TrainerConfig config;
-    config.task = attn::parse_task_kind(args.task);
-    config.batch = args.batch;
-    config.held_out = args.heldOut;
-    config.seed = args.seed;
-    config.optimizer.lr = args.lr;
-    config.optimizer.beta1 = args.beta1;
-    config.optimizer.beta2 = args.beta2;
-    config.optimizer.eps = args.eps;
-    config.optimizer.weight_decay = args.weightDecay;
-    config.optimizer.clip = args.clip;
-    config.optimizer.warmup_steps = args.warmup;
-    config.optimizer.total_steps = args.totalSteps;
-    config.optimizer.min_lr = args.minLr;
+    const attn::TrainerConfig config = read_fields<attn::TrainerConfig>(options);
     trainer_ = std::make_unique<attn::Trainer>(model.model(), config);
     return val::undefined();
   });

@@ -13,26 +13,11 @@
 
 namespace attn::bindings {
 
-struct TrainerArgs {
-  std::string task;
-  double lr{};
-  std::size_t batch{};
-  double weightDecay{};
-  double clip{};
-  std::uint32_t seed{};
-  double beta1{};
-  double beta2{};
-  double eps{};
-  std::size_t warmup{};
-  std::size_t totalSteps{};
-  double minLr{};
-  std::size_t heldOut{};
-};
-
 // A trainer borrows its ModelHandle's model: the JS API disposes the trainer before the model.
 class TrainerHandle {
  public:
-  val configure(ModelHandle& model, const TrainerArgs& args);
+  // createTrainer's options, read by TrainerConfig's field list (the JS API filled its defaults).
+  val configure(ModelHandle& model, val options);
   // {step, loss, heldOutLoss, accuracy}; without evaluate {step, loss}.
   val step(std::size_t k, bool evaluate);
   // {step, heldOutLoss, accuracy}: the held-out set now.

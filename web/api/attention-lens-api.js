@@ -14,7 +14,7 @@ import { byteArray, checkKeys, checkOptions, deepFreeze, describe, integerIn, is
 import { hubCacheApi, loadHubCheckpoint } from './hub.js';
 import { AttentionLayer } from './layer.js';
 import { TransformerModel } from './model.js';
-import { TRAINED_NAMES, TrainedModel, readModelFile, trainedInfo } from './trained-models.js';
+import { readModelFile, TRAINED_NAMES, trainedInfo, TrainedModel } from './trained-models.js';
 import { Trainer } from './trainer.js';
 
 /* global createAttentionLensCore, ATTN_WASM_INLINED, ATTN_THREADS_BUILD, ATTN_TRAINED_MODELS */
@@ -124,7 +124,7 @@ class AttentionLens {
 
   /** Creates a multi-head attention layer (options: README "The JavaScript API"). */
   createLayer(config = {}) {
-    return new AttentionLayer(this.#core, this.#catalog.defaults, config);
+    return new AttentionLayer(this.#core, this.#catalog, config);
   }
 
   /**
@@ -132,7 +132,7 @@ class AttentionLens {
    * defaults to catalog.defaults.model.
    */
   createModel(config = {}) {
-    return new TransformerModel(this.#core, this.#catalog.defaults.model, config);
+    return new TransformerModel(this.#core, this.#catalog, config);
   }
 
   /**
@@ -173,7 +173,7 @@ class AttentionLens {
    */
   createTrainer(model, options = {}) {
     needTraining(this.#core.TrainerHandle, 'lens.createTrainer');
-    return new Trainer(this.#core, this.#catalog.defaults.trainer, model, options);
+    return new Trainer(this.#core, this.#catalog, model, options);
   }
 
   /** The names of the trained models that ship (web/models/models.json, built into the module). */
@@ -203,7 +203,7 @@ class AttentionLens {
     const bytes = options.bytes === undefined
       ? await readModelFile(info.file)
       : byteArray('bytes', options.bytes);
-    const model = new TrainedModel(this.#core, this.#catalog.defaults.model, info, this.#catalog.unknownCharacters);
+    const model = new TrainedModel(this.#core, this.#catalog, info, this.#catalog.unknownCharacters);
     try {
       model.loadSafetensors(bytes);
     } catch (error) {

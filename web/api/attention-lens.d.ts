@@ -28,14 +28,49 @@ export interface LayerConfig {
   heads?: number;
   /** Per-head width d_k; default dModel / heads. Other values leave PyTorch's layout. */
   headDim?: number;
-  /** in_proj_bias and out_proj.bias. Default true. */
+  /**
+   * Key/value heads (grouped-query attention): 0 (default) means heads; fewer must divide heads,
+   * and query head h reads key/value head h / (heads / kvHeads). in_proj_weight is then
+   * [(heads + 2·kvHeads)·headDim, dModel].
+   */
+  kvHeads?: number;
+  /** in_proj_bias (q, k, v), and out_proj.bias unless outBias says otherwise. Default true. */
   bias?: boolean;
+  /** out_proj.bias; null (default): as bias. */
+  outBias?: boolean | null;
   /** Output projection W_O; false returns the concatenated heads. Default true. */
   outProj?: boolean;
   /** Positional information. Default 'none' (the PyTorch-equivalent setting). */
   positional?: PositionalKind;
+  /** With positional 'rope': how q and k turn. Default the walkthrough's interleaved pairs, base 10000. */
+  rope?: RopeOptions;
   /** Seed (0 … 2^32-1) of the weights, the embedding table and the learned encoding. Default 42. */
   seed?: number;
+}
+
+/** RoPE's convention: which dimensions pair up, the base θ, and optionally every pair's θ_i. */
+export interface RopeOptions {
+  /** 'interleaved' (2i, 2i+1) or 'rotate-half' (i, i + d_k/2: the Llama family's). */
+  pairing?: 'interleaved' | 'rotate-half';
+  /** θ_i = base^(−2i/d_k). Default 10000. */
+  base?: number;
+  /** θ per pair (e.g. Llama 3's scaled frequencies), or null for the base's. */
+  frequencies?: number[] | Float64Array | null;
+}
+
+/** One field of an options object as the core lists it (lens.catalog.fields). */
+export interface CatalogField {
+  name: string;
+  kind: 'count' | 'number' | 'boolean' | 'choice' | 'optionalBoolean' | 'numbers' | 'object';
+  /** count: the bounds the JS API checks. */
+  min?: number;
+  max?: number;
+  /** choice: the accepted names. */
+  names?: readonly string[];
+  /** numbers: what they are. */
+  note?: string;
+  /** object: its own fields. */
+  fields?: readonly CatalogField[];
 }
 
 /** Weights in PyTorch nn.MultiheadAttention layout (inner = heads · headDim). */
@@ -772,6 +807,9 @@ export interface Catalog {
   gelu: readonly ('erf' | 'tanh')[];
   /** Exactly the names createTrainer's task accepts. */
   tasks: readonly TaskName[];
+  /** Each options object's fields, from the core's one list of them (names, kinds, bounds). */
+  fields: { layer: readonly CatalogField[]; forward: readonly CatalogField[];
+    model: readonly CatalogField[]; trainer: readonly CatalogField[] };
   /** The values used for omitted options. */
   defaults: {
     layer: Required<LayerConfig>;

@@ -2,7 +2,7 @@
 // config.json and the tensors; the checkpoint's tokenizer.
 // A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
 // bundles them into dist/attention-lens.mjs).
-import { byteArray, checkKeys, describe, finalizer, integerIn, isNode, tokenIds, unwrap } from './common.js';
+import { byteArray, checkKeys, describe, finalizer, isNode, tokenIds, unwrap } from './common.js';
 import { DEFAULT_STOP, TOKEN_TEXT, TransformerModel } from './model.js';
 
 // ---- GPT-2 checkpoints (lens.loadCheckpoint) --------------------------------------------------

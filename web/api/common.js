@@ -90,6 +90,58 @@ export function stringOption(name, value, fallback) {
   return value;
 }
 
+/**
+ * An options object checked against its fields as the core lists them (lens.catalog.fields.*:
+ * { name, kind, min, max, note, fields }): every key known, every value of its kind, the defaults
+ * (lens.catalog.defaults.*) filled in. The core checks the values themselves.
+ */
+export function fieldOptions(what, options, fields, defaults) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new Error(`${what} expects an options object, got ${describe(options)}`);
+  }
+  checkKeys(`${what} options`, options, fields.map((f) => f.name));
+  return fieldValues(options, fields, defaults, '');
+}
+
+function fieldValues(options, fields, defaults, prefix) {
+  const out = {};
+  for (const field of fields) out[field.name] = fieldValue(`${prefix}${field.name}`, options[field.name], field, defaults[field.name]);
+  return out;
+}
+
+function fieldValue(name, value, field, fallback) {
+  switch (field.kind) {
+    case 'count':
+      return integerIn(name, value ?? fallback, field.min, field.max);
+    case 'number':
+      return numberOption(name, value, fallback);
+    case 'boolean':
+      return booleanOption(name, value, fallback);
+    case 'choice':
+      return stringOption(name, value, fallback);
+    case 'optionalBoolean':
+      return value === undefined || value === null ? fallback : booleanOption(name, value, fallback);
+    case 'numbers':
+      if (value === undefined) return fallback;
+      if (value === null) return null;
+      if (!(Array.isArray(value) || ArrayBuffer.isView(value))) {
+        throw new Error(`${name} must be an array of numbers (${field.note}) or null, got ${describe(value)}`);
+      }
+      return Array.from(value, Number);
+    case 'object': {
+      if (value === undefined || value === null) return { ...fallback };
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        const shape = field.fields.map((f) => (f.kind === 'numbers' || f.kind === 'optionalBoolean' ? `${f.name}?` : f.name));
+        throw new Error(`${name} must be { ${shape.join(', ')} }, got ${describe(value)}`);
+      }
+      checkKeys(name, value, field.fields.map((f) => f.name));
+      return fieldValues(value, field.fields, fallback, `${name}.`);
+    }
+    default:
+      throw new Error(`${name}: the core lists a field of an unknown kind '${field.kind}'`);
+  }
+}
+
 // A typed array or array of numbers, passed through; undefined when absent and optional.
 export function numbers(name, value, required = false) {
   if (value === undefined || value === null) {

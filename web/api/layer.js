@@ -2,31 +2,10 @@
 // and cell explanations.
 // A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
 // bundles them into dist/attention-lens.mjs).
-import { booleanOption, byteArray, checkKeys, describe, finalizer, flags, freeHandle, integerIn, numberOption, numbers, stringOption, unwrap } from './common.js';
+import { byteArray, checkKeys, describe, fieldOptions, finalizer, flags, freeHandle, integerIn, numbers, unwrap } from './common.js';
 
-const CONFIG_KEYS = ['dModel', 'heads', 'headDim', 'kvHeads', 'bias', 'outBias', 'outProj', 'positional', 'rope', 'seed'];
-const ROPE_KEYS = ['pairing', 'base', 'frequencies'];
-
-// The rope option ({ pairing: 'interleaved' | 'rotate-half', base, frequencies: θ per pair or null })
-// with the defaults' values for what is left out; the core checks the values.
-function ropeOption(rope, defaults) {
-  if (rope === undefined || rope === null) return { ...defaults };
-  if (typeof rope !== 'object' || Array.isArray(rope)) {
-    throw new Error(`rope must be { pairing, base, frequencies? }, got ${describe(rope)}`);
-  }
-  checkKeys('rope', rope, ROPE_KEYS);
-  const frequencies = rope.frequencies ?? null;
-  if (frequencies !== null && !(Array.isArray(frequencies) || ArrayBuffer.isView(frequencies))) {
-    throw new Error(`rope.frequencies must be an array of numbers (θ per pair) or null, got ${describe(frequencies)}`);
-  }
-  return {
-    pairing: stringOption('rope.pairing', rope.pairing, defaults.pairing),
-    base: numberOption('rope.base', rope.base, defaults.base),
-    frequencies: frequencies === null ? null : Array.from(frequencies, Number),
-  };
-}
-const FORWARD_KEYS = ['n', 'kv', 'kvN', 'mask', 'window', 'prefix', 'keyPadding', 'cellMask',
-  'scale', 'weights', 'trace', 'traceHead', 'preview'];
+// A forward's options beyond ForwardOptions' fields (lens.catalog.fields.forward): the sizes and arrays.
+const FORWARD_EXTRA_KEYS = ['n', 'kv', 'kvN', 'keyPadding', 'cellMask'];
 const EXPLAIN_KEYS = ['step', 'head', 'row', 'col'];
 
 export class AttentionLayer {
@@ -34,36 +13,20 @@ export class AttentionLayer {
   #handle;
   #config;
 
-  #defaults;
+  #catalog;
 
-  constructor(core, defaults, config) {
-    if (config === null || typeof config !== 'object') {
-      throw new Error(`createLayer expects an options object, got ${describe(config)}`);
-    }
-    checkKeys('createLayer options', config, CONFIG_KEYS);
-    const d = defaults.layer;
-    const args = {
-      dModel: integerIn('dModel', config.dModel ?? d.dModel, 1, 1 << 30),
-      heads: integerIn('heads', config.heads ?? d.heads, 1, 1 << 30),
-      headDim: integerIn('headDim', config.headDim ?? d.headDim, 0, 1 << 30),
-      kvHeads: integerIn('kvHeads', config.kvHeads ?? d.kvHeads, 0, 1 << 30),
-      bias: booleanOption('bias', config.bias, d.bias),
-      outBias: config.outBias === undefined || config.outBias === null ? null : booleanOption('outBias', config.outBias, false),
-      outProj: booleanOption('outProj', config.outProj, d.outProj),
-      positional: stringOption('positional', config.positional, d.positional),
-      rope: ropeOption(config.rope, d.rope),
-      seed: integerIn('seed', config.seed ?? d.seed, 0, 0xffffffff),
-    };
+  // catalog: lens.catalog (the fields and defaults of createLayer's and forward's options).
+  constructor(core, catalog, config) {
+    const args = fieldOptions('createLayer', config, catalog.fields.layer, catalog.defaults.layer);
     const handle = new core.LayerHandle();
     try {
-      unwrap(handle.configure({ ...args, outBias: args.outBias === null ? -1 : Number(args.outBias),
-        ropePairing: args.rope.pairing, ropeBase: args.rope.base, ropeFrequencies: args.rope.frequencies }));
+      unwrap(handle.configure(args));
     } catch (error) {
       handle.delete();
       throw error;
     }
     this.#core = core;
-    this.#defaults = defaults;
+    this.#catalog = catalog;
     this.#handle = handle;
     this.#config = Object.freeze({ ...args, headDim: handle.headDim(), kvHeads: handle.kvHeads(),
       outBias: handle.outBias(), rope: Object.freeze(args.rope) });
@@ -136,7 +99,8 @@ export class AttentionLayer {
     if (options === null || typeof options !== 'object') {
       throw new Error(`forward options must be an object, got ${describe(options)}`);
     }
-    checkKeys('forward options', options, FORWARD_KEYS);
+    const fields = this.#catalog.fields.forward;
+    checkKeys('forward options', options, [...FORWARD_EXTRA_KEYS, ...fields.map((f) => f.name)]);
     const xs = numbers('x', x, true);
     const dModel = this.#config.dModel;
     const n = integerIn('n', options.n ?? Math.floor(xs.length / dModel), 0, 1 << 30);
@@ -147,20 +111,9 @@ export class AttentionLayer {
     const kvN = kv === undefined
       ? n
       : integerIn('kvN', options.kvN ?? Math.floor(kv.length / dModel), 0, 1 << 30);
-    const d = this.#defaults.forward;
-    const args = {
-      n,
-      cross: kv !== undefined,
-      kvN,
-      mask: stringOption('mask', options.mask, d.mask),
-      window: integerIn('window', options.window ?? d.window, 0, 1 << 30),
-      prefix: integerIn('prefix', options.prefix ?? d.prefix, 0, 1 << 30),
-      scale: booleanOption('scale', options.scale, d.scale),
-      weights: booleanOption('weights', options.weights, d.weights),
-      trace: booleanOption('trace', options.trace, d.trace),
-      traceHead: integerIn('traceHead', options.traceHead ?? d.traceHead, -1, 1 << 30),
-      preview: integerIn('preview', options.preview ?? d.preview, 0, 1 << 30),
-    };
+    const scalars = Object.fromEntries(fields.map((f) => [f.name, options[f.name]]).filter(([, v]) => v !== undefined));
+    const args = { n, cross: kv !== undefined, kvN,
+      ...fieldOptions('forward', scalars, fields, this.#catalog.defaults.forward) };
     unwrap(handle.forward(xs, kv, args, flags('keyPadding', options.keyPadding),
       flags('cellMask', options.cellMask)));
     // Copy everything out before anything else can run (and grow memory).

@@ -2,10 +2,8 @@
 // head diagnostics, next tokens and .safetensors files.
 // A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
 // bundles them into dist/attention-lens.mjs).
-import { SEQUENCE_KEYS, SIZE_MAX, booleanOption, byteArray, checkKeys, checkOptions, deepFreeze, describe, finalizer, freeHandle, integerIn, measured, needTraining, numberOption, numbers, probeOptions, sequenceShape, stringOption, tokenIds, unwrap } from './common.js';
+import { booleanOption, byteArray, checkKeys, checkOptions, deepFreeze, describe, fieldOptions, finalizer, freeHandle, integerIn, measured, needTraining, numberOption, numbers, probeOptions, SEQUENCE_KEYS, sequenceShape, SIZE_MAX, stringOption, tokenIds, unwrap } from './common.js';
 
-const MODEL_KEYS = ['vocab', 'context', 'dModel', 'heads', 'layers', 'positional', 'layerNorm',
-  'mlp', 'tied', 'bias', 'gelu', 'seed'];
 const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace', 'logits'];
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'onToken'];
 const ABLATION_KEYS = ['layer', 'head', 'scale'];
@@ -20,29 +18,6 @@ export const DEFAULT_STOP = Symbol('defaultStop');
 // callbacks, each disposing one trainer when the model is disposed }.
 export const modelInternals = new WeakMap();
 
-// createModel's options, checked, with the defaults filled in.
-function modelArgs(defaults, config) {
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-    throw new Error(`createModel expects an options object, got ${describe(config)}`);
-  }
-  checkKeys('createModel options', config, MODEL_KEYS);
-  const d = defaults;
-  return {
-    vocab: integerIn('vocab', config.vocab ?? d.vocab, 0, SIZE_MAX),
-    context: integerIn('context', config.context ?? d.context, 0, SIZE_MAX),
-    dModel: integerIn('dModel', config.dModel ?? d.dModel, 0, SIZE_MAX),
-    heads: integerIn('heads', config.heads ?? d.heads, 0, SIZE_MAX),
-    layers: integerIn('layers', config.layers ?? d.layers, 0, SIZE_MAX),
-    positional: stringOption('positional', config.positional, d.positional),
-    layerNorm: booleanOption('layerNorm', config.layerNorm, d.layerNorm),
-    mlp: booleanOption('mlp', config.mlp, d.mlp),
-    tied: booleanOption('tied', config.tied, d.tied),
-    bias: booleanOption('bias', config.bias, d.bias),
-    gelu: stringOption('gelu', config.gelu, d.gelu),
-    seed: integerIn('seed', config.seed ?? d.seed, 0, SIZE_MAX),
-  };
-}
-
 export class TransformerModel {
   #handle;
   #config;
@@ -51,9 +26,9 @@ export class TransformerModel {
   #trainers = new Set();
   #generating = false;
 
-  // adopt: (handle) => {} fills a new ModelHandle instead of configure (the config is then the
-  // adopted model's own, from the core).
-  constructor(core, defaults, config, adopt = null) {
+  // catalog: lens.catalog (createModel's fields and defaults); adopt: (handle) => {} fills a new
+  // ModelHandle instead of configure (the config is then the adopted model's own, from the core).
+  constructor(core, catalog, config, adopt = null) {
     const handle = new core.ModelHandle();
     let args;
     try {
@@ -61,7 +36,7 @@ export class TransformerModel {
         adopt(handle);
         args = handle.config();
       } else {
-        args = modelArgs(defaults, config);
+        args = fieldOptions('createModel', config, catalog.fields.model, catalog.defaults.model);
         unwrap(handle.configure(args));
       }
     } catch (error) {

@@ -48,8 +48,8 @@ export class TrainedModel extends TransformerModel {
   #core;
   #unknownNames;
 
-  constructor(core, defaults, info, unknownNames) {
-    super(core, defaults, info.config);
+  constructor(core, catalog, info, unknownNames) {
+    super(core, catalog, info.config);
     this.#info = info;
     this.#alphabet = Array.from(info.vocabulary);
     this.#core = core;

@@ -1,11 +1,8 @@
 // Trainer (lens.createTrainer): AdamW steps on a task, held-out evaluation.
 // A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
 // bundles them into dist/attention-lens.mjs).
-import { SIZE_MAX, booleanOption, checkKeys, checkOptions, describe, finalizer, freeHandle, integerIn, numberOption, stringOption, tokenIds, unwrap } from './common.js';
+import { booleanOption, checkOptions, describe, fieldOptions, finalizer, freeHandle, integerIn, SIZE_MAX, tokenIds, unwrap } from './common.js';
 import { modelInternals } from './model.js';
-
-const TRAINER_KEYS = ['task', 'lr', 'batch', 'weightDecay', 'clip', 'seed', 'beta1', 'beta2', 'eps',
-  'warmup', 'totalSteps', 'minLr', 'heldOut'];
 
 export class Trainer {
   #handle;
@@ -14,29 +11,11 @@ export class Trainer {
   #modelRelease = () => this.#release(true);  // called by the model when it is disposed
   #task;
 
-  constructor(core, defaults, model, options) {
+  // catalog: lens.catalog (createTrainer's fields and defaults).
+  constructor(core, catalog, model, options) {
     const internals = modelInternals.get(model);
     if (!internals) throw new Error(`createTrainer expects a model from lens.createModel(), got ${describe(model)}`);
-    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-      throw new Error(`createTrainer expects an options object, got ${describe(options)}`);
-    }
-    checkKeys('createTrainer options', options, TRAINER_KEYS);
-    const d = defaults;
-    const args = {
-      task: stringOption('task', options.task, d.task),
-      lr: numberOption('lr', options.lr, d.lr),
-      batch: integerIn('batch', options.batch ?? d.batch, 0, SIZE_MAX),
-      weightDecay: numberOption('weightDecay', options.weightDecay, d.weightDecay),
-      clip: numberOption('clip', options.clip, d.clip),
-      seed: integerIn('seed', options.seed ?? d.seed, 0, SIZE_MAX),
-      beta1: numberOption('beta1', options.beta1, d.beta1),
-      beta2: numberOption('beta2', options.beta2, d.beta2),
-      eps: numberOption('eps', options.eps, d.eps),
-      warmup: integerIn('warmup', options.warmup ?? d.warmup, 0, SIZE_MAX),
-      totalSteps: integerIn('totalSteps', options.totalSteps ?? d.totalSteps, 0, SIZE_MAX),
-      minLr: numberOption('minLr', options.minLr, d.minLr),
-      heldOut: integerIn('heldOut', options.heldOut ?? d.heldOut, 0, SIZE_MAX),
-    };
+    const args = fieldOptions('createTrainer', options, catalog.fields.trainer, catalog.defaults.trainer);
     const modelHandle = internals.live();
     const handle = new core.TrainerHandle();
     try {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 
+#include "attention/fields.hpp"
 #include "attention/ops/rope.hpp"
 #include "attention/option_kinds.hpp"
 
@@ -56,6 +57,39 @@ struct ForwardOptions {
   // preview_side × preview_side (for drawing long inputs small, without returning the weights).
   std::size_t preview_side = 0;
 };
+
+// createLayer's options (LayerConfig) and a forward's scalar options (ForwardOptions: the mask by
+// name with its window and prefix, scaling, what to return), by their JS API names (fields.hpp).
+template <class Visitor>
+void visit_fields(RopeSpec& rope, Visitor& v) {
+  v.choice("pairing", rope.pairing, rope_pairings(), parse_rope_pairing);
+  v.number("base", rope.base);
+  v.numbers("frequencies", rope.frequencies, "θ per pair");
+}
+template <class Visitor>
+void visit_fields(LayerConfig& c, Visitor& v) {
+  v.count("dModel", c.d_model, 1, kFieldDimMax);
+  v.count("heads", c.heads, 1, kFieldDimMax);
+  v.count("headDim", c.head_dim, 0, kFieldDimMax);
+  v.count("kvHeads", c.kv_heads, 0, kFieldDimMax);
+  v.boolean("bias", c.bias);
+  v.optional_boolean("outBias", c.out_bias);
+  v.boolean("outProj", c.out_proj);
+  v.choice("positional", c.positional, positional_kinds(), parse_positional_kind);
+  v.object("rope", c.rope);
+  v.count("seed", c.seed, 0, kFieldSizeMax);
+}
+template <class Visitor>
+void visit_fields(ForwardOptions& o, Visitor& v) {
+  v.choice("mask", o.mask.kind, mask_kinds(), parse_mask_kind);
+  v.count("window", o.mask.window, 0, kFieldDimMax);
+  v.count("prefix", o.mask.prefix, 0, kFieldDimMax);
+  v.boolean("scale", o.scale);
+  v.boolean("weights", o.want_weights);
+  v.boolean("trace", o.want_trace);
+  v.count("traceHead", o.trace_head, -1, kFieldDimMax);
+  v.count("preview", o.preview_side, 0, kFieldDimMax);
+}
 
 // The factor the scores are multiplied by: 1/√d_k, or 1 with scaling off.
 inline float score_scale(std::size_t head_dim, bool scale) {

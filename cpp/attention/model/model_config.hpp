@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/fields.hpp"
 #include "attention/ops/attention_shape.hpp"
 #include "attention/ops/half.hpp"
 #include "attention/ops/rope.hpp"
@@ -103,6 +104,22 @@ struct SmallModelOptions {
   GeluKind gelu = GeluKind::Erf;  // exact erf (torch.nn.GELU()); tanh for GPT-2 checkpoints
   std::uint32_t seed = 1;         // the initial weights
 };
+// createModel's options by their JS API names (fields.hpp).
+template <class Visitor>
+void visit_fields(SmallModelOptions& o, Visitor& v) {
+  v.count("vocab", o.vocab, 0, kFieldSizeMax);
+  v.count("context", o.context, 0, kFieldSizeMax);
+  v.count("dModel", o.d_model, 0, kFieldSizeMax);
+  v.count("heads", o.heads, 0, kFieldSizeMax);
+  v.count("layers", o.layers, 0, kFieldSizeMax);
+  v.choice("positional", o.positional, positional_kinds(), parse_positional_kind);
+  v.boolean("layerNorm", o.layer_norm);
+  v.boolean("mlp", o.mlp);
+  v.boolean("tied", o.tied);
+  v.boolean("bias", o.bias);
+  v.choice("gelu", o.gelu, gelu_kinds(), parse_gelu_kind);
+  v.count("seed", o.seed, 0, kFieldSizeMax);
+}
 ModelConfig small_model_config(const SmallModelOptions& options);
 // Every block of `config` alike: blocks = `layers` copies of `block` (a count past any model's is
 // not allocated but left for validate to refuse).

@@ -8,11 +8,13 @@
 
 #include <cmath>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "attention/error.hpp"
+#include "attention/name_table.hpp"
 #include "attention/ops/attention_shape.hpp"
 #include "attention/tensor.hpp"
 
@@ -34,6 +36,12 @@ inline RopePairing parse_rope_pairing(std::string_view name) {
 }
 inline const char* rope_pairing_name(RopePairing pairing) {
   return pairing == RopePairing::RotateHalf ? "rotate-half" : "interleaved";
+}
+// The pairings by name, in order (the catalog's list of them).
+inline std::span<const NamedKind<RopePairing>> rope_pairings() {
+  static constexpr NamedKind<RopePairing> table[] = {{"interleaved", RopePairing::Interleaved},
+                                                     {"rotate-half", RopePairing::RotateHalf}};
+  return table;
 }
 
 // θ_i = base^(−2i/d_k), and the angle pos·θ_i.

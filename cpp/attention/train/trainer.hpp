@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "attention/fields.hpp"
 #include "attention/model/model.hpp"
 #include "attention/train/head_scores.hpp"
 #include "attention/train/optimizer.hpp"
@@ -21,6 +22,24 @@ struct TrainerConfig {
   std::uint32_t seed = 1;      // the task's batches (the model has its own seed)
   AdamWConfig optimizer;       // lr, betas, eps, weight decay, clip, schedule
 };
+
+// createTrainer's options by their JS API names (fields.hpp): the trainer's and its optimizer's.
+template <class Visitor>
+void visit_fields(TrainerConfig& c, Visitor& v) {
+  v.choice("task", c.task, task_kinds(), parse_task_kind);
+  v.number("lr", c.optimizer.lr);
+  v.count("batch", c.batch, 0, kFieldSizeMax);
+  v.number("weightDecay", c.optimizer.weight_decay);
+  v.number("clip", c.optimizer.clip);
+  v.count("seed", c.seed, 0, kFieldSizeMax);
+  v.number("beta1", c.optimizer.beta1);
+  v.number("beta2", c.optimizer.beta2);
+  v.number("eps", c.optimizer.eps);
+  v.count("warmup", c.optimizer.warmup_steps, 0, kFieldSizeMax);
+  v.count("totalSteps", c.optimizer.total_steps, 0, kFieldSizeMax);
+  v.number("minLr", c.optimizer.min_lr);
+  v.count("heldOut", c.held_out, 0, kFieldSizeMax);
+}
 
 // What step(k) reports: the last step's training loss, and (unless the caller said not to
 // evaluate) the held-out set's mean cross-entropy and next-token accuracy after it.
