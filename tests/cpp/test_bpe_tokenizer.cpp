@@ -10,7 +10,7 @@
 #include "attention/error.hpp"
 #include "attention/text/bpe_tokenizer.hpp"
 #include "attention/text/unicode_classes.hpp"
-#include "attention/text/utf8.hpp"
+#include "attention/utf8.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 

@@ -17,7 +17,7 @@
 #include "attention/text/pre_tokenizer.hpp"
 #include "attention/text/regex.hpp"
 #include "attention/text/tokenizer_json.hpp"
-#include "attention/text/utf8.hpp"
+#include "attention/utf8.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using Strings = std::vector<std::string>;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "attention/error.hpp"
-#include "attention/io/weights_io.hpp"
+#include "attention/layer/weights_file.hpp"
 #include "attention/layer/layer.hpp"
 #include "attention/layer/weights.hpp"
 #include "test_support.hpp"

@@ -89,3 +89,22 @@ test('docs/API.md exists and covers the contract sections', () => {
   assert.match(status, /loadAttentionLens\(\{ threads \}\)/);
   assert.doesNotMatch(status.split('\n').find((line) => line.includes('threads')) ?? '', /planned/);
 });
+
+// The core's folders in the order includes may point (ARCHITECTURE.md: "Includes go one way"): a
+// file may include its own folder's headers and those of any folder after its own in this list.
+const CORE_ORDER = [['train'], ['model', 'model/families'], ['layer', 'text'], ['io'], ['ops'], ['.']];
+
+test("the core's includes go one way: train → model → layer, text → io → ops → the root", () => {
+  const rank = (folder) => CORE_ORDER.findIndex((group) => group.includes(folder));
+  const wrong = [];
+  for (const file of gitFiles(['--', 'cpp/attention'])) {
+    if (!/\.(hpp|cpp)$/.test(file)) continue;
+    const from = dirname(file.slice('cpp/attention/'.length)).replace(/^$/, '.');
+    for (const [, included] of readFileSync(join(root, file), 'utf8').matchAll(/^#include "attention\/([^"]+)"/gm)) {
+      const to = dirname(included);
+      assert.ok(rank(from) >= 0 && rank(to) >= 0, `${file}: a folder the order does not know (${from} or ${to})`);
+      if (rank(to) < rank(from)) wrong.push(`${file} includes attention/${included}`);
+    }
+  }
+  assert.deepEqual(wrong, []);
+});

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "attention/error.hpp"
-#include "attention/text/utf8.hpp"
+#include "attention/utf8.hpp"
 
 namespace attn::json {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "attention/io/weights_io.hpp"
+#include "attention/layer/weights_file.hpp"
 #include "attention/layer/float_range.hpp"
 #include "attention/ops/finite_scan.hpp"
 #include "attention/ops/matmul.hpp"

@@ -76,7 +76,7 @@ class AttentionLayer {
   // Loads PyTorch state_dict tensors by name: in_proj_weight, out_proj.weight and, with
   // bias, in_proj_bias, with an output bias out_proj.bias (F32). Missing, extra or misshapen
   // tensors throw.
-  // (Thin wrappers over weights_io.hpp.)
+  // (Thin wrappers over weights_file.hpp.)
   void load_safetensors(std::span<const std::uint8_t> bytes);
   std::vector<std::uint8_t> save_safetensors() const;
 

@@ -9,7 +9,7 @@
 #include "attention/error.hpp"
 #include "attention/message_text.hpp"
 #include "attention/model/family.hpp"
-#include "attention/text/utf8.hpp"
+#include "attention/utf8.hpp"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "attention/text/unicode_classes.hpp"
-#include "attention/text/utf8.hpp"
+#include "attention/utf8.hpp"
 
 namespace attn {
 

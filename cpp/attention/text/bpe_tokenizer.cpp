@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "attention/error.hpp"
-#include "attention/text/utf8.hpp"
+#include "attention/utf8.hpp"
 
 namespace attn {
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "attention/text/unicode_classes.hpp"
-#include "attention/text/utf8.hpp"
+#include "attention/utf8.hpp"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "attention/error.hpp"
-#include "attention/text/utf8.hpp"
+#include "attention/utf8.hpp"
 
 namespace attn {
 namespace {

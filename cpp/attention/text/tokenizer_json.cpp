@@ -6,7 +6,7 @@
 
 #include "attention/error.hpp"
 #include "attention/io/json.hpp"
-#include "attention/text/utf8.hpp"
+#include "attention/utf8.hpp"
 
 namespace attn {
 

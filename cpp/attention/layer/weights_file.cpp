@@ -1,5 +1,5 @@
-// Layer weights from and to .safetensors tensors under a name prefix (see weights_io.hpp).
-#include "attention/io/weights_io.hpp"
+// Layer weights from and to .safetensors tensors under a name prefix (see weights_file.hpp).
+#include "attention/layer/weights_file.hpp"
 
 #include <algorithm>
 #include <string>

@@ -1,5 +1,5 @@
 // UTF-8 decoding, encoding and validation (see utf8.hpp).
-#include "attention/text/utf8.hpp"
+#include "attention/utf8.hpp"
 
 #include <utility>
 
