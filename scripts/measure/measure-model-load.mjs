@@ -18,7 +18,7 @@ import { chromium } from 'playwright-core';
 
 import { CHROMIUM_ARGS, serveDist } from '../lib/browser.mjs';
 import { startStandIn } from '../../tests/hub/stand-in.mjs';
-import { tinyTokenizer } from '../../tests/e2e/hub-fixture.mjs';
+import { byteLevelTokenizer } from '../lib/bench-tokenizer.mjs';
 
 const option = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -35,8 +35,8 @@ if (!existsSync(join(dir, weightsFile))) {
 const REPO = llama ? 'bench/smollm2-135m' : 'bench/gpt2-small';
 const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
 const files = { 'config.json': config, 'model.safetensors': readFileSync(join(dir, weightsFile)) };
-// The bench Llama has no tokenizer: a small one of its vocabulary's size (letters, '▁' for a space).
-if (llama) files['tokenizer.json'] = tinyTokenizer(config.vocab_size);
+// The bench Llama has no tokenizer: a byte-level one of its vocabulary's size.
+if (llama) files['tokenizer.json'] = byteLevelTokenizer(config.vocab_size);
 
 /** In the page: the load through the public API, every phase timed (ms from the start). */
 async function timedLoad({ hub, endpoint, tokens: count }) {

@@ -3,15 +3,17 @@
 // Llama-family checkpoint by Hugging Face id (the picker's list or any id / repo URL, from the API's
 // endpoint or the link's hubEndpoint mirror; cancellable), or dropped / picked files
 // (model.safetensors or its shards + model.safetensors.index.json, config.json, and tokenizer
-// files when not GPT-2's) — with a progress bar; then, for the typed
+// files when not GPT-2's) — its line, bar (download, then the weights prepared, then the first run)
+// and errors beside the control that started it; then, for the typed
 // text, every layer × head's attention, the top 10 next tokens, a head finder (previous-token and
-// induction scores), "open a head in the walkthrough", heads knocked out (m.ablate in the worker;
+// induction scores), a head's larger view and from it the walkthrough, heads knocked out (m.ablate in the worker;
 // the next tokens before → after; Restore all), Generate (m.generate in chunks, each token streamed
 // from the worker as it is produced; Stop; where each new token looked: generate-draw.js) and the
 // text, sampling settings, knocked-out heads and a Hub model's id in the URL (settings modelText,
 // gen*, knock, hub + hubRevision: a link naming a Hub model loads it when the view opens). Mounted
 // by main.js; the worker starts the first time the view is shown. Errors are shown as text; a
-// refused or cancelled load leaves the loaded model and everything drawn as it was. This file is
+// refused or cancelled load leaves the loaded model and everything drawn as it was (a cancel is said
+// as news, not as an error). The footer (the store's footer.model) says the drawn run. This file is
 // the controller (the store's `yourModel`, the worker's calls); draw.js draws.
 import { $ } from '../../shared/dom.js';
 import { formatBytes } from '../../shared/format.js';
