@@ -112,7 +112,7 @@ try {
     console.log(`${REPO} (${weightsFile}, ${(files['model.safetensors'].length / 2 ** 20).toFixed(0)} MiB), ${run}, ` +
       `${persistent ? 'persistent profile' : 'private context'}, ${r.threads} thread(s), ${tokens} tokens:`);
     console.log(`  module ready ${ms(r.ready)}; onProgress reached 1 (download) at ${ms(r.full)}; loadCheckpoint resolved at ${ms(r.loaded)}` +
-      ` (${ms(r.loaded - base)} after 100 %); phases reported: ${r.phases.join(', ')} (${r.updates} updates)`);
+      ` (${r.full === null ? 'nothing downloaded' : `${ms(r.loaded - base)} after 100 %`}); phases reported: ${r.phases.join(', ')} (${r.updates} updates)`);
     console.log(`  the weights' Cache Storage put: ${ms(r.weightsPut?.[0] ?? null)} → ${ms(r.weightsPut?.[1] ?? null)}` +
       ` (${ms(r.weightsPut ? r.weightsPut[1] - base : null)} after 100 %); cache.match ${ms(r.sum.match)}; Response.blob ${ms(r.sum.blob)}`);
     console.log(`  Blob reads into the core: ${ms(r.readsFrom)} → ${ms(r.readsTo)}, ${ms(r.sum.reads)} waiting on ${r.sum.readCalls} reads` +

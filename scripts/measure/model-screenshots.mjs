@@ -34,6 +34,9 @@ for (const m of MODELS) {
     ...(m.tokenizer ? { 'tokenizer.json': byteLevelTokenizer(config.vocab_size) } : {}) };
 }
 const VIEWPORTS = [{ width: 1280, height: 900 }, { width: 375, height: 800 }];
+// About 45 tokens: long enough that a tile's square has to be scaled down to fit.
+const TEXT = 'When Mary and John went to the store, John gave a drink to Mary. Later that evening they walked home along the river, ' +
+  'talking about the books they had read and the places they wanted to see next summer.';
 
 const hub = await startStandIn(repos);
 const server = await serveDist();
@@ -47,7 +50,8 @@ try {
       const errors = [];
       page.on('pageerror', (e) => errors.push(e.message));
       const base = `${m.name}-${viewport.width}`;
-      await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}&hub=${encodeURIComponent(m.repo)}`);
+      await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}&hub=${encodeURIComponent(m.repo)}` +
+        `&modelText=${encodeURIComponent(TEXT)}`);
       // The load's line while the weights are prepared (once, if the load is slow enough to catch it).
       try {
         await page.waitForFunction(() => /^Preparing weights/.test(document.querySelector('#model-load-status')?.textContent ?? ''), null,

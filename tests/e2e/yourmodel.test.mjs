@@ -333,6 +333,8 @@ test('Your model: a sharded Llama-family checkpoint from files, ordered by its i
     heads: [...g.querySelectorAll('.head-button')].map((b) => b.textContent) })));
   assert.deepEqual(walkGroups, [{ label: 'K/V head 1 · heads 1–2', role: 'group', heads: ['Head 1', 'Head 2'] },
     { label: 'K/V head 2 · heads 3–4', role: 'group', heads: ['Head 3', 'Head 4'] }]);
+  assert.deepEqual(await page.$$eval('#heads-view .head-group .heatmap-scroll', (frames) => frames.filter((f) => f.scrollWidth > f.clientWidth)
+    .length), 0, 'no grouped tile scrolls');
   assert.equal(await page.$eval('#tokenizer', (s) => s.selectedOptions[0].textContent), "the model's own (BPE)");
   assert.deepEqual(await page.evaluate(cutSelects), [], 'no greyed menu cuts its text');
   // The layer's own steps: its RMSNorm input, Q/K/V with shared K/V heads, rotate-half RoPE, its window.

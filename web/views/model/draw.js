@@ -301,6 +301,7 @@ export function modelDrawing(onWalkthrough, onKnock) {
   return {
     build(config) {
       view.close();
+      $('model-heads-legend').hidden = false;
       heads.build(config.layers, config.heads, config.layers * config.heads <= MAX_TABLE_HEADS, config.kvHeads ?? config.heads);
     },
     /** A run on the typed text: chips, every head, the next tokens. */

@@ -141,8 +141,7 @@ export function generationDrawing() {
     canvas.height = Math.round(cssHeight * ratio);
     canvas.style.width = `${cssWidth}px`;
     canvas.style.height = `${cssHeight}px`;
-    Object.assign(canvas.dataset, { rows: String(rows), cols: String(t), rowPx: String(rowPx), colPx: String(width), gutter: String(GUTTER_PX),
-      mode });
+    Object.assign(canvas.dataset, { rows: String(rows), cols: String(t) }); // its geometry, as a heatmap's canvas gives its own
     const ctx = canvas.getContext('2d');
     if (!ctx) return;
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);

@@ -42,7 +42,6 @@ export function headView({ onWalkthrough, onKnock, tileCanvas }) {
     map.render({ data: run.attention[layer].subarray(head * n * n, (head + 1) * n * n), rows: n, cols: n, rowLabels: labels,
       colLabels: labels, rowAxis: 'query', colAxis: 'key', scale: 'probability',
       title: `Layer ${layer + 1}, head ${head + 1}${kv === null ? '' : ` (reads K/V head ${kv + 1})`}` });
-    Object.assign(dialog.dataset, { layer: String(layer), head: String(head) });
   }
 
   /** Another head of the same model (step −1: the previous, +1: the next, across layers). */
