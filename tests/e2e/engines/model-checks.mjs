@@ -335,6 +335,7 @@ export function modelChecks(engineName, { live, withPage, shot, clean }) {
         await page.waitFor(() => document.querySelector('#model-error').textContent.startsWith('model.bin'), null, 10000, 'the files refused');
         place = await page.evaluate(loadFeedbackPlace);
         assert.ok(place.errorBottom - place.filesTop <= place.height, `${where}: the error ends ${place.errorBottom - place.filesTop} px below the files`);
+        assert.equal(await page.evaluate(() => document.querySelector('#model-load-status').textContent), '', `${where}: the cancel's line gone`);
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
         assert.ok(overflow <= 0, `${where}: the page is ${overflow} px wider than the window`);
         await page.screenshot(shot(`yourmodel-twelve-${viewport.width}`), { fullPage: true });

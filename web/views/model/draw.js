@@ -34,9 +34,11 @@ const loadStatus = (text) => {
 export function placeLoadFeedback(near) {
   const block = $('model-load');
   if (near && near.nextElementSibling !== block) near.after(block);
+  if (!busy) loadStatus(''); // a new attempt: the last load's "Kept …" or "Cancelled." is not about it
 }
 
 let loading = ''; // what the load in progress reads, for its phases' lines
+let busy = false; // a load is in progress
 
 /** The bar at `fraction` (null: a step of unknown length), its percentage beside it. */
 function drawBar(fraction) {
@@ -77,6 +79,7 @@ export function drawFirstRun() {
  */
 export function drawLoading(what, { cancellable = false, near = null, name = what } = {}) {
   placeLoadFeedback(near);
+  busy = true;
   loading = name;
   drawBar(0);
   $('model-progress-row').hidden = false;
@@ -138,6 +141,7 @@ export function drawKept(model, { cancelled = false } = {}) {
 
 /** A load ended (loaded: its line cleared; refused: kept): the bar and Cancel hidden, the pickers enabled again. */
 export function drawLoadEnded({ loaded = false } = {}) {
+  busy = false;
   if (loaded) loadStatus('');
   $('model-progress-row').hidden = true;
   $('model-cancel').hidden = true;
