@@ -195,7 +195,8 @@ export class Heatmap {
       });
     }
     this.width = this.left + this.cell * m.cols + Math.max(8, lean);
-    this.height = this.top + this.cell * m.rows + 4;
+    // Tall enough for the row axis's name ("new token →", drawn down the left side) on a short matrix.
+    this.height = this.top + Math.max(this.cell * m.rows, Math.ceil(this.#labelWidth(`${m.rowAxis} →`))) + 4;
     this.#sizeCanvas();
   }
 
