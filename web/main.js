@@ -94,6 +94,18 @@ function wireTabs() {
   show(store.get().settings.tab);
 }
 
+// The footer describes the tab shown: its view's line in the store's footer (setFooter).
+function wireFooter() {
+  const show = () => {
+    const { footer, settings } = store.get();
+    $('status').textContent = footer[settings.tab] ?? '';
+  };
+  store.subscribe((now, before) => {
+    if (now.footer !== before.footer || now.settings.tab !== before.settings.tab) show();
+  });
+  show();
+}
+
 async function main() {
   const engine = await EngineClient.start(new URL('attention-lens.mjs', document.baseURI).href);
   const { catalog } = engine.info;
@@ -107,6 +119,7 @@ async function main() {
     model: mountModel({ store, moduleUrl: new URL('attention-lens.mjs', document.baseURI).href }),
   };
   wireTabs();
+  wireFooter();
 }
 
 wireTheme(() => redraw());

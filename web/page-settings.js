@@ -84,8 +84,19 @@ export const NO_CHECKPOINT = Object.freeze({ model: null, lastRun: null, loading
  * (`maskByClick`), and the banners' `error`, `notice` and `linkNotice`; `trainedLayer`: a trained
  * model's layer the Train or Your model view opened in the walkthrough (openInWalkthrough in
  * views/train/index.js and views/model/index.js); `train`: the Train view's run; `yourModel`: the
- * Your model view's loaded checkpoint, its last run on the typed text, and whether one is loading.
+ * Your model view's loaded checkpoint, its last run on the typed text, and whether one is loading;
+ * `footer`: each tab's status line ({ walkthrough, train, model }: what its view computed last),
+ * the page's footer showing the shown tab's (setFooter).
  */
 export const initialPageState = () => ({ settings: pageDefaults({}), result: null, steps: [], pinned: null, playing: false,
   zoom: 1, allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '', trainedLayer: null, train: EMPTY_RUN,
-  yourModel: NO_CHECKPOINT });
+  yourModel: NO_CHECKPOINT, footer: INITIAL_FOOTER });
+
+/** Each tab's footer before its view has computed anything. */
+export const INITIAL_FOOTER = Object.freeze({ walkthrough: 'Loading the WebAssembly core…', train: 'Loading the trainer…',
+  model: 'Loading the model…' });
+
+/** The footer line of tab `tab` ('walkthrough' | 'train' | 'model') in the store, shown while that tab is. */
+export function setFooter(store, tab, text) {
+  store.update(({ footer }) => (footer[tab] === text ? {} : { footer: { ...footer, [tab]: text } }));
+}

@@ -7,7 +7,7 @@
 // launchEngine(name) -> { name, version, newPage(viewport) -> Page, close() }
 // Page: goto(url), evaluate(fn, arg), waitFor(fn, arg, timeout), click(selector),
 //   type(selector, text) (real keystrokes at the end of the field), press(key) ('End', 'Backspace',
-//   'ArrowRight'), fill(selector, value) (sets the value, one input event), mouseMove(x, y) (viewport
+//   'ArrowRight', 'ArrowLeft', 'Enter', 'Escape': to the focused element), fill(selector, value) (sets the value, one input event), mouseMove(x, y) (viewport
 //   pixels), screenshot(path, { fullPage }), close(); requests() (every URL requested, workers'
 //   included) in Chromium and Firefox only.
 import { spawn } from 'node:child_process';
@@ -162,7 +162,8 @@ async function launchWebKit() {
     throw error;
   }
   const caps = await driver.getCapabilities();
-  const keys = { End: Key.END, Backspace: Key.BACK_SPACE, ArrowRight: Key.ARROW_RIGHT, ArrowLeft: Key.ARROW_LEFT };
+  const keys = { End: Key.END, Backspace: Key.BACK_SPACE, ArrowRight: Key.ARROW_RIGHT, ArrowLeft: Key.ARROW_LEFT, Enter: Key.ENTER,
+    Escape: Key.ESCAPE };
   const evaluate = (fn, arg) => driver.executeScript(`return (${fn}).apply(null, arguments)`, arg);
   let open = false;
   return {

@@ -80,3 +80,43 @@ export function heatmapTable(figureSelector) {
 export async function tableNumbers(page, figureSelector) {
   return (await page.waitForFunction(heatmapTable, figureSelector)).jsonValue();
 }
+
+/**
+ * In the page: the walkthrough's shown menus whose chosen text is wider than the room inside them
+ * (a cut "the model's o…"): [{ id, text, width, room }] (px; the text measured in the menu's font).
+ */
+export function cutSelects() {
+  const ctx = document.createElement('canvas').getContext('2d');
+  return [...document.querySelectorAll('#walkthrough-view .controls select')].filter((s) => s.offsetParent !== null).map((s) => {
+    const style = getComputedStyle(s);
+    ctx.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const text = s.selectedOptions[0]?.textContent ?? '';
+    const room = s.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return { id: s.id, text, width: Math.ceil(ctx.measureText(text).width), room };
+  }).filter((x) => x.width > x.room);
+}
+
+/**
+ * In the page: what sticks out sideways from its panel in the view `viewSelector` (the tab shown):
+ * each visible element that no scrolling or clipping box holds and whose right edge passes its
+ * .panel's content box — the way a 1-px-too-wide file picker widens a phone's page in one engine and
+ * not another. [`tag#id.class: right > edge`].
+ */
+export function sticksOut(viewSelector) {
+  const out = [];
+  for (const panel of document.querySelectorAll(`${viewSelector} .panel`)) {
+    if (!panel.getClientRects().length) continue;
+    const style = getComputedStyle(panel);
+    const edge = panel.getBoundingClientRect().right - parseFloat(style.borderRightWidth) - parseFloat(style.paddingRight);
+    for (const e of panel.querySelectorAll('*')) {
+      if (!e.getClientRects().length || e.closest('.sr-only, .sr-table')) continue;
+      let held = false;
+      for (let a = e.parentElement; a && a !== panel; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX !== 'visible') held = true;
+      }
+      const right = e.getBoundingClientRect().right;
+      if (!held && right > edge + 0.5) out.push(`${e.tagName.toLowerCase()}#${e.id}.${e.className}: ${right.toFixed(1)} > ${edge.toFixed(1)}`);
+    }
+  }
+  return out;
+}

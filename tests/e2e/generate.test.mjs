@@ -149,10 +149,28 @@ test('Your model: knock out a head (before → after as the API gives), Restore 
   await generate(page, 30);
   const api = await apiEnglish(page, { text, heads: [], maxTokens: 30, rows: [[0, 0], [layers - 1, heads - 2]] });
   assert.deepEqual(await generated(page), api.generated);
-  assert.match(await page.getAttribute('#model-gen-text .model-gen-chip', 'title'), /^p = \d/);
+  assert.match(await page.getAttribute('#model-gen-text .model-gen-chip', 'title'), /^probability \d+(\.\d+)?% \(how likely the model found it when it wrote it\)$/);
+  assert.match(await page.textContent('#model-gen-strip .model-gen-caption'),
+    /^New token 30, “.*” \(probability \d+(\.\d+)?%: how likely the model found it, the softmax of its logits at temperature 1\): /);
   assert.match(await page.textContent('#model-gen-info'), /^30 tokens in .* tokens\/s/);
   // Where the newest token looked: the strip drawn, the chosen head's row on the chips.
   assert.equal(await page.isVisible('#model-gen-strip canvas'), true);
+  // The strip's rows: one per layer (its heads max-pooled), one per head of the chosen layer, or every layer × head.
+  const strip = () => page.$eval('#model-gen-strip canvas', (c) => ({ rows: Number(c.dataset.rows), cols: Number(c.dataset.cols),
+    height: c.getBoundingClientRect().height, label: c.getAttribute('aria-label') }));
+  const t = api.n + 29;
+  assert.equal(await page.inputValue('#model-gen-rows'), 'layers');
+  let drawnStrip = await strip();
+  assert.deepEqual([drawnStrip.rows, drawnStrip.cols, drawnStrip.height], [layers, t, layers * 10]);
+  assert.match(drawnStrip.label, new RegExp(`one row per layer \\(${layers}\\), each position the brightest of the layer's ${heads} heads`));
+  await page.selectOption('#model-gen-rows', 'all');
+  drawnStrip = await strip();
+  assert.deepEqual([drawnStrip.rows, drawnStrip.height], [layers * heads, layers * heads * 6]);
+  await page.selectOption('#model-gen-rows', 'layer');
+  drawnStrip = await strip();
+  assert.deepEqual([drawnStrip.rows, drawnStrip.height], [heads, heads * 10]);
+  assert.match(drawnStrip.label, /one row per head of layer 1 \(\d+\)/);
+  await page.selectOption('#model-gen-rows', 'layers');
   const looks = await page.$$eval('#model-gen-text > [data-look]', (chips) => chips.map((c) => Number(c.dataset.look)));
   assert.equal(looks.length, api.n + 29);
   assert.ok(Math.abs(looks.reduce((a, b) => a + b, 0) - 1) < 1e-3, 'a softmax row');

@@ -6,6 +6,7 @@
 // checkpoints of tests/data/llama (Mistral split into shards with its index; the stand-in's repos of them) and a random
 // grouped-query Llama, each with a small tokenizer.json of its own (letters, Llama 2's '▁' for a space).
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { llamaGolden, smallGpt2Files } from '../js/checkpoint-support.mjs';
 import { lcgFloats, splitSafetensors, writeSafetensors } from '../js/support.mjs';
 import { startStandIn } from '../hub/stand-in.mjs';
@@ -19,6 +20,80 @@ export const SMALL_ID = 'org/small';
 export function startSmallHub(more = {}) {
   const { config, vocab, merges, weights } = smallGpt2Files(SMALL_GPT2);
   return startStandIn({ [SMALL_ID]: { 'config.json': config, 'vocab.json': vocab, 'merges.txt': merges, 'model.safetensors': weights }, ...more });
+}
+
+/** A GPT-2-family repo with GPT-2 small's 12 heads per layer (2 layers, d_model 48), for the head grid's layout. */
+export const TWELVE_HEADS = Object.freeze({ layers: 2, heads: 12, d: 48, vocab: 260, context: 64 });
+export const TWELVE_ID = 'org/twelve-heads';
+
+/** The stand-in's files of TWELVE_ID (startSmallHub's `more`). */
+export function twelveHeadsRepo() {
+  const { config, vocab, merges, weights } = smallGpt2Files(TWELVE_HEADS);
+  return { [TWELVE_ID]: { 'config.json': config, 'vocab.json': vocab, 'merges.txt': merges, 'model.safetensors': weights } };
+}
+
+/**
+ * A server that holds every request open (a Hub load that stays in flight until cancelled):
+ * { origin, requests (the paths asked), close }.
+ */
+export async function startStall() {
+  const requests = [];
+  const held = createServer((request) => requests.push(request.url));
+  await new Promise((resolve) => held.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${held.address().port}`,
+    requests,
+    close: () => new Promise((resolve) => {
+      held.closeAllConnections();
+      held.close(() => resolve());
+    }),
+  };
+}
+
+/**
+ * In the page: every text the Your model view's load line (#model-load-status) shows from now on,
+ * in window.loadLines (a MutationObserver: each phase is seen however short).
+ */
+export function recordLoadLines() {
+  window.loadLines = [];
+  const line = document.querySelector('#model-load-status');
+  new MutationObserver(() => window.loadLines.push(line.textContent)).observe(line, { childList: true, characterData: true, subtree: true });
+}
+
+/**
+ * In the page: where the Your model view's load feedback is against the Hub's id box (document
+ * pixels): { idTop, lineBottom, barBottom, errorBottom (null when hidden), height: innerHeight }.
+ */
+export function loadFeedbackPlace() {
+  const top = (selector) => document.querySelector(selector).getBoundingClientRect().top + scrollY;
+  const bottom = (selector) => {
+    const e = document.querySelector(selector);
+    return e.closest('[hidden]') ? null : e.getBoundingClientRect().bottom + scrollY;
+  };
+  return { idTop: top('#model-hub-id'), filesTop: top('#model-files'), lineBottom: bottom('#model-load-status'),
+    barBottom: bottom('#model-progress'), errorBottom: bottom('#model-error'), height: innerHeight };
+}
+
+/**
+ * In the page: each tile of the Your model view's head grid against its heatmap: the tiles whose
+ * heatmap is wider than its frame, or its frame scrolls, or whose canvas does not hold the whole
+ * matrix ({ tile, canvas, frame, cells }); and how many tiles there are.
+ */
+export function tilesCropped() {
+  const tiles = [...document.querySelectorAll('#model-head-grid .model-tile')];
+  const cropped = tiles.map((tile) => {
+    const canvas = tile.querySelector('canvas');
+    const frame = canvas.parentElement;
+    const c = canvas.getBoundingClientRect();
+    const f = frame.getBoundingClientRect();
+    const t = tile.getBoundingClientRect();
+    const cells = Number(canvas.dataset.cell) * Number(canvas.dataset.cols);
+    return { head: `${tile.dataset.layer}.${tile.dataset.head}`, canvas: c.width, frame: f.width, tile: t.width, cells,
+      scrolls: frame.scrollWidth > frame.clientWidth || frame.scrollHeight > frame.clientHeight,
+      square: Math.abs(c.width - c.height) <= 1 };
+  }).filter((x) => x.canvas > x.frame + 0.5 || x.canvas > x.tile || x.scrolls || !x.square || Math.abs(x.cells - x.canvas) > 1 || x.canvas < 10);
+  return { tiles: tiles.length, cropped, legends: document.querySelectorAll('#model-heads-legend .legend-bar').length,
+    tileLegends: document.querySelectorAll('#model-head-grid .legend-bar').length };
 }
 
 /** The figure of the Your model view's heatmap of `layer`, `head` (its screen-reader table: heatmapTable). */

@@ -16,13 +16,12 @@
 // the stand-in's origins added to connect-src (strictCspAlso: a test-only extension).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { launchBrowser, openPage, screenshotDir, serveDist, tableNumbers } from './browser.mjs';
-import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, headFigure, qwen2Bf16, randomLlama, shardedMistral, SMALL_GPT2, SMALL_ID,
-  startSmallHub } from './hub-fixture.mjs';
+import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, headFigure, loadFeedbackPlace, qwen2Bf16, randomLlama, recordLoadLines,
+  shardedMistral, SMALL_GPT2, SMALL_ID, startSmallHub, startStall, tilesCropped } from './hub-fixture.mjs';
 import { strictCspAlso } from '../../scripts/lib/csp.mjs';
 import { smallGpt2Files } from '../js/checkpoint-support.mjs';
 import { formatBytes } from '../../web/shared/format.js';
@@ -48,21 +47,6 @@ let hub;
 let stall; // a server that never answers: { origin, requests, close }
 let server;
 let chrome;
-
-/** A server that holds every request open (a Hub load that stays in flight until cancelled). */
-async function startStall() {
-  const requests = [];
-  const held = createServer((request) => requests.push(request.url));
-  await new Promise((resolve) => held.listen(0, '127.0.0.1', resolve));
-  return {
-    origin: `http://127.0.0.1:${held.address().port}`,
-    requests,
-    close: () => new Promise((resolve) => {
-      held.closeAllConnections();
-      held.close(() => resolve());
-    }),
-  };
-}
 
 before(async () => {
   hub = await startSmallHub(LLAMA_REPOS);
@@ -152,24 +136,29 @@ test('Your model opens on the shipped english model, loads a Hub repo by id, kee
   assert.match(await page.textContent('#model-error'),
     /^Could not load org\/missing: repository 'org\/missing' was not found on http:\/\/127\.0\.0\.1:\d+ \(or it is private\)$/);
   assert.equal(await page.$$eval('#model-error *', (children) => children.length), 0, 'text, not HTML');
-  assert.equal(await page.textContent('#model-status'), 'Kept org/small.');
+  assert.equal(await page.textContent('#model-load-status'), 'Kept org/small.');
+  assert.match(await page.textContent('#model-status'), /^org\/small from /, 'the loaded model, named as before');
   assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
   assert.deepEqual(await tileNumbers(page, 1, 1), before);
 
-  // A load that stays in flight (a repo URL on a server that never answers), cancelled.
+  // A load that stays in flight (a repo URL on a server that never answers), cancelled from the
+  // keyboard: news, not an error (no alert), and the focus back on Load.
   await page.fill('#model-hub-id', `${stall.origin}/org/slow`);
   await page.click('#model-hub-load');
   await page.waitForSelector('#model-cancel:not([hidden])');
   assert.equal(await page.isDisabled('#model-hub-load'), true, 'no second load while one runs');
-  await page.waitForFunction(() => /^Loading http:.*\/org\/slow…$/.test(document.querySelector('#model-status').textContent));
+  await page.waitForFunction(() => /^Loading http:.*\/org\/slow…$/.test(document.querySelector('#model-load-status').textContent));
+  assert.equal(await page.locator('#model-error').isHidden(), true, 'the last error cleared');
   const deadline = Date.now() + 10000;
   while (stall.requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(stall.requests, ['/org/slow/resolve/main/config.json']);
-  await page.click('#model-cancel');
-  await page.waitForFunction(() => /was cancelled/.test(document.querySelector('#model-error').textContent));
-  assert.equal(await page.textContent('#model-error'), "Could not load " + `${stall.origin}/org/slow: the load of 'org/slow' was cancelled`);
+  await page.focus('#model-cancel');
+  await page.keyboard.press('Enter');
   await page.waitForSelector('body[data-model-loading="false"]');
-  assert.equal(await page.textContent('#model-status'), 'Kept org/small.');
+  assert.equal(await page.textContent('#model-load-status'), 'Cancelled. Kept org/small.');
+  assert.equal(await page.locator('#model-error').isHidden(), true, 'a cancel is not an error');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'model-hub-load', 'the focus back on Load');
+  assert.match(await page.textContent('#model-status'), /^org\/small from /);
   assert.equal(await page.locator('#model-cancel').isHidden(), true);
   assert.equal(await page.isDisabled('#model-hub-load'), false);
   assert.deepEqual(await tileNumbers(page, 1, 1), before);
@@ -240,7 +229,7 @@ test('the Llama family by id: a sharded Mistral and a Qwen2 drawn as the API com
   await loadById(page, 'org/yarn');
   assert.match(await page.textContent('#model-error'), /^Could not load org\/yarn: config\.json's rope_scaling has type 'yarn'; supported: /);
   assert.equal(await page.$$eval('#model-error *', (children) => children.length), 0, 'text, not HTML');
-  assert.equal(await page.textContent('#model-status'), 'Kept org/qwen2-bf16.');
+  assert.equal(await page.textContent('#model-load-status'), 'Kept org/qwen2-bf16.');
   assert.match(await page.textContent('#model-facts'), /^Qwen2 · 2 layers/);
   assert.equal(await page.getAttribute('body', 'data-model-loads'), '2');
   assert.deepEqual(await tileNumbers(page, 1, 3), before);
@@ -257,6 +246,10 @@ test('the Llama family by id: a sharded Mistral and a Qwen2 drawn as the API com
   // At 1280 px the three groups sit side by side, their tiles in one row (the layer's 9 heads on one line).
   const rows = await page.$$eval('#model-head-grid .head-layer:first-child .model-tile', (tiles) => [...new Set(tiles.map((t) => Math.round(t.getBoundingClientRect().top)))]);
   assert.equal(rows.length, 1, `the first layer's tiles on ${rows.length} lines`);
+  // Every tile holds its whole square heatmap, scaled to the tile (no scrollbar); one legend above the grid.
+  assert.deepEqual(await page.evaluate(tilesCropped), { tiles: 27, cropped: [], legends: 1, tileLegends: 0 });
+  // The memory line says why the heap is larger than what is in use.
+  assert.match(await page.textContent('#model-status'), /· wasm memory [\d.]+ [KMG]iB in use \(heap [\d.]+ [KMG]iB: memory freed is kept for reuse\)$/);
   await page.waitForFunction(() => document.querySelectorAll('#model-finder tbody tr').length === 27);
   await page.screenshot({ path: join(screenshotDir, 'yourmodel-gqa-desktop.png'), fullPage: true });
   await page.locator('#model-head-grid').screenshot({ path: join(screenshotDir, 'yourmodel-gqa-grid-desktop.png') });
@@ -279,6 +272,12 @@ test('the Llama family by id: a sharded Mistral and a Qwen2 drawn as the API com
       .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5).length }));
   assert.ok(phone.scroll <= phone.inner, `the page is ${phone.scroll} px wide in a ${phone.inner} px viewport`);
   assert.equal(phone.outside, 0);
+  await page.waitForFunction(() => document.querySelector('#model-head-grid canvas').dataset.cell !== undefined);
+  assert.deepEqual(await page.evaluate(tilesCropped), { tiles: 27, cropped: [], legends: 1, tileLegends: 0 }, 'at 375 px');
+  // The head finder's names ("L3 · H7") stay on one line.
+  const wrapped = await page.$$eval('#model-finder tbody button', (buttons) => buttons.filter((b) => b.getClientRects().length > 1 ||
+    b.getBoundingClientRect().height > 2 * parseFloat(getComputedStyle(b).fontSize)).map((b) => b.textContent));
+  assert.deepEqual(wrapped, []);
   await page.screenshot({ path: join(screenshotDir, 'yourmodel-gqa-phone.png'), fullPage: true });
   await page.locator('#model-head-grid').screenshot({ path: join(screenshotDir, 'yourmodel-gqa-grid-phone.png') });
   assert.deepEqual(await axe(), []);

@@ -14,9 +14,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { browserFixture, tableNumbers, openPage, screenshotDir } from './browser.mjs';
+import { browserFixture, cutSelects, tableNumbers, openPage, screenshotDir } from './browser.mjs';
 import { gpt2SizedCheckpoint, gpt2Tokenizer, smallGpt2Files } from '../js/checkpoint-support.mjs';
-import { apiFilesCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, shardedMistral } from './hub-fixture.mjs';
+import { apiFilesCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, loadFeedbackPlace, recordLoadLines, shardedMistral,
+  tilesCropped } from './hub-fixture.mjs';
 
 const live = browserFixture();
 const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
@@ -41,11 +42,16 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
   assert.equal(await page.locator('#model-view').isVisible(), true);
   assert.equal(await page.locator('#walkthrough-view').isVisible(), false);
 
+  await page.evaluate(recordLoadLines);
   await page.setInputFiles('#model-files', FILES);
   await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
   await page.waitForSelector('#model-finder tbody tr');
   assert.equal(await page.locator('#model-progress').isHidden(), true, 'the progress bar ends');
-  assert.equal(await page.$eval('#model-progress', (bar) => bar.value), 1, 'at 1');
+  // Its phases, each with its line beside the files: the weights read into the core, then the first run packs them.
+  const lines = await page.evaluate(() => window.loadLines);
+  assert.ok(lines.includes('Preparing weights: reading the weights into the WebAssembly core…'), lines.join(' | '));
+  assert.ok(lines.includes('Preparing weights: packing the weights for its first run…'), lines.join(' | '));
+  assert.equal(lines.at(-1), '', 'the line cleared once loaded');
   assert.equal(await page.inputValue('#model-text'), 'When Mary and John went to the store, John gave a drink to');
   const status = await page.textContent('#model-status');
   assert.match(status, /model\.safetensors: .* 2 layers × 2 heads · d_model 16 · 260 tokens · context 64 · wasm memory/);
@@ -70,6 +76,9 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
   }, { weights: Array.from(WEIGHTS), config: CONFIG, vocab: VOCAB, merges: MERGES, text: await page.inputValue('#model-text') });
 
   assert.equal(await page.textContent('#model-text-info'), `${api.n} tokens`);
+  // Each tile holds its whole square heatmap (no scrollbar), one colour legend above the grid.
+  const grid = await page.evaluate(tilesCropped);
+  assert.deepEqual(grid, { tiles: 4, cropped: [], legends: 1, tileLegends: 0 });
   for (let layer = 0; layer < 2; ++layer) {
     for (let head = 0; head < 2; ++head) {
       const drawn = await tileNumbers(page, layer, head);
@@ -145,7 +154,11 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
   const error = await page.textContent('#model-error');
   assert.match(error, /Could not load the checkpoint: the checkpoint's tensor 'wte.weight' has shape \[\d+, 16\], config\.json \(n_embd 32/);
   assert.equal(await page.$$eval('#model-error *', (children) => children.length), 0, 'text, not HTML');
-  assert.match(await page.textContent('#model-status'), /^Kept model\.safetensors\./);
+  assert.equal(await page.textContent('#model-load-status'), 'Kept model.safetensors.');
+  assert.match(await page.textContent('#model-status'), /^model\.safetensors: /, 'the loaded model, named as before');
+  // The error beside the files it is about, within a screen.
+  const place = await page.evaluate(loadFeedbackPlace);
+  assert.ok(place.errorBottom - place.filesTop <= place.height, `the error ends ${place.errorBottom - place.filesTop} px below the files`);
   assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
   assert.deepEqual(await tileNumbers(page, 1, 1), before);
   await page.fill('#model-text', 'the cat sat on');
@@ -168,8 +181,33 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
     'or every shard) and config.json (dropped together)');
   assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
 
-  // A head opens the walkthrough tab.
+  // A head's larger view from the keyboard (Enter on its tile): the whole heatmap with its tokens,
+  // the API's numbers; Escape gives the focus back to the tile. Then the walkthrough from it.
+  await page.focus('#model-head-grid .model-tile[data-layer="1"][data-head="0"] canvas');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#model-head-dialog[open]');
+  assert.equal(await page.textContent('#model-head-title'), 'Layer 2, head 1');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'model-head-walkthrough');
+  const large = await tableNumbers(page, '#model-head-map figure');
+  assert.deepEqual(large, await tileNumbers(page, 1, 0), 'the same numbers as its tile');
+  assert.equal(large.length, 13);
+  assert.deepEqual(await page.$$eval('#model-head-map tbody th', (ths) => ths.map((th) => th.textContent)),
+    await page.$$eval('#model-tokens .chip', (chips) => chips.map((c) => c.textContent)), 'its rows named by the tokens');
+  // axe's WCAG A/AA rules on the open dialog.
+  const dialogViolations = await page.evaluate(async () => (await window.axe.run(document.querySelector('#model-head-dialog'),
+    { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] }))
+    .violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`));
+  assert.deepEqual(dialogViolations, []);
+  await page.screenshot({ path: join(screenshotDir, 'yourmodel-head-view.png') });
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => !document.querySelector('#model-head-dialog').open);
+  assert.equal(await page.evaluate(() => document.activeElement?.closest('.model-tile')?.dataset.head), '0', 'the focus back on the tile');
   await page.click('#model-head-grid .model-tile[data-layer="1"][data-head="0"] canvas');
+  await page.waitForSelector('#model-head-dialog[open]');
+  await page.click('#model-head-next');
+  assert.equal(await page.textContent('#model-head-title'), 'Layer 2, head 2');
+  await page.click('#model-head-prev');
+  await page.click('#model-head-walkthrough');
   await page.waitForSelector('#tab-walkthrough[aria-selected="true"]');
   assert.equal(await page.locator('#walkthrough-view').isVisible(), true);
   assert.deepEqual(problems(), []);
@@ -257,7 +295,7 @@ test('Your model: a sharded Llama-family checkpoint from files, ordered by its i
   await page.waitForFunction(() => /hidden_act/.test(document.querySelector('#model-error').textContent));
   assert.match(await page.textContent('#model-error'), /^Could not load the checkpoint: config\.json's hidden_act is 'gelu'; supported: silu\b/);
   await page.waitForSelector('body[data-model-loading="false"]');
-  assert.match(await page.textContent('#model-status'), /^Kept model-00001-of-00002\.safetensors \+ 1 more shard\./);
+  assert.equal(await page.textContent('#model-load-status'), 'Kept model-00001-of-00002.safetensors + 1 more shard.');
   assert.deepEqual(await tileNumbers(page, 2, 3), before);
 
   // The shards alone, in any order, without the index: ordered by name; the same heads.
@@ -269,6 +307,7 @@ test('Your model: a sharded Llama-family checkpoint from files, ordered by its i
   // Layer 2, head 3 (it reads K/V head 2) opens in the walkthrough: the Mistral's own layer —
   // two K/V heads, rotate-half RoPE, its sliding window of 5 — drawn as the API computes it.
   await page.click('#model-head-grid .model-tile[data-layer="1"][data-head="2"] canvas');
+  await page.click('#model-head-walkthrough');
   await page.waitForSelector('#walkthrough-view:not([hidden])');
   await page.waitForFunction(() => document.querySelector('#walkthrough').dataset.model === 'train-view');
   await page.waitForFunction(() => [...document.querySelectorAll('#matrices figure')].every((f) => f.dataset.table === 'ready') &&
@@ -288,6 +327,16 @@ test('Your model: a sharded Llama-family checkpoint from files, ordered by its i
   assert.deepEqual([drawn.step, drawn.head, drawn.values.length], ['weights', 2, n]);
   drawn.values.flat().forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-4 + 1e-3 * Math.abs(want[i]), `cell ${i}: drawn ${v}, API ${want[i]}`));
   await page.screenshot({ path: join(screenshotDir, 'walkthrough-mistral-gqa.png'), fullPage: true });
+  // Every head grouped by the K/V head it reads, as in the Your model view; the greyed menus whole.
+  const walkGroups = await page.$$eval('#heads-view .head-group', (groups) => groups.map((g) => ({
+    label: document.getElementById(g.getAttribute('aria-labelledby'))?.textContent, role: g.getAttribute('role'),
+    heads: [...g.querySelectorAll('.head-button')].map((b) => b.textContent) })));
+  assert.deepEqual(walkGroups, [{ label: 'K/V head 1 · heads 1–2', role: 'group', heads: ['Head 1', 'Head 2'] },
+    { label: 'K/V head 2 · heads 3–4', role: 'group', heads: ['Head 3', 'Head 4'] }]);
+  assert.deepEqual(await page.$$eval('#heads-view .head-group .heatmap-scroll', (frames) => frames.filter((f) => f.scrollWidth > f.clientWidth)
+    .length), 0, 'no grouped tile scrolls');
+  assert.equal(await page.$eval('#tokenizer', (s) => s.selectedOptions[0].textContent), "the model's own (BPE)");
+  assert.deepEqual(await page.evaluate(cutSelects), [], 'no greyed menu cuts its text');
   // The layer's own steps: its RMSNorm input, Q/K/V with shared K/V heads, rotate-half RoPE, its window.
   const stageText = async (id) => {
     await page.click(`#stage-list [data-stage="${id}"]`);

@@ -52,9 +52,15 @@ test('GPT-2 checkpoints match PyTorch to float32 precision (Uint8Array and Blob)
 test('a Blob is read in chunks with progress up to 1', async () => {
   const { weights, config } = gpt2Golden('bare-f32');
   const fractions = [];
-  const gpt = await lens.loadCheckpoint({ weights: new Blob([weights]), config, onProgress: (f) => fractions.push(f) });
+  const phases = [];
+  const gpt = await lens.loadCheckpoint({ weights: new Blob([weights]), config, onProgress: (f, now) => {
+    fractions.push(f);
+    phases.push(now);
+  } });
   gpt.dispose();
   assert.ok(fractions.length >= 3 * 12);
+  // Files: reading them is preparing the weights, the phase's fraction the first argument.
+  assert.deepEqual(phases, fractions.map((f) => ({ phase: 'prepare', fraction: f })));
   for (let i = 1; i < fractions.length; ++i) assert.ok(fractions[i] > fractions[i - 1]);
   assert.equal(fractions.at(-1), 1);
 });

@@ -98,7 +98,11 @@ test('by id: the model of the same files, the 302 followed, the weights read by 
   const local = await lens.loadCheckpoint({ weights: big.weights, config: big.config, tokenizer });
   hub.reset();
   const fractions = [];
-  const remote = await lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, onProgress: (f) => fractions.push(f) });
+  const phases = [];
+  const remote = await lens.loadCheckpoint({ hub: 'org/big', endpoint: hub.endpoint, onProgress: (f, now) => {
+    fractions.push(f);
+    phases.push(now);
+  } });
   try {
     const { ids } = remote.tokenize('The cat sat on the mat, and the hub served it.');
     assert.deepEqual(ids, local.tokenize('The cat sat on the mat, and the hub served it.').ids);
@@ -117,12 +121,36 @@ test('by id: the model of the same files, the 302 followed, the weights read by 
   const ranges = assertRangesCover('/org/big/main/model.safetensors', big.weights.length);
   assert.ok(ranges.length >= 3, `${ranges.length} range requests`);
   assert.equal(ranges[0][1], 65535, 'the first request is small (the header)');
-  // Progress over all the files' bytes: rising, ending at 1.
+  // Progress over all the files' bytes: never going back, ending at 1.
   assert.ok(fractions.length >= 10, `${fractions.length} progress calls`);
-  for (let i = 1; i < fractions.length; ++i) assert.ok(fractions[i] > fractions[i - 1]);
+  for (let i = 1; i < fractions.length; ++i) assert.ok(fractions[i] >= fractions[i - 1]);
   assert.ok(fractions[0] > 0 && fractions[0] < 0.1);
   assert.equal(fractions.at(-1), 1);
+  assertPhases(fractions, phases, { download: true });
 });
+
+/**
+ * onProgress's second argument: { phase, fraction } on every call; the download first (its
+ * fraction the first argument's, rising), then the weights prepared (read into the core: its own
+ * fraction, never going back, 1 at the end). `download`: whether the load fetched the weights.
+ */
+function assertPhases(fractions, phases, { download }) {
+  assert.equal(phases.length, fractions.length);
+  for (const now of phases) {
+    assert.deepEqual(Object.keys(now).sort(), ['fraction', 'phase']);
+    assert.ok(['download', 'prepare'].includes(now.phase), now.phase);
+    assert.ok(now.fraction >= 0 && now.fraction <= 1, String(now.fraction));
+  }
+  const first = phases.findIndex((now) => now.phase === 'prepare');
+  assert.ok(first >= 0, 'a prepare phase');
+  assert.ok(phases.slice(first).every((now) => now.phase === 'prepare'), 'nothing downloaded once the weights are prepared');
+  const downloads = phases.slice(0, first);
+  downloads.forEach((now, i) => assert.equal(now.fraction, fractions[i], 'the download\'s fraction is the first argument'));
+  if (download) assert.ok(downloads.some((now) => now.fraction > 0 && now.fraction < 1), 'the download reported as it goes');
+  const prepared = phases.slice(first).map((now) => now.fraction);
+  for (let i = 1; i < prepared.length; ++i) assert.ok(prepared[i] >= prepared[i - 1], 'preparing never goes back');
+  assert.equal(prepared.at(-1), 1);
+}
 
 test('vocab.json + merges.txt when tokenizer.json is 404; a full repo URL; a revision other than main', async () => {
   const local = await lens.loadCheckpoint({ weights: small.weights, config: small.config, tokenizer: { vocab: small.vocab, merges: small.merges } });
@@ -338,12 +366,20 @@ test('cache: a second load reads no network and gives the same model; list() and
   assert.equal(hub.count('hub', '/org/small/resolve/main/tokenizer.json'), 1);
   hub.reset();
   const fractions = [];
-  const second = await lens.loadCheckpoint({ hub: 'org/small', endpoint: hub.endpoint, cache: caches, onProgress: (f) => fractions.push(f) });
+  const phases = [];
+  const second = await lens.loadCheckpoint({ hub: 'org/small', endpoint: hub.endpoint, cache: caches, onProgress: (f, now) => {
+    fractions.push(f);
+    phases.push(now);
+  } });
   try {
     assert.equal(hub.requests.length, 0, 'the second load asked the network nothing');
     const ids = second.tokenize('When Mary and John went to the store').ids;
     assertSameModel(second, first, ids);
     assert.equal(fractions.at(-1), 1);
+    // Nothing to download: the kept weights read into the core are the whole load's progress.
+    assertPhases(fractions, phases, { download: false });
+    assert.ok(phases.filter((now) => now.phase === 'prepare').length > 1, 'the kept file read as it goes');
+    assert.equal(phases.filter((now) => now.phase === 'download' && now.fraction > 0 && now.fraction < 1).length, 0);
   } finally {
     first.dispose();
     second.dispose();

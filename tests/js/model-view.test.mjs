@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { fileRole, generationMatrix, percent, sortHeads } from '../../web/views/model/model-data.js';
+import { fileRole, generationMatrix, percent, sortHeads, stripRows } from '../../web/views/model/model-data.js';
 import { isHubId, pageDefaults, pageSchema } from '../../web/page-settings.js';
 import { catalogOf } from '../../web/shared/catalog.js';
 import { DEFAULTS, hashToState, makeSchema, stateToHash } from '../../web/shared/state.js';
@@ -213,6 +213,37 @@ test('generationMatrix: row k is generate step k\'s row of the chosen head, its 
       });
     }
     assert.deepEqual(generationMatrix(promptTokens, [], 0, 0, heads), { data: new Float32Array(0), rows: 0, cols: 0, rowTokens: [], colTokens: [] });
+  } finally {
+    english.dispose();
+  }
+});
+
+test("stripRows: a generation step's strip as the reader picks its rows — each layer's heads max-pooled, one layer's heads, or every layer × head", async () => {
+  const english = await lens.trainedModel('english');
+  try {
+    const prompt = english.encode('the cat sat ');
+    const g = english.generate(prompt, { maxTokens: 3 });
+    const { heads, layers } = english.config;
+    const step = g.steps[2];
+    const t = prompt.length + 2;
+    // Per layer: at each position the largest weight any of its heads gave it.
+    const pooled = stripRows(step.attention, t, heads, 'layers');
+    assert.deepEqual([pooled.rows, pooled.labels], [layers, Array.from({ length: layers }, (_, l) => `L${l + 1}`)]);
+    for (let l = 0; l < layers; ++l) {
+      for (let j = 0; j < t; ++j) {
+        const each = Array.from({ length: heads }, (_, h) => step.attention[l][h * t + j]);
+        assert.equal(pooled.values[l * t + j], Math.max(...each), `layer ${l} position ${j}`);
+        assert.ok(each.includes(pooled.values[l * t + j]), 'a weight a head gave, not a new number');
+      }
+    }
+    // One layer's heads, as the step gives them.
+    const one = stripRows(step.attention, t, heads, 'layer', layers - 1);
+    assert.deepEqual([one.rows, one.labels[0], one.labels.at(-1)], [heads, 'H1', `H${heads}`]);
+    assert.deepEqual(one.values, step.attention[layers - 1]);
+    // Every layer × head, layer by layer.
+    const all = stripRows(step.attention, t, heads, 'all');
+    assert.deepEqual([all.rows, all.labels[heads]], [layers * heads, 'L2 H1']);
+    step.attention.forEach((a, l) => assert.deepEqual(all.values.subarray(l * heads * t, (l + 1) * heads * t), a, `layer ${l}`));
   } finally {
     english.dispose();
   }

@@ -607,6 +607,14 @@ export interface BlobLike {
 
 export type CheckpointWeights = Uint8Array | ArrayBuffer | BlobLike;
 
+/** What a checkpoint's load does when onProgress is called, and how far that phase is. */
+export interface LoadProgress {
+  /** 'download': the files fetched from the Hub; 'prepare': the weights read into the core. */
+  phase: 'download' | 'prepare';
+  /** The phase's own fraction done, 0 … 1. */
+  fraction: number;
+}
+
 export interface LoadCheckpointOptions {
   /**
    * model.safetensors, or its shards in model.safetensors.index.json's order (F32, F16 or BF16;
@@ -617,8 +625,11 @@ export interface LoadCheckpointOptions {
   config: string | Gpt2ConfigJson | LlamaConfigJson;
   /** Default: GPT-2's own for a GPT-2 checkpoint with a vocab_size of at least 50 257; none for the Llama family. */
   tokenizer?: Gpt2Tokenizer;
-  /** Called after each chunk with the fraction of the tensors' bytes read. */
-  onProgress?: (fraction: number) => void;
+  /**
+   * Called after each chunk with the fraction of the tensors' bytes read; the second argument is
+   * { phase: 'prepare', fraction } (the same fraction: reading files is preparing the weights).
+   */
+  onProgress?: (fraction: number, progress: LoadProgress) => void;
   hub?: undefined;
 }
 
@@ -640,8 +651,13 @@ export interface HubLoadOptions {
   revision?: string;
   /** The Hub or a mirror. Default 'https://huggingface.co'. */
   endpoint?: string;
-  /** Called as bytes arrive with the fraction of all the files' bytes read; 1 at the end. */
-  onProgress?: (fraction: number) => void;
+  /**
+   * Called as bytes arrive with the fraction of all the files' bytes read (never going back; 1 at
+   * the end), and what the load does now: { phase: 'download', fraction } while files are fetched,
+   * then { phase: 'prepare', fraction } while the core reads the weights (from the download or the
+   * browser's kept copy: a load from the cache has only this phase).
+   */
+  onProgress?: (fraction: number, progress: LoadProgress) => void;
   /** Aborting it stops the load, which rejects with "the load of 'org/name' was cancelled". */
   signal?: AbortSignalLike;
   /**

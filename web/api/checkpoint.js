@@ -124,13 +124,18 @@ export async function loadCheckpoint(core, options, gpt2Tokenizer) {
     sources,
     config,
     tokenizer: async () => (options.tokenizer !== undefined ? tokenizerText(options.tokenizer) : null),
-    onRead: onProgress && ((done, total) => onProgress(done / total)),
+    // Files: reading them is preparing the weights (no download).
+    onRead: onProgress && ((done, total) => onProgress(done / total, { phase: 'prepare', fraction: done / total })),
   }, gpt2Tokenizer);
 }
 
+// onProgress(fraction, { phase, fraction }): the first argument as it always was (the bytes of the
+// files fetched, or read, so far: 0 … 1, never going back); the second says what the load does now,
+// 'download' (the files fetched from the Hub) or 'prepare' (the weights read into the core: from
+// the download, the browser's kept copy or the files given), and that phase's own fraction.
 export function progressOption(onProgress) {
   if (onProgress !== undefined && typeof onProgress !== 'function') {
-    throw new Error(`onProgress must be a function (fraction) => {}, got ${describe(onProgress)}`);
+    throw new Error(`onProgress must be a function (fraction, { phase, fraction }) => {}, got ${describe(onProgress)}`);
   }
   return onProgress;
 }

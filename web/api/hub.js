@@ -90,6 +90,7 @@ export async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
     filesDone: 0, // bytes of the small files read whole
     weights: [], // each weights file's { received, size } once its size is known
     shown: 0, // the last fraction given to onProgress
+    prepared: 0, // the fraction of the weights the core has read, once the download is done
     reached: false, // whether the server has answered once
     cache: await hubCacheOf(options.cache), // a Cache (Cache Storage) or null
     kept: [], // the small files to keep once the load succeeds: [url, Response]
@@ -102,10 +103,11 @@ export async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
       sources,
       config,
       tokenizer: () => hubTokenizer(hub),
+      onRead: hub.onProgress && ((done, total) => hubPrepared(hub, done / total)),
       cancelled: () => hubCheckCancel(hub),
     }, gpt2Tokenizer);
     for (const [url, response] of hub.kept) await hub.cache.put(url, response);
-    if (hub.shown < 1) hub.onProgress?.(1);
+    if (hub.shown < 1 || hub.prepared < 1) hub.onProgress?.(1, { phase: 'prepare', fraction: 1 });
     return model;
   } catch (error) {
     for (const url of hub.storedWeights) await hub.cache.delete(url).catch(() => {});
@@ -260,8 +262,21 @@ function hubProgress(hub) {
   const fraction = Math.min(1, (hub.filesDone + received) / (hub.filesDone + size || 1));
   if (fraction > hub.shown) {
     hub.shown = fraction;
-    hub.onProgress(fraction);
+    hub.onProgress(fraction, { phase: 'download', fraction });
   }
+}
+
+/**
+ * The core has read `fraction` of the weights: the 'prepare' phase once nothing is left to fetch
+ * (read by ranges, the weights arrive as they are read: the download is reported until its end).
+ * The first argument stays the download's (1 after one), or this fraction when the weights came
+ * from the browser's kept copy.
+ */
+function hubPrepared(hub, fraction) {
+  if (hub.weights.some((track) => !track.kept && track.received < track.size)) return;
+  hub.prepared = fraction;
+  hub.shown = Math.max(hub.shown, fraction);
+  hub.onProgress(hub.shown, { phase: 'prepare', fraction });
 }
 
 /**
@@ -456,9 +471,10 @@ async function hubWeights(hub, file) {
   };
 }
 
-/** model.safetensors read from a Blob (the cache's copy), counted for progress as it is read. */
+/** model.safetensors read from a Blob (the cache's copy): nothing to download, its reading counted as preparing (hubPrepared). */
 function hubBlobSource(hub, track, blob) {
   track.size = blob.size;
+  track.kept = true;
   hub.weights.push(track);
   return {
     size: blob.size,
@@ -466,7 +482,6 @@ function hubBlobSource(hub, track, blob) {
       hubCheckCancel(hub);
       const bytes = new Uint8Array(await blob.slice(begin, end).arrayBuffer());
       track.received += bytes.length;
-      hubProgress(hub);
       return bytes;
     },
   };

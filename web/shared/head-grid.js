@@ -16,6 +16,7 @@ import { fillLayerGrid } from './layer-grid.js';
  * @property {(layer: number, head: number, kv: number|null) => string} title a tile's heading (kv: the
  *   K/V head the query head reads when heads are grouped, else null; as in every callback below)
  * @property {number} maxCell the heatmaps' largest cell, px
+ * @property {boolean} [compact] each heatmap scaled to its tile's width, no axis names (heatmap.js's compact)
  * @property {(layer: number, head: number) => void} onActivate a click (or Enter) on a head's heatmap
  * @property {(frame: object) => string[]} tokens a frame's tokens: the heatmaps' row and column labels
  * @property {(layer: number, head: number, frame: object, kv: number|null) => string} [mapTitle] a heatmap's title
@@ -61,7 +62,7 @@ export class HeadGrid {
     if (shape === this.#shape) return;
     this.#shape = shape;
     this.#tiles = [];
-    const { gridClass, tileClass, title, maxCell, onActivate, label, properties, parts } = this.#options;
+    const { gridClass, tileClass, title, maxCell, compact = false, onActivate, label, properties, parts } = this.#options;
     for (const [name, value] of Object.entries(properties?.(layers, heads, kvHeads) ?? {})) this.#host.style.setProperty(name, value);
     const kvOf = (head) => kvHeadOf(head, heads, kvHeads);
     fillLayerGrid(this.#host, { layers, heads, gridClass: `head-grid-tiles ${gridClass}` }, (layer, head) => {
@@ -76,7 +77,7 @@ export class HeadGrid {
     });
     if (kvOf(0) !== null) this.#group(heads, kvHeads);
     for (const t of this.#tiles) {
-      t.map = new Heatmap(t.figure, { maxCell, minCell: 0, labels: false, legend: false, caption: false,
+      t.map = new Heatmap(t.figure, { maxCell, minCell: 0, labels: false, legend: false, caption: false, compact,
         table, onActivate: () => onActivate(t.layer, t.head) });
       if (label) t.map.canvas.setAttribute('aria-label', label(t.layer, t.head, t.kv));
     }
@@ -110,7 +111,8 @@ export class HeadGrid {
   /** Draws a frame { n, attention: [heads·n·n] per layer, … }; `extra` goes to the view's paint. */
   render(frame, extra = {}) {
     if (!this.#tiles.length || !frame?.attention) return;
-    const width = this.#tiles[0].figure.clientWidth; // one layout read for every tile
+    // One layout read for every tile; whole pixels, never more than the tile has (no scrollbar).
+    const width = Math.floor(this.#tiles[0].figure.getBoundingClientRect().width);
     const { n } = frame;
     const { tokens, mapTitle, paint } = this.#options;
     const labels = tokens(frame).map(displayToken);

@@ -14,13 +14,40 @@ const styleCache = new WeakMap(); // document or shadow root -> { theme, style }
 
 const shorten = (label) => (label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label);
 
+/**
+ * The colour legend of attention weights into `legend` (a `.legend` element): the bar with its
+ * colour scale's ticks under it (0.0001 … 1 on a log scale) and what it means. A heatmap draws its
+ * own; a grid of small multiples draws one for all of them.
+ * @param {'linear'|'log'|'row'} colorScale
+ * @param {number} floor the log scale's floor (color-scale.js's logFloor)
+ */
+export function probabilityLegend(legend, colorScale = 'linear', floor = 1e-3) {
+  const bar = el('div', 'legend-bar');
+  bar.style.background = legendGradient(makeScale('probability'));
+  const ticks = el('div', 'legend-ticks');
+  for (const { at, label } of scaleTicks(colorScale, floor)) {
+    const tick = el('span', `legend-tick${at === 0 ? ' first' : at === 1 ? ' last' : ''}`, label);
+    tick.style.left = `${at * 100}%`;
+    ticks.append(tick);
+  }
+  const scaleBox = el('div', 'legend-scale');
+  scaleBox.style.width = `${Math.max(220, 56 * ticks.childElementCount)}px`; // room for each tick's label
+  scaleBox.append(bar, ticks);
+  const words = el('span', 'legend-name muted', scaleDescription(colorScale, floor));
+  legend.dataset.colorScale = colorScale;
+  legend.replaceChildren(scaleBox, words);
+}
+
 export class Heatmap {
   /**
    * @param {HTMLElement} host  emptied and filled with the figure
    * @param {{onHover?: Function, onActivate?: Function, maxCell?: number, minCell?: number,
-   *   labels?: boolean, legend?: boolean, caption?: boolean, table?: boolean, zoomable?: boolean}} options
+   *   labels?: boolean, legend?: boolean, caption?: boolean, table?: boolean, zoomable?: boolean,
+   *   compact?: boolean}} options
    *   onHover({row, col} | null) on pointer or keyboard focus; onActivate({row, col}) on click / Enter.
    *   labels / legend / caption / table: false leaves them out (small multiples).
+   *   compact (with labels: false): no axis names and no margins; the whole matrix scaled to the
+   *   width it is given (cells of a fraction of a pixel if need be), so a small tile never scrolls.
    *   zoomable: zoom buttons (and + / − keys) and drag-to-pan, for matrices of thousands of cells.
    */
   constructor(host, options = {}) {
@@ -134,6 +161,10 @@ export class Heatmap {
   }
 
   #layout() {
+    if (this.options.compact && !this.options.labels) {
+      this.#compactLayout();
+      return;
+    }
     const m = this.matrix;
     const widest = (labels) => labels.reduce((most, l) => Math.max(most, this.#labelWidth(l)), 0);
     const available = Math.max(120, (this.fitWidth ?? this.figure.parentElement?.clientWidth ?? 600) - 8);
@@ -164,7 +195,33 @@ export class Heatmap {
       });
     }
     this.width = this.left + this.cell * m.cols + Math.max(8, lean);
-    this.height = this.top + this.cell * m.rows + 4;
+    // Tall enough for the row axis's name ("new token →", drawn down the left side) on a short matrix.
+    this.height = this.top + Math.max(this.cell * m.rows, Math.ceil(this.#labelWidth(`${m.rowAxis} →`))) + 4;
+    this.#sizeCanvas();
+  }
+
+  // Small multiples: the cells fill the width given (a fraction of a pixel each if need be, the
+  // image then pooled to the pixels there are), no labels, no axis names, no margins.
+  #compactLayout() {
+    const m = this.matrix;
+    const given = this.fitWidth || this.figure.parentElement?.clientWidth || 0;
+    const available = given > 0 ? given : 120; // not laid out yet (a hidden tab): drawn again when shown
+    this.left = 0;
+    this.top = 0;
+    this.cell = Math.min(this.options.maxCell, available / Math.max(m.cols, 1));
+    this.labelPx = 9;
+    this.showRowLabels = false;
+    this.showColLabels = false;
+    this.shortColLabels = true;
+    this.colLabelEvery = 1;
+    this.width = this.cell * m.cols;
+    this.height = this.cell * m.rows;
+    this.#sizeCanvas();
+  }
+
+  // The canvas at the layout's size (CSS pixels × the device's pixel ratio), and its geometry.
+  #sizeCanvas() {
+    const m = this.matrix;
     const ratio = window.devicePixelRatio || 1;
     // Resizing a canvas reallocates and resets it even to the same size: only when it changed.
     const size = `${this.width}x${this.height}@${ratio}`;
@@ -386,6 +443,7 @@ export class Heatmap {
   // "key →" along the top, "query →" down the left side.
   #drawAxisNames() {
     const { ctx, left, top, matrix: m } = this;
+    if (this.options.compact && !this.options.labels) return;
     ctx.fillStyle = this.#color('--muted');
     ctx.font = this.#font(12, 'italic');
     ctx.textAlign = 'left';
@@ -417,19 +475,7 @@ export class Heatmap {
     const bar = el('div', 'legend-bar');
     bar.style.background = legendGradient(scale);
     if (scale.kind === 'probability') {
-      // The bar with the scale's ticks under it (0.0001 … 1 on a log scale) and what it means.
-      const ticks = el('div', 'legend-ticks');
-      for (const { at, label } of scaleTicks(this.colorScale, this.logFloor)) {
-        const tick = el('span', `legend-tick${at === 0 ? ' first' : at === 1 ? ' last' : ''}`, label);
-        tick.style.left = `${at * 100}%`;
-        ticks.append(tick);
-      }
-      const scaleBox = el('div', 'legend-scale');
-      scaleBox.style.width = `${Math.max(220, 56 * ticks.childElementCount)}px`; // room for each tick's label
-      scaleBox.append(bar, ticks);
-      const words = el('span', 'legend-name muted', scaleDescription(this.colorScale, this.logFloor));
-      this.legend.dataset.colorScale = this.colorScale;
-      this.legend.replaceChildren(scaleBox, words);
+      probabilityLegend(this.legend, this.colorScale, this.logFloor);
       return;
     }
     const name = scale.kind === 'diverging'

@@ -1,20 +1,16 @@
 // The essentials of the Chromium suites as one engine-neutral list of page checks, run by each
 // engine's test file (chromium, firefox, webkit .test.mjs) through scripts/lib/drivers.mjs: the
 // page loads under the strict CSP with no error and no request off the origin, wasm SIMD runs and draws;
+// the opening sentence typed at 1280 and 375 px (mapped tokens, no sideways scroll, the greyed menus whole);
 // typed tokens change the drawing and the drawn weights equal the JS API's in the same browser;
 // the inspector shows a cell's terms; the Web Worker path; the embed from file:// and over http
 // under the strict CSP; a hostile link runs nothing; the Train view trains in its worker (the
-// loss falls); Your model loads a GPT-2-family checkpoint and draws every head as the API does; the
-// embed's model="induction" draws the trained head from file:// and under the strict CSP; Your model
-// loads a GPT-2-family repo by Hub id from the local stand-in of the Hub (tests/hub/stand-in.mjs: its
-// redirect to a second origin followed, the weights read by Range) and draws every head as the API
-// does, under the strict CSP plus the stand-in's two loopback origins; Your model loads the Llama family — a
-// sharded Mistral and a BF16 Qwen2 by Hub id from the same stand-in, a Llama 3 (its rope_scaling, head dim 24)
-// from files — each head drawn as the JS API computes it, the K/V groups and the family named, and the
-// API's Qwen2 in the page within the golden rule of PyTorch (tests/data/llama); Your model's greedy Generate with the
-// shipped english model writes the API's m.generate ids, and draws where the newest token looked (the strip, the chosen
-// head's row on the chips, that head's generation heatmap) as the API's steps give it. Errors and requests are recorded in the page
-// (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches are not seen.
+// loss falls); the embed's model="induction" draws the trained head from file:// and under the strict
+// CSP; at 375 px no tab scrolls sideways or has anything wider than its panel, and the footer describes
+// the tab shown. The Your model view's checks are model-checks.mjs's (the local stand-in of the Hub,
+// tests/hub/stand-in.mjs, and a server that never answers, for a cancel). Errors and requests are
+// recorded in the page (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches
+// are not seen.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -22,10 +18,9 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { STRICT_CSP, strictCspAlso } from '../../../scripts/lib/csp.mjs';
-import { heatmapTable, screenshotDir, serveDist, withRandomWeights } from '../browser.mjs';
-import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, headFigure, llama3F32, llamaHubRepos, qwen2Bf16, shardedMistral,
-  SMALL_GPT2, SMALL_ID, startSmallHub } from '../hub-fixture.mjs';
-import { assertAsAccurate, llamaGolden, smallGpt2Files } from '../../js/checkpoint-support.mjs';
+import { cutSelects, heatmapTable, screenshotDir, serveDist, sticksOut, withRandomWeights } from '../browser.mjs';
+import { llama3F32, llamaHubRepos, qwen2Bf16, shardedMistral, startSmallHub, startStall, twelveHeadsRepo } from '../hub-fixture.mjs';
+import { modelChecks, pickFiles } from './model-checks.mjs';
 import { launchEngine } from '../../../scripts/lib/drivers.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -185,76 +180,6 @@ const inspected = ([row, col]) => {
     : null;
 };
 
-// A GPT-2-family checkpoint small enough to send through WebDriver: 2 layers × 2 heads,
-// d_model 16, context 64, GPT-2's 256 byte tokens and its first 4 merges (SMALL_GPT2, the one the
-// stand-in of the Hub serves; as the Chromium suite's tests/e2e/yourmodel.test.mjs).
-function gpt2Files() {
-  const { weights, config, vocab, merges } = smallGpt2Files(SMALL_GPT2);
-  return asFiles({ 'model.safetensors': weights, 'config.json': config, 'vocab.json': vocab, 'merges.txt': merges });
-}
-
-/** Files for pickFiles and apiCheckpoint: { name: bytes | text | object (as JSON) } → [{ name, type, base64 }]. */
-function asFiles(contents) {
-  return Object.entries(contents).map(([name, content]) => {
-    const bytes = content instanceof Uint8Array ? content : Buffer.from(typeof content === 'string' ? content : JSON.stringify(content));
-    const type = name.endsWith('.json') ? 'application/json' : name.endsWith('.txt') ? 'text/plain' : 'application/octet-stream';
-    return { name, type, base64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
-  });
-}
-
-/** Picks `files` ({ name, type, base64 }) in the file input `selector`, as a reader's picker does. */
-function pickFiles({ selector, files }) {
-  const list = new DataTransfer();
-  for (const f of files) {
-    const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
-    list.items.add(new File([bytes], f.name, { type: f.type }));
-  }
-  const input = document.querySelector(selector);
-  input.files = list.files;
-  input.dispatchEvent(new Event('change', { bubbles: true }));
-}
-
-/**
- * The public API in the page on the same files (model.safetensors, config.json, and tokenizer.json
- * or vocab.json + merges.txt): the family and each layer's attention for `text`.
- */
-async function apiCheckpoint({ files, text }) {
-  const bytes = (name) => Uint8Array.from(atob(files.find((f) => f.name === name).base64), (c) => c.charCodeAt(0));
-  const json = (name) => JSON.parse(new TextDecoder().decode(bytes(name)));
-  const { loadAttentionLens } = await import('/attention-lens.mjs');
-  const lens = await loadAttentionLens();
-  const tokenizer = files.some((f) => f.name === 'tokenizer.json') ? json('tokenizer.json')
-    : { vocab: json('vocab.json'), merges: new TextDecoder().decode(bytes('merges.txt')) };
-  const gpt = await lens.loadCheckpoint({ weights: new Blob([bytes('model.safetensors')]), config: json('config.json'), tokenizer });
-  const { ids } = gpt.tokenize(text);
-  const { attention } = gpt.forward(ids, { n: ids.length });
-  const out = { n: ids.length, family: gpt.family, attention: attention.map((a) => Array.from(a)) };
-  gpt.dispose();
-  return out;
-}
-
-/** The public API in the page on a golden checkpoint's files (model.safetensors, config.json): its forward of `ids`. */
-async function apiGoldenForward({ files, ids }) {
-  const bytes = (name) => Uint8Array.from(atob(files.find((f) => f.name === name).base64), (c) => c.charCodeAt(0));
-  const { loadAttentionLens } = await import('/attention-lens.mjs');
-  const lens = await loadAttentionLens();
-  const m = await lens.loadCheckpoint({ weights: new Blob([bytes('model.safetensors')]),
-    config: JSON.parse(new TextDecoder().decode(bytes('config.json'))) });
-  const { logits, attention } = m.forward(Int32Array.from(ids), { n: ids.length });
-  const out = { family: m.family, logits: Array.from(logits), attention: attention.map((a) => Array.from(a)) };
-  m.dispose();
-  return out;
-}
-
-/** In the page: once the Your model view's load `loads` has ended (counted, or refused), what it shows; else null. */
-function modelLoadEnded(loads) {
-  const error = document.querySelector('#model-error');
-  return (document.body.dataset.modelLoads === String(loads) || !error.hidden) && {
-    loads: document.body.dataset.modelLoads, error: error.hidden ? null : error.textContent,
-    status: document.querySelector('#model-status').textContent, facts: document.querySelector('#model-facts').textContent,
-  };
-}
-
 /** In the page: each <attention-lens>'s status, title and drawn table, once all are done; else null. */
 function embedTables() {
   const all = [...document.querySelectorAll('attention-lens')];
@@ -267,43 +192,6 @@ function embedTables() {
   }));
 }
 
-/** The public API in the page: the english model's greedy generate after `text` (read with unknown: 'map'): ids, and each step's rows of layer 0 head 0. */
-async function apiEnglishGenerate({ text, maxTokens }) {
-  const { loadAttentionLens } = await import('/attention-lens.mjs');
-  const lens = await loadAttentionLens();
-  const model = await lens.trainedModel('english');
-  const { ids } = model.tokenize(text, { unknown: 'map' });
-  const g = model.generate(ids, { maxTokens, temperature: 0 });
-  const { heads, layers } = model.config;
-  const out = { n: ids.length, layers, heads, ids: Array.from(g.ids), rows: g.steps.map((step) => {
-    const t = step.attention[0].length / heads;
-    return Array.from(step.attention[0].subarray(0, t)); // layer 0, head 0: [t]
-  }) };
-  model.dispose();
-  return out;
-}
-
-/** In the page: Your model's generation as drawn, once the first generation ended and its heatmap's table (`rows` rows) is built; else null. */
-function generationDrawn(rows) {
-  const host = document.querySelector('#model-gen-map');
-  const figure = host?.querySelector('figure');
-  if (document.body.dataset.modelGenerated === undefined || host.hidden || host.dataset.rows !== String(rows) ||
-    figure?.dataset.table !== 'ready') return null;
-  const canvas = document.querySelector('#model-gen-strip canvas');
-  const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-  const colours = new Set();
-  for (let i = 0; i < pixels.length; i += 4) colours.add((pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2]);
-  return { ids: [...document.querySelectorAll('#model-gen-text .model-gen-chip')].map((c) => Number(c.dataset.id)),
-    head: document.querySelector('#model-gen-head').value, stripHidden: document.querySelector('#model-gen-strip').hidden,
-    strip: { width: canvas.width, height: canvas.height, colours: colours.size, label: canvas.getAttribute('aria-label') },
-    looks: [...document.querySelectorAll('#model-gen-text > [data-look]')].map((c) => Number(c.dataset.look)),
-    // A cell not written yet as null (WebDriver's JSON has no NaN).
-    map: [...figure.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')]
-      .map((td) => (td.textContent === 'not written yet' ? null : Number(td.textContent)))),
-    info: document.querySelector('#model-gen-info').textContent,
-    overflow: document.documentElement.scrollWidth - innerWidth };
-}
-
 // ---- the checks -------------------------------------------------------------------------------
 
 function close(actual, expected, tol, what) {
@@ -311,9 +199,6 @@ function close(actual, expected, tol, what) {
   actual.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= tol + tol * 10 * Math.abs(expected[i]),
     `${what}[${i}]: ${v}, expected ${expected[i]}`));
 }
-
-/** `drawnHead(layer, head)` for assertHeadsDrawn: the numbers the Your model view draws for a head. */
-const drawnHead = (page) => (layer, head) => page.waitFor(heatmapTable, headFigure(layer, head), 10000, `layer ${layer} head ${head} drawn`);
 
 async function hover(page, cell) {
   const { x, y } = await page.evaluate(cellPoint, cell);
@@ -349,17 +234,19 @@ export function engineSuite(engineName) {
     live.fileUrl = fileFixture();
     live.modelPost = modelFixture();
     live.llama = { mistral: shardedMistral(), qwen2: qwen2Bf16(), llama3: llama3F32() };
-    live.hub = await startSmallHub(llamaHubRepos(live.llama.mistral, live.llama.qwen2));
+    live.hub = await startSmallHub({ ...llamaHubRepos(live.llama.mistral, live.llama.qwen2), ...twelveHeadsRepo() });
+    live.stall = await startStall();
     [live.plain, live.strict, live.blog, live.models, live.hubbed, live.engine] = await Promise.all([serveDist({ probe: PROBE }),
       serveDist({ csp: true, probe: PROBE }), serveDist({ csp: blogPolicy(), probe: PROBE }),
       serveDist({ csp: true, probe: PROBE, dir: live.modelPost.dir }),
-      serveDist({ csp: strictCspAlso([live.hub.endpoint, live.hub.storage]), probe: PROBE }), launchEngine(engineName)]);
+      serveDist({ csp: strictCspAlso([live.hub.endpoint, live.hub.storage, live.stall.origin]), probe: PROBE }), launchEngine(engineName)]);
     console.log(`# ${live.engine.version}`);
   });
   after(async () => {
     await live.engine?.close();
     for (const server of [live.plain, live.strict, live.blog, live.models, live.hubbed]) server?.stop();
     await live.hub?.close();
+    await live.stall?.close();
   });
 
   /** Runs `body(page)` in a fresh page, closed afterwards even when it fails. */
@@ -431,6 +318,7 @@ export function engineSuite(engineName) {
             { tokenizer: ['char', true], positional: ['learned', true], mask: ['causal', true], dModel: ['64', true], heads: ['4', true] },
             `${where}, ${when}: the greyed controls`);
         }
+        assert.deepEqual(await page.evaluate(cutSelects), [], `${where}: no menu cuts its text`);
         await page.screenshot(shot(`opening-${viewport.width}`), { fullPage: true });
         await clean(page);
       }, viewport);
@@ -594,21 +482,6 @@ export function engineSuite(engineName) {
     await clean(page);
   }));
 
-  test(`${engineName}: Your model loads a GPT-2-family checkpoint, and every head draws what the JS API computes`, () => withPage(async (page) => {
-    await page.goto(`${live.strict.url}#tab=model`);
-    await page.waitFor(() => document.body.dataset.modelReady === 'true', null, 30000, 'the Your model view');
-    const files = gpt2Files();
-    await page.evaluate(pickFiles, { selector: '#model-files', files });
-    await page.waitFor(() => document.body.dataset.modelLoads === '1', null, 30000, 'the checkpoint to load');
-    assert.match(await page.evaluate(() => document.querySelector('#model-status').textContent),
-      /model\.safetensors: .* 2 layers × 2 heads · d_model 16 · 260 tokens · context 64/);
-    const text = await page.evaluate(() => document.querySelector('#model-text').value);
-    const api = await page.evaluate(apiCheckpoint, { files, text });
-    await assertHeadsDrawn(drawnHead(page), SMALL_GPT2, api);
-    await page.screenshot(shot('yourmodel'));
-    await clean(page);
-  }));
-
   test(`${engineName}: the embed's model="induction" draws the trained induction head, from file:// and under the strict CSP`, async () => {
     const want = await inductionHead();
     const half = INDUCTION_TEXT.length / 2;
@@ -631,144 +504,38 @@ export function engineSuite(engineName) {
     }
   });
 
-  test(`${engineName}: Your model loads a GPT-2-family repo by Hub id from the stand-in (its redirect to a second origin, the weights by Range) under the strict CSP, and every head draws what the JS API computes`, () => withPage(async (page) => {
-    const { hub, hubbed } = live;
-    hub.reset();
-    await page.goto(`${hubbed.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
-    await page.waitFor(() => document.body.dataset.modelReady === 'true', null, 30000, 'the Your model view');
-    const shipped = await page.evaluate(() => ({ ...document.body.dataset }));
-    assert.deepEqual([shipped.modelSource, shipped.modelName, shipped.modelLoads], ['shipped', 'english', undefined], 'the english model first');
-    assert.deepEqual(hub.requests, [], 'the Hub is not asked before a model is picked');
-    await page.fill('#model-hub-id', SMALL_ID);
-    await page.click('#model-hub-load');
-    const ended = await page.waitFor(() => (document.body.dataset.modelLoads === '1' || !document.querySelector('#model-error').hidden) &&
-      { loads: document.body.dataset.modelLoads, error: document.querySelector('#model-error').hidden ? null : document.querySelector('#model-error').textContent },
-    null, 30000, 'the repo to load');
-    assert.deepEqual(ended, { loads: '1', error: null }, `the load of ${SMALL_ID}`);
-    const loaded = await page.evaluate(() => ({ ...document.body.dataset, status: document.querySelector('#model-status').textContent }));
-    assert.deepEqual([loaded.modelSource, loaded.modelName], ['hub', SMALL_ID]);
-    assert.ok(loaded.status.startsWith(`${SMALL_ID} from ${hub.endpoint}: 2 layers × 2 heads · d_model 16 · 260 tokens · context 64 · wasm memory`), loaded.status);
-    // The view's load (in its worker): the Hub's 302 to the second origin, the weights read there by Range.
-    const seen = hub.requests.map(({ server, method, path, range, status }) => ({ server, method, path, range, status }));
-    const weights = `/${SMALL_ID}/resolve/main/model.safetensors`;
-    assert.ok(seen.some((r) => r.server === 'hub' && r.method === 'GET' && r.path === weights && r.status === 302), JSON.stringify(seen));
-    const ranges = seen.filter((r) => r.server === 'storage' && r.method === 'GET' && r.path === `/lfs/${SMALL_ID}/main/model.safetensors`);
-    assert.ok(ranges.length >= 1 && ranges.every((r) => r.status === 206 && /^bytes=\d+-\d+$/.test(r.range)), JSON.stringify(seen));
-    assert.equal(hub.count('hub', `/${SMALL_ID}/resolve/main/config.json`, 'GET'), 1);
-    const text = await page.evaluate(() => document.querySelector('#model-text').value);
-    const api = await page.evaluate(apiHubCheckpoint, { hub: SMALL_ID, endpoint: hub.endpoint, text });
-    await assertHeadsDrawn(drawnHead(page), SMALL_GPT2, api);
-    await page.screenshot(shot('yourmodel-hub'));
-    await clean(page, { allow: [hub.endpoint, hub.storage] });
-  }));
-
-  test(`${engineName}: Your model loads the Llama family — a sharded Mistral and a BF16 Qwen2 by Hub id from the stand-in, a Llama 3 from files — every head drawn as the JS API computes it, the K/V groups drawn and the family named; the API's Qwen2 in the page within PyTorch's golden rule`, () => withPage(async (page) => {
-    const { hub, hubbed, llama } = live;
-    hub.reset();
-    await page.goto(`${hubbed.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
-    await page.waitFor(() => document.body.dataset.modelReady === 'true' && document.body.dataset.modelName === 'english', null, 30000,
-      'the Your model view');
-    const text = await page.evaluate(() => document.querySelector('#model-text').value);
-    const groups = async () => (await page.evaluate(drawnGroups)).map((layer) => layer.map(({ canvases, ...g }) => g));
-    let loads = 0;
-    const loaded = async (what) => {
-      const ended = await page.waitFor(modelLoadEnded, ++loads, 30000, `the load of ${what}`);
-      assert.deepEqual([ended.loads, ended.error], [String(loads), null], `the load of ${what}`);
-      return ended;
-    };
-    const byId = async (id) => {
-      await page.fill('#model-hub-id', id);
-      await page.click('#model-hub-load');
-      return loaded(id);
-    };
-    const from = `from ${hub.endpoint}: `;
-
-    // A sharded Mistral by id: model.safetensors is 404, then its index, then each shard (302 to the second origin, read by Range).
-    let ended = await byId('org/mistral-sharded');
-    assert.ok(ended.status.startsWith(`org/mistral-sharded ${from}3 layers × 4 heads · d_model 64 · 80 tokens · context 64 · wasm memory`), ended.status);
-    assert.equal(ended.facts,
-      'Mistral · 3 layers · 4 query heads sharing 2 K/V heads · head dim 16 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 10000) · sliding window 5');
-    const seen = hub.requests.map(({ server, method, path, status }) => ({ server, method, path, status }));
-    assert.ok(seen.some((r) => r.server === 'hub' && r.path === '/org/mistral-sharded/resolve/main/model.safetensors' && r.status === 404),
-      JSON.stringify(seen));
-    assert.equal(hub.count('hub', '/org/mistral-sharded/resolve/main/model.safetensors.index.json', 'GET'), 1);
-    for (const name of llama.mistral.names) {
-      assert.ok(seen.some((r) => r.server === 'hub' && r.path === `/org/mistral-sharded/resolve/main/${name}` && r.status === 302) &&
-        seen.some((r) => r.server === 'storage' && r.path === `/lfs/org/mistral-sharded/main/${name}` && r.status === 206), `${name}: ${JSON.stringify(seen)}`);
-    }
-    const mistral = await page.evaluate(apiHubCheckpoint, { hub: 'org/mistral-sharded', endpoint: hub.endpoint, text });
-    await assertHeadsDrawn(drawnHead(page), llama.mistral.sizes, mistral);
-    assert.deepEqual(await groups(), expectedGroups(llama.mistral.sizes));
-
-    // A Qwen2 in BF16 by id: one K/V head for its 4 query heads, one group per layer.
-    ended = await byId('org/qwen2-bf16');
-    assert.ok(ended.status.startsWith(`org/qwen2-bf16 ${from}2 layers × 4 heads · d_model 64 · 72 tokens · context 128 · wasm memory`), ended.status);
-    assert.equal(ended.facts,
-      'Qwen2 · 2 layers · 4 query heads sharing 1 K/V head · head dim 16 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 1000000) · tied embeddings');
-    const qwen2 = await page.evaluate(apiHubCheckpoint, { hub: 'org/qwen2-bf16', endpoint: hub.endpoint, text });
-    await assertHeadsDrawn(drawnHead(page), llama.qwen2.sizes, qwen2);
-    assert.deepEqual(await groups(), expectedGroups(llama.qwen2.sizes));
-    await page.screenshot(shot('yourmodel-llama-hub'));
-
-    // A Llama 3 (rope_scaling 'llama3', head dim 24) from files: every head its own K/V head, no groups.
-    const files = asFiles({ 'model.safetensors': llama.llama3.weights, 'config.json': llama.llama3.config, 'tokenizer.json': llama.llama3.tokenizer });
-    await page.evaluate(pickFiles, { selector: '#model-files', files });
-    ended = await loaded('the Llama 3 files');
-    assert.match(ended.status, /^model\.safetensors: .* 2 layers × 4 heads · d_model 64 · 64 tokens · context 64 · wasm memory/);
-    assert.equal(ended.facts,
-      'Llama · 2 layers · 4 heads · head dim 24 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 500000, Llama 3 scaling) · tied embeddings');
-    const llama3 = await page.evaluate(apiCheckpoint, { files, text });
-    assert.equal(llama3.family, 'llama');
-    await assertHeadsDrawn(drawnHead(page), llama.llama3.sizes, llama3);
-    assert.deepEqual(await groups(), [[], []], 'no K/V groups when every query head has its own');
-    await page.screenshot(shot('yourmodel-llama-files'));
-
-    // PyTorch: the golden Qwen2 in BF16 through the API in this page, on the golden ids: logits and
-    // every layer's attention within 4× PyTorch float32's error from float64 (or 1e-6 of its norm).
-    const golden = llamaGolden('qwen2-bf16');
-    const ids = Array.from(golden.expected.ids.data, Number);
-    const ours = await page.evaluate(apiGoldenForward, { files: asFiles({ 'model.safetensors': golden.weights, 'config.json': golden.config }), ids });
-    assert.equal(ours.family, 'qwen2');
-    assertAsAccurate(ours.logits, golden.expected.logits32.data, golden.expected.logits64.data, `${engineName}: qwen2-bf16 logits`);
-    assert.equal(ours.attention.length, Number(golden.metadata.layers));
-    ours.attention.forEach((a, l) => assertAsAccurate(a, golden.expected[`attn32.${l}`].data, golden.expected[`attn64.${l}`].data,
-      `${engineName}: qwen2-bf16 layer ${l}'s attention`));
-    await clean(page, { allow: [hub.endpoint, hub.storage] });
-  }));
-  test(`${engineName}: Your model's greedy Generate writes the API's m.generate tokens, and draws where the newest token looked as the API's last step gives it`, () => withPage(async (page) => {
-    const text = 'the cat sat on the mat';
-    const tokens = 6;
-    await page.goto(`${live.strict.url}#tab=model&modelText=${encodeURIComponent(text)}`);
-    await page.waitFor(() => document.body.dataset.modelReady === 'true' && document.body.dataset.modelName === 'english' &&
-      document.body.dataset.modelRun !== undefined, null, 30000, 'the english model and its run');
-    const api = await page.evaluate(apiEnglishGenerate, { text, maxTokens: tokens });
-    await page.fill('#model-gen-tokens', String(tokens));
-    await page.click('#model-gen-start');
-    const drawn = await page.waitFor(generationDrawn, tokens, 30000, 'the generation drawn');
-    assert.deepEqual(drawn.ids, api.ids, 'the tokens are the API\'s greedy generate');
-    // " · on N threads" where the page is cross-origin isolated and the engine gives SharedArrayBuffer
-    assert.match(drawn.info, new RegExp(`^${tokens} tokens in .* tokens/s( · on \\d+ threads)?$`));
-    // The strip: a row per layer × head over the t = n + tokens − 1 positions the last token's query saw.
-    const t = api.n + tokens - 1;
-    assert.equal(drawn.stripHidden, false);
-    assert.equal(drawn.strip.height, api.layers * api.heads * 6);
-    assert.ok(drawn.strip.width >= t && drawn.strip.width % t === 0, `the strip is ${drawn.strip.width} px wide for ${t} positions`);
-    assert.ok(drawn.strip.colours > 4, `the strip has ${drawn.strip.colours} colours`);
-    assert.match(drawn.strip.label, new RegExp(`^Where new token ${tokens} \\(.*\\) looked: its attention over the ${t} tokens before it`));
-    // The shown head (layer 1, head 1) on the chips: the API's last step row, to the 4 decimals drawn.
-    assert.equal(drawn.head, '0:0');
-    const last = api.rows[tokens - 1];
-    assert.equal(drawn.looks.length, t);
-    last.forEach((v, j) => assert.ok(Math.abs(drawn.looks[j] - v) <= 5.1e-5, `position ${j}: drawn ${drawn.looks[j]}, API ${v}`));
-    // Its heatmap of the whole generation: each step's row, the rest not written yet.
-    assert.equal(drawn.map.length, tokens);
-    api.rows.forEach((row, k) => {
-      assert.equal(drawn.map[k].length, t, `row ${k}`);
-      row.forEach((v, j) => assert.ok(Math.abs(drawn.map[k][j] - v) <= 5.1e-5 + 1e-3 * Math.abs(v), `[${k}][${j}]: drawn ${drawn.map[k][j]}, API ${v}`));
-      assert.ok(drawn.map[k].slice(row.length).every((v) => v === null), `row ${k} after its ${row.length} positions: not written yet`);
-    });
-    assert.ok(drawn.overflow <= 0, `the page is ${drawn.overflow}px wider than the window`);
-    await page.screenshot(shot('yourmodel-generate'), { fullPage: true });
+  test(`${engineName}: at 375 px no tab scrolls sideways, and the footer describes the tab shown`, () => withPage(async (page) => {
+    const shown = async () => ({ ...await page.evaluate(() => ({ footer: document.querySelector('#status').textContent,
+      overflow: document.documentElement.scrollWidth - innerWidth })),
+    // Nothing wider than its panel either (a file picker 1 px too wide scrolls the page in one engine, not in another).
+    out: await page.evaluate(sticksOut, `#${await page.evaluate(() => document.querySelector('[role="tab"][aria-selected="true"]').id.slice(4))}-view`) });
+    await page.goto(live.strict.url);
+    await page.waitFor(pageSettled, null, 30000, 'the walkthrough');
+    let now = await shown();
+    assert.match(now.footer, /^\d+ tokens · 4 heads · d_model 64 · forward [\d.]+ ms on the main thread/, 'the walkthrough');
+    assert.ok(now.overflow <= 0, `the walkthrough is ${now.overflow} px wider than the window`);
+    assert.deepEqual(now.out, [], `the walkthrough: nothing wider than its panel`);
+    await page.click('#tab-train');
+    await page.waitFor(() => document.body.dataset.trainReady === 'true' && /^Training on /.test(document.querySelector('#status').textContent),
+      null, 30000, 'the Train view and its footer');
+    now = await shown();
+    assert.match(now.footer, /^Training on [a-z]+: \d+ layers? × \d+ heads? · d_model \d+ · step 0 · ready, in the training worker$/);
+    assert.ok(now.overflow <= 0, `the Train view is ${now.overflow} px wider than the window`);
+    assert.deepEqual(now.out, [], `the Train view: nothing wider than its panel`);
+    await page.click('#tab-model');
+    await page.waitFor(() => document.body.dataset.modelName === 'english' && /^english: /.test(document.querySelector('#status').textContent) &&
+      document.querySelector('#model-head-grid canvas') !== null, null, 30000, 'the Your model view and its footer');
+    now = await shown();
+    assert.match(now.footer, /^english: \d+ tokens · 2 layers × 4 heads · d_model 64 · forward [\d.]+ ms in the model worker( on \d+ threads)? \(wasm SIMD\)$/);
+    assert.ok(now.overflow <= 0, `the Your model view is ${now.overflow} px wider than the window`);
+    assert.deepEqual(now.out, [], `the Your model view: nothing wider than its panel`);
+    await page.screenshot(shot('yourmodel-375'), { fullPage: true });
+    await page.click('#tab-walkthrough');
+    now = await page.waitFor(() => !document.querySelector('#walkthrough-view').hidden && document.querySelector('#status').textContent, null, 10000);
+    assert.match(now, /^\d+ tokens · 4 heads · d_model 64 /, 'the walkthrough\'s own line again');
     await clean(page);
-  }));
+  }, PHONE));
+
+  // The Your model view's checks (model-checks.mjs), on the same engine and servers.
+  modelChecks(engineName, { live, withPage, shot, clean });
 }

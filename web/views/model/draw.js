@@ -7,7 +7,9 @@ import { TokenChips } from '../../shared/token-chips.js';
 import { HUB_MODELS, hubModelLine, whyNotLoadable } from './hub-models.js';
 import { modelFacts, percent } from './model-data.js';
 import { HeadFinder } from './head-finder.js';
+import { headView } from './head-view.js';
 import { MAX_TABLE_HEADS, modelHeads } from './model-heads.js';
+import { probabilityLegend } from '../../shared/heatmap.js';
 
 export const showError = (message) => {
   $('model-error').hidden = !message;
@@ -19,23 +21,71 @@ export const textInfo = (message, error = false) => {
   $('model-text-info').textContent = message;
 };
 
-/** The progress bar at `fraction` of the checkpoint read. */
-export function drawProgress(fraction) {
-  $('model-progress').value = fraction;
-  $('model-progress').textContent = `${Math.round(fraction * 100)}%`;
+/** The load's line beside the control that started it ('' hides it). */
+const loadStatus = (text) => {
+  $('model-load-status').textContent = text;
+};
+
+/**
+ * The load's feedback (its line, the bar and Cancel, an error) placed right after `near`: the
+ * control that started it (the shipped buttons, the Hub's id box, the drop area), so it is seen
+ * where the reader looks.
+ */
+export function placeLoadFeedback(near) {
+  const block = $('model-load');
+  if (near && near.nextElementSibling !== block) near.after(block);
+  if (!busy) loadStatus(''); // a new attempt: the last load's "Kept …" or "Cancelled." is not about it
+}
+
+let loading = ''; // what the load in progress reads, for its phases' lines
+let busy = false; // a load is in progress
+
+/** The bar at `fraction` (null: a step of unknown length), its percentage beside it. */
+function drawBar(fraction) {
+  const bar = $('model-progress');
+  if (fraction === null) bar.removeAttribute('value');
+  else bar.value = fraction;
+  $('model-progress-text').textContent = fraction === null ? '' : `${Math.round(fraction * 100)}%`;
 }
 
 /**
- * A load begins: the bar at 0 and shown (with Cancel for a Hub load), what is loading named, the
- * pickers disabled until it ends.
- * @param {string} what e.g. 'model.safetensors (523 MiB)', "'openai-community/gpt2' from https://huggingface.co"
+ * The worker's progress of a checkpoint's load ({ phase, fraction }: the API's onProgress): the
+ * download from the Hub, then the weights prepared (read into the core), each with its own bar.
  */
-export function drawLoading(what, { cancellable = false } = {}) {
-  drawProgress(0);
-  $('model-progress').hidden = false;
+export function drawProgress({ phase, fraction }) {
+  if (phase === 'download' && fraction < 1) {
+    loadStatus(`Downloading ${loading}…`);
+    drawBar(fraction);
+  } else {
+    // Downloaded (the browser may still be keeping the file): the weights read into the core next.
+    loadStatus(`Preparing weights: reading ${loading} into the WebAssembly core…`);
+    drawBar(phase === 'download' ? 0 : fraction);
+  }
+}
+
+/** The model is loaded: its first run (the weights packed for the core's kernels) and head finder, a step of unknown length. */
+export function drawFirstRun() {
+  loadStatus(`Preparing weights: packing ${loading} for its first run…`);
+  drawBar(null);
+  $('model-cancel').hidden = true; // loaded: nothing left to cancel
+}
+
+/**
+ * A load begins after `near` (placeLoadFeedback): the bar at 0 and shown (with Cancel for a Hub
+ * load), what is loading named, the pickers disabled until it ends.
+ * @param {string} what e.g. 'model.safetensors (523 MiB)', "'openai-community/gpt2' from https://huggingface.co"
+ * @param {{cancellable?: boolean, near?: HTMLElement|null, name?: string}} [how] name: what the phases' lines call it
+ *   ('openai-community/gpt2', 'model.safetensors'; default `what`)
+ */
+export function drawLoading(what, { cancellable = false, near = null, name = what } = {}) {
+  placeLoadFeedback(near);
+  busy = true;
+  loading = name;
+  drawBar(0);
+  $('model-progress-row').hidden = false;
   $('model-cancel').hidden = !cancellable;
   $('model-cancel').disabled = false;
-  $('model-status').textContent = `Loading ${what}…`;
+  loadStatus(`Loading ${what}…`);
   document.body.dataset.modelLoading = 'true';
   setPickersDisabled(true);
 }
@@ -61,7 +111,7 @@ export function drawLoaded(model) {
   const { fileBytes, config, memory } = model;
   $('model-status').textContent = `${origin(model)}: ${fileBytes ? `${formatBytes(fileBytes)} · ` : ''}${config.layers} layers × ` +
     `${config.heads} heads · d_model ${config.dModel} · ${config.vocab} tokens · context ${config.context} · ` +
-    `wasm memory ${formatBytes(memory.heapBytes)} (${formatBytes(memory.allocatedBytes)} in use)`;
+    `wasm memory ${formatBytes(memory.allocatedBytes)} in use (heap ${formatBytes(memory.heapBytes)}: memory freed is kept for reuse)`;
   Object.assign($('model-status').dataset, { fileBytes: fileBytes ?? '', heapBytes: memory.heapBytes });
   $('model-facts').textContent = modelFacts(model.family, config);
   $('model-facts').hidden = false;
@@ -70,14 +120,30 @@ export function drawLoaded(model) {
   markPressed(model);
 }
 
-/** A refused or cancelled load: the model still loaded (or null) named in the status line. */
-export function drawKept(model) {
-  $('model-status').textContent = model ? `Kept ${modelLabel(model)}.` : 'No model loaded.';
+/**
+ * The page's footer while the tab is shown: the drawn model's run — its tokens, shape and the
+ * forward's time in the model worker (on `threads` threads, `simd` the core's SIMD).
+ */
+export function footerLine(run, model, { threads = 1, simd = 'wasm' } = {}) {
+  const { layers, heads, kvHeads = heads, dModel } = model.config;
+  return `${modelLabel(model)}: ${run.n} token${run.n === 1 ? '' : 's'} · ${layers} layer${layers === 1 ? '' : 's'} × ${heads} head` +
+    `${heads === 1 ? '' : 's'}${kvHeads < heads ? ` (${kvHeads} K/V)` : ''} · d_model ${dModel} · forward ${run.computeMs.toFixed(2)} ms ` +
+    `in the model worker${threads > 1 ? ` on ${threads} threads` : ''} (${simd === 'wasm' ? 'wasm SIMD' : simd})`;
 }
 
-/** A load ended (loaded or refused): the bar and Cancel hidden, the pickers enabled again. */
-export function drawLoadEnded() {
-  $('model-progress').hidden = true;
+/**
+ * A refused or cancelled load: the model still loaded (or none) named in the load's line; a
+ * cancelled one says so, as news rather than an error.
+ */
+export function drawKept(model, { cancelled = false } = {}) {
+  loadStatus(`${cancelled ? 'Cancelled. ' : ''}${model ? `Kept ${modelLabel(model)}.` : 'No model loaded.'}`);
+}
+
+/** A load ended (loaded: its line cleared; refused: kept): the bar and Cancel hidden, the pickers enabled again. */
+export function drawLoadEnded({ loaded = false } = {}) {
+  busy = false;
+  if (loaded) loadStatus('');
+  $('model-progress-row').hidden = true;
   $('model-cancel').hidden = true;
   document.body.dataset.modelLoading = 'false';
   setPickersDisabled(false);
@@ -86,7 +152,7 @@ export function drawLoadEnded() {
 /** Cancel pressed: disabled until the load's end is reported. */
 export function drawCancelling() {
   $('model-cancel').disabled = true;
-  $('model-status').textContent = 'Cancelling…';
+  loadStatus('Cancelling…');
 }
 
 // ---- the pickers --------------------------------------------------------------------------
@@ -221,18 +287,25 @@ function drawAblated(heads, ablated) {
 }
 
 /**
- * The view's parts that keep state (chips, the head grid, the finder): build(config) lays out the
- * grid for a loaded model; drawRun(run, model) draws a run on the typed text; drawHeads(run) redraws
- * the grid (theme, size); drawFinder / finderError: the head finder's scores or why there are none.
- * @param {(layer: number, head: number) => void} onOpen a head clicked in the grid
+ * The view's parts that keep state (chips, the head grid, a head's larger view, the finder):
+ * build(config) lays out the grid for a loaded model; drawRun(run, model) draws a run on the typed
+ * text; drawHeads(run) redraws the grid (theme, size); drawFinder / finderError: the head finder's
+ * scores or why there are none.
+ * @param {(layer: number, head: number) => void} onWalkthrough a head's "Open in the walkthrough"
  * @param {(layer: number, head: number) => void} onKnock a head's "knock out" toggle pressed
  */
-export function modelDrawing(onOpen, onKnock) {
+export function modelDrawing(onWalkthrough, onKnock) {
   const chips = new TokenChips($('model-tokens'));
-  const heads = modelHeads($('model-head-grid'), onOpen, onKnock);
+  let shown = null; // { run, config }: what the grid draws, for a head's larger view
+  const tileCanvas = (layer, head) => heads.tile(layer, head)?.querySelector('canvas') ?? null;
+  const view = headView({ onWalkthrough, onKnock, tileCanvas });
+  const heads = modelHeads($('model-head-grid'), (layer, head) => shown && view.open(layer, head, shown.run, shown.config), onKnock);
   const finder = new HeadFinder($('model-finder'), (layer, head) => heads.highlight(layer, head));
+  probabilityLegend($('model-heads-legend'));
   return {
     build(config) {
+      view.close();
+      $('model-heads-legend').hidden = false;
       heads.build(config.layers, config.heads, config.layers * config.heads <= MAX_TABLE_HEADS, config.kvHeads ?? config.heads);
     },
     /** A run on the typed text: chips, every head, the next tokens. */
@@ -241,6 +314,8 @@ export function modelDrawing(onOpen, onKnock) {
       textInfo(`${run.n} tokens${run.cut ? ` (the last ${run.cut} cut: the model's context is ${model.config.context})` : ''}` +
         `${run.note ? ` · ${run.note}` : ''}`);
       heads.render(run);
+      shown = { run, config: model.config };
+      view.update(run, model.config);
       drawNext(run);
       drawAblated(heads, run.ablated ?? []);
     },

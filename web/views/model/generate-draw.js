@@ -1,19 +1,34 @@
 // The Your model view's generation drawing: the prompt's and the new tokens' chips (each new one
 // a button whose title gives its probability), tokens/s, and where a new token looked — its query
-// row in every layer and head as a strip over the text (one canvas row per head, viridis), one
-// chosen head's row as highlights on the chips, and that head's whole generation as a heatmap grown
-// row by row (rows: the new tokens; columns: the positions they looked at; shared/heatmap.js, with
-// its caption, keyboard reading and screen-reader table). Text only ever goes in as textContent.
+// row as a strip over the text (viridis, brighter = more attention), in rows the reader picks: one
+// per layer (its heads max-pooled: the brightest head at each position, so 30 layers stay 30 rows),
+// one per head of the chosen head's layer, or one per layer × head; one chosen head's row as
+// highlights on the chips; and that head's whole generation as a heatmap grown row by row (rows:
+// the new tokens; columns: the positions they looked at; shared/heatmap.js, with its caption,
+// keyboard reading and screen-reader table). Text only ever goes in as textContent.
 // Draws the worker's numbers (each step's attention: per layer [heads * t], from m.generate).
 import { $, el } from '../../shared/dom.js';
-import { Heatmap } from '../../shared/heatmap.js';
+import { Heatmap, probabilityLegend } from '../../shared/heatmap.js';
 import { displayToken } from '../../shared/labels.js';
 import { makeScale } from '../../shared/colors.js';
-import { generationMatrix, percent } from './model-data.js';
+import { generationMatrix, percent, stripRows } from './model-data.js';
 
-/** px per strip row and the most px per column. */
-const ROW_PX = 6;
+/** px per strip row (one per layer or per head of a layer; every layer × head), and the most px per column. */
+export const ROW_PX = 10;
+export const ALL_ROW_PX = 6;
 const MAX_COL_PX = 14;
+/** The strip's left gutter, where its rows are named (L1, L5 … or H1 …). */
+const GUTTER_PX = 30;
+
+/** The strip's row choices: [value, words]. */
+const STRIP_ROWS = [['layers', 'one per layer (the brightest of its heads)'], ['layer', 'one per head of the chosen head\'s layer'],
+  ['all', 'one per layer × head']];
+
+/** The probability scale's 256 colours (viridis, 0 … 1) as CSS. */
+const COLOURS = Array.from({ length: 256 }, (_, i) => `rgb(${makeScale('probability').rgb(i / 255).join(', ')})`);
+
+/** A new token's probability, said in words (its chip's title, the strip's caption). */
+export const probabilityWords = (p) => `probability ${percent(p)}`;
 
 /**
  * The generation's drawing; its state (the prompt's tokens, the steps, the token looked at, the
@@ -30,18 +45,36 @@ export function generationDrawing() {
   const strip = $('model-gen-strip');
   const canvas = el('canvas', 'model-gen-canvas');
   const caption = el('p', 'muted small model-gen-caption');
+  caption.id = 'model-gen-caption';
+  const rowsPick = el('select', 'model-gen-rows');
+  rowsPick.id = 'model-gen-rows';
+  rowsPick.append(...STRIP_ROWS.map(([value, words]) => {
+    const option = el('option', '', words);
+    option.value = value;
+    return option;
+  }));
+  const rowsLabel = el('label', 'small', 'Rows ');
+  rowsLabel.append(rowsPick);
   const pick = el('select', 'model-gen-head');
   pick.id = 'model-gen-head';
   const pickLabel = el('label', 'small', 'Head drawn on the tokens and in the heatmap below ');
   pickLabel.append(pick);
+  const controls = el('div', 'model-gen-controls');
+  controls.append(rowsLabel, pickLabel);
+  const frame = el('div', 'model-gen-frame');
+  frame.append(canvas);
+  const legend = el('div', 'legend model-gen-legend');
+  probabilityLegend(legend);
   canvas.setAttribute('role', 'img');
-  strip.append(caption, canvas, pickLabel);
+  canvas.setAttribute('aria-describedby', caption.id);
+  strip.append(caption, controls, frame, legend);
   pick.addEventListener('change', () => {
     const [layer, head] = pick.value.split(':').map(Number);
     chosen = { layer, head };
     drawLooked();
     drawMap();
   });
+  rowsPick.addEventListener('change', () => drawLooked());
 
   // The chosen head's whole generation: a heatmap redrawn at most once a frame while tokens stream.
   const mapHost = $('model-gen-map');
@@ -82,7 +115,7 @@ export function generationDrawing() {
   function stepChip(step, k) {
     const b = el('button', 'model-gen-chip', displayToken(step.token));
     b.type = 'button';
-    b.title = `p = ${percent(step.probability)}`;
+    b.title = `${probabilityWords(step.probability)} (how likely the model found it when it wrote it)`;
     b.dataset.id = String(step.id);
     b.dataset.probability = String(step.probability);
     b.dataset.k = String(k);
@@ -95,7 +128,39 @@ export function generationDrawing() {
     return b;
   }
 
-  /** The chosen step's query rows: the canvas strip (rows: layer × head; columns: the text so far), the chips' highlights. */
+  /** The strip's rows drawn for step `step` over `t` positions: viridis cells, the rows named in the gutter. */
+  function drawStrip(step, t) {
+    const mode = rowsPick.value;
+    const { values, rows, labels } = stripRows(step.attention, t, shape.heads, mode, chosen.layer);
+    const rowPx = mode === 'all' ? ALL_ROW_PX : ROW_PX;
+    const width = Math.max(1, Math.min(MAX_COL_PX, Math.floor(((frame.clientWidth || 600) - GUTTER_PX) / t)));
+    const ratio = window.devicePixelRatio || 1;
+    const cssWidth = GUTTER_PX + t * width;
+    const cssHeight = rows * rowPx;
+    canvas.width = Math.round(cssWidth * ratio);
+    canvas.height = Math.round(cssHeight * ratio);
+    canvas.style.width = `${cssWidth}px`;
+    canvas.style.height = `${cssHeight}px`;
+    Object.assign(canvas.dataset, { rows: String(rows), cols: String(t) }); // its geometry, as a heatmap's canvas gives its own
+    const ctx = canvas.getContext('2d');
+    if (!ctx) return;
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.clearRect(0, 0, cssWidth, cssHeight);
+    for (let r = 0; r < rows; ++r) {
+      for (let j = 0; j < t; ++j) {
+        ctx.fillStyle = COLOURS[Math.max(0, Math.min(255, Math.round(values[r * t + j] * 255)))];
+        ctx.fillRect(GUTTER_PX + j * width, r * rowPx, width > 2 ? width - 1 : width, rowPx - 1);
+      }
+    }
+    // The rows' names: every row when they are tall enough, else each layer's first (or every 5th layer).
+    ctx.fillStyle = getComputedStyle(strip).color;
+    ctx.font = `9px ${getComputedStyle(strip).fontFamily}`;
+    ctx.textBaseline = 'middle';
+    const every = mode === 'all' ? shape.heads * Math.max(1, Math.ceil(10 / (shape.heads * rowPx))) : Math.max(1, Math.ceil(10 / rowPx));
+    for (let r = 0; r < rows; r += every) ctx.fillText(mode === 'all' ? labels[r].split(' ')[0] : labels[r], 1, r * rowPx + rowPx / 2);
+  }
+
+  /** The chosen step's query rows: the strip (rows as picked; columns: the text so far), the chips' highlights. */
   function drawLooked() {
     const k = current();
     const chips = [...text.children];
@@ -113,32 +178,16 @@ export function generationDrawing() {
     const { layers, heads } = shape;
     strip.hidden = false;
     chips[t]?.classList.add('looking');
-    const width = Math.max(1, Math.min(MAX_COL_PX, Math.floor((text.clientWidth || 600) / t)));
-    canvas.width = t * width;
-    canvas.height = layers * heads * ROW_PX;
-    canvas.style.width = `${t * width}px`;
-    canvas.style.height = `${layers * heads * ROW_PX}px`;
-    const ctx = canvas.getContext('2d');
-    if (ctx) {
-      const image = ctx.createImageData(canvas.width, canvas.height);
-      const pixels = new Uint32Array(image.data.buffer);
-      const { table } = makeScale('probability');
-      for (let layer = 0; layer < layers; ++layer) {
-        for (let head = 0; head < heads; ++head) {
-          const row = (layer * heads + head) * ROW_PX;
-          for (let j = 0; j < t; ++j) {
-            const p = step.attention[layer][head * t + j];
-            const colour = table[Math.max(0, Math.min(255, Math.round(p * 255)))];
-            for (let y = row; y < row + ROW_PX - 1; ++y) pixels.fill(colour, y * canvas.width + j * width, y * canvas.width + (j + 1) * width - (width > 2 ? 1 : 0));
-          }
-        }
-      }
-      ctx.putImageData(image, 0, 0);
-    }
+    drawStrip(step, t);
+    const mode = rowsPick.value;
+    const rowsSaid = mode === 'layers' ? `one row per layer (${layers}), each position the brightest of the layer's ${heads} heads, layer 1 at the top`
+      : mode === 'layer' ? `one row per head of layer ${chosen.layer + 1} (${heads}), head 1 at the top`
+        : `one row per layer × head (${layers} × ${heads}), layer 1 head 1 at the top`;
     canvas.setAttribute('aria-label', `Where new token ${k + 1} (${displayToken(step.token)}) looked: its attention over the ${t} tokens before it, ` +
-      `one row per layer and head (${layers} × ${heads})`);
-    caption.textContent = `New token ${k + 1}, “${displayToken(step.token)}” (p = ${percent(step.probability)}): its attention over the ` +
-      `${t} tokens before it, one row per layer × head (layer 1 head 1 at the top), brighter = more. Hover or focus a token to see its row.`;
+      rowsSaid);
+    caption.textContent = `New token ${k + 1}, “${displayToken(step.token)}” (${probabilityWords(step.probability)}: how likely the model ` +
+      `found it, the softmax of its logits at temperature 1): where it looked over the ${t} tokens before it, ${rowsSaid}; ` +
+      'brighter = more attention. Hover or focus a token to see its rows.';
     const row = step.attention[chosen.layer]?.subarray(chosen.head * t, (chosen.head + 1) * t);
     if (!row) return;
     let max = 0;
@@ -163,6 +212,15 @@ export function generationDrawing() {
         option.value = `${layer}:${head}`;
         return option;
       }));
+    },
+    /** Nothing drawn (a new model, or another text from a link: the tokens written belonged to the one before). */
+    clear() {
+      prompt = [];
+      steps = [];
+      focused = -1;
+      text.replaceChildren();
+      drawLooked();
+      drawMap();
     },
     /** A new generation after `tokens` (the prompt's). */
     start(tokens) {
@@ -190,8 +248,9 @@ export function generationDrawing() {
   };
 }
 
-/** The generation's line: what is running, how many tokens, tokens/s. */
-export function genInfo(message) {
+/** The generation's line: what is running, how many tokens, tokens/s; or (`error`) why it could not. */
+export function genInfo(message, error = false) {
+  $('model-gen-info').className = error ? 'small error-inline' : 'muted small';
   $('model-gen-info').textContent = message;
 }
 

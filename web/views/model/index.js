@@ -3,25 +3,27 @@
 // Llama-family checkpoint by Hugging Face id (the picker's list or any id / repo URL, from the API's
 // endpoint or the link's hubEndpoint mirror; cancellable), or dropped / picked files
 // (model.safetensors or its shards + model.safetensors.index.json, config.json, and tokenizer
-// files when not GPT-2's) — with a progress bar; then, for the typed
+// files when not GPT-2's) — its line, bar (download, then the weights prepared, then the first run)
+// and errors beside the control that started it; then, for the typed
 // text, every layer × head's attention, the top 10 next tokens, a head finder (previous-token and
-// induction scores), "open a head in the walkthrough", heads knocked out (m.ablate in the worker;
+// induction scores), a head's larger view and from it the walkthrough, heads knocked out (m.ablate in the worker;
 // the next tokens before → after; Restore all), Generate (m.generate in chunks, each token streamed
 // from the worker as it is produced; Stop; where each new token looked: generate-draw.js) and the
 // text, sampling settings, knocked-out heads and a Hub model's id in the URL (settings modelText,
 // gen*, knock, hub + hubRevision: a link naming a Hub model loads it when the view opens). Mounted
 // by main.js; the worker starts the first time the view is shown. Errors are shown as text; a
-// refused or cancelled load leaves the loaded model and everything drawn as it was. This file is
+// refused or cancelled load leaves the loaded model and everything drawn as it was (a cancel is said
+// as news, not as an error). The footer (the store's footer.model) says the drawn run. This file is
 // the controller (the store's `yourModel`, the worker's calls); draw.js draws.
 import { $ } from '../../shared/dom.js';
 import { formatBytes } from '../../shared/format.js';
 import { ViewWorkerClient } from '../../shared/view-worker-client.js';
-import { isHubId } from '../../page-settings.js';
+import { isHubId, setFooter } from '../../page-settings.js';
 import { hubRequest } from './hub-models.js';
 import { fileRole, orderShards } from './model-data.js';
 import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
-import { drawCache, drawCancelling, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers, drawProgress, modelDrawing, showError,
-  textInfo } from './draw.js';
+import { drawCache, drawCancelling, drawFirstRun, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers, drawProgress, footerLine,
+  modelDrawing, placeLoadFeedback, showError, textInfo } from './draw.js';
 
 /** ' · on 2 threads' when the model worker computes on more than one (a cross-origin isolated page). */
 function threadsNote(client) {
@@ -115,6 +117,7 @@ class ModelController {
   #genStarted = 0;
   #stopped = 0; // the generation Stop ended
   #loadsDone = 0; // models loaded: the link's knocked-out heads apply to the first
+  #cancelled = false; // Cancel was pressed during the load in flight
 
   /** A patch of the page's settings (the URL hash follows them). */
   #setSettings(patch) {
@@ -214,6 +217,7 @@ class ModelController {
     const began = performance.now();
     this.#genStarted = began;
     let why = '';
+    let failed = null;
     try {
       while (gen === this.#gen && this.generation.count() < maxTokens) {
         const prefix = this.generation.ids();
@@ -224,13 +228,16 @@ class ModelController {
         if (reply.done) break;
       }
     } catch (error) {
-      if (gen === this.#gen) showError(`Could not generate: ${error.message}`);
+      failed = `Could not generate: ${error.message}`;
     }
     if (gen !== this.#gen && !(this.#stopped === gen && this.#gen === gen + 1)) return;
     const count = this.generation.count();
     const seconds = (performance.now() - began) / 1000;
-    genInfo(`${count} token${count === 1 ? '' : 's'} in ${seconds.toFixed(2)} s · ${(count / seconds).toFixed(1)} tokens/s` +
-      `${threadsNote(this.#client)}${this.#stopped === gen ? ' · stopped' : why}`);
+    if (failed) genInfo(failed, true);
+    else {
+      genInfo(`${count} token${count === 1 ? '' : 's'} in ${seconds.toFixed(2)} s · ${(count / seconds).toFixed(1)} tokens/s` +
+        `${threadsNote(this.#client)}${this.#stopped === gen ? ' · stopped' : why}`);
+    }
     genRunning(false);
     document.body.dataset.modelGenerated = String(gen);
   }
@@ -274,11 +281,12 @@ class ModelController {
   /** Dropped or picked files: a checkpoint read by the worker; then the text's run and the head finder. */
   async #load(files) {
     if (!files.length) return;
+    placeLoadFeedback($('model-drop'));
     if (!(await this.#canLoad('A model is still loading: drop the next one when it is done'))) return;
     const picked = await pickFiles(files);
     if (!picked) return;
     await this.#loadWith(filesLabel(picked.weights), 'load', picked,
-      'Could not load the checkpoint', { counted: true });
+      'Could not load the checkpoint', { counted: true, near: $('model-drop'), name: 'the weights' });
   }
 
   /**
@@ -286,6 +294,7 @@ class ModelController {
    * hub and hubRevision): cancellable. Resolves to whether it loaded.
    */
   async #loadHub(text, { revision = '', linked = false } = {}) {
+    placeLoadFeedback($('model-hub-form'));
     if (!(await this.#canLoad('A model is still loading: wait for it or cancel it'))) return false;
     const request = hubRequest(text, this.#store.get().settings.hubEndpoint);
     if (request.error) {
@@ -295,13 +304,16 @@ class ModelController {
     if (revision && revision !== 'main') request.revision = revision;
     const where = request.endpoint ?? (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(request.hub) ? '' : 'https://huggingface.co');
     return this.#loadWith(`${request.hub}${request.revision ? ` @ ${request.revision}` : ''}${where ? ` from ${where}` : ''}` +
-      `${linked ? ' (named in the link)' : ''}`, 'hub', request, `Could not load ${request.hub}`, { counted: true, cancellable: true });
+      `${linked ? ' (named in the link)' : ''}`, 'hub', request, `Could not load ${request.hub}`,
+    { counted: true, cancellable: true, near: $('model-hub-form'), name: request.hub });
   }
 
   /** A shipped trained model by name (`keepError`: the message shown stays, as when a link's Hub model failed). */
   async #loadShipped(name, { keepError = false } = {}) {
+    if (!keepError) placeLoadFeedback($('model-trained'));
     if (!(await this.#canLoad('A model is still loading: wait for it or cancel it'))) return false;
-    return this.#loadWith(`the shipped model ${name}`, 'trained', { name }, `Could not load the shipped model ${name}`, { keepError });
+    return this.#loadWith(`the shipped model ${name}`, 'trained', { name }, `Could not load the shipped model ${name}`,
+      { keepError, near: keepError ? null : $('model-trained') });
   }
 
   /**
@@ -342,36 +354,51 @@ class ModelController {
   }
 
   /**
-   * One load through the worker (request `type` with `payload`): the bar, then the model, its run
-   * on the typed text and its head finder, and the URL's hub (hub, hubRevision: a Hub repo's, else
-   * none); a refusal shows `failed: message` and keeps the model. Resolves to whether it loaded.
+   * One load through the worker (request `type` with `payload`), its feedback after `near`: the
+   * bar, then the model, its first run on the typed text and its head finder (still "preparing"),
+   * and the URL's hub (hub, hubRevision: a Hub repo's, else none); a refusal shows `failed: message`
+   * and keeps the model; a cancel says so (not as an error) and gives the focus back to Load.
+   * Resolves to whether it loaded.
    */
-  async #loadWith(what, type, payload, failed, { counted = false, cancellable = false, keepError = false } = {}) {
+  async #loadWith(what, type, payload, failed, { counted = false, cancellable = false, keepError = false, near = null, name = what } = {}) {
     if (!keepError) showError(null);
     let loaded = false;
+    this.#cancelled = false;
     this.#setView({ loading: true });
-    drawLoading(what, { cancellable });
+    drawLoading(what, { cancellable, near, name });
     try {
       const value = await this.#client.call(type, payload);
       this.#ablated = [];
       if (this.#loadsDone++ > 0) this.#setSettings({ knock: [] });
-      this.#gen += 1;
+      this.#gen += 1; // a generation running ends: its tokens were another model's
+      this.generation.clear();
       genRunning(false);
+      genInfo('');
       this.#setView({ model: value, lastRun: null });
       this.#setSettings(this.#linkSettings(value));
       loaded = true;
       $('model-example').textContent = value.source === 'shipped' ? 'Example: a sentence of its alphabet' : 'Example: the IOI sentence';
       drawLoaded(value);
+      drawFirstRun();
       this.drawing.build(value.config);
       const wanted = this.#linkKnock(value.config);
       await Promise.all([wanted.length ? this.#ablate(wanted, { loading: true }) : this.#runText(), this.#findHeads()]);
       if (counted) document.body.dataset.modelLoads = String(++this.#loads);
     } catch (error) {
-      showError(`${failed}: ${error.message}`);
-      drawKept(this.view().model);
+      if (this.#cancelled) {
+        drawKept(this.view().model, { cancelled: true });
+      } else {
+        showError(`${failed}: ${error.message}`);
+        drawKept(this.view().model);
+      }
+      if (!this.view().model) setFooter(this.#store, 'model', 'No model loaded.');
     } finally {
       this.#setView({ loading: false });
-      drawLoadEnded();
+      drawLoadEnded({ loaded });
+      // Cancel hid itself: the focus it had goes back to Load.
+      if (this.#cancelled && (document.activeElement === document.body || document.activeElement === $('model-cancel') ||
+        !document.activeElement)) $('model-hub-load').focus();
+      this.#cancelled = false;
       if (type === 'hub') await this.#drawCache();
     }
     return loaded;
@@ -400,7 +427,8 @@ class ModelController {
   }
 
   async #cancel() {
-    if (!this.#client) return;
+    if (!this.#client || !this.view().loading) return;
+    this.#cancelled = true;
     drawCancelling();
     try {
       await this.#client.call('cancel');
@@ -477,7 +505,7 @@ class ModelController {
    */
   start() {
     this.#starting ??= ViewWorkerClient.start(new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' }), this.#moduleUrl,
-      { onUpdate: (update) => (update.step ? this.#onToken(update) : drawProgress(update.progress)), failed: 'the model worker failed to start' })
+      { onUpdate: (update) => (update.step ? this.#onToken(update) : drawProgress(update)), failed: 'the model worker failed to start' })
       .then((c) => {
         this.#client = c;
         document.body.dataset.modelThreads = String(c.info.threads ?? 1);
@@ -548,15 +576,30 @@ class ModelController {
         this.#fieldsFromSettings(s);
         // A link naming another Hub model (hashchange): that model, its knocked-out heads with it.
         const hubChanged = ['hub', 'hubRevision', 'hubEndpoint'].some((key) => s[key] !== before.settings[key]);
-        if (hubChanged && s.hub && this.#client && !this.view().loading && this.view().model && !this.#showsLinked(s)) {
+        // The generation written after another text (the link's text differs) is not this text's.
+        if (textChanged) {
+          this.#gen += 1;
+          this.generation.clear();
+          genRunning(false);
+          genInfo('');
+        }
+        const { model } = this.view();
+        if (hubChanged && s.hub && this.#client && !this.view().loading && model && !this.#showsLinked(s)) {
           this.#loadsDone = 0;
           this.#loadLinkedHub();
+        } else if (hubChanged && !s.hub && model?.source === 'hub' && !this.view().loading) {
+          // A link without a Hub id while a Hub model stays loaded: the URL names that model again.
+          this.#setSettings(this.#linkSettings(model));
+          if (textChanged) this.#runText();
         } else if (JSON.stringify(s.knock) !== JSON.stringify(this.#ablated) && this.view().model) {
           this.#ablate(s.knock.filter(({ layer, head }) => layer < now.yourModel.model.config.layers && head < now.yourModel.model.config.heads));
         } else if (textChanged) this.#runText();
       }
       const { lastRun, model } = now.yourModel;
-      if (lastRun && lastRun !== before.yourModel.lastRun) this.drawing.drawRun(lastRun, model);
+      if (lastRun && lastRun !== before.yourModel.lastRun) {
+        this.drawing.drawRun(lastRun, model);
+        setFooter(this.#store, 'model', footerLine(lastRun, model, this.#client?.info));
+      }
     });
   }
 }

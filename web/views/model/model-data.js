@@ -129,3 +129,32 @@ export function generationMatrix(promptTokens, steps, layer, head, heads) {
   const colTokens = [...promptTokens, ...rowTokens].slice(0, cols);
   return { data, rows, cols, rowTokens, colTokens };
 }
+
+/**
+ * The rows of a generation step's strip (its query row over the t positions it saw, in every layer
+ * and head; `attention`: per layer [heads · t], as m.generate's step gives it), as the reader picked:
+ * 'layers' one row per layer, each position the largest weight of the layer's heads (the heads
+ * max-pooled, as a heatmap too small for its cells pools them); 'layer' the heads of layer `layer`;
+ * 'all' every layer × head, layer by layer. Returns { values (Float32Array [rows · t]), rows,
+ * labels (one per row: 'L1' … or 'L3 H2' …) }. Nothing is computed but the pooling maximum.
+ */
+export function stripRows(attention, t, heads, mode, layer = 0) {
+  const layers = attention.length;
+  if (mode === 'layer') {
+    return { values: attention[layer].slice(0, heads * t), rows: heads, labels: Array.from({ length: heads }, (_, h) => `H${h + 1}`) };
+  }
+  if (mode === 'all') {
+    const values = new Float32Array(layers * heads * t);
+    attention.forEach((a, l) => values.set(a.subarray(0, heads * t), l * heads * t));
+    return { values, rows: layers * heads, labels: Array.from({ length: layers * heads }, (_, i) => `L${Math.floor(i / heads) + 1} H${(i % heads) + 1}`) };
+  }
+  const values = new Float32Array(layers * t);
+  attention.forEach((a, l) => {
+    for (let j = 0; j < t; ++j) {
+      let most = 0;
+      for (let h = 0; h < heads; ++h) most = Math.max(most, a[h * t + j]);
+      values[l * t + j] = most;
+    }
+  });
+  return { values, rows: layers, labels: Array.from({ length: layers }, (_, l) => `L${l + 1}`) };
+}

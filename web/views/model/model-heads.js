@@ -1,8 +1,9 @@
 // The Your model view's head grid (shared/head-grid.js): every layer × head of a loaded checkpoint
 // on the typed text, one row of up to 16 tiles per layer; with grouped-query attention the query
 // heads that share a K/V head sit in one labelled group, and each tile says which K/V head it reads.
-// A click (or Enter) opens a head in the walkthrough, and the head finder's chosen head is outlined
-// (grid.highlight).
+// Each heatmap is the whole square scaled to its tile (no labels: one colour legend above the grid);
+// a click (or Enter, Space) opens the head's larger view (head-view.js), and the head finder's
+// chosen head is outlined (grid.highlight).
 import { button } from '../../shared/dom.js';
 import { HeadGrid } from '../../shared/head-grid.js';
 
@@ -16,7 +17,7 @@ const ROW_TILES = 16;
  * The model's heads. Then grid.build(layers, heads, layers × heads <= MAX_TABLE_HEADS, kvHeads);
  * grid.render(run { n, tokens, attention }); grid.highlight(layer, head).
  * Each tile also has a "knock out" toggle (aria-pressed): onKnock(layer, head).
- * @param {(layer: number, head: number) => void} onOpen
+ * @param {(layer: number, head: number) => void} onOpen a head's heatmap clicked (or Enter, Space)
  * @param {(layer: number, head: number) => void} [onKnock]
  */
 export function modelHeads(host, onOpen, onKnock = () => {}) {
@@ -25,9 +26,10 @@ export function modelHeads(host, onOpen, onKnock = () => {}) {
     tileClass: 'train-tile model-tile', // the e2e test reads this class list
     title: (layer, head, kv) => (kv === null ? `H${head + 1}` : `H${head + 1} · KV${kv + 1}`),
     maxCell: 12,
+    compact: true,
     onActivate: onOpen,
     label: (layer, head, kv) => `Layer ${layer + 1}, head ${head + 1}${kv === null ? '' : ` (reads K/V head ${kv + 1})`}: ` +
-      'open in the walkthrough',
+      'open a larger view',
     tokens: (run) => run.tokens,
     parts: (layer, head) => {
       const knock = button('model-knock', 'knock out', () => onKnock(layer, head));

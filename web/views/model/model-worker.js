@@ -8,7 +8,7 @@
 // 'scores', 'layer' {layer}, 'ablate' {heads, text} (then the run, with the unablated model's next
 // tokens beside), 'generate' {text, prefix, maxTokens, temperature, topK, topP, seed, gen} (one
 // chunk; each token posted as an update {gen, step} while it is produced).
-// Replies {id, ok, value | error}; while loading, updates {type: 'update', update: {progress}}.
+// Replies {id, ok, value | error}; while loading, updates {type: 'update', update: {progress, phase, fraction}}.
 // A refused or cancelled load keeps the previous model. Every number comes from the API.
 import { serveRequests } from '../../shared/worker-loop.js';
 
@@ -18,7 +18,10 @@ let lens = null;
 let current = null; // { model, trained: boolean, run: { ids, tokens } }
 let hubLoad = null; // the AbortController of the Hub load in flight
 
-const onProgress = (progress) => self.postMessage({ type: 'update', update: { progress } });
+// The load's progress: the bytes so far (progress) and what it does now (phase 'download' or
+// 'prepare', and that phase's own fraction).
+const onProgress = (progress, now) => self.postMessage({ type: 'update',
+  update: { progress, phase: now?.phase ?? 'prepare', fraction: now?.fraction ?? progress } });
 
 async function json(file, what) {
   try {
@@ -119,7 +122,7 @@ const COMPARE = 2000;
 
 /**
  * The typed text through the model (with its ablated heads): tokens, every layer's attention, the
- * top next tokens; with heads ablated, also `before`: the unablated model's top next tokens, and
+ * top next tokens, the forward's time in ms (computeMs); with heads ablated, also `before`: the unablated model's top next tokens, and
  * each listed token's probability both ways (`compare`: [{ id, token, before, after }], the
  * biggest movers first; a probability outside the COMPARE most likely is null).
  */
@@ -145,12 +148,14 @@ function run(text) {
     compare = [...listed].map((id) => ({ id, token: tokenText(model, id, tokenOf.get(id)), before: b.get(id) ?? null, after: a.get(id) ?? null }))
       .sort((x, y) => Math.abs((y.after ?? 0) - (y.before ?? 0)) - Math.abs((x.after ?? 0) - (x.before ?? 0)) || x.id - y.id);
   }
+  const began = performance.now();
   const { attention } = model.forward(ids, { n, logits: 'last' });
+  const computeMs = performance.now() - began;
   const top = model.nextTokens(TOP).map((t) => ({ ...t, token: tokenText(model, t.id, t.token) }));
   current.run = { ids, tokens: all.tokens.slice(0, n) };
   const mapped = (all.mapped ?? []).filter((m) => m.position < n);
   return { text, tokens: all.tokens.slice(0, n), ids: Array.from(ids), n, cut: all.ids.length - n, attention, top, mapped,
-    note: all.note ?? '', ablated, compare, compareFloor: before ? before[before.length - 1].probability : null };
+    note: all.note ?? '', ablated, compare, compareFloor: before ? before[before.length - 1].probability : null, computeMs };
 }
 
 /** Ablates `heads` ([{ layer, head }]; [] restores every head), then runs the text again. */

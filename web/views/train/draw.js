@@ -1,5 +1,6 @@
 // The Train view's drawing: loss plot, probe heads, score curves, timeline and status, from the store's `train`.
 import { $ } from '../../shared/dom.js';
+import { setFooter } from '../../page-settings.js';
 import { formatNumber } from '../../shared/format.js';
 import { HEAD_COLORS } from '../../shared/colors.js';
 import { circuitNote } from './circuit-note.js';
@@ -42,6 +43,16 @@ function drawStatus({ history, scoreHistory, status, latest, msPerStep }, task) 
   Object.assign($('train-status').dataset, last ? { loss: last.loss, heldOutLoss: last.heldOutLoss, accuracy: last.accuracy } : {});
 }
 
+/** The footer while the Train tab is shown: the model trained, its step, loss and speed. */
+function footerLine({ modelConfig, status, latest, history, msPerStep }, task) {
+  if (!modelConfig) return 'Loading the trainer…';
+  const last = history.at(-1);
+  const rate = msPerStep > 0 && status === 'running' ? ` · ${(1000 / msPerStep).toFixed(0)} steps/s` : '';
+  return `Training on ${task}: ${modelConfig.layers} layer${modelConfig.layers === 1 ? '' : 's'} × ${modelConfig.heads} head` +
+    `${modelConfig.heads === 1 ? '' : 's'} · d_model ${modelConfig.dModel} · step ${latest?.step ?? 0}` +
+    `${last ? ` · held-out loss ${formatNumber(last.heldOutLoss)}` : ''}${rate} · ${STATUS_WORDS[status].toLowerCase()}, in the training worker`;
+}
+
 /**
  * The view's drawing on `store`: schedule() redraws in the next animation frame while the view is
  * shown; build(modelConfig) lays out the head grid and the curves for a new model; probeTyped(time)
@@ -66,6 +77,7 @@ export function trainDrawing({ store, onAblate, onOpen }) {
     curves.render(scoreHistory, marker);
     drawTimeline(run);
     drawStatus(run, store.get().settings.task);
+    setFooter(store, 'train', footerLine(run, store.get().settings.task));
     if (probeTypedAt !== null && frame === latest && frame?.probe !== undefined) {
       performance.measure('attention-lens:train-probe', { start: probeTypedAt, end: performance.now() });
       probeTypedAt = null;

@@ -123,6 +123,8 @@ export function syncControls(settings, setSettings, trainedLayer = null, trained
   for (const id of new Set([...PRESET_CONTROLS, ...MODEL_CONTROLS])) {
     $(id).disabled = (presetMode && PRESET_CONTROLS.includes(id)) || (fixed && MODEL_CONTROLS.includes(id));
   }
+  // A checkpoint's tokenizer ("the model's own (BPE)") is longer than half the panel: its row is whole.
+  $('tokenizer').closest('label').classList.toggle('controls-wide', $('tokenizer').value === BPE);
   $('text').disabled = presetMode || Boolean(trainedLayer);
   if (trainedLayer) $('text').value = trainedLayer.probe; // the Train view's probe (the text stays in the settings)
   $('examples').hidden = Boolean(trainedLayer);

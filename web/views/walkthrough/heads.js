@@ -4,6 +4,7 @@ import { HEAD_COLORS } from '../../shared/colors.js';
 import { formatNumber } from '../../shared/format.js';
 import { button, el } from '../../shared/dom.js';
 import { PREVIEW_SIDE } from '../../shared/engine.js';
+import { kvGroupLabel, kvHeadOf } from '../../shared/head-grid.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { displayToken } from '../../shared/labels.js';
 
@@ -19,14 +20,17 @@ function svg(tag, attributes = {}) {
 export const headWeights = (result, h) => result.attention.subarray(h * result.n * result.kvN, (h + 1) * result.n * result.kvN);
 
 /**
- * Small multiples: one compact heatmap per head; click (or Enter) focuses that head. The tiles
- * are kept between renders with the same number of heads (only redrawn), so typing does not
+ * Small multiples: one compact heatmap per head; click (or Enter) focuses that head. With
+ * grouped-query attention (a model's layer whose query heads share fewer K/V heads), the heads
+ * that read one K/V head sit in one labelled group ("K/V head 2 · heads 4–6"), as in the Your model
+ * view. The tiles are kept between renders with the same heads (only redrawn), so typing does not
  * rebuild them.
  */
 class HeadGrid {
   #host;
   #onFocus;
   #tiles = []; // [{ tile, button, figure, map }]
+  #shape = ''; // heads/kvHeads the tiles were built for
 
   constructor(host, onFocus) {
     this.#host = host;
@@ -38,14 +42,29 @@ class HeadGrid {
     return this.#tiles[0]?.figure.clientWidth;
   }
 
-  #build(heads) {
+  #build(heads, kvHeads) {
     const host = this.#host;
     host.replaceChildren();
+    this.#shape = `${heads}/${kvHeads}`;
+    const grouped = kvHeadOf(0, heads, kvHeads) !== null;
+    const size = grouped ? heads / kvHeads : heads;
+    const groups = grouped ? Array.from({ length: kvHeads }, (_, kv) => {
+      const group = el('div', 'head-group');
+      const label = el('p', 'head-group-label', kvGroupLabel(kv, size));
+      label.id = `heads-kv-${kv}`;
+      group.setAttribute('role', 'group');
+      group.setAttribute('aria-labelledby', label.id);
+      group.dataset.kvHead = String(kv);
+      const tiles = el('div', 'head-group-tiles');
+      group.append(label, tiles);
+      host.append(group);
+      return tiles;
+    }) : null;
     this.#tiles = Array.from({ length: heads }, (_, h) => {
       const tile = el('div');
       const figure = el('div');
       tile.append(button('head-button', `Head ${h + 1}`, () => this.#onFocus(h)), figure);
-      host.append(tile);
+      (groups ? groups[Math.floor(h / size)] : host).append(tile);
       return { tile, button: tile.firstChild, figure, map: null };
     });
     // Every tile is in the document before the first is measured: one layout, not one per tile.
@@ -57,9 +76,9 @@ class HeadGrid {
 
   /** tileWidth: a tile's width if the caller measured it already. */
   render(result, focusedHead, tileWidth, colorScale) {
-    const heads = result.config.heads;
-    this.#host.className = 'heads heads-grid';
-    if (this.#tiles.length !== heads || !this.#host.contains(this.#tiles[0]?.tile)) this.#build(heads);
+    const { heads, kvHeads = heads } = result.config;
+    this.#host.className = `heads heads-grid${kvHeadOf(0, heads, kvHeads) === null ? '' : ' heads-grouped'}`;
+    if (this.#shape !== `${heads}/${kvHeads}` || !this.#host.contains(this.#tiles[0]?.tile)) this.#build(heads, kvHeads);
     // All tiles are as wide: one layout read (none when the caller measured before drawing).
     const width = tileWidth || this.tileWidth();
     this.#tiles.forEach(({ tile, button: b, map }, h) => {

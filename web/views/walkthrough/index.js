@@ -2,6 +2,7 @@
 // head, the arithmetic of a cell and the cost. Mounted by main.js on the page's store; asks the
 // engine for results and draws them. Nothing here does attention math.
 import { $ } from '../../shared/dom.js';
+import { setFooter } from '../../page-settings.js';
 import { TRAIN_KEYS } from '../../shared/state.js';
 import { TokenChips } from '../../shared/token-chips.js';
 import { pinnedTokens, walkthroughSteps } from '../../shared/view-model.js';
@@ -113,8 +114,8 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     stage.render(widths.matrices);
     heads.render(widths.tile);
     renderCost($('cost'), result);
-    $('status').textContent = `${result.n} tokens · ${result.config.heads} heads · d_model ${result.config.dModel} · ` +
-      `forward ${result.computeMs.toFixed(2)} ms ${placeOf(result)} (${engine.info.simd === 'wasm' ? 'wasm SIMD' : engine.info.simd})`;
+    setFooter(store, 'walkthrough', `${result.n} tokens · ${result.config.heads} heads · d_model ${result.config.dModel} · ` +
+      `forward ${result.computeMs.toFixed(2)} ms ${placeOf(result)} (${engine.info.simd === 'wasm' ? 'wasm SIMD' : engine.info.simd})`);
   }
 
   store.subscribe((now, before) => {
