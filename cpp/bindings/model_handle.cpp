@@ -14,6 +14,25 @@
 
 namespace attn::bindings {
 
+namespace {
+
+// [{layer, head, scale?}] (types checked by the JS API; scale omitted: the core's default, 0).
+std::vector<attn::HeadAblation> head_list(const val& heads) {
+  std::vector<attn::HeadAblation> list;
+  const std::size_t count = heads["length"].as<std::size_t>();
+  for (std::size_t i = 0; i < count; ++i) {
+    const val entry = heads[i];
+    attn::HeadAblation head;
+    head.layer = entry["layer"].as<std::size_t>();
+    head.head = entry["head"].as<std::size_t>();
+    if (!entry["scale"].isUndefined()) head.scale = entry["scale"].as<float>();
+    list.push_back(head);
+  }
+  return list;
+}
+
+}  // namespace
+
 val ModelHandle::configure(val options) {
   return guarded([&] {
     const attn::SmallModelOptions config = read_fields<attn::SmallModelOptions>(options);
@@ -53,7 +72,8 @@ val ModelHandle::setParameter(const std::string& name, val values) {
   });
 }
 
-val ModelHandle::forward(val ids, std::size_t batch, std::size_t n, bool trace, bool last_logits) {
+val ModelHandle::forward(val ids, std::size_t batch, std::size_t n, bool trace, bool last_logits,
+                         val heads) {
   return guarded([&] {
     const auto id_values = vector_or_empty<std::int32_t>(ids);
     traced_ = false;
@@ -62,7 +82,14 @@ val ModelHandle::forward(val ids, std::size_t batch, std::size_t n, bool trace, 
       model_->trace(id_values, n);
       traced_ = true;
     }
-    output_ = model_->forward(id_values, batch, n, std::nullopt, !last_logits);
+    std::vector<attn::HeadAblation> own;
+    attn::ForwardRun run;
+    run.all_logits = !last_logits;
+    if (!heads.isUndefined()) {  // this call's heads instead of ablate()'s
+      own = head_list(heads);
+      run.heads = &own;
+    }
+    output_ = model_->forward(id_values, batch, n, run);
     last_batch_ = batch;
     return val::undefined();
   });
@@ -213,17 +240,7 @@ val ModelHandle::headAblation(val ids, val targets, std::size_t batch, std::size
 
 val ModelHandle::ablate(val heads) {
   return guarded([&] {
-    std::vector<attn::HeadAblation> list;
-    const std::size_t count = heads["length"].as<std::size_t>();
-    for (std::size_t i = 0; i < count; ++i) {
-      const val entry = heads[i];
-      attn::HeadAblation head;
-      head.layer = entry["layer"].as<std::size_t>();
-      head.head = entry["head"].as<std::size_t>();
-      if (!entry["scale"].isUndefined()) head.scale = entry["scale"].as<float>();
-      list.push_back(head);
-    }
-    model_->ablate(std::move(list));
+    model_->ablate(head_list(heads));
     return val::undefined();
   });
 }

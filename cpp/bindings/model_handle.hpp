@@ -40,8 +40,9 @@ class ModelHandle {
 
   // Runs the forward (and, with trace, the traced layers first); logits() and attention(l)
   // then read it.
-  // last_logits: logits() holds each sequence's last position's only.
-  val forward(val ids, std::size_t batch, std::size_t n, bool trace, bool last_logits);
+  // last_logits: logits() holds each sequence's last position's only; heads: [{layer, head,
+  // scale?}] ablated in this call instead of ablate()'s (undefined: ablate()'s).
+  val forward(val ids, std::size_t batch, std::size_t n, bool trace, bool last_logits, val heads);
   val logits() const {
     return view_of(output_.logits.data(), output_.logits.size());
   }

@@ -201,6 +201,38 @@ test('ablate moves nextTokens, [] restores it bit for bit; generate uses the abl
   }
 });
 
+test("forward's ablate option ablates those heads in that call only; next gives its next tokens", async () => {
+  const { weights, config, expected } = llamaGolden('qwen2-f32');
+  const m = await lens.loadCheckpoint({ weights, config });
+  try {
+    const ids = Int32Array.from(expected.ids.data, Number);
+    const heads = [{ layer: 1, head: 0 }, { layer: 0, head: 2, scale: 0.5 }];
+    const plain = m.forward(ids, { next: 5 });
+    assert.deepEqual(plain.next, m.nextTokens(5), 'next: this forward\'s nextTokens');
+    m.ablate(heads);
+    const standing = m.forward(ids, { next: 5 });
+    m.ablate([]);
+    const once = m.forward(ids, { ablate: heads, next: 5 });
+    assert.deepEqual(once.logits, standing.logits, 'the call\'s heads ablate as ablate() does, bit for bit');
+    assert.deepEqual(once.attention, standing.attention);
+    assert.deepEqual(once.next, standing.next);
+    assert.notDeepEqual(once.logits, plain.logits);
+    assert.deepEqual(m.ablated, [], 'the model\'s own ablation is left as it was');
+    assert.deepEqual(m.forward(ids).logits, plain.logits);
+    m.ablate(heads);
+    const none = m.forward(ids, { ablate: [] });
+    assert.deepEqual(none.logits, plain.logits, 'ablate: [] runs the whole model');
+    assert.equal(m.ablated.length, 2, 'and keeps the standing heads');
+    assert.deepEqual(m.forward(ids).logits, standing.logits);
+    assertThrowsMessage(() => m.forward(ids, { ablate: { layer: 0 } }), /forward's ablate must be an array of \{ layer, head, scale\? \}/);
+    assertThrowsMessage(() => m.forward(ids, { ablate: [{ layer: 9, head: 0 }] }), /cannot ablate layer 9 head 0/);
+    assertThrowsMessage(() => m.forward(ids, { next: -1 }), /next must be an integer from 0/);
+    assert.equal(m.ablated.length, 2, 'a refused call changes nothing');
+  } finally {
+    m.dispose();
+  }
+});
+
 test('generate and ablate refuse bad options by name; the model stays usable', async () => {
   const model = lens.createModel({ vocab: 20, context: 16, dModel: 16, heads: 4, layers: 2, seed: 4 });
   const prompt = [1, 2, 3, 4];

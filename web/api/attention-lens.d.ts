@@ -302,6 +302,8 @@ export interface ModelForwardResult {
   attention: Float32Array[];
   /** With trace: true: one array per layer of that layer's steps, as AttentionLayer.forward's. */
   steps?: Step[][];
+  /** With next: k: the k most likely next tokens (a checkpoint's with their text), as nextTokens'. */
+  next?: { id: number; token?: string | null; probability: number }[];
 }
 
 /** A probe for headScores / headAblation: omit it for the core's default induction probe. */
@@ -406,8 +408,12 @@ export interface TransformerModel {
   /**
    * trace: true needs batch 1. logits 'last' (default 'all'): logits [batch * vocab] of each
    * sequence's last position only, equal to those rows of 'all' (skips the other rows' unembedding).
+   * ablate: heads ablated in this call instead of ablate()'s ([]: none; the model's own stay as
+   * they are). next: k, and result.next holds the k most likely next tokens after the first
+   * sequence's last position (nextTokens of this forward).
    */
-  forward(ids: TokenIds, options?: { n?: number; batch?: number; trace?: boolean; logits?: 'all' | 'last' }): ModelForwardResult;
+  forward(ids: TokenIds, options?: { n?: number; batch?: number; trace?: boolean; logits?: 'all' | 'last';
+    ablate?: AblatedHead[]; next?: number }): ModelForwardResult;
   /** Mean next-token cross-entropy over targets >= 0 (< 0 ignored) and every parameter's gradient. */
   lossAndGradients(ids: TokenIds, targets: TokenIds, options?: { n?: number; batch?: number }):
     { loss: number; gradients: Record<string, Float32Array> };

@@ -4,7 +4,7 @@
 // bundles them into dist/attention-lens.mjs).
 import { booleanOption, byteArray, checkKeys, checkOptions, deepFreeze, describe, fieldOptions, finalizer, freeHandle, integerIn, measured, needTraining, numberOption, numbers, probeOptions, SEQUENCE_KEYS, sequenceShape, SIZE_MAX, stringOption, tokenIds, unwrap } from './common.js';
 
-const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace', 'logits'];
+const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace', 'logits', 'ablate', 'next'];
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'onToken'];
 const ABLATION_KEYS = ['layer', 'head', 'scale'];
 
@@ -17,6 +17,25 @@ export const DEFAULT_STOP = Symbol('defaultStop');
 // The model behind a TransformerModel, for its trainers: { live() -> handle, trainers: Set of
 // callbacks, each disposing one trainer when the model is disposed }.
 export const modelInternals = new WeakMap();
+
+// [{ layer, head, scale? }] of ablate (or forward's ablate option), types checked.
+function headList(what, heads) {
+  if (!Array.isArray(heads)) {
+    throw new Error(`${what === 'ablate' ? 'ablate expects' : "forward's ablate must be"} an array of { layer, head, scale? } ` +
+      `(or [] to restore), got ${describe(heads)}`);
+  }
+  return heads.map((entry, i) => {
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+      throw new Error(`${what}'s heads[${i}] must be { layer, head, scale? }, got ${describe(entry)}`);
+    }
+    checkKeys(`${what} heads[${i}]`, entry, ABLATION_KEYS);
+    return {
+      layer: integerIn(`heads[${i}].layer`, entry.layer, 0, SIZE_MAX),
+      head: integerIn(`heads[${i}].head`, entry.head, 0, SIZE_MAX),
+      scale: numberOption(`heads[${i}].scale`, entry.scale),
+    };
+  });
+}
 
 export class TransformerModel {
   #handle;
@@ -88,7 +107,10 @@ export class TransformerModel {
    * Runs the model on batch sequences of n token ids: { logits, attention, steps? }.
    * ids: Int32Array [batch * n]; options { n, batch = 1, trace = false (batch 1),
    * logits = 'all' ([batch * n * vocab]) | 'last' ([batch * vocab]: each sequence's last position,
-   * equal to those rows of 'all', without the unembedding of every other row) }.
+   * equal to those rows of 'all', without the unembedding of every other row), ablate: heads
+   * [{ layer, head, scale? }] ablated in this call instead of model.ablate's ([]: none), next: k
+   * (result.next: the k most likely next tokens after the first sequence's last position, as
+   * nextTokens gives them) }.
    */
   forward(ids, options = {}) {
     const handle = this.#live();
@@ -99,7 +121,9 @@ export class TransformerModel {
     if (logits !== 'all' && logits !== 'last') {
       throw new Error(`logits must be 'all' or 'last', got ${describe(options.logits)}`);
     }
-    unwrap(handle.forward(tokens, batch, n, trace, logits === 'last'));
+    const heads = options.ablate === undefined ? undefined : headList('forward', options.ablate);
+    const next = options.next === undefined ? 0 : integerIn('next', options.next, 0, SIZE_MAX);
+    unwrap(handle.forward(tokens, batch, n, trace, logits === 'last', heads));
     // Copy everything out before anything else can run (and grow memory).
     const layers = this.#config.layers;
     const result = { logits: handle.logits().slice(), attention: [] };
@@ -117,6 +141,7 @@ export class TransformerModel {
         result.steps.push(steps);
       }
     }
+    if (next > 0) result.next = this.nextTokens(next);
     return result;
   }
 
@@ -142,7 +167,7 @@ export class TransformerModel {
     const l = integerIn('layer', layer, 0, config.layers - 1);
     const tokens = tokenIds('ids', ids);
     const { n } = sequenceShape('attentionLayer', options, ['n'], tokens.length);
-    unwrap(handle.forward(tokens, 1, n, false, true));
+    unwrap(handle.forward(tokens, 1, n, false, true, undefined));
     const input = unwrap(handle.attentionInput(l)).slice();
     const has = (name) => this.#names.includes(`layers.${l}.attn.${name}`);
     const read = (name) => unwrap(handle.parameter(`layers.${l}.attn.${name}`)).slice();
@@ -295,21 +320,7 @@ export class TransformerModel {
   ablate(heads) {
     const handle = this.#live();
     needTraining(handle.ablate, 'model.ablate');
-    if (!Array.isArray(heads)) {
-      throw new Error(`ablate expects an array of { layer, head, scale? } (or [] to restore), got ${describe(heads)}`);
-    }
-    const list = heads.map((entry, i) => {
-      if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
-        throw new Error(`ablate's heads[${i}] must be { layer, head, scale? }, got ${describe(entry)}`);
-      }
-      checkKeys(`ablate heads[${i}]`, entry, ABLATION_KEYS);
-      return {
-        layer: integerIn(`heads[${i}].layer`, entry.layer, 0, SIZE_MAX),
-        head: integerIn(`heads[${i}].head`, entry.head, 0, SIZE_MAX),
-        scale: numberOption(`heads[${i}].scale`, entry.scale),
-      };
-    });
-    unwrap(handle.ablate(list));
+    unwrap(handle.ablate(headList('ablate', heads)));
   }
 
   /** The heads ablated now: [{ layer, head, scale }] (a copy; [] when none). */

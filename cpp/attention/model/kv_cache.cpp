@@ -33,7 +33,7 @@ ModelOutput Model::prefill(std::span<const std::int32_t> ids, std::size_t capaci
     cache.keys_[l].resize(capacity * width);
     cache.values_[l].resize(capacity * width);
   }
-  run_forward(ids.data(), 1, n, std::nullopt, false, &cache);
+  run_forward(ids.data(), 1, n, head_scales_, std::nullopt, false, &cache);
   cache.length_ = n;
   if (config_.positional == PositionalKind::Sinusoidal) {  // row t does not depend on the rows
     cache.sinusoidal_.resize(capacity * config_.d_model);

@@ -189,12 +189,21 @@ void Model::check_ids(std::span<const std::int32_t> ids, std::size_t batch, std:
 
 ModelOutput Model::forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
                            std::optional<HeadAblation> ablation, bool all_logits) {
+  return forward(ids, batch, n, ForwardRun{ablation, nullptr, all_logits});
+}
+
+ModelOutput Model::forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
+                           const ForwardRun& run) {
   check_ids(ids, batch, n);
-  if (ablation) check_ablation(*ablation);
-  run_forward(ids.data(), batch, n, ablation, all_logits);
+  if (run.extra) check_ablation(*run.extra);
+  if (run.heads != nullptr) {
+    run_forward(ids.data(), batch, n, scales_of(*run.heads), run.extra, run.all_logits);
+  } else {
+    run_forward(ids.data(), batch, n, head_scales_, run.extra, run.all_logits);
+  }
   ModelOutput out;
   out.logits =
-      std::span<const float>(logits_.data(), (all_logits ? batch * n : batch) * config_.vocab);
+      std::span<const float>(logits_.data(), (run.all_logits ? batch * n : batch) * config_.vocab);
   for (const auto& layer : acts_) {
     out.attention.emplace_back(layer.att.data(), batch * config_.heads * n * n);
   }
@@ -215,7 +224,7 @@ void Model::check_ablation(const HeadAblation& head) const {
   }
 }
 
-void Model::ablate(std::vector<HeadAblation> heads) {
+std::vector<std::vector<float>> Model::scales_of(const std::vector<HeadAblation>& heads) const {
   for (std::size_t i = 0; i < heads.size(); ++i) {
     check_ablation(heads[i]);
     for (std::size_t j = 0; j < i; ++j) {
@@ -230,8 +239,12 @@ void Model::ablate(std::vector<HeadAblation> heads) {
     scales.assign(config_.layers, std::vector<float>(config_.heads, 1.0f));
     for (const HeadAblation& head : heads) scales[head.layer][head.head] = head.scale;
   }
+  return scales;
+}
+
+void Model::ablate(std::vector<HeadAblation> heads) {
+  head_scales_ = scales_of(heads);
   ablated_ = std::move(heads);
-  head_scales_ = std::move(scales);
 }
 
 BlockAblation Model::block_ablation(std::size_t layer,
@@ -283,6 +296,7 @@ void Model::logits_of(const float* x, std::size_t rows, AlignedVector<float>& no
 }
 
 void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
+                        const std::vector<std::vector<float>>& scales,
                         std::optional<HeadAblation> ablation, bool all_logits, KvCache* cache) {
   const std::size_t d = config_.d_model, M = batch * n, V = config_.vocab;
   pack_weights();
@@ -306,7 +320,7 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
     BlockRun run;
     run.batch = batch;
     run.rows = n;
-    run.ablation = block_ablation(l, head_scales_, ablation);
+    run.ablation = block_ablation(l, scales, ablation);
     KvLayerView view;
     if (cache != nullptr) {
       view = {cache->keys_[l].data(), cache->values_[l].data(), 0};
@@ -373,7 +387,7 @@ std::span<const float> Model::attention_input(std::size_t layer) const {
 
 void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head) {
   check_ids(ids, 1, n);
-  run_forward(ids.data(), 1, n);
+  run_forward(ids.data(), 1, n, head_scales_);
   const std::size_t d = config_.d_model;
   const auto block = [&](std::size_t offset, std::size_t size) {
     return offset == kNone ? std::span<const float>{}

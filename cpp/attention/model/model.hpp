@@ -76,6 +76,15 @@ struct CachedStep {
   std::vector<std::span<const float>> attention;  // per layer [heads, length]: its query's row
 };
 
+// How one forward runs beyond its ids: the heads it ablates (ablate()'s, or `heads` instead, each
+// checked as ablate() checks them), one more head on top (head_ablation's one-off), and whether it
+// computes every position's logits or each sequence's last position's only.
+struct ForwardRun {
+  std::optional<HeadAblation> extra;
+  const std::vector<HeadAblation>* heads = nullptr;  // nullptr: ablate()'s
+  bool all_logits = true;
+};
+
 // The forward's results: views into the model's buffers, valid until its next call.
 struct ModelOutput {
   std::span<const float> logits;  // [batch·n·vocab], or [batch·vocab]: the last positions only
@@ -133,6 +142,8 @@ class Model {
   // those rows of the full logits), skipping the unembedding of every other row.
   ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
                       std::optional<HeadAblation> ablation = std::nullopt, bool all_logits = true);
+  ModelOutput forward(std::span<const std::int32_t> ids, std::size_t batch, std::size_t n,
+                      const ForwardRun& run);
 
   // Ablates these heads (HeadAblation: zeroed, or scaled) in every later forward, trace,
   // loss_and_gradients (whose gradients are then the ablated model's) and prefill; {} restores
@@ -200,9 +211,13 @@ class Model {
   // Every block over ids [batch·n] from position 0, through the cache when there is one (batch
   // 1: prefill); all_logits false: the logits of each sequence's last position only (logits_
   // [batch, vocab]).
+  // scales: per layer [heads] the heads ablated (head_scales_, or a call's own; empty: none).
   void run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
+                   const std::vector<std::vector<float>>& scales,
                    std::optional<HeadAblation> ablation = std::nullopt, bool all_logits = true,
                    KvCache* cache = nullptr);
+  // The per-layer scales of `heads` (each checked as ablate() checks it).
+  std::vector<std::vector<float>> scales_of(const std::vector<HeadAblation>& heads) const;
   void check_ablation(const HeadAblation& head) const;
   // Block `layer`'s weights (their packed copies when current) and its heads ablated by `scales`
   // (per layer [heads]; empty: none) and `extra`.

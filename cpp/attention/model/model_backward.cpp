@@ -55,7 +55,7 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
   if (count_targets(targets.data(), targets.size()) == 0) {
     throw Error("every target is ignored (< 0): there is nothing to learn from");
   }
-  run_forward(ids.data(), batch, n);
+  run_forward(ids.data(), batch, n, head_scales_);
 
   const std::size_t d = config_.d_model, M = batch * n, V = config_.vocab;
   const AttentionShape shape = attention_shape(config_);
