@@ -10,6 +10,7 @@ import { initialPageState, pageDefaults, pageSchema } from './page-settings.js';
 import { createStore } from './shared/store.js';
 import { mountMessages } from './views/messages.js';
 import { mountModel } from './views/model/index.js';
+import { ModelSession } from './shared/model-session/session-client.js';
 import { mountTrain } from './views/train/index.js';
 import { mountWalkthrough } from './views/walkthrough/index.js';
 
@@ -107,7 +108,11 @@ function wireFooter() {
 }
 
 async function main() {
-  const engine = await EngineClient.start(new URL('attention-lens.mjs', document.baseURI).href);
+  const moduleUrl = new URL('attention-lens.mjs', document.baseURI).href;
+  const engine = await EngineClient.start(moduleUrl);
+  // The page's one model session: any view that asks a loaded model something shares it (its
+  // worker starts the first time a view needs it).
+  const session = new ModelSession(moduleUrl);
   const { catalog } = engine.info;
   const schema = pageSchema(catalog);
   store.set(readHash(schema));
@@ -115,8 +120,8 @@ async function main() {
   const pageUrl = () => location.href.split('#')[0] + stateToHash(store.get().settings, schema, pageDefaults);
   views = {
     walkthrough: mountWalkthrough({ store, engine, catalog, pageUrl }),
-    train: mountTrain({ store, catalog, moduleUrl: new URL('attention-lens.mjs', document.baseURI).href }),
-    model: mountModel({ store, moduleUrl: new URL('attention-lens.mjs', document.baseURI).href }),
+    train: mountTrain({ store, catalog, moduleUrl }),
+    model: mountModel({ store, session }),
   };
   wireTabs();
   wireFooter();

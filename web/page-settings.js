@@ -81,15 +81,15 @@ export const NO_CHECKPOINT = Object.freeze({ model: null, lastRun: null, loading
  * The page's whole state (the store main.js makes): `settings` (what the URL hash holds,
  * shared/state.js), the last good `result` and its walkthrough `steps`, the `pinned` cell, whether
  * the stages are `playing`, the heatmaps' `zoom`, the line view's `allHeads`, click-to-mask
- * (`maskByClick`), and the banners' `error`, `notice` and `linkNotice`; `trainedLayer`: a trained
- * model's layer the Train or Your model view opened in the walkthrough (openInWalkthrough in
- * views/train/index.js and views/model/index.js); `train`: the Train view's run; `yourModel`: the
+ * (`maskByClick`), and the banners' `error`, `notice` and `linkNotice`; `openedLayer`: a model's
+ * layer the Train or Your model view opened in the walkthrough (its key, config, mask and tokens;
+ * its arrays stay in shared/opened-layers.js); `train`: the Train view's run; `yourModel`: the
  * Your model view's loaded checkpoint, its last run on the typed text, and whether one is loading;
  * `footer`: each tab's status line ({ walkthrough, train, model }: what its view computed last),
  * the page's footer showing the shown tab's (setFooter).
  */
 export const initialPageState = () => ({ settings: pageDefaults({}), result: null, steps: [], pinned: null, playing: false,
-  zoom: 1, allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '', trainedLayer: null, train: EMPTY_RUN,
+  zoom: 1, allHeads: false, maskByClick: false, error: null, notice: '', linkNotice: '', openedLayer: null, train: EMPTY_RUN,
   yourModel: NO_CHECKPOINT, footer: INITIAL_FOOTER });
 
 /** Each tab's footer before its view has computed anything. */

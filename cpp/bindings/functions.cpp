@@ -11,6 +11,7 @@
 #include "attention/layer/step_text.hpp"
 #include "attention/layer/steps.hpp"
 #include "attention/model/checkpoint_import.hpp"
+#include "attention/model/family.hpp"
 #include "attention/model/model.hpp"
 #include "attention/name_table.hpp"
 #include "attention/ops/embedding.hpp"
@@ -102,6 +103,23 @@ val catalog() {
   out.set("tokenizers", name_list(attn::tokenizer_kinds()));
   out.set("gelu", name_list(attn::gelu_kinds()));
   out.set("tasks", name_list(attn::task_kinds()));
+  // The checkpoint families the core reads (the registry's order) and the bytes a parameter
+  // stored in each dtype takes in the tab.
+  val families = val::array();
+  for (const attn::FamilyDescription* family : attn::families()) {
+    val entry = val::object();
+    entry.set("name", std::string(family->family));
+    entry.set("modelType", std::string(family->model_type));
+    entry.set("displayName", std::string(family->display_name));
+    families.call<void>("push", entry);
+  }
+  out.set("families", families);
+  val bytes = val::object();
+  for (const auto dtype : {attn::safetensors::DType::F32, attn::safetensors::DType::F64,
+                           attn::safetensors::DType::F16, attn::safetensors::DType::BF16}) {
+    bytes.set(attn::safetensors::dtype_name(dtype), double(attn::bytes_in_memory(dtype)));
+  }
+  out.set("parameterBytes", bytes);
   out.set("unknownCharacters", name_list(attn::unknown_character_policies()));
   out.set("defaults", defaults);
   out.set("limits", limits);

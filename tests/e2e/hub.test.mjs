@@ -104,7 +104,8 @@ test('Your model opens on the shipped english model, loads a Hub repo by id, kee
   // in memory against the core's limit, lens.catalog.limits' in this page.
   const limit = await page.evaluate(async () => {
     const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
-    return (await loadAttentionLens()).catalog.limits.maxCheckpointParameterBytes;
+    const { families, parameterBytes, limits } = (await loadAttentionLens()).catalog;
+    return { families, parameterBytes, maxParameterBytes: limits.maxCheckpointParameterBytes };
   });
   const listed = await page.$$eval('#model-hub-list li', (items) => items.map((li) => ({ id: li.querySelector('button').dataset.id,
     disabled: li.querySelector('button').disabled, line: li.querySelector('.model-pick-line').textContent })));

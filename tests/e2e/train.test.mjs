@@ -192,11 +192,11 @@ test('a diverging learning rate shows its error; Reset and a sane rate train aga
   const probe = await page.inputValue('#train-probe');
   await page.click('.train-tile[data-layer="1"][data-head="1"] button:not([aria-pressed])');
   await page.waitForSelector('#walkthrough-view:not([hidden])');
-  await page.waitForFunction(() => document.querySelector('#walkthrough').dataset.model === 'train-view');
+  await page.waitForFunction(() => document.querySelector('#walkthrough').dataset.model === 'opened-layer');
   await page.waitForFunction(() => [...document.querySelectorAll('#matrices figure')].every((f) => f.dataset.table === 'ready') &&
     document.querySelector('#matrices figure') !== null);
   assert.match(await page.textContent('#model-badge'), /^Trained in the Train view: copy, step 1, layer 2 of 2 · causal, characters · not in the link$/);
-  assert.equal(await page.inputValue('#model'), 'train-view');
+  assert.equal(await page.inputValue('#model'), 'opened-layer');
   assert.equal(await page.locator('#text').isDisabled(), true);
   const api = await page.evaluate(apiProbeHead, { buffer: [...bytes], probe, layer: 1, head: 1 }); // layer 2, head 2
   assert.deepEqual(await page.locator('#tokens .chip').allTextContents(), api.chars, 'the probe\'s characters are the tokens');
@@ -217,7 +217,7 @@ test('a diverging learning rate shows its error; Reset and a sane rate train aga
   // Another choice of weights leaves it.
   await page.selectOption('#model', '');
   await page.waitForFunction(() => document.querySelector('#walkthrough').dataset.model === '');
-  assert.equal(await page.locator('#model option[value="train-view"]').count(), 0);
+  assert.equal(await page.locator('#model option[value="opened-layer"]').count(), 0);
 
   // The walkthrough tab: its view, as before.
   await page.click('#tab-walkthrough');

@@ -309,7 +309,7 @@ test('Your model: a sharded Llama-family checkpoint from files, ordered by its i
   await page.click('#model-head-grid .model-tile[data-layer="1"][data-head="2"] canvas');
   await page.click('#model-head-walkthrough');
   await page.waitForSelector('#walkthrough-view:not([hidden])');
-  await page.waitForFunction(() => document.querySelector('#walkthrough').dataset.model === 'train-view');
+  await page.waitForFunction(() => document.querySelector('#walkthrough').dataset.model === 'opened-layer');
   await page.waitForFunction(() => [...document.querySelectorAll('#matrices figure')].every((f) => f.dataset.table === 'ready') &&
     document.querySelector('#matrices figure') !== null);
   assert.equal(await page.locator('#error').isHidden(), true, await page.textContent('#error'));

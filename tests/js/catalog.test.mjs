@@ -22,7 +22,8 @@ test('the catalog is one deep-frozen object with the agreed fields', () => {
   assert.equal(lens.catalog, catalog, 'read once');
   deepFrozen(catalog);
   assert.deepEqual(Object.keys(catalog).sort(),
-    ['defaults', 'fields', 'gelu', 'limits', 'masks', 'positional', 'steps', 'tasks', 'tokenizers', 'unknownCharacters']);
+    ['defaults', 'families', 'fields', 'gelu', 'limits', 'masks', 'parameterBytes', 'positional', 'steps', 'tasks', 'tokenizers',
+      'unknownCharacters']);
   assert.deepEqual(catalog.steps.map((s) => s.id), ['embedding', 'positional', 'input', 'source',
     'q', 'k', 'v', 'q_rotated', 'k_rotated', 'scores', 'scaled', 'alibi', 'masked', 'weights',
     'context', 'concat', 'output']);

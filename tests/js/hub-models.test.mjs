@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { BYTES_IN_TAB, HUB_MODELS, SUPPORTED_FAMILIES, bytesInTab, hubModelLine, hubRequest, isSupported, whyNotLoadable }
+import { HUB_MODELS, bytesInTab, hubModelLine, hubRequest, isSupported, whyNotLoadable }
   from '../../web/views/model/hub-models.js';
 import { fileRole, modelFacts, orderShards } from '../../web/views/model/model-data.js';
 import { llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
@@ -16,9 +16,13 @@ import { HUB_ORIGINS, STRICT_CSP, cspWithConnect, strictCspAlso } from '../../sc
 import { loadLens } from './support.mjs';
 
 const lens = await loadLens();
+// What the core decides about fitting the tab (the page passes the same, from the model session).
+const { families, parameterBytes } = lens.catalog;
+const tab = (maxParameterBytes) => ({ families, parameterBytes, maxParameterBytes });
+const displayName = (family) => families.find((f) => f.name === family)?.displayName ?? family;
 
 test('the Hub list: the known-good models, their sizes, families and parameters; loadable when the core reads the family and they fit the tab', async () => {
-  assert.deepEqual(HUB_MODELS.map((m) => [m.id, m.size, m.family, m.params, m.dtype]), [
+  assert.deepEqual(HUB_MODELS.map((m) => [m.id, m.size, displayName(m.family), m.params, m.dtype]), [
     ['openai-community/gpt2', '548 MB', 'GPT-2', 124e6, 'F32'],
     ['distilbert/distilgpt2', '353 MB', 'GPT-2', 82e6, 'F32'],
     ['HuggingFaceTB/SmolLM2-135M', '269 MB', 'Llama', 135e6, 'BF16'],
@@ -26,31 +30,31 @@ test('the Hub list: the known-good models, their sizes, families and parameters;
     ['Qwen/Qwen2.5-0.5B', '988 MB', 'Qwen2', 494e6, 'BF16'],
     ['TinyLlama/TinyLlama-1.1B-Chat-v1.0', '2.2 GB', 'Llama', 1.1e9, 'BF16'],
   ]);
-  assert.deepEqual(SUPPORTED_FAMILIES, ['GPT-2', 'Llama', 'Qwen2', 'Mistral']);
-  assert.ok(HUB_MODELS.every(isSupported));
+  assert.deepEqual(families.map((f) => f.displayName).slice(0, 4), ['GPT-2', 'Llama', 'Qwen2', 'Mistral']);
+  assert.ok(HUB_MODELS.every((m) => isSupported(m, tab())));
   // The bytes each takes in the tab: F16 / BF16 weights kept 2-byte, F32 as is (the core's rule).
-  assert.deepEqual(BYTES_IN_TAB, { F32: 4, F16: 2, BF16: 2 });
-  assert.deepEqual(HUB_MODELS.map(bytesInTab), [496e6, 328e6, 270e6, 724e6, 988e6, 2.2e9]);
+  assert.deepEqual({ F32: parameterBytes.F32, F16: parameterBytes.F16, BF16: parameterBytes.BF16 }, { F32: 4, F16: 2, BF16: 2 });
+  assert.deepEqual(HUB_MODELS.map((m) => bytesInTab(m, tab())), [496e6, 328e6, 270e6, 724e6, 988e6, 2.2e9]);
   // Against a limit: within it, loadable; above it, the reason names both sizes.
   const GiB = 2 ** 30;
-  assert.deepEqual(HUB_MODELS.filter((m) => whyNotLoadable(m, GiB) === null).map((m) => m.name),
+  assert.deepEqual(HUB_MODELS.filter((m) => whyNotLoadable(m, tab(GiB)) === null).map((m) => m.name),
     ['gpt2', 'distilgpt2', 'SmolLM2-135M', 'SmolLM2-360M', 'Qwen2.5-0.5B']);
-  assert.equal(hubModelLine(HUB_MODELS[0], GiB), 'openai-community/gpt2 · 548 MB · GPT-2 · 124 M parameters');
-  assert.equal(hubModelLine(HUB_MODELS[2], GiB), 'HuggingFaceTB/SmolLM2-135M · 269 MB · Llama · 135 M parameters');
-  assert.equal(hubModelLine(HUB_MODELS[5], GiB),
+  assert.equal(hubModelLine(HUB_MODELS[0], tab(GiB)), 'openai-community/gpt2 · 548 MB · GPT-2 · 124 M parameters');
+  assert.equal(hubModelLine(HUB_MODELS[2], tab(GiB)), 'HuggingFaceTB/SmolLM2-135M · 269 MB · Llama · 135 M parameters');
+  assert.equal(hubModelLine(HUB_MODELS[5], tab(GiB)),
     "TinyLlama/TinyLlama-1.1B-Chat-v1.0 · 2.2 GB · Llama · 1.1 B parameters · needs 2.20 GB as BF16; the tab's limit is 1.07 GB");
-  assert.equal(whyNotLoadable(HUB_MODELS[4], 0.5 * GiB), "needs 0.988 GB as BF16; the tab's limit is 0.537 GB");
-  assert.equal(whyNotLoadable(HUB_MODELS[0], 0.25 * GiB), "needs 0.496 GB as float32; the tab's limit is 0.268 GB");
-  assert.equal(whyNotLoadable(HUB_MODELS[5], 3 * GiB), null);
-  assert.equal(whyNotLoadable(HUB_MODELS[5], undefined), null, 'no limit given: not checked');
+  assert.equal(whyNotLoadable(HUB_MODELS[4], tab(0.5 * GiB)), "needs 0.988 GB as BF16; the tab's limit is 0.537 GB");
+  assert.equal(whyNotLoadable(HUB_MODELS[0], tab(0.25 * GiB)), "needs 0.496 GB as float32; the tab's limit is 0.268 GB");
+  assert.equal(whyNotLoadable(HUB_MODELS[5], tab(3 * GiB)), null);
+  assert.equal(whyNotLoadable(HUB_MODELS[5], tab(undefined)), null, 'no limit given: not checked');
   // A family the core does not read is refused whatever the limit.
-  assert.equal(whyNotLoadable({ ...HUB_MODELS[0], family: 'BERT' }, 3 * GiB), 'not supported yet');
+  assert.equal(whyNotLoadable({ ...HUB_MODELS[0], family: 'bert' }, tab(3 * GiB)), 'not supported yet');
   // The page passes the core's own limit (lens.catalog.limits), never a copy of it.
   const limit = lens.catalog.limits.maxCheckpointParameterBytes;
   assert.ok(Number.isFinite(limit) && limit > 0);
-  for (const m of HUB_MODELS) assert.equal(whyNotLoadable(m, limit) === null, bytesInTab(m) <= limit, m.id);
+  for (const m of HUB_MODELS) assert.equal(whyNotLoadable(m, tab(limit)) === null, bytesInTab(m, tab()) <= limit, m.id);
   assert.equal(new Set(HUB_MODELS.map((m) => m.name)).size, HUB_MODELS.length, 'names are unique');
-  assert.ok(Object.isFrozen(HUB_MODELS) && HUB_MODELS.every(Object.isFrozen) && Object.isFrozen(BYTES_IN_TAB));
+  assert.ok(Object.isFrozen(HUB_MODELS) && HUB_MODELS.every(Object.isFrozen));
   for (const m of HUB_MODELS) {
     assert.ok(Math.abs(m.bytes - Number.parseFloat(m.size) * (m.size.endsWith('GB') ? 1e9 : 1e6)) < 1, m.id);
     // The download is the parameters at the stored dtype's size (within 12%: the cards round).
@@ -85,7 +89,7 @@ test('dropped shards: ordered by the index\'s weight_map (first appearance), els
 
 test('the facts line: a model\'s family and conventions from model.family and model.config alone', async () => {
   // SmolLM2-135M's config as the API gives it (not loaded here: its numbers written out).
-  assert.equal(modelFacts('llama', { layers: 30, heads: 9, kvHeads: 3, headDim: 64, dModel: 576, norm: 'rms-norm', mlpKind: 'swiglu',
+  assert.equal(modelFacts(displayName('llama'), { layers: 30, heads: 9, kvHeads: 3, headDim: 64, dModel: 576, norm: 'rms-norm', mlpKind: 'swiglu',
     rope: { pairing: 'rotate-half', base: 100000, scaled: false }, window: 0, tied: true }),
   'Llama · 30 layers · 9 query heads sharing 3 K/V heads · head dim 64 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 100000) · tied embeddings');
   // The golden checkpoints, loaded: Mistral's window, Qwen2's one K/V head, Llama 3's scaled RoPE.
@@ -93,7 +97,7 @@ test('the facts line: a model\'s family and conventions from model.family and mo
     const { weights, config } = llamaGolden(name);
     const m = await lens.loadCheckpoint({ weights, config });
     try {
-      return modelFacts(m.family, m.config);
+      return modelFacts(displayName(m.family), m.config);
     } finally {
       m.dispose();
     }
@@ -106,7 +110,7 @@ test('the facts line: a model\'s family and conventions from model.family and mo
     'Llama · 2 layers · 4 heads · head dim 24 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 500000, Llama 3 scaling) · tied embeddings');
   const { weights, config, vocab, merges } = smallGpt2Files({ layers: 2, heads: 2, d: 16, vocab: 260, context: 64 });
   const gpt = await lens.loadCheckpoint({ weights, config, tokenizer: { vocab, merges } });
-  assert.equal(modelFacts(gpt.family, gpt.config), 'GPT-2 · 2 layers · 2 heads · head dim 8 · LayerNorm · GELU (tanh) · learned positions · tied embeddings');
+  assert.equal(modelFacts(displayName(gpt.family), gpt.config), 'GPT-2 · 2 layers · 2 heads · head dim 8 · LayerNorm · GELU (tanh) · learned positions · tied embeddings');
   gpt.dispose();
   // A shipped model: no family, what its config says.
   const english = await lens.trainedModel('english');

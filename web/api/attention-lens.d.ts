@@ -829,6 +829,10 @@ export interface Catalog {
   gelu: readonly ('erf' | 'tanh')[];
   /** Exactly the names createTrainer's task accepts. */
   tasks: readonly TaskName[];
+  /** The checkpoint families loadCheckpoint reads: the core's name (m.family), config.json's model_type, the name people know. */
+  families: readonly { name: string; modelType: string; displayName: string }[];
+  /** The bytes one parameter takes in the tab by the dtype a checkpoint stores it in (F16/BF16 weights stay 2-byte). */
+  parameterBytes: Readonly<Record<'F32' | 'F64' | 'F16' | 'BF16', number>>;
   /** Each options object's fields, from the core's one list of them (names, kinds, bounds). */
   fields: { layer: readonly CatalogField[]; forward: readonly CatalogField[];
     model: readonly CatalogField[]; trainer: readonly CatalogField[] };

@@ -7,6 +7,7 @@
 import { catalogOf } from './catalog.js';
 import { whenIdle } from './dom.js';
 import { createEngine, trainedInfoOf, warmUp } from './engine.js';
+import { openedLayerArrays } from './opened-layers.js';
 import { WorkerCalls } from './worker-calls.js';
 
 const PAGE_THREAD = 'main thread';
@@ -26,6 +27,7 @@ export class EngineClient {
   #lens = null; // the page thread's API, when it loaded
   #trained = { name: '', model: null }; // the trained model the engines use (state.model)
   #held = { [PAGE_THREAD]: null, [WORKER]: null };
+  #heldOpened = { [PAGE_THREAD]: null, [WORKER]: null }; // the opened layer's key each engine holds
 
   /**
    * Starts the engine wherever the module loads. `client.info` then holds { simd, catalog,
@@ -73,9 +75,16 @@ export class EngineClient {
     return !this.#worker || this.#local.fitsInFrame(state) ? PAGE_THREAD : WORKER;
   }
 
-  // Brings an engine's weights up to date (the worker's by a message that goes before the
-  // request that needs them).
-  #catchUp(where) {
+  // Brings an engine's weights and opened layer up to date (the worker's by messages that go
+  // before the request that needs them).
+  #catchUp(where, state) {
+    const key = state?.openedLayer?.key ?? null;
+    if (key && this.#heldOpened[where] !== key) {
+      this.#heldOpened[where] = key;
+      const arrays = openedLayerArrays(key);
+      if (where === PAGE_THREAD) this.#local.useOpenedLayer(key, arrays);
+      else this.#call('use-opened-layer', { key, arrays }).catch(() => {}); // the compute reports
+    }
     if (this.#held[where] === this.#weights) return;
     this.#held[where] = this.#weights;
     if (where === PAGE_THREAD) this.#local.useWeights(this.#weights);
@@ -103,7 +112,7 @@ export class EngineClient {
     this.#pending = null; // a worker request still waiting is older than this one
     let result;
     try {
-      this.#catchUp(PAGE_THREAD);
+      this.#catchUp(PAGE_THREAD, state);
       result = { ...this.#local.compute(state), computedIn: PAGE_THREAD };
     } catch (error) {
       onError(error);
@@ -118,7 +127,7 @@ export class EngineClient {
     const { state, ticket, onResult, onError } = this.#pending;
     this.#pending = null;
     this.#busy = true;
-    this.#catchUp(WORKER);
+    this.#catchUp(WORKER, state);
     this.#call('compute', { state })
       .then((result) => {
         if (ticket !== this.#latest) return;

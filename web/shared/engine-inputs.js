@@ -4,8 +4,6 @@ import { buildPreset } from './presets.js';
 /** How many [PAD] keys the padding mask adds after `real` keys (up to state.padTo, or 2). */
 export const padCount = (state, real) => (state.mask === 'padding' ? Math.max(state.padTo || real + 2, real) - real : 0);
 
-// A checkpoint family's name in titles (model.family).
-const FAMILY_NAMES = { gpt2: 'GPT-2', llama: 'Llama', qwen2: 'Qwen2', mistral: 'Mistral' };
 
 /** `map`'s value for `key`, made by make() the first time and kept among the last `size` made. */
 function remembered(map, key, make, size = 4) {
@@ -31,8 +29,7 @@ export class EngineInputs {
   #tokenized = new Map(); // mode and text -> { tokens, ids }
   #trained = null; // a shipped trained model (lens.trainedModel) for states naming it
   #trainedLayers = new Map(); // ids key -> attentionLayer result, the last few
-  #fromTrainIds = new WeakMap(); // a Train view layer (state.trainedLayer) -> its layer key
-  #nextFromTrain = 1;
+  #opened = null; // { key, arrays: { input, weights } }: the layer another view opened (useOpenedLayer)
 
   /** @param {object} lens  the loaded API */
   constructor(lens) {
@@ -97,31 +94,38 @@ export class EngineInputs {
   }
 
   /**
-   * A state carrying `trainedLayer`: a layer the Train view opened ({ input, config, weights }
-   * of model.attentionLayer on its probe, with ids, probe, step, layer, task, modelConfig), the
-   * same trained path as a shipped model's, fed by data instead of a model.
+   * A state carrying `openedLayer`: a layer the Train or Your model view opened (its config, mask,
+   * ids, tokens or probe, step, layer and where it came from; its input and weights, kept out of
+   * the store, handed over by useOpenedLayer), the same trained path as a shipped model's, fed by
+   * data instead of a model.
    */
-  #fromTrainInput(data) {
-    let id = this.#fromTrainIds.get(data);
-    if (!id) this.#fromTrainIds.set(data, (id = this.#nextFromTrain++));
+  #openedInput(opened) {
+    const arrays = this.#opened?.key === opened.key ? this.#opened.arrays : null;
+    if (!arrays) throw new Error('The layer opened in the walkthrough is no longer held: open it again from its view.');
     // A checkpoint's layer (views/model) brings its BPE tokens; the Train view's probe is characters.
-    const tokens = data.tokens ?? Array.from(data.probe).slice(0, data.ids.length);
-    const preset = { id: `train-view:${id}`, weights: data.weights };
-    const title = data.source === 'checkpoint' ? `Your model (${FAMILY_NAMES[data.family] ?? 'GPT-2'} checkpoint), layer ${data.layer + 1}`
-      : `Trained in the Train view: ${data.task ?? 'a task'}, step ${data.step}, layer ${data.layer + 1}`;
-    const model = { name: 'train-view', title, checkpoint: data.source === 'checkpoint',
-      layer: data.layer, layers: data.modelConfig?.layers ?? data.layer + 1, positional: data.modelConfig?.positional ?? data.config.positional,
-      fromTrain: true, task: data.task ?? '', step: data.step,
-      maskText: data.mask?.mask === 'sliding-window' ? `sliding window ${data.mask.window}` : 'causal',
-      window: data.mask?.window ?? 0, norm: data.modelConfig?.norm ?? (data.modelConfig?.layerNorm ? 'layer-norm' : null) };
-    return { preset, config: data.config, x: data.input, tokens, model, mask: data.mask };
+    const tokens = opened.tokens ?? Array.from(opened.probe).slice(0, opened.ids.length);
+    const preset = { id: `opened:${opened.key}`, weights: arrays.weights };
+    const family = this.#lens.catalog.families.find((f) => f.name === opened.family)?.displayName ?? opened.family;
+    const title = opened.source === 'checkpoint' ? `Your model (${family} checkpoint), layer ${opened.layer + 1}`
+      : `Trained in the Train view: ${opened.task ?? 'a task'}, step ${opened.step}, layer ${opened.layer + 1}`;
+    const model = { name: 'opened-layer', title, checkpoint: opened.source === 'checkpoint',
+      layer: opened.layer, layers: opened.modelConfig?.layers ?? opened.layer + 1, positional: opened.modelConfig?.positional ?? opened.config.positional,
+      opened: true, task: opened.task ?? '', step: opened.step,
+      maskText: opened.mask?.mask === 'sliding-window' ? `sliding window ${opened.mask.window}` : 'causal',
+      window: opened.mask?.window ?? 0, norm: opened.modelConfig?.norm ?? null };
+    return { preset, config: opened.config, x: arrays.input, tokens, model, mask: opened.mask };
+  }
+
+  /** The input and weights of the opened layer `key` (opened-layers.js), for states that name it. */
+  useOpenedLayer(key, arrays) {
+    this.#opened = key && arrays ? { key, arrays } : null;
   }
 
   /** What `state`'s forward reads (see the class); notes: where to say what was changed or left out. */
   inputOf(state, notes) {
     const none = { tutorial: null, typed: null, model: null, read: { mapped: [], readNote: '' }, state };
-    if (state.trainedLayer || state.model) {
-      const t = state.trainedLayer ? this.#fromTrainInput(state.trainedLayer) : this.#trainedInput(state, notes);
+    if (state.openedLayer || state.model) {
+      const t = state.openedLayer ? this.#openedInput(state.openedLayer) : this.#trainedInput(state, notes);
       // Causal, or the model's own sliding window (Mistral): attentionLayer's mask.
       const mask = t.mask?.mask === 'sliding-window' ? { mask: 'sliding-window', window: t.mask.window } : { mask: 'causal' };
       return { ...none, config: t.config, preset: t.preset, queryTokens: t.tokens, x: t.x, model: t.model, read: t.read ?? none.read,

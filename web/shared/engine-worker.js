@@ -1,7 +1,8 @@
 // The Web Worker that owns a wasm module for the page's larger computes, so typing never waits
 // on a forward. Messages: {id, type: 'init', moduleUrl} | {id, type: 'compute', state} |
 // {id, type: 'explain', request} | {id, type: 'load-weights', name, bytes, state} |
-// {id, type: 'use-weights', weights} | {id, type: 'save-weights'} | {id, type: 'use-trained-model', name}. Replies: {id, ok, value | error};
+// {id, type: 'use-weights', weights} | {id, type: 'save-weights'} | {id, type: 'use-trained-model', name} |
+// {id, type: 'use-opened-layer', key, arrays}. Replies: {id, ok, value | error};
 // init's value is { simd, catalog, trainedModels, trainedInfo } (the core's catalog and the shipped
 // models' catalogue entries, for a page that may have no module itself).
 import { catalogOf } from './catalog.js';
@@ -36,6 +37,7 @@ const handlers = {
   'load-weights': (message) => engine.loadWeights(message.name, message.bytes, message.state),
   'use-weights': (message) => engine.useWeights(message.weights),
   'save-weights': () => engine.saveWeights(),
+  'use-opened-layer': (message) => engine.useOpenedLayer(message.key, message.arrays),
   async 'use-trained-model'(message) {
     const model = message.name ? await engineLens.trainedModel(message.name) : null;
     engine.useTrainedModel(model);

@@ -47,7 +47,7 @@ function padded(x, dModel, count, total) {
 
 /** Whether computing `state` is small enough for the page's own thread (FRAME_*). */
 function smallEnoughForFrame(state, tokensFor) {
-  if (state.preset || state.model || state.trainedLayer) return true; // a few tokens / a trained model's short context
+  if (state.preset || state.model || state.openedLayer) return true; // a few tokens / a trained model's short context
   const dModel = Number(state.dModel);
   if (dModel > FRAME_MAX_D_MODEL) return false;
   try {
@@ -230,6 +230,11 @@ class PageEngine {
   }
 
   /** The trained model states with `model: name` use (lens.trainedModel's), or null. */
+  /** The input and weights of the layer another view opened (state.openedLayer.key): opened-layers.js. */
+  useOpenedLayer(key, arrays) {
+    this.#inputs.useOpenedLayer(key, arrays);
+  }
+
   useTrainedModel(model) {
     this.#inputs.useTrainedModel(model);
   }
@@ -239,12 +244,12 @@ class PageEngine {
  * @param {object} lens  the loaded API (loadAttentionLens())
  * @param {{traceAllHeads?: boolean}} [options]  trace every head's steps (the element, which
  *   switches heads without recomputing); by default only the head on screen (state.head).
- * @returns {{compute, explain, fitsInFrame, useWeights, loadWeights, saveWeights, useTrainedModel}}
+ * @returns {{compute, explain, fitsInFrame, useWeights, loadWeights, saveWeights, useTrainedModel, useOpenedLayer}}
  *   PageEngine's methods as plain functions (callers may pass them around)
  */
 export function createEngine(lens, { traceAllHeads = false } = {}) {
   const engine = new PageEngine(lens, traceAllHeads);
-  return Object.fromEntries(['compute', 'explain', 'fitsInFrame', 'useWeights', 'loadWeights', 'saveWeights', 'useTrainedModel']
+  return Object.fromEntries(['compute', 'explain', 'fitsInFrame', 'useWeights', 'loadWeights', 'saveWeights', 'useTrainedModel', 'useOpenedLayer']
     .map((name) => [name, engine[name].bind(engine)]));
 }
 

@@ -235,7 +235,10 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
     }
     if (kind) kept_half.emplace_back(info.name, *kind);
     parameters += info.size;
-    bytes += std::uint64_t{info.size} * (kind ? 2 : 4);
+    bytes += std::uint64_t{info.size} *
+             (kind ? bytes_in_memory(*kind == HalfKind::BF16 ? safetensors::DType::BF16
+                                                             : safetensors::DType::F16)
+                   : bytes_in_memory(safetensors::DType::F32));
   }
   if (bytes > kMaxCheckpointParameterBytes) {
     throw Error("this checkpoint is too large for the tab: " + str(parameters) +

@@ -24,6 +24,13 @@ namespace attn {
 // does not.
 inline constexpr std::uint64_t kMaxCheckpointParameterBytes = std::uint64_t{3} << 30;
 
+// The bytes one parameter stored as `dtype` takes in memory: a weight matrix stored F16 or BF16 is
+// kept 2-byte (widened as the kernels read it), every other value is float32. The memory limit and
+// the page's "fits the tab" both count with it.
+inline std::size_t bytes_in_memory(safetensors::DType dtype) {
+  return dtype == safetensors::DType::F16 || dtype == safetensors::DType::BF16 ? 2 : 4;
+}
+
 // The largest |weight| a checkpoint may hold: with every weight within it, no forward of a model
 // within the checkpoint limits can overflow float32 (the norms bound each block's input).
 inline constexpr float kMaxCheckpointWeight = 1e5f;

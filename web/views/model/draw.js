@@ -113,7 +113,7 @@ export function drawLoaded(model) {
     `${config.heads} heads · d_model ${config.dModel} · ${config.vocab} tokens · context ${config.context} · ` +
     `wasm memory ${formatBytes(memory.allocatedBytes)} in use (heap ${formatBytes(memory.heapBytes)}: memory freed is kept for reuse)`;
   Object.assign($('model-status').dataset, { fileBytes: fileBytes ?? '', heapBytes: memory.heapBytes });
-  $('model-facts').textContent = modelFacts(model.family, config);
+  $('model-facts').textContent = modelFacts(model.familyName ?? model.family, config);
   $('model-facts').hidden = false;
   $('model-facts').dataset.family = model.family ?? '';
   Object.assign(document.body.dataset, { modelSource: model.source, modelName: modelLabel(model) });
@@ -199,10 +199,10 @@ export function drawCache(entries, onRemove) {
 /**
  * The shipped models (`shipped`: the worker's init reply, [{ name, title, bytes }]) and the Hub
  * list (hub-models.js) as buttons: onShipped(name), onHub(id). A model the tab cannot load (a
- * family the core does not read, or more parameters than `maxParameterBytes`, the core's limit) is
- * a disabled button with its reason beside it.
+ * family the core does not read, or more parameters than the core's limit: `tab`, hub-models.js's
+ * TabLimits) is a disabled button with its reason beside it.
  */
-export function drawPickers(shipped, { onShipped, onHub, maxParameterBytes }) {
+export function drawPickers(shipped, { onShipped, onHub, tab }) {
   $('model-trained').replaceChildren(...shipped.map(({ name, title, bytes }) => {
     const b = button('model-pick', undefined, () => onShipped(name));
     b.dataset.key = `shipped:${name}`;
@@ -213,14 +213,14 @@ export function drawPickers(shipped, { onShipped, onHub, maxParameterBytes }) {
   }));
   $('model-hub-list').replaceChildren(...HUB_MODELS.map((entry) => {
     const item = el('li', 'model-hub-item');
-    const loadable = whyNotLoadable(entry, maxParameterBytes) === null;
+    const loadable = whyNotLoadable(entry, tab) === null;
     const b = button('model-pick', undefined, loadable ? () => onHub(entry.id) : undefined);
     b.dataset.key = `hub:${entry.id}`;
     b.dataset.id = entry.id;
     b.dataset.loadable = String(loadable);
     b.disabled = !loadable;
     b.setAttribute('aria-pressed', 'false');
-    const line = el('span', 'model-pick-line', hubModelLine(entry, maxParameterBytes));
+    const line = el('span', 'model-pick-line', hubModelLine(entry, tab));
     line.id = `model-hub-line-${entry.name.replace(/[^A-Za-z0-9-]/g, '-')}`;
     b.append(el('span', 'model-pick-name', entry.name));
     b.setAttribute('aria-describedby', line.id);

@@ -1,4 +1,4 @@
-// The "Your model" view: a model loaded in a Web Worker (model-worker.js) — a shipped trained
+// The "Your model" view: the page's model session (shared/model-session/: the loaded model in a Web Worker) — a shipped trained
 // model (english, loaded the first time the view is shown, so it is never empty), a GPT-2 or
 // Llama-family checkpoint by Hugging Face id (the picker's list or any id / repo URL, from the API's
 // endpoint or the link's hubEndpoint mirror; cancellable), or dropped / picked files
@@ -16,8 +16,8 @@
 // as news, not as an error). The footer (the store's footer.model) says the drawn run. This file is
 // the controller (the store's `yourModel`, the worker's calls); draw.js draws.
 import { $ } from '../../shared/dom.js';
+import { openLayer } from '../../shared/opened-layers.js';
 import { formatBytes } from '../../shared/format.js';
-import { ViewWorkerClient } from '../../shared/view-worker-client.js';
 import { isHubId, setFooter } from '../../page-settings.js';
 import { hubRequest } from './hub-models.js';
 import { fileRole, orderShards } from './model-data.js';
@@ -105,8 +105,8 @@ function filesLabel(weights) {
  */
 class ModelController {
   #store;
-  #moduleUrl;
-  #client = null;
+  #session; // the page's model session (shared/model-session/session-client.js)
+  #client = null; // the session, once started
   #starting = null;
   #typingRun = null;  // the run a keystroke started, while in flight
   #typedAgain = false;  // keys came in while it ran
@@ -147,9 +147,13 @@ class ModelController {
       genTopP: topP, genSeed: seed });
   }
 
-  constructor({ store, moduleUrl }) {
+  constructor({ store, session }) {
     this.#store = store;
-    this.#moduleUrl = moduleUrl;
+    this.#session = session;
+    session.onUpdate((update) => {
+      if (update.step) this.#onToken(update);
+      else if (update.progress !== undefined) drawProgress(update);
+    });
     this.drawing = modelDrawing((layer, head) => this.#openInWalkthrough(layer, head), (layer, head) => this.#knock(layer, head));
     this.generation = generationDrawing();
     this.#wire();
@@ -486,13 +490,15 @@ class ModelController {
     if (!this.#client || !this.view().lastRun) return;
     const { model } = this.view();
     if (model.source === 'shipped') {
-      this.#store.update(({ settings }) => ({ trainedLayer: null,
+      this.#store.update(({ settings }) => ({ openedLayer: null,
         settings: { ...settings, model: model.name, layer, head, text: $('model-text').value, tab: 'walkthrough' } }));
       return;
     }
     try {
-      const value = await this.#client.call('layer', { layer });
-      this.#store.update(({ settings, yourModel }) => ({ trainedLayer: { ...value, layer, head, modelConfig: yourModel.model.config, family: yourModel.model.family, source: 'checkpoint' },
+      const { family, config } = model;
+      const opened = openLayer(await this.#client.call('layer', { layer }), { source: 'checkpoint', layer, head, family,
+        modelConfig: { layers: config.layers, positional: config.positional, norm: config.norm } });
+      this.#store.update(({ settings }) => ({ openedLayer: opened,
         settings: { ...settings, tab: 'walkthrough', head }, pinned: null }));
     } catch (error) {
       showError(error.message);
@@ -504,14 +510,15 @@ class ModelController {
    * loaded yet, the first shipped model (so the view is never empty).
    */
   start() {
-    this.#starting ??= ViewWorkerClient.start(new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' }), this.#moduleUrl,
-      { onUpdate: (update) => (update.step ? this.#onToken(update) : drawProgress(update)), failed: 'the model worker failed to start' })
-      .then((c) => {
+    this.#starting ??= this.#session.start()
+      .then(() => {
+        const c = this.#session;
         this.#client = c;
         document.body.dataset.modelThreads = String(c.info.threads ?? 1);
         const shipped = [...(c.info.trained ?? [])].sort((a, b) => (b.name === FIRST_MODEL) - (a.name === FIRST_MODEL));
+        const { families, parameterBytes, limits } = c.info;
         drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id) => this.#loadHub(id),
-          maxParameterBytes: c.info.limits?.maxCheckpointParameterBytes });
+          tab: { families, parameterBytes, maxParameterBytes: limits?.maxCheckpointParameterBytes } });
         this.#drawCache();
         if (this.view().model || this.view().loading) return undefined;
         // A link naming a Hub model loads it; the shipped model when there is none, or it failed
@@ -605,7 +612,7 @@ class ModelController {
 }
 
 /**
- * @param {{store: object, moduleUrl: string}} context
+ * @param {{store: object, session: import('../../shared/model-session/session-client.js').ModelSession}} context
  * @returns {{render: () => void, activate: () => void}}
  */
 export function mountModel(context) {

@@ -69,17 +69,17 @@ export function orderShards(names, index, indexName = 'model.safetensors.index.j
   return { order };
 }
 
-const FAMILY_NAMES = { gpt2: 'GPT-2', llama: 'Llama', qwen2: 'Qwen2', mistral: 'Mistral' };
 const NORM_NAMES = { 'rms-norm': 'RMSNorm', 'layer-norm': 'LayerNorm' };
 
 /**
- * A loaded model's family and conventions, from the API's model.family and model.config alone:
+ * A loaded model's family (the name people know it by: lens.catalog.families' displayName) and
+ * conventions, from the API's model.config alone:
  * 'Llama · 30 layers · 9 query heads sharing 3 K/V heads · head dim 64 · RMSNorm · SwiGLU ·
  * RoPE (rotate-half, θ 100000) · tied embeddings'. A shipped model (no family) gets what its config says.
  */
 export function modelFacts(family, config) {
   const parts = [];
-  if (family) parts.push(FAMILY_NAMES[family] ?? family);
+  if (family) parts.push(family);
   parts.push(`${config.layers} layer${config.layers === 1 ? '' : 's'}`);
   const { heads } = config;
   const kv = config.kvHeads ?? heads;

@@ -6,6 +6,7 @@
 // draw.js draws. Everything drawn comes from the worker's API results: nothing here does attention math.
 import { $ } from '../../shared/dom.js';
 import { formatNumber } from '../../shared/format.js';
+import { openLayer } from '../../shared/opened-layers.js';
 import { ViewWorkerClient } from '../../shared/view-worker-client.js';
 import { EMPTY_RUN } from '../../page-settings.js';
 import { checkpointName, probeOf, runChanged, runConfig } from './config.js';
@@ -174,14 +175,16 @@ class TrainController {
   }
 
   /**
-   * "Open in walkthrough": the worker's layer data on the probe (model.attentionLayer) into the
-   * store in one action; the walkthrough's trained-layer mode reads `trainedLayer`.
+   * "Open in walkthrough": the worker's layer data on the probe (model.attentionLayer), kept out of
+   * the store (opened-layers.js); the store's openedLayer names it, and the walkthrough shows it.
    */
   async #openInWalkthrough(layer, head) {
     if (!this.#ready()) return;
     try {
       const value = await this.#client.call('layer', { layer });
-      this.#store.update(({ settings, train }) => ({ trainedLayer: { ...value, layer, head, task: settings.task, modelConfig: train.modelConfig },
+      this.#store.update(({ settings, train }) => ({ openedLayer: openLayer(value, { source: 'train', layer, head, task: settings.task,
+        modelConfig: { layers: train.modelConfig.layers, positional: train.modelConfig.positional,
+          norm: train.modelConfig.layerNorm ? 'layer-norm' : null } }),
         settings: { ...settings, tab: 'walkthrough', head }, pinned: null }));
     } catch (error) {
       showError(error.message);

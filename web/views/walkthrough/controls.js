@@ -51,8 +51,8 @@ export function syncColorScaleHint(settings, keys) {
   $('colorScale-hint').hidden = !(settings.colorScale === 'linear' && keys > LONG_INPUT);
 }
 
-// The Weights select's choice while a layer from the Train view is on screen (store.trainedLayer).
-export const FROM_TRAIN = 'train-view';
+// The Weights select's choice while a layer opened from another view is on screen (store.openedLayer).
+export const OPENED = 'opened-layer';
 
 // The tokenizer menu's choice while a checkpoint's layer is on screen (its own BPE, not a page choice).
 const BPE = 'bpe';
@@ -61,14 +61,14 @@ const FIXED_LABELS = { tokenizer: { [BPE]: "the model's own (BPE)" } };
 /**
  * What the weights on screen fix, for the greyed-out controls: a shipped trained model's config
  * (settings.model, from its catalogue entry in `trainedInfo`) or a layer opened from the Train or
- * Your model view (`trainedLayer`): { tokenizer, positional, mask, window?, dModel, heads }, or null when
+ * Your model view (`openedLayer`): { tokenizer, positional, mask, window?, dModel, heads }, or null when
  * the controls are the reader's. It never depends on the last result, so a refused input cannot
  * leave the reader's settings showing under a trained model. Pure (tested in node).
  */
-export function fixedControls(settings, trainedLayer, trainedInfo = {}) {
-  if (trainedLayer) {
-    const { config, modelConfig, mask } = trainedLayer;
-    return { tokenizer: trainedLayer.source === 'checkpoint' ? BPE : 'char',
+export function fixedControls(settings, openedLayer, trainedInfo = {}) {
+  if (openedLayer) {
+    const { config, modelConfig, mask } = openedLayer;
+    return { tokenizer: openedLayer.source === 'checkpoint' ? BPE : 'char',
       positional: modelConfig?.positional ?? config.positional, mask: mask?.mask ?? 'causal',
       ...(mask?.window ? { window: mask.window } : {}), dModel: config.dModel, heads: config.heads };
   }
@@ -96,11 +96,11 @@ function showFixed(select, value, label) {
 
 /**
  * The sidebar as the settings say (the focused input keeps what the reader is typing); with a
- * trained model or a layer opened from the Train or Your model view (`trainedLayer`), the
+ * trained model or a layer opened from the Train or Your model view (`openedLayer`), the
  * controls it fixes are greyed out and show its own values (fixedControls).
  */
-export function syncControls(settings, setSettings, trainedLayer = null, trainedInfo = {}) {
-  const fixedValues = fixedControls(settings, trainedLayer, trainedInfo);
+export function syncControls(settings, setSettings, openedLayer = null, trainedInfo = {}) {
+  const fixedValues = fixedControls(settings, openedLayer, trainedInfo);
   for (const [key, kind] of Object.entries(FIELDS)) {
     const input = $(key);
     if (kind === 'check') input.checked = settings[key];
@@ -119,25 +119,25 @@ export function syncControls(settings, setSettings, trainedLayer = null, trained
   $('pad-box').hidden = mask !== 'padding';
   $('source-box').hidden = !settings.cross || Boolean(settings.preset);
   const presetMode = Boolean(settings.preset) && !settings.model;
-  const fixed = Boolean(settings.model || trainedLayer); // a trained model's own config
+  const fixed = Boolean(settings.model || openedLayer); // a trained model's own config
   for (const id of new Set([...PRESET_CONTROLS, ...MODEL_CONTROLS])) {
     $(id).disabled = (presetMode && PRESET_CONTROLS.includes(id)) || (fixed && MODEL_CONTROLS.includes(id));
   }
   // A checkpoint's tokenizer ("the model's own (BPE)") is longer than half the panel: its row is whole.
   $('tokenizer').closest('label').classList.toggle('controls-wide', $('tokenizer').value === BPE);
-  $('text').disabled = presetMode || Boolean(trainedLayer);
-  if (trainedLayer) $('text').value = trainedLayer.probe; // the Train view's probe (the text stays in the settings)
-  $('examples').hidden = Boolean(trainedLayer);
-  $('layer-box').hidden = !settings.model || Boolean(trainedLayer);
-  const fromTrain = $('model').querySelector(`option[value="${FROM_TRAIN}"]`);
-  const fromLabel = trainedLayer?.source === 'checkpoint' ? 'Your model (not in the link)' : 'Trained in the Train view (not in the link)';
-  if (fromTrain && fromTrain.textContent !== fromLabel) fromTrain.textContent = fromLabel;
-  if (trainedLayer && !fromTrain) {
+  $('text').disabled = presetMode || Boolean(openedLayer);
+  if (openedLayer) $('text').value = openedLayer.probe; // the Train view's probe (the text stays in the settings)
+  $('examples').hidden = Boolean(openedLayer);
+  $('layer-box').hidden = !settings.model || Boolean(openedLayer);
+  const opened = $('model').querySelector(`option[value="${OPENED}"]`);
+  const fromLabel = openedLayer?.source === 'checkpoint' ? 'Your model (not in the link)' : 'Trained in the Train view (not in the link)';
+  if (opened && opened.textContent !== fromLabel) opened.textContent = fromLabel;
+  if (openedLayer && !opened) {
     const option = el('option', '', fromLabel);
-    option.value = FROM_TRAIN;
+    option.value = OPENED;
     $('model').prepend(option);
-  } else if (!trainedLayer) fromTrain?.remove();
-  if (trainedLayer) $('model').value = FROM_TRAIN;
+  } else if (!openedLayer) opened?.remove();
+  if (openedLayer) $('model').value = OPENED;
   $('preset-info').hidden = !presetMode;
   if (presetMode) {
     $('preset-title').textContent = PRESET_INFO[settings.preset].title;
@@ -170,9 +170,9 @@ export function wireControls(store, setSettings) {
     const input = $(key);
     input.addEventListener(kind === 'text' || kind === 'int' ? 'input' : 'change', () => {
       const value = valueOf(key, kind, input, store);
-      if (value === undefined || value === FROM_TRAIN) return;
+      if (value === undefined || value === OPENED) return;
       // Another choice of weights leaves the layer opened from the Train view.
-      if (key === 'model') store.set({ trainedLayer: null });
+      if (key === 'model') store.set({ openedLayer: null });
       const patch = { [key]: value };
       if (key === 'preset') Object.assign(patch, { mask: value === 'seed001-causal' ? 'causal' : 'none', head: 0, cells: [] });
       if (key === 'model') Object.assign(patch, { preset: '', layer: 0, head: 0, cells: [], cross: false, ...(value ? { mask: 'causal' } : {}),

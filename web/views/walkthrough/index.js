@@ -51,11 +51,11 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
 
   // Each update is measured from the request to the end of drawing (performance entries named
   // 'attention-lens:update', read by scripts/measure/measure-page.mjs).
-  // A layer opened from the Train view (store.trainedLayer) replaces the settings' weights and
+  // A layer opened from another view (store.openedLayer) replaces the settings' weights and
   // text until another choice of weights (controls.js): the engine's trained path, fed by data.
   const computeState = () => {
-    const { settings, trainedLayer } = store.get();
-    return trainedLayer ? { ...settings, model: '', preset: '', cross: false, cells: [], trainedLayer } : settings;
+    const { settings, openedLayer } = store.get();
+    return openedLayer ? { ...settings, model: '', preset: '', cross: false, cells: [], openedLayer } : settings;
   };
 
   function compute() {
@@ -90,17 +90,17 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
     $('text-read').textContent = result.readNote; // what a shipped model read in place of what was typed
     $('text-read').hidden = !result.readNote;
     const model = result.model;
-    $('weights-status').textContent = model?.fromTrain ? `${model.title}: a snapshot of the run, not kept in the link.`
+    $('weights-status').textContent = model?.opened ? `${model.title}: a snapshot of the run, not kept in the link.`
       : model ? `The trained model ${model.title}.` : result.weightsFile
       ? `Loaded from ${result.weightsFile}.` : settings.preset ? 'The tutorial\'s weights.' : 'Seeded random weights.';
     // Which weights are on screen, in the stage header.
-    $('model-badge').textContent = model?.fromTrain
+    $('model-badge').textContent = model?.opened
       ? `${model.title} of ${model.layers} · ${model.maskText ?? 'causal'}, ${model.checkpoint ? 'BPE tokens' : 'characters'} · not in the link`
       : model ? `Trained model: ${model.title} · layer ${model.layer + 1} of ${model.layers} · causal, characters`
       : result.weightsFile ? `Weights from ${result.weightsFile}` : settings.preset ? 'The tutorial\'s weights'
         : `Random weights (seed ${settings.seed})`;
     $('walkthrough').dataset.model = model?.name ?? '';
-    if (model && !model.fromTrain && $('layer').options.length !== model.layers) {
+    if (model && !model.opened && $('layer').options.length !== model.layers) {
       $('layer').replaceChildren(...Array.from({ length: model.layers }, (_, l) => {
         const option = document.createElement('option');
         option.value = String(l);
@@ -119,11 +119,11 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
   }
 
   store.subscribe((now, before) => {
-    if (now.settings !== before.settings || now.trainedLayer !== before.trainedLayer) {
-      syncControls(now.settings, setSettings, now.trainedLayer, engine.info.trainedInfo);
+    if (now.settings !== before.settings || now.openedLayer !== before.openedLayer) {
+      syncControls(now.settings, setSettings, now.openedLayer, engine.info.trainedInfo);
     }
-    if (now.trainedLayer !== before.trainedLayer) {
-      if (now.trainedLayer || before.trainedLayer) compute();
+    if (now.openedLayer !== before.openedLayer) {
+      if (now.openedLayer || before.openedLayer) compute();
       if (now.result === before.result) return;
     }
     if (now.result !== before.result) render();
@@ -142,7 +142,7 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
   wireNavigation(store, setSettings);
   wireWeightsFile(store, engine, { compute, show });
   wireShareAndEmbed(store, pageUrl);
-  syncControls(store.get().settings, setSettings, store.get().trainedLayer, engine.info.trainedInfo);
+  syncControls(store.get().settings, setSettings, store.get().openedLayer, engine.info.trainedInfo);
   compute();
   return { render };
 }

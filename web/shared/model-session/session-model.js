@@ -1,0 +1,228 @@
+// The model session's work, over the JS API (no worker, no DOM: tests/js runs it in node): the one
+// loaded model — a shipped trained model, or a checkpoint from files or by Hugging Face id — and
+// what any view asks of it: the typed text's run (every layer's attention, the next tokens, and with
+// heads knocked out the whole model's next tokens beside them), knocking heads out, generation in
+// chunks, head scores, one layer as a standalone attention layer. session-worker.js serves it in a
+// Web Worker; session-client.js is the page's side. A refused or cancelled load keeps the previous
+// model. Every number comes from the API.
+
+/** The top next tokens a run shows. */
+export const TOP = 10;
+/** How many next tokens are read for the before → after comparison (all of a small vocabulary). */
+export const COMPARE = 2000;
+
+/** The first of the shards' names in name order (they are read in the index's order). */
+const firstByName = (files) => files.map((f) => f.name).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))[0];
+
+export class SessionModel {
+  #lens;
+  #post;
+  #current = null; // { model, trained: boolean, run: { ids, tokens } }
+  #hubLoad = null; // the AbortController of the Hub load in flight
+
+  /**
+   * @param {object} lens the loaded API (loadAttentionLens)
+   * @param {(update: object) => void} post sends an update to the page: a load's progress
+   *   { progress, phase, fraction } or a generated token { gen, step }
+   */
+  constructor(lens, post) {
+    this.#lens = lens;
+    this.#post = post;
+  }
+
+  /** What the page learns once: the build, its threads and limits, the shipped models. */
+  info() {
+    const lens = this.#lens;
+    const trained = lens.trainedModels.map((name) => {
+      const info = lens.trainedModelInfo(name);
+      return { name, title: info.title, bytes: info.bytes };
+    });
+    const { limits, families, parameterBytes } = lens.catalog;
+    return { simd: lens.simd, threads: lens.threads, limits, families, parameterBytes, trained };
+  }
+
+  // The load's progress: the bytes so far (progress) and what it does now (phase 'download' or
+  // 'prepare', and that phase's own fraction).
+  #onProgress = (progress, now) => this.#post({ progress, phase: now?.phase ?? 'prepare', fraction: now?.fraction ?? progress });
+
+  /** The name people know a family by (lens.catalog.families' displayName). */
+  #familyName(family) {
+    return this.#lens.catalog.families.find((f) => f.name === family)?.displayName ?? family;
+  }
+
+  /** `model` becomes the loaded one (the previous one freed). */
+  #keep(model, trained) {
+    this.#current?.model.dispose();
+    this.#current = { model, trained, run: null };
+  }
+
+  /**
+   * Files dropped or picked: { weights (a File, or the shards' Files in order), config, tokenizer?,
+   * vocab?, merges? } (Files), handed to the API as their text: the core parses and checks them.
+   */
+  async load({ weights, config, tokenizer, vocab, merges }) {
+    if (!weights || !config) throw new Error('choose model.safetensors and config.json');
+    if ((vocab || merges) && !(vocab && merges)) throw new Error('a tokenizer given as files needs both vocab.json and merges.txt');
+    const tokenizerText = tokenizer ? await tokenizer.text() : vocab ? { vocab: await vocab.text(), merges: await merges.text() } : undefined;
+    const model = await this.#lens.loadCheckpoint({ weights, config: await config.text(), tokenizer: tokenizerText, onProgress: this.#onProgress });
+    this.#keep(model, false);
+    const shards = Array.isArray(weights) ? weights : [weights];
+    return { source: 'files', family: model.family, familyName: this.#familyName(model.family), config: { ...model.config }, fileBytes: shards.reduce((sum, f) => sum + f.size, 0),
+      fileName: shards.length === 1 ? shards[0].name : `${firstByName(shards)} + ${shards.length - 1} more shard${shards.length > 2 ? 's' : ''}`,
+      memory: this.#lens.memory(), tokenizer: model.hasTokenizer };
+  }
+
+  /** A shipped trained model by name (lens.trainedModels), its weights from models/ beside the module. */
+  async trained({ name }) {
+    const model = await this.#lens.trainedModel(String(name));
+    this.#keep(model, true);
+    const { info } = model;
+    return { source: 'shipped', name: info.name, title: info.title, config: { ...model.config }, fileBytes: info.bytes,
+      memory: this.#lens.memory(), tokenizer: true };
+  }
+
+  /** A checkpoint by Hugging Face id or repo URL (endpoint: a mirror; revision: undefined is main). */
+  async hub({ hub: id, endpoint, revision }) {
+    if (this.#hubLoad) throw new Error('a Hub load is already running');
+    this.#hubLoad = new AbortController();
+    try {
+      const model = await this.#lens.loadCheckpoint({ hub: id, ...(endpoint ? { endpoint } : {}), ...(revision ? { revision } : {}),
+        onProgress: this.#onProgress, signal: this.#hubLoad.signal });
+      this.#keep(model, false);
+      return { source: 'hub', id, endpoint: endpoint ?? null, revision: revision ?? 'main', family: model.family,
+        familyName: this.#familyName(model.family), config: { ...model.config },
+        memory: this.#lens.memory(), tokenizer: model.hasTokenizer };
+    } finally {
+      this.#hubLoad = null;
+    }
+  }
+
+  /** Aborts the Hub load in flight; whether there was one. */
+  cancel() {
+    this.#hubLoad?.abort();
+    return Boolean(this.#hubLoad);
+  }
+
+  /** The Hub files kept in Cache Storage, one entry per repo: [{ repo, revisions, bytes, files }], by repo id. */
+  async cached() {
+    const byRepo = new Map();
+    for (const { repo, revision, bytes } of await this.#lens.hubCache().list()) {
+      const entry = byRepo.get(repo) ?? { repo, revisions: [], bytes: 0, files: 0 };
+      if (!entry.revisions.includes(revision)) entry.revisions.push(revision);
+      entry.bytes += bytes;
+      entry.files += 1;
+      byRepo.set(repo, entry);
+    }
+    return [...byRepo.values()].sort((a, b) => a.repo.localeCompare(b.repo));
+  }
+
+  /** Forgets a repo's (or every) kept file. */
+  uncache({ repo }) {
+    return this.#lens.hubCache().remove(repo ?? undefined);
+  }
+
+  #need() {
+    if (!this.#current) throw new Error('no model loaded yet');
+    return this.#current.model;
+  }
+
+  /** A generated or predicted token's text: a trained model's vocabulary character, a checkpoint's text, else `#id`. */
+  #tokenText(model, id, token) {
+    if (token !== null && token !== undefined) return token;
+    return (this.#current.trained ? model.vocabulary[id] : undefined) ?? `#${id}`;
+  }
+
+  /** The text's ids as the model reads it (a shipped model in its alphabet), cut to the context. */
+  #tokenized(model, text) {
+    // A shipped model reads text in its alphabet, a character outside it mapped (and said so).
+    const all = this.#current.trained ? model.tokenize(text, { unknown: 'map' }) : model.tokenize(text);
+    if (all.ids.length === 0) throw new Error('type some text');
+    const n = Math.min(all.ids.length, model.config.context);
+    return { all, n, ids: all.ids.slice(0, n) };
+  }
+
+  /**
+   * The typed text through the model (with its knocked-out heads): tokens, every layer's
+   * attention, the top next tokens, the forward's time in ms (computeMs), how many forwards it ran
+   * (one; two with heads knocked out: the whole model's beside); with heads knocked out also each
+   * listed token's probability both ways (`compare`: [{ id, token, before, after }], the biggest
+   * movers first; a probability outside the COMPARE most likely is null).
+   */
+  run({ text }) {
+    const model = this.#need();
+    const { all, n, ids } = this.#tokenized(model, text);
+    const ablated = model.ablated;
+    const k = ablated.length ? Math.min(COMPARE, model.config.vocab) : TOP;
+    const began = performance.now();
+    const { attention, next } = model.forward(ids, { n, logits: 'last', next: k });
+    const computeMs = performance.now() - began;
+    const top = next.slice(0, TOP).map((t) => ({ ...t, token: this.#tokenText(model, t.id, t.token) }));
+    let compare = null;
+    let before = null;
+    if (ablated.length) {
+      before = model.forward(ids, { n, logits: 'last', ablate: [], next: k }).next;
+      const byId = (list) => new Map(list.map((t) => [t.id, t.probability]));
+      const b = byId(before);
+      const a = byId(next);
+      const listed = new Set([...before.slice(0, TOP), ...next.slice(0, TOP)].map((t) => t.id));
+      const tokenOf = new Map([...before, ...next].map((t) => [t.id, t.token]));
+      compare = [...listed].map((id) => ({ id, token: this.#tokenText(model, id, tokenOf.get(id)), before: b.get(id) ?? null, after: a.get(id) ?? null }))
+        .sort((x, y) => Math.abs((y.after ?? 0) - (y.before ?? 0)) - Math.abs((x.after ?? 0) - (x.before ?? 0)) || x.id - y.id);
+    }
+    this.#current.run = { ids, tokens: all.tokens.slice(0, n) };
+    const mapped = (all.mapped ?? []).filter((m) => m.position < n);
+    return { text, tokens: all.tokens.slice(0, n), ids: Array.from(ids), n, cut: all.ids.length - n, attention, top, mapped,
+      note: all.note ?? '', ablated, compare, compareFloor: before ? before[before.length - 1].probability : null, computeMs,
+      forwards: ablated.length ? 2 : 1 };
+  }
+
+  /** Knocks out `heads` ([{ layer, head }]; [] restores every head), then runs the text again. */
+  ablate({ heads, text }) {
+    this.#need().ablate(heads.map(({ layer, head }) => ({ layer: Number(layer), head: Number(head) })));
+    return this.run({ text });
+  }
+
+  /**
+   * One chunk of a generation ({ text, prefix: ids generated so far, maxTokens, temperature, topK,
+   * topP, seed, gen }): the text's ids + prefix through m.generate (with the knocked-out heads);
+   * each step is posted as an update { gen, step } as it is produced, and the chunk's reply is
+   * { steps: count, done: a stop id or the context reached, full }. The page asks for the next
+   * chunk, so Stop and a newer request take effect between chunks and the worker never runs long.
+   */
+  generate({ text, prefix = [], maxTokens, temperature, topK, topP, seed, gen }) {
+    const model = this.#need();
+    const { ids: promptIds } = this.#tokenized(model, text);
+    const ids = Int32Array.from([...promptIds, ...prefix]);
+    const room = model.config.context - ids.length;
+    if (room <= 0) return { steps: 0, done: true, full: true };
+    const count = Math.max(1, Math.min(Number(maxTokens), room));
+    let last = null;
+    const g = model.generate(ids, { maxTokens: count, temperature, topK, topP, seed, onToken: (step) => {
+      last = step;
+      this.#post({ gen, step: { id: step.id, token: this.#tokenText(model, step.id, step.token), probability: step.probability,
+        attention: step.attention } });
+    } });
+    const stopped = g.ids.length < count || (last && (model.eos ?? []).includes?.(last.id));
+    return { steps: g.ids.length, done: Boolean(stopped) || count >= room, full: count >= room };
+  }
+
+  /** Every head's scores on the core's probe for the model (seeded random tokens, repeated once). */
+  scores() {
+    const model = this.#need();
+    return { probeLength: model.probe().n, scores: model.headScores() };
+  }
+
+  /** Layer `layer` on the last run's text as a standalone attention layer (for the walkthrough). */
+  layer({ layer }) {
+    const model = this.#need();
+    if (!this.#current.run) throw new Error('no text run yet');
+    const { ids, tokens } = this.#current.run;
+    const value = model.attentionLayer(layer, ids, { n: ids.length });
+    return { ...value, ids: Array.from(ids), tokens, probe: tokens.join(''), step: 0 };
+  }
+
+  /** The loaded model (for the session's tests and its analyses). */
+  get model() {
+    return this.#current?.model ?? null;
+  }
+}
