@@ -16,15 +16,6 @@
 
 namespace {
 
-// Our float32 error may be at most kErrorRatio times PyTorch's float32 error (both: the L2 norm
-// of the difference from the float64 run, per tensor). Two float32 implementations that sum in
-// different orders (SIMD lanes, FMA, blocked k) have rounding errors of the same order but not
-// the same size; 4× leaves room for that spread, while any real mistake (a wrong term, a missed
-// bias, a wrong schedule) is off by orders of magnitude more than float32 rounding. kFloor
-// (relative to the float64 norm, ~8 float32 ulps) covers tensors PyTorch gets exactly right.
-constexpr double kErrorRatio = 4.0;
-constexpr double kFloor = 1e-6;
-
 std::vector<std::string> train_cases() {
   std::vector<std::string> names;
   for (const auto& entry :
@@ -38,18 +29,11 @@ std::vector<std::string> train_cases() {
 
 double worst_ratio = 0.0;  // the largest ours / torch32 error ratio seen (printed at the end)
 
+// require_as_accurate_as_torch (test_support.hpp), keeping the largest ratio seen.
 template <class Ours>
 void require_as_accurate(const Ours& ours, const std::vector<double>& torch32,
                          const std::vector<double>& f64, const std::string& what) {
-  INFO(what);
-  REQUIRE(ours.size() == f64.size());
-  REQUIRE(torch32.size() == f64.size());
-  const auto [e_ours, e_torch, scale] = float64_distances(ours, torch32, f64);
-  const double bound = std::max(kErrorRatio * e_torch, kFloor * scale);
-  if (e_torch > kFloor * scale) worst_ratio = std::max(worst_ratio, e_ours / e_torch);
-  INFO("our error " << e_ours << ", PyTorch float32's " << e_torch << ", float64 norm " << scale
-                    << ", bound " << bound);
-  CHECK(e_ours <= bound);
+  worst_ratio = std::max(worst_ratio, require_as_accurate_as_torch(ours, torch32, f64, what));
 }
 
 std::vector<double> as_double(const std::vector<float>& values) {
