@@ -95,6 +95,20 @@ def rotary_embedding(inv_freq, attention_scaling, x_dtype, position_ids):
     return cos.to(dtype=x_dtype), sin.to(dtype=x_dtype)
 
 
+def position_embeddings(base, dim, rope_scaling, ft, x_dtype, position_ids):
+    """rope_init then rotary_embedding: the (cos, sin) every layer of a model with this RoPE
+    reads."""
+    inv_freq, attention_scaling = rope_init(base, dim, rope_scaling, ft)
+    return rotary_embedding(inv_freq, attention_scaling, x_dtype, position_ids)
+
+
+def embed(w, ids, name="model.embed_tokens.weight"):
+    """<Family>Model.forward's start for one sequence: (inputs_embeds [1, n, d] of ids,
+    position_ids = arange(n) [1, n])."""
+    inputs_embeds = F.embedding(ids[None, :], w[name])
+    return inputs_embeds, torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
+
+
 def rotate_half(x):
     x1 = x[..., : x.shape[-1] // 2]
     x2 = x[..., x.shape[-1] // 2:]

@@ -127,8 +127,8 @@ from golden_case import (draw_mlp, draw_qkv, llama_loops, llama_shaped_weights, 
                          loop_silu, mlp_draws, qkv_draws, randn_factory, rotated_heads,
                          split_heads)
 from hf_eager import (apply_partial_rotary_pos_emb, apply_rotary_pos_emb,  # noqa: E402
-                      attention_output, eager_mask, gated_mlp, rms_norm, rope_init,
-                      rotary_embedding, rotate_half)
+                      attention_output, eager_mask, embed, gated_mlp, position_embeddings,
+                      rms_norm, rotate_half)
 from safetensors_io import read_checkpoint, read_header, write_checkpoint  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -326,16 +326,11 @@ def neox_mlp(w, p, hidden_states):
 def neox_forward(stored, ids, c, ft):
     """GPTNeoXForCausalLM(input_ids[None]) in dtype ft: (logits [n, vocab], [heads, n, n] per
     layer)."""
-    w = floats(stored, ft)
-    eps = c["eps"]
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["gpt_neox.embed_in.weight"])
-    position_ids = torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
-    causal_mask = eager_mask(input_ids.shape[1], None, ft)
-    hidden_states = inputs_embeds  # emb_dropout: identity in eval
+    w, eps = floats(stored, ft), c["eps"]
+    hidden_states, position_ids = embed(w, ids, "gpt_neox.embed_in.weight")  # emb_dropout: none
+    causal_mask = eager_mask(len(ids), None, ft)
     # GPTNeoXRotaryEmbedding (= LlamaRotaryEmbedding): dim = int(head_dim * partial_rotary_factor)
-    inv_freq, scaling = rope_init(c["rope_base"], neox_rotary_ndims(c), None, ft)
-    position_embeddings = rotary_embedding(inv_freq, scaling, hidden_states.dtype, position_ids)
+    rope = position_embeddings(c["rope_base"], neox_rotary_ndims(c), None, ft, ft, position_ids)
     attentions = []
     for l in range(c["layers"]):
         p = f"gpt_neox.layers.{l}."
@@ -344,7 +339,7 @@ def neox_forward(stored, ids, c, ft):
             return layer_norm(x, w[p + name + ".weight"], w[p + name + ".bias"], eps)
 
         attn_output, attn_weights = neox_attention(
-            w, p + "attention.", c, ln(hidden_states, "input_layernorm"), position_embeddings,
+            w, p + "attention.", c, ln(hidden_states, "input_layernorm"), rope,
             causal_mask)
         if c["parallel"]:
             # x = x + attn(ln1(x)) + mlp(ln2(x))
@@ -505,9 +500,9 @@ def qwen3_attention(w, p, c, hidden_states, position_embeddings, attention_mask)
     hidden_shape = (*hidden_states.shape[:-1], -1, hd)  # [batch, n, heads, hd]
     proj = lambda name: F.linear(hidden_states, w[p + name + ".weight"])  # noqa: E731
     query_states = rms_norm(proj("q_proj").view(hidden_shape), w[p + "q_norm.weight"],
-                                  eps).transpose(1, 2)
+                            eps).transpose(1, 2)
     key_states = rms_norm(proj("k_proj").view(hidden_shape), w[p + "k_norm.weight"],
-                                eps).transpose(1, 2)
+                          eps).transpose(1, 2)
     value_states = proj("v_proj").view(hidden_shape).transpose(1, 2)
     cos, sin = position_embeddings
     query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
@@ -517,24 +512,20 @@ def qwen3_attention(w, p, c, hidden_states, position_embeddings, attention_mask)
 
 def qwen3_forward(stored, ids, c, ft):
     w = floats(stored, ft)
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"])
-    position_ids = torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
-    causal_mask = eager_mask(input_ids.shape[1], None, ft)  # use_sliding_window false
-    hidden_states = inputs_embeds
-    inv_freq, scaling = rope_init(c["theta"], c["head_dim"], None, ft)
-    position_embeddings = rotary_embedding(inv_freq, scaling, hidden_states.dtype, position_ids)
+    hidden_states, position_ids = embed(w, ids)
+    causal_mask = eager_mask(len(ids), None, ft)  # use_sliding_window false
+    rope = position_embeddings(c["theta"], c["head_dim"], None, ft, ft, position_ids)
     attentions = []
     for l in range(c["layers"]):
         p = f"model.layers.{l}."
         residual = hidden_states
         hidden_states = rms_norm(hidden_states, w[p + "input_layernorm.weight"], c["eps"])
         hidden_states, attn_weights = qwen3_attention(w, p + "self_attn.", c, hidden_states,
-                                                      position_embeddings, causal_mask)
+                                                      rope, causal_mask)
         hidden_states = residual + hidden_states
         residual = hidden_states
         hidden_states = rms_norm(hidden_states, w[p + "post_attention_layernorm.weight"],
-                                       c["eps"])
+                                 c["eps"])
         hidden_states = gated_mlp(w, p + "mlp.", hidden_states, F.silu)
         hidden_states = residual + hidden_states
         attentions.append(attn_weights[0])
@@ -669,6 +660,12 @@ def gemma2_config(c):
     }
 
 
+def gemma_masks(c, n, ft):
+    """The eager mask of each layer type (sliding_window on sliding_attention layers)."""
+    return {"full_attention": eager_mask(n, None, ft),
+            "sliding_attention": eager_mask(n, c["sliding_window"], ft)}
+
+
 def gemma_attention(w, p, c, hidden_states, position_embeddings, attention_mask, qk_norm,
                     softcap):
     """Gemma2Attention.forward / Gemma3Attention.forward (eager): scaling
@@ -722,22 +719,16 @@ def gemma_head(w, c, hidden_states):
 
 def gemma2_forward(stored, ids, c, ft):
     w = floats(stored, ft)
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"])
-    position_ids = torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
-    n = input_ids.shape[1]
-    masks = {"full_attention": eager_mask(n, None, ft),
-             "sliding_attention": eager_mask(n, c["sliding_window"], ft)}
-    hidden_states = inputs_embeds
-    inv_freq, scaling = rope_init(c["theta"], c["head_dim"], None, ft)
-    position_embeddings = rotary_embedding(inv_freq, scaling, hidden_states.dtype, position_ids)
+    hidden_states, position_ids = embed(w, ids)
+    masks = gemma_masks(c, len(ids), ft)
+    rope = position_embeddings(c["theta"], c["head_dim"], None, ft, ft, position_ids)
     # Gemma2Model: normalizer = torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype)
     normalizer = torch.tensor(gemma_embed_scale(c), dtype=hidden_states.dtype)
     hidden_states = hidden_states * normalizer
     attentions = []
     for l, layer_type in enumerate(gemma2_layer_types(c)):
         hidden_states, attn_weights = gemma_decoder_layer(
-            w, f"model.layers.{l}.", c, hidden_states, position_embeddings, masks[layer_type],
+            w, f"model.layers.{l}.", c, hidden_states, rope, masks[layer_type],
             qk_norm=False, softcap=c["attn_softcap"])
         attentions.append(attn_weights[0])
     return gemma_head(w, c, hidden_states), attentions
@@ -895,29 +886,23 @@ def gemma3_config(c):
 
 def gemma3_forward(stored, ids, c, ft):
     w = floats(stored, ft)
-    input_ids = ids[None, :]
+    hidden_states, position_ids = embed(w, ids)
     # Gemma3TextScaledWordEmbedding: embedding(input_ids) * embed_scale.to(weight.dtype)
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"]) * torch.tensor(
-        gemma_embed_scale(c), dtype=ft)
-    position_ids = torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
-    n = input_ids.shape[1]
-    masks = {"full_attention": eager_mask(n, None, ft),
-             "sliding_attention": eager_mask(n, c["sliding_window"], ft)}
-    hidden_states = inputs_embeds
+    hidden_states = hidden_states * torch.tensor(gemma_embed_scale(c), dtype=ft)
+    masks = gemma_masks(c, len(ids), ft)
     # Gemma3TextModel: rotary_emb (rope_theta, rope_scaling) and rotary_emb_local (a config copy
     # with rope_theta = rope_local_base_freq, rope_scaling = {"rope_type": "default"})
-    x_dtype = hidden_states.dtype
-    inv_freq, scaling = rope_init(c["rope_theta"], c["head_dim"], c["rope_scaling"], ft)
-    position_embeddings_global = rotary_embedding(inv_freq, scaling, x_dtype, position_ids)
-    inv_freq, scaling = rope_init(c["rope_local"], c["head_dim"], None, ft)
-    position_embeddings_local = rotary_embedding(inv_freq, scaling, x_dtype, position_ids)
+    position_embeddings_global = position_embeddings(c["rope_theta"], c["head_dim"],
+                                                     c["rope_scaling"], ft, ft, position_ids)
+    position_embeddings_local = position_embeddings(c["rope_local"], c["head_dim"], None, ft, ft,
+                                                    position_ids)
     attentions = []
     for l, layer_type in enumerate(gemma3_layer_types(c)):
         # apply global RoPE to non-sliding layer only
         sliding = layer_type == "sliding_attention"
-        position_embeddings = position_embeddings_local if sliding else position_embeddings_global
+        rope = position_embeddings_local if sliding else position_embeddings_global
         hidden_states, attn_weights = gemma_decoder_layer(
-            w, f"model.layers.{l}.", c, hidden_states, position_embeddings, masks[layer_type],
+            w, f"model.layers.{l}.", c, hidden_states, rope, masks[layer_type],
             qk_norm=True, softcap=None)
         attentions.append(attn_weights[0])
     return gemma_head(w, c, hidden_states), attentions
@@ -1041,22 +1026,17 @@ def olmo2_attention(w, p, c, hidden_states, position_embeddings, attention_mask)
 
 
 def olmo2_forward(stored, ids, c, ft):
-    w = floats(stored, ft)
-    eps = c["eps"]
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"])
-    position_ids = torch.arange(inputs_embeds.shape[1]).unsqueeze(0)
-    causal_mask = eager_mask(input_ids.shape[1], None, ft)
-    hidden_states = inputs_embeds
-    # Olmo2RotaryEmbedding.forward returns cos, sin in float32 (not cast to x.dtype)
-    inv_freq, scaling = rope_init(c["theta"], olmo2_head_dim(c), None, ft)
-    position_embeddings = rotary_embedding(inv_freq, scaling, inv_freq.dtype, position_ids)
+    w, eps = floats(stored, ft), c["eps"]
+    hidden_states, position_ids = embed(w, ids)
+    causal_mask = eager_mask(len(ids), None, ft)
+    # Olmo2RotaryEmbedding.forward returns cos, sin in float32 (inv_freq's dtype, not x.dtype)
+    rope = position_embeddings(c["theta"], olmo2_head_dim(c), None, ft, ft, position_ids)
     attentions = []
     for l in range(c["layers"]):
         p = f"model.layers.{l}."
         residual = hidden_states
         hidden_states, attn_weights = olmo2_attention(w, p + "self_attn.", c, hidden_states,
-                                                      position_embeddings, causal_mask)
+                                                      rope, causal_mask)
         hidden_states = rms_norm_olmo2(hidden_states, w[p + "post_attention_layernorm.weight"], eps)
         hidden_states = residual + hidden_states
         residual = hidden_states
@@ -1199,23 +1179,19 @@ def phi3_mlp(w, p, hidden_states):
 
 
 def phi3_forward(stored, ids, c, ft):
-    w = floats(stored, ft)
-    eps = c["eps"]
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"])
-    position_ids = torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
+    w, eps = floats(stored, ft), c["eps"]
+    hidden_states, position_ids = embed(w, ids)
     # Phi3Model: create_sliding_window_causal_mask when config.sliding_window is not None
-    causal_mask = eager_mask(input_ids.shape[1], c["sliding_window"], ft)
-    hidden_states = inputs_embeds
-    inv_freq, scaling = rope_init(c["theta"], phi3_head_dim(c), None, ft)  # partial_rotary_factor 1
-    position_embeddings = rotary_embedding(inv_freq, scaling, hidden_states.dtype, position_ids)
+    causal_mask = eager_mask(len(ids), c["sliding_window"], ft)
+    # partial_rotary_factor 1
+    rope = position_embeddings(c["theta"], phi3_head_dim(c), None, ft, ft, position_ids)
     attentions = []
     for l in range(c["layers"]):
         p = f"model.layers.{l}."
         residual = hidden_states
         hidden_states = rms_norm(hidden_states, w[p + "input_layernorm.weight"], eps)
         hidden_states, attn_weights = phi3_attention(w, p + "self_attn.", c, hidden_states,
-                                                     position_embeddings, causal_mask)
+                                                     rope, causal_mask)
         hidden_states = residual + hidden_states  # resid_attn_dropout: identity in eval
         residual = hidden_states
         hidden_states = rms_norm(hidden_states, w[p + "post_attention_layernorm.weight"], eps)

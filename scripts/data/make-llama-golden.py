@@ -60,7 +60,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import golden_case  # noqa: E402
 from golden_case import (check_case, check_rope, draw_mlp, draw_qkv, llama_loops,  # noqa: E402
                          llama_shaped_weights)
-from hf_eager import (apply_rotary_pos_emb, attention_output, eager_mask,  # noqa: E402
+from hf_eager import (apply_rotary_pos_emb, attention_output, eager_mask, embed,  # noqa: E402
                       gated_mlp, rms_norm, rope_init, rotary_embedding)
 from safetensors_io import read_checkpoint, write_checkpoint  # noqa: E402
 
@@ -210,18 +210,12 @@ def forward(stored, ids, c, ft, head_scales=None):
     """LlamaForCausalLM(input_ids[None]) in dtype ft: (logits [n, vocab], attentions, one
     [heads, n, n] per layer). head_scales (optional): per layer a head_scale for attention."""
     w = {k: x.to(ft) for k, x in stored.items()}
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"])
-    cache_position = torch.arange(0, inputs_embeds.shape[1])
-    position_ids = cache_position.unsqueeze(0)
-    hidden_states = inputs_embeds
-    inv_freq, attention_scaling = rope(c, ft)
-    position_embeddings = rotary_embedding(inv_freq, attention_scaling, hidden_states.dtype,
-                                           position_ids)
+    hidden_states, position_ids = embed(w, ids)
+    position_embeddings = rotary_embedding(*rope(c, ft), ft, position_ids)
     attentions = []
     for l, window in enumerate(layer_windows(c)):
         p = f"model.layers.{l}."
-        mask = eager_mask(input_ids.shape[1], window, ft)
+        mask = eager_mask(len(ids), window, ft)
         residual = hidden_states
         hidden_states = rms_norm(hidden_states, w[p + "input_layernorm.weight"], c["eps"])
         hidden_states, attn_weights = attention(w, p + "self_attn.", c, hidden_states,

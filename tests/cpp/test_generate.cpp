@@ -526,12 +526,8 @@ TEST_CASE(
     "[generate][sampler]") {
   const auto model = shipped_model("english", true, 48);
   const auto prompt = some_ids(6, 48, 21);
-  attn::GenerateOptions options;
-  options.temperature = 1.2;
-  options.top_k = 20;
-  options.top_p = 0.95;
-  options.seed = 4242;
-  options.max_tokens = 20;
+  attn::GenerateOptions options{
+      .max_tokens = 20, .temperature = 1.2, .top_k = 20, .top_p = 0.95, .seed = 4242};
   const attn::Generation whole = attn::generate(*model, prompt, options);
   REQUIRE(whole.ids.size() == 20);
   // The sampler is really sampling here: not the greedy run.
@@ -576,12 +572,8 @@ TEST_CASE("greedy picks the argmax, the lowest id among equals; a seed replays a
   for (int i = 0; i < 50; ++i) CHECK(top1.sample(std::vector<float>{0.5f, 3.0f, -1.0f, 3.0f}) == 1);
 
   const auto model = shipped_model("english", true, 48);
-  attn::GenerateOptions options;
-  options.max_tokens = 30;
-  options.temperature = 1.2;
-  options.top_k = 20;
-  options.top_p = 0.95;
-  options.seed = 77;
+  attn::GenerateOptions options{
+      .max_tokens = 30, .temperature = 1.2, .top_k = 20, .top_p = 0.95, .seed = 77};
   const auto prompt = some_ids(6, 48, 11);
   const attn::Generation a = attn::generate(*model, prompt, options);
   const attn::Generation b = attn::generate(*model, prompt, options);

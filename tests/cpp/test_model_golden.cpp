@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,17 +14,6 @@
 #include "test_support.hpp"
 
 namespace {
-
-std::vector<std::string> train_cases() {
-  std::vector<std::string> names;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(ATTN_TEST_DATA_DIR) + "/train")) {
-    const std::string name = entry.path().filename().string();
-    if (name.ends_with(".safetensors")) names.push_back(name.substr(0, name.size() - 12));
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 double worst_ratio = 0.0;  // the largest ours / torch32 error ratio seen (printed at the end)
 
@@ -85,7 +73,7 @@ TrainCase read_case(const attn::safetensors::File& file) {
 }  // namespace
 
 TEST_CASE("the model's loss, gradients and 10 AdamW steps match PyTorch autograd", "[model]") {
-  const auto cases = train_cases();
+  const auto cases = data_cases("train");
   REQUIRE(cases.size() >= 6);
   for (const auto& name : cases) {
     INFO(name);

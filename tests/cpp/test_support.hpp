@@ -2,8 +2,10 @@
 // a small JSON-object-of-strings reader.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -34,6 +36,24 @@ inline attn::safetensors::File load_test_data(const std::string& relative_path) 
   const std::vector<std::uint8_t> bytes =
       read_file(std::string(ATTN_TEST_DATA_DIR) + "/" + relative_path);
   return attn::safetensors::File::parse(bytes);
+}
+
+// The cases of a tests/data folder, e.g. "golden": the names of its <case>.safetensors files,
+// sorted; files ending in `leave_out` (e.g. ".weights.safetensors") are not cases.
+inline std::vector<std::string> data_cases(const std::string& folder,
+                                           const std::string& leave_out = "") {
+  const std::string suffix = ".safetensors";
+  std::vector<std::string> names;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(ATTN_TEST_DATA_DIR) + "/" + folder)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > suffix.size() && name.ends_with(suffix) &&
+        (leave_out.empty() || !name.ends_with(leave_out))) {
+      names.push_back(name.substr(0, name.size() - suffix.size()));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 // A flat JSON object of strings ({"key": "value", ...}, as tests/data/malformed/expected.json)
