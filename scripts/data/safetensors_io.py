@@ -133,29 +133,38 @@ def read_header(path):
     return header, metadata
 
 
+def _read_arrays(path, dtypes):
+    """(arrays, metadata): each tensor as a numpy array of its stored little-endian dtype
+    (dtypes: code -> numpy dtype; any other code is refused), in file order, and "__metadata__"."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + length].decode("utf-8"))
+    metadata = header.pop("__metadata__", {})
+    body = data[8 + length:]
+    arrays = {}
+    for name, info in header.items():
+        if info["dtype"] not in dtypes:
+            raise TypeError(f"{name}: unsupported dtype {info['dtype']}")
+        begin, end = info["data_offsets"]
+        arrays[name] = (np.frombuffer(body[begin:end], dtype=np.dtype(dtypes[info["dtype"]]))
+                        .reshape(info["shape"]), info["dtype"])
+    return arrays, metadata
+
+
 def read_checkpoint(path):
     """The checkpoint's tensors as stored, as torch tensors: F32/F16/BF16 upcast exactly to
     float64 (BF16 bits shifted up), U8 as uint8, BOOL as bool."""
     import torch
 
-    with open(path, "rb") as f:
-        data = f.read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length])
-    header.pop("__metadata__", None)
-    body = data[8 + length:]
+    arrays, _ = _read_arrays(path, {code: le for code, (_, _, le) in _CHECKPOINT_DTYPES.items()})
     out = {}
-    for name, info in header.items():
-        if info["dtype"] not in _CHECKPOINT_DTYPES:
-            raise TypeError(f"{name}: unsupported dtype {info['dtype']}")
-        begin, end = info["data_offsets"]
-        a = np.frombuffer(body[begin:end], dtype=np.dtype(_CHECKPOINT_DTYPES[info["dtype"]][2]))
-        a = a.reshape(info["shape"])
-        if info["dtype"] == "BF16":
+    for name, (a, code) in arrays.items():
+        if code == "BF16":
             a = (a.astype(np.uint16).astype(np.uint32) << 16).view(np.float32)
-        if info["dtype"] == "U8":
+        if code == "U8":
             out[name] = torch.from_numpy(a.copy())
-        elif info["dtype"] == "BOOL":
+        elif code == "BOOL":
             out[name] = torch.from_numpy(a != 0)
         else:
             out[name] = torch.from_numpy(a.astype(np.float64))
@@ -167,17 +176,5 @@ _READ_DTYPES = {"F32": "<f4", "F64": "<f8", "U8": "u1", "I32": "<i4", "I64": "<i
 
 def read_safetensors(path):
     """(tensors, metadata): dict name -> np.ndarray in file order, and the "__metadata__" dict."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length].decode("utf-8"))
-    metadata = header.pop("__metadata__", {})
-    body = data[8 + length:]
-    tensors = {}
-    for name, info in header.items():
-        if info["dtype"] not in _READ_DTYPES:
-            raise TypeError(f"{name}: unsupported dtype {info['dtype']}")
-        begin, end = info["data_offsets"]
-        array = np.frombuffer(body[begin:end], dtype=np.dtype(_READ_DTYPES[info["dtype"]]))
-        tensors[name] = array.reshape(info["shape"])
-    return tensors, metadata
+    arrays, metadata = _read_arrays(path, _READ_DTYPES)
+    return {name: a for name, (a, _) in arrays.items()}, metadata
