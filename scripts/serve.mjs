@@ -17,8 +17,9 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import { STRICT_CSP, strictCspAlso } from './lib/csp.mjs';
 
 const args = process.argv.slice(2);
+// The last occurrence wins: scripts/start.sh passes its defaults before the user's arguments.
 const option = (name, fallback) => {
-  const i = args.indexOf(name);
+  const i = args.lastIndexOf(name);
   return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
 };
 const root = resolve(option('--dir', 'dist'));

@@ -61,6 +61,10 @@ run_suite() {
 run_suite first-run-tests node node --test tests/first-run/
 run_suite native-build none attn_build_preset native-release
 run_suite native-tests ctest ctest --preset native-release -j2
+# The scalar kernels (ATTN_SIMD=OFF, the wasm-nosimd build's) under the same Catch2 cases: only the
+# test executable is built (the tools' trained_models_reproduce is left to native-release).
+run_suite native-scalar-build none attn_build_preset native-scalar
+run_suite native-scalar-tests ctest ctest --preset native-scalar -j2
 run_suite asan-ubsan-build none attn_build_preset native-debug
 run_suite asan-ubsan-tests ctest ctest --preset native-debug -j2
 # libFuzzer on the .safetensors reader, AttentionLayer::load_safetensors and the GPT-2 checkpoint

@@ -36,7 +36,7 @@ modular_gemma3.py 00332048 (4.56-era: layer_types, rotary_emb_local) and modelin
 0018aa64 (per-layer-type rope_parameters: the same numbers), models/gemma2/modeling_gemma2.py
 006e8693 (4.47) and configuration_gemma2.py 008e5743 (layer_types), models/olmo2/
 modeling_olmo2.py 000c33fd, models/phi3/modeling_phi3.py 00d4b3d2; masking_utils.py as cited):
-  shared (every family below copies these from modeling_llama.py):
+  shared (every family below copies these from modeling_llama.py; hf_eager.py holds them):
     rotate_half, apply_rotary_pos_emb   q·cos + rotate_half(q)·sin; GPT-NeoX's and Phi-3's
                               version rotates only the first cos.shape[-1] dims and concatenates
                               the rest unchanged (partial rotary)
@@ -116,14 +116,20 @@ import math
 import os
 import sys
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from safetensors_io import (read_checkpoint, read_header, read_safetensors,  # noqa: E402
-                            write_checkpoint, write_safetensors)
+import golden_case  # noqa: E402
+from golden_case import (draw_mlp, draw_qkv, llama_loops, llama_shaped_weights,  # noqa: E402
+                         loop_attention, loop_inv_freq, loop_lin, loop_rms, loop_rotate,
+                         loop_silu, mlp_draws, qkv_draws, randn_factory, rotated_heads,
+                         split_heads)
+from hf_eager import (apply_partial_rotary_pos_emb, apply_rotary_pos_emb,  # noqa: E402
+                      attention_output, eager_mask, embed, gated_mlp, position_embeddings,
+                      rms_norm, rotate_half)
+from safetensors_io import read_checkpoint, read_header, write_checkpoint  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.join(ROOT, "tests", "data", "families")
@@ -135,16 +141,7 @@ TORCH_DTYPE = {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}
 STORAGE = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}
 
 # =============================================================================================
-# Shared helpers: norms, RoPE, masks, eager attention (transformers' versions, line by line)
-
-
-def rms_norm_llama(hidden_states, weight, eps):
-    """LlamaRMSNorm / Qwen3RMSNorm / Phi3RMSNorm: weight * normalised.to(input_dtype)."""
-    input_dtype = hidden_states.dtype
-    hidden_states = hidden_states.to(torch.promote_types(input_dtype, torch.float32))
-    variance = hidden_states.pow(2).mean(-1, keepdim=True)
-    hidden_states = hidden_states * torch.rsqrt(variance + eps)
-    return weight * hidden_states.to(input_dtype)
+# The families' own norms and activations (the pieces every family shares are hf_eager.py's)
 
 
 def rms_norm_olmo2(hidden_states, weight, eps):
@@ -170,106 +167,9 @@ def layer_norm(x, weight, bias, eps):
     return F.layer_norm(x, (x.shape[-1],), weight, bias, eps)
 
 
-def default_inv_freq(base, dim, ft):
-    """_compute_default_rope_parameters: 1 / base ** (arange(0, dim, 2, int64).float() / dim)."""
-    return 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(ft) / dim))
-
-
-def rope_init(base, dim, rope_scaling, ft):
-    """ROPE_INIT_FUNCTIONS[rope_type]: (inv_freq, attention_scaling) for default and linear."""
-    inv_freq = default_inv_freq(base, dim, ft)
-    if rope_scaling is None or rope_scaling.get("rope_type", rope_scaling.get("type")) == "default":
-        return inv_freq, 1.0
-    assert rope_scaling["rope_type"] == "linear", rope_scaling
-    # _compute_linear_scaling_rope_parameters: inv_freq /= factor
-    return inv_freq / rope_scaling["factor"], 1.0
-
-
-def rotary_embedding(inv_freq, attention_scaling, x_dtype, position_ids):
-    """<Family>RotaryEmbedding.forward (float32 in transformers; the inv_freq's dtype here)."""
-    ft = inv_freq.dtype
-    inv_freq_expanded = inv_freq[None, :, None].expand(position_ids.shape[0], -1, 1)
-    position_ids_expanded = position_ids[:, None, :].to(ft)
-    freqs = (inv_freq_expanded @ position_ids_expanded).transpose(1, 2)
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos = emb.cos() * attention_scaling
-    sin = emb.sin() * attention_scaling
-    return cos.to(dtype=x_dtype), sin.to(dtype=x_dtype)
-
-
-def rotate_half(x):
-    x1 = x[..., : x.shape[-1] // 2]
-    x2 = x[..., x.shape[-1] // 2:]
-    return torch.cat((-x2, x1), dim=-1)
-
-
-def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
-    """The partial-rotary version (modeling_gpt_neox.py, modeling_phi3.py); with cos as wide as
-    the head it is modeling_llama.py's: q·cos + rotate_half(q)·sin."""
-    cos = cos.unsqueeze(unsqueeze_dim)
-    sin = sin.unsqueeze(unsqueeze_dim)
-    rotary_dim = cos.shape[-1]
-    q_rot, q_pass = q[..., :rotary_dim], q[..., rotary_dim:]
-    k_rot, k_pass = k[..., :rotary_dim], k[..., rotary_dim:]
-    q_embed = (q_rot * cos) + (rotate_half(q_rot) * sin)
-    k_embed = (k_rot * cos) + (rotate_half(k_rot) * sin)
-    q_embed = torch.cat([q_embed, q_pass], dim=-1)
-    k_embed = torch.cat([k_embed, k_pass], dim=-1)
-    return q_embed, k_embed
-
-
-def repeat_kv(hidden_states, n_rep):
-    batch, num_key_value_heads, slen, hd = hidden_states.shape
-    if n_rep == 1:
-        return hidden_states
-    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen,
-                                                           hd)
-    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, hd)
-
-
-def eager_mask(n, window, dtype):
-    """masking_utils: causal_mask_function [and sliding_window_overlay(window)], as an additive
-    eager mask where(mask, 0, finfo(dtype).min): [1, 1, n, n]."""
-    q_idx = torch.arange(n)[:, None]
-    kv_idx = torch.arange(n)[None, :]
-    mask = kv_idx <= q_idx
-    if window is not None:
-        mask = mask & (kv_idx > q_idx - window)
-    min_dtype = torch.finfo(dtype).min
-    mask = torch.where(mask, torch.tensor(0.0, dtype=dtype), torch.tensor(min_dtype, dtype=dtype))
-    return mask[None, None, :, :]
-
-
-def eager_attention_forward(num_key_value_groups, query, key, value, attention_mask, scaling,
-                            softcap=None):
-    """eager_attention_forward of modeling_llama.py (and Gemma 2/3's, with softcap)."""
-    key_states = repeat_kv(key, num_key_value_groups)
-    value_states = repeat_kv(value, num_key_value_groups)
-    attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
-    if softcap is not None:
-        attn_weights = attn_weights / softcap
-        attn_weights = torch.tanh(attn_weights)
-        attn_weights = attn_weights * softcap
-    if attention_mask is not None:
-        causal_mask = attention_mask[:, :, :, : key_states.shape[-2]]
-        attn_weights = attn_weights + causal_mask
-    # transformers: softmax(..., dtype=torch.float32).to(query.dtype); float64 run: float64.
-    softmax_dtype = torch.promote_types(query.dtype, torch.float32)
-    attn_weights = F.softmax(attn_weights, dim=-1, dtype=softmax_dtype).to(query.dtype)
-    attn_output = torch.matmul(attn_weights, value_states)
-    attn_output = attn_output.transpose(1, 2).contiguous()
-    return attn_output, attn_weights
-
-
 def gelu_tanh(x):
     """ACT2FN["gelu_pytorch_tanh"]: gelu(x, approximate="tanh")."""
     return F.gelu(x, approximate="tanh")
-
-
-def gated_mlp(w, p, x, act):
-    """Llama-style MLP (Qwen3MLP, Gemma2MLP/Gemma3MLP, Olmo2MLP): down(act(gate(x)) * up(x))."""
-    gate = F.linear(x, w[p + "gate_proj.weight"])
-    return F.linear(act(gate) * F.linear(x, w[p + "up_proj.weight"]), w[p + "down_proj.weight"])
 
 
 def floats(stored, ft):
@@ -283,24 +183,8 @@ def round_to(value, dtype):
 
 
 # ---------------------------------------------------------------------------------------------
-# Shared pieces of the independent float64 loop implementation (Python floats, no torch ops but
-# x @ Wᵀ), used by every family's forward_loops.
-
-
-def loop_lin(x, w, name, bias=True):
-    y = x @ w[name + ".weight"].T
-    return y + w[name + ".bias"] if bias and name + ".bias" in w else y
-
-
-def loop_rms(x, weight, eps, offset=0.0):
-    """Each row / sqrt(mean(row²) + eps) × (offset + weight)."""
-    out = torch.empty_like(x)
-    for r in range(x.shape[0]):
-        row = [float(v) for v in x[r]]
-        s = 1.0 / math.sqrt(sum(v * v for v in row) / len(row) + eps)
-        for i, v in enumerate(row):
-            out[r, i] = v * s * (offset + float(weight[i]))
-    return out
+# The families' own pieces of the independent float64 loop implementation (golden_case.py's
+# loop_* are the shared ones).
 
 
 def loop_layer_norm(x, weight, bias, eps):
@@ -315,52 +199,6 @@ def loop_layer_norm(x, weight, bias, eps):
     return out
 
 
-def loop_inv_freq(base, dim, factor=1.0):
-    """θ_i = base^(−2i/dim) / factor, i < dim/2."""
-    return [math.pow(base, -2.0 * i / dim) / factor for i in range(dim // 2)]
-
-
-def loop_rotate(vec, t, thetas):
-    """One head's vector at position t: pairs (i, i + rot/2), rot = 2·len(thetas), by t·θ_i;
-    dims >= rot unchanged."""
-    out = vec.clone()
-    half = len(thetas)
-    for i, theta in enumerate(thetas):
-        a = t * theta
-        x0, x1 = float(vec[i]), float(vec[i + half])
-        out[i] = x0 * math.cos(a) - x1 * math.sin(a)
-        out[i + half] = x1 * math.cos(a) + x0 * math.sin(a)
-    return out
-
-
-def loop_attention(qs, ks, vs, group, window, scale, softcap=None):
-    """qs[h][t], ks[g][t], vs[g][t]: rotated query / key and value vectors. Query head h reads kv
-    head h // group; row i sees keys max(0, i − window + 1) … i. Returns (A [heads, n, n],
-    ctx [n, heads·hd_v])."""
-    heads, n, hd_v = len(qs), len(qs[0]), vs[0][0].shape[0]
-    A = torch.zeros(heads, n, n, dtype=torch.float64)
-    ctx = torch.zeros(n, heads * hd_v, dtype=torch.float64)
-    for h in range(heads):
-        g = h // group
-        for i in range(n):
-            lo = 0 if window is None else max(0, i - window + 1)
-            js = list(range(lo, i + 1))
-            s = [float(qs[h][i] @ ks[g][j]) * scale for j in js]
-            if softcap is not None:
-                s = [softcap * math.tanh(v / softcap) for v in s]
-            m = max(s)
-            e = [math.exp(v - m) for v in s]
-            z = sum(e)
-            for j, ej in zip(js, e):
-                A[h, i, j] = ej / z
-                ctx[i, h * hd_v:(h + 1) * hd_v] += (ej / z) * vs[g][j]
-    return A, ctx
-
-
-def loop_silu(x):
-    return x / (1 + torch.exp(-x))
-
-
 def loop_gelu_erf(x):
     return torch.tensor([[0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in row.tolist()]
                          for row in x], dtype=torch.float64)
@@ -370,26 +208,6 @@ def loop_gelu_tanh(x):
     c = math.sqrt(2 / math.pi)
     return torch.tensor([[0.5 * v * (1 + math.tanh(c * (v + 0.044715 * v ** 3))) for v in
                           row.tolist()] for row in x], dtype=torch.float64)
-
-
-def split_heads(mat, heads, hd):
-    """[n, heads·hd] → heads × [n rows of hd]."""
-    return [[mat[t, h * hd:(h + 1) * hd] for t in range(mat.shape[0])] for h in range(heads)]
-
-
-def rotated_heads(mat, heads, hd, thetas, norm=None):
-    """split_heads, each row normalised by norm (if any), then rotated to its position t."""
-    return [[loop_rotate(norm(row) if norm else row, t, thetas) for t, row in enumerate(rows)]
-            for rows in split_heads(mat, heads, hd)]
-
-
-def randn_factory(seed):
-    g = torch.Generator().manual_seed(seed)
-
-    def randn(*shape, std=1.0, mean=0.0):
-        return torch.randn(*shape, generator=g, dtype=torch.float32) * std + mean
-
-    return g, randn
 
 
 # =============================================================================================
@@ -487,18 +305,14 @@ def neox_config(c):
 def neox_attention(w, p, c, hidden_states, position_embeddings, attention_mask):
     """GPTNeoXAttention.forward (eager)."""
     head_size = neox_head_dim(c)
-    input_shape = hidden_states.shape[:-1]
-    hidden_shape = (*input_shape, -1, 3 * head_size)
+    hidden_shape = (*hidden_states.shape[:-1], -1, 3 * head_size)  # [batch, n, heads, 3·hd]
     qkv = F.linear(hidden_states, w[p + "query_key_value.weight"],
                    w.get(p + "query_key_value.bias")).view(hidden_shape).transpose(1, 2)
     query_states, key_states, value_states = qkv.chunk(3, dim=-1)
     cos, sin = position_embeddings
-    query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
-    attn_output, attn_weights = eager_attention_forward(
-        1, query_states, key_states, value_states, attention_mask, scaling=head_size ** -0.5)
-    attn_output = attn_output.reshape(*input_shape, -1).contiguous()
-    attn_output = F.linear(attn_output, w[p + "dense.weight"], w.get(p + "dense.bias"))
-    return attn_output, attn_weights
+    query_states, key_states = apply_partial_rotary_pos_emb(query_states, key_states, cos, sin)
+    return attention_output(w, p + "dense", query_states, key_states, value_states,
+                            attention_mask, head_size ** -0.5)
 
 
 def neox_mlp(w, p, hidden_states):
@@ -512,16 +326,11 @@ def neox_mlp(w, p, hidden_states):
 def neox_forward(stored, ids, c, ft):
     """GPTNeoXForCausalLM(input_ids[None]) in dtype ft: (logits [n, vocab], [heads, n, n] per
     layer)."""
-    w = floats(stored, ft)
-    eps = c["eps"]
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["gpt_neox.embed_in.weight"])
-    position_ids = torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
-    causal_mask = eager_mask(input_ids.shape[1], None, ft)
-    hidden_states = inputs_embeds  # emb_dropout: identity in eval
+    w, eps = floats(stored, ft), c["eps"]
+    hidden_states, position_ids = embed(w, ids, "gpt_neox.embed_in.weight")  # emb_dropout: none
+    causal_mask = eager_mask(len(ids), None, ft)
     # GPTNeoXRotaryEmbedding (= LlamaRotaryEmbedding): dim = int(head_dim * partial_rotary_factor)
-    inv_freq, scaling = rope_init(c["rope_base"], neox_rotary_ndims(c), None, ft)
-    position_embeddings = rotary_embedding(inv_freq, scaling, hidden_states.dtype, position_ids)
+    rope = position_embeddings(c["rope_base"], neox_rotary_ndims(c), None, ft, ft, position_ids)
     attentions = []
     for l in range(c["layers"]):
         p = f"gpt_neox.layers.{l}."
@@ -530,7 +339,7 @@ def neox_forward(stored, ids, c, ft):
             return layer_norm(x, w[p + name + ".weight"], w[p + name + ".bias"], eps)
 
         attn_output, attn_weights = neox_attention(
-            w, p + "attention.", c, ln(hidden_states, "input_layernorm"), position_embeddings,
+            w, p + "attention.", c, ln(hidden_states, "input_layernorm"), rope,
             causal_mask)
         if c["parallel"]:
             # x = x + attn(ln1(x)) + mlp(ln2(x))
@@ -653,29 +462,20 @@ QWEN3_CASES = [
 
 
 def qwen3_weights(c):
-    g, randn = randn_factory(c["seed"])
-    d, v, hd, inter = c["d"], c["vocab"], c["head_dim"], c["inter"]
+    d, hd = c["d"], c["head_dim"]
     hq, hkv = c["heads"] * hd, c["kv"] * hd
-    w = {"model.embed_tokens.weight": randn(v, d, std=0.5)}
-    for l in range(c["layers"]):
-        p = f"model.layers.{l}."
+
+    def layer(w, randn, p):
         w[p + "input_layernorm.weight"] = randn(d, std=0.1, mean=1.0)
-        w[p + "self_attn.q_proj.weight"] = randn(hq, d, std=1.0 / math.sqrt(d))
-        w[p + "self_attn.k_proj.weight"] = randn(hkv, d, std=1.0 / math.sqrt(d))
-        w[p + "self_attn.v_proj.weight"] = randn(hkv, d, std=1.0 / math.sqrt(d))
+        draw_qkv(w, randn, p, d, hq, hkv, 1.0)
         w[p + "self_attn.o_proj.weight"] = randn(d, hq, std=1.0 / math.sqrt(hq))
         # q/k norms scale each normalised head vector (RMS 1) up: scores of a few units.
         w[p + "self_attn.q_norm.weight"] = randn(hd, std=0.3, mean=1.5)
         w[p + "self_attn.k_norm.weight"] = randn(hd, std=0.3, mean=1.5)
         w[p + "post_attention_layernorm.weight"] = randn(d, std=0.1, mean=1.0)
-        w[p + "mlp.gate_proj.weight"] = randn(inter, d, std=1.0 / math.sqrt(d))
-        w[p + "mlp.up_proj.weight"] = randn(inter, d, std=1.0 / math.sqrt(d))
-        w[p + "mlp.down_proj.weight"] = randn(d, inter, std=1.0 / math.sqrt(inter))
-    w["model.norm.weight"] = randn(d, std=0.1, mean=1.0)
-    if not c["tied"]:
-        w["lm_head.weight"] = randn(v, d, std=0.3)
-    ids = torch.randint(0, v, (N,), generator=g)
-    return w, ids, {}
+        draw_mlp(w, randn, p, d, c["inter"])
+
+    return (*llama_shaped_weights(c, N, layer), {})
 
 
 def qwen3_config(c):
@@ -697,78 +497,54 @@ def qwen3_config(c):
 def qwen3_attention(w, p, c, hidden_states, position_embeddings, attention_mask):
     """Qwen3Attention.forward (eager): per-head q_norm / k_norm before the transpose and RoPE."""
     hd, eps = c["head_dim"], c["eps"]
-    input_shape = hidden_states.shape[:-1]
-    hidden_shape = (*input_shape, -1, hd)
+    hidden_shape = (*hidden_states.shape[:-1], -1, hd)  # [batch, n, heads, hd]
     proj = lambda name: F.linear(hidden_states, w[p + name + ".weight"])  # noqa: E731
-    query_states = rms_norm_llama(proj("q_proj").view(hidden_shape), w[p + "q_norm.weight"],
-                                  eps).transpose(1, 2)
-    key_states = rms_norm_llama(proj("k_proj").view(hidden_shape), w[p + "k_norm.weight"],
-                                eps).transpose(1, 2)
+    query_states = rms_norm(proj("q_proj").view(hidden_shape), w[p + "q_norm.weight"],
+                            eps).transpose(1, 2)
+    key_states = rms_norm(proj("k_proj").view(hidden_shape), w[p + "k_norm.weight"],
+                          eps).transpose(1, 2)
     value_states = proj("v_proj").view(hidden_shape).transpose(1, 2)
     cos, sin = position_embeddings
     query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
-    attn_output, attn_weights = eager_attention_forward(
-        c["heads"] // c["kv"], query_states, key_states, value_states, attention_mask,
-        scaling=hd ** -0.5)
-    attn_output = attn_output.reshape(*input_shape, -1).contiguous()
-    return F.linear(attn_output, w[p + "o_proj.weight"]), attn_weights
+    return attention_output(w, p + "o_proj", query_states, key_states, value_states,
+                            attention_mask, hd ** -0.5)
 
 
 def qwen3_forward(stored, ids, c, ft):
     w = floats(stored, ft)
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"])
-    position_ids = torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
-    causal_mask = eager_mask(input_ids.shape[1], None, ft)  # use_sliding_window false
-    hidden_states = inputs_embeds
-    inv_freq, scaling = rope_init(c["theta"], c["head_dim"], None, ft)
-    position_embeddings = rotary_embedding(inv_freq, scaling, hidden_states.dtype, position_ids)
+    hidden_states, position_ids = embed(w, ids)
+    causal_mask = eager_mask(len(ids), None, ft)  # use_sliding_window false
+    rope = position_embeddings(c["theta"], c["head_dim"], None, ft, ft, position_ids)
     attentions = []
     for l in range(c["layers"]):
         p = f"model.layers.{l}."
         residual = hidden_states
-        hidden_states = rms_norm_llama(hidden_states, w[p + "input_layernorm.weight"], c["eps"])
+        hidden_states = rms_norm(hidden_states, w[p + "input_layernorm.weight"], c["eps"])
         hidden_states, attn_weights = qwen3_attention(w, p + "self_attn.", c, hidden_states,
-                                                      position_embeddings, causal_mask)
+                                                      rope, causal_mask)
         hidden_states = residual + hidden_states
         residual = hidden_states
-        hidden_states = rms_norm_llama(hidden_states, w[p + "post_attention_layernorm.weight"],
-                                       c["eps"])
+        hidden_states = rms_norm(hidden_states, w[p + "post_attention_layernorm.weight"],
+                                 c["eps"])
         hidden_states = gated_mlp(w, p + "mlp.", hidden_states, F.silu)
         hidden_states = residual + hidden_states
         attentions.append(attn_weights[0])
-    hidden_states = rms_norm_llama(hidden_states, w["model.norm.weight"], c["eps"])
+    hidden_states = rms_norm(hidden_states, w["model.norm.weight"], c["eps"])
     lm_head = w["model.embed_tokens.weight"] if c["tied"] else w["lm_head.weight"]
     return F.linear(hidden_states, lm_head)[0], attentions
 
 
 def qwen3_loops(stored, ids, c):
     w = floats(stored, torch.float64)
-    heads, kv, hd, eps = c["heads"], c["kv"], c["head_dim"], c["eps"]
-    thetas = loop_inv_freq(c["theta"], hd)
-    x = torch.stack([w["model.embed_tokens.weight"][int(t)] for t in ids])
-    attentions = []
-    for l in range(c["layers"]):
-        p = f"model.layers.{l}."
-        h = loop_rms(x, w[p + "input_layernorm.weight"], eps)
-        q = loop_lin(h, w, p + "self_attn.q_proj")
-        k = loop_lin(h, w, p + "self_attn.k_proj")
-        v = loop_lin(h, w, p + "self_attn.v_proj")
-        # Each head's vector normalised on its own (weight [head_dim]), then rotated.
-        qn = lambda vec: loop_rms(vec[None], w[p + "self_attn.q_norm.weight"], eps)[0]  # noqa: E731
-        kn = lambda vec: loop_rms(vec[None], w[p + "self_attn.k_norm.weight"], eps)[0]  # noqa: E731
-        qs = rotated_heads(q, heads, hd, thetas, qn)
-        ks = rotated_heads(k, kv, hd, thetas, kn)
-        vs = split_heads(v, kv, hd)
-        A, ctx = loop_attention(qs, ks, vs, heads // kv, None, 1.0 / math.sqrt(hd))
-        attentions.append(A)
-        x = x + loop_lin(ctx, w, p + "self_attn.o_proj")
-        h2 = loop_rms(x, w[p + "post_attention_layernorm.weight"], eps)
-        gate, up = loop_lin(h2, w, p + "mlp.gate_proj"), loop_lin(h2, w, p + "mlp.up_proj")
-        x = x + loop_lin(loop_silu(gate) * up, w, p + "mlp.down_proj")
-    x = loop_rms(x, w["model.norm.weight"], eps)
-    lm_head = w["model.embed_tokens.weight"] if c["tied"] else w["lm_head.weight"]
-    return x @ lm_head.T, attentions
+    hd, eps = c["head_dim"], c["eps"]
+
+    def qk_norm(p):
+        """Each head's vector normalised on its own (weight [head_dim]), then rotated."""
+        return tuple(lambda vec, name=name: loop_rms(vec[None], w[p + name], eps)[0]
+                     for name in ("self_attn.q_norm.weight", "self_attn.k_norm.weight"))
+
+    return llama_loops(w, ids, c, hd, loop_inv_freq(c["theta"], hd), [None] * c["layers"],
+                       qk_norm)
 
 
 def swap_weights(stored, pairs):
@@ -848,30 +624,22 @@ def gemma_embed_scale(c):
 
 
 def gemma_weights(c, qk_norm):
-    g, randn = randn_factory(c["seed"])
-    d, v, hd, inter = c["d"], c["vocab"], c["head_dim"], c["inter"]
+    d, hd = c["d"], c["head_dim"]
     hq, hkv = c["heads"] * hd, c["kv"] * hd
-    # Small embeddings: × √hidden they reach unit size. Norm weights w act as (1 + w).
-    w = {"model.embed_tokens.weight": randn(v, d, std=0.2)}
-    for l in range(c["layers"]):
-        p = f"model.layers.{l}."
+
+    def layer(w, randn, p):
         w[p + "input_layernorm.weight"] = randn(d, std=0.1)
-        w[p + "self_attn.q_proj.weight"] = randn(hq, d, std=1.5 / math.sqrt(d))
-        w[p + "self_attn.k_proj.weight"] = randn(hkv, d, std=1.5 / math.sqrt(d))
-        w[p + "self_attn.v_proj.weight"] = randn(hkv, d, std=1.0 / math.sqrt(d))
+        draw_qkv(w, randn, p, d, hq, hkv, 1.5)
         w[p + "self_attn.o_proj.weight"] = randn(d, hq, std=1.0 / math.sqrt(hq))
         if qk_norm:
             w[p + "self_attn.q_norm.weight"] = randn(hd, std=0.2, mean=0.6)
             w[p + "self_attn.k_norm.weight"] = randn(hd, std=0.2, mean=0.6)
-        w[p + "post_attention_layernorm.weight"] = randn(d, std=0.1)
-        w[p + "pre_feedforward_layernorm.weight"] = randn(d, std=0.1)
-        w[p + "post_feedforward_layernorm.weight"] = randn(d, std=0.1)
-        w[p + "mlp.gate_proj.weight"] = randn(inter, d, std=1.0 / math.sqrt(d))
-        w[p + "mlp.up_proj.weight"] = randn(inter, d, std=1.0 / math.sqrt(d))
-        w[p + "mlp.down_proj.weight"] = randn(d, inter, std=1.0 / math.sqrt(inter))
-    w["model.norm.weight"] = randn(d, std=0.1)
-    ids = torch.randint(0, v, (N,), generator=g)
-    return w, ids, {}
+        for norm in ("post_attention", "pre_feedforward", "post_feedforward"):
+            w[p + norm + "_layernorm.weight"] = randn(d, std=0.1)
+        draw_mlp(w, randn, p, d, c["inter"])
+
+    # Small embeddings: × √hidden they reach unit size. Norm weights w act as (1 + w). Tied.
+    return (*llama_shaped_weights(c, N, layer, embed_std=0.2, norm_mean=0.0, lm_head=False), {})
 
 
 def gemma2_config(c):
@@ -892,6 +660,12 @@ def gemma2_config(c):
     }
 
 
+def gemma_masks(c, n, ft):
+    """The eager mask of each layer type (sliding_window on sliding_attention layers)."""
+    return {"full_attention": eager_mask(n, None, ft),
+            "sliding_attention": eager_mask(n, c["sliding_window"], ft)}
+
+
 def gemma_attention(w, p, c, hidden_states, position_embeddings, attention_mask, qk_norm,
                     softcap):
     """Gemma2Attention.forward / Gemma3Attention.forward (eager): scaling
@@ -899,8 +673,7 @@ def gemma_attention(w, p, c, hidden_states, position_embeddings, attention_mask,
     function, Gemma 3 passes none (its attn_logit_softcapping is never read); Gemma 3 normalises q
     and k per head (q_norm / k_norm, (1 + w) RMSNorm) after the transpose, before RoPE."""
     hd = c["head_dim"]
-    input_shape = hidden_states.shape[:-1]
-    hidden_shape = (*input_shape, -1, hd)
+    hidden_shape = (*hidden_states.shape[:-1], -1, hd)  # [batch, n, heads, hd]
     proj = lambda name: F.linear(hidden_states, w[p + name + ".weight"])  # noqa: E731
     query_states = proj("q_proj").view(hidden_shape).transpose(1, 2)
     key_states = proj("k_proj").view(hidden_shape).transpose(1, 2)
@@ -910,11 +683,8 @@ def gemma_attention(w, p, c, hidden_states, position_embeddings, attention_mask,
         key_states = rms_norm_gemma(key_states, w[p + "k_norm.weight"], c["eps"])
     cos, sin = position_embeddings
     query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
-    attn_output, attn_weights = eager_attention_forward(
-        c["heads"] // c["kv"], query_states, key_states, value_states, attention_mask,
-        scaling=c["qpas"] ** -0.5, softcap=softcap)
-    attn_output = attn_output.reshape(*input_shape, -1).contiguous()
-    return F.linear(attn_output, w[p + "o_proj.weight"]), attn_weights
+    return attention_output(w, p + "o_proj", query_states, key_states, value_states,
+                            attention_mask, c["qpas"] ** -0.5, softcap=softcap)
 
 
 def gemma_decoder_layer(w, p, c, hidden_states, position_embeddings, attention_mask, qk_norm,
@@ -949,22 +719,16 @@ def gemma_head(w, c, hidden_states):
 
 def gemma2_forward(stored, ids, c, ft):
     w = floats(stored, ft)
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"])
-    position_ids = torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
-    n = input_ids.shape[1]
-    masks = {"full_attention": eager_mask(n, None, ft),
-             "sliding_attention": eager_mask(n, c["sliding_window"], ft)}
-    hidden_states = inputs_embeds
-    inv_freq, scaling = rope_init(c["theta"], c["head_dim"], None, ft)
-    position_embeddings = rotary_embedding(inv_freq, scaling, hidden_states.dtype, position_ids)
+    hidden_states, position_ids = embed(w, ids)
+    masks = gemma_masks(c, len(ids), ft)
+    rope = position_embeddings(c["theta"], c["head_dim"], None, ft, ft, position_ids)
     # Gemma2Model: normalizer = torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype)
     normalizer = torch.tensor(gemma_embed_scale(c), dtype=hidden_states.dtype)
     hidden_states = hidden_states * normalizer
     attentions = []
     for l, layer_type in enumerate(gemma2_layer_types(c)):
         hidden_states, attn_weights = gemma_decoder_layer(
-            w, f"model.layers.{l}.", c, hidden_states, position_embeddings, masks[layer_type],
+            w, f"model.layers.{l}.", c, hidden_states, rope, masks[layer_type],
             qk_norm=False, softcap=c["attn_softcap"])
         attentions.append(attn_weights[0])
     return gemma_head(w, c, hidden_states), attentions
@@ -1122,29 +886,23 @@ def gemma3_config(c):
 
 def gemma3_forward(stored, ids, c, ft):
     w = floats(stored, ft)
-    input_ids = ids[None, :]
+    hidden_states, position_ids = embed(w, ids)
     # Gemma3TextScaledWordEmbedding: embedding(input_ids) * embed_scale.to(weight.dtype)
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"]) * torch.tensor(
-        gemma_embed_scale(c), dtype=ft)
-    position_ids = torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
-    n = input_ids.shape[1]
-    masks = {"full_attention": eager_mask(n, None, ft),
-             "sliding_attention": eager_mask(n, c["sliding_window"], ft)}
-    hidden_states = inputs_embeds
+    hidden_states = hidden_states * torch.tensor(gemma_embed_scale(c), dtype=ft)
+    masks = gemma_masks(c, len(ids), ft)
     # Gemma3TextModel: rotary_emb (rope_theta, rope_scaling) and rotary_emb_local (a config copy
     # with rope_theta = rope_local_base_freq, rope_scaling = {"rope_type": "default"})
-    x_dtype = hidden_states.dtype
-    inv_freq, scaling = rope_init(c["rope_theta"], c["head_dim"], c["rope_scaling"], ft)
-    position_embeddings_global = rotary_embedding(inv_freq, scaling, x_dtype, position_ids)
-    inv_freq, scaling = rope_init(c["rope_local"], c["head_dim"], None, ft)
-    position_embeddings_local = rotary_embedding(inv_freq, scaling, x_dtype, position_ids)
+    position_embeddings_global = position_embeddings(c["rope_theta"], c["head_dim"],
+                                                     c["rope_scaling"], ft, ft, position_ids)
+    position_embeddings_local = position_embeddings(c["rope_local"], c["head_dim"], None, ft, ft,
+                                                    position_ids)
     attentions = []
     for l, layer_type in enumerate(gemma3_layer_types(c)):
         # apply global RoPE to non-sliding layer only
         sliding = layer_type == "sliding_attention"
-        position_embeddings = position_embeddings_local if sliding else position_embeddings_global
+        rope = position_embeddings_local if sliding else position_embeddings_global
         hidden_states, attn_weights = gemma_decoder_layer(
-            w, f"model.layers.{l}.", c, hidden_states, position_embeddings, masks[layer_type],
+            w, f"model.layers.{l}.", c, hidden_states, rope, masks[layer_type],
             qk_norm=True, softcap=None)
         attentions.append(attn_weights[0])
     return gemma_head(w, c, hidden_states), attentions
@@ -1211,27 +969,19 @@ def olmo2_head_dim(c):
 
 
 def olmo2_weights(c):
-    g, randn = randn_factory(c["seed"])
-    d, v, hd, inter = c["d"], c["vocab"], olmo2_head_dim(c), c["inter"]
+    d, hd = c["d"], olmo2_head_dim(c)
     hq, hkv = c["heads"] * hd, c["kv"] * hd
-    w = {"model.embed_tokens.weight": randn(v, d, std=0.5)}
-    for l in range(c["layers"]):
-        p = f"model.layers.{l}."
-        w[p + "self_attn.q_proj.weight"] = randn(hq, d, std=1.0 / math.sqrt(d))
-        w[p + "self_attn.k_proj.weight"] = randn(hkv, d, std=1.0 / math.sqrt(d))
-        w[p + "self_attn.v_proj.weight"] = randn(hkv, d, std=1.0 / math.sqrt(d))
+
+    def layer(w, randn, p):  # no norm before a sublayer; q/k norms over the whole projection
+        draw_qkv(w, randn, p, d, hq, hkv, 1.0)
         w[p + "self_attn.o_proj.weight"] = randn(d, hq, std=1.0 / math.sqrt(hq))
         w[p + "self_attn.q_norm.weight"] = randn(hq, std=0.3, mean=1.5)
         w[p + "self_attn.k_norm.weight"] = randn(hkv, std=0.3, mean=1.5)
         w[p + "post_attention_layernorm.weight"] = randn(d, std=0.1, mean=1.0)
-        w[p + "mlp.gate_proj.weight"] = randn(inter, d, std=1.0 / math.sqrt(d))
-        w[p + "mlp.up_proj.weight"] = randn(inter, d, std=1.0 / math.sqrt(d))
-        w[p + "mlp.down_proj.weight"] = randn(d, inter, std=1.0 / math.sqrt(inter))
+        draw_mlp(w, randn, p, d, c["inter"])
         w[p + "post_feedforward_layernorm.weight"] = randn(d, std=0.1, mean=1.0)
-    w["model.norm.weight"] = randn(d, std=0.1, mean=1.0)
-    w["lm_head.weight"] = randn(v, d, std=0.3)
-    ids = torch.randint(0, v, (N,), generator=g)
-    return w, ids, {}
+
+    return (*llama_shaped_weights(c, N, layer, lm_head=True), {})
 
 
 def olmo2_config(c):
@@ -1261,8 +1011,7 @@ def olmo2_apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
 def olmo2_attention(w, p, c, hidden_states, position_embeddings, attention_mask):
     """Olmo2Attention.forward (eager): q_norm / k_norm over the whole projection, then split."""
     hd, eps = olmo2_head_dim(c), c["eps"]
-    input_shape = hidden_states.shape[:-1]
-    hidden_shape = (*input_shape, -1, hd)
+    hidden_shape = (*hidden_states.shape[:-1], -1, hd)  # [batch, n, heads, hd]
     proj = lambda name: F.linear(hidden_states, w[p + name + ".weight"])  # noqa: E731
     query_states = rms_norm_olmo2(proj("q_proj"), w[p + "q_norm.weight"], eps)
     key_states = rms_norm_olmo2(proj("k_proj"), w[p + "k_norm.weight"], eps)
@@ -1272,30 +1021,22 @@ def olmo2_attention(w, p, c, hidden_states, position_embeddings, attention_mask)
     value_states = value_states.view(hidden_shape).transpose(1, 2)
     cos, sin = position_embeddings
     query_states, key_states = olmo2_apply_rotary_pos_emb(query_states, key_states, cos, sin)
-    attn_output, attn_weights = eager_attention_forward(
-        c["heads"] // c["kv"], query_states, key_states, value_states, attention_mask,
-        scaling=hd ** -0.5)
-    attn_output = attn_output.reshape(*input_shape, -1).contiguous()
-    return F.linear(attn_output, w[p + "o_proj.weight"]), attn_weights
+    return attention_output(w, p + "o_proj", query_states, key_states, value_states,
+                            attention_mask, hd ** -0.5)
 
 
 def olmo2_forward(stored, ids, c, ft):
-    w = floats(stored, ft)
-    eps = c["eps"]
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"])
-    position_ids = torch.arange(inputs_embeds.shape[1]).unsqueeze(0)
-    causal_mask = eager_mask(input_ids.shape[1], None, ft)
-    hidden_states = inputs_embeds
-    # Olmo2RotaryEmbedding.forward returns cos, sin in float32 (not cast to x.dtype)
-    inv_freq, scaling = rope_init(c["theta"], olmo2_head_dim(c), None, ft)
-    position_embeddings = rotary_embedding(inv_freq, scaling, inv_freq.dtype, position_ids)
+    w, eps = floats(stored, ft), c["eps"]
+    hidden_states, position_ids = embed(w, ids)
+    causal_mask = eager_mask(len(ids), None, ft)
+    # Olmo2RotaryEmbedding.forward returns cos, sin in float32 (inv_freq's dtype, not x.dtype)
+    rope = position_embeddings(c["theta"], olmo2_head_dim(c), None, ft, ft, position_ids)
     attentions = []
     for l in range(c["layers"]):
         p = f"model.layers.{l}."
         residual = hidden_states
         hidden_states, attn_weights = olmo2_attention(w, p + "self_attn.", c, hidden_states,
-                                                      position_embeddings, causal_mask)
+                                                      rope, causal_mask)
         hidden_states = rms_norm_olmo2(hidden_states, w[p + "post_attention_layernorm.weight"], eps)
         hidden_states = residual + hidden_states
         residual = hidden_states
@@ -1380,27 +1121,19 @@ def phi3_head_dim(c):
 
 
 def phi3_weights(c):
-    g, randn = randn_factory(c["seed"])
-    d, v, hd, inter = c["d"], c["vocab"], phi3_head_dim(c), c["inter"]
+    d, hd = c["d"], phi3_head_dim(c)
     hq, hkv = c["heads"] * hd, c["kv"] * hd
-    w = {"model.embed_tokens.weight": randn(v, d, std=0.5)}
-    for l in range(c["layers"]):
-        p = f"model.layers.{l}."
+
+    def layer(w, randn, p):
         w[p + "input_layernorm.weight"] = randn(d, std=0.1, mean=1.0)
-        q = randn(hq, d, std=1.4 / math.sqrt(d))
-        k = randn(hkv, d, std=1.4 / math.sqrt(d))
-        v_ = randn(hkv, d, std=1.0 / math.sqrt(d))
-        w[p + "self_attn.qkv_proj.weight"] = torch.cat([q, k, v_])  # rows [q | k | v]
+        w[p + "self_attn.qkv_proj.weight"] = torch.cat(qkv_draws(randn, d, hq, hkv, 1.4))  # [q|k|v]
         w[p + "self_attn.o_proj.weight"] = randn(d, hq, std=1.0 / math.sqrt(hq))
         w[p + "post_attention_layernorm.weight"] = randn(d, std=0.1, mean=1.0)
-        gate = randn(inter, d, std=1.0 / math.sqrt(d))
-        up = randn(inter, d, std=1.0 / math.sqrt(d))
+        gate, up, down = mlp_draws(randn, d, c["inter"])
         w[p + "mlp.gate_up_proj.weight"] = torch.cat([gate, up])  # rows [gate | up]
-        w[p + "mlp.down_proj.weight"] = randn(d, inter, std=1.0 / math.sqrt(inter))
-    w["model.norm.weight"] = randn(d, std=0.1, mean=1.0)
-    w["lm_head.weight"] = randn(v, d, std=0.3)
-    ids = torch.randint(0, v, (N,), generator=g)
-    return w, ids, {}
+        w[p + "mlp.down_proj.weight"] = down
+
+    return (*llama_shaped_weights(c, N, layer, lm_head=True), {})
 
 
 def phi3_config(c):
@@ -1422,8 +1155,7 @@ def phi3_config(c):
 def phi3_attention(w, p, c, hidden_states, position_embeddings, attention_mask):
     """Phi3Attention.forward (eager): qkv_proj split at heads·hd and heads·hd + kv·hd."""
     hd = phi3_head_dim(c)
-    input_shape = hidden_states.shape[:-1]
-    hidden_shape = (*input_shape, -1, hd)
+    hidden_shape = (*hidden_states.shape[:-1], -1, hd)  # [batch, n, heads, hd]
     qkv = F.linear(hidden_states, w[p + "qkv_proj.weight"])
     query_pos = c["heads"] * hd
     query_states = qkv[..., :query_pos]
@@ -1433,12 +1165,9 @@ def phi3_attention(w, p, c, hidden_states, position_embeddings, attention_mask):
     key_states = key_states.view(hidden_shape).transpose(1, 2)
     value_states = value_states.view(hidden_shape).transpose(1, 2)
     cos, sin = position_embeddings
-    query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
-    attn_output, attn_weights = eager_attention_forward(
-        c["heads"] // c["kv"], query_states, key_states, value_states, attention_mask,
-        scaling=hd ** -0.5)
-    attn_output = attn_output.reshape(*input_shape, -1).contiguous()
-    return F.linear(attn_output, w[p + "o_proj.weight"]), attn_weights
+    query_states, key_states = apply_partial_rotary_pos_emb(query_states, key_states, cos, sin)
+    return attention_output(w, p + "o_proj", query_states, key_states, value_states,
+                            attention_mask, hd ** -0.5)
 
 
 def phi3_mlp(w, p, hidden_states):
@@ -1450,30 +1179,26 @@ def phi3_mlp(w, p, hidden_states):
 
 
 def phi3_forward(stored, ids, c, ft):
-    w = floats(stored, ft)
-    eps = c["eps"]
-    input_ids = ids[None, :]
-    inputs_embeds = F.embedding(input_ids, w["model.embed_tokens.weight"])
-    position_ids = torch.arange(0, inputs_embeds.shape[1]).unsqueeze(0)
+    w, eps = floats(stored, ft), c["eps"]
+    hidden_states, position_ids = embed(w, ids)
     # Phi3Model: create_sliding_window_causal_mask when config.sliding_window is not None
-    causal_mask = eager_mask(input_ids.shape[1], c["sliding_window"], ft)
-    hidden_states = inputs_embeds
-    inv_freq, scaling = rope_init(c["theta"], phi3_head_dim(c), None, ft)  # partial_rotary_factor 1
-    position_embeddings = rotary_embedding(inv_freq, scaling, hidden_states.dtype, position_ids)
+    causal_mask = eager_mask(len(ids), c["sliding_window"], ft)
+    # partial_rotary_factor 1
+    rope = position_embeddings(c["theta"], phi3_head_dim(c), None, ft, ft, position_ids)
     attentions = []
     for l in range(c["layers"]):
         p = f"model.layers.{l}."
         residual = hidden_states
-        hidden_states = rms_norm_llama(hidden_states, w[p + "input_layernorm.weight"], eps)
+        hidden_states = rms_norm(hidden_states, w[p + "input_layernorm.weight"], eps)
         hidden_states, attn_weights = phi3_attention(w, p + "self_attn.", c, hidden_states,
-                                                     position_embeddings, causal_mask)
+                                                     rope, causal_mask)
         hidden_states = residual + hidden_states  # resid_attn_dropout: identity in eval
         residual = hidden_states
-        hidden_states = rms_norm_llama(hidden_states, w[p + "post_attention_layernorm.weight"], eps)
+        hidden_states = rms_norm(hidden_states, w[p + "post_attention_layernorm.weight"], eps)
         hidden_states = phi3_mlp(w, p + "mlp.", hidden_states)
         hidden_states = residual + hidden_states
         attentions.append(attn_weights[0])
-    hidden_states = rms_norm_llama(hidden_states, w["model.norm.weight"], eps)
+    hidden_states = rms_norm(hidden_states, w["model.norm.weight"], eps)
     return F.linear(hidden_states, w["lm_head.weight"])[0], attentions
 
 
@@ -1535,59 +1260,19 @@ FAMILIES = {"gpt_neox": NEOX, "qwen3": QWEN3, "gemma2": GEMMA2, "gemma3_text": G
             "olmo2": OLMO2, "phi3": PHI3}
 
 
-def write_config(path, config):
-    """config.json as save_pretrained writes it: keys sorted, indent 2, trailing newline."""
-    with open(path, "w") as f:
-        json.dump(config, f, indent=2, sort_keys=True)
-        f.write("\n")
-
-
 def check_rope(c, fam):
-    """apply_rotary_pos_emb with each layer's (base, rotary dim, scaling) equals rotating the
-    pairs (x_i, x_{i+rot/2}) by t·θ_i (θ from loop_inv_freq) and leaves dims >= rot as they are."""
-    hd = fam["head_dim"](c)
+    """golden_case.check_rope for each layer's distinct (base, rotary dim, scaling), θ from
+    loop_inv_freq: how many were checked."""
     seen = set()
     for base, dim, scaling in fam["rope"](c):
         key = (base, dim, json.dumps(scaling, sort_keys=True))
         if key in seen:
             continue
         seen.add(key)
-        g = torch.Generator().manual_seed(1000 + c["seed"])
-        inv_freq, attention_scaling = rope_init(base, dim, scaling, torch.float64)
-        q = torch.randn(1, c["heads"], N, hd, generator=g, dtype=torch.float64)
-        k = torch.randn(1, fam["kv_heads"](c), N, hd, generator=g, dtype=torch.float64)
-        cos, sin = rotary_embedding(inv_freq, attention_scaling, q.dtype, torch.arange(N)[None, :])
-        qe, ke = apply_rotary_pos_emb(q, k, cos, sin)
         thetas = loop_inv_freq(base, dim, (scaling or {}).get("factor", 1.0))
-        for x, xe in ((q, qe), (k, ke)):
-            for h in range(x.shape[1]):
-                for t in range(N):
-                    want = loop_rotate(x[0, h, t], t, thetas)
-                    err = float((xe[0, h, t] - want).abs().max())
-                    assert err < 1e-12, (c["name"], "rope", base, dim, err)
-            assert torch.equal(xe[..., dim:], x[..., dim:]), (c["name"], "pass-through dims")
+        golden_case.check_rope(c["name"], c["seed"], c["heads"], fam["kv_heads"](c),
+                               fam["head_dim"](c), (base, dim, scaling), thetas, N)
     return len(seen)
-
-
-def check_masks(c, attentions, windows, label):
-    """Zero exactly outside [i − window + 1, i], positive inside, rows summing to 1."""
-    i = torch.arange(N)[:, None]
-    j = torch.arange(N)[None, :]
-    for l, (a, window) in enumerate(zip(attentions, windows)):
-        outside = j > i
-        if window is not None:
-            outside = outside | (j <= i - window)
-        assert bool((a[:, outside] == 0).all()), (c["name"], label, l, "mask")
-        assert bool((a[:, ~outside] > 0).all()), (c["name"], label, l, "visible")
-        tol = 1e-6 if label == "32" else 1e-14
-        assert float((a.to(torch.float64).sum(-1) - 1).abs().max()) < tol, (c["name"], label, l)
-
-
-def attention_stats(attentions):
-    """Mean of each row's largest weight, over rows that see at least 4 keys (as many keys as
-    the narrowest window), and the largest weight of all."""
-    tops = [a[:, i, :].max(-1).values for a in attentions for i in range(3, a.shape[1])]
-    return float(torch.cat(tops).mean()), float(torch.cat(tops).max())
 
 
 def case_meta(c, fam):
@@ -1614,7 +1299,7 @@ def run_case(c, fam):
     w, ids, dtypes = fam["weights"](c)
     path = os.path.join(OUT, c["name"] + ".safetensors")
     write_checkpoint(path, w, c["dtype"], dtypes)
-    write_config(os.path.join(OUT, c["name"] + ".config.json"), fam["config"](c))
+    golden_case.write_config(os.path.join(OUT, c["name"] + ".config.json"), fam["config"](c))
 
     # The file reads back as written: names, dtypes, shapes; F32 / U8 / BOOL bit for bit.
     header, file_meta = read_header(path)
@@ -1630,23 +1315,10 @@ def run_case(c, fam):
 
     results = {label: fam["forward"](stored, ids, c, ft)
                for label, ft in (("32", torch.float32), ("64", torch.float64))}
-    logits64, att64 = results["64"]
-
+    logits64 = results["64"][0]
     ropes = check_rope(c, fam)
-    loop_logits, loop_att = fam["loops"](stored, ids, c)
-    loop_err = max([float((loop_logits - logits64).abs().max())] +
-                   [float((a - b).abs().max()) for a, b in zip(loop_att, att64)])
-    assert loop_err < 1e-12, (c["name"], "loops vs vectorized", loop_err)
-    windows = fam["windows"](c)
-    for label in ("32", "64"):
-        assert len(results[label][1]) == c["layers"]
-        check_masks(c, results[label][1], windows, label)
-    d_logits = float((results["32"][0].to(torch.float64) - logits64).abs().max())
-    d_attn = max(float((a.to(torch.float64) - b).abs().max())
-                 for a, b in zip(results["32"][1], att64))
-    assert d_logits < 1e-4 and d_attn < 1e-5, (c["name"], d_logits, d_attn)
-    top_mean, top_max = attention_stats(att64)
-    assert 0.3 < top_mean < 0.9 and top_max < 0.9999, (c["name"], top_mean, top_max)
+    d_logits, d_attn, loop_err, top_mean, top_max = golden_case.check_case(
+        c["name"], results, fam["loops"](stored, ids, c), fam["windows"](c), N)
 
     # Every switch matters: a loader that got it wrong would miss by far more than float32's error.
     effects = []
@@ -1655,17 +1327,8 @@ def run_case(c, fam):
         assert changed > max(100 * d_logits, 1e-3), (c["name"], label, changed, d_logits)
         effects.append((label, changed))
 
-    expected = {"ids": ids.to(torch.float64).numpy()}
-    for label in ("32", "64"):
-        logits, attentions = results[label]
-        expected["logits" + label] = logits.to(torch.float64).numpy()
-        for l, a in enumerate(attentions):
-            expected[f"attn{label}.{l}"] = a.to(torch.float64).numpy()
-    meta = case_meta(c, fam)
-    epath = os.path.join(OUT, c["name"] + ".expected.safetensors")
-    write_safetensors(epath, expected, meta)
-    back, back_meta = read_safetensors(epath)
-    assert back_meta == meta and all(np.array_equal(back[k], expected[k]) for k in expected)
+    golden_case.write_expected(os.path.join(OUT, c["name"] + ".expected.safetensors"), ids,
+                               results, case_meta(c, fam))
     print("wrote %-20s max|f32-f64| logits %.2e attn %.2e; loops vs vectorized %.1e; mean top "
           "attention %.2f (max %.3f); %d RoPE table(s) checked"
           % (c["name"], d_logits, d_attn, loop_err, top_mean, top_max, ropes))

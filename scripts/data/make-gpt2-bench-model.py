@@ -5,48 +5,34 @@ Writes, from one seeded set of random weights (12 layers, 12 heads, d 768, vocab
 positions; every weight and bias N(0, 0.02), LayerNorm weights N(1, 0.02)):
   model.safetensors  Hugging Face GPT2LMHeadModel names (`transformer.` prefix, Conv1D [in, out]), F32
   config.json        its Hugging Face config
-  model.onnx         the same forward (scripts/data/make-gpt2-golden.py's hand-written GPT-2 reference,
-                     imported, traced by torch.onnx.export, opset 17): input `ids` int64 [n], outputs
-                     `logits` [n, vocab] and `attn.0` … `attn.11` [heads, n, n], n dynamic
+  model.onnx         the same forward (gpt2_reference.py, the hand-written GPT-2 reference of
+                     make-gpt2-golden.py, traced by torch.onnx.export, opset 17): input `ids`
+                     int64 [n], outputs `logits` [n, vocab] and `attn.0` … `attn.11` [heads, n, n],
+                     n dynamic
   model-kv.onnx      a decoder step with past key/values for tests/bench/generate-bench.mjs (the same
-                     weights, `DecoderStep` below, written after the reference's ops): inputs `ids`
+                     weights, `DecoderStep` below, built from the reference's pieces): inputs `ids`
                      int64 [1, n], `past_key.<l>` / `past_value.<l>` [1, heads, past, 64]; outputs
                      `logits` [1, vocab] (the last position's) and `present_key.<l>` /
                      `present_value.<l>` [1, heads, past + n, 64]; n and past dynamic (past may be 0)
-  stamp              the hash of this script and the reference: the files are rebuilt only when it changes
+  stamp              the hash of this script, the reference and the writer (data_scripts.Stamp): the
+                     files are rebuilt only when one changes
 
 Run with Debian's python3-torch: /usr/bin/python3 scripts/data/make-gpt2-bench-model.py [--force]
 """
-import hashlib
-import math
-import importlib.util
 import os
 import sys
 import time
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..", "..")
-OUT = os.path.join(ROOT, "build", "bench-gpt2")
-GOLDEN = os.path.join(HERE, "make-gpt2-golden.py")
+sys.dont_write_bytecode = True
+import gpt2_reference  # noqa: E402
+from data_scripts import Stamp  # noqa: E402
+from safetensors_io import write_checkpoint  # noqa: E402
+
 CONFIG = dict(layers=12, heads=12, d=768, vocab=50257, ctx=1024, seed=20261123)
 FILES = ("model.safetensors", "config.json", "model.onnx", "model-kv.onnx")
-
-
-def load_golden():
-    spec = importlib.util.spec_from_file_location("make_gpt2_golden", GOLDEN)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def stamp():
-    h = hashlib.sha256()
-    for path in (os.path.abspath(__file__), GOLDEN):
-        with open(path, "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()
+SOURCES = (os.path.abspath(__file__), "gpt2_reference.py", "safetensors_io.py")
 
 
 def make_weights(c):
@@ -78,35 +64,27 @@ def make_weights(c):
 
 
 class Reference(torch.nn.Module):
-    """The golden script's forward over registered weights (ONNX initializers)."""
+    """gpt2_reference.forward over registered weights (ONNX initializers)."""
 
-    def __init__(self, golden, w, c):
+    def __init__(self, w, c):
         super().__init__()
-        self.golden, self.c, self.names = golden, c, list(w)
+        self.c, self.names = c, list(w)
         for i, name in enumerate(self.names):
             self.register_buffer(f"w{i}", w[name])
 
     def forward(self, ids):
         w = {name: getattr(self, f"w{i}") for i, name in enumerate(self.names)}
-        logits, attentions = self.golden.forward(w, ids, self.c, torch.float32)
+        logits, attentions = gpt2_reference.forward(w, ids, self.c, torch.float32)
         return (logits, *attentions)
 
 
-class DecoderStep(torch.nn.Module):
-    """One step of GPT-2 with a KV cache: the reference's forward (make-gpt2-golden.py) for the
-    positions past … past + n − 1, keys and values of earlier positions read from `past`."""
-
-    def __init__(self, golden, w, c):
-        super().__init__()
-        self.golden, self.c, self.names = golden, c, list(w)
-        for i, name in enumerate(self.names):
-            self.register_buffer(f"w{i}", w[name])
+class DecoderStep(Reference):
+    """One step of GPT-2 with a KV cache, from gpt2_reference.py's pieces: the positions past …
+    past + n − 1, keys and values of earlier positions read from `past`."""
 
     def forward(self, ids, *past):
         w = {name: getattr(self, f"w{i}") for i, name in enumerate(self.names)}
-        c, g = self.c, self.golden
-        d, heads = c["d"], c["heads"]
-        dk = d // heads
+        c, r = self.c, gpt2_reference
         ids = ids[0]
         n = ids.shape[0]
         start = past[0].shape[2]
@@ -117,25 +95,15 @@ class DecoderStep(torch.nn.Module):
         presents = []
         for l in range(c["layers"]):
             p = f"h.{l}."
-            h = g.layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"])
-            qkv = h @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
-            q, k, v = qkv.split(d, dim=-1)
-            q, k, v = (t.reshape(n, heads, dk).transpose(0, 1) for t in (q, k, v))
+            q, k, v = r.attention_inputs(w, p, x, n, c)
             k = torch.cat([past[2 * l][0], k], dim=1)  # [heads, past + n, dk]
             v = torch.cat([past[2 * l + 1][0], v], dim=1)
             presents += [k[None], v[None]]
             kpos = torch.cumsum(torch.ones_like(k[0, :, 0], dtype=torch.int64), 0) - 1
-            mask = kpos[None, :] <= pos[:, None]
-            scores = (q @ k.transpose(-1, -2)) / math.sqrt(dk)
-            scores = scores.masked_fill(~mask, float("-inf"))
-            att = torch.softmax(scores, dim=-1)
-            ctx = (att @ v).transpose(0, 1).reshape(n, d)
-            x = x + ctx @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
-            h2 = g.layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"])
-            m = g.gelu_new(h2 @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
-            x = x + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
-        x = g.layer_norm(x[-1:], w["ln_f.weight"], w["ln_f.bias"])
-        return (x @ w["wte.weight"].T, *presents)
+            att = r.attention_weights(q, k, kpos[None, :] <= pos[:, None], c)
+            x = r.attention_residual(w, p, x, att, v, n, c)
+            x = r.mlp_residual(w, p, x, c["d"])
+        return (r.logits(w, x[-1:], c["d"]), *presents)
 
 
 def export_decoder_step(module, c, kv_heads, head_dim, path):
@@ -157,47 +125,36 @@ def export_decoder_step(module, c, kv_heads, head_dim, path):
 
 
 def main():
-    force = "--force" in sys.argv
-    os.makedirs(OUT, exist_ok=True)
-    want = stamp()
-    stamp_path = os.path.join(OUT, "stamp")
-    have = open(stamp_path).read().strip() if os.path.exists(stamp_path) else ""
-    if not force and have == want and all(os.path.exists(os.path.join(OUT, f)) for f in FILES):
-        print("build/bench-gpt2/ is up to date")
+    stamp = Stamp("bench-gpt2", FILES, SOURCES)
+    if stamp.up_to_date():
         return
-    if os.path.exists(stamp_path):
-        os.remove(stamp_path)
-    golden = load_golden()
+    out = stamp.out
     c = CONFIG
-    # The reference's layer_norm reads its normalized shape from x.shape, which the tracer makes
-    # dynamic and the ONNX exporter refuses: the same function with the static d.
-    golden.layer_norm = lambda x, weight, bias: torch.nn.functional.layer_norm(
-        x, (c["d"],), weight, bias, 1e-5)
     t0 = time.time()
     w = make_weights(c)
-    tensors = [("transformer." + name, "F32", x) for name, x in w.items()]
-    golden.write_safetensors(os.path.join(OUT, "model.safetensors"), tensors, {"format": "pt"})
-    golden.write_config(os.path.join(OUT, "config.json"), c)
+    write_checkpoint(os.path.join(out, "model.safetensors"),
+                     {"transformer." + name: x for name, x in w.items()}, "F32", sort_names=False)
+    gpt2_reference.write_config(os.path.join(out, "config.json"), c)
     print(f"wrote model.safetensors, config.json ({time.time() - t0:.1f} s)")
 
     t0 = time.time()
-    model = Reference(golden, w, c).eval()
+    model = Reference(w, c).eval()
     ids = torch.randint(0, c["vocab"], (16,), generator=torch.Generator().manual_seed(1))
     outputs = ["logits"] + [f"attn.{l}" for l in range(c["layers"])]
     axes = {"ids": {0: "n"}, "logits": {0: "n"}}
     axes.update({f"attn.{l}": {1: "n", 2: "n"} for l in range(c["layers"])})
     with torch.no_grad():
-        torch.onnx.export(model, (ids,), os.path.join(OUT, "model.onnx"), opset_version=17,
+        torch.onnx.export(model, (ids,), os.path.join(out, "model.onnx"), opset_version=17,
                           input_names=["ids"], output_names=outputs, dynamic_axes=axes,
                           do_constant_folding=True)
     print(f"wrote model.onnx ({time.time() - t0:.1f} s)")
     del model
     t0 = time.time()
-    step = DecoderStep(golden, w, c).eval()
-    export_decoder_step(step, c, c["heads"], c["d"] // c["heads"], os.path.join(OUT, "model-kv.onnx"))
+    step = DecoderStep(w, c).eval()
+    export_decoder_step(step, c, c["heads"], c["d"] // c["heads"],
+                        os.path.join(out, "model-kv.onnx"))
     print(f"wrote model-kv.onnx ({time.time() - t0:.1f} s)")
-    with open(stamp_path, "w") as f:
-        f.write(want + "\n")
+    stamp.write()
 
 
 if __name__ == "__main__":

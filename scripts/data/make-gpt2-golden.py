@@ -14,18 +14,22 @@ or BF16. Next to it, its config.json and <case>.expected.safetensors with
 and the config's numbers as metadata. An F16/BF16 case's expected values are computed from its
 weights as stored (rounded to F16/BF16), so it must give the numbers of its F32 twin rounded.
 
-The reference is GPT-2's forward written out in torch (no `transformers` package here): x = wte[ids]
-+ wpe[0..n), per block x += c_proj(attn(ln_1(x))), x += mlp(ln_2(x)) with mlp(h) =
-c_proj(gelu_new(c_fc(h))), Conv1D y = x·W + b, causal softmax(q·kᵀ/√d_k), ln_f, logits = x·wteᵀ.
+The reference is GPT-2's forward written out in torch (gpt2_reference.py, no `transformers`
+package here): x = wte[ids] + wpe[0..n), per block x += c_proj(attn(ln_1(x))), x += mlp(ln_2(x))
+with mlp(h) = c_proj(gelu_new(c_fc(h))), Conv1D y = x·W + b, causal softmax(q·kᵀ/√d_k), ln_f,
+logits = x·wteᵀ. The files are written by safetensors_io.write_checkpoint in this script's order.
 
 Run with Debian's python3-torch: /usr/bin/python3 scripts/data/make-gpt2-golden.py (deterministic).
 """
-import json
-import math
 import os
-import struct
+import sys
 
 import torch
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpt2_reference  # noqa: E402
+from safetensors_io import write_checkpoint  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.join(ROOT, "tests", "data", "gpt2")
@@ -81,114 +85,37 @@ def rounded(w, dtype):
     return {k: x.to(t).to(torch.float32) for k, x in w.items()}
 
 
-def gelu_new(x):
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
-
-
-def layer_norm(x, weight, bias):
-    return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, 1e-5)
-
-
-def forward(w, ids, c, dtype):
-    w = {k: x.to(dtype) for k, x in w.items()}
-    n, d, heads = ids.shape[0], c["d"], c["heads"]
-    dk = d // heads
-    x = w["wte.weight"][ids] + w["wpe.weight"][:n]
-    mask = torch.tril(torch.ones(n, n, dtype=torch.bool))
-    attentions = []
-    for l in range(c["layers"]):
-        p = f"h.{l}."
-        h = layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"])
-        qkv = h @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]  # [n, 3d]
-        q, k, v = qkv.split(d, dim=-1)
-        q, k, v = (t.view(n, heads, dk).transpose(0, 1) for t in (q, k, v))  # [heads, n, dk]
-        scores = (q @ k.transpose(-1, -2)) / math.sqrt(dk)
-        scores = scores.masked_fill(~mask, float("-inf"))
-        att = torch.softmax(scores, dim=-1)  # [heads, n, n]
-        attentions.append(att)
-        ctx = (att @ v).transpose(0, 1).reshape(n, d)
-        x = x + ctx @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
-        h2 = layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"])
-        m = gelu_new(h2 @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
-        x = x + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
-    x = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"])
-    return x @ w["wte.weight"].T, attentions
-
-
-def tensor_bytes(x, dtype):
-    if dtype == "F32":
-        return x.to(torch.float32).contiguous().numpy().tobytes()
-    if dtype == "F64":
-        return x.to(torch.float64).contiguous().numpy().tobytes()
-    if dtype == "F16":
-        return x.to(torch.float16).contiguous().numpy().tobytes()
-    if dtype == "BF16":
-        return x.to(torch.bfloat16).contiguous().view(torch.int16).numpy().tobytes()
-    raise ValueError(dtype)
-
-
-def write_safetensors(path, tensors, metadata=None):
-    """tensors: list of (name, dtype, tensor); the format's header, padded to 8 bytes."""
-    header, blobs, offset = {}, [], 0
-    if metadata:
-        header["__metadata__"] = metadata
-    for name, dtype, x in tensors:
-        data = tensor_bytes(x, dtype)
-        header[name] = {"dtype": dtype, "shape": list(x.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":"))
-    text += " " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text.encode())
-        for data in blobs:
-            f.write(data)
-
-
-def write_config(path, c):
-    """The Hugging Face config.json of case c."""
-    config = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
-              "n_layer": c["layers"], "n_head": c["heads"], "n_embd": c["d"],
-              "n_positions": c["ctx"], "n_ctx": c["ctx"], "vocab_size": c["vocab"],
-              "n_inner": None, "layer_norm_epsilon": 1e-5,
-              "activation_function": "gelu_new", "scale_attn_weights": True,
-              "tie_word_embeddings": True, "torch_dtype": "float32"}
-    with open(path, "w") as f:
-        json.dump(config, f, indent=2)
-        f.write("\n")
-
-
 def main():
     os.makedirs(OUT, exist_ok=True)
     for c in CASES:
         w, ids = make_weights(c)
         stored = rounded(w, c["dtype"])
         prefix = "transformer." if c["prefix"] else ""
-        tensors = []
+        tensors, buffers = {}, []  # in the order of the file
         for name, x in w.items():
-            tensors.append((prefix + name, c["dtype"], x))
+            tensors[prefix + name] = x
             if c["buffers"] and name.endswith("ln_1.bias"):
-                layer = name[: -len("ln_1.bias")]
+                layer = prefix + name[: -len("ln_1.bias")]
                 causal = torch.tril(torch.ones(c["ctx"], c["ctx"])).view(1, 1, c["ctx"], c["ctx"])
-                tensors.append((prefix + layer + "attn.bias", "F32", causal))
-                tensors.append((prefix + layer + "attn.masked_bias", "F32", torch.tensor(-1e4)))
+                tensors[layer + "attn.bias"] = causal
+                tensors[layer + "attn.masked_bias"] = torch.tensor(-1e4)
+                buffers += [layer + "attn.bias", layer + "attn.masked_bias"]
         if c["lm_head"]:
-            tensors.append(("lm_head.weight", c["dtype"], w["wte.weight"]))
-        write_safetensors(os.path.join(OUT, c["name"] + ".safetensors"), tensors,
-                          {"format": "pt"})
-        write_config(os.path.join(OUT, c["name"] + ".config.json"), c)
-        expected = [("ids", "F64", ids.to(torch.float64))]
+            tensors["lm_head.weight"] = w["wte.weight"]
+        write_checkpoint(os.path.join(OUT, c["name"] + ".safetensors"), tensors, c["dtype"],
+                         dict.fromkeys(buffers, "F32"), sort_names=False)
+        gpt2_reference.write_config(os.path.join(OUT, c["name"] + ".config.json"), c)
+        expected = {"ids": ids}
         for label, dtype in (("32", torch.float32), ("64", torch.float64)):
-            logits, attentions = forward(stored, ids, c, dtype)
-            expected.append(("logits" + label, "F64", logits))
+            logits, attentions = gpt2_reference.forward(stored, ids, c, dtype)
+            expected["logits" + label] = logits
             for l, att in enumerate(attentions):
-                expected.append((f"attn{label}.{l}", "F64", att))
+                expected[f"attn{label}.{l}"] = att
         meta = {"layers": str(c["layers"]), "heads": str(c["heads"]), "d_model": str(c["d"]),
                 "vocab": str(c["vocab"]), "context": str(c["ctx"]), "n": str(N),
                 "dtype": c["dtype"]}
-        write_safetensors(os.path.join(OUT, c["name"] + ".expected.safetensors"), expected, meta)
+        write_checkpoint(os.path.join(OUT, c["name"] + ".expected.safetensors"), expected, "F64",
+                         metadata=meta, sort_names=False)
         print("wrote", c["name"])
 
 

@@ -8,17 +8,17 @@ the same numbers):
   model.safetensors  Hugging Face LlamaForCausalLM names, F32 (~540 MB)
   model-bf16.safetensors  the same values in BF16 (~270 MB), as SmolLM2 is published
   config.json        its Hugging Face config
-  model-kv.onnx      a decoder step with past key/values, written after scripts/data/make-llama-golden.py's
-                     reference (its rms_norm, rotary_embedding, apply_rotary_pos_emb, repeat_kv, mlp,
-                     imported) and traced by make-gpt2-bench-model.py's export_decoder_step: inputs
-                     `ids` int64 [1, n], `past_key.<l>` / `past_value.<l>` [1, 3, past, 64]; outputs
-                     `logits` [1, vocab] (the last position's) and `present_key.<l>` / `present_value.<l>`
-  stamp              the hash of this script and the two it imports: rebuilt only when one changes
+  model-kv.onnx      a decoder step with past key/values, written after make-llama-golden.py's
+                     reference (hf_eager.py's rms_norm, rotary_embedding, apply_rotary_pos_emb,
+                     eager_attention_forward, gated_mlp) and traced by make-gpt2-bench-model.py's
+                     export_decoder_step: inputs `ids` int64 [1, n], `past_key.<l>` /
+                     `past_value.<l>` [1, 3, past, 64]; outputs `logits` [1, vocab] (the last
+                     position's) and `present_key.<l>` / `present_value.<l>`
+  stamp              the hash of this script and the ones it imports (data_scripts.Stamp): rebuilt
+                     only when one changes
 
 Run with Debian's python3-torch: /usr/bin/python3 scripts/data/make-llama-bench-model.py [--force]
 """
-import hashlib
-import importlib.util
 import os
 import sys
 import time
@@ -26,31 +26,18 @@ import time
 import torch
 import torch.nn.functional as F
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..", "..")
-OUT = os.path.join(ROOT, "build", "bench-llama")
-GOLDEN = os.path.join(HERE, "make-llama-golden.py")
-GPT2 = os.path.join(HERE, "make-gpt2-bench-model.py")
+sys.dont_write_bytecode = True
+import hf_eager  # noqa: E402
+from data_scripts import Stamp, load_script  # noqa: E402
+from safetensors_io import write_checkpoint  # noqa: E402
+
 CONFIG = dict(name="smollm2-135m-random", family="llama", layers=30, heads=9, kv=3, d=576,
               head_dim=None, inter=1536, vocab=49152, ctx=2048, theta=100000.0, eps=1e-5,
               tied=True, attention_bias=False, rope_scaling=None, bos=0, eos=0, dtype="F32",
               seed=20261125)
 FILES = ("model.safetensors", "model-bf16.safetensors", "config.json", "model-kv.onnx")
-
-
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def stamp():
-    h = hashlib.sha256()
-    for path in (os.path.abspath(__file__), GOLDEN, GPT2):
-        with open(path, "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()
+SOURCES = (os.path.abspath(__file__), "make-llama-golden.py", "make-gpt2-bench-model.py",
+           "hf_eager.py", "golden_case.py", "safetensors_io.py")
 
 
 def make_weights(c):
@@ -83,21 +70,21 @@ class DecoderStep(torch.nn.Module):
 
     def __init__(self, golden, w, c):
         super().__init__()
-        self.golden, self.c, self.names = golden, c, list(w)
+        self.c, self.names = c, list(w)
         for i, name in enumerate(self.names):
             self.register_buffer(f"w{i}", w[name])
-        inv_freq, self.scaling = golden.rope_init(c, torch.float32)
+        inv_freq, self.scaling = golden.rope(c, torch.float32)
         self.register_buffer("inv_freq", inv_freq)
 
     def forward(self, ids, *past):
         w = {name: getattr(self, f"w{i}") for i, name in enumerate(self.names)}
-        c, g = self.c, self.golden
+        c, g = self.c, hf_eager
         hd = c["d"] // c["heads"]
         n = ids.shape[1]
         start = past[0].shape[2]
         pos = torch.cumsum(torch.ones_like(ids), 1) - 1 + start  # [1, n]
         x = F.embedding(ids, w["model.embed_tokens.weight"])  # [1, n, d]
-        cos, sin = g.rotary_embedding(self.inv_freq, self.scaling, x, pos)
+        cos, sin = g.rotary_embedding(self.inv_freq, self.scaling, x.dtype, pos)
         presents = []
         for l in range(c["layers"]):
             p = f"model.layers.{l}."
@@ -120,37 +107,30 @@ class DecoderStep(torch.nn.Module):
             x = residual + out
             residual = x
             h = g.rms_norm(x, w[p + "post_attention_layernorm.weight"], c["eps"])
-            x = residual + g.mlp(w, p + "mlp.", h)
+            x = residual + g.gated_mlp(w, p + "mlp.", h)
         x = g.rms_norm(x[:, -1], w["model.norm.weight"], c["eps"])
         return (F.linear(x, w["model.embed_tokens.weight"]), *presents)
 
 
 def main():
-    force = "--force" in sys.argv
-    os.makedirs(OUT, exist_ok=True)
-    want = stamp()
-    stamp_path = os.path.join(OUT, "stamp")
-    have = open(stamp_path).read().strip() if os.path.exists(stamp_path) else ""
-    if not force and have == want and all(os.path.exists(os.path.join(OUT, f)) for f in FILES):
-        print("build/bench-llama/ is up to date")
+    stamp = Stamp("bench-llama", FILES, SOURCES)
+    if stamp.up_to_date():
         return
-    if os.path.exists(stamp_path):
-        os.remove(stamp_path)
-    golden = load(GOLDEN, "make_llama_golden")
-    gpt2 = load(GPT2, "make_gpt2_bench_model")
+    out = stamp.out
+    golden = load_script("make-llama-golden")
+    gpt2 = load_script("make-gpt2-bench-model")
     c = CONFIG
     t0 = time.time()
     w = make_weights(c)
-    golden.write_checkpoint(os.path.join(OUT, "model.safetensors"), w, "F32")
-    golden.write_checkpoint(os.path.join(OUT, "model-bf16.safetensors"), w, "BF16")
-    golden.write_config(os.path.join(OUT, "config.json"), c)
+    write_checkpoint(os.path.join(out, "model.safetensors"), w, "F32")
+    write_checkpoint(os.path.join(out, "model-bf16.safetensors"), w, "BF16")
+    golden.write_config(os.path.join(out, "config.json"), c)
     print(f"wrote model.safetensors, model-bf16.safetensors, config.json ({time.time() - t0:.1f} s)")
     t0 = time.time()
     step = DecoderStep(golden, w, c).eval()
-    gpt2.export_decoder_step(step, c, c["kv"], c["d"] // c["heads"], os.path.join(OUT, "model-kv.onnx"))
+    gpt2.export_decoder_step(step, c, c["kv"], c["d"] // c["heads"], os.path.join(out, "model-kv.onnx"))
     print(f"wrote model-kv.onnx ({time.time() - t0:.1f} s)")
-    with open(stamp_path, "w") as f:
-        f.write(want + "\n")
+    stamp.write()
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ Two writers share the file layout:
   write_safetensors   test data (expected values): numpy arrays F32/F64/U8 in the caller's order,
                       "__metadata__" last.
   write_checkpoint    a Hugging Face model.safetensors as the safetensors library writes one: torch
-                      tensors stored as F32, F16, BF16, U8 or BOOL, header keys sorted by name,
-                      "__metadata__" first ({"format": "pt"} unless told otherwise).
+                      tensors stored as F32, F16, BF16, U8 or BOOL (or F64), header keys sorted by
+                      name (or in the caller's order: GPT-2's files as older conversions wrote
+                      them), "__metadata__" first ({"format": "pt"} unless told otherwise).
 and two readers: read_safetensors (numpy, as stored) and read_checkpoint (torch; float tensors
 upcast exactly to float64, BF16 bits shifted up; U8 and BOOL kept as uint8 / bool).
 """
@@ -79,6 +80,7 @@ def write_safetensors(path, tensors, metadata=None):
 # little-endian numpy dtype of the stored bytes).
 _CHECKPOINT_DTYPES = {
     "F32": ("float32", None, "<f4"),
+    "F64": ("float64", None, "<f8"),
     "F16": ("float16", None, "<f2"),
     "BF16": ("bfloat16", "int16", "<i2"),
     "U8": ("uint8", None, "u1"),
@@ -87,7 +89,7 @@ _CHECKPOINT_DTYPES = {
 
 
 def checkpoint_tensor_bytes(x, dtype):
-    """The little-endian bytes of torch tensor x stored as dtype (F32, F16, BF16, U8 or BOOL):
+    """The little-endian bytes of torch tensor x stored as dtype (F32, F64, F16, BF16, U8 or BOOL):
     floats rounded to nearest even by torch, BF16 written as its bits, BOOL as bytes 0/1."""
     import torch  # only the checkpoint functions need torch
 
@@ -102,17 +104,18 @@ def checkpoint_tensor_bytes(x, dtype):
     return x.numpy().astype(np.dtype(le), copy=False).tobytes()
 
 
-def write_checkpoint(path, tensors, dtype, dtypes=None, metadata=None):
-    """A model.safetensors as the safetensors library writes it: header keys sorted by name,
-    "__metadata__" first ({"format": "pt"} unless metadata is given), data in that order.
-    tensors: dict name -> torch tensor; every tensor is stored as dtype, except the names in
-    dtypes (dict name -> dtype), e.g. U8/BOOL buffers beside F16 weights."""
+def write_checkpoint(path, tensors, dtype, dtypes=None, metadata=None, sort_names=True):
+    """A model.safetensors as the safetensors library writes it: header keys sorted by name
+    (sort_names=False: in the dict's order), "__metadata__" first ({"format": "pt"} unless
+    metadata is given), data in that order. tensors: dict name -> torch tensor; every tensor is
+    stored as dtype, except the names in dtypes (dict name -> dtype), e.g. U8/BOOL buffers beside
+    F16 weights."""
     dtypes = dtypes or {}
     unknown = sorted(set(dtypes) - set(tensors))
     if unknown:
         raise ValueError(f"dtypes for tensors not written: {unknown}")
     entries = []
-    for name in sorted(tensors):
+    for name in sorted(tensors) if sort_names else tensors:
         code = dtypes.get(name, dtype)
         entries.append((name, code, tensors[name].shape,
                         checkpoint_tensor_bytes(tensors[name], code)))
@@ -130,29 +133,38 @@ def read_header(path):
     return header, metadata
 
 
+def _read_arrays(path, dtypes):
+    """(arrays, metadata): each tensor as a numpy array of its stored little-endian dtype
+    (dtypes: code -> numpy dtype; any other code is refused), in file order, and "__metadata__"."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + length].decode("utf-8"))
+    metadata = header.pop("__metadata__", {})
+    body = data[8 + length:]
+    arrays = {}
+    for name, info in header.items():
+        if info["dtype"] not in dtypes:
+            raise TypeError(f"{name}: unsupported dtype {info['dtype']}")
+        begin, end = info["data_offsets"]
+        arrays[name] = (np.frombuffer(body[begin:end], dtype=np.dtype(dtypes[info["dtype"]]))
+                        .reshape(info["shape"]), info["dtype"])
+    return arrays, metadata
+
+
 def read_checkpoint(path):
     """The checkpoint's tensors as stored, as torch tensors: F32/F16/BF16 upcast exactly to
     float64 (BF16 bits shifted up), U8 as uint8, BOOL as bool."""
     import torch
 
-    with open(path, "rb") as f:
-        data = f.read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length])
-    header.pop("__metadata__", None)
-    body = data[8 + length:]
+    arrays, _ = _read_arrays(path, {code: le for code, (_, _, le) in _CHECKPOINT_DTYPES.items()})
     out = {}
-    for name, info in header.items():
-        if info["dtype"] not in _CHECKPOINT_DTYPES:
-            raise TypeError(f"{name}: unsupported dtype {info['dtype']}")
-        begin, end = info["data_offsets"]
-        a = np.frombuffer(body[begin:end], dtype=np.dtype(_CHECKPOINT_DTYPES[info["dtype"]][2]))
-        a = a.reshape(info["shape"])
-        if info["dtype"] == "BF16":
+    for name, (a, code) in arrays.items():
+        if code == "BF16":
             a = (a.astype(np.uint16).astype(np.uint32) << 16).view(np.float32)
-        if info["dtype"] == "U8":
+        if code == "U8":
             out[name] = torch.from_numpy(a.copy())
-        elif info["dtype"] == "BOOL":
+        elif code == "BOOL":
             out[name] = torch.from_numpy(a != 0)
         else:
             out[name] = torch.from_numpy(a.astype(np.float64))
@@ -164,17 +176,5 @@ _READ_DTYPES = {"F32": "<f4", "F64": "<f8", "U8": "u1", "I32": "<i4", "I64": "<i
 
 def read_safetensors(path):
     """(tensors, metadata): dict name -> np.ndarray in file order, and the "__metadata__" dict."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length].decode("utf-8"))
-    metadata = header.pop("__metadata__", {})
-    body = data[8 + length:]
-    tensors = {}
-    for name, info in header.items():
-        if info["dtype"] not in _READ_DTYPES:
-            raise TypeError(f"{name}: unsupported dtype {info['dtype']}")
-        begin, end = info["data_offsets"]
-        array = np.frombuffer(body[begin:end], dtype=np.dtype(_READ_DTYPES[info["dtype"]]))
-        tensors[name] = array.reshape(info["shape"])
-    return tensors, metadata
+    arrays, metadata = _read_arrays(path, _READ_DTYPES)
+    return {name: a for name, (a, _) in arrays.items()}, metadata

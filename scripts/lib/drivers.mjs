@@ -11,8 +11,10 @@
 //   pixels), screenshot(path, { fullPage }), close(); requests() (every URL requested, workers'
 //   included) in Chromium and Firefox only.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CHROMIUM_ARGS } from './browser.mjs';
 
 export const ENGINES = ['chromium', 'firefox', 'webkit'];
@@ -20,6 +22,7 @@ export const FIREFOX_PATH = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
 export const WEBKIT_DRIVER = process.env.WEBKIT_DRIVER ?? '/usr/bin/WebKitWebDriver';
 export const MINIBROWSER = process.env.MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
 
+const root = fileURLToPath(new URL('../../', import.meta.url));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `fn(arg)` in the page until it returns something truthy; resolves to that value. */
@@ -149,8 +152,13 @@ async function launchWebKit() {
       xvfb.once('exit', (code) => reject(new Error(`Xvfb exited with ${code}`)));
     });
     const port = await freePort();
-    const webdriver = spawn(WEBKIT_DRIVER, [`--port=${port}`], { stdio: 'ignore',
-      env: { ...process.env, DISPLAY: display, WAYLAND_DISPLAY: '' } });
+    // WebDriver reports a crashed web process as an error with no message: what WebKitWebDriver
+    // and the MiniBrowser print goes to build/webkit-driver.log (the last session's).
+    mkdirSync(join(root, 'build'), { recursive: true });
+    const log = openSync(join(root, 'build', 'webkit-driver.log'), 'w');
+    const webdriver = spawn(WEBKIT_DRIVER, [`--port=${port}`], { stdio: ['ignore', log, log],
+      env: { ...process.env, DISPLAY: display, WAYLAND_DISPLAY: '', G_MESSAGES_DEBUG: process.env.G_MESSAGES_DEBUG ?? '' } });
+    closeSync(log);
     children.push(webdriver);
     await waitForHttp(`http://127.0.0.1:${port}/status`);
     driver = await new Builder().usingServer(`http://127.0.0.1:${port}`).withCapabilities({

@@ -3,6 +3,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <sstream>
@@ -43,6 +44,25 @@ void require_close(const Got& got, const Want& want, double atol, double rtol,
     FAIL(msg.str());
   }
   SUCCEED();
+}
+
+// Two of the layer's paths that sum the same terms in the same order with the SIMD kernels
+// (ATTN_SIMD=1), and so give the same bits there: an untraced head's fused scale-mask-softmax and
+// a traced head's step-by-step one. With the scalar kernels (ATTN_SIMD=0, the wasm-nosimd
+// build's) the step-by-step softmax is the float64 reference::softmax_rows, which rounds each
+// weight once, while the fused one rounds e^x, their sum and 1/sum to float32: the weights differ
+// by a few float32 ulps, and what is computed from them (a head's context, the concatenated
+// heads, the output) by float32 rounding. There the two must agree within 1e-6 + 1e-5·|want|
+// (~80 float32 ulps of an O(1) value; another head's, mask's or weight's result is off by 1e-2
+// or more).
+template <class Got, class Want>
+void require_same_across_paths(const Got& got, const Want& want, const std::string& what) {
+#if ATTN_SIMD
+  INFO(what << " (SIMD kernels: bit for bit)");
+  REQUIRE(std::equal(std::begin(got), std::end(got), std::begin(want), std::end(want)));
+#else
+  require_close(got, want, 1e-6, 1e-5, what + " (scalar kernels: to float32 rounding)");
+#endif
 }
 
 // n standard-normal floats from a seeded NumPy-compatible generator.

@@ -60,13 +60,8 @@ std::vector<std::int32_t> golden_ids(const std::string& folder, const std::strin
 
 // The shipped trained model `name` (web/models, docs/API.md's trained models).
 std::unique_ptr<attn::Model> shipped_model(const std::string& name, bool mlp, std::size_t vocab) {
-  attn::SmallModelOptions config;
-  config.vocab = vocab;
-  config.context = 64;
-  config.d_model = 64;
-  config.heads = 4;
-  config.layers = 2;
-  config.mlp = mlp;
+  const attn::SmallModelOptions config{
+      .vocab = vocab, .context = 64, .d_model = 64, .heads = 4, .layers = 2, .mlp = mlp};
   auto model = std::make_unique<attn::Model>(config);
   model->load_safetensors(
       read_file(std::string(ATTN_TEST_DATA_DIR) + "/../../web/models/" + name + ".safetensors"));
@@ -336,15 +331,8 @@ double relative_l2(std::span<const float> ours, const std::vector<double>& refer
 }
 
 attn::SmallModelOptions ablation_config() {
-  attn::SmallModelOptions config;
-  config.vocab = 40;
-  config.context = 32;
-  config.d_model = 32;
-  config.heads = 4;
-  config.layers = 2;
-  config.mlp = true;
-  config.seed = 5;
-  return config;
+  return {
+      .vocab = 40, .context = 32, .d_model = 32, .heads = 4, .layers = 2, .mlp = true, .seed = 5};
 }
 
 }  // namespace
@@ -538,12 +526,8 @@ TEST_CASE(
     "[generate][sampler]") {
   const auto model = shipped_model("english", true, 48);
   const auto prompt = some_ids(6, 48, 21);
-  attn::GenerateOptions options;
-  options.temperature = 1.2;
-  options.top_k = 20;
-  options.top_p = 0.95;
-  options.seed = 4242;
-  options.max_tokens = 20;
+  attn::GenerateOptions options{
+      .max_tokens = 20, .temperature = 1.2, .top_k = 20, .top_p = 0.95, .seed = 4242};
   const attn::Generation whole = attn::generate(*model, prompt, options);
   REQUIRE(whole.ids.size() == 20);
   // The sampler is really sampling here: not the greedy run.
@@ -588,12 +572,8 @@ TEST_CASE("greedy picks the argmax, the lowest id among equals; a seed replays a
   for (int i = 0; i < 50; ++i) CHECK(top1.sample(std::vector<float>{0.5f, 3.0f, -1.0f, 3.0f}) == 1);
 
   const auto model = shipped_model("english", true, 48);
-  attn::GenerateOptions options;
-  options.max_tokens = 30;
-  options.temperature = 1.2;
-  options.top_k = 20;
-  options.top_p = 0.95;
-  options.seed = 77;
+  attn::GenerateOptions options{
+      .max_tokens = 30, .temperature = 1.2, .top_k = 20, .top_p = 0.95, .seed = 77};
   const auto prompt = some_ids(6, 48, 11);
   const attn::Generation a = attn::generate(*model, prompt, options);
   const attn::Generation b = attn::generate(*model, prompt, options);
@@ -857,15 +837,14 @@ TEST_CASE("ablated logits match PyTorch's ablation (zeroed or scaled heads befor
 // ---- speed (not a test: run `attention_tests "[.speed]"`) ---------------------------------------
 
 TEST_CASE("generation speed of a GPT-2-small-sized random model", "[.speed]") {
-  attn::SmallModelOptions gpt2;
-  gpt2.vocab = 50257;
-  gpt2.context = 1024;
-  gpt2.d_model = 768;
-  gpt2.heads = 12;
-  gpt2.layers = 12;
-  gpt2.mlp = true;
-  gpt2.tied = true;
-  gpt2.gelu = attn::GeluKind::Tanh;
+  const attn::SmallModelOptions gpt2{.vocab = 50257,
+                                     .context = 1024,
+                                     .d_model = 768,
+                                     .heads = 12,
+                                     .layers = 12,
+                                     .mlp = true,
+                                     .tied = true,
+                                     .gelu = attn::GeluKind::Tanh};
   attn::ModelConfig config = attn::small_model_config(gpt2);
   config.checkpoint = true;  // GPT-2's sizes; the weights drawn below
   attn::Model model(config, {});

@@ -1,7 +1,6 @@
 // The core against PyTorch's nn.MultiheadAttention: every case in tests/data/golden.
 #include <catch2/catch_test_macros.hpp>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -10,21 +9,6 @@
 #include "test_support.hpp"
 
 namespace {
-
-std::vector<std::string> golden_cases() {
-  std::vector<std::string> names;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(ATTN_TEST_DATA_DIR) + "/golden")) {
-    const std::string name = entry.path().filename().string();
-    const std::string suffix = ".safetensors";
-    if (name.size() > suffix.size() && name.ends_with(suffix) &&
-        !name.ends_with(".weights.safetensors")) {
-      names.push_back(name.substr(0, name.size() - suffix.size()));
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 struct GoldenRun {
   std::vector<float> output, attention, expected_output, expected_attention;
@@ -73,7 +57,7 @@ GoldenRun run_case(const std::string& name, bool load_state_dict_file) {
 }  // namespace
 
 TEST_CASE("every PyTorch golden case matches to float32 precision", "[golden]") {
-  const auto cases = golden_cases();
+  const auto cases = data_cases("golden", ".weights.safetensors");
   REQUIRE(cases.size() >= 12);
   for (const auto& name : cases) {
     const auto run = run_case(name, false);

@@ -231,15 +231,18 @@ void check_paths(const Gqa& g, std::size_t n, std::size_t window, std::uint32_t 
   const auto& one = layer.forward(x, options);
   require_close(one.attention, want.attention, 1e-6, 1e-4, label + " one head traced attention");
   check_trace(layer, one, want, n, window, int(g.heads) - 1, label + " one head traced");
+  const auto one_head_traced = values(one.output);  // the next forward reuses the result
 
-  // Over borrowed weights (a Model's block; absent biases as empty spans): the same numbers.
+  // Over borrowed weights (a Model's block; absent biases as empty spans): the same numbers as
+  // the owned weights on the same path, and as the path with the last head traced.
   const attn::LayerWeightsView view = owned.weight_view();
   REQUIRE(view.in_proj_bias.empty() == !g.bias);
   REQUIRE(view.out_proj_bias.empty() == !(g.out_proj && g.out_bias.value_or(g.bias)));
   REQUIRE(view.out_proj_weight.empty() == !g.out_proj);
   attn::AttentionLayer borrowed(config_of(g), view);
-  const auto& b = borrowed.forward(x, options_of(n, window));
-  REQUIRE(values(b.output) == values(weights.output));
+  const auto b = values(borrowed.forward(x, options_of(n, window)).output);
+  REQUIRE(b == values(layer.forward(x, options_of(n, window)).output));
+  require_same_across_paths(b, one_head_traced, label + " borrowed vs one head traced");
 }
 
 }  // namespace

@@ -45,11 +45,7 @@ TEST_CASE("max_pool equals the reference and each block's largest value", "[max_
 
 TEST_CASE("the forward's preview is every head's weights max-pooled, with or without them",
           "[max_pool][layer]") {
-  attn::LayerConfig config;
-  config.d_model = 32;
-  config.heads = 4;
-  config.seed = 3;
-  attn::AttentionLayer layer(config);
+  attn::AttentionLayer layer(attn::LayerConfig{.d_model = 32, .heads = 4, .seed = 3});
   const std::size_t n = 23;
   const auto x = random_floats(n * 32, 9);
   for (const auto mask : {attn::MaskKind::None, attn::MaskKind::Causal}) {

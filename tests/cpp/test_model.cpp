@@ -221,10 +221,7 @@ TEST_CASE("training is deterministic: the same seed and batches give bit-identic
           "[model]") {
   attn::SmallModelOptions c = small_config();
   c.positional = attn::PositionalKind::Rope;
-  attn::AdamWConfig o;
-  o.lr = 1e-2;
-  o.warmup_steps = 3;
-  o.total_steps = 12;
+  const attn::AdamWConfig o{.lr = 1e-2, .warmup_steps = 3, .total_steps = 12};
   const auto train = [&] {
     attn::Model model(c);
     attn::AdamW optimizer(model.parameter_count(), o);
@@ -245,11 +242,7 @@ TEST_CASE("training is deterministic: the same seed and batches give bit-identic
 }
 
 TEST_CASE("AdamW: schedule, clipping and bad settings", "[model]") {
-  attn::AdamWConfig o;
-  o.lr = 0.01;
-  o.warmup_steps = 4;
-  o.total_steps = 14;
-  o.min_lr = 0.001;
+  attn::AdamWConfig o{.lr = 0.01, .warmup_steps = 4, .total_steps = 14, .min_lr = 0.001};
   CHECK(attn::learning_rate(o, 1) == 0.0025);
   CHECK(attn::learning_rate(o, 4) == 0.01);
   CHECK(std::abs(attn::learning_rate(o, 9) - 0.0055) < 1e-15);  // half way down the cosine

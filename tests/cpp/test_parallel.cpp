@@ -132,14 +132,9 @@ TEST_CASE("matmul_packed with threads: bit-identical to one thread, one row and 
 
 TEST_CASE("a model with threads: forward, generation, loss and gradients bit-identical",
           "[parallel]") {
-  attn::SmallModelOptions small;  // wide enough that its products split, a generation step's too
-  small.vocab = 512;
-  small.context = 64;
-  small.d_model = 512;
-  small.heads = 8;
-  small.layers = 2;
-  small.mlp = true;
-  small.seed = 5;
+  // wide enough that its products split, a generation step's too
+  const attn::SmallModelOptions small{
+      .vocab = 512, .context = 64, .d_model = 512, .heads = 8, .layers = 2, .mlp = true, .seed = 5};
   const attn::ModelConfig gpt = attn::small_model_config(small);
   attn::ModelConfig llama = gpt;  // RMSNorm, RoPE, SwiGLU, grouped-query attention
   llama.norm = attn::NormKind::RmsNorm;

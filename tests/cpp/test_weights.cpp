@@ -66,12 +66,9 @@ TEST_CASE("one layer's tensors round-trip under a name prefix beside another lay
 
 TEST_CASE("a grouped-query layer's tensors: shapes, seeded init, magnitudes, round trip",
           "[weights][gqa]") {
-  attn::LayerConfig config;
-  config.d_model = 12;
-  config.heads = 4;
-  config.kv_heads = 2;
-  config.head_dim = 5;
-  config.out_bias = false;  // Qwen2: q/k/v biases, no out_proj.bias
+  // Qwen2: q/k/v biases, no out_proj.bias
+  attn::LayerConfig config{
+      .d_model = 12, .heads = 4, .head_dim = 5, .kv_heads = 2, .out_bias = false};
   const attn::AttentionLayer layer(config);
   const attn::WeightShape shape = layer.weight_shape();
   REQUIRE(shape.inner == 20);

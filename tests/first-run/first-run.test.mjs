@@ -6,12 +6,16 @@
 // holding Debian's node modules (else emcc's optimizer fails with "Cannot find module 'acorn'")
 // and emcc found on PATH. CI machines already have everything, so only a simulation can see this.
 //
+// Also here: start.sh passes its arguments on to serve.mjs, and serve.mjs honours --port (the real
+// server, on a free port).
+//
 // ATTN_FIRST_RUN_SCRIPTS=DIR runs the scripts from DIR instead of scripts/ (e.g. an old version
 // from `git archive`, to check that this test fails against the pre-fix logic: the scripts of
 // c368b54~1 fail the build/start/bench cases, the setup.sh of ce42fa7 the setup case).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer as createNetServer } from 'node:net';
 import {
   chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync,
 } from 'node:fs';
@@ -237,4 +241,59 @@ test('scripts/setup.sh: a fresh machine installs, the second run is quick, a van
   assert.equal(again.length, 1, again.join('\n'));
   assert.match(again[0], /install .*\bemscripten\b/);
   assert.deepEqual(machine.setup(), [], 'quick again');
+});
+
+// `npm start -- --port 8123` runs `bash scripts/start.sh --port 8123`: the arguments must reach
+// scripts/serve.mjs (they once were dropped, and the page was served on 8080).
+test('scripts/start.sh passes its arguments on to scripts/serve.mjs', (t) => {
+  const machine = freshMachine();
+  t.after(() => rmSync(machine.dir, { recursive: true, force: true }));
+  const run = machine.run('start.sh', ['--port', '8123', '--no-isolation']);
+  assert.equal(run.status, 0, `start.sh failed:\n${run.stdout}\n${run.stderr}`);
+  const serve = machine.calls().filter((c) => c.tool === 'node' && c.args.startsWith('scripts/serve.mjs'));
+  assert.equal(serve.length, 1, `start.sh must run scripts/serve.mjs once:\n${machine.calls().map((c) => c.line).join('\n')}`);
+  assert.match(serve[0].args, /--port 8123 --no-isolation$/, `serve.mjs was called as "${serve[0].args}"`);
+});
+
+/** A port nothing listens on now (the system's pick for port 0, released). */
+async function freePort() {
+  const server = createNetServer();
+  await new Promise((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
+  const { port } = server.address();
+  await new Promise((resolveClose) => server.close(resolveClose));
+  return port;
+}
+
+/** Runs the real scripts/serve.mjs with `args` until it prints its URL; resolves to { url, stop }. */
+function serve(args) {
+  const child = spawn(process.execPath, [join(scriptsFrom, 'serve.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolveUrl, reject) => {
+    let output = '';
+    const timer = setTimeout(() => { child.kill(); reject(new Error(`serve.mjs printed no URL in 10 s:\n${output}`)); }, 10_000);
+    const read = (chunk) => {
+      output += chunk;
+      const url = output.match(/http:\/\/127\.0\.0\.1:\d+\//)?.[0];
+      if (url) { clearTimeout(timer); resolveUrl({ url, stop: () => child.kill() }); }
+    };
+    child.stdout.setEncoding('utf8').on('data', read);
+    child.stderr.setEncoding('utf8').on('data', (chunk) => { output += chunk; });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`serve.mjs exited (${code}):\n${output}`)); });
+  });
+}
+
+test('scripts/serve.mjs serves on the --port it is given, and the last --dir wins', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'attn-serve-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const name of ['first', 'last']) {
+    mkdirSync(join(dir, name));
+    writeFileSync(join(dir, name, 'index.html'), `<p>${name}</p>`);
+  }
+  const port = await freePort();
+  // start.sh's default first, the user's after it.
+  const server = await serve(['--dir', join(dir, 'first'), '--port', String(port), '--dir', join(dir, 'last')]);
+  t.after(server.stop);
+  assert.equal(server.url, `http://127.0.0.1:${port}/`);
+  const page = await fetch(server.url);
+  assert.equal(page.status, 200);
+  assert.equal(await page.text(), '<p>last</p>');
 });

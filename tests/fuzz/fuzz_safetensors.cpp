@@ -29,8 +29,8 @@
 #include "attention/error.hpp"
 #include "attention/io/safetensors.hpp"
 #include "attention/layer/layer.hpp"
-#include "attention/model/families/gpt2.hpp"
 #include "attention/model/checkpoint_import.hpp"
+#include "attention/model/families/gpt2.hpp"
 
 namespace st = attn::safetensors;
 
@@ -149,12 +149,8 @@ void check_layer(std::span<const std::uint8_t> bytes, const attn::LayerConfig& c
 }
 
 void check_gpt2(std::span<const std::uint8_t> bytes) {
-  attn::Gpt2Config config;
-  config.n_layer = 2;
-  config.n_head = 2;
-  config.n_embd = 8;
-  config.vocab_size = 16;
-  config.n_positions = 8;
+  const attn::Gpt2Config config{
+      .n_layer = 2, .n_head = 2, .n_embd = 8, .n_positions = 8, .vocab_size = 16};
   std::unique_ptr<attn::Model> model;
   try {
     model = attn::load_gpt2_checkpoint(bytes, config);

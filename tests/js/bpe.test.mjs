@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encode as referenceEncode } from 'gpt-tokenizer/encoding/r50k_base';
 
-import { loadLens, mulberry32 } from './support.mjs';
+import { loadLens, mulberry32, randomCodePoints } from './support.mjs';
 import { gpt2SizedCheckpoint } from './checkpoint-support.mjs';
 
 const lens = await loadLens();
@@ -41,20 +41,7 @@ function randomString(next) {
     }
     return text;
   }
-  // random code points from a few ranges (ASCII, Latin-1, general BMP, astral)
-  const length = 1 + Math.floor(next() * 16);
-  let text = '';
-  for (let i = 0; i < length; ++i) {
-    const r = next();
-    let cp;
-    if (r < 0.4) cp = 0x20 + Math.floor(next() * 0x5f);
-    else if (r < 0.55) cp = Math.floor(next() * 0x20) === 0 ? 0x0a : 0x09 + Math.floor(next() * 5);
-    else if (r < 0.7) cp = 0xa0 + Math.floor(next() * 0x160);
-    else if (r < 0.9) cp = Math.floor(next() * 0xd800);
-    else cp = 0x10000 + Math.floor(next() * 0x20000);
-    text += String.fromCodePoint(cp);
-  }
-  return text;
+  return randomCodePoints(next);
 }
 
 function strings() {

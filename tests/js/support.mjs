@@ -139,6 +139,27 @@ export function mulberry32(seed) {
   };
 }
 
+/**
+ * 1 to 16 random code points from a few ranges, drawn with next() (e.g. mulberry32's): ASCII,
+ * white space U+0009–U+000D, Latin-1 and beyond (U+00A0–U+01FF), the BMP below the surrogates,
+ * astral planes 1 and 2. For the tokenizer tests' seeded strings.
+ */
+export function randomCodePoints(next) {
+  const length = 1 + Math.floor(next() * 16);
+  let text = '';
+  for (let i = 0; i < length; ++i) {
+    const r = next();
+    let cp;
+    if (r < 0.4) cp = 0x20 + Math.floor(next() * 0x5f);
+    else if (r < 0.55) cp = 0x09 + Math.floor(next() * 5);
+    else if (r < 0.7) cp = 0xa0 + Math.floor(next() * 0x160);
+    else if (r < 0.9) cp = Math.floor(next() * 0xd800);
+    else cp = 0x10000 + Math.floor(next() * 0x20000);
+    text += String.fromCodePoint(cp);
+  }
+  return text;
+}
+
 /** Deterministic pseudo-random floats in [-1, 1) (a small LCG; no dependence on the module). */
 export function lcgFloats(count, seed = 1) {
   const out = new Float32Array(count);

@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { SplitPreTokenizer, Tokenizer } from '@huggingface/tokenizers';
 
-import { loadLens, mulberry32, writeSafetensors } from './support.mjs';
+import { loadLens, mulberry32, randomCodePoints, writeSafetensors } from './support.mjs';
 import { gpt2Config, gpt2Tensors, gpt2Tokenizer } from './checkpoint-support.mjs';
 
 const lens = await loadLens();
@@ -456,20 +456,7 @@ function randomText(next) {
     }
     return text;
   }
-  // random code points from a few ranges (ASCII, Latin-1, general BMP, astral)
-  const length = 1 + Math.floor(next() * 16);
-  let text = '';
-  for (let i = 0; i < length; ++i) {
-    const r = next();
-    let cp;
-    if (r < 0.4) cp = 0x20 + Math.floor(next() * 0x5f);
-    else if (r < 0.55) cp = 0x09 + Math.floor(next() * 5);
-    else if (r < 0.7) cp = 0xa0 + Math.floor(next() * 0x160);
-    else if (r < 0.9) cp = Math.floor(next() * 0xd800);
-    else cp = 0x10000 + Math.floor(next() * 0x20000);
-    text += String.fromCodePoint(cp);
-  }
-  return text;
+  return randomCodePoints(next);
 }
 
 // A ~5 KB paste: consecutive sentences, capitalized, with pieces and line breaks in between.

@@ -86,6 +86,27 @@ function pageSettled() {
     [...document.querySelectorAll('#matrices figure')].every((f) => f.dataset.table === 'ready');
 }
 
+/** In the page: what pageSettled waits for, as it stands (for the message of a wait that timed out). */
+function drawState() {
+  const figures = [...document.querySelectorAll('#matrices figure')];
+  const error = document.querySelector('#error');
+  return { ready: document.body.dataset.ready ?? null, canvas: document.querySelector('#matrices canvas') !== null,
+    figures: figures.length, tablesPending: figures.filter((f) => f.dataset.table !== 'ready').length,
+    status: document.querySelector('#status')?.textContent ?? null, error: error && !error.hidden ? error.textContent : null,
+    pageErrors: window.__probe?.report().errors ?? null, visibility: document.visibilityState, url: location.href };
+}
+
+/** Waits up to 30 s for the page's first draw; a timeout says what the page was still missing. */
+async function waitForDraw(page) {
+  try {
+    await page.waitFor(pageSettled, null, 30000, 'the page to draw');
+  } catch (error) {
+    const state = await page.evaluate(drawState).catch((e) => `unreadable (${e.name}: ${e.message})`);
+    error.message += `; the page then: ${JSON.stringify(state)}`;
+    throw error;
+  }
+}
+
 /** The first heatmap's numbers, from its screen-reader table, and a digest of its pixels. */
 function firstMatrix() {
   const slot = document.querySelector('#matrices .matrix-slot');
@@ -249,18 +270,25 @@ export function engineSuite(engineName) {
     await live.stall?.close();
   });
 
-  /** Runs `body(page)` in a fresh page, closed afterwards even when it fails. */
+  /**
+   * Runs `body(page)` in a fresh page, closed afterwards even when it fails; a failure of the
+   * body is the one reported (a close that fails after it is only noted).
+   */
   async function withPage(body, viewport = DESKTOP) {
     const page = await live.engine.newPage(viewport);
+    let result;
     try {
-      return await body(page);
-    } finally {
-      await page.close();
+      result = await body(page);
+    } catch (error) {
+      await page.close().catch((closing) => console.log(`# ${engineName}: closing the page after a failed check: ${closing.name} ${closing.message}`));
+      throw error;
     }
+    await page.close();
+    return result;
   }
   const open = async (page, server, hash = '') => {
     await page.goto(server.url + withRandomWeights(hash));
-    await page.waitFor(pageSettled, null, 30000, 'the page to draw');
+    await waitForDraw(page);
   };
 
   test(`${engineName}: the page loads under the strict CSP, runs wasm SIMD and draws, with no error and nothing off the origin`, () => withPage(async (page) => {
@@ -292,7 +320,7 @@ export function engineSuite(engineName) {
     for (const viewport of [DESKTOP, PHONE]) {
       await withPage(async (page) => {
         await page.goto(live.strict.url); // the page opens on the shipped english model
-        await page.waitFor(pageSettled, null, 30000, 'the page to draw');
+        await waitForDraw(page);
         // A refused input first (no text), then the sentence typed key by key.
         await page.evaluate(clearText);
         await page.waitFor(() => !document.querySelector('#error').hidden, null, 10000, 'the empty text refused');
@@ -338,7 +366,7 @@ export function engineSuite(engineName) {
     // The english model on a text with a character it lacks: a marked chip and the line under the box.
     await page.goto('about:blank'); // a new document (a hash change alone keeps this one)
     await page.goto(`${live.strict.url}#text=${encodeURIComponent('Fee: 5€ — “ok”')}`);
-    await page.waitFor(pageSettled, null, 30000, 'the page to draw');
+    await waitForDraw(page);
     const state = await page.evaluate(openingState);
     assert.equal(state.error, null);
     assert.deepEqual(state.chips, Array.from('fee:␣5␣␣-␣"ok"'));
