@@ -192,6 +192,7 @@ class Model {
  private:
   struct Layer {  // offsets of one block's float parameters (kNone when absent or kept 2-byte)
     std::size_t ln1_w, ln1_b, in_w, in_b, out_w, out_b, ln2_w, ln2_b, fc_w, fc_b, proj_w, proj_b;
+    std::size_t ln1_post_w, ln1_post_b, ln2_post_w, ln2_post_b, q_norm_w, k_norm_w;
     StoredWeights in, out, fc, proj;  // the weight matrices as stored (float or 2-byte)
   };
 
@@ -210,7 +211,15 @@ class Model {
   static BlockAblation block_ablation(std::size_t layer,
                                       const std::vector<std::vector<float>>& scales,
                                       std::optional<HeadAblation> extra);
-  // logits [rows, vocab] = unembed(final_norm(x [rows, d])) (`normed` keeps the final norm).
+  // out [rows, d] = the embeddings of ids [rows] (times the config's embedding scale) plus
+  // positions pos [rows, d] (nullptr: none): the full forward's and a cached step's one input.
+  void embed_rows(const std::int32_t* ids, const float* pos, float* out, std::size_t batch,
+                  std::size_t n) const;
+  // The rows layer `layer`'s attention projects in the last forward: ln1(x_l), or x_l when the
+  // block has no norm before its attention.
+  const AlignedVector<float>& attention_input_rows(std::size_t layer) const;
+  // logits [rows, vocab] = unembed(final_norm(x [rows, d])), soft-capped when the config caps
+  // them (`normed` keeps the final norm).
   void logits_of(const float* x, std::size_t rows, AlignedVector<float>& normed,
                  AlignedVector<float>& mean, AlignedVector<float>& rstd, float* logits,
                  LinearScratch& scratch, std::size_t pack_values) const;
