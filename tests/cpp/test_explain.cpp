@@ -180,17 +180,26 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
     require_near(sum.total + bias, value, sum.magnitude + std::abs(bias), "x·W + b");
   } else if (id == "q_rotated" || id == "k_rotated") {
     const auto& raw = step_of(trace, id == "q_rotated" ? "q" : "k", h);
-    // Interleaved: pair p = (2p, 2p+1); rotate_half: (p, p + d_k/2).
+    // A partial rotary turns the first r columns only; the rest pass through.
+    const std::size_t r = config.rope.rotary_dims ? config.rope.rotary_dims : dk;
+    if (c >= r) {
+      REQUIRE(e.terms.empty());
+      REQUIRE(value == cell(raw, i, c));
+      REQUIRE(quantity(e, "rotary dims") == double(r));
+      REQUIRE_THAT(e.summary, ContainsSubstring("passes through"));
+      return;
+    }
+    // Interleaved: pair p = (2p, 2p+1); rotate_half: (p, p + r/2).
     const bool half = config.rope.pairing == attn::RopePairing::RotateHalf;
-    const std::size_t p = half ? c % (dk / 2) : c / 2;
-    const std::size_t first = half ? p : 2 * p, second = half ? p + dk / 2 : 2 * p + 1;
+    const std::size_t p = half ? c % (r / 2) : c / 2;
+    const std::size_t first = half ? p : 2 * p, second = half ? p + r / 2 : 2 * p + 1;
     REQUIRE(e.terms.size() == 2);
     REQUIRE(e.terms[0].index == first);
     REQUIRE(e.terms[1].index == second);
     REQUIRE(e.terms[0].left == cell(raw, i, first));
     REQUIRE(e.terms[1].left == cell(raw, i, second));
     const double theta = config.rope.frequencies.empty()
-                             ? std::pow(config.rope.base, -2.0 * double(p) / double(dk))
+                             ? std::pow(config.rope.base, -2.0 * double(p) / double(r))
                              : config.rope.frequencies[p];
     REQUIRE(quantity(e, "frequency θ_" + std::to_string(p)) == theta);
     const double angle = quantity(e, "angle");
@@ -212,7 +221,9 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
     const double score = quantity(e, "score");
     REQUIRE(score == cell(step_of(trace, "scores", h), i, c));
     const double scale = quantity(e, "scale");
-    REQUIRE(scale == (run.options.scale ? float(1.0 / std::sqrt(double(dk))) : 1.0f));
+    const float expected = config.scale != 0.0 ? float(config.scale)  // the model's own
+                                               : float(1.0 / std::sqrt(double(dk)));
+    REQUIRE(scale == (run.options.scale ? expected : 1.0f));
     require_near(score * scale, value, std::abs(score * scale), "S · scale");
   } else if (id == "alibi") {
     const double slope = quantity(e, "slope");
@@ -465,6 +476,24 @@ TEST_CASE("explain: multi-query attention, Qwen2's biases, sliding window, cross
   s.mask = attn::MaskKind::Causal;
   s.n = 3;
   s.kv_n = 6;
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: a partial rotary (GPT-NeoX, Phi-4) and the model's own scale (Gemma)",
+          "[explain][gqa]") {
+  Setup s;
+  s.layer.d_model = 16;
+  s.layer.heads = 2;
+  s.layer.head_dim = 8;
+  s.layer.positional = attn::PositionalKind::Rope;
+  s.layer.rope.pairing = attn::RopePairing::RotateHalf;
+  s.layer.rope.rotary_dims = 4;  // columns 4 … 7 of each head pass through
+  s.layer.scale = 0.3;
+  s.n = 5;
+  check_all_cells(s);
+  s.layer.rope.pairing = attn::RopePairing::Interleaved;
+  s.layer.rope.frequencies = {0.5, 0.25};  // one per pair of the rotated columns
+  s.scale = false;                         // scaling off still wins
   check_all_cells(s);
 }
 

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "attention/error.hpp"
+#include "attention/layer/explain.hpp"
+#include "attention/layer/step_text.hpp"
 #include "attention/model/checkpoint_import.hpp"
 #include "attention/train/head_ablation.hpp"
 #include "attention/train/head_scores.hpp"
@@ -335,24 +337,7 @@ TEST_CASE("traces and training refuse, by name, what the layer and the backward 
                     ContainsSubstring("layer 0's attention has q/k norms") &&
                         ContainsSubstring("cannot be traced"));
   CHECK_THROWS_WITH(load("gemma2-f32")->trace(ids, ids.size()),
-                    ContainsSubstring("an attention scale other than 1/√head_dim"));
-  CHECK_THROWS_WITH(load("pythia-f32")->trace(ids, ids.size()),
-                    ContainsSubstring("a partial rotary"));
-  // Phi-3 (RMSNorm, fused, windowed) has nothing the layer lacks: its trace is the forward's.
-  const auto phi3 = load("phi3-f32");
-  const auto phi3_ids = ids_of(expected_of("phi3-f32"));
-  const std::size_t n = phi3_ids.size();
-  phi3->trace(phi3_ids, n);
-  const auto out = phi3->forward(phi3_ids, 1, n);
-  std::size_t heads_seen = 0;
-  for (const auto& step : phi3->traced_layer(1).last_result().trace.steps) {
-    if (step.kind != attn::StepKind::Weights) continue;
-    ++heads_seen;
-    for (std::size_t i = 0; i < n * n; ++i) {
-      CHECK(std::abs(step.data[i] - out.attention[1][std::size_t(step.head) * n * n + i]) < 2e-6f);
-    }
-  }
-  CHECK(heads_seen == 4);
+                    ContainsSubstring("attn_logit_softcapping"));
   const auto neox = load("neox-sequential-f32");
   const std::vector<std::int32_t> targets(ids.begin() + 1, ids.end());
   const std::vector<std::int32_t> inputs(ids.begin(), ids.end() - 1);
@@ -362,6 +347,50 @@ TEST_CASE("traces and training refuse, by name, what the layer and the backward 
                     ContainsSubstring("cannot be trained: a parallel residual"));
   CHECK_THROWS_WITH(load("gemma2-f32")->loss_and_gradients(inputs, targets, 1, inputs.size()),
                     ContainsSubstring("cannot be trained: RMSNorm"));
+}
+
+TEST_CASE("the walkthrough's traced layers reproduce each new family's attention",
+          "[families][trace]") {
+  // A partial rotary (Pythia, GPT-NeoX), fused projections and a window on every layer (Phi-3).
+  for (const char* name :
+       {"pythia-f32", "pythia-f16", "neox-sequential-f32", "phi3-f32", "phi3-bf16"}) {
+    INFO(name);
+    const auto model = load(name);
+    const auto ids = ids_of(expected_of(name));
+    const std::size_t n = ids.size();
+    model->trace(ids, n);
+    const auto out = model->forward(ids, 1, n);
+    const attn::AttentionShape shape = attn::attention_shape(model->config());
+    for (std::size_t l = 0; l < model->config().layers; ++l) {
+      INFO("layer " << l);
+      const attn::AttentionLayer& layer = model->traced_layer(l);
+      std::size_t heads_seen = 0;
+      for (const auto& step : layer.last_result().trace.steps) {
+        if (step.kind != attn::StepKind::Weights) continue;
+        ++heads_seen;
+        const float* want = out.attention[l].data() + std::size_t(step.head) * n * n;
+        for (std::size_t i = 0; i < n * n; ++i) CHECK(std::abs(step.data[i] - want[i]) < 2e-6f);
+      }
+      CHECK(heads_seen == shape.heads);
+      // The rotation's equation says how much of a head turns.
+      const std::size_t rotated = model->config().blocks[l].rope.rotated(shape.head_dim);
+      for (const auto& step : layer.last_result().trace.steps) {
+        if (step.kind != attn::StepKind::QRotated || step.head != 0) continue;
+        const attn::StepText text = attn::step_text(layer, step);
+        if (rotated != shape.head_dim) {
+          CHECK_THAT(text.equation,
+                     ContainsSubstring("on the first } r = " + std::to_string(rotated)));
+          // A column past r passes through; one before it turns.
+          const auto through = attn::explain_cell(layer, "q_rotated", 0, 5, rotated);
+          CHECK_THAT(through.summary, ContainsSubstring("passes through"));
+          const auto turned = attn::explain_cell(layer, "q_rotated", 0, 5, rotated - 1);
+          CHECK(turned.terms.size() == 2);
+        } else {
+          CHECK_THAT(text.equation, !ContainsSubstring("on the first"));
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("each new family's unimplemented switches are refused by name", "[families]") {

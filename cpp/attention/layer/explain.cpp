@@ -340,10 +340,24 @@ class Explainer {
     // turned by pos·θ_p with θ_p = base^(−2p/d_k) or the checkpoint's rescaled θ_p.
     const RopeSpec& spec = layer_.config().rope;
     const bool half = spec.pairing == RopePairing::RotateHalf;
-    const std::size_t pos = i_, pair = half ? c_ % (dk() / 2) : c_ / 2;
+    // A partial rotary turns the first r columns as a head r wide; the rest pass through.
+    const std::size_t r = spec.rotated(dk());
+    if (c_ >= r) {
+      const float unchanged = at(raw, i_, c_);
+      out_.summary = "RoPE turns only the first " + str(r) + " of the " + str(dk()) +
+                     " dimensions of each head (a partial rotary); dimension " + str(c_) +
+                     " passes through: " + v + "̂[" + str(c_) + "] = " + v + "[" + str(c_) +
+                     "] = " + num(out_.value) + " (" + head_text() + ")";
+      out_.equation = "\\hat{" + v + "}_{" + ij() + "} = " + v + "_{" + ij() +
+                      "} = " + tex(out_.value) + " \\quad (c \\ge r = " + str(r) + ")";
+      quantity(v + "[" + str(c_) + "]", v + "_{" + ij() + "}", unchanged);
+      quantity("rotary dims", "r", double(r));
+      return;
+    }
+    const std::size_t pos = i_, pair = half ? c_ % (r / 2) : c_ / 2;
     const std::size_t first = rope_first(pair, spec.pairing);
-    const std::size_t second = rope_second(pair, dk(), spec.pairing);
-    const double theta = spec.frequency(pair, dk());
+    const std::size_t second = rope_second(pair, r, spec.pairing);
+    const double theta = spec.frequency(pair, r);
     const double angle = static_cast<double>(pos) * theta;  // as RopeTables computes it
     const float cos_a = float(std::cos(angle));
     const float sin_a = float(std::sin(angle));
@@ -358,9 +372,10 @@ class Explainer {
     const std::string p0 = str(first), p1 = str(second), two_p = str(2 * pair);
     const std::string base = base_text(spec.base);
     const bool scaled = !spec.frequencies.empty();
-    const std::string theta_text =
-        scaled ? "θ_i rescaled from " + base + "^(−2i/d_k) as Llama 3's rope_scaling does"
-               : "θ_i = " + base + "^(−2i/d_k)";
+    const std::string width = r == dk() ? "d_k" : "r";  // θ's exponent: over the rotated width
+    const std::string theta_text = scaled ? "θ_i rescaled from " + base + "^(−2i/" + width +
+                                                ") as the checkpoint's rope_scaling says"
+                                          : "θ_i = " + base + "^(−2i/" + width + ")";
     out_.summary = std::string(half ? "RoPE (rotate_half) pairs dimension i with i + d_k/2: ("
                                     : "RoPE rotates adjacent dimensions as pairs: (") +
                    p0 + ", " + p1 + ") of " + v + "_" + str(i_) + " turn by angle pos·θ_" +
@@ -373,7 +388,7 @@ class Explainer {
     const std::string va = v + "_{" + str(i_) + "," + p0 + "}",
                       vb = v + "_{" + str(i_) + "," + p1 + "}";
     const std::string theta_tex =
-        scaled ? "\\theta_{" + str(pair) + "}" : base + "^{-" + two_p + "/" + str(dk()) + "}";
+        scaled ? "\\theta_{" + str(pair) + "}" : base + "^{-" + two_p + "/" + str(r) + "}";
     out_.equation = hat + " = " +
                     (even ? va + "\\cos\\phi - " + vb + "\\sin\\phi"
                           : va + "\\sin\\phi + " + vb + "\\cos\\phi") +
@@ -382,8 +397,8 @@ class Explainer {
     quantity(v + "[" + p0 + "]", va, a);
     quantity(v + "[" + p1 + "]", vb, b);
     quantity("frequency θ_" + str(pair),
-             "\\theta_{" + str(pair) + "} = " +
-                 (scaled ? "\\text{rescaled } " + base + "^{-2i/d_k}" : base + "^{-2i/d_k}"),
+             "\\theta_{" + str(pair) + "} = " + (scaled ? "\\text{rescaled } " : "") + base +
+                 "^{-2i/" + width + "}",
              theta);
     quantity("angle", "\\phi = pos \\cdot \\theta_{" + str(pair) + "}", angle);
     quantity("cos", "\\cos\\phi", cos_a);
@@ -415,7 +430,19 @@ class Explainer {
   void scaled() {
     const float s = value_at(StepKind::Scores, out_.head, i_, c_);
     const bool on = layer_.last_result().options.scale;  // as the forward ran
-    const float scale = score_scale(dk(), on);
+    const float scale = score_scale(layer_.config(), dk(), on);
+    if (on && layer_.config().scale != 0.0) {  // the checkpoint's own factor
+      out_.summary = "scaled score = S_" + str(i_) + "," + str(c_) + " · s = " + num(s) + " · " +
+                     num(scale) + " = " + num(out_.value) +
+                     " (s is the model's own scale, e.g. Gemma's query_pre_attn_scalar^(−1/2), "
+                     "not 1/√d_k = 1/√" +
+                     str(dk()) + "; " + head_text() + ")";
+      out_.equation = "\\tilde{S}_{" + ij() + "} = S_{" + ij() + "} \\cdot s = " + tex(s) +
+                      " \\cdot " + tex(scale) + " = " + tex(out_.value);
+      quantity("score", "S_{" + ij() + "}", s);
+      quantity("scale", "s", scale);
+      return;
+    }
     out_.summary =
         "scaled score = S_" + str(i_) + "," + str(c_) + " · " +
         (on ? "1/√d_k = " + num(s) + " · 1/√" + str(dk()) + " = " + num(s) + " · " + num(scale)

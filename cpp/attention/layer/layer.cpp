@@ -104,7 +104,9 @@ void AttentionLayer::validate_forward(std::span<const float> x,
   range.v_bias = magnitudes_.v_bias;
   range.out_weight = config_.out_proj ? magnitudes_.out_weight : -1.0;
   range.out_bias = magnitudes_.out_bias;
-  range.scale = options.scale ? 1.0 / std::sqrt(double(head_dim_)) : 1.0;
+  range.scale = options.scale
+                    ? config_.scale != 0.0 ? config_.scale : 1.0 / std::sqrt(double(head_dim_))
+                    : 1.0;
   range.rope = config_.positional == PositionalKind::Rope ? 2.0 : 1.0;
   range.score_bias = alibi_slopes_.empty() ? 0.0 : double(std::max(options.n, kv_n));  // m <= 1
   check_float_range(range);
@@ -184,12 +186,14 @@ AttentionLayer::Projections AttentionLayer::project(ConstMatView input, ConstMat
   record_heads(StepKind::V, p.v);
   if (config_.positional == PositionalKind::Rope) {
     // Row t of every query head and of every key head turns by t·θ_i (config.rope's pairing
-    // and frequencies); keys are rotated once per key/value head, not once per query head.
+    // and frequencies; only the first rotary dims of each head when the spec has them); keys are
+    // rotated once per key/value head, not once per query head.
     const RopeSpec& spec = config_.rope;
-    const RopeTables<float> tables(std::max(n, kv_n), dk, 1, spec);
+    const std::size_t rotated = spec.rotated(dk);
+    const RopeTables<float> tables(std::max(n, kv_n), rotated, 1, spec);
     const auto rotate = [&](MatView head) {
       for (std::size_t t = 0; t < head.rows; ++t) {
-        rope_rotate_head(head.row(t), dk, tables, t, spec.pairing);
+        rope_rotate_head(head.row(t), rotated, tables, t, spec.pairing);
       }
     };
     for (std::size_t h = 0; h < config_.heads; ++h) rotate(p.q.col_block(h * dk, dk));
@@ -203,7 +207,7 @@ AttentionLayer::Projections AttentionLayer::project(ConstMatView input, ConstMat
 void AttentionLayer::attend(const Projections& p, const ForwardOptions& options, std::size_t kv_n) {
   const std::size_t n = options.n, dk = head_dim_, heads = config_.heads;
   LogitParams params;
-  params.scale = score_scale(dk, options.scale);
+  params.scale = score_scale(config_, dk, options.scale);
   params.mask = masks_anything(options.mask) ? &options.mask : nullptr;
 
   // Output only: flash attention, O(n·d) memory. Otherwise the weights are materialised (into

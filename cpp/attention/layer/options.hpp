@@ -31,6 +31,9 @@ struct LayerConfig {
   // default is the walkthrough's interleaved pairs with base 10000; a non-default spec without
   // positional Rope is refused.
   RopeSpec rope;
+  // The scores' factor: 0 for 1/√d_k; a checkpoint block's own (Gemma's query_pre_attn_scalar^−½,
+  // Model::trace). ForwardOptions::scale false still turns scaling off.
+  double scale = 0.0;
   std::uint32_t seed = 42;  // seeded initialisation of weights and tables
 };
 
@@ -94,6 +97,10 @@ void visit_fields(ForwardOptions& o, Visitor& v) {
 // The factor the scores are multiplied by: 1/√d_k, or 1 with scaling off.
 inline float score_scale(std::size_t head_dim, bool scale) {
   return scale ? float(1.0 / std::sqrt(double(head_dim))) : 1.0f;
+}
+// A layer's factor: its config's scale when it has one, else 1/√d_k; 1 with scaling off.
+inline float score_scale(const LayerConfig& config, std::size_t head_dim, bool scale) {
+  return scale && config.scale != 0.0 ? float(config.scale) : score_scale(head_dim, scale);
 }
 
 }  // namespace attn

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attention/layer/layer.hpp"
+#include "attention/message_text.hpp"
 
 namespace attn {
 
@@ -23,17 +24,27 @@ std::string base_text(double base) {
 }
 
 // RoPE's equation for q or k ("q", "k") under the config's spec: R_Θ on adjacent pairs, or
-// rotate_half on the pairs (i, i + d_k/2); θ_i from the base or rescaled (Llama 3).
-std::string rope_equation(const std::string& v, const RopeSpec& spec) {
-  const std::string theta =
-      spec.frequencies.empty()
-          ? "\\theta_i = " + base_text(spec.base) + "^{-2i/d_k}"
-          : "\\theta_i = " + base_text(spec.base) + "^{-2i/d_k} \\text{ rescaled (Llama 3)}";
+// rotate_half on the pairs (i, i + d_k/2); θ_i from the base or rescaled (rope_scaling); with
+// rotary dims r, on each head's first r dimensions only (θ_i = base^(−2i/r)), the rest passed
+// through (head_dim: d_k, 0 when unknown).
+std::string rope_equation(const std::string& v, const RopeSpec& spec, std::size_t head_dim) {
+  const bool partial = spec.rotary_dims != 0;
+  const std::string d = partial ? "r" : "d_k";
+  const std::string theta = spec.frequencies.empty()
+                                ? "\\theta_i = " + base_text(spec.base) + "^{-2i/" + d + "}"
+                                : "\\theta_i = " + base_text(spec.base) + "^{-2i/" + d +
+                                      "} \\text{ rescaled (rope\\_scaling)}";
+  const std::string part =
+      !partial
+          ? ""
+          : ",\\ \\text{on the first } r = " + std::to_string(spec.rotary_dims) + " \\text{ of " +
+                (head_dim ? "the " + std::to_string(head_dim) : std::string("d_k")) +
+                " dimensions; the rest pass through}";
   if (spec.pairing == RopePairing::RotateHalf) {
     return "\\hat{" + v + "}_{pos} = " + v + "_{pos} \\cos(pos\\,\\theta) + " +
-           "\\operatorname{rotate\\_half}(" + v + "_{pos}) \\sin(pos\\,\\theta),\\ " + theta;
+           "\\operatorname{rotate\\_half}(" + v + "_{pos}) \\sin(pos\\,\\theta),\\ " + theta + part;
   }
-  return "\\hat{" + v + "}_{pos} = R_{\\Theta, pos}\\, " + v + "_{pos},\\ " + theta;
+  return "\\hat{" + v + "}_{pos} = R_{\\Theta, pos}\\, " + v + "_{pos},\\ " + theta + part;
 }
 
 // The 1-based key/value head that query head `head`'s equations name (K_{g}, V_{g}).
@@ -85,9 +96,9 @@ std::string equation(StepKind kind, int head, const StepTextContext& c) {
     case StepKind::V:
       return projection("V", source);
     case StepKind::QRotated:
-      return rope_equation("q", c.config.rope);
+      return rope_equation("q", c.config.rope, c.head_dim);
     case StepKind::KRotated:
-      return rope_equation("k", c.config.rope);
+      return rope_equation("k", c.config.rope, c.head_dim);
     case StepKind::Scores: {
       const std::string q = rope ? "\\hat{Q}" : "Q";
       const std::string k = rope ? "\\hat{K}" : "K";
@@ -96,6 +107,10 @@ std::string equation(StepKind kind, int head, const StepTextContext& c) {
     }
     case StepKind::Scaled:
       if (!c.scale) return "\\tilde{S}_{%} = S_{%} \\quad (\\text{scaling off})";
+      if (c.config.scale != 0.0) {  // a checkpoint's own factor (Gemma's query_pre_attn_scalar)
+        return "\\tilde{S}_{%} = S_{%} \\cdot s,\\quad s = " + number_text(c.config.scale) +
+               " \\ (\\text{the model's scale, not } 1/\\sqrt{d_k})";
+      }
       return "\\tilde{S}_{%} = \\frac{S_{%}}{\\sqrt{d_k}}" +
              (c.head_dim > 0 ? " = \\frac{S_{%}}{\\sqrt{" + std::to_string(c.head_dim) + "}}"
                              : std::string());

@@ -421,9 +421,7 @@ namespace {
 std::string untraced_switch(const ModelConfig& config, std::size_t l) {
   const BlockConfig& block = config.blocks[l];
   if (block.qk_norm != QkNorm::None) return "q/k norms";
-  if (block.attention_scale != 0.0) return "an attention scale other than 1/√head_dim";
   if (block.logit_softcap != 0.0) return "attn_logit_softcapping";
-  if (block.rope.rotary_dims != 0) return "a partial rotary";
   return {};
 }
 
@@ -457,6 +455,7 @@ void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_he
     layer_config.positional =
         config_.positional == PositionalKind::Rope ? PositionalKind::Rope : PositionalKind::None;
     if (layer_config.positional == PositionalKind::Rope) layer_config.rope = config_.blocks[l].rope;
+    layer_config.scale = config_.blocks[l].attention_scale;
     // The block's attention weights as they are in the buffer: the layer borrows them.
     const std::size_t row = shape.row(), width = shape.q_width();
     const LayerWeightsView weights{
