@@ -2,7 +2,7 @@
 // formula written out: soft-capping, GeGLU (GELU-tanh gated), Gemma's (1 + w) RMSNorm, RoPE on
 // part of a head (rotate-half and interleaved), attention with its own scale and a soft-cap (the
 // rows a cached step computes equal to the full forward's), q/k norms per head and over the whole
-// projection, and rounding a constant to BF16/F16.
+// projection, rounding a constant to BF16/F16, and the walkthrough head's soft-capped attention.
 #include <catch2/catch_test_macros.hpp>
 
 #include <cmath>
@@ -13,10 +13,12 @@
 #include "attention/model/block.hpp"
 #include "attention/model/model_config.hpp"
 #include "attention/ops/causal_attention.hpp"
+#include "attention/ops/flash.hpp"
 #include "attention/ops/geglu.hpp"
 #include "attention/ops/half.hpp"
 #include "attention/ops/rmsnorm.hpp"
 #include "attention/ops/rope.hpp"
+#include "attention/ops/sdpa.hpp"
 #include "attention/ops/softcap.hpp"
 
 TEST_CASE("soft-cap: cap · tanh(x / cap), float against the reference", "[family_ops]") {
@@ -239,4 +241,53 @@ TEST_CASE("a constant rounded to BF16 or F16, to nearest, ties to even", "[famil
   // A tie: 1 + 2⁻⁸ lies halfway between BF16's 1 and 1 + 2⁻⁷; it goes to the even 1.
   CHECK(attn::round_to_half(1.0f + 1.0f / 256, attn::HalfKind::BF16) == 1.0f);
   CHECK(attn::round_to_half(1.0f + 3.0f / 256, attn::HalfKind::BF16) == 1.0f + 4.0f / 256);
+}
+
+TEST_CASE("one head's attention with a soft-cap: fused, flash and step by step as the reference",
+          "[family_ops]") {
+  const std::size_t n = 7, kv_n = 9, dk = 8;
+  const auto q = random_floats(n * dk, 10, 2.0), k = random_floats(kv_n * dk, 11, 2.0);
+  const auto v = random_floats(kv_n * dk, 12, 1.0);
+  const attn::ConstMatView Q(q.data(), n, dk), K(k.data(), kv_n, dk), V(v.data(), kv_n, dk);
+  attn::MaskSpec mask;
+  mask.kind = attn::MaskKind::SlidingWindow;
+  mask.window = 4;
+  attn::LogitParams params;
+  params.scale = 0.5f;
+  params.softcap = 1.5f;
+  params.mask = &mask;
+  std::vector<float> want_w(n * kv_n), want_c(n * dk);
+  attn::reference::attention_head(Q, K, V, 0.5, 0.0, &mask, attn::MatView(want_w.data(), n, kv_n),
+                                  attn::MatView(want_c.data(), n, dk), 1.5);
+  attn::SdpaWorkspace workspace;
+  std::vector<float> fused_w(n * kv_n), fused_c(n * dk), step_w(n * kv_n), step_c(n * dk);
+  attn::scaled_dot_product_attention(Q, K, V, params, attn::MatView(fused_w.data(), n, kv_n),
+                                     attn::MatView(fused_c.data(), n, dk), workspace);
+  require_close(fused_w, want_w, 1e-6, 1e-5, "fused weights");
+  require_close(fused_c, want_c, 1e-6, 1e-5, "fused context");
+  attn::Matrix scores, scaled, capped, masked;
+  attn::SdpaSnapshots snapshots{&scores, &scaled, &capped, &masked};
+  attn::scaled_dot_product_attention(Q, K, V, params, attn::MatView(step_w.data(), n, kv_n),
+                                     attn::MatView(step_c.data(), n, dk), workspace, &snapshots);
+  require_close(step_w, want_w, 1e-6, 1e-5, "step-by-step weights");
+  REQUIRE(capped.rows() == n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < kv_n; ++j) {
+      CHECK(std::abs(capped(i, j) - 1.5 * std::tanh(double(scaled(i, j)) / 1.5)) < 1e-6);
+    }
+  }
+  std::vector<float> flash_c(n * dk);
+  attn::FlashWorkspace flash;
+  attn::flash_attention(Q, K, V, params, attn::MatView(flash_c.data(), n, dk), flash);
+  require_close(flash_c, want_c, 1e-6, 1e-5, "flash context");
+  // Without the cap, the reference differs: the cap bends these scores.
+  std::vector<float> uncapped_w(n * kv_n), uncapped_c(n * dk);
+  attn::reference::attention_head(Q, K, V, 0.5, 0.0, &mask,
+                                  attn::MatView(uncapped_w.data(), n, kv_n),
+                                  attn::MatView(uncapped_c.data(), n, dk));
+  double moved = 0.0;
+  for (std::size_t i = 0; i < want_w.size(); ++i) {
+    moved = std::max(moved, std::abs(double(want_w[i]) - uncapped_w[i]));
+  }
+  CHECK(moved > 1e-2);
 }

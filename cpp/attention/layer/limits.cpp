@@ -124,6 +124,10 @@ std::size_t checked_head_dim(const LayerConfig& config) {
     throw Error("the scores' scale must be a finite number above 0 (or 0 for 1/√d_k), got " +
                 number(config.scale));
   }
+  if (!(config.softcap >= 0.0 && std::isfinite(config.softcap))) {
+    throw Error("the scores' soft-cap must be a finite number above 0 (or 0 for none), got " +
+                number(config.softcap));
+  }
   return head_dim;
 }
 

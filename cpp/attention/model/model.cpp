@@ -414,27 +414,8 @@ const AlignedVector<float>& Model::attention_input_rows(std::size_t layer) const
   return has_pre_norm(config_, layer) ? acts_[layer].ln1 : residual_[layer];
 }
 
-namespace {
-
-// What the walkthrough's layer (AttentionLayer) does not compute of layer l's attention, named
-// for a message; empty when it reproduces the layer.
-std::string untraced_switch(const ModelConfig& config, std::size_t l) {
-  const BlockConfig& block = config.blocks[l];
-  if (block.qk_norm != QkNorm::None) return "q/k norms";
-  if (block.logit_softcap != 0.0) return "attn_logit_softcapping";
-  return {};
-}
-
-}  // namespace
-
 void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head) {
   check_ids(ids, 1, n);
-  for (std::size_t l = 0; l < config_.layers; ++l) {
-    if (const std::string what = untraced_switch(config_, l); !what.empty()) {
-      throw Error("layer " + std::to_string(l) + "'s attention has " + what +
-                  ", which the walkthrough's layer does not compute yet: it cannot be traced");
-    }
-  }
   run_forward(ids.data(), 1, n);
   const std::size_t d = config_.d_model;
   const auto block = [&](std::size_t offset, std::size_t size) {
@@ -456,11 +437,20 @@ void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_he
         config_.positional == PositionalKind::Rope ? PositionalKind::Rope : PositionalKind::None;
     if (layer_config.positional == PositionalKind::Rope) layer_config.rope = config_.blocks[l].rope;
     layer_config.scale = config_.blocks[l].attention_scale;
+    layer_config.softcap = config_.blocks[l].logit_softcap;
+    layer_config.qk_norm = config_.blocks[l].qk_norm;
+    layer_config.qk_norm_weight =
+        config_.norm == NormKind::GemmaRmsNorm ? RmsNormWeight::OnePlus : RmsNormWeight::Plain;
+    layer_config.qk_norm_eps = config_.norm_eps;
     // The block's attention weights as they are in the buffer: the layer borrows them.
     const std::size_t row = shape.row(), width = shape.q_width();
-    const LayerWeightsView weights{
-        traced_weights(layers_[l].in_w, layers_[l].in, row * d), block(layers_[l].in_b, row),
-        traced_weights(layers_[l].out_w, layers_[l].out, d * width), block(layers_[l].out_b, d)};
+    LayerWeightsView weights;
+    weights.in_proj_weight = traced_weights(layers_[l].in_w, layers_[l].in, row * d);
+    weights.in_proj_bias = block(layers_[l].in_b, row);
+    weights.out_proj_weight = traced_weights(layers_[l].out_w, layers_[l].out, d * width);
+    weights.out_proj_bias = block(layers_[l].out_b, d);
+    weights.q_norm = block(layers_[l].q_norm_w, q_norm_width(config_, l));
+    weights.k_norm = block(layers_[l].k_norm_w, k_norm_width(config_, l));
     auto layer = std::make_unique<AttentionLayer>(layer_config, weights);
     ForwardOptions options;
     options.n = n;

@@ -157,14 +157,16 @@ class Model {
   CachedStep decode(std::int32_t id, KvCache& cache);
 
   // Layer `layer`'s attention input in the last forward (or loss_and_gradients): ln1(x_l), or
-  // x_l without LayerNorm, [batch·n, d_model]. An AttentionLayer with that block's weights,
-  // causal, positional rope or none, computes the layer's attention from it (as trace() does).
+  // x_l without a norm before the attention, [batch·n, d_model]. An AttentionLayer with that
+  // block's weights and attention switches (as trace() builds it), causal or windowed, computes
+  // the layer's attention from it.
   // Throws attn::Error before any forward or for a layer out of range.
   std::span<const float> attention_input(std::size_t layer) const;
 
   // forward on one sequence ids [n], then every layer's attention run again, traced, by an
   // AttentionLayer over that block's weights in the parameter buffer (borrowed, not copied), on
-  // ln1(x_l) (x_l without LayerNorm), causal, positional rope or none (trace_head as
+  // ln1(x_l) (x_l without a norm before the attention), causal or windowed, positional rope or
+  // none, with the block's q/k norms, partial rotary, scale and soft-cap (trace_head as
   // ForwardOptions'): traced_layer(l).last_result().trace holds layer l's steps in the
   // walkthrough's vocabulary, and step_text and explain_cell work on traced_layer(l) as on any
   // layer. Valid until the next trace() or load_safetensors; a change of parameters in between

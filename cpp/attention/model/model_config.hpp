@@ -45,10 +45,6 @@ enum class NormKind {
 // Where a block's norms sit around each sublayer (attention, MLP): before it (pre-norm: x +
 // f(norm(x))), after it (x + norm(f(x)): OLMo 2), or both (x + norm(f(norm(x))): Gemma 2 and 3).
 enum class NormPlacement { Pre, Post, Both };
-// Which norm q and k get after their projection, before RoPE: none, each head's [head_dim] on its
-// own (Qwen3, Gemma 3), or the whole projection's [heads·head_dim] before the head split (OLMo 2;
-// k over [kv_heads·head_dim]). The norm is the model's (NormKind, RMS kinds only).
-enum class QkNorm { None, PerHead, Whole };
 // A block's MLP after its attention.
 enum class MlpKind {
   None,   // attention only (a small model with mlp false)
