@@ -33,6 +33,11 @@ struct MaskSpec {
   std::vector<std::uint8_t> cells;        // [n * kv_n], 1 = hidden cell; empty = none
 };
 
+// Which norm q and k get after their projection, before RoPE: none, each head's [head_dim] on its
+// own (Qwen3, Gemma 3), or the whole projection's [heads·head_dim] before the head split (OLMo 2;
+// k over [kv_heads·head_dim]). A model's q/k norm is its RMSNorm kind (model_config.hpp).
+enum class QkNorm { None, PerHead, Whole };
+
 enum class PositionalKind {
   None,        // self-attention is permutation-equivariant
   Sinusoidal,  // PE(pos, 2i) = sin(pos / 10000^{2i/d}), PE(pos, 2i+1) = cos(…), added to X

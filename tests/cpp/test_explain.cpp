@@ -169,28 +169,63 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
     for (std::size_t t = 0; t < d; ++t) {
       REQUIRE(e.terms[t].index == t);
       REQUIRE(e.terms[t].left == cell(x_in, i, t));
-      REQUIRE(e.terms[t].right == layer.weights().in_proj_weight[w_row * d + t]);
+      REQUIRE(e.terms[t].right == layer.weight_view().in_proj_weight[w_row * d + t]);
     }
     if (config.bias) {
-      REQUIRE(bias == layer.weights().in_proj_bias[w_row]);
+      REQUIRE(bias == layer.weight_view().in_proj_bias[w_row]);
     } else {
       REQUIRE(!has_quantity(e, "bias"));
     }
     REQUIRE(quantity(e, "sum of products") == sum.total);
     require_near(sum.total + bias, value, sum.magnitude + std::abs(bias), "x·W + b");
+  } else if (id == "q_normed" || id == "k_normed") {
+    const bool is_q = id == "q_normed", whole = config.qk_norm == attn::QkNorm::Whole;
+    const std::size_t heads = is_q ? config.heads : kv_heads;
+    const std::size_t width = whole ? heads * dk : dk, index = (whole ? h * dk : 0) + c;
+    // The norm's row: this head's values, or every head's of row i.
+    std::vector<double> row;
+    for (std::size_t hh = whole ? 0 : h; hh < (whole ? heads : h + 1); ++hh) {
+      const auto& raw = step_of(trace, is_q ? "q" : "k", int(hh));
+      for (std::size_t t = 0; t < dk; ++t) row.push_back(cell(raw, i, t));
+    }
+    REQUIRE(e.terms.size() == width);
+    double squares = 0.0;
+    for (std::size_t t = 0; t < width; ++t) {
+      REQUIRE(e.terms[t].left == float(row[t]));
+      squares += row[t] * row[t];
+    }
+    require_near(quantity(e, "sum of squares"), squares, squares, "Σ x²");
+    const double rms = std::sqrt(squares / double(width) + config.qk_norm_eps);
+    require_near(quantity(e, "rms"), rms, rms, "rms");
+    const auto& weights = is_q ? layer.weight_view().q_norm : layer.weight_view().k_norm;
+    const double w = double(weights[index]) +
+                     (config.qk_norm_weight == attn::RmsNormWeight::OnePlus ? 1.0 : 0.0);
+    REQUIRE(quantity(e, "weight") == w);
+    require_near(row[index] / rms * w, value, std::abs(row[index] / rms * w), "x / rms · w");
   } else if (id == "q_rotated" || id == "k_rotated") {
-    const auto& raw = step_of(trace, id == "q_rotated" ? "q" : "k", h);
-    // Interleaved: pair p = (2p, 2p+1); rotate_half: (p, p + d_k/2).
+    const bool normed = config.qk_norm != attn::QkNorm::None;
+    const auto& raw = step_of(
+        trace, id == "q_rotated" ? (normed ? "q_normed" : "q") : (normed ? "k_normed" : "k"), h);
+    // A partial rotary turns the first r columns only; the rest pass through.
+    const std::size_t r = config.rope.rotary_dims ? config.rope.rotary_dims : dk;
+    if (c >= r) {
+      REQUIRE(e.terms.empty());
+      REQUIRE(value == cell(raw, i, c));
+      REQUIRE(quantity(e, "rotary dims") == double(r));
+      REQUIRE_THAT(e.summary, ContainsSubstring("passes through"));
+      return;
+    }
+    // Interleaved: pair p = (2p, 2p+1); rotate_half: (p, p + r/2).
     const bool half = config.rope.pairing == attn::RopePairing::RotateHalf;
-    const std::size_t p = half ? c % (dk / 2) : c / 2;
-    const std::size_t first = half ? p : 2 * p, second = half ? p + dk / 2 : 2 * p + 1;
+    const std::size_t p = half ? c % (r / 2) : c / 2;
+    const std::size_t first = half ? p : 2 * p, second = half ? p + r / 2 : 2 * p + 1;
     REQUIRE(e.terms.size() == 2);
     REQUIRE(e.terms[0].index == first);
     REQUIRE(e.terms[1].index == second);
     REQUIRE(e.terms[0].left == cell(raw, i, first));
     REQUIRE(e.terms[1].left == cell(raw, i, second));
     const double theta = config.rope.frequencies.empty()
-                             ? std::pow(config.rope.base, -2.0 * double(p) / double(dk))
+                             ? std::pow(config.rope.base, -2.0 * double(p) / double(r))
                              : config.rope.frequencies[p];
     REQUIRE(quantity(e, "frequency θ_" + std::to_string(p)) == theta);
     const double angle = quantity(e, "angle");
@@ -200,8 +235,13 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
     require_near(sum.total, value, sum.magnitude, "rotation");
   } else if (id == "scores") {
     const bool rope = config.positional == attn::PositionalKind::Rope;
-    const auto& q = step_of(trace, rope ? "q_rotated" : "q", h);
-    const auto& k = step_of(trace, rope ? "k_rotated" : "k", g);  // its group's keys
+    const bool normed = config.qk_norm != attn::QkNorm::None;
+    const auto& q = step_of(trace, rope ? "q_rotated" : normed ? "q_normed" : "q", h);
+    const auto& k = step_of(trace,
+                            rope     ? "k_rotated"
+                            : normed ? "k_normed"
+                                     : "k",
+                            g);  // its group's
     REQUIRE(e.terms.size() == dk);
     for (std::size_t t = 0; t < dk; ++t) {
       REQUIRE(e.terms[t].left == cell(q, i, t));
@@ -212,8 +252,18 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
     const double score = quantity(e, "score");
     REQUIRE(score == cell(step_of(trace, "scores", h), i, c));
     const double scale = quantity(e, "scale");
-    REQUIRE(scale == (run.options.scale ? float(1.0 / std::sqrt(double(dk))) : 1.0f));
+    const float expected = config.scale != 0.0 ? float(config.scale)  // the model's own
+                                               : float(1.0 / std::sqrt(double(dk)));
+    REQUIRE(scale == (run.options.scale ? expected : 1.0f));
     require_near(score * scale, value, std::abs(score * scale), "S · scale");
+  } else if (id == "capped") {
+    const double scaled = quantity(e, "scaled score");
+    REQUIRE(scaled == cell(step_of(trace, "scaled", h), i, c));
+    const double cap = quantity(e, "cap");
+    REQUIRE(cap == config.softcap);
+    REQUIRE(quantity(e, "tanh") == std::tanh(scaled / cap));
+    require_near(cap * std::tanh(scaled / cap), value, cap, "c·tanh(S/c)");
+    REQUIRE(std::abs(value) <= cap);
   } else if (id == "alibi") {
     const double slope = quantity(e, "slope");
     REQUIRE(slope == attn::alibi_slopes(config.heads)[std::size_t(h)]);
@@ -221,8 +271,9 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
     REQUIRE(distance == std::abs(double(i) - double(c)));
     require_near(-slope * distance, value, slope * distance, "-m |i-j|");
   } else if (id == "masked") {
-    const double scaled = quantity(e, "scaled score");
-    REQUIRE(scaled == cell(step_of(trace, "scaled", h), i, c));
+    const bool capped = maybe_step(trace, "capped", h) != nullptr;
+    const double scaled = quantity(e, capped ? "soft-capped score" : "scaled score");
+    REQUIRE(scaled == cell(step_of(trace, capped ? "capped" : "scaled", h), i, c));
     const auto* alibi = maybe_step(trace, "alibi", h);
     const double alibi_bias = alibi ? quantity(e, "ALiBi bias") : 0.0;
     if (alibi) REQUIRE(alibi_bias == cell(*alibi, i, c));
@@ -287,10 +338,10 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
       REQUIRE(e.terms.size() == inner);
       for (std::size_t t = 0; t < inner; ++t) {
         REQUIRE(e.terms[t].left == cell(z, i, t));
-        REQUIRE(e.terms[t].right == layer.weights().out_proj_weight[c * inner + t]);
+        REQUIRE(e.terms[t].right == layer.weight_view().out_proj_weight[c * inner + t]);
       }
       if (attn::has_out_bias(config)) {
-        REQUIRE(bias == layer.weights().out_proj_bias[c]);
+        REQUIRE(bias == layer.weight_view().out_proj_bias[c]);
       } else {
         REQUIRE(!has_quantity(e, "bias"));
       }
@@ -305,7 +356,23 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
 void check_all_cells(const Setup& s) {
   Run run;
   run.config = s.layer;
-  attn::AttentionLayer layer(run.config);
+  // q/k norms are a model block's: a layer over borrowed weights (seeded, with drawn norms).
+  const bool borrowed = s.layer.qk_norm != attn::QkNorm::None;
+  attn::LayerConfig plain = s.layer;
+  plain.qk_norm = attn::QkNorm::None;
+  const attn::LayerWeights owned = attn::AttentionLayer(plain).weights();
+  const std::size_t dk = plain.head_dim ? plain.head_dim : plain.d_model / plain.heads;
+  const std::size_t kv = plain.kv_heads ? plain.kv_heads : plain.heads;
+  const bool whole = s.layer.qk_norm == attn::QkNorm::Whole;
+  const auto q_norm = random_floats(whole ? plain.heads * dk : dk, s.layer.seed + 3, 0.5);
+  const auto k_norm = random_floats(whole ? kv * dk : dk, s.layer.seed + 4, 0.5);
+  attn::LayerWeightsView view = attn::view_of(owned);
+  if (borrowed) {
+    view.q_norm = q_norm;
+    view.k_norm = k_norm;
+  }
+  attn::AttentionLayer layer =
+      borrowed ? attn::AttentionLayer(run.config, view) : attn::AttentionLayer(run.config);
   run.x = random_floats(s.n * s.layer.d_model, s.layer.seed + 1);
   run.options.n = s.n;
   if (s.kv_n > 0) {
@@ -333,6 +400,9 @@ void check_all_cells(const Setup& s) {
   REQUIRE(saw("weights"));
   if (s.layer.positional == attn::PositionalKind::Rope) REQUIRE(saw("q_rotated"));
   if (s.layer.positional == attn::PositionalKind::Alibi) REQUIRE(saw("alibi"));
+  REQUIRE(saw("capped") == (s.layer.softcap > 0.0));
+  REQUIRE(saw("q_normed") == borrowed);
+  REQUIRE(saw("k_normed") == borrowed);
   if (s.kv_n > 0) REQUIRE(saw("source"));
 }
 
@@ -466,6 +536,98 @@ TEST_CASE("explain: multi-query attention, Qwen2's biases, sliding window, cross
   s.n = 3;
   s.kv_n = 6;
   check_all_cells(s);
+}
+
+TEST_CASE("explain: a partial rotary (GPT-NeoX, Phi-4) and the model's own scale (Gemma)",
+          "[explain][gqa]") {
+  Setup s;
+  s.layer.d_model = 16;
+  s.layer.heads = 2;
+  s.layer.head_dim = 8;
+  s.layer.positional = attn::PositionalKind::Rope;
+  s.layer.rope.pairing = attn::RopePairing::RotateHalf;
+  s.layer.rope.rotary_dims = 4;  // columns 4 … 7 of each head pass through
+  s.layer.scale = 0.3;
+  s.n = 5;
+  check_all_cells(s);
+  s.layer.rope.pairing = attn::RopePairing::Interleaved;
+  s.layer.rope.frequencies = {0.5, 0.25};  // one per pair of the rotated columns
+  s.scale = false;                         // scaling off still wins
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: soft-capped scores (Gemma 2), alone and under ALiBi and a window",
+          "[explain]") {
+  Setup s;
+  s.layer.heads = 2;
+  s.layer.kv_heads = 1;
+  s.layer.head_dim = 8;
+  s.layer.scale = 0.4;  // large enough that the cap bends some scores
+  s.layer.softcap = 1.5;
+  s.n = 6;
+  check_all_cells(s);
+  s.layer.positional = attn::PositionalKind::Alibi;
+  s.mask = attn::MaskKind::SlidingWindow;
+  s.window = 3;
+  check_all_cells(s);
+}
+
+TEST_CASE(
+    "explain: q/k norms per head (Qwen3, Gemma 3's 1 + w) and over the whole projection "
+    "(OLMo 2)",
+    "[explain][gqa]") {
+  Setup s;
+  s.layer.d_model = 16;
+  s.layer.heads = 4;
+  s.layer.kv_heads = 2;
+  s.layer.head_dim = 4;
+  s.layer.bias = false;
+  s.layer.positional = attn::PositionalKind::Rope;
+  s.layer.rope.pairing = attn::RopePairing::RotateHalf;
+  s.layer.qk_norm = attn::QkNorm::PerHead;
+  s.n = 5;
+  check_all_cells(s);
+  s.layer.qk_norm_weight = attn::RmsNormWeight::OnePlus;
+  s.layer.scale = 0.3;
+  check_all_cells(s);
+  s.layer.qk_norm = attn::QkNorm::Whole;
+  s.layer.qk_norm_weight = attn::RmsNormWeight::Plain;
+  s.layer.qk_norm_eps = 1e-5;
+  check_all_cells(s);
+  s.layer.positional = attn::PositionalKind::None;  // the scores read the normalised q and k
+  s.layer.rope = attn::RopeSpec{};
+  check_all_cells(s);
+}
+
+TEST_CASE("explain: q/k norms are a model block's; a whole-row norm needs every head traced",
+          "[explain]") {
+  attn::LayerConfig config;
+  config.d_model = 8;
+  config.heads = 2;
+  config.qk_norm = attn::QkNorm::PerHead;
+  CHECK_THROWS_WITH(attn::AttentionLayer(config),
+                    ContainsSubstring("q/k norms are a model block's"));
+  config.qk_norm = attn::QkNorm::Whole;
+  attn::LayerConfig plain = config;
+  plain.qk_norm = attn::QkNorm::None;
+  const attn::LayerWeights owned = attn::AttentionLayer(plain).weights();
+  attn::LayerWeightsView view = attn::view_of(owned);
+  const std::vector<float> q_norm(8, 1.0f), short_norm(4, 1.0f);
+  view.q_norm = q_norm;
+  view.k_norm = short_norm;  // the whole projection's k is 8 wide
+  CHECK_THROWS_WITH(attn::AttentionLayer(config, view),
+                    ContainsSubstring("k_norm.weight has 4 values, expected 8"));
+  view.k_norm = q_norm;
+  attn::AttentionLayer layer(config, view);
+  const auto x = random_floats(3 * 8, 9);
+  attn::ForwardOptions options;
+  options.n = 3;
+  options.want_trace = true;
+  options.trace_head = 1;
+  layer.forward(x, options);
+  CHECK_THROWS_WITH(
+      attn::explain_cell(layer, "q_normed", 1, 0, 0),
+      ContainsSubstring("needs every head's 'q' step") && ContainsSubstring("trace every head"));
 }
 
 TEST_CASE("explain: a query with every key masked has zero weights and says so", "[explain]") {

@@ -1,7 +1,8 @@
 // Generation with the KV cache and the sampler (generate.hpp, Model::prefill / decode), and head
 // ablation (Model::ablate): greedy generation equals repeated full forwards for a trained model,
-// RoPE and sinusoidal models, the GPT-2 golden checkpoint and every Llama-family golden checkpoint
-// (Mistral's sliding window included); cached logits equal the full forward's; the sampler's
+// RoPE and sinusoidal models, the GPT-2 golden checkpoint, every Llama-family golden checkpoint
+// (Mistral's sliding window included) and the families of tests/data/families (GPT-NeoX, Qwen3,
+// Gemma 2 and 3, OLMo 2, Phi-3); cached logits equal the full forward's; the sampler's
 // frequencies pass a chi-square test against the softmax (plain, top-k, top-p; one generator, or
 // one per position as generation seeds them); seeds replay, and a sampled run cut into calls
 // (8 then 12 tokens) equals the run in one call;
@@ -43,7 +44,7 @@ std::string read_text(const std::string& path) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-// A golden checkpoint of tests/data (folder "gpt2" or "llama") as a Model.
+// A golden checkpoint of tests/data (folder "gpt2", "llama" or "families") as a Model.
 std::unique_ptr<attn::Model> load_golden(const std::string& folder, const std::string& name) {
   const std::string base = std::string(ATTN_TEST_DATA_DIR) + "/" + folder + "/" + name;
   const auto bytes = read_file(base + ".safetensors");
@@ -386,6 +387,25 @@ TEST_CASE("greedy generation equals repeated full forwards: the GPT-2 and Llama-
   }
 }
 
+TEST_CASE(
+    "greedy generation equals repeated full forwards: GPT-NeoX, Qwen3, Gemma 2 and 3, OLMo 2, "
+    "Phi-3",
+    "[generate][families]") {
+  // Partial rotary and both residual forms, q/k norms, local and global layers with two RoPE
+  // bases and linear scaling, soft-caps of the scores and the logits, norms after each sublayer,
+  // fused projections and a window on every layer; F16 and BF16 weights kept 2-byte.
+  for (const char* name :
+       {"pythia-f32", "pythia-f16", "neox-sequential-f32", "qwen3-bf16", "gemma3-f32",
+        "gemma3-pattern-f32", "gemma2-f32", "gemma2-bf16", "olmo2-f32", "phi3-bf16"}) {
+    INFO(std::string("families/") + name);
+    const auto model = load_golden("families", name);
+    require_greedy_equals_full_forwards(*model, golden_ids("families", name), 24);
+    // And with a head knocked out (the cache keeps the ablation it was filled with).
+    model->ablate({{model->config().layers - 1, 1}});
+    require_greedy_equals_full_forwards(*model, golden_ids("families", name), 8);
+  }
+}
+
 TEST_CASE("cached logits equal the full forward's, bit for bit (within 1e-5 of the largest logit)",
           "[generate]") {
   double worst = 0.0;
@@ -408,6 +428,12 @@ TEST_CASE("cached logits equal the full forward's, bit for bit (within 1e-5 of t
     INFO(name);
     const auto model = load_golden("llama", name);
     worst = std::max(worst, cached_vs_full(*model, some_ids(40, model->config().vocab, 10), 6));
+  }
+  for (const char* name : {"pythia-f16", "neox-sequential-f32", "qwen3-f32", "gemma3-bf16",
+                           "gemma3-pattern-f32", "gemma2-f32", "olmo2-bf16", "phi3-f32"}) {
+    INFO(name);
+    const auto model = load_golden("families", name);
+    worst = std::max(worst, cached_vs_full(*model, some_ids(40, model->config().vocab, 11), 7));
   }
   std::printf("cached vs full forward: largest logit difference %.3g of the row's largest logit\n",
               worst);

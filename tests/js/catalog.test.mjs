@@ -25,8 +25,8 @@ test('the catalog is one deep-frozen object with the agreed fields', () => {
     ['defaults', 'families', 'fields', 'gelu', 'limits', 'masks', 'parameterBytes', 'positional', 'steps', 'tasks', 'tokenizers',
       'unknownCharacters']);
   assert.deepEqual(catalog.steps.map((s) => s.id), ['embedding', 'positional', 'input', 'source',
-    'q', 'k', 'v', 'q_rotated', 'k_rotated', 'scores', 'scaled', 'alibi', 'masked', 'weights',
-    'context', 'concat', 'output']);
+    'q', 'k', 'v', 'q_normed', 'k_normed', 'q_rotated', 'k_rotated', 'scores', 'scaled', 'capped',
+    'alibi', 'masked', 'weights', 'context', 'concat', 'output']);
   for (const step of catalog.steps) {
     assert.deepEqual(Object.keys(step).sort(),
       ['appearsWith', 'cols', 'equation', 'id', 'needs', 'perHead', 'rows', 'title']);

@@ -32,7 +32,7 @@ test('the store merges patches, tells its listeners what changed, and stays quie
 
 test('the catalog names every step the stages show and the choices the schema accepts', () => {
   for (const stage of STAGES) for (const id of stage.steps) assert.ok(stepInfo(catalog, id), `${stage.id}: ${id}`);
-  assert.deepEqual([...queryKeySteps(catalog)], ['scores', 'scaled', 'alibi', 'masked', 'weights']);
+  assert.deepEqual([...queryKeySteps(catalog)], ['scores', 'scaled', 'capped', 'alibi', 'masked', 'weights']);
   assert.deepEqual(pageMasks(catalog), ['none', 'causal', 'padding', 'sliding-window', 'prefix-lm']);
   const schema = makeSchema(catalog);
   for (const name of catalog.positional) assert.equal(schema.positional.parse(name), name);

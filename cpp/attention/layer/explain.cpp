@@ -113,6 +113,9 @@ class Explainer {
       case StepKind::K:
       case StepKind::V:
         return projection();
+      case StepKind::QNormed:
+      case StepKind::KNormed:
+        return normed();
       case StepKind::QRotated:
       case StepKind::KRotated:
         return rotation();
@@ -120,6 +123,8 @@ class Explainer {
         return scores();
       case StepKind::Scaled:
         return scaled();
+      case StepKind::Capped:
+        return capped();
       case StepKind::Alibi:
         return alibi();
       case StepKind::Masked:
@@ -163,6 +168,14 @@ class Explainer {
   std::size_t dk() const { return layer_.head_dim(); }
   std::size_t d_model() const { return layer_.config().d_model; }
   bool rope() const { return layer_.config().positional == PositionalKind::Rope; }
+  bool qk_norm() const { return layer_.config().qk_norm != QkNorm::None; }
+  // The queries and keys the scores read: rotated, else normalised, else as projected.
+  StepKind q_kind() const {
+    return rope() ? StepKind::QRotated : qk_norm() ? StepKind::QNormed : StepKind::Q;
+  }
+  StepKind k_kind() const {
+    return rope() ? StepKind::KRotated : qk_norm() ? StepKind::KNormed : StepKind::K;
+  }
   // The key/value head this cell's head reads (its own for k, v, k_rotated).
   int kv_head() const { return out_.kv_head; }
   // "heads 3–4" (1-based): the query heads that read key/value head g.
@@ -332,18 +345,93 @@ class Explainer {
     if (bias) quantity("bias", b_tex, b);
   }
 
+  // RMSNorm of q or k before RoPE: the head's d_k values (or the row's values of every head:
+  // the whole projection) as terms x_t · x_t, their mean and rms, and the norm's weight.
+  void normed() {
+    const bool is_q = kind_ == StepKind::QNormed;
+    const std::string v = is_q ? "q" : "k";
+    const StepKind raw_kind = is_q ? StepKind::Q : StepKind::K;
+    const LayerConfig& config = layer_.config();
+    const bool whole = config.qk_norm == QkNorm::Whole;
+    const std::size_t heads = is_q ? layer_.config().heads : kv_heads();
+    const std::size_t head = std::size_t(out_.head), width = whole ? heads * dk() : dk();
+    // The row's values the norm reads, head by head (every head's step for a whole-projection
+    // norm: the trace must hold them all).
+    std::vector<float> row(width);
+    for (std::size_t h = whole ? 0 : head; h < (whole ? heads : head + 1); ++h) {
+      const Step* step = find(raw_kind, int(h));
+      if (step == nullptr) {
+        throw Error("explaining '" + out_.step + "' needs every head's '" + step_id(raw_kind) +
+                    "' step (this model's " + v +
+                    "_norm spans every head at once), which the "
+                    "last trace lacks: trace every head (traceHead -1)");
+      }
+      for (std::size_t t = 0; t < dk(); ++t) row[(whole ? h * dk() : 0) + t] = at(*step, i_, t);
+    }
+    const std::size_t index = (whole ? head * dk() : 0) + c_;  // this cell in the norm's row
+    out_.left_label = v + "_" + str(i_) + "[t]";
+    out_.right_label = v + "_" + str(i_) + "[t]";
+    const Sum squares = add_terms(
+        out_.terms, width, [&](std::size_t t) { return row[t]; },
+        [&](std::size_t t) { return row[t]; });
+    const double eps = config.qk_norm_eps;
+    const double rms = std::sqrt(squares.total / double(width) + eps);
+    const LayerWeightsView w = layer_.weight_view();
+    const float weight = (is_q ? w.q_norm : w.k_norm)[index];
+    const bool one_plus = config.qk_norm_weight == RmsNormWeight::OnePlus;
+    const double factor = one_plus ? 1.0 + double(weight) : double(weight);
+    const float x = row[index];
+    const std::string w_text = one_plus ? "(1 + w[" + str(index) + "])" : "w[" + str(index) + "]";
+    out_.summary = v + "_norm (RMSNorm) of " +
+                   (whole ? "the whole row of " + str(heads) + " heads · " + str(dk()) + " = " +
+                                str(width) + " values (before the head split)"
+                          : "the head's " + str(dk()) + " values") +
+                   ": " + v + "̄[" + str(c_) + "] = " + v + "[" + str(c_) + "] / rms · " + w_text +
+                   " = " + num(x) + " / " + num(rms) + " · " + num(factor) + " = " +
+                   num(out_.value) + ", rms = √(Σ " + v + "² / " + str(width) + " + ε) (" +
+                   head_text() + ")";
+    const std::string w_tex = one_plus ? "(1 + w_{" + str(index) + "})" : "w_{" + str(index) + "}";
+    out_.equation = "\\bar{" + v + "}_{" + ij() + "} = \\frac{" + v + "_{" + ij() +
+                    "}}{\\sqrt{\\tfrac{1}{" + str(width) + "}\\sum_t " + v + "_{" + str(i_) +
+                    ",t}^2 + \\varepsilon}}\\, " + w_tex + " = \\frac{" + tex(x) + "}{" + tex(rms) +
+                    "} \\cdot " + tex(factor) + " = " + tex(out_.value);
+    quantity(v + "[" + str(c_) + "]", v + "_{" + ij() + "}", x);
+    quantity("sum of squares", "\\sum_t " + v + "_{" + str(i_) + ",t}^2", squares.total);
+    quantity("rms",
+             "\\sqrt{\\tfrac{1}{" + str(width) + "}\\sum_t " + v + "_{" + str(i_) +
+                 ",t}^2 + \\varepsilon}",
+             rms);
+    quantity("weight", w_tex, factor);
+  }
+
   void rotation() {
     const bool is_q = kind_ == StepKind::QRotated;
     const std::string v = is_q ? "q" : "k";
-    const Step& raw = need(is_q ? StepKind::Q : StepKind::K, out_.head);
+    const Step& raw = need(is_q ? (qk_norm() ? StepKind::QNormed : StepKind::Q)
+                                : (qk_norm() ? StepKind::KNormed : StepKind::K),
+                           out_.head);
     // The layer's RoPE: pair p is (2p, 2p+1) (interleaved) or (p, p + d_k/2) (rotate_half),
     // turned by pos·θ_p with θ_p = base^(−2p/d_k) or the checkpoint's rescaled θ_p.
     const RopeSpec& spec = layer_.config().rope;
     const bool half = spec.pairing == RopePairing::RotateHalf;
-    const std::size_t pos = i_, pair = half ? c_ % (dk() / 2) : c_ / 2;
+    // A partial rotary turns the first r columns as a head r wide; the rest pass through.
+    const std::size_t r = spec.rotated(dk());
+    if (c_ >= r) {
+      const float unchanged = at(raw, i_, c_);
+      out_.summary = "RoPE turns only the first " + str(r) + " of the " + str(dk()) +
+                     " dimensions of each head (a partial rotary); dimension " + str(c_) +
+                     " passes through: " + v + "̂[" + str(c_) + "] = " + v + "[" + str(c_) +
+                     "] = " + num(out_.value) + " (" + head_text() + ")";
+      out_.equation = "\\hat{" + v + "}_{" + ij() + "} = " + v + "_{" + ij() +
+                      "} = " + tex(out_.value) + " \\quad (c \\ge r = " + str(r) + ")";
+      quantity(v + "[" + str(c_) + "]", v + "_{" + ij() + "}", unchanged);
+      quantity("rotary dims", "r", double(r));
+      return;
+    }
+    const std::size_t pos = i_, pair = half ? c_ % (r / 2) : c_ / 2;
     const std::size_t first = rope_first(pair, spec.pairing);
-    const std::size_t second = rope_second(pair, dk(), spec.pairing);
-    const double theta = spec.frequency(pair, dk());
+    const std::size_t second = rope_second(pair, r, spec.pairing);
+    const double theta = spec.frequency(pair, r);
     const double angle = static_cast<double>(pos) * theta;  // as RopeTables computes it
     const float cos_a = float(std::cos(angle));
     const float sin_a = float(std::sin(angle));
@@ -358,9 +446,10 @@ class Explainer {
     const std::string p0 = str(first), p1 = str(second), two_p = str(2 * pair);
     const std::string base = base_text(spec.base);
     const bool scaled = !spec.frequencies.empty();
-    const std::string theta_text =
-        scaled ? "θ_i rescaled from " + base + "^(−2i/d_k) as Llama 3's rope_scaling does"
-               : "θ_i = " + base + "^(−2i/d_k)";
+    const std::string width = r == dk() ? "d_k" : "r";  // θ's exponent: over the rotated width
+    const std::string theta_text = scaled ? "θ_i rescaled from " + base + "^(−2i/" + width +
+                                                ") as the checkpoint's rope_scaling says"
+                                          : "θ_i = " + base + "^(−2i/" + width + ")";
     out_.summary = std::string(half ? "RoPE (rotate_half) pairs dimension i with i + d_k/2: ("
                                     : "RoPE rotates adjacent dimensions as pairs: (") +
                    p0 + ", " + p1 + ") of " + v + "_" + str(i_) + " turn by angle pos·θ_" +
@@ -373,7 +462,7 @@ class Explainer {
     const std::string va = v + "_{" + str(i_) + "," + p0 + "}",
                       vb = v + "_{" + str(i_) + "," + p1 + "}";
     const std::string theta_tex =
-        scaled ? "\\theta_{" + str(pair) + "}" : base + "^{-" + two_p + "/" + str(dk()) + "}";
+        scaled ? "\\theta_{" + str(pair) + "}" : base + "^{-" + two_p + "/" + str(r) + "}";
     out_.equation = hat + " = " +
                     (even ? va + "\\cos\\phi - " + vb + "\\sin\\phi"
                           : va + "\\sin\\phi + " + vb + "\\cos\\phi") +
@@ -382,8 +471,8 @@ class Explainer {
     quantity(v + "[" + p0 + "]", va, a);
     quantity(v + "[" + p1 + "]", vb, b);
     quantity("frequency θ_" + str(pair),
-             "\\theta_{" + str(pair) + "} = " +
-                 (scaled ? "\\text{rescaled } " + base + "^{-2i/d_k}" : base + "^{-2i/d_k}"),
+             "\\theta_{" + str(pair) + "} = " + (scaled ? "\\text{rescaled } " : "") + base +
+                 "^{-2i/" + width + "}",
              theta);
     quantity("angle", "\\phi = pos \\cdot \\theta_{" + str(pair) + "}", angle);
     quantity("cos", "\\cos\\phi", cos_a);
@@ -393,9 +482,9 @@ class Explainer {
   // ---- one head: scores to context -------------------------------------------------------
 
   void scores() {
-    const Step& q = need(rope() ? StepKind::QRotated : StepKind::Q, out_.head);
-    const Step& k = need(rope() ? StepKind::KRotated : StepKind::K, kv_head());  // its group's
-    const std::string hat = rope() ? "̂" : "";
+    const Step& q = need(q_kind(), out_.head);
+    const Step& k = need(k_kind(), kv_head());                  // its group's
+    const std::string hat = rope() ? "̂" : qk_norm() ? "̄" : "";  // rotated, normalised
     out_.left_label = "q" + hat + "_" + str(i_) + "[t]";
     out_.right_label = "k" + hat + "_" + str(c_) + "[t]";
     add_terms(
@@ -404,8 +493,11 @@ class Explainer {
     out_.summary = "score = q" + hat + "_" + str(i_) + " · k" + hat + "_" + str(c_) + " = Σ_t " +
                    out_.left_label + "·" + out_.right_label + " over d_k = " + str(dk()) +
                    " terms = " + num(out_.value) + " (" + reading_head_text() +
+                   (qk_norm() ? "; q and k normalised by q_norm and k_norm" : "") +
                    (rope() ? "; q and k rotated by RoPE" : "") + ")";
-    const std::string qs = rope() ? "\\hat{q}" : "q", ks = rope() ? "\\hat{k}" : "k";
+    const std::string mark = rope() ? "\\hat" : qk_norm() ? "\\bar" : "";
+    const std::string qs = mark.empty() ? "q" : mark + "{q}";
+    const std::string ks = mark.empty() ? "k" : mark + "{k}";
     out_.equation = "S_{" + ij() + "} = \\sum_{t=0}^{" + str(dk() - 1) + "} " + qs + "_{" +
                     str(i_) + ",t}\\, " + ks + "_{" + str(c_) + ",t} = " + tex(out_.value) +
                     (grouped() ? ",\\quad k \\text{ of K/V head } " + str(kv_head() + 1) : "");
@@ -415,7 +507,19 @@ class Explainer {
   void scaled() {
     const float s = value_at(StepKind::Scores, out_.head, i_, c_);
     const bool on = layer_.last_result().options.scale;  // as the forward ran
-    const float scale = score_scale(dk(), on);
+    const float scale = score_scale(layer_.config(), dk(), on);
+    if (on && layer_.config().scale != 0.0) {  // the checkpoint's own factor
+      out_.summary = "scaled score = S_" + str(i_) + "," + str(c_) + " · s = " + num(s) + " · " +
+                     num(scale) + " = " + num(out_.value) +
+                     " (s is the model's own scale, e.g. Gemma's query_pre_attn_scalar^(−1/2), "
+                     "not 1/√d_k = 1/√" +
+                     str(dk()) + "; " + head_text() + ")";
+      out_.equation = "\\tilde{S}_{" + ij() + "} = S_{" + ij() + "} \\cdot s = " + tex(s) +
+                      " \\cdot " + tex(scale) + " = " + tex(out_.value);
+      quantity("score", "S_{" + ij() + "}", s);
+      quantity("scale", "s", scale);
+      return;
+    }
     out_.summary =
         "scaled score = S_" + str(i_) + "," + str(c_) + " · " +
         (on ? "1/√d_k = " + num(s) + " · 1/√" + str(dk()) + " = " + num(s) + " · " + num(scale)
@@ -432,6 +536,22 @@ class Explainer {
              scale);
   }
 
+  void capped() {
+    const float s = value_at(StepKind::Scaled, out_.head, i_, c_);
+    const double cap = layer_.config().softcap;
+    const double ratio = double(s) / cap, t = std::tanh(ratio);
+    out_.summary = "soft-capped score = c · tanh(S̃ / c) = " + num(cap) + " · tanh(" + num(s) +
+                   " / " + num(cap) + ") = " + num(cap) + " · " + num(t) + " = " + num(out_.value) +
+                   ": near S̃ while |S̃| is small against c, never beyond ±" + num(cap) + " (" +
+                   head_text() + ")";
+    out_.equation = "\\hat{S}_{" + ij() + "} = c \\tanh(\\tilde{S}_{" + ij() +
+                    "} / c) = " + tex(cap) + " \\tanh(" + tex(s) + " / " + tex(cap) +
+                    ") = " + tex(out_.value);
+    quantity("scaled score", "\\tilde{S}_{" + ij() + "}", s);
+    quantity("cap", "c", cap);
+    quantity("tanh", "\\tanh(\\tilde{S}_{" + ij() + "} / c)", t);
+  }
+
   void alibi() {
     const float slope = layer_.alibi_slopes()[std::size_t(out_.head)];
     const std::size_t distance = i_ > c_ ? i_ - c_ : c_ - i_;
@@ -446,22 +566,25 @@ class Explainer {
   }
 
   void masked() {
-    const float s = value_at(StepKind::Scaled, out_.head, i_, c_);
+    const bool capped = find(StepKind::Capped, out_.head) != nullptr;
+    const float s = value_at(capped ? StepKind::Capped : StepKind::Scaled, out_.head, i_, c_);
+    const std::string score = capped ? "soft-capped score" : "scaled score";
+    const std::string s_tex = (capped ? "\\hat{S}_{" : "\\tilde{S}_{") + ij() + "}";
     const Step* bias_step = find(StepKind::Alibi, out_.head);
     const double bias = bias_step ? double(at(*bias_step, i_, c_)) : 0.0;
     const bool visible = std::isfinite(out_.value);
     const std::string biased = bias_step ? " + ALiBi bias " + num(bias) : "";
     out_.summary = visible ? "visible: query " + str(i_) + " may see key " + str(c_) +
-                                 ", so the mask adds 0: masked = scaled score " + num(s) + biased +
+                                 ", so the mask adds 0: masked = " + score + " " + num(s) + biased +
                                  " + 0 = " + num(out_.value) + " (" + head_text() + ")"
                            : "masked: key " + str(c_) + " is hidden from query " + str(i_) +
                                  ", so the score becomes −∞ and its weight will be exactly 0 (" +
                                  head_text() + ")";
     const std::string b_tex = bias_step ? " + B_{" + ij() + "}" : "";
-    out_.equation = "\\tilde{S}_{" + ij() + "}" + b_tex + " + M_{" + ij() + "} = " + tex(s) +
+    out_.equation = s_tex + b_tex + " + M_{" + ij() + "} = " + tex(s) +
                     (bias_step ? (bias < 0 ? " - " + tex(-bias) : " + " + tex(bias)) : "") +
                     (visible ? " + 0" : " - \\infty") + " = " + tex(out_.value);
-    quantity("scaled score", "\\tilde{S}_{" + ij() + "}", s);
+    quantity(score, s_tex, s);
     if (bias_step) quantity("ALiBi bias", "B_{" + ij() + "}", bias);
     quantity(visible ? "mask (visible)" : "mask (masked)", "M_{" + ij() + "}",
              visible ? 0.0 : -kInf);

@@ -56,17 +56,28 @@ struct CellExplanation {
 //               the head's W_Q / W_K / W_V block of in_proj_weight (W_Q's inner rows, then W_K's
 //               and W_V's kv_inner rows; for k and v, h is the key/value head) (k and v read the
 //               "source" step under cross-attention); quantities: the sum, then the bias b[r].
+//  q_normed,    (q/k norms) terms x_t · x_t over the RMSNorm's row: the head's d_k values, or
+//  k_normed     every head's values of row i (the whole projection: every head's q or k step
+//               must be in the trace); quantities: x_c, the sum of squares, rms = √(Σx²/width +
+//               ε), the weight (w_c, or Gemma's 1 + w_c); value = x_c / rms · weight.
 //  q_rotated,   RoPE (config.rope) rotates the pair (2p, 2p+1), p = ⌊c/2⌋ (interleaved), or
-//  k_rotated    (p, p + d_k/2), p = c mod d_k/2 (rotate_half), by angle pos·θ_p, θ_p =
-//               base^{-2p/d_k} or the spec's rescaled θ_p: two terms (the pair's pre-rotation
-//               values times cos / ∓sin), quantities: the pair, θ_p, the angle, cos, sin.
-//  scores       terms q_i[t] · k_j[t] over t < d_k (the rotated q, k with RoPE), k from the
+//  k_rotated    (p, p + r/2), p = c mod r/2 (rotate_half), by angle pos·θ_p, θ_p =
+//               base^{-2p/r} or the spec's rescaled θ_p (r = d_k, or the spec's rotary dims):
+//               two terms (the pair's pre-rotation values times cos / ∓sin), quantities: the
+//               pair, θ_p, the angle, cos, sin. A column c >= r passes through: no terms,
+//               quantities: its value and r. (With q/k norms, the normalised q and k turn.)
+//  scores       terms q_i[t] · k_j[t] over t < d_k (the rotated q, k with RoPE, else the
+//               normalised ones with q/k norms), k from the
 //               head's key/value head g = h / (heads / kv_heads); the sum; with grouped-query
 //               attention the summary names g ("K/V head 2 of 2 (0-based 1), shared by heads
 //               3–4") and a quantity "key/value head (0-based)" holds it.
-//  scaled       quantities: S_ij, the scale (1/√d_k, or 1 with scaling off).
+//  scaled       quantities: S_ij, the scale (1/√d_k, the config's own scale, or 1 with scaling
+//               off).
+//  capped       (a soft-cap c) quantities: the scaled score S̃_ij, c, tanh(S̃_ij / c); value =
+//               c·tanh(S̃_ij / c).
 //  alibi        quantities: slope m_h, distance |i − j|; value = −m_h·|i − j|.
-//  masked       quantities: the scaled score, the ALiBi bias (with ALiBi), the mask (0 or −inf).
+//  masked       quantities: the scaled score (the soft-capped score with a cap), the ALiBi bias
+//               (with ALiBi), the mask (0 or −inf).
 //  weights      quantities: x_ij (the masked score), the row max over visible keys, x_ij − max,
 //               e^{x_ij − max}, the row sum Σ_k e^{x_ik − max}; value = exp / sum. Terms: one
 //               per key k of the row, left = e^{x_ik − max}, right = 1 / sum, product = A_ik

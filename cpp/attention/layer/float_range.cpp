@@ -33,10 +33,12 @@ void check_float_range(const FloatRangeInputs& in) {
   const double d = static_cast<double>(in.d_model);
   // |q_i| <= d · max|x| · max|W_Q| + max|b_Q| (K and V likewise from kv); RoPE's rotations mix
   // pairs of components of Q and K.
-  const double q = (d * in.x * in.q_weight + in.q_bias) * in.rope;
-  const double k = (d * in.kv * in.k_weight + in.k_bias) * in.rope;
+  const double q_raw = d * in.x * in.q_weight + in.q_bias;
+  const double k_raw = d * in.kv * in.k_weight + in.k_bias;
+  const double q = (in.q_norm >= 0 ? in.q_norm : q_raw) * in.rope;
+  const double k = (in.k_norm >= 0 ? in.k_norm : k_raw) * in.rope;
   const double v = d * in.kv * in.v_weight + in.v_bias;
-  const double projections = std::max({q, k, v});
+  const double projections = std::max({q, k, v, q_raw * in.rope, k_raw * in.rope});
   if (projections > kLimit) {
     too_large("the projections Q, K and V", projections,
               "with |x| up to " + number(std::max(in.x, in.kv)) + " and |in_proj_weight| up to " +

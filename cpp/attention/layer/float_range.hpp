@@ -24,7 +24,10 @@ struct FloatRangeInputs {
   double out_bias = 0;     // largest |out_proj.bias| (0 without)
   double scale = 1;        // 1/√d_k, or 1 without scaling
   double rope = 1;         // growth of a projection under RoPE's rotations (2 with RoPE)
-  double score_bias = 0;   // largest |ALiBi bias| added to a score
+  // With q/k norms: the largest |q| and |k| after them (√width · max|weight|, RMSNorm's bound),
+  // which replace the projections' bounds in the scores; -1 without.
+  double q_norm = -1, k_norm = -1;
+  double score_bias = 0;  // largest |ALiBi bias| added to a score
 };
 
 // Throws attn::Error naming the first intermediate whose bound leaves float32's range.

@@ -12,6 +12,7 @@
 #include "attention/ops/finite_scan.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/max_pool.hpp"
+#include "attention/ops/rmsnorm.hpp"
 #include "attention/ops/rope.hpp"
 #include "attention/ops/sdpa.hpp"
 
@@ -19,6 +20,11 @@ namespace attn {
 
 AttentionLayer::AttentionLayer(const LayerConfig& config)
     : config_(config), head_dim_(checked_head_dim(config)), kv_heads_(kv_heads_of(config)) {
+  if (config.qk_norm != QkNorm::None) {
+    throw Error(
+        "q/k norms are a model block's (their weights are the model's q_norm and k_norm): "
+        "a layer of its own has none; trace the model's layer instead");
+  }
   if (config.positional == PositionalKind::Alibi) alibi_slopes_ = attn::alibi_slopes(config.heads);
   set_weights(seeded_weights(weight_shape(), config.seed));
 }
@@ -51,6 +57,21 @@ void AttentionLayer::set_weights(LayerWeights weights) {
 void AttentionLayer::use_weights(const LayerWeightsView& weights) {
   const WeightShape shape = weight_shape();
   validate_weights(weights, shape);
+  // The q/k norms' weights: [head_dim] per head, or the whole projection's width.
+  const bool whole = config_.qk_norm == QkNorm::Whole;
+  const std::size_t q_width = config_.qk_norm == QkNorm::None ? 0 : whole ? inner_dim() : head_dim_;
+  const std::size_t k_width = config_.qk_norm == QkNorm::None ? 0
+                              : whole                         ? kv_inner_dim()
+                                                              : head_dim_;
+  for (const auto& [values, width, name] : {std::tuple{weights.q_norm, q_width, "q_norm.weight"},
+                                            std::tuple{weights.k_norm, k_width, "k_norm.weight"}}) {
+    if (values.size() != width) {
+      throw Error(std::string(name) + " has " + std::to_string(values.size()) +
+                  " values, expected " + std::to_string(width) +
+                  (width == 0 ? " (the layer has no q/k norms)" : ""));
+    }
+    require_finite(values, name);
+  }
   magnitudes_ = weight_magnitudes(weights, shape);
   const std::size_t inner = inner_dim();
   const std::size_t d = config_.d_model;
@@ -104,8 +125,21 @@ void AttentionLayer::validate_forward(std::span<const float> x,
   range.v_bias = magnitudes_.v_bias;
   range.out_weight = config_.out_proj ? magnitudes_.out_weight : -1.0;
   range.out_bias = magnitudes_.out_bias;
-  range.scale = options.scale ? 1.0 / std::sqrt(double(head_dim_)) : 1.0;
+  range.scale = options.scale
+                    ? config_.scale != 0.0 ? config_.scale : 1.0 / std::sqrt(double(head_dim_))
+                    : 1.0;
   range.rope = config_.positional == PositionalKind::Rope ? 2.0 : 1.0;
+  if (config_.qk_norm != QkNorm::None) {
+    const LayerWeightsView w = weight_view();
+    const double offset = config_.qk_norm_weight == RmsNormWeight::OnePlus ? 1.0 : 0.0;
+    const auto bound = [&](std::span<const float> weight) {
+      double largest = 0.0;
+      for (const float value : weight) largest = std::max(largest, std::abs(offset + value));
+      return std::sqrt(double(weight.size())) * largest;
+    };
+    range.q_norm = bound(w.q_norm);
+    range.k_norm = bound(w.k_norm);
+  }
   range.score_bias = alibi_slopes_.empty() ? 0.0 : double(std::max(options.n, kv_n));  // m <= 1
   check_float_range(range);
 }
@@ -182,14 +216,33 @@ AttentionLayer::Projections AttentionLayer::project(ConstMatView input, ConstMat
   record_heads(StepKind::Q, p.q);
   record_heads(StepKind::K, p.k);
   record_heads(StepKind::V, p.v);
+  if (config_.qk_norm != QkNorm::None) {
+    // Each row's query heads (and key heads) normalised per head, or across all of them at once
+    // (the whole projection, before the head split), in place.
+    const LayerWeightsView w = weight_view();
+    const float eps = float(config_.qk_norm_eps);
+    const bool whole = config_.qk_norm == QkNorm::Whole;
+    const auto normalise = [&](MatView m, const float* weight, std::size_t heads) {
+      for (std::size_t t = 0; t < m.rows; ++t) {
+        rmsnorm_forward(m.row(t), weight, m.row(t), whole ? 1 : heads, whole ? m.cols : dk, eps,
+                        config_.qk_norm_weight);
+      }
+    };
+    normalise(p.q, w.q_norm.data(), config_.heads);
+    normalise(p.k, w.k_norm.data(), kv_heads_);
+    record_heads(StepKind::QNormed, p.q);
+    record_heads(StepKind::KNormed, p.k);
+  }
   if (config_.positional == PositionalKind::Rope) {
     // Row t of every query head and of every key head turns by t·θ_i (config.rope's pairing
-    // and frequencies); keys are rotated once per key/value head, not once per query head.
+    // and frequencies; only the first rotary dims of each head when the spec has them); keys are
+    // rotated once per key/value head, not once per query head.
     const RopeSpec& spec = config_.rope;
-    const RopeTables<float> tables(std::max(n, kv_n), dk, 1, spec);
+    const std::size_t rotated = spec.rotated(dk);
+    const RopeTables<float> tables(std::max(n, kv_n), rotated, 1, spec);
     const auto rotate = [&](MatView head) {
       for (std::size_t t = 0; t < head.rows; ++t) {
-        rope_rotate_head(head.row(t), dk, tables, t, spec.pairing);
+        rope_rotate_head(head.row(t), rotated, tables, t, spec.pairing);
       }
     };
     for (std::size_t h = 0; h < config_.heads; ++h) rotate(p.q.col_block(h * dk, dk));
@@ -203,7 +256,8 @@ AttentionLayer::Projections AttentionLayer::project(ConstMatView input, ConstMat
 void AttentionLayer::attend(const Projections& p, const ForwardOptions& options, std::size_t kv_n) {
   const std::size_t n = options.n, dk = head_dim_, heads = config_.heads;
   LogitParams params;
-  params.scale = score_scale(dk, options.scale);
+  params.scale = score_scale(config_, dk, options.scale);
+  params.softcap = float(config_.softcap);
   params.mask = masks_anything(options.mask) ? &options.mask : nullptr;
 
   // Output only: flash attention, O(n·d) memory. Otherwise the weights are materialised (into
@@ -221,8 +275,8 @@ void AttentionLayer::attend(const Projections& p, const ForwardOptions& options,
   result_.attention.resize(options.want_weights ? heads * n * kv_n : 0);
   if (!flash && !options.want_weights) scratch_weights_.resize(n, kv_n);
   concat_.resize(n, heads * dk);
-  Matrix scores_copy, scaled_copy, masked_copy;
-  SdpaSnapshots snapshots{&scores_copy, &scaled_copy, &masked_copy};
+  Matrix scores_copy, scaled_copy, capped_copy, masked_copy;
+  SdpaSnapshots snapshots{&scores_copy, &scaled_copy, &capped_copy, &masked_copy};
   for (std::size_t h = 0; h < heads; ++h) {
     if (!alibi_slopes_.empty()) {
       params.alibi = true;
@@ -246,6 +300,7 @@ void AttentionLayer::attend(const Projections& p, const ForwardOptions& options,
     if (traces(h)) {
       record(StepKind::Scores, scores_copy, int(h));
       record(StepKind::Scaled, scaled_copy, int(h));
+      if (params.softcap > 0.0f) record(StepKind::Capped, capped_copy, int(h));
       if (params.alibi) record(StepKind::Alibi, sdpa_.bias, int(h));
       record(StepKind::Masked, masked_copy, int(h));
       record(StepKind::Weights, weights, int(h));

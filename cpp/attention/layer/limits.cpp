@@ -47,24 +47,33 @@ void check_rope(const LayerConfig& config, std::size_t head_dim) {
   const bool is_default = rope.pairing == RopePairing::Interleaved && rope.base == kRopeBase &&
                           rope.frequencies.empty();
   if (config.positional != PositionalKind::Rope) {
-    if (!is_default) {
-      throw Error(
-          std::string("a RoPE pairing, base or frequencies was given, but positional is '") +
-          positional_kind_name(config.positional) + "': they apply to positional 'rope'");
+    if (!is_default || rope.rotary_dims != 0) {
+      throw Error(std::string(is_default ? "RoPE's rotary dims were given"
+                                         : "a RoPE pairing, base or frequencies was given") +
+                  ", but positional is '" + positional_kind_name(config.positional) +
+                  "': they apply to positional 'rope'");
     }
     return;
   }
-  if (head_dim % 2 != 0) {
+  if (rope.rotary_dims == 0 && head_dim % 2 != 0) {
     throw Error("RoPE rotates pairs of dimensions, so d_k must be even; d_k = " + str(head_dim));
   }
+  if (rope.rotary_dims != 0 && (rope.rotary_dims % 2 != 0 || rope.rotary_dims > head_dim)) {
+    throw Error(
+        "RoPE's rotary dims (the first columns of a head it turns, in pairs) must be even "
+        "and at most d_k = " +
+        str(head_dim) + ", got " + str(rope.rotary_dims));
+  }
+  const std::size_t rotated = rope.rotated(head_dim);
   if (!std::isfinite(rope.base) || !(rope.base > 0.0)) {
     throw Error("the RoPE base (rope_theta) must be a finite number above 0, got " +
                 number(rope.base));
   }
   if (!rope.frequencies.empty()) {
-    if (rope.frequencies.size() != head_dim / 2) {
-      throw Error("RoPE frequencies: expected one per pair of dimensions, d_k / 2 = " +
-                  str(head_dim / 2) + ", got " + str(rope.frequencies.size()));
+    if (rope.frequencies.size() != rotated / 2) {
+      throw Error("RoPE frequencies: expected one per pair of dimensions, " +
+                  std::string(rope.rotary_dims ? "rotary dims" : "d_k") +
+                  " / 2 = " + str(rotated / 2) + ", got " + str(rope.frequencies.size()));
     }
     for (std::size_t i = 0; i < rope.frequencies.size(); ++i) {
       const double f = rope.frequencies[i];
@@ -111,6 +120,14 @@ std::size_t checked_head_dim(const LayerConfig& config) {
                 possible);
   }
   check_rope(config, head_dim);
+  if (!(config.scale >= 0.0 && std::isfinite(config.scale))) {
+    throw Error("the scores' scale must be a finite number above 0 (or 0 for 1/√d_k), got " +
+                number(config.scale));
+  }
+  if (!(config.softcap >= 0.0 && std::isfinite(config.softcap))) {
+    throw Error("the scores' soft-cap must be a finite number above 0 (or 0 for none), got " +
+                number(config.softcap));
+  }
   return head_dim;
 }
 

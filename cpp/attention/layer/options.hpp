@@ -9,6 +9,7 @@
 #include <span>
 
 #include "attention/fields.hpp"
+#include "attention/ops/rmsnorm.hpp"
 #include "attention/ops/rope.hpp"
 #include "attention/option_kinds.hpp"
 
@@ -31,6 +32,18 @@ struct LayerConfig {
   // default is the walkthrough's interleaved pairs with base 10000; a non-default spec without
   // positional Rope is refused.
   RopeSpec rope;
+  // The scores' factor: 0 for 1/√d_k; a checkpoint block's own (Gemma's query_pre_attn_scalar^−½,
+  // Model::trace). ForwardOptions::scale false still turns scaling off.
+  double scale = 0.0;
+  // > 0: the scaled scores soft-capped to softcap·tanh(s/softcap) before the mask (a checkpoint
+  // block's attn_logit_softcapping: Gemma 2).
+  double softcap = 0.0;
+  // q/k norms before RoPE (a checkpoint block's: Qwen3 and Gemma 3 per head, OLMo 2 over the
+  // whole projection): RMSNorm with LayerWeightsView's q_norm and k_norm, its weight form
+  // (Gemma's 1 + w) and ε. Only a layer over a model's weights has them.
+  QkNorm qk_norm = QkNorm::None;
+  RmsNormWeight qk_norm_weight = RmsNormWeight::Plain;
+  double qk_norm_eps = 1e-6;
   std::uint32_t seed = 42;  // seeded initialisation of weights and tables
 };
 
@@ -94,6 +107,10 @@ void visit_fields(ForwardOptions& o, Visitor& v) {
 // The factor the scores are multiplied by: 1/√d_k, or 1 with scaling off.
 inline float score_scale(std::size_t head_dim, bool scale) {
   return scale ? float(1.0 / std::sqrt(double(head_dim))) : 1.0f;
+}
+// A layer's factor: its config's scale when it has one, else 1/√d_k; 1 with scaling off.
+inline float score_scale(const LayerConfig& config, std::size_t head_dim, bool scale) {
+  return scale && config.scale != 0.0 ? float(config.scale) : score_scale(head_dim, scale);
 }
 
 }  // namespace attn

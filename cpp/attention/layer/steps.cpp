@@ -17,12 +17,15 @@ constexpr StepInfo kSteps[] = {
     {K::Q, "q", "Queries", true, "query", "dimension", C::Always},
     {K::K, "k", "Keys", true, "key", "dimension", C::Always, true},
     {K::V, "v", "Values", true, "key", "dimension", C::Always, true},
+    {K::QNormed, "q_normed", "Queries normalised (q_norm)", true, "query", "dimension", C::QkNorm},
+    {K::KNormed, "k_normed", "Keys normalised (k_norm)", true, "key", "dimension", C::QkNorm, true},
     {K::QRotated, "q_rotated", "Queries rotated by position (RoPE)", true, "query", "dimension",
      C::Rope},
     {K::KRotated, "k_rotated", "Keys rotated by position (RoPE)", true, "key", "dimension", C::Rope,
      true},
     {K::Scores, "scores", "Scores QKᵀ", true, "query", "key", C::Always},
     {K::Scaled, "scaled", "Scaled scores", true, "query", "key", C::Always},
+    {K::Capped, "capped", "Soft-capped scores", true, "query", "key", C::Softcap},
     {K::Alibi, "alibi", "ALiBi distance bias", true, "query", "key", C::Alibi},
     {K::Masked, "masked", "Masked scores", true, "query", "key", C::Always},
     {K::Weights, "weights", "Attention weights", true, "query", "key", C::Always},
@@ -69,6 +72,10 @@ const char* condition_text(StepCondition condition) {
       return "positional: 'rope'";
     case C::Alibi:
       return "positional: 'alibi'";
+    case C::Softcap:
+      return "a soft-cap of the scores (a checkpoint's attn_logit_softcapping: Gemma 2)";
+    case C::QkNorm:
+      return "q/k norms (a checkpoint's q_norm and k_norm: Qwen3, Gemma 3, OLMo 2)";
   }
   return "a traced forward";
 }
@@ -83,6 +90,8 @@ std::vector<PositionalKind> condition_positional(StepCondition condition) {
       return {PositionalKind::Alibi};
     case C::Always:
     case C::Cross:
+    case C::Softcap:
+    case C::QkNorm:
       break;
   }
   return {};

@@ -23,10 +23,13 @@ enum class StepKind : std::uint8_t {
   Q,
   K,
   V,
+  QNormed,
+  KNormed,
   QRotated,
   KRotated,
   Scores,
   Scaled,
+  Capped,
   Alibi,
   Masked,
   Weights,
@@ -42,6 +45,8 @@ enum class StepCondition : std::uint8_t {
   Cross,               // cross-attention (a kv source)
   Rope,                // positional: rope
   Alibi,               // positional: alibi
+  Softcap,             // a soft-cap of the scores (a checkpoint's attn_logit_softcapping)
+  QkNorm,              // q/k norms (a checkpoint's q_norm and k_norm)
 };
 
 struct StepInfo {

@@ -63,8 +63,12 @@ std::span<const float> weight_by_name(const LayerWeightsView& weights, std::stri
 }
 
 LayerWeightsView view_of(const LayerWeights& weights) {
-  return {weights.in_proj_weight, weights.in_proj_bias, weights.out_proj_weight,
-          weights.out_proj_bias};
+  LayerWeightsView view;
+  view.in_proj_weight = weights.in_proj_weight;
+  view.in_proj_bias = weights.in_proj_bias;
+  view.out_proj_weight = weights.out_proj_weight;
+  view.out_proj_bias = weights.out_proj_bias;
+  return view;
 }
 
 LayerWeights seeded_weights(const WeightShape& s, std::uint32_t seed) {

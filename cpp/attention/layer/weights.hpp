@@ -29,6 +29,9 @@ struct LayerWeightsView {
   std::span<const float> in_proj_bias;     // [inner + 2·kv_inner], empty without bias
   std::span<const float> out_proj_weight;  // [d_model, inner], empty without out_proj
   std::span<const float> out_proj_bias;    // [d_model], empty without an output bias or out_proj
+  // A model block's q/k norms (LayerConfig::qk_norm): [head_dim] each per head, [inner] and
+  // [kv_inner] over the whole projection; empty without.
+  std::span<const float> q_norm, k_norm;
 };
 LayerWeightsView view_of(const LayerWeights& weights);
 

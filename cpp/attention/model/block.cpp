@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "attention/error.hpp"
+#include "attention/ops/geglu.hpp"
 #include "attention/ops/gelu.hpp"
 #include "attention/ops/layernorm.hpp"
 #include "attention/ops/rmsnorm.hpp"
@@ -33,11 +34,36 @@ void norm_forward(const ModelConfig& config, const float* x, const float* weight
     case NormKind::RmsNorm:
       rmsnorm_forward(x, weight, out, rows, d, float(config.norm_eps));
       return;
+    case NormKind::GemmaRmsNorm:
+      rmsnorm_forward(x, weight, out, rows, d, float(config.norm_eps), RmsNormWeight::OnePlus);
+      return;
     case NormKind::LayerNorm:
       mean.resize(rows);
       rstd.resize(rows);
       layernorm_forward(x, weight, bias, out, mean.data(), rstd.data(), rows, d);
       return;
+  }
+}
+
+void qk_norm_forward(const ModelConfig& config, std::size_t layer, const float* q_weight,
+                     const float* k_weight, float* qkv, std::size_t M) {
+  const QkNorm kind = config.blocks[layer].qk_norm;
+  if (kind == QkNorm::None) return;
+  const AttentionShape shape = attention_shape(config, layer);
+  const RmsNormWeight form =
+      config.norm == NormKind::GemmaRmsNorm ? RmsNormWeight::OnePlus : RmsNormWeight::Plain;
+  const float eps = float(config.norm_eps);
+  const std::size_t dk = shape.head_dim;
+  for (std::size_t r = 0; r < M; ++r) {
+    float* q = qkv + r * shape.row();  // [heads·head_dim], then the keys [kv_heads·head_dim]
+    float* k = q + shape.q_width();
+    if (kind == QkNorm::PerHead) {  // each head's head_dim values on their own
+      rmsnorm_forward(q, q_weight, q, shape.heads, dk, eps, form);
+      rmsnorm_forward(k, k_weight, k, shape.kv_heads, dk, eps, form);
+    } else {  // the whole projection, before the head split
+      rmsnorm_forward(q, q_weight, q, 1, shape.q_width(), eps, form);
+      rmsnorm_forward(k, k_weight, k, 1, shape.kv_width(), eps, form);
+    }
   }
 }
 
@@ -62,14 +88,16 @@ void ablate_heads(const AttentionShape& shape, const BlockAblation& ablation, fl
 
 namespace {
 
-// The block's attention sublayer's core: q|k|v rows → RoPE → (the cache appended) → attention →
-// ablation, into a.ctx.
+// The block's attention sublayer's core: q|k|v rows → q/k norms → RoPE → (the cache appended) →
+// attention → ablation, into a.ctx.
 void attend(const ModelConfig& config, std::size_t layer, const AttentionShape& shape,
-            const BlockRun& run, BlockActivations& a, AttentionScratch& scratch) {
+            const BlockWeights& w, const BlockRun& run, BlockActivations& a,
+            AttentionScratch& scratch) {
   const BlockConfig& block = config.blocks[layer];
   const std::size_t rows = run.rows, row = shape.row(), q_width = shape.q_width();
   const std::size_t kv_width = shape.kv_width(), M = run.batch * rows;
   const std::size_t position = run.cache ? run.cache->length : 0, keys = position + rows;
+  qk_norm_forward(config, layer, w.q_norm_w, w.k_norm_w, a.qkv.data(), M);
   if (config.positional == PositionalKind::Rope) {
     rope_forward(a.qkv.data(), run.batch, rows, shape, block.rope, position);
   }
@@ -103,44 +131,64 @@ void block_forward(const ModelConfig& config, std::size_t layer, const BlockWeig
   const BlockConfig& block = config.blocks[layer];
   const AttentionShape shape = attention_shape(config, layer);
   const std::size_t d = config.d_model, M = run.batch * run.rows, W = mlp_width(config);
-  const bool normed = config.norm != NormKind::None;
+  const bool pre = has_pre_norm(config, layer), post = has_post_norm(config, layer);
   const std::size_t pack = run.pack_values;
 
-  // mid = x + out_proj(attention(in_proj(ln1(x))))
+  // attn = out_proj(attention(in_proj(ln1(x)))), ln1_post(…) after it; mid = x + attn (a
+  // parallel residual keeps attn alone in mid)
   const float* h = x;
-  if (normed) {
+  if (pre) {
     a.ln1.resize(M * d);
     norm_forward(config, x, w.ln1_w, w.ln1_b, a.ln1.data(), a.ln1_mean, a.ln1_rstd, M);
     h = a.ln1.data();
   }
   a.qkv.resize(M * shape.row());
   w.qkv.forward(h, a.qkv.data(), M, linear, pack);
-  attend(config, layer, shape, run, a, attention);
+  attend(config, layer, shape, w, run, a, attention);
   a.mid.resize(M * d);
-  w.out.forward(a.ctx.data(), a.mid.data(), M, linear, pack);
-  vec::add(x, a.mid.data(), M * d);
+  if (post) {
+    a.sublayer.resize(M * d);
+    w.out.forward(a.ctx.data(), a.sublayer.data(), M, linear, pack);
+    norm_forward(config, a.sublayer.data(), w.ln1_post_w, w.ln1_post_b, a.mid.data(), a.post_mean,
+                 a.post_rstd, M);
+  } else {
+    w.out.forward(a.ctx.data(), a.mid.data(), M, linear, pack);
+  }
+  if (!block.parallel_residual) vec::add(x, a.mid.data(), M * d);
 
-  // out = mid + proj(act(fc(ln2(mid)))), or mid without an MLP
+  // out = mid + ln2_post(proj(act(fc(ln2(mid))))), or mid without an MLP; with a parallel
+  // residual out = (mlp(ln2(x)) + attn) + x, in transformers' order
   if (block.mlp == MlpKind::None) {
     std::copy(a.mid.begin(), a.mid.begin() + std::ptrdiff_t(M * d), out);
     return;
   }
-  const float* h2 = a.mid.data();
-  if (normed) {
+  const float* mlp_input = block.parallel_residual ? x : a.mid.data();
+  const float* h2 = mlp_input;
+  if (pre) {
     a.ln2.resize(M * d);
-    norm_forward(config, a.mid.data(), w.ln2_w, w.ln2_b, a.ln2.data(), a.ln2_mean, a.ln2_rstd, M);
+    norm_forward(config, mlp_input, w.ln2_w, w.ln2_b, a.ln2.data(), a.ln2_mean, a.ln2_rstd, M);
     h2 = a.ln2.data();
   }
   a.fc.resize(M * fc_rows(config, layer));
   a.act.resize(M * W);
   w.fc.forward(h2, a.fc.data(), M, linear, pack);
-  if (block.mlp == MlpKind::Gated) {
+  if (block.mlp == MlpKind::Plain) {
+    gelu_forward(a.fc.data(), a.act.data(), M * W, gelu_kind(block.activation));
+  } else if (block.activation == Activation::Silu) {
     swiglu_forward(a.fc.data(), a.act.data(), M, W);
   } else {
-    gelu_forward(a.fc.data(), a.act.data(), M * W, gelu_kind(block.activation));
+    geglu_forward(a.fc.data(), a.act.data(), M, W, gelu_kind(block.activation));
   }
-  w.proj.forward(a.act.data(), out, M, linear, pack);
+  if (post) {
+    a.sublayer.resize(M * d);
+    w.proj.forward(a.act.data(), a.sublayer.data(), M, linear, pack);
+    norm_forward(config, a.sublayer.data(), w.ln2_post_w, w.ln2_post_b, out, a.post_mean,
+                 a.post_rstd, M);
+  } else {
+    w.proj.forward(a.act.data(), out, M, linear, pack);
+  }
   vec::add(a.mid.data(), out, M * d);
+  if (block.parallel_residual) vec::add(x, out, M * d);
 }
 
 }  // namespace attn

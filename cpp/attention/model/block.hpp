@@ -1,8 +1,9 @@
-// One decoder block over a span of rows, the one place a block is computed: norm → q|k|v → RoPE →
-// causal attention over the sequence's keys and values (this call's own rows, or a KV cache the
-// rows are appended to) → heads ablated → out → residual → norm → MLP → residual, as the layer's
-// BlockConfig selects. The full forward, prefill and each cached decoding step all run it, so a
-// cached step's row is the full forward's row by construction.
+// One decoder block over a span of rows, the one place a block is computed: norm → q|k|v → q/k
+// norms → RoPE → causal attention over the sequence's keys and values (this call's own rows, or a
+// KV cache the rows are appended to; scaled, soft-capped, windowed) → heads ablated → out → norm
+// → residual → norm → MLP → norm → residual (or the attention and the MLP side by side: a parallel
+// residual), as the layer's BlockConfig selects. The full forward, prefill and each cached
+// decoding step all run it, so a cached step's row is the full forward's row by construction.
 #pragma once
 
 #include <cstddef>
@@ -30,9 +31,14 @@ struct BlockLinear {
                std::size_t pack_values) const;
 };
 
-// A block's weights: views into the model's buffers (nullptr where the config has none).
+// A block's weights: views into the model's buffers (nullptr where the config has none). ln1 and
+// ln2 normalise the attention's and the MLP's input, ln1_post and ln2_post their output; q_norm
+// and k_norm the queries and keys before RoPE.
 struct BlockWeights {
   const float *ln1_w = nullptr, *ln1_b = nullptr, *ln2_w = nullptr, *ln2_b = nullptr;
+  const float *ln1_post_w = nullptr, *ln1_post_b = nullptr;
+  const float *ln2_post_w = nullptr, *ln2_post_b = nullptr;
+  const float *q_norm_w = nullptr, *k_norm_w = nullptr;
   BlockLinear qkv, out, fc, proj;
 };
 
@@ -40,12 +46,16 @@ struct BlockWeights {
 // M = batch·rows; keys = position + rows (the keys the last row sees, counted from 0).
 struct BlockActivations {
   AlignedVector<float> ln1, ln1_mean, ln1_rstd;  // [M, d], [M], [M]: the attention's input
-  AlignedVector<float> qkv;                      // [M, shape.row()] (q, k after RoPE)
-  AlignedVector<float> att;                      // [batch, heads, rows, keys], causal
-  AlignedVector<float> ctx;                      // [M, heads·head_dim]: heads' A·V (ablated)
-  AlignedVector<float> mid;                      // [M, d]: x + attn(…)
+  AlignedVector<float> qkv;  // [M, shape.row()] (q, k after their norms and RoPE)
+  AlignedVector<float> att;  // [batch, heads, rows, keys], causal
+  AlignedVector<float> ctx;  // [M, heads·head_dim]: heads' A·V (ablated)
+  // [M, d]: x + attn(…); with a parallel residual, attn(…) alone (the block's output adds both)
+  AlignedVector<float> mid;
   AlignedVector<float> ln2, ln2_mean, ln2_rstd;  // [M, d], [M], [M]
   AlignedVector<float> fc, act;                  // [M, fc_rows], [M, mlp_width]
+  // [M, d]: a sublayer's output before its norm (norms after a sublayer), and the norm's
+  // statistics (LayerNorm only)
+  AlignedVector<float> sublayer, post_mean, post_rstd;
 };
 
 // One sequence's keys and values of one layer, after RoPE: rows 0 … length − 1 held, room for
@@ -84,6 +94,11 @@ void block_forward(const ModelConfig& config, std::size_t layer, const BlockWeig
 void norm_forward(const ModelConfig& config, const float* x, const float* weight, const float* bias,
                   float* out, AlignedVector<float>& mean, AlignedVector<float>& rstd,
                   std::size_t rows);
+
+// The q/k norms of layer `layer` in place on qkv [M, shape.row()]: each row's query heads (and key
+// heads) normalised per head or as a whole (BlockConfig::qk_norm), by the model's RMSNorm kind.
+void qk_norm_forward(const ModelConfig& config, std::size_t layer, const float* q_weight,
+                     const float* k_weight, float* qkv, std::size_t M);
 
 // Scales (zeroes) the ablated heads' columns of ctx [rows, heads·head_dim].
 void ablate_heads(const AttentionShape& shape, const BlockAblation& ablation, float* ctx,

@@ -80,6 +80,11 @@ bool ConfigJson::has(std::string_view key) const {
   return member(key) != nullptr;
 }
 
+bool ConfigJson::is_null(std::string_view key) const {
+  const json::Value* value = json::find(*root_.object(), key);
+  return value != nullptr && value->is_null();
+}
+
 std::size_t ConfigJson::count(std::string_view key, const std::string& missing) const {
   const json::Value* value = member(key);
   if (value == nullptr) throw Error(missing);
@@ -116,6 +121,19 @@ std::string ConfigJson::string_or(std::string_view key, const std::string& fallb
   return *value->string();
 }
 
+std::vector<std::string> ConfigJson::strings_or_empty(std::string_view key) const {
+  const json::Value* value = member(key);
+  if (value == nullptr) return {};
+  const json::Array* array = value->array();
+  if (array == nullptr) wrong_type(key, "an array of strings", *value);
+  std::vector<std::string> out;
+  for (const json::Value& item : *array) {
+    if (item.string() == nullptr) wrong_type(key, "an array of strings", *value);
+    out.push_back(*item.string());
+  }
+  return out;
+}
+
 std::vector<std::int32_t> ConfigJson::ids_or_empty(std::string_view key) const {
   const json::Value* value = member(key);
   if (value == nullptr) return {};
@@ -147,18 +165,28 @@ void validate_checkpoint(const ModelConfig& model) {
   }
 }
 
-// Llama 3's rope_scaling, or none ("default"); any other type refused by name.
-std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size_t head_dim,
-                                             double base) {
+// Llama 3's or linear rope_scaling, as the family supports, or none ("default"); any other type
+// refused by name.
+std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size_t rotary_dims,
+                                             double base, RopeScalingTypes supported,
+                                             std::string_view family_note) {
+  const std::size_t head_dim = rotary_dims;
   const std::optional<ConfigJson> scaling = config.object("rope_scaling");
   if (!scaling) return {};
   const std::string type = scaling->string_or("rope_type", scaling->string_or("type", ""));
   if (type == "default") return {};
-  if (type != "llama3") {
+  const char* wanted = supported == RopeScalingTypes::Llama3   ? "llama3"
+                       : supported == RopeScalingTypes::Linear ? "linear"
+                                                               : "";
+  if (type != wanted || supported == RopeScalingTypes::None) {
+    const std::string also = supported == RopeScalingTypes::Llama3
+                                 ? " and 'llama3' (Llama 3.1 and 3.2)"
+                             : supported == RopeScalingTypes::Linear ? " and 'linear'"
+                                                                     : "";
     throw Error("config.json's rope_scaling has type '" + type.substr(0, 40) +
-                "'; supported: none (null or 'default') and 'llama3' (Llama 3.1 and 3.2)");
+                "'; supported: none (null or 'default')" + also +
+                (family_note.empty() ? "" : "; " + std::string(family_note)));
   }
-  Llama3RopeScaling llama3;
   const auto positive = [&](std::string_view key, double fallback) {
     const double value = scaling->number_or(key, fallback);
     if (!(value > 0.0 && std::isfinite(value))) {
@@ -166,6 +194,15 @@ std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size
     }
     return value;
   };
+  if (supported == RopeScalingTypes::Linear) {  // θ_i / factor on every pair
+    const double factor = positive("factor", 0.0);
+    std::vector<double> frequencies(rotary_dims / 2);
+    for (std::size_t i = 0; i < frequencies.size(); ++i) {
+      frequencies[i] = rope_frequency(i, rotary_dims, base) / factor;
+    }
+    return frequencies;
+  }
+  Llama3RopeScaling llama3;
   llama3.factor = positive("factor", 0.0);
   llama3.low_freq_factor = positive("low_freq_factor", 0.0);
   llama3.high_freq_factor = positive("high_freq_factor", 0.0);

@@ -26,6 +26,9 @@ class ConfigJson {
   explicit ConfigJson(std::string_view text);
 
   bool has(std::string_view key) const;
+  // Whether the key is there with the value null (has() counts it as absent; a family whose
+  // default differs from null — Gemma 2's soft-caps — tells them apart).
+  bool is_null(std::string_view key) const;
   // A non-negative integer below 2^32; absent: throws `missing` as the message.
   std::size_t count(std::string_view key, const std::string& missing) const;
   std::size_t count_or(std::string_view key, std::size_t fallback) const;
@@ -35,6 +38,8 @@ class ConfigJson {
   // An integer id or a list of them (absent or null: none); entries that are not ids below
   // kMaxCheckpointVocab are skipped.
   std::vector<std::int32_t> ids_or_empty(std::string_view key) const;
+  // An array of strings (absent or null: empty).
+  std::vector<std::string> strings_or_empty(std::string_view key) const;
   // An object member (absent or null: nothing).
   std::optional<ConfigJson> object(std::string_view key) const;
   // "config.json's <key>" (or "config.json's <parent>.<key>").
@@ -65,10 +70,16 @@ CheckpointConfig checkpoint_config(const ConfigJson& config);
 // validate() of a model a config.json describes, its message said as the checkpoint's ("this
 // checkpoint is outside what a tab can load: …").
 void validate_checkpoint(const ModelConfig& model);
-// RoPE's θ per pair under config.json's rope_scaling: none (absent, null or "default": empty) or
-// Llama 3's ("llama3"); any other type refused by name.
-std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size_t head_dim,
-                                             double base);
+// The rope_scaling types a family reads beside none: Llama 3's, or linear (θ_i / factor: Gemma 3's
+// larger models); or none at all.
+enum class RopeScalingTypes { None, Llama3, Linear };
+// RoPE's θ per pair of the `rotary_dims` rotated columns under config.json's rope_scaling: none
+// (absent, null or "default": empty) or the type `supported` names; any other type refused by
+// name (`family_note`, when given, ends the message, e.g. naming a family's own type).
+std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size_t rotary_dims,
+                                             double base,
+                                             RopeScalingTypes supported = RopeScalingTypes::Llama3,
+                                             std::string_view family_note = "");
 // eos_token_id: an id or a list of ids (absent or null: none); entries that are no id are skipped.
 std::vector<std::int32_t> eos_ids(const ConfigJson& config);
 

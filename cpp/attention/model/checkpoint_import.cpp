@@ -43,7 +43,6 @@ std::optional<std::string> other_family(const FamilyDescription& family, const s
   if (name.starts_with("bert.") || contains(name, "embeddings.word_embeddings") ||
       contains(name, "attention.self.query"))
     return "BERT";
-  if (name.starts_with("gpt_neox.")) return "GPT-NeoX";
   if (contains(name, "encoder.block.") || contains(name, "decoder.block.")) return "T5";
   if (contains(name, "model.decoder.layers.")) return "OPT/BART";
   return std::nullopt;
@@ -68,6 +67,18 @@ std::size_t block_start(RowBlock rows, const AttentionShape& shape, std::size_t 
 }
 
 }  // namespace
+
+std::size_t CheckpointImport::Target::destination(std::size_t index) const {
+  if (per_head == 0) return first_value + index;
+  // stored row r = head·3·head_dim + slot·head_dim + c (slot 0 q, 1 k, 2 v) → our row slot·d +
+  // head·head_dim + c (d = heads·head_dim = rows / 3)
+  const std::size_t row_length = shape.size() == 2 ? shape[1] : 1;
+  const std::size_t row = index / row_length, column = index % row_length;
+  const std::size_t head = row / (3 * per_head), within = row % (3 * per_head);
+  const std::size_t slot = within / per_head, c = within % per_head;
+  const std::size_t ours = slot * (shape[0] / 3) + head * per_head + c;
+  return first_value + ours * row_length + column;
+}
 
 DefaultTokenizer default_tokenizer(const FamilyDescription& family, std::size_t vocab) {
   if (&family == &gpt2_family() && vocab >= kGpt2TokenizerVocab) return {true, ""};
@@ -116,8 +127,8 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
   }
   const ModelConfig& mc = config.model;
   const AttentionShape shape = attention_shape(mc);
-  const FamilySizes sizes{mc.d_model,      mc.vocab,         mc.context,
-                          shape.q_width(), shape.kv_width(), mlp_width(mc)};
+  const FamilySizes sizes{mc.d_model,       mc.vocab,      mc.context,    shape.q_width(),
+                          shape.kv_width(), mlp_width(mc), shape.head_dim};
 
   // Layers present in the files, to name a disagreement with the config.
   std::size_t file_layers = 0;
@@ -129,8 +140,13 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
     }
   }
   if (file_layers != mc.layers) {
-    const std::string first = stored_name(family, "layers.0.ln1.weight");
-    const std::string layer = first.substr(0, first.find(".0.") + 1);  // "h." or "model.layers."
+    std::string layer;  // "h." or "model.layers.": the first layer pattern's start
+    for (const FamilyTensor& tensor : family.tensors) {
+      if (const std::size_t at = tensor.stored.find("{i}"); at != std::string::npos) {
+        layer = tensor.stored.substr(0, at);
+        break;
+      }
+    }
     throw Error("config.json says " + std::string(family.size_keys.layers) + " " + str(mc.layers) +
                 " but the checkpoint has " + str(file_layers) + " layers (" + layer + "0 … " +
                 layer + str(file_layers ? file_layers - 1 : 0) + ")");
@@ -208,6 +224,7 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
                                      : block_start(match->tensor->rows, shape, mlp_width(mc),
                                                    stored_shape.size() == 2 ? stored_shape[1] : 1);
       target.transpose = layout == StoredLayout::Transposed;
+      if (layout == StoredLayout::PerHeadQkv) target.per_head = shape.head_dim;
       target.compare_to_embed = tied_copy;
       target.dtype = tensor.dtype;
       target.shape = tensor.shape;
@@ -342,6 +359,8 @@ void CheckpointImport::read(std::size_t index, std::span<const std::uint8_t> byt
       for (std::size_t i = 0; i < in; ++i) {
         for (std::size_t o = 0; o < out; ++o) parameter[o * in + i] = value(i * out + o);
       }
+    } else if (target.per_head != 0) {
+      for (std::size_t i = 0; i < count; ++i) parameter[target.destination(first + i)] = value(i);
     } else {
       std::uint16_t* to = parameter.data() + target.first_value + first;
       for (std::size_t i = 0; i < count; ++i) to[i] = value(i);
@@ -353,6 +372,9 @@ void CheckpointImport::read(std::size_t index, std::span<const std::uint8_t> byt
       for (std::size_t i = 0; i < in; ++i) {
         for (std::size_t o = 0; o < out; ++o) parameter[o * in + i] = scratch_[i * out + o];
       }
+    } else if (target.per_head != 0) {
+      for (std::size_t i = 0; i < count; ++i)
+        parameter[target.destination(first + i)] = scratch_[i];
     } else {
       std::copy(scratch_.begin(), scratch_.end(),
                 parameter.begin() + std::ptrdiff_t(target.first_value + first));

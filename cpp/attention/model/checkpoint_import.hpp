@@ -1,6 +1,7 @@
 // Hugging Face checkpoints (model.safetensors, or its shards, + config.json) read into a Model by
-// their family's description: GPT-2 and the Llama family (llama, qwen2, mistral). Tensor names and
-// layouts, F16/BF16 conversion, the config cross-checked against the files, the memory limit.
+// their family's description (family.hpp's registry: GPT-2, the Llama family, GPT-NeoX, Qwen3,
+// Gemma 2 and 3, OLMo 2, Phi-3). Tensor names and layouts, F16/BF16 conversion, the config
+// cross-checked against the files, the memory limit.
 #pragma once
 
 #include <cstddef>
@@ -88,6 +89,10 @@ class CheckpointImport {
     std::vector<std::size_t> shape;  // as stored
     std::uint64_t received = 0;      // bytes read so far
     std::optional<HalfKind> half;    // kept in its 2-byte form (the model's parameter is)
+    std::size_t per_head = 0;        // head_dim when the rows are grouped per head (PerHeadQkv)
+
+    // Where stored value `index` goes in the parameter (in values from its start).
+    std::size_t destination(std::size_t index) const;
   };
   const FamilyDescription* family_;
   std::unique_ptr<Model> model_;

@@ -8,10 +8,9 @@ namespace attn {
 
 std::span<const FamilyDescription* const> families() {
   static const FamilyDescription* const all[] = {
-      &gpt2_family(),
-      &llama_family(),
-      &qwen2_family(),
-      &mistral_family(),
+      &gpt2_family(),     &llama_family(), &qwen2_family(),  &mistral_family(),
+      &gpt_neox_family(), &qwen3_family(), &gemma2_family(), &gemma3_text_family(),
+      &olmo2_family(),    &phi3_family(),
   };
   return all;
 }
@@ -128,8 +127,17 @@ std::vector<std::size_t> shape_of(const std::vector<Dim>& shape, const FamilySiz
       case Dim::KvWidth:
         out.push_back(sizes.kv_width);
         break;
+      case Dim::QkvWidth:
+        out.push_back(sizes.q_width + 2 * sizes.kv_width);
+        break;
+      case Dim::HeadDim:
+        out.push_back(sizes.head_dim);
+        break;
       case Dim::MlpWidth:
         out.push_back(sizes.mlp_width);
+        break;
+      case Dim::MlpWidth2:
+        out.push_back(2 * sizes.mlp_width);
         break;
     }
   }

@@ -1,7 +1,8 @@
 // A checkpoint family as a description the core owns: its config.json reader (the keys that give
 // the sizes and switch its architecture, per block), the names, shapes and layouts of its tensors
 // (each mapped to a Model parameter) and the tensors it ignores. Each family is one file in
-// families/ (gpt2.cpp; llama.cpp: llama, qwen2, mistral), registered in families(); the import
+// families/ (gpt2.cpp; llama.cpp: llama, qwen2, mistral; gpt_neox.cpp; qwen3.cpp; gemma.cpp:
+// gemma2, gemma3_text; olmo2.cpp; phi3.cpp), registered in families(); the import
 // reads a file by its family's description. ARCHITECTURE.md, "How to add a family", lists what a
 // new one takes.
 #pragma once
@@ -22,14 +23,18 @@ enum class Dim {
   DModel4,  // 4·d_model (GPT-2's MLP)
   Vocab,
   Context,
-  QWidth,    // heads·head_dim (the queries', and o_proj's input)
-  KvWidth,   // kv_heads·head_dim (the keys' and the values')
-  MlpWidth,  // intermediate_size
+  QWidth,     // heads·head_dim (the queries', and o_proj's input)
+  KvWidth,    // kv_heads·head_dim (the keys' and the values')
+  QkvWidth,   // (heads + 2·kv_heads)·head_dim (a fused q|k|v: Phi-3's qkv_proj)
+  HeadDim,    // head_dim (a per-head q/k norm)
+  MlpWidth,   // intermediate_size
+  MlpWidth2,  // 2·intermediate_size (a fused gate|up: Phi-3's gate_up_proj)
 };
 
 // The sizes a shape's Dims stand for.
 struct FamilySizes {
   std::size_t d_model = 0, vocab = 0, context = 0, q_width = 0, kv_width = 0, mlp_width = 0;
+  std::size_t head_dim = 0;
 };
 
 // Which rows of our parameter a stored tensor fills: all of them, or one block of a fused one
@@ -43,6 +48,9 @@ enum class StoredLayout {
   Transposed,  // [in, out] (GPT-2's Conv1D)
   TiedCopy,    // a copy of another tensor (an untied-looking lm_head that must equal the embedding)
   Unembedding,  // lm_head: our unembed.weight when the config is untied, else a TiedCopy
+  // A fused q|k|v weight [3·d, in] (or bias [3·d]) whose rows are grouped per head, [heads, 3,
+  // head_dim] (GPT-NeoX's query_key_value), read into our [q | k | v] row blocks.
+  PerHeadQkv,
 };
 
 // One tensor of the family. Names may hold "{i}", a layer index.
@@ -82,11 +90,20 @@ struct FamilyDescription {
 
 // The families (each defined in its file in families/): GPT-2 (gpt2, distilgpt2 and other
 // GPT2LMHeadModel checkpoints); the Llama family: llama (Llama 2/3, SmolLM2, TinyLlama), qwen2
-// (q/k/v biases), mistral (a sliding window).
+// (q/k/v biases), mistral (a sliding window); gpt_neox (Pythia: per-head fused q|k|v, partial
+// rotary, parallel residual); qwen3 (per-head q/k norms); gemma2 (soft-caps, local and global
+// layers) and gemma3_text (q/k norms, two RoPE bases); olmo2 (norms after each sublayer, q/k
+// norms over the whole projection); phi3 (fused qkv_proj and gate_up_proj).
 const FamilyDescription& gpt2_family();
 const FamilyDescription& llama_family();
 const FamilyDescription& qwen2_family();
 const FamilyDescription& mistral_family();
+const FamilyDescription& gpt_neox_family();
+const FamilyDescription& qwen3_family();
+const FamilyDescription& gemma2_family();
+const FamilyDescription& gemma3_text_family();
+const FamilyDescription& olmo2_family();
+const FamilyDescription& phi3_family();
 // Every family, in the order the core lists them (the registry: one line per family), and the one
 // whose model_type (config.json) is `model_type`, or nullptr.
 std::span<const FamilyDescription* const> families();

@@ -6,7 +6,6 @@
 
 #include "attention/error.hpp"
 #include "attention/model/model.hpp"
-#include "attention/ops/embedding.hpp"
 #include "attention/ops/positional.hpp"
 
 namespace attn {
@@ -67,7 +66,7 @@ CachedStep Model::decode(std::int32_t id, KvCache& cache) {
   cache.next_.resize(d);
   cache.logits_.resize(V);
 
-  // x = embed[id] + pos[t] (learned or sinusoidal), as input_embedding_forward adds row t.
+  // x = embed[id] (scaled) + pos[t] (learned or sinusoidal), as the full forward's row t.
   const float* pos = nullptr;
   if (config_.positional == PositionalKind::Learned) {
     pos = p(pos_);
@@ -75,7 +74,7 @@ CachedStep Model::decode(std::int32_t id, KvCache& cache) {
   } else if (config_.positional == PositionalKind::Sinusoidal) {
     pos = cache.sinusoidal_.data() + t * d;
   }
-  input_embedding_forward(&id, embed_weights_, pos, cache.x_.data(), 1, 1, d);
+  embed_rows(&id, pos, cache.x_.data(), 1, 1);
 
   for (std::size_t l = 0; l < config_.layers; ++l) {
     KvLayerView view{cache.keys_[l].data(), cache.values_[l].data(), t};

@@ -14,6 +14,8 @@
 #include "attention/message_text.hpp"
 #include "attention/ops/embedding.hpp"
 #include "attention/ops/positional.hpp"
+#include "attention/ops/softcap.hpp"
+#include "attention/ops/vec.hpp"
 #include "attention/rng.hpp"
 
 namespace attn {
@@ -74,15 +76,30 @@ void Model::lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_ha
   unembed_weights_ = config_.tied ? embed_weights_ : stored("unembed.weight");
   for (std::size_t i = 0; i < config_.layers; ++i) {
     const std::string prefix = "layers." + std::to_string(i) + ".";
-    layers_.push_back({offset(prefix + "ln1.weight"), offset(prefix + "ln1.bias"),
-                       offset(prefix + "attn.in_proj_weight"), offset(prefix + "attn.in_proj_bias"),
-                       offset(prefix + "attn.out_proj.weight"),
-                       offset(prefix + "attn.out_proj.bias"), offset(prefix + "ln2.weight"),
-                       offset(prefix + "ln2.bias"), offset(prefix + "mlp.fc.weight"),
-                       offset(prefix + "mlp.fc.bias"), offset(prefix + "mlp.proj.weight"),
-                       offset(prefix + "mlp.proj.bias"), stored(prefix + "attn.in_proj_weight"),
-                       stored(prefix + "attn.out_proj.weight"), stored(prefix + "mlp.fc.weight"),
-                       stored(prefix + "mlp.proj.weight")});
+    Layer layer;
+    layer.ln1_w = offset(prefix + "ln1.weight");
+    layer.ln1_b = offset(prefix + "ln1.bias");
+    layer.in_w = offset(prefix + "attn.in_proj_weight");
+    layer.in_b = offset(prefix + "attn.in_proj_bias");
+    layer.out_w = offset(prefix + "attn.out_proj.weight");
+    layer.out_b = offset(prefix + "attn.out_proj.bias");
+    layer.ln2_w = offset(prefix + "ln2.weight");
+    layer.ln2_b = offset(prefix + "ln2.bias");
+    layer.fc_w = offset(prefix + "mlp.fc.weight");
+    layer.fc_b = offset(prefix + "mlp.fc.bias");
+    layer.proj_w = offset(prefix + "mlp.proj.weight");
+    layer.proj_b = offset(prefix + "mlp.proj.bias");
+    layer.ln1_post_w = offset(prefix + "ln1_post.weight");
+    layer.ln1_post_b = offset(prefix + "ln1_post.bias");
+    layer.ln2_post_w = offset(prefix + "ln2_post.weight");
+    layer.ln2_post_b = offset(prefix + "ln2_post.bias");
+    layer.q_norm_w = offset(prefix + "attn.q_norm.weight");
+    layer.k_norm_w = offset(prefix + "attn.k_norm.weight");
+    layer.in = stored(prefix + "attn.in_proj_weight");
+    layer.out = stored(prefix + "attn.out_proj.weight");
+    layer.fc = stored(prefix + "mlp.fc.weight");
+    layer.proj = stored(prefix + "mlp.proj.weight");
+    layers_.push_back(layer);
   }
 }
 
@@ -102,9 +119,12 @@ void Model::initialise() {
     std::span<float> values(params_.data() + info.offset, info.size);
     const std::string& name = info.name;
     const bool layer_norm = name.starts_with("ln_f.") || name.find(".ln1.") != std::string::npos ||
-                            name.find(".ln2.") != std::string::npos;
-    if (layer_norm) {
-      std::fill(values.begin(), values.end(), name.ends_with(".weight") ? 1.0f : 0.0f);
+                            name.find(".ln2.") != std::string::npos ||
+                            name.find("_post.") != std::string::npos ||
+                            name.find("_norm.") != std::string::npos;
+    if (layer_norm) {  // weight 1 (Gemma's 1 + w: 0) and bias 0, the identity's
+      const bool one = name.ends_with(".weight") && config_.norm != NormKind::GemmaRmsNorm;
+      std::fill(values.begin(), values.end(), one ? 1.0f : 0.0f);
     } else if (name.ends_with("bias")) {  // in_proj_bias and the .bias of every linear
       std::fill(values.begin(), values.end(), 0.0f);
     } else {
@@ -272,6 +292,12 @@ BlockWeights Model::block_weights(std::size_t layer) const {
   weights.ln1_b = p(w.ln1_b);
   weights.ln2_w = p(w.ln2_w);
   weights.ln2_b = p(w.ln2_b);
+  weights.ln1_post_w = p(w.ln1_post_w);
+  weights.ln1_post_b = p(w.ln1_post_b);
+  weights.ln2_post_w = p(w.ln2_post_w);
+  weights.ln2_post_b = p(w.ln2_post_b);
+  weights.q_norm_w = p(w.q_norm_w);
+  weights.k_norm_w = p(w.k_norm_w);
   weights.qkv = linear(w.in, w.in_b, kIn, d, shape.row());
   weights.out = linear(w.out, w.out_b, kOut, shape.q_width(), d);
   if (has_mlp(config_, layer)) {
@@ -293,6 +319,20 @@ void Model::logits_of(const float* x, std::size_t rows, AlignedVector<float>& no
   const BlockLinear unembed{unembed_weights_, nullptr, packed(config_.layers * kProjections), d,
                             config_.vocab};
   unembed.forward(x, logits, rows, scratch, pack_values);
+  if (config_.final_softcap > 0.0) {  // row by row: a row's values never depend on the others
+    for (std::size_t r = 0; r < rows; ++r) {
+      softcap_forward(logits + r * config_.vocab, config_.vocab, float(config_.final_softcap));
+    }
+  }
+}
+
+void Model::embed_rows(const std::int32_t* ids, const float* pos, float* out, std::size_t batch,
+                       std::size_t n) const {
+  const std::size_t d = config_.d_model;
+  input_embedding_forward(ids, embed_weights_, pos, out, batch, n, d);
+  // Gemma: embedding × √d_model (rounded to the checkpoint's dtype), in float as transformers.
+  if (config_.embedding_scale != 1.0)
+    vec::scale(float(config_.embedding_scale), out, batch * n * d);
 }
 
 void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
@@ -314,7 +354,7 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
     sinusoidal_encoding(MatView(sinusoidal_.data(), n, d));
     pos = sinusoidal_.data();
   }
-  input_embedding_forward(ids, embed_weights_, pos, residual_[0].data(), batch, n, d);
+  embed_rows(ids, pos, residual_[0].data(), batch, n);
 
   for (std::size_t l = 0; l < config_.layers; ++l) {
     BlockRun run;
@@ -381,8 +421,11 @@ std::span<const float> Model::attention_input(std::size_t layer) const {
                 std::to_string(config_.layers) + " layers (0-based)");
   }
   if (batch_ * n_ == 0) throw Error("no forward yet: run the model first");
-  const auto& input = config_.norm != NormKind::None ? acts_[layer].ln1 : residual_[layer];
-  return {input.data(), batch_ * n_ * config_.d_model};
+  return {attention_input_rows(layer).data(), batch_ * n_ * config_.d_model};
+}
+
+const AlignedVector<float>& Model::attention_input_rows(std::size_t layer) const {
+  return has_pre_norm(config_, layer) ? acts_[layer].ln1 : residual_[layer];
 }
 
 void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head) {
@@ -407,11 +450,21 @@ void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_he
     layer_config.positional =
         config_.positional == PositionalKind::Rope ? PositionalKind::Rope : PositionalKind::None;
     if (layer_config.positional == PositionalKind::Rope) layer_config.rope = config_.blocks[l].rope;
+    layer_config.scale = config_.blocks[l].attention_scale;
+    layer_config.softcap = config_.blocks[l].logit_softcap;
+    layer_config.qk_norm = config_.blocks[l].qk_norm;
+    layer_config.qk_norm_weight =
+        config_.norm == NormKind::GemmaRmsNorm ? RmsNormWeight::OnePlus : RmsNormWeight::Plain;
+    layer_config.qk_norm_eps = config_.norm_eps;
     // The block's attention weights as they are in the buffer: the layer borrows them.
     const std::size_t row = shape.row(), width = shape.q_width();
-    const LayerWeightsView weights{
-        traced_weights(layers_[l].in_w, layers_[l].in, row * d), block(layers_[l].in_b, row),
-        traced_weights(layers_[l].out_w, layers_[l].out, d * width), block(layers_[l].out_b, d)};
+    LayerWeightsView weights;
+    weights.in_proj_weight = traced_weights(layers_[l].in_w, layers_[l].in, row * d);
+    weights.in_proj_bias = block(layers_[l].in_b, row);
+    weights.out_proj_weight = traced_weights(layers_[l].out_w, layers_[l].out, d * width);
+    weights.out_proj_bias = block(layers_[l].out_b, d);
+    weights.q_norm = block(layers_[l].q_norm_w, q_norm_width(config_, l));
+    weights.k_norm = block(layers_[l].k_norm_w, k_norm_width(config_, l));
     auto layer = std::make_unique<AttentionLayer>(layer_config, weights);
     ForwardOptions options;
     options.n = n;
@@ -419,7 +472,7 @@ void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_he
     if (shape.window != 0) options.mask.window = shape.window;
     options.want_trace = true;
     options.trace_head = trace_head;
-    const auto& input = config_.norm != NormKind::None ? acts_[l].ln1 : residual_[l];
+    const auto& input = attention_input_rows(l);
     layer->forward(std::span<const float>(input.data(), n * d), options);
     traced_layers_.push_back(std::move(layer));
   }

@@ -168,14 +168,16 @@ class Model {
   CachedStep decode(std::int32_t id, KvCache& cache);
 
   // Layer `layer`'s attention input in the last forward (or loss_and_gradients): ln1(x_l), or
-  // x_l without LayerNorm, [batch·n, d_model]. An AttentionLayer with that block's weights,
-  // causal, positional rope or none, computes the layer's attention from it (as trace() does).
+  // x_l without a norm before the attention, [batch·n, d_model]. An AttentionLayer with that
+  // block's weights and attention switches (as trace() builds it), causal or windowed, computes
+  // the layer's attention from it.
   // Throws attn::Error before any forward or for a layer out of range.
   std::span<const float> attention_input(std::size_t layer) const;
 
   // forward on one sequence ids [n], then every layer's attention run again, traced, by an
   // AttentionLayer over that block's weights in the parameter buffer (borrowed, not copied), on
-  // ln1(x_l) (x_l without LayerNorm), causal, positional rope or none (trace_head as
+  // ln1(x_l) (x_l without a norm before the attention), causal or windowed, positional rope or
+  // none, with the block's q/k norms, partial rotary, scale and soft-cap (trace_head as
   // ForwardOptions'): traced_layer(l).last_result().trace holds layer l's steps in the
   // walkthrough's vocabulary, and step_text and explain_cell work on traced_layer(l) as on any
   // layer. Valid until the next trace() or load_safetensors; a change of parameters in between
@@ -203,6 +205,7 @@ class Model {
  private:
   struct Layer {  // offsets of one block's float parameters (kNone when absent or kept 2-byte)
     std::size_t ln1_w, ln1_b, in_w, in_b, out_w, out_b, ln2_w, ln2_b, fc_w, fc_b, proj_w, proj_b;
+    std::size_t ln1_post_w, ln1_post_b, ln2_post_w, ln2_post_b, q_norm_w, k_norm_w;
     StoredWeights in, out, fc, proj;  // the weight matrices as stored (float or 2-byte)
   };
 
@@ -225,7 +228,15 @@ class Model {
   static BlockAblation block_ablation(std::size_t layer,
                                       const std::vector<std::vector<float>>& scales,
                                       std::optional<HeadAblation> extra);
-  // logits [rows, vocab] = unembed(final_norm(x [rows, d])) (`normed` keeps the final norm).
+  // out [rows, d] = the embeddings of ids [rows] (times the config's embedding scale) plus
+  // positions pos [rows, d] (nullptr: none): the full forward's and a cached step's one input.
+  void embed_rows(const std::int32_t* ids, const float* pos, float* out, std::size_t batch,
+                  std::size_t n) const;
+  // The rows layer `layer`'s attention projects in the last forward: ln1(x_l), or x_l when the
+  // block has no norm before its attention.
+  const AlignedVector<float>& attention_input_rows(std::size_t layer) const;
+  // logits [rows, vocab] = unembed(final_norm(x [rows, d])), soft-capped when the config caps
+  // them (`normed` keeps the final norm).
   void logits_of(const float* x, std::size_t rows, AlignedVector<float>& normed,
                  AlignedVector<float>& mean, AlignedVector<float>& rstd, float* logits,
                  LinearScratch& scratch, std::size_t pack_values) const;

@@ -28,13 +28,10 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
                                 std::span<const std::int32_t> targets, std::size_t batch,
                                 std::size_t n) {
   check_ids(ids, batch, n);
-  bool trainable = config_.norm != NormKind::RmsNorm;
-  for (const BlockConfig& block : config_.blocks)
-    trainable = trainable && block.mlp != MlpKind::Gated;
-  if (!trainable) {
-    throw Error(
-        "this model cannot be trained: RMSNorm and SwiGLU (the Llama family's) have a "
-        "forward here but no backward");
+  if (const std::string what = untrainable_switch(config_); !what.empty()) {
+    throw Error("this model cannot be trained: " + what +
+                " has a forward here but no backward (training's backward covers LayerNorm "
+                "before each sublayer, a plain GELU MLP and RoPE on every dimension)");
   }
   if (has_half_parameters()) {
     throw Error(

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attention/error.hpp"
+#include "attention/message_text.hpp"
 
 namespace attn {
 
@@ -108,25 +109,68 @@ void validate(const ModelConfig& c) {
         "heads, got " +
         std::to_string(head_dim));
   }
-  for (const BlockConfig& block : c.blocks) {
-    if (block.mlp == MlpKind::Gated && block.activation != Activation::Silu) {
-      throw Error("a gated MLP computes silu(gate) ⊙ up here: its activation must be SiLU");
+  if (!(c.embedding_scale > 0.0 && std::isfinite(c.embedding_scale))) {
+    throw Error("the embeddings' scale must be a finite number above 0, got " +
+                number_text(c.embedding_scale));
+  }
+  if (!(c.final_softcap >= 0.0 && std::isfinite(c.final_softcap))) {
+    throw Error("final_logit_softcapping must be a finite number above 0, got " +
+                number_text(c.final_softcap));
+  }
+  const bool rms = c.norm == NormKind::RmsNorm || c.norm == NormKind::GemmaRmsNorm;
+  for (std::size_t l = 0; l < c.blocks.size(); ++l) {
+    const BlockConfig& block = c.blocks[l];
+    const std::string layer = "layer " + std::to_string(l) + ": ";
+    if (block.mlp == MlpKind::Plain && block.activation == Activation::Silu) {
+      throw Error(layer + "an MLP with SiLU is gated here (SwiGLU): a plain MLP takes GELU");
     }
-    if (rope && !block.rope.frequencies.empty() && block.rope.frequencies.size() != head_dim / 2) {
+    const std::size_t rotated = block.rope.rotated(head_dim);
+    if (rope && (rotated % 2 != 0 || rotated > head_dim)) {
+      throw Error(layer + "RoPE rotates pairs of a head's dimensions: its rotary dims must be " +
+                  "even and at most head_dim " + std::to_string(head_dim) + ", got " +
+                  std::to_string(rotated));
+    }
+    if (rope && !block.rope.frequencies.empty() && block.rope.frequencies.size() != rotated / 2) {
       throw Error("rope has " + std::to_string(block.rope.frequencies.size()) +
-                  " frequencies, expected head_dim / 2 = " + std::to_string(head_dim / 2));
+                  " frequencies, expected " +
+                  (rotated == head_dim ? std::string("head_dim") : std::string("rotary dims")) +
+                  " / 2 = " + std::to_string(rotated / 2));
     }
     if (rope && !(block.rope.base > 1.0 && std::isfinite(block.rope.base))) {
       throw Error("rope's base (rope_theta) must be a finite number above 1, got " +
                   std::to_string(block.rope.base));
+    }
+    if (block.norms != NormPlacement::Pre && c.norm == NormKind::None) {
+      throw Error(layer + "norms after a sublayer need a norm kind (the model has none)");
+    }
+    if (block.qk_norm != QkNorm::None && !rms) {
+      throw Error(layer + "q/k norms are RMSNorms: the model's norm must be an RMSNorm");
+    }
+    if (block.parallel_residual &&
+        (block.mlp == MlpKind::None || block.norms != NormPlacement::Pre)) {
+      throw Error(layer + "a parallel residual needs an MLP and norms before each sublayer");
+    }
+    if (!(block.attention_scale >= 0.0 && std::isfinite(block.attention_scale))) {
+      throw Error(layer + "the attention scale must be a finite number above 0, got " +
+                  number_text(block.attention_scale));
+    }
+    if (!(block.logit_softcap >= 0.0 && std::isfinite(block.logit_softcap))) {
+      throw Error(layer + "attn_logit_softcapping must be a finite number above 0, got " +
+                  number_text(block.logit_softcap));
     }
   }
 }
 
 AttentionShape attention_shape(const ModelConfig& c, std::size_t layer) {
   const std::size_t head_dim = c.head_dim ? c.head_dim : c.d_model / c.heads;
-  const std::size_t window = layer < c.blocks.size() ? c.blocks[layer].window : 0;
-  return {c.heads, c.kv_heads ? c.kv_heads : c.heads, head_dim, window};
+  if (layer >= c.blocks.size()) return {c.heads, c.kv_heads ? c.kv_heads : c.heads, head_dim};
+  const BlockConfig& block = c.blocks[layer];
+  return {c.heads,
+          c.kv_heads ? c.kv_heads : c.heads,
+          head_dim,
+          block.window,
+          block.attention_scale,
+          block.logit_softcap};
 }
 std::size_t mlp_width(const ModelConfig& c) {
   return c.mlp_width ? c.mlp_width : 4 * c.d_model;
@@ -136,6 +180,45 @@ bool has_mlp(const ModelConfig& c, std::size_t layer) {
 }
 std::size_t fc_rows(const ModelConfig& c, std::size_t layer) {
   return c.blocks.at(layer).mlp == MlpKind::Gated ? 2 * mlp_width(c) : mlp_width(c);
+}
+bool has_pre_norm(const ModelConfig& c, std::size_t layer) {
+  return c.norm != NormKind::None && c.blocks.at(layer).norms != NormPlacement::Post;
+}
+bool has_post_norm(const ModelConfig& c, std::size_t layer) {
+  return c.norm != NormKind::None && c.blocks.at(layer).norms != NormPlacement::Pre;
+}
+std::size_t q_norm_width(const ModelConfig& c, std::size_t layer) {
+  const AttentionShape shape = attention_shape(c, layer);
+  switch (c.blocks.at(layer).qk_norm) {
+    case QkNorm::None:
+      return 0;
+    case QkNorm::PerHead:
+      return shape.head_dim;
+    case QkNorm::Whole:
+      return shape.q_width();
+  }
+  return 0;
+}
+std::size_t k_norm_width(const ModelConfig& c, std::size_t layer) {
+  const QkNorm kind = c.blocks.at(layer).qk_norm;
+  const AttentionShape shape = attention_shape(c, layer);
+  return kind == QkNorm::Whole ? shape.kv_width() : kind == QkNorm::PerHead ? shape.head_dim : 0;
+}
+
+std::string untrainable_switch(const ModelConfig& c) {
+  if (c.norm == NormKind::RmsNorm || c.norm == NormKind::GemmaRmsNorm) return "RMSNorm";
+  if (c.embedding_scale != 1.0) return "a scaled embedding";
+  if (c.final_softcap != 0.0) return "final_logit_softcapping";
+  for (const BlockConfig& block : c.blocks) {
+    if (block.mlp == MlpKind::Gated) return "a gated MLP (SwiGLU, GeGLU)";
+    if (block.norms != NormPlacement::Pre) return "norms after a sublayer";
+    if (block.qk_norm != QkNorm::None) return "q/k norms";
+    if (block.parallel_residual) return "a parallel residual (use_parallel_residual)";
+    if (block.attention_scale != 0.0) return "an attention scale other than 1/√head_dim";
+    if (block.logit_softcap != 0.0) return "attn_logit_softcapping";
+    if (block.rope.rotary_dims != 0) return "a partial rotary (rotary_pct)";
+  }
+  return {};
 }
 
 std::vector<ParameterInfo> parameter_layout(const ModelConfig& config) {
@@ -161,17 +244,22 @@ std::vector<ParameterInfo> parameter_layout(const ModelConfig& config) {
   for (std::size_t i = 0; i < config.layers; ++i) {
     const AttentionShape shape = attention_shape(config, i);
     const std::string prefix = "layers." + std::to_string(i) + ".";
-    add_norm(prefix + "ln1");
+    const bool pre = has_pre_norm(config, i), post = has_post_norm(config, i);
+    if (pre) add_norm(prefix + "ln1");
     add(prefix + "attn.in_proj_weight", {shape.row(), d});
     if (config.bias.qkv) add(prefix + "attn.in_proj_bias", {shape.row()});
+    if (const std::size_t q = q_norm_width(config, i)) add(prefix + "attn.q_norm.weight", {q});
+    if (const std::size_t k = k_norm_width(config, i)) add(prefix + "attn.k_norm.weight", {k});
     add(prefix + "attn.out_proj.weight", {d, shape.q_width()});
     if (config.bias.out) add(prefix + "attn.out_proj.bias", {d});
+    if (post) add_norm(prefix + "ln1_post");
     if (has_mlp(config, i)) {
-      add_norm(prefix + "ln2");
+      if (pre) add_norm(prefix + "ln2");
       add(prefix + "mlp.fc.weight", {fc_rows(config, i), d});
       if (config.bias.mlp) add(prefix + "mlp.fc.bias", {fc_rows(config, i)});
       add(prefix + "mlp.proj.weight", {d, W});
       if (config.bias.mlp) add(prefix + "mlp.proj.bias", {d});
+      if (post) add_norm(prefix + "ln2_post");
     }
   }
   add_norm("ln_f");

@@ -35,19 +35,24 @@ inline constexpr std::size_t kMaxCheckpointLayers = 64;
 // batch·heads·n² attention weights kept per layer for the backward (256 MB of floats).
 inline constexpr std::size_t kMaxModelAttentionValues = std::size_t{1} << 26;
 
-// The norm around each block's sublayers and at the end.
+// The norm around each block's sublayers (and of q and k, where a block has them) and at the end.
 enum class NormKind {
-  None,       // no norms (a small model with layerNorm false)
-  LayerNorm,  // (x − mean)·rstd ⊙ w + b (GPT-2, the small models)
-  RmsNorm,    // x · rsqrt(mean(x²) + norm_eps) ⊙ w (the Llama family)
+  None,          // no norms (a small model with layerNorm false)
+  LayerNorm,     // (x − mean)·rstd ⊙ w + b (GPT-2, GPT-NeoX, the small models)
+  RmsNorm,       // x · rsqrt(mean(x²) + norm_eps) ⊙ w (the Llama family, Qwen3, OLMo 2, Phi-3)
+  GemmaRmsNorm,  // x · rsqrt(mean(x²) + norm_eps) ⊙ (1 + w) (Gemma 2 and 3)
 };
+// Where a block's norms sit around each sublayer (attention, MLP): before it (pre-norm: x +
+// f(norm(x))), after it (x + norm(f(x)): OLMo 2), or both (x + norm(f(norm(x))): Gemma 2 and 3).
+enum class NormPlacement { Pre, Post, Both };
 // A block's MLP after its attention.
 enum class MlpKind {
   None,   // attention only (a small model with mlp false)
   Plain,  // proj(act(fc(h))), fc [mlp_width, d]
   Gated,  // proj(act(gate(h)) ⊙ up(h)): fc [2·mlp_width, d] holds gate's rows, then up's
 };
-// The MLP's activation: GELU (exact, or GPT-2's tanh form) or SiLU (the Llama family's SwiGLU).
+// The MLP's activation: GELU (exact, or GPT-2's tanh form) or SiLU (the Llama family's SwiGLU);
+// gated: SwiGLU with SiLU, GeGLU with either GELU (Gemma's tanh form).
 enum class Activation { GeluErf, GeluTanh, Silu };
 
 // Which linear layers have a bias (the small models: all or none; Qwen2: q/k/v only).
@@ -57,12 +62,21 @@ struct LinearBiases {
   bool mlp = true;  // mlp.fc.bias and mlp.proj.bias
 };
 
-// What one decoder block computes that may differ from the next block's.
+// What one decoder block computes that may differ from the next block's (gemma.cpp's per-layer
+// config): its attention (window, RoPE, scale, soft-cap, q/k norms), its MLP, and how its
+// sublayers meet the residual stream.
 struct BlockConfig {
   std::size_t window = 0;  // > 0: a sliding window (query i sees keys i − window < j ≤ i)
-  RopeSpec rope;           // with positional rope: pairing, θ (rope_theta) and scaling
+  RopeSpec rope;  // with positional rope: pairing, θ (rope_theta), scaling and rotary dims
   MlpKind mlp = MlpKind::None;
   Activation activation = Activation::GeluErf;
+  NormPlacement norms = NormPlacement::Pre;  // where the model's norms sit around each sublayer
+  QkNorm qk_norm = QkNorm::None;             // q/k norms before RoPE
+  double attention_scale = 0.0;  // scores × it; 0: 1/√head_dim (Gemma: query_pre_attn_scalar^−½)
+  double logit_softcap = 0.0;  // > 0: scores → cap·tanh(scores/cap) (Gemma 2)
+  // x + attn(ln1(x)) + mlp(ln2(x)), both sublayers reading the block's input (GPT-NeoX's
+  // use_parallel_residual), instead of one after the other.
+  bool parallel_residual = false;
 
   bool operator==(const BlockConfig&) const = default;
 };
@@ -77,10 +91,13 @@ struct ModelConfig {
   std::size_t head_dim = 0;   // 0: d_model / heads
   std::size_t mlp_width = 0;  // 0: 4·d_model
   PositionalKind positional = PositionalKind::Learned;  // none | sinusoidal | learned | rope
-  NormKind norm = NormKind::LayerNorm;  // before each sublayer and at the end (ln_f)
+  NormKind norm = NormKind::LayerNorm;  // around each sublayer (BlockConfig::norms), at the end
   double norm_eps = 1e-5;               // RMSNorm's ε (rms_norm_eps); LayerNorm's is 1e-5
   LinearBiases bias;
   bool tied = false;  // logits = ln_f(x)·embed.weightᵀ (no unembed.weight)
+  // The embeddings' factor (Gemma: √d_model rounded to the checkpoint's dtype); 1: none.
+  double embedding_scale = 1.0;
+  double final_softcap = 0.0;  // > 0: logits → cap·tanh(logits/cap) (Gemma 2's final cap)
   std::vector<BlockConfig> blocks{std::size_t{2}, BlockConfig{}};  // [layers]
   std::uint32_t seed = 1;                                          // the initial weights
   // Weights read from a checkpoint (checkpoint_import.hpp): the kMaxCheckpoint* bounds instead of
@@ -138,6 +155,17 @@ AttentionShape attention_shape(const ModelConfig& config, std::size_t layer = 0)
 std::size_t mlp_width(const ModelConfig& config);
 std::size_t fc_rows(const ModelConfig& config, std::size_t layer);  // 2·width when gated
 bool has_mlp(const ModelConfig& config, std::size_t layer);
+// Whether layer `layer` normalises its sublayers' input (ln1, ln2) and output (ln1_post,
+// ln2_post).
+bool has_pre_norm(const ModelConfig& config, std::size_t layer);
+bool has_post_norm(const ModelConfig& config, std::size_t layer);
+// The width a q/k norm's weight has: head_dim per head, or the whole projection's (q: heads·
+// head_dim, k: kv_heads·head_dim); 0 without one.
+std::size_t q_norm_width(const ModelConfig& config, std::size_t layer);
+std::size_t k_norm_width(const ModelConfig& config, std::size_t layer);
+// The first switch a model has that training's backward cannot differentiate, named for a message
+// ("RMSNorm", "a gated MLP", …); empty when the model can be trained.
+std::string untrainable_switch(const ModelConfig& config);
 GeluKind gelu_kind(Activation activation);  // GeluErf → Erf, GeluTanh → Tanh (Silu: Erf)
 
 // One parameter tensor: values [offset, offset + size) of the parameter buffer, row-major.

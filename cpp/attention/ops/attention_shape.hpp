@@ -1,7 +1,9 @@
 // The packed q | k | v rows of one attention block: how many query heads, how many key/value heads
-// they share (grouped-query attention), each head's width, and a sliding window, if any.
+// they share (grouped-query attention), each head's width, a sliding window, if any, and how the
+// scores are scaled (and soft-capped) before the softmax.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 
 namespace attn {
@@ -15,11 +17,16 @@ struct AttentionShape {
   std::size_t kv_heads = 1;
   std::size_t head_dim = 1;
   std::size_t window = 0;
+  double scale = 0.0;  // the scores' factor; 0: 1/√head_dim (Gemma: query_pre_attn_scalar^−½)
+  double softcap = 0.0;  // > 0: scores → softcap·tanh(scores/softcap) before the mask (Gemma 2)
 
   // Multi-head attention over d_model columns (the small models' layout, qkv [M, 3·d]).
   static AttentionShape multi_head(std::size_t d_model, std::size_t heads) {
-    return {heads, heads, d_model / heads, 0};
+    return {heads, heads, d_model / heads, 0, 0.0, 0.0};
   }
+
+  // The scores' factor in double (1/√head_dim unless a scale is given).
+  double score_scale() const { return scale != 0.0 ? scale : 1.0 / std::sqrt(double(head_dim)); }
 
   std::size_t q_width() const { return heads * head_dim; }      // the queries' and ctx's columns
   std::size_t kv_width() const { return kv_heads * head_dim; }  // the keys' (and values') columns

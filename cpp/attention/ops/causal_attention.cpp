@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "attention/ops/exp.hpp"
+#include "attention/ops/softcap.hpp"
 #include "attention/ops/vec.hpp"
 
 namespace attn {
@@ -18,13 +19,21 @@ void causal_softmax_row(float* row, std::size_t first, std::size_t last, float s
   std::fill(row, row + first, 0.0f);
 }
 
+void softcap_scores_row(float* row, std::size_t first, std::size_t last, float scale, float cap) {
+  float* seen = row + first;
+  const std::size_t count = last + 1 - first;
+  for (std::size_t j = 0; j < count; ++j) seen[j] *= scale;
+  softcap_forward(seen, count, cap);
+}
+
 void causal_attention_rows(const float* q, std::size_t q_ld, const float* keys, const float* values,
                            std::size_t kv_ld, std::size_t position, std::size_t rows,
                            const AttentionShape& shape, float* att, float* ctx, std::size_t ctx_ld,
                            AttentionScratch& scratch) {
   const std::size_t dk = shape.head_dim, len = position + rows;
   const std::size_t group = shape.heads / shape.kv_heads;
-  const float scale = 1.0f / std::sqrt(float(dk));
+  const float scale = shape.scale != 0.0 ? float(shape.scale) : 1.0f / std::sqrt(float(dk));
+  const float softcap = float(shape.softcap);
   // The keys any of the rows sees: first … len − 1.
   const std::size_t first = shape.first_key(position), count = len - first;
   for (std::size_t g = 0; g < shape.kv_heads; ++g) {
@@ -44,7 +53,12 @@ void causal_attention_rows(const float* q, std::size_t q_ld, const float* keys, 
       for (std::size_t r = 0; r < rows; ++r) {
         const std::size_t at = position + r;
         float* row = att + (h * rows + r) * len;
-        causal_softmax_row(row, shape.first_key(at), at, scale);
+        if (softcap > 0.0f) {  // scaled and capped first; the softmax then takes them as they are
+          softcap_scores_row(row, shape.first_key(at), at, scale, softcap);
+          causal_softmax_row(row, shape.first_key(at), at, 1.0f);
+        } else {
+          causal_softmax_row(row, shape.first_key(at), at, scale);
+        }
         std::fill(row + at + 1, row + len, 0.0f);
       }
     }

@@ -17,15 +17,16 @@ namespace attn {
 namespace reference {
 
 // qkv [batch·n, shape.row()] (AttentionShape's layout); att [batch, heads, n, n] = softmax over
-// the keys query i sees (j ≤ i, and i − window < j with a window) of q_i·k_j/√head_dim, zero
-// elsewhere; ctx [batch·n, heads·head_dim] = A·V, query head h at columns h·head_dim. Sums in
-// double.
+// the keys query i sees (j ≤ i, and i − window < j with a window) of s_ij = q_i·k_j·scale
+// (1/√head_dim unless the shape gives one; soft-capped to cap·tanh(s_ij/cap) when it has a
+// softcap), zero elsewhere; ctx [batch·n, heads·head_dim] = A·V, query head h at columns
+// h·head_dim. Sums in double.
 template <class T>
 void causal_attention_forward(const T* qkv, T* att, T* ctx, std::size_t batch, std::size_t n,
                               const AttentionShape& shape) {
   const std::size_t dk = shape.head_dim, ld = shape.row(), heads = shape.heads;
   const std::size_t ctx_ld = shape.q_width();
-  const double scale = 1.0 / std::sqrt(double(dk));
+  const double scale = shape.score_scale();
   std::vector<double> e(n);
   for (std::size_t b = 0; b < batch; ++b) {
     for (std::size_t h = 0; h < heads; ++h) {
@@ -40,6 +41,7 @@ void causal_attention_forward(const T* qkv, T* att, T* ctx, std::size_t batch, s
           double dot = 0.0;
           for (std::size_t c = 0; c < dk; ++c) dot += double(q[i * ld + c]) * double(k[j * ld + c]);
           e[j] = dot * scale;
+          if (shape.softcap > 0.0) e[j] = shape.softcap * std::tanh(e[j] / shape.softcap);
           max = std::max(max, e[j]);
         }
         for (std::size_t j = first; j <= i; ++j) sum += (e[j] = std::exp(e[j] - max));
@@ -65,7 +67,8 @@ void causal_attention_forward(const T* qkv, T* att, T* ctx, std::size_t batch, s
 
 // Accumulates dqkv [batch·n, shape.row()] += the gradient through the forward above, given
 // dctx [batch·n, heads·head_dim] and the forward's qkv and att (a key/value head shared by a
-// group of query heads gathers the group's gradients).
+// group of query heads gathers the group's gradients). Scores scaled by 1/√head_dim, not
+// soft-capped (a model with either is not trained).
 template <class T>
 void causal_attention_backward(const T* dctx, const T* qkv, const T* att, T* dqkv,
                                std::size_t batch, std::size_t n, const AttentionShape& shape) {
@@ -130,11 +133,17 @@ struct AttentionScratch {
 // decode step share it, so their weights are the same floats.
 void causal_softmax_row(float* row, std::size_t first, std::size_t last, float scale);
 
+// A query's scores row [first, last] as Gemma 2 caps them before its softmax: each s·scale
+// soft-capped to cap·tanh(s·scale/cap) (softcap.hpp); causal_softmax_row then takes it with
+// scale 1.
+void softcap_scores_row(float* row, std::size_t first, std::size_t last, float scale, float cap);
+
 // The queries of one sequence's rows at positions position … position + rows − 1 (q [rows, q_ld],
 // query head h at columns h·head_dim) over its keys and values 0 … position + rows − 1 (keys,
 // values [position + rows, kv_ld], K/V head g at columns g·head_dim): att [heads, rows, keys]
 // (keys = position + rows; each row's weights over the keys it sees, zero elsewhere) and ctx
-// [rows, ctx_ld] (query head h at columns h·head_dim). Each K/V head's keys and values are packed
+// [rows, ctx_ld] (query head h at columns h·head_dim). The scores are scaled (and soft-capped) as
+// the shape says. Each K/V head's keys and values are packed
 // once for its group of query heads; a single row's queries of a group go through the products as
 // one matrix. A row's values depend only on its position and the keys and values it sees, so a
 // model's cached step (one row over the cache) and its full forward (every row at once) compute

@@ -17,6 +17,17 @@ float float_from_bits(std::uint32_t bits) {
 
 }  // namespace
 
+float round_to_half(float x, HalfKind kind) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  // Drop the mantissa's low 16 (BF16: 7 bits kept) or 13 (F16: 10 kept) bits, to nearest, ties to
+  // even; a carry into the exponent is the next power of two, as it should be.
+  const unsigned dropped = kind == HalfKind::BF16 ? 16 : 13;
+  const std::uint32_t half_ulp = (1u << (dropped - 1)) - 1, lowest_kept = (bits >> dropped) & 1u;
+  bits = (bits + half_ulp + lowest_kept) & ~((1u << dropped) - 1);
+  return float_from_bits(bits);
+}
+
 float f16_to_f32(std::uint16_t half) {
   const std::uint32_t sign = std::uint32_t(half & 0x8000u) << 16;
   const std::uint32_t exponent = (half >> 10) & 0x1Fu;

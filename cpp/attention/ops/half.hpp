@@ -16,6 +16,10 @@ float bf16_to_f32(std::uint16_t bf16);
 inline float half_to_f32(std::uint16_t value, HalfKind kind) {
   return kind == HalfKind::BF16 ? bf16_to_f32(value) : f16_to_f32(value);
 }
+// x rounded to the nearest value the 2-byte kind holds (ties to even), as float: for |x| within
+// F16's normal range (6.1e-5 … 65504; BF16: float's), where a checkpoint's constants (Gemma's
+// √d_model) lie.
+float round_to_half(float x, HalfKind kind);
 // out [count] = in [count] widened.
 void widen(const std::uint16_t* in, float* out, std::size_t count, HalfKind kind);
 

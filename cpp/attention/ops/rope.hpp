@@ -53,17 +53,22 @@ inline double rope_angle(std::size_t pos, std::size_t pair, std::size_t d_k,
   return static_cast<double>(pos) * rope_frequency(pair, d_k, base);
 }
 
-// How a model turns its pairs: the pairing, the base, and — when a checkpoint rescales them
-// (Llama 3's rope_scaling) — every pair's θ_i instead of base^(−2i/d_k).
+// How a model turns its pairs: the pairing, the base, how many of a head's columns turn, and —
+// when a checkpoint rescales them (Llama 3's or linear rope_scaling) — every pair's θ_i instead
+// of base^(−2i/r).
 struct RopeSpec {
   RopePairing pairing = RopePairing::Interleaved;
   double base = kRopeBase;
-  std::vector<double> frequencies;  // [d_k / 2] when given; empty: the base's
+  std::vector<double> frequencies;  // [r / 2] when given; empty: the base's
+  std::size_t rotary_dims = 0;      // r: the first r columns of each head turn; 0: all d_k
 
   bool operator==(const RopeSpec&) const = default;
 
-  double frequency(std::size_t pair, std::size_t d_k) const {
-    return frequencies.empty() ? rope_frequency(pair, d_k, base) : frequencies[pair];
+  // r for a head d_k wide.
+  std::size_t rotated(std::size_t d_k) const { return rotary_dims != 0 ? rotary_dims : d_k; }
+  // θ of pair i of the r rotated columns.
+  double frequency(std::size_t pair, std::size_t r) const {
+    return frequencies.empty() ? rope_frequency(pair, r, base) : frequencies[pair];
   }
 };
 
@@ -108,7 +113,8 @@ inline std::size_t rope_second(std::size_t pair, std::size_t d_k, RopePairing pa
   return pairing == RopePairing::Interleaved ? 2 * pair + 1 : pair + d_k / 2;
 }
 
-// cos and sign·sin of every position's and pair's angle: [n, d_k / 2] each.
+// cos and sign·sin of every position's and pair's angle: [n, d_k / 2] each (d_k: the rotated
+// columns, spec.rotated(head width)).
 template <class T>
 struct RopeTables {
   std::vector<T> cos, sin;
@@ -125,7 +131,7 @@ struct RopeTables {
     }
   }
   RopeTables(std::size_t n, std::size_t d_k, int sign = 1, double base = kRopeBase)
-      : RopeTables(n, d_k, sign, RopeSpec{RopePairing::Interleaved, base, {}}) {}
+      : RopeTables(n, d_k, sign, RopeSpec{RopePairing::Interleaved, base, {}, 0}) {}
 };
 
 // One head's d_k values at position t, in place, by the tables' row t.
@@ -144,38 +150,46 @@ void rope_rotate_head(T* x, std::size_t d_k, const RopeTables<T>& tables, std::s
   }
 }
 
-// In place on x [n, d_k] (d_k even; throws otherwise): row pos turned by pos·θ_i.
+// In place on x [n, d_k] (the rotated columns r = spec.rotated(d_k) even and at most d_k; throws
+// otherwise): row pos's first r columns turned by pos·θ_i, the rest kept.
 inline void apply_rope(MatView x, const RopeSpec& spec) {
-  if (x.cols % 2 != 0) {
+  const std::size_t r = spec.rotated(x.cols);
+  if (spec.rotary_dims == 0 && x.cols % 2 != 0) {
     throw Error("RoPE rotates pairs of dimensions: it needs an even d_k, got " +
                 std::to_string(x.cols));
   }
-  const RopeTables<float> tables(x.rows, x.cols, 1, spec);
+  if (r % 2 != 0 || r > x.cols) {
+    throw Error(
+        "RoPE rotates pairs of dimensions: it needs an even number of rotated columns "
+        "within d_k " +
+        std::to_string(x.cols) + ", got " + std::to_string(r));
+  }
+  const RopeTables<float> tables(x.rows, r, 1, spec);
   for (std::size_t pos = 0; pos < x.rows; ++pos) {
-    rope_rotate_head(x.row(pos), x.cols, tables, pos, spec.pairing);
+    rope_rotate_head(x.row(pos), r, tables, pos, spec.pairing);
   }
 }
 inline void apply_rope(MatView x, RopePairing pairing = RopePairing::Interleaved,
                        double base = kRopeBase) {
-  apply_rope(x, RopeSpec{pairing, base, {}});
+  apply_rope(x, RopeSpec{pairing, base, {}, 0});
 }
 
 namespace reference {
 
 // In place on qkv [batch·n, shape.row()] (AttentionShape's layout: the query heads, then the key
-// heads, head_dim columns each, head_dim even), positions first … first + n − 1. sign +1 rotates
-// (forward), −1 rotates back (backward: the gradient of a rotation is the inverse rotation of the
-// gradient).
+// heads, head_dim columns each), positions first … first + n − 1: each head's first
+// spec.rotated(head_dim) columns (even) turn, the rest stay. sign +1 rotates (forward), −1 rotates
+// back (backward: the gradient of a rotation is the inverse rotation of the gradient).
 template <class T>
 void rope_rotate(T* qkv, std::size_t batch, std::size_t n, const AttentionShape& shape, int sign,
                  const RopeSpec& spec, std::size_t first = 0) {
-  const std::size_t dk = shape.head_dim;
-  const RopeTables<T> tables(n, dk, sign, spec, first);
+  const std::size_t dk = shape.head_dim, r = spec.rotated(dk);
+  const RopeTables<T> tables(n, r, sign, spec, first);
   for (std::size_t b = 0; b < batch; ++b) {
     for (std::size_t t = 0; t < n; ++t) {
       T* row = qkv + (b * n + t) * shape.row();
       for (std::size_t h = 0; h < shape.heads + shape.kv_heads; ++h) {  // q's heads, then k's
-        rope_rotate_head(row + h * dk, dk, tables, t, spec.pairing);
+        rope_rotate_head(row + h * dk, r, tables, t, spec.pairing);
       }
     }
   }
@@ -188,7 +202,7 @@ void rope_rotate(T* qkv, std::size_t batch, std::size_t n, std::size_t d, std::s
                  int sign, RopePairing pairing = RopePairing::Interleaved,
                  double base = kRopeBase) {
   rope_rotate(qkv, batch, n, AttentionShape::multi_head(d, heads), sign,
-              RopeSpec{pairing, base, {}});
+              RopeSpec{pairing, base, {}, 0});
 }
 
 }  // namespace reference

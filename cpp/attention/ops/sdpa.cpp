@@ -7,6 +7,7 @@
 #include "attention/ops/key_block.hpp"
 #include "attention/ops/masks.hpp"
 #include "attention/ops/positional.hpp"
+#include "attention/ops/softcap.hpp"
 
 namespace attn {
 
@@ -42,6 +43,10 @@ void step_by_step(ConstMatView q, ConstMatView k, ConstMatView v, const LogitPar
   snapshot(snapshots.scores, weights);
   scale_and_bias(weights, params.scale, nullptr);
   snapshot(snapshots.scaled, weights);
+  if (params.softcap > 0.0f) {
+    for (std::size_t i = 0; i < n; ++i) softcap_forward(weights.row(i), kv_n, params.softcap);
+    snapshot(snapshots.capped, weights);
+  }
   if (params.alibi) {
     ws.bias.resize(n, kv_n);
     alibi_bias(ws.bias, params.alibi_slope);

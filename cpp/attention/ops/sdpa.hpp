@@ -17,6 +17,7 @@ namespace attn {
 struct SdpaSnapshots {
   Matrix* scores = nullptr;  // Q·Kᵀ
   Matrix* scaled = nullptr;  // · scale
+  Matrix* capped = nullptr;  // soft-capped (only with a soft-cap)
   Matrix* masked = nullptr;  // + bias, hidden cells = -inf
 };
 
@@ -28,7 +29,8 @@ struct SdpaWorkspace {
   std::vector<std::uint8_t> visible;  // [n, kv_n] (step by step only)
 };
 
-// weights = softmax(mask(Q·Kᵀ · scale + bias)),  context = weights · V.
+// weights = softmax(mask(cap(Q·Kᵀ · scale) + bias)),  context = weights · V (cap: the params'
+// soft-cap, when it has one).
 // q [n, d_k], k [kv_n, d_k], v [kv_n, d_v], weights [n, kv_n] (out), context [n, d_v] (out).
 // A query with no visible key gets zero weights and context. Without snapshots the scale,
 // bias, mask and softmax run fused, row block by row block, and work the mask's kind hides is
@@ -42,12 +44,13 @@ void scaled_dot_product_attention(ConstMatView q, ConstMatView k, ConstMatView v
 namespace reference {
 
 // The scalar reference (double accumulation, no SIMD) the tests compare the kernel with.
-// One head: weights = softmax(mask(Q·Kᵀ·scale − slope·|i − j|)), context = weights·V, in
+// One head: weights = softmax(mask(cap(Q·Kᵀ·scale) − slope·|i − j|)), context = weights·V, in
 // double. q [n, d_k], k [kv_n, d_k], v [kv_n, d_v], weights [n, kv_n], context [n, d_v]; mask
-// may be null (all visible); alibi_slope 0 = no bias. A query with no visible key: zeros.
+// may be null (all visible); alibi_slope 0 = no bias; softcap 0 = no cap (else cap(y) =
+// softcap·tanh(y/softcap)). A query with no visible key: zeros.
 inline void attention_head(ConstMatView q, ConstMatView k, ConstMatView v, double scale,
                            double alibi_slope, const MaskSpec* mask, MatView weights,
-                           MatView context) {
+                           MatView context, double softcap = 0.0) {
   const double minus_inf = -std::numeric_limits<double>::infinity();
   std::vector<double> logits(k.rows);
   for (std::size_t i = 0; i < q.rows; ++i) {
@@ -57,7 +60,9 @@ inline void attention_head(ConstMatView q, ConstMatView k, ConstMatView v, doubl
       if (mask && !is_visible(*mask, i, j, k.rows)) continue;
       double dot = 0.0;
       for (std::size_t c = 0; c < q.cols; ++c) dot += double(q(i, c)) * double(k(j, c));
-      logits[j] = dot * scale - alibi_slope * std::abs(double(i) - double(j));
+      const double scaled =
+          softcap > 0.0 ? softcap * std::tanh(dot * scale / softcap) : dot * scale;
+      logits[j] = scaled - alibi_slope * std::abs(double(i) - double(j));
       max = std::max(max, logits[j]);
     }
     double sum = 0.0;

@@ -7,6 +7,7 @@
 
 #include "attention/ops/exp.hpp"
 #include "attention/ops/simd.hpp"
+#include "attention/ops/softcap.hpp"
 
 namespace attn {
 
@@ -81,11 +82,22 @@ float prepare_logits(float* row, std::size_t count, std::size_t i, std::size_t j
   const float neg_slope = -params.alibi_slope;
   std::size_t j = a;
   float max = kMinusInf;
+  if (params.softcap > 0.0f) {  // scaled, capped (softcap.hpp), then the ALiBi term
+    for (j = a; j < b; ++j) row[j] *= scale;
+    softcap_forward(row + a, b - a, params.softcap);
+    for (j = a; j < b; ++j) {
+      if (params.alibi) row[j] += alibi_term(neg_slope, i, j0 + j);
+      max = std::max(max, row[j]);
+    }
+    j = b;
+  }
 #if ATTN_SIMD
   using simd::Floats;
   const Floats scale_vec(scale);
-  Floats max_vec(kMinusInf);
-  if (params.alibi) {
+  Floats max_vec(max);
+  if (j == b) {
+    // capped above: nothing left for the loops below
+  } else if (params.alibi) {
     alignas(64) float lanes[W];
     for (std::size_t t = 0; t < W; ++t) lanes[t] = float(t);
     const Floats lane = Floats::load_aligned(lanes);

@@ -30,13 +30,15 @@ inline void scale_values(float* x, std::size_t count, float factor) {
 void softmax_rows(MatView x);
 
 // How one head's raw scores s_ij = q_i·k_j become logits:
-//   x_ij = s_ij·scale − slope·|i − j|   (the ALiBi term only with alibi), or −inf where the
-//   mask hides key j from query i (mask == nullptr: every key visible).
+//   x_ij = cap(s_ij·scale) − slope·|i − j|   (the ALiBi term only with alibi; cap(y) =
+//   softcap·tanh(y/softcap) with a soft-cap, y without), or −inf where the mask hides key j
+//   from query i (mask == nullptr: every key visible).
 struct LogitParams {
   float scale = 1.0f;
   bool alibi = false;
   float alibi_slope = 0.0f;
   const MaskSpec* mask = nullptr;
+  float softcap = 0.0f;  // > 0: Gemma 2's attn_logit_softcapping
 };
 
 // row [count]: the scores of query i for keys j0 … j0 + count - 1 (of kv_n keys) become their

@@ -3,78 +3,71 @@
 // switch the core does not implement refused by name) and their tensors: nn.Linear weights [out,
 // in], q/k/v into in_proj's row blocks, gate/up into the gated MLP's fc, RMSNorm, rotate-half RoPE
 // with Llama 3's scaling, grouped-query attention; Qwen2 adds q/k/v biases, Mistral a sliding
-// window.
+// window. Also what every Llama-shaped family shares (llama_shaped.hpp).
 #include <string>
 #include <utility>
 
 #include "attention/error.hpp"
 #include "attention/message_text.hpp"
 #include "attention/model/checkpoint_config.hpp"
+#include "attention/model/families/llama_shaped.hpp"
 #include "attention/model/family.hpp"
 
 namespace attn {
 
-namespace {
-
-// The Llama family's tensors (transformers' LlamaForCausalLM, Qwen2ForCausalLM,
-// MistralForCausalLM): nn.Linear weights [out, in] as ours, q/k/v into in_proj's row blocks,
-// gate/up into SwiGLU's fc; biases only where the config has them (the model's parameter table
-// says which are expected).
-std::vector<FamilyTensor> llama_tensors() {
+void add_llama_attention(std::vector<FamilyTensor>& tensors, const std::string& stored,
+                         const std::string& ours) {
   using enum Dim;
-  const std::string m = "model.layers.{i}.", ours = "layers.{i}.";
-  std::vector<FamilyTensor> tensors{{"model.embed_tokens.weight", "embed.weight", {Vocab, DModel}}};
-  tensors.push_back({m + "input_layernorm.weight", ours + "ln1.weight", {DModel}});
   const std::pair<const char*, std::pair<RowBlock, Dim>> qkv[] = {
       {"q_proj", {RowBlock::Query, QWidth}},
       {"k_proj", {RowBlock::Key, KvWidth}},
       {"v_proj", {RowBlock::Value, KvWidth}}};
   for (const auto& [name, block] : qkv) {
-    const std::string stored = m + "self_attn." + name;
-    tensors.push_back({stored + ".weight",
+    const std::string projection = stored + name;
+    tensors.push_back({projection + ".weight",
                        ours + "attn.in_proj_weight",
                        {block.second, DModel},
                        StoredLayout::AsIs,
                        block.first});
-    tensors.push_back({stored + ".bias",
+    tensors.push_back({projection + ".bias",
                        ours + "attn.in_proj_bias",
                        {block.second},
                        StoredLayout::AsIs,
                        block.first});
   }
-  tensors.push_back(
-      {m + "self_attn.o_proj.weight", ours + "attn.out_proj.weight", {DModel, QWidth}});
-  tensors.push_back({m + "self_attn.o_proj.bias", ours + "attn.out_proj.bias", {DModel}});
-  tensors.push_back({m + "post_attention_layernorm.weight", ours + "ln2.weight", {DModel}});
-  tensors.push_back({m + "mlp.gate_proj.weight",
+  tensors.push_back({stored + "o_proj.weight", ours + "attn.out_proj.weight", {DModel, QWidth}});
+  tensors.push_back({stored + "o_proj.bias", ours + "attn.out_proj.bias", {DModel}});
+}
+
+void add_llama_mlp(std::vector<FamilyTensor>& tensors, const std::string& stored,
+                   const std::string& ours) {
+  using enum Dim;
+  tensors.push_back({stored + "gate_proj.weight",
                      ours + "mlp.fc.weight",
                      {MlpWidth, DModel},
                      StoredLayout::AsIs,
                      RowBlock::Gate});
-  tensors.push_back({m + "mlp.up_proj.weight",
+  tensors.push_back({stored + "up_proj.weight",
                      ours + "mlp.fc.weight",
                      {MlpWidth, DModel},
                      StoredLayout::AsIs,
                      RowBlock::Up});
-  tensors.push_back({m + "mlp.gate_proj.bias",
+  tensors.push_back({stored + "gate_proj.bias",
                      ours + "mlp.fc.bias",
                      {MlpWidth},
                      StoredLayout::AsIs,
                      RowBlock::Gate});
-  tensors.push_back(
-      {m + "mlp.up_proj.bias", ours + "mlp.fc.bias", {MlpWidth}, StoredLayout::AsIs, RowBlock::Up});
-  tensors.push_back({m + "mlp.down_proj.weight", ours + "mlp.proj.weight", {DModel, MlpWidth}});
-  tensors.push_back({m + "mlp.down_proj.bias", ours + "mlp.proj.bias", {DModel}});
-  tensors.push_back({"model.norm.weight", "ln_f.weight", {DModel}});
-  tensors.push_back(
-      {"lm_head.weight", "unembed.weight", {Vocab, DModel}, StoredLayout::Unembedding});
-  return tensors;
+  tensors.push_back({stored + "up_proj.bias",
+                     ours + "mlp.fc.bias",
+                     {MlpWidth},
+                     StoredLayout::AsIs,
+                     RowBlock::Up});
+  tensors.push_back({stored + "down_proj.weight", ours + "mlp.proj.weight", {DModel, MlpWidth}});
+  tensors.push_back({stored + "down_proj.bias", ours + "mlp.proj.bias", {DModel}});
 }
 
-// The keys the three share: sizes, RMSNorm's ε, tied embeddings, SiLU, RoPE's θ and scaling.
-// `biases` and `window` are each family's own.
-ModelConfig llama_config(const ConfigJson& config, const FamilyDescription& family,
-                         LinearBiases biases, std::size_t window) {
+ModelConfig llama_shaped_sizes(const ConfigJson& config, const FamilyDescription& family,
+                               const LlamaShapedDefaults& defaults) {
   const FamilySizeKeys& keys = family.size_keys;
   const auto required = [&](std::string_view key) {
     return config.count(key, "config.json has no " + std::string(key) + "; a " +
@@ -92,8 +85,9 @@ ModelConfig llama_config(const ConfigJson& config, const FamilyDescription& fami
   m.mlp_width = required("intermediate_size");
   m.vocab = required(keys.vocab);
   m.context = required(keys.context);
-  m.kv_heads = config.count_or("num_key_value_heads", m.heads);
-  m.head_dim = config.count_or("head_dim", 0);
+  m.kv_heads =
+      config.count_or("num_key_value_heads", defaults.kv_heads ? defaults.kv_heads : m.heads);
+  m.head_dim = config.count_or("head_dim", defaults.head_dim);
   const auto positive = [&](const char* key, std::size_t value) {
     if (value == 0) throw Error("config.json needs a positive " + std::string(key) + ", got 0");
   };
@@ -104,13 +98,50 @@ ModelConfig llama_config(const ConfigJson& config, const FamilyDescription& fami
   positive("intermediate_size", m.mlp_width);
   positive("vocab_size", m.vocab);
   positive("max_position_embeddings", m.context);
+  m.positional = PositionalKind::Rope;
+  return m;
+}
+
+void refuse_rope_parameters(const ConfigJson& config, const char* read_instead) {
+  if (config.has("rope_parameters")) {
+    throw Error(
+        "config.json has rope_parameters (transformers 5's layout), which is not read here; "
+        "supported: " +
+        std::string(read_instead));
+  }
+}
+
+namespace {
+
+// The Llama family's tensors (transformers' LlamaForCausalLM, Qwen2ForCausalLM,
+// MistralForCausalLM): nn.Linear weights [out, in] as ours, q/k/v into in_proj's row blocks,
+// gate/up into SwiGLU's fc; biases only where the config has them (the model's parameter table
+// says which are expected).
+std::vector<FamilyTensor> llama_tensors() {
+  using enum Dim;
+  const std::string m = "model.layers.{i}.", ours = "layers.{i}.";
+  std::vector<FamilyTensor> tensors{{"model.embed_tokens.weight", "embed.weight", {Vocab, DModel}}};
+  tensors.push_back({m + "input_layernorm.weight", ours + "ln1.weight", {DModel}});
+  add_llama_attention(tensors, m + "self_attn.", ours);
+  tensors.push_back({m + "post_attention_layernorm.weight", ours + "ln2.weight", {DModel}});
+  add_llama_mlp(tensors, m + "mlp.", ours);
+  tensors.push_back({"model.norm.weight", "ln_f.weight", {DModel}});
+  tensors.push_back(
+      {"lm_head.weight", "unembed.weight", {Vocab, DModel}, StoredLayout::Unembedding});
+  return tensors;
+}
+
+// The keys the three share: sizes, RMSNorm's ε, tied embeddings, SiLU, RoPE's θ and scaling.
+// `biases` and `window` are each family's own.
+ModelConfig llama_config(const ConfigJson& config, const FamilyDescription& family,
+                         LinearBiases biases, std::size_t window) {
+  ModelConfig m = llama_shaped_sizes(config, family);
   const std::string act = config.string_or("hidden_act", "silu");
   if (act != "silu") {
     throw Error("config.json's hidden_act is '" + act.substr(0, 40) +
                 "'; supported: silu (SwiGLU, as every " + std::string(family.display_name) +
                 " checkpoint has)");
   }
-  m.positional = PositionalKind::Rope;
   m.norm = NormKind::RmsNorm;
   m.norm_eps = config.number_or("rms_norm_eps", 1e-6);
   m.tied = config.boolean_or("tie_word_embeddings", false);
