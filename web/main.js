@@ -13,6 +13,7 @@ import { mountModel } from './views/model/index.js';
 import { ModelSession } from './shared/model-session/session-client.js';
 import { mountTrain } from './views/train/index.js';
 import { mountWalkthrough } from './views/walkthrough/index.js';
+import { setPageState } from './shared/page-state.js';
 
 // The page's whole state (its slices are listed in page-settings.js, initialPageState).
 const store = createStore(initialPageState());
@@ -136,5 +137,5 @@ window.addEventListener('resize', () => {
 
 main().catch((error) => {
   store.set({ error: `Could not start: ${error.message}` });
-  document.body.dataset.ready = 'true';
+  setPageState({ ready: true });
 });

@@ -1,5 +1,5 @@
 // BpeHandle's bindings: vocabulary and merges or tokenizer.json in, token ids, bytes and texts out.
-#if ATTN_BINDINGS_TRAINING
+#if ATTN_BINDINGS_FULL_API
 #include "bindings/bpe_handle.hpp"
 
 #include <string_view>
@@ -97,4 +97,4 @@ val BpeHandle::tokenTexts(val ids) const {
 }
 
 }  // namespace attn::bindings
-#endif  // ATTN_BINDINGS_TRAINING
+#endif  // ATTN_BINDINGS_FULL_API

@@ -1,4 +1,4 @@
-// BpeHandle: a checkpoint's BPE tokenizer for JS checkpoints (ATTN_BINDINGS_TRAINING builds only).
+// BpeHandle: a checkpoint's BPE tokenizer for JS checkpoints (ATTN_BINDINGS_FULL_API builds only).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // CheckpointHandle's bindings: a checkpoint's bytes (any family), chunk by chunk, into a
 // ModelHandle.
-#if ATTN_BINDINGS_TRAINING
+#if ATTN_BINDINGS_FULL_API
 #include "bindings/checkpoint_handle.hpp"
 
 #include <span>
@@ -88,4 +88,4 @@ val CheckpointHandle::finish(ModelHandle& model) {
 }
 
 }  // namespace attn::bindings
-#endif  // ATTN_BINDINGS_TRAINING
+#endif  // ATTN_BINDINGS_FULL_API

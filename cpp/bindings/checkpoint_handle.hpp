@@ -1,4 +1,4 @@
-// CheckpointHandle: a streamed checkpoint import for JS (ATTN_BINDINGS_TRAINING builds only).
+// CheckpointHandle: a streamed checkpoint import for JS (ATTN_BINDINGS_FULL_API builds only).
 #pragma once
 
 #include <cstddef>

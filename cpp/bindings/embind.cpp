@@ -4,7 +4,7 @@
 // one error convention): layer_handle, model_handle, checkpoint_handle, bpe_handle,
 // trainer_handle, and the free functions in functions.cpp.
 //
-// ATTN_BINDINGS_TRAINING (set per target in CMakeLists.txt): 1 binds everything; 0 leaves out the
+// ATTN_BINDINGS_FULL_API (set per target in CMakeLists.txt): 1 binds everything; 0 leaves out the
 // trainer, gradients, head scores and ablation, generation, and the checkpoint import and BPE, for
 // the <attention-lens> element's smaller module (the JS API says so when one of them is called).
 // The left-out handles' sources compile to nothing without it.
@@ -13,7 +13,7 @@
 #include "bindings/functions.hpp"
 #include "bindings/layer_handle.hpp"
 #include "bindings/model_handle.hpp"
-#if ATTN_BINDINGS_TRAINING
+#if ATTN_BINDINGS_FULL_API
 #include "bindings/bpe_handle.hpp"
 #include "bindings/checkpoint_handle.hpp"
 #include "bindings/trainer_handle.hpp"
@@ -22,7 +22,7 @@
 EMSCRIPTEN_BINDINGS(attention_lens) {
   using namespace attn::bindings;
   // Forward, weights and traces: every build. Training, scores and checkpoints: not in the
-  // element's module (ATTN_BINDINGS_TRAINING=0, CMakeLists.txt's attention_lens_embed).
+  // element's module (ATTN_BINDINGS_FULL_API=0, CMakeLists.txt's attention_lens_embed).
   [[maybe_unused]] const auto model =
       emscripten::class_<ModelHandle>("ModelHandle")
           .constructor<>()
@@ -41,7 +41,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
           .function("step", &ModelHandle::step)
           .function("saveSafetensors", &ModelHandle::saveSafetensors)
           .function("loadSafetensors", &ModelHandle::loadSafetensors);
-#if ATTN_BINDINGS_TRAINING
+#if ATTN_BINDINGS_FULL_API
   model.function("gradient", &ModelHandle::gradient)
       .function("lossAndGradients", &ModelHandle::lossAndGradients)
       .function("probe", &ModelHandle::probe)
@@ -77,7 +77,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("encode", &TrainerHandle::encode)
       .function("decode", &TrainerHandle::decode)
       .function("heldOut", &TrainerHandle::heldOut);
-#endif  // ATTN_BINDINGS_TRAINING
+#endif  // ATTN_BINDINGS_FULL_API
   emscripten::class_<LayerHandle>("LayerHandle")
       .constructor<>()
       .function("configure", &LayerHandle::configure)

@@ -5,7 +5,7 @@
 #include "attention/layer/layer.hpp"
 #include "attention/model/next_tokens.hpp"
 #include "bindings/fields.hpp"
-#if ATTN_BINDINGS_TRAINING
+#if ATTN_BINDINGS_FULL_API
 #include "attention/train/head_ablation.hpp"
 #include "attention/train/head_scores.hpp"
 #include "attention/train/probe.hpp"
@@ -155,7 +155,7 @@ val ModelHandle::loadSafetensors(val bytes) {
   });
 }
 
-#if ATTN_BINDINGS_TRAINING
+#if ATTN_BINDINGS_FULL_API
 namespace {
 
 // The probe the caller gave (ids, and targets or none), or the default one for the model.
@@ -292,6 +292,6 @@ val ModelHandle::generateNext() {
     return out;
   });
 }
-#endif  // ATTN_BINDINGS_TRAINING
+#endif  // ATTN_BINDINGS_FULL_API
 
 }  // namespace attn::bindings

@@ -15,7 +15,7 @@
 namespace attn::bindings {
 
 // Forward, weights and traces in every build; gradients, the probe, head scores, ablation and
-// generation only with ATTN_BINDINGS_TRAINING (not in the element's module).
+// generation only with ATTN_BINDINGS_FULL_API (not in the element's module).
 class ModelHandle {
  public:
   // createModel's options, read by SmallModelOptions' field list (the JS API filled its defaults).
@@ -25,7 +25,7 @@ class ModelHandle {
   // The model's config (model_config_value): what a checkpoint's config.json became.
   val config() const { return model_config_value(model_->config()); }
   void adopt(std::unique_ptr<attn::Model> model) {
-#if ATTN_BINDINGS_TRAINING
+#if ATTN_BINDINGS_FULL_API
     generator_.reset();  // it refers to the model it ran
 #endif
     model_ = std::move(model);
@@ -66,7 +66,7 @@ class ModelHandle {
   val saveSafetensors();
   val loadSafetensors(val bytes);
 
-#if ATTN_BINDINGS_TRAINING
+#if ATTN_BINDINGS_FULL_API
   val gradient(const std::string& name) const;
   val lossAndGradients(val ids, val targets, std::size_t batch, std::size_t n);
   // {batch, n, ids}: the default probe headScores and headAblation use (model_probe; the ids a
@@ -97,7 +97,7 @@ class ModelHandle {
   std::unique_ptr<attn::Model> model_;
   attn::ModelOutput output_;
   std::size_t last_batch_ = 1;
-#if ATTN_BINDINGS_TRAINING
+#if ATTN_BINDINGS_FULL_API
   std::vector<std::int32_t> probe_ids_;
   std::unique_ptr<attn::Generator> generator_;
 #endif

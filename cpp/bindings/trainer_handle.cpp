@@ -1,5 +1,5 @@
 // TrainerHandle's bindings: JS trainer options to a Trainer, its steps and held-out reports back.
-#if ATTN_BINDINGS_TRAINING
+#if ATTN_BINDINGS_FULL_API
 #include "bindings/trainer_handle.hpp"
 
 #include "attention/train/tasks.hpp"
@@ -70,4 +70,4 @@ val TrainerHandle::heldOut() const {
 }
 
 }  // namespace attn::bindings
-#endif  // ATTN_BINDINGS_TRAINING
+#endif  // ATTN_BINDINGS_FULL_API

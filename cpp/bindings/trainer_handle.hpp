@@ -1,4 +1,4 @@
-// TrainerHandle: a Trainer over a ModelHandle's model for JS (ATTN_BINDINGS_TRAINING builds only).
+// TrainerHandle: a Trainer over a ModelHandle's model for JS (ATTN_BINDINGS_FULL_API builds only).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // The <attention-lens> element's module (build/wasm-release/attention-lens.embed.mjs, inlined in
 // dist/attention-lens-element.js): the same API and wasm built without the trainer, gradients,
-// head scores and checkpoint import (ATTN_BINDINGS_TRAINING=0). What it keeps computes bit for
+// head scores and checkpoint import (ATTN_BINDINGS_FULL_API=0). What it keeps computes bit for
 // bit what the full module computes; what it leaves out throws one clear message and the module
 // keeps working; the element really inlines this wasm, and the left-out code is really gone.
 import { test } from 'node:test';

@@ -709,9 +709,10 @@ export interface CheckpointConfig extends Required<ModelConfig> {
   rope: null | { pairing: 'interleaved' | 'rotate-half'; base: number; scaled: boolean };
 }
 
-/** A loaded checkpoint: a TransformerModel of its family (GPT-2, or the Llama family's RMSNorm, rotate-half RoPE, grouped-query attention and SwiGLU). */
+/** A loaded checkpoint: a TransformerModel of its family (lens.catalog.families: GPT-2, the Llama family, GPT-NeoX, Qwen3, Gemma 2 and 3, OLMo 2, Phi-3). */
 export interface CheckpointModel extends TransformerModel {
-  readonly family: 'gpt2' | 'llama' | 'qwen2' | 'mistral';
+  /** The core's family name, one of lens.catalog.families' names (e.g. 'gpt2', 'llama', 'gpt_neox', 'gemma3_text'). */
+  readonly family: string;
   readonly config: Readonly<CheckpointConfig>;
   /**
    * The checkpoint's tokenizer's ids of text, as the model gets them (with the BOS its

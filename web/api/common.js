@@ -6,7 +6,7 @@
 /**
  * Throws unless this build binds the trainer, gradients, head scores and the checkpoint import:
  * the <attention-lens> element's module (attention-lens.embed.mjs, inlined in
- * attention-lens-element.js) is built without them (ATTN_BINDINGS_TRAINING=0 in embind.cpp).
+ * attention-lens-element.js) is built without them (ATTN_BINDINGS_FULL_API=0 in embind.cpp).
  */
 export function needTraining(bound, what) {
   if (typeof bound !== 'function') {

@@ -7,7 +7,6 @@ export function mountMessages(store) {
   const draw = ({ error, notice, linkNotice }) => {
     $('error').hidden = !error;
     $('error').textContent = error ? `${error} (The last good result stays on screen.)` : '';
-    document.body.dataset.error = error ? 'true' : 'false';
     const text = [linkNotice, notice].filter(Boolean).join(' ');
     $('notice').hidden = !text;
     $('notice').textContent = text;

@@ -10,6 +10,7 @@ import { HeadFinder } from './head-finder.js';
 import { headView } from './head-view.js';
 import { MAX_TABLE_HEADS, modelHeads } from './model-heads.js';
 import { probabilityLegend } from '../../shared/heatmap.js';
+import { setPageState } from '../../shared/page-state.js';
 
 export const showError = (message) => {
   $('model-error').hidden = !message;
@@ -86,7 +87,7 @@ export function drawLoading(what, { cancellable = false, near = null, name = wha
   $('model-cancel').hidden = !cancellable;
   $('model-cancel').disabled = false;
   loadStatus(`Loading ${what}…`);
-  document.body.dataset.modelLoading = 'true';
+  setPageState({ modelLoading: true });
   setPickersDisabled(true);
 }
 
@@ -116,7 +117,7 @@ export function drawLoaded(model) {
   $('model-facts').textContent = modelFacts(model.familyName ?? model.family, config);
   $('model-facts').hidden = false;
   $('model-facts').dataset.family = model.family ?? '';
-  Object.assign(document.body.dataset, { modelSource: model.source, modelName: modelLabel(model) });
+  setPageState({ modelSource: model.source, modelName: modelLabel(model) });
   markPressed(model);
 }
 
@@ -145,7 +146,7 @@ export function drawLoadEnded({ loaded = false } = {}) {
   if (loaded) loadStatus('');
   $('model-progress-row').hidden = true;
   $('model-cancel').hidden = true;
-  document.body.dataset.modelLoading = 'false';
+  setPageState({ modelLoading: false });
   setPickersDisabled(false);
 }
 
@@ -177,8 +178,7 @@ function markPressed(model) {
  * a line per repo with its Remove (onRemove(repo)) and Remove all (onRemove()); one muted line when
  * none. Disabled while a load runs, as the pickers are.
  */
-export function drawCache(entries, onRemove) {
-  const loading = document.body.dataset.modelLoading === 'true';
+export function drawCache(entries, onRemove, loading = false) {
   $('model-cache-list').replaceChildren(...entries.map(({ repo, revisions, bytes, files }) => {
     const item = el('li', 'model-cache-item');
     Object.assign(item.dataset, { repo, bytes });
@@ -283,7 +283,7 @@ function drawAblated(heads, ablated) {
     ? `Knocked out (output zeroed): ${ablated.map(({ layer, head }) => `L${layer + 1} H${head + 1}`).join(', ')}`
     : 'No head knocked out: press a head\'s “knock out” below to zero its output.';
   $('model-restore').disabled = !ablated.length;
-  document.body.dataset.modelAblated = String(ablated.length);
+  setPageState({ modelAblated: ablated.length });
 }
 
 /**

@@ -258,5 +258,4 @@ export function genInfo(message, error = false) {
 export function genRunning(running) {
   $('model-gen-start').disabled = false;
   $('model-gen-stop').disabled = !running;
-  document.body.dataset.modelGenerating = String(running);
 }

@@ -24,6 +24,7 @@ import { fileRole, orderShards } from './model-data.js';
 import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
 import { drawCache, drawCancelling, drawFirstRun, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers, drawProgress, footerLine,
   modelDrawing, placeLoadFeedback, showError, textInfo } from './draw.js';
+import { setPageState, countPageState } from '../../shared/page-state.js';
 
 /** ' · on 2 threads' when the model worker computes on more than one (a cross-origin isolated page). */
 function threadsNote(client) {
@@ -100,8 +101,7 @@ function filesLabel(weights) {
  * fileName + fileBytes }, or null), lastRun (the typed text's { tokens, ids, n, cut, attention,
  * top, mapped, note }, drawn when it changes), loading }. The controller holds only the plumbing
  * (the worker, the typing timer, the runs in flight, the checkpoints loaded — files or Hub — counted
- * for the tests in body[data-model-loads]; body[data-model-ready] once the worker has started and
- * the first shipped model's load has ended).
+ * in the page state, web/shared/page-state.js).
  */
 class ModelController {
   #store;
@@ -111,7 +111,6 @@ class ModelController {
   #typingRun = null;  // the run a keystroke started, while in flight
   #typedAgain = false;  // keys came in while it ran
   #runSeq = 0;
-  #loads = 0;
   #ablated = []; // [{ layer, head }]: the heads knocked out in the worker's model
   #gen = 0; // the generation running (a newer one, or Stop, ends it)
   #genStarted = 0;
@@ -175,7 +174,7 @@ class ModelController {
       const run = await this.#client.call('ablate', { heads, text: $('model-text').value });
       if (mine !== this.#runSeq) return;
       this.#setView({ lastRun: run });
-      document.body.dataset.modelRun = String(mine);
+      setPageState({ modelRun: mine });
     } catch (error) {
       if (mine === this.#runSeq) textInfo(error.message, true);
     }
@@ -243,7 +242,7 @@ class ModelController {
         `${threadsNote(this.#client)}${this.#stopped === gen ? ' · stopped' : why}`);
     }
     genRunning(false);
-    document.body.dataset.modelGenerated = String(gen);
+    setPageState({ modelGenerated: gen });
   }
 
   /** A token the worker posted while generating (drawn when it belongs to the generation running). */
@@ -387,7 +386,7 @@ class ModelController {
       this.drawing.build(value.config);
       const wanted = this.#linkKnock(value.config);
       await Promise.all([wanted.length ? this.#ablate(wanted, { loading: true }) : this.#runText(), this.#findHeads()]);
-      if (counted) document.body.dataset.modelLoads = String(++this.#loads);
+      if (counted) countPageState('modelLoads');
     } catch (error) {
       if (this.#cancelled) {
         drawKept(this.view().model, { cancelled: true });
@@ -408,14 +407,14 @@ class ModelController {
     return loaded;
   }
 
-  /** The Hub files this browser keeps, listed again (body[data-model-cache] counts the refreshes, for the tests). */
+  /** The Hub files this browser keeps, listed again (counted in the page state). */
   async #drawCache() {
     try {
-      drawCache(await this.#client.call('cached'), (repo) => this.#uncache(repo));
+      drawCache(await this.#client.call('cached'), (repo) => this.#uncache(repo), Boolean(this.view().loading));
     } catch (error) {
       showError(`Could not list the kept files: ${error.message}`);
     }
-    document.body.dataset.modelCache = String(Number(document.body.dataset.modelCache ?? 0) + 1);
+    countPageState('modelCache');
   }
 
   /** Forgets `repo`'s kept files (every repo's without one), then lists them again. */
@@ -467,7 +466,7 @@ class ModelController {
       const run = await this.#client.call('run', { text: $('model-text').value });
       if (mine !== this.#runSeq) return;
       this.#setView({ lastRun: run });
-      document.body.dataset.modelRun = String(mine);
+      setPageState({ modelRun: mine });
     } catch (error) {
       if (mine === this.#runSeq) textInfo(error.message, true);
     }
@@ -514,7 +513,7 @@ class ModelController {
       .then(() => {
         const c = this.#session;
         this.#client = c;
-        document.body.dataset.modelThreads = String(c.info.threads ?? 1);
+        setPageState({ modelThreads: c.info.threads ?? 1 });
         const shipped = [...(c.info.trained ?? [])].sort((a, b) => (b.name === FIRST_MODEL) - (a.name === FIRST_MODEL));
         const { families, parameterBytes, limits } = c.info;
         drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id) => this.#loadHub(id),
@@ -529,7 +528,7 @@ class ModelController {
       })
       .catch((error) => showError(`Could not start the model worker: ${error.message}`))
       .finally(() => {
-        document.body.dataset.modelReady = 'true';
+        setPageState({ modelReady: true });
       });
     return this.#starting;
   }

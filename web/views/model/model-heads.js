@@ -23,7 +23,7 @@ const ROW_TILES = 16;
 export function modelHeads(host, onOpen, onKnock = () => {}) {
   return new HeadGrid(host, {
     gridClass: 'model-heads',
-    tileClass: 'train-tile model-tile', // the e2e test reads this class list
+    tileClass: 'train-tile model-tile',
     title: (layer, head, kv) => (kv === null ? `H${head + 1}` : `H${head + 1} · KV${kv + 1}`),
     maxCell: 12,
     compact: true,

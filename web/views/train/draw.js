@@ -8,6 +8,7 @@ import { LinePlot } from './plot.js';
 import { probeHeads } from './probe-heads.js';
 import { ScoreCurves } from './score-curves.js';
 import { indexOfStep } from './snapshots.js';
+import { setPageState } from '../../shared/page-state.js';
 
 const STATUS_WORDS = { idle: 'Ready', running: 'Training', paused: 'Paused', diverged: 'Stopped' };
 
@@ -39,7 +40,7 @@ function drawStatus({ history, scoreHistory, status, latest, msPerStep }, task) 
   $('train-circuit').textContent = note ?? '';
   $('train-run').textContent = status === 'running' ? 'Pause' : 'Start';
   $('train-run').setAttribute('aria-pressed', String(status === 'running'));
-  document.body.dataset.trainStatus = status;
+  setPageState({ trainStatus: status });
   Object.assign($('train-status').dataset, last ? { loss: last.loss, heldOutLoss: last.heldOutLoss, accuracy: last.accuracy } : {});
 }
 
@@ -82,7 +83,7 @@ export function trainDrawing({ store, onAblate, onOpen }) {
       performance.measure('attention-lens:train-probe', { start: probeTypedAt, end: performance.now() });
       probeTypedAt = null;
     }
-    document.body.dataset.trainStep = String(latest?.step ?? 0);
+    setPageState({ trainStep: latest?.step ?? 0 });
   }
 
   function schedule() {

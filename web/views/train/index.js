@@ -13,6 +13,7 @@ import { checkpointName, probeOf, runChanged, runConfig } from './config.js';
 import { buildTrainMenus, syncTrainControls, wireTrainControls } from './controls.js';
 import { trainDrawing } from './draw.js';
 import { addSnapshot } from './snapshots.js';
+import { setPageState } from '../../shared/page-state.js';
 
 const MAX_HISTORY = 4000; // plotted points kept (thinned like the snapshots beyond)
 
@@ -104,12 +105,12 @@ class TrainController {
         Boolean(value.probeError));
       $('train-ablation').textContent = 'Click a head (or its Ablate button) to see the held-out loss without it.';
       this.#receive(value.update, { ...EMPTY_RUN, modelConfig });
-      document.body.dataset.trainReady = 'true';
+      setPageState({ trainReady: true });
     } catch (error) {
       if (mine !== this.#generation) return;
       this.#configuring = false;
       showError(error.message);
-      document.body.dataset.trainReady = 'true';
+      setPageState({ trainReady: true });
     }
   }
 
@@ -226,7 +227,7 @@ class TrainController {
   start() {
     this.#starting ??= this.#boot().catch((error) => {
       showError(`Could not start the trainer: ${error.message}`);
-      document.body.dataset.trainReady = 'true';
+      setPageState({ trainReady: true });
     });
     return this.#starting;
   }

@@ -12,6 +12,7 @@ import { wireShareAndEmbed, wireWeightsFile } from './files.js';
 import { HeadsView } from './heads.js';
 import { wireNavigation } from './navigation.js';
 import { StageView } from './stage.js';
+import { setPageState } from '../../shared/page-state.js';
 
 // Settings that only change what is shown of the same result (the rest recompute).
 // The Train view's settings (TRAIN_KEYS) are neither.
@@ -65,10 +66,10 @@ export function mountWalkthrough({ store, engine, catalog, pageUrl }) {
       show(result);
       performance.measure('attention-lens:update', { start: started, end: performance.now(),
         detail: { n: result.n, heads: result.config.heads, computeMs: result.computeMs, receivedMs, computedIn: result.computedIn } });
-      document.body.dataset.ready = 'true';
+      setPageState({ ready: true });
     }, (error) => {
       store.set({ error: error.message });
-      document.body.dataset.ready = 'true';
+      setPageState({ ready: true });
     });
   }
 
