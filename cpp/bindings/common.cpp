@@ -49,6 +49,11 @@ val model_config_value(const attn::ModelConfig& config) {
     model.set("mlpKind", std::string(block.mlp == attn::MlpKind::Gated ? "swiglu" : "gelu"));
     model.set("mlpWidth", attn::mlp_width(config));
     model.set("window", block.window);
+    // Each layer's own window (0: the layer attends to every earlier key): Gemma's local and
+    // global layers differ, so the first block's window alone does not describe the model.
+    val layer_windows = val::array();
+    for (const attn::BlockConfig& b : config.blocks) layer_windows.call<void>("push", b.window);
+    model.set("layerWindows", layer_windows);
     model.set(
         "rope", config.positional != attn::PositionalKind::Rope ? val::null() : [&] {
           val rope = val::object();

@@ -7,7 +7,7 @@
 // grouped-query Llama, each with a small tokenizer.json of its own (letters, Llama 2's '▁' for a space).
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { llamaGolden, smallGpt2Files } from '../js/checkpoint-support.mjs';
+import { familyGolden, llamaGolden, smallGpt2Files } from '../js/checkpoint-support.mjs';
 import { lcgFloats, splitSafetensors, writeSafetensors } from '../js/support.mjs';
 import { startStandIn } from '../hub/stand-in.mjs';
 
@@ -275,3 +275,25 @@ export function expectedGroups({ layers, heads, kvHeads }) {
       titles: members.map((h) => `H${h + 1} · KV${kv + 1}`) };
   }));
 }
+
+// ---- the families of issue 31 (tests/data/families) ------------------------------------------------
+
+/** One case per family, and the id the stand-in serves it under. */
+export const FAMILY_CASES = ['pythia-f16', 'qwen3-bf16', 'gemma3-bf16', 'gemma2-f32', 'olmo2-bf16', 'phi3-f32'];
+export const familyId = (name) => `families/${name}`;
+
+/** The stand-in's repos of the family cases: config.json, model.safetensors and a tokenizer.json within the vocabulary. */
+export function familyRepos(names = FAMILY_CASES) {
+  return Object.fromEntries(names.map((name) => {
+    const { weights, config } = familyGolden(name);
+    return [familyId(name), { 'config.json': config, 'model.safetensors': weights, 'tokenizer.json': tinyTokenizer(config.vocab_size) }];
+  }));
+}
+
+/** What the golden data says each layer is: 'local · window w' or 'global' (null when every layer is alike). */
+export function expectedLayerTags(metadata) {
+  const windows = metadata.windows.split(',');
+  if (windows.every((w) => w === windows[0])) return null;
+  return windows.map((w) => (w === 'none' ? 'global' : `local · window ${w}`));
+}
+

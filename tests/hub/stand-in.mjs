@@ -14,7 +14,8 @@ const bytesOf = (content) => (typeof content === 'string' ? Buffer.from(content)
 /**
  * Starts the stand-in. `repos`: { 'org/name': { 'config.json': bytes | string | object, … } };
  * a key 'org/name@rev' holds that revision (plain 'org/name' is 'main'). `gated`: ids answered
- * 401 GatedRepo. Returns { endpoint (the Hub's origin), storage (the second origin), requests
+ * 401 GatedRepo (as the Hub answers a request without a login), or { id, status: 403 } (a login
+ * that has not accepted the repo's licence). Returns { endpoint (the Hub's origin), storage (the second origin), requests
  * (every request: { server: 'hub' | 'storage', method, path, range, status }), count(server,
  * path suffix, method?) , ignoreRange (a switch), dropAfter ({ 'org/name/file': n }: the
  * connection of any answer carrying that file past byte n is destroyed there), close() }.
@@ -75,7 +76,12 @@ export async function startStandIn(repos, { gated = [] } = {}) {
     const id = `${org}/${name}`;
     const file = rest.join('/');
     if (!known.has(id)) return refuse(response, 401, 'RepositoryNotFound', `Repository Not Found for url: ${request.url}`);
-    if (gated.includes(id)) return refuse(response, 401, 'GatedRepo', `Access to model ${id} is restricted.`);
+    const gate = gated.map((g) => (typeof g === 'string' ? { id: g, status: 401 } : g)).find((g) => g.id === id);
+    if (gate) {
+      return refuse(response, gate.status, 'GatedRepo', gate.status === 401
+        ? `Access to model ${id} is restricted. You must have access to it and be authenticated to access it. Please log in.`
+        : `Access to model ${id} is restricted and you are not in the authorized list. Visit https://huggingface.co/${id} to ask for access.`);
+    }
     if (![...files.keys()].some((key) => key.startsWith(`${id}@${revision}/`))) {
       return refuse(response, 404, 'RevisionNotFound', `Invalid rev id: ${revision}`);
     }

@@ -103,4 +103,16 @@ export function llamaGolden(name) {
   return { weights, config, expected: tensors, metadata };
 }
 
+/**
+ * A case of the families of issue 31 (tests/data/families/, from scripts/data/make-family-golden.py):
+ * { weights, config, expected, metadata } — metadata.windows: each layer's window ('none': global).
+ */
+export function familyGolden(name) {
+  const dir = `${DATA_DIR}families/`;
+  const weights = new Uint8Array(readFileSync(`${dir}${name}.safetensors`));
+  const config = JSON.parse(readFileSync(`${dir}${name}.config.json`, 'utf8'));
+  const { tensors, metadata } = parseSafetensors(readFileSync(`${dir}${name}.expected.safetensors`));
+  return { weights, config, expected: tensors, metadata };
+}
+
 export const LLAMA_CASES = ['llama-f32', 'llama-bf16', 'llama3-f32', 'qwen2-f32', 'qwen2-bf16', 'mistral-f32', 'smollm2-f16'];

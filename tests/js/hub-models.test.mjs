@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { HUB_MODELS, bytesInTab, hubModelLine, hubRequest, isSupported, whyNotLoadable }
+import { HUB_MODELS, PYTHIA_REVISIONS, bytesInTab, hubModelLine, hubRequest, isSupported, whyNotLoadable }
   from '../../web/views/model/hub-models.js';
 import { fileRole, modelFacts, orderShards } from '../../web/views/model/model-data.js';
 import { llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
@@ -29,16 +29,35 @@ test('the Hub list: the known-good models, their sizes, families and parameters;
     ['HuggingFaceTB/SmolLM2-360M', '724 MB', 'Llama', 362e6, 'BF16'],
     ['Qwen/Qwen2.5-0.5B', '988 MB', 'Qwen2', 494e6, 'BF16'],
     ['TinyLlama/TinyLlama-1.1B-Chat-v1.0', '2.2 GB', 'Llama', 1.1e9, 'BF16'],
+    ['EleutherAI/pythia-70m', '166 MB', displayName('gpt_neox'), 70_426_624, 'F16'],
+    ['EleutherAI/pythia-160m', '375 MB', displayName('gpt_neox'), 162_322_944, 'F16'],
+    ['EleutherAI/pythia-410m', '911 MB', displayName('gpt_neox'), 405_334_016, 'F16'],
+    ['Qwen/Qwen3-0.6B', '1.5 GB', displayName('qwen3'), 596_049_920, 'BF16'],
+    ['google/gemma-3-270m', '536 MB', displayName('gemma3_text'), 268_098_176, 'BF16'],
+    ['google/gemma-3-270m-it', '536 MB', displayName('gemma3_text'), 268_098_176, 'BF16'],
+    ['allenai/OLMo-2-0425-1B', '5.94 GB', displayName('olmo2'), 1_484_916_736, 'F32'],
   ]);
+  assert.deepEqual(['gpt_neox', 'qwen3', 'gemma3_text', 'olmo2'].map(displayName).every((name) => name && !name.includes('_')), true,
+    'the core names every new family');
   assert.deepEqual(families.map((f) => f.displayName).slice(0, 4), ['GPT-2', 'Llama', 'Qwen2', 'Mistral']);
   assert.ok(HUB_MODELS.every((m) => isSupported(m, tab())));
   // The bytes each takes in the tab: F16 / BF16 weights kept 2-byte, F32 as is (the core's rule).
   assert.deepEqual({ F32: parameterBytes.F32, F16: parameterBytes.F16, BF16: parameterBytes.BF16 }, { F32: 4, F16: 2, BF16: 2 });
-  assert.deepEqual(HUB_MODELS.map((m) => bytesInTab(m, tab())), [496e6, 328e6, 270e6, 724e6, 988e6, 2.2e9]);
+  assert.deepEqual(HUB_MODELS.map((m) => bytesInTab(m, tab())), [496e6, 328e6, 270e6, 724e6, 988e6, 2.2e9,
+    140_853_248, 324_645_888, 810_668_032, 1_192_099_840, 536_196_352, 536_196_352, 5_939_666_944]);
   // Against a limit: within it, loadable; above it, the reason names both sizes.
   const GiB = 2 ** 30;
   assert.deepEqual(HUB_MODELS.filter((m) => whyNotLoadable(m, tab(GiB)) === null).map((m) => m.name),
-    ['gpt2', 'distilgpt2', 'SmolLM2-135M', 'SmolLM2-360M', 'Qwen2.5-0.5B']);
+    ['gpt2', 'distilgpt2', 'SmolLM2-135M', 'SmolLM2-360M', 'Qwen2.5-0.5B', 'pythia-70m', 'pythia-160m', 'pythia-410m', 'gemma-3-270m',
+      'gemma-3-270m-it']);
+  // OLMo-2-0425-1B is published in float32: 5.94 GB, above the core's limit (3 GiB); the rest fit it.
+  const coreLimit = lens.catalog.limits.maxCheckpointParameterBytes;
+  assert.deepEqual(HUB_MODELS.filter((m) => whyNotLoadable(m, tab(coreLimit)) !== null).map((m) => m.name), ['OLMo-2-0425-1B']);
+  assert.equal(whyNotLoadable(HUB_MODELS.at(-1), tab(3 * GiB)), "needs 5.94 GB as float32; the tab's limit is 3.22 GB");
+  assert.equal(hubModelLine(HUB_MODELS.find((m) => m.name === 'gemma-3-270m'), tab(3 * GiB)),
+    `google/gemma-3-270m · 536 MB · ${displayName('gemma3_text')} · 268 M parameters · gated: accept its licence on the Hub`);
+  assert.equal(hubModelLine(HUB_MODELS.at(-1), tab(3 * GiB)), `allenai/OLMo-2-0425-1B · 5.94 GB · ${displayName('olmo2')} · 1.48 B ` +
+    "parameters · needs 5.94 GB as float32; the tab's limit is 3.22 GB");
   assert.equal(hubModelLine(HUB_MODELS[0], tab(GiB)), 'openai-community/gpt2 · 548 MB · GPT-2 · 124 M parameters');
   assert.equal(hubModelLine(HUB_MODELS[2], tab(GiB)), 'HuggingFaceTB/SmolLM2-135M · 269 MB · Llama · 135 M parameters');
   assert.equal(hubModelLine(HUB_MODELS[5], tab(GiB)),
@@ -57,11 +76,82 @@ test('the Hub list: the known-good models, their sizes, families and parameters;
   assert.ok(Object.isFrozen(HUB_MODELS) && HUB_MODELS.every(Object.isFrozen));
   for (const m of HUB_MODELS) {
     assert.ok(Math.abs(m.bytes - Number.parseFloat(m.size) * (m.size.endsWith('GB') ? 1e9 : 1e6)) < 1, m.id);
-    // The download is the parameters at the stored dtype's size (within 12%: the cards round).
-    assert.ok(Math.abs(m.bytes / (m.params * (m.dtype === 'F32' ? 4 : 2)) - 1) < 0.12, `${m.id}: ${m.bytes} bytes, ${m.params} parameters`);
+    // The download is the parameters at the stored dtype's size (within 12%: the cards round), plus
+    // what the files hold beside them (STORED_EXTRA: Pythia's mask buffers, Qwen3's lm_head copy).
+    const stored = m.params * (m.dtype === 'F32' ? 4 : 2) + (STORED_EXTRA[m.id] ?? 0);
+    assert.ok(Math.abs(m.bytes / stored - 1) < 0.12, `${m.id}: ${m.bytes} bytes, ${m.params} parameters`);
     // A valid id for lens.loadCheckpoint: refused only because the load is already cancelled.
     await assert.rejects(lens.loadCheckpoint({ hub: m.id, signal: AbortSignal.abort() }), new RegExp(`^Error: the load of '${m.id}' was cancelled$`));
   }
+});
+
+// Where the newer entries' numbers come from: each repo's config.json as published (quoted below:
+// the sizes, and torch_dtype, which is the entry's dtype), counted here by the family's own layout
+// (transformers' modeling_<family>.py modules: every weight and bias, a tied table once), and the
+// model cards' statements they must agree with.
+// - EleutherAI/pythia-{70m,160m,410m}: GPTNeoXForCausalLM, vocab_size 50304, hidden_size 512 / 768 /
+//   1024, num_hidden_layers 6 / 12 / 24, intermediate_size 4·hidden, max_position_embeddings 2048,
+//   tie_word_embeddings false, torch_dtype "float16". The card's table gives the non-embedding
+//   counts (tests/data/families/published/cards.json, pythia_card_table_check); embed_in and
+//   embed_out add 2 · vocab · hidden. The files also hold each layer's causal-mask buffer
+//   attention.bias, 2048 × 2048 one-byte booleans (the 166 / 375 / 911 MB the Hub lists).
+// - Qwen/Qwen3-0.6B: vocab_size 151936, hidden_size 1024, num_hidden_layers 28, num_attention_heads
+//   16, num_key_value_heads 8, head_dim 128, intermediate_size 3072, tie_word_embeddings true,
+//   torch_dtype "bfloat16" (transformers 4.51.0). The card: "Number of Parameters: 0.6B (0.44B
+//   non-embedding)". Its model.safetensors (1.5 GB) also stores lm_head.weight, equal to the table.
+// - google/gemma-3-270m and -it: Gemma3ForCausalLM, vocab_size 262144, hidden_size 640,
+//   num_hidden_layers 18, num_attention_heads 4, num_key_value_heads 1, head_dim 256,
+//   intermediate_size 2048, tied, torch_dtype "bfloat16" (transformers 4.55.0.dev0). The card: "the
+//   exact number of parameters (270 million)".
+// - allenai/OLMo-2-0425-1B: vocab_size 100352, hidden_size 2048, num_hidden_layers 16,
+//   num_attention_heads 16, num_key_value_heads 16, intermediate_size 8192, untied; its weights are
+//   float32 (the repo's files: 4.98 GB + 956 MB, cards.json).
+const STORED_EXTRA = {
+  'EleutherAI/pythia-70m': 6 * 2048 * 2048,
+  'EleutherAI/pythia-160m': 12 * 2048 * 2048,
+  'EleutherAI/pythia-410m': 24 * 2048 * 2048,
+  'Qwen/Qwen3-0.6B': 151936 * 1024 * 2,
+};
+
+/** A gated-MLP decoder's parameters (Llama-shaped: q, k, v, o, gate, up, down, per-layer norms). */
+function gatedDecoderParams({ vocab, d, layers, heads, kvHeads, headDim, mlp, normsPerLayer, qkNorm, tied }) {
+  const attention = d * heads * headDim + 2 * d * kvHeads * headDim + heads * headDim * d + qkNorm;
+  return vocab * d * (tied ? 1 : 2) + layers * (attention + 3 * d * mlp + normsPerLayer * d) + d;
+}
+
+test('the newer Hub entries\' parameter counts follow from their config.json and agree with their cards', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const cards = JSON.parse(await readFile(new URL('../data/families/published/cards.json', import.meta.url), 'utf8'));
+  const params = (id) => HUB_MODELS.find((m) => m.id === id).params;
+  const nonEmbedding = (size) => cards.pythia_card_table_check.find((row) => row.model === size).card_non_embedding;
+  assert.equal(params('EleutherAI/pythia-70m'), nonEmbedding('70M') + 2 * 50304 * 512);
+  assert.equal(params('EleutherAI/pythia-160m'), nonEmbedding('160M') + 2 * 50304 * 768);
+  assert.equal(params('EleutherAI/pythia-410m'), nonEmbedding('410M') + 2 * 50304 * 1024);
+  const qwen3 = gatedDecoderParams({ vocab: 151936, d: 1024, layers: 28, heads: 16, kvHeads: 8, headDim: 128, mlp: 3072,
+    normsPerLayer: 2, qkNorm: 2 * 128, tied: true });
+  assert.equal(params('Qwen/Qwen3-0.6B'), qwen3);
+  assert.equal((qwen3 / 1e9).toFixed(1), '0.6');
+  assert.equal(((qwen3 - 151936 * 1024) / 1e9).toFixed(2), '0.44');
+  const gemma = gatedDecoderParams({ vocab: 262144, d: 640, layers: 18, heads: 4, kvHeads: 1, headDim: 256, mlp: 2048,
+    normsPerLayer: 4, qkNorm: 2 * 256, tied: true });
+  assert.equal(params('google/gemma-3-270m'), gemma);
+  assert.equal(params('google/gemma-3-270m-it'), gemma);
+  assert.equal(Math.round(gemma / 1e7), 27);
+  // OLMo 2's q_norm and k_norm span the whole projection (heads · head_dim), not one head.
+  const olmo = gatedDecoderParams({ vocab: 100352, d: 2048, layers: 16, heads: 16, kvHeads: 16, headDim: 128, mlp: 8192,
+    normsPerLayer: 2, qkNorm: 2 * 2048, tied: false });
+  assert.equal(params('allenai/OLMo-2-0425-1B'), olmo);
+  assert.equal(Math.round((olmo * 4) / 1e7), Math.round((4.98e9 + 956e6) / 1e7), 'the float32 files\' size');
+});
+
+test('Pythia\'s training checkpoints: the 154 revisions its card lists, oldest first, ending at main\'s step143000', () => {
+  assert.equal(PYTHIA_REVISIONS.length, 154);
+  assert.deepEqual(PYTHIA_REVISIONS.slice(0, 12), ['step0', 'step1', 'step2', 'step4', 'step8', 'step16', 'step32', 'step64', 'step128',
+    'step256', 'step512', 'step1000']);
+  assert.equal(PYTHIA_REVISIONS.at(-1), 'step143000');
+  assert.equal(new Set(PYTHIA_REVISIONS).size, 154);
+  assert.ok(PYTHIA_REVISIONS.slice(11).every((r, i) => r === `step${(i + 1) * 1000}`));
+  assert.deepEqual(HUB_MODELS.filter((m) => m.revisions).map((m) => m.name), ['pythia-70m', 'pythia-160m', 'pythia-410m']);
 });
 
 test('dropped shards: ordered by the index\'s weight_map (first appearance), else by name; a missing shard is named', () => {

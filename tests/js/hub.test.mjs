@@ -36,6 +36,7 @@ const REPOS = {
   'org/bare': { 'config.json': bare.config, 'model.safetensors': bare.weights },
   'org/tiny-vocab': { 'config.json': small.config, 'model.safetensors': small.weights },
   'org/gated': { 'config.json': small.config, 'model.safetensors': small.weights },
+  'org/gated-403': { 'config.json': small.config, 'model.safetensors': small.weights },
   'org/no-config': { 'model.safetensors': small.weights },
   'org/no-weights': { 'config.json': small.config, 'pytorch_model.bin': 'x' },
   'org/sharded': {
@@ -54,7 +55,7 @@ const REPOS = {
 
 let hub;
 before(async () => {
-  hub = await startStandIn(REPOS, { gated: ['org/gated'] });
+  hub = await startStandIn(REPOS, { gated: ['org/gated', { id: 'org/gated-403', status: 403 }] });
 });
 after(() => hub.close());
 
@@ -232,7 +233,13 @@ test('each failure has its message; nothing leaks and the module keeps working',
   const load = (id, extra = {}) => lens.loadCheckpoint({ hub: id, endpoint: hub.endpoint, ...extra });
   hub.reset();
   await rejects(load('org/missing'), /^repository 'org\/missing' was not found on http:\/\/127\.0\.0\.1:\d+ \(or it is private\)$/);
-  await rejects(load('org/gated'), /^repository 'org\/gated' on .* is gated: .*needs its files downloaded by hand from http:\/\/127\.0\.0\.1:\d+\/org\/gated .*dropped into the page/);
+  // Gated (the Hub's X-Error-Code GatedRepo): 401 without a login, 403 with one that has not accepted the licence.
+  const gatedMessage = (id) => new RegExp(`^repository '${id}' on http://127\\.0\\.0\\.1:\\d+ is gated: .*no Hugging Face login or token\\. ` +
+    `To use it: open http://127\\.0\\.0\\.1:\\d+/${id}, log in and accept the licence there, then download its config\\.json, ` +
+    'model\\.safetensors and tokenizer\\.json .*drop them into the page');
+  await rejects(load('org/gated'), gatedMessage('org/gated'));
+  await rejects(load('org/gated-403'), gatedMessage('org/gated-403'));
+  assert.deepEqual(hub.requests.filter((r) => r.path.includes('/org/gated')).map((r) => r.status), [401, 403]);
   await rejects(load('org/no-config'), /^config.json was not found in 'org\/no-config' \(revision 'main'\) on http:\/\/127/);
   await rejects(load('org/no-weights'), /^model.safetensors was not found in 'org\/no-weights' \(revision 'main'\) on .*not pytorch_model.bin/);
   await rejects(load('org/half-sharded'), /^model-00002-of-00002.safetensors was not found in 'org\/half-sharded'/);

@@ -704,8 +704,13 @@ export interface CheckpointConfig extends Required<ModelConfig> {
   norm: 'layer-norm' | 'rms-norm';
   mlpKind: 'gelu' | 'swiglu';
   mlpWidth: number;
-  /** Mistral's sliding window (query i sees keys i − window < j ≤ i); 0: none. */
+  /** The first layer's sliding window (query i sees keys i − window < j ≤ i); 0: none. */
   window: number;
+  /**
+   * Each layer's own window (0: the layer sees every earlier key): Gemma 2 and 3 mix local
+   * (sliding-window) and global layers; Mistral and Phi-3 have the same window on every layer.
+   */
+  layerWindows: number[];
   rope: null | { pairing: 'interleaved' | 'rotate-half'; base: number; scaled: boolean };
 }
 

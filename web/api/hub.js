@@ -234,11 +234,12 @@ function hubRefusal(hub, file, response) {
   const code = response.headers.get('x-error-code');
   const { id, endpoint, revision } = hub;
   if (code === 'RepositoryNotFound') return new Error(`repository '${id}' was not found on ${endpoint} (or it is private)`);
-  if (code === 'GatedRepo') {
-    return new Error(`repository '${id}' on ${endpoint} is gated: its files are given only after its conditions ` +
-      'are accepted while logged in, which this API does not do. A gated model needs its files downloaded by ' +
-      `hand from ${endpoint}/${id} (config.json, model.safetensors, tokenizer.json) and dropped into the page ` +
-      '(or passed as loadCheckpoint({ weights, config, tokenizer }))');
+  if (code === 'GatedRepo') { // 401 when not logged in, 403 when logged in without having accepted
+    return new Error(`repository '${id}' on ${endpoint} is gated: its files are given only to an account that ` +
+      'has accepted its licence, and this API sends no Hugging Face login or token. To use it: open ' +
+      `${endpoint}/${id}, log in and accept the licence there, then download its config.json, model.safetensors ` +
+      'and tokenizer.json (Files and versions) and drop them into the page (or pass them as ' +
+      'loadCheckpoint({ weights, config, tokenizer }))');
   }
   if (code === 'RevisionNotFound') return new Error(`revision '${revision}' was not found in '${id}' on ${endpoint}`);
   if (response.status === 404) {

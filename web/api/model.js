@@ -186,7 +186,8 @@ export class TransformerModel {
       const rope = handle.rope(l);
       if (rope) layerConfig.rope = rope;
     }
-    const mask = config.window ? { mask: 'sliding-window', window: config.window } : { mask: 'causal' };
+    const window = config.layerWindows?.[l] ?? config.window; // a checkpoint's own layer's window (Gemma's differ)
+    const mask = window ? { mask: 'sliding-window', window } : { mask: 'causal' };
     return { input, config: layerConfig, weights, mask };
   }
 

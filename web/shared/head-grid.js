@@ -55,17 +55,18 @@ export class HeadGrid {
   /**
    * The tiles of a layers × heads model, with screen-reader tables when `table` (kept while the
    * shape stays); with kvHeads < heads (grouped-query attention), each layer's tiles in one group
-   * per K/V head.
+   * per K/V head. `notes`: per layer { label, kind } or null, a tag on the layer's heading
+   * (layer-grid.js), e.g. which layers attend locally.
    */
-  build(layers, heads, table, kvHeads = heads) {
-    const shape = `${layers}x${heads}/${kvHeads}|${table}`;
+  build(layers, heads, table, kvHeads = heads, notes = null) {
+    const shape = `${layers}x${heads}/${kvHeads}|${table}|${notes?.map((n) => n?.label ?? '').join(',') ?? ''}`;
     if (shape === this.#shape) return;
     this.#shape = shape;
     this.#tiles = [];
     const { gridClass, tileClass, title, maxCell, compact = false, onActivate, label, properties, parts } = this.#options;
     for (const [name, value] of Object.entries(properties?.(layers, heads, kvHeads) ?? {})) this.#host.style.setProperty(name, value);
     const kvOf = (head) => kvHeadOf(head, heads, kvHeads);
-    fillLayerGrid(this.#host, { layers, heads, gridClass: `head-grid-tiles ${gridClass}` }, (layer, head) => {
+    fillLayerGrid(this.#host, { layers, heads, gridClass: `head-grid-tiles ${gridClass}`, notes }, (layer, head) => {
       const tile = el('div', tileClass);
       const figure = el('div', 'head-grid-map');
       const own = parts?.(layer, head) ?? { nodes: [] };

@@ -19,8 +19,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { STRICT_CSP, strictCspAlso } from '../../../scripts/lib/csp.mjs';
 import { cutSelects, heatmapTable, screenshotDir, serveDist, sticksOut, withRandomWeights } from '../browser.mjs';
-import { llama3F32, llamaHubRepos, qwen2Bf16, shardedMistral, startSmallHub, startStall, twelveHeadsRepo } from '../hub-fixture.mjs';
-import { modelChecks, pickFiles } from './model-checks.mjs';
+import { familyRepos, llama3F32, llamaHubRepos, qwen2Bf16, shardedMistral, startSmallHub, startStall, twelveHeadsRepo } from '../hub-fixture.mjs';
+import { ENGINE_FAMILY_CASES, modelChecks, pickFiles } from './model-checks.mjs';
 import { launchEngine } from '../../../scripts/lib/drivers.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -255,7 +255,8 @@ export function engineSuite(engineName) {
     live.fileUrl = fileFixture();
     live.modelPost = modelFixture();
     live.llama = { mistral: shardedMistral(), qwen2: qwen2Bf16(), llama3: llama3F32() };
-    live.hub = await startSmallHub({ ...llamaHubRepos(live.llama.mistral, live.llama.qwen2), ...twelveHeadsRepo() });
+    live.hub = await startSmallHub({ ...llamaHubRepos(live.llama.mistral, live.llama.qwen2), ...twelveHeadsRepo(),
+      ...familyRepos(ENGINE_FAMILY_CASES) });
     live.stall = await startStall();
     [live.plain, live.strict, live.blog, live.models, live.hubbed, live.engine] = await Promise.all([serveDist({ probe: PROBE }),
       serveDist({ csp: true, probe: PROBE }), serveDist({ csp: blogPolicy(), probe: PROBE }),

@@ -9,9 +9,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { heatmapTable } from '../browser.mjs';
-import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, headFigure, loadFeedbackPlace, recordLoadLines, SMALL_GPT2,
-  SMALL_ID, tilesCropped, TWELVE_HEADS, TWELVE_ID } from '../hub-fixture.mjs';
-import { assertAsAccurate, llamaGolden, smallGpt2Files } from '../../js/checkpoint-support.mjs';
+import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, expectedLayerTags, familyId, headFigure, loadFeedbackPlace,
+  recordLoadLines, SMALL_GPT2, SMALL_ID, tilesCropped, TWELVE_HEADS, TWELVE_ID } from '../hub-fixture.mjs';
+import { assertAsAccurate, familyGolden, llamaGolden, smallGpt2Files } from '../../js/checkpoint-support.mjs';
+
+/** The family cases the engines' stand-in serves (checks.mjs adds familyRepos of these): Gemma 3's local/global layers, Pythia in F16. */
+export const ENGINE_FAMILY_CASES = ['gemma3-bf16', 'pythia-f16'];
 
 // A GPT-2-family checkpoint small enough to send through WebDriver: 2 layers × 2 heads,
 // d_model 16, context 64, GPT-2's 256 byte tokens and its first 4 merges (SMALL_GPT2, the one the
@@ -172,6 +175,51 @@ export function modelChecks(engineName, { live, withPage, shot, clean }) {
     const api = await page.evaluate(apiHubCheckpoint, { hub: SMALL_ID, endpoint: hub.endpoint, text });
     await assertHeadsDrawn(drawnHead(page), SMALL_GPT2, api);
     await page.screenshot(shot('yourmodel-hub'));
+    await clean(page, { allow: [hub.endpoint, hub.storage] });
+  }));
+
+  test(`${engineName}: Your model loads a Gemma-3-shaped and a Pythia-shaped repo by Hub id from the stand-in with their tokenizers: every head drawn as the JS API computes it, Gemma's local and global layers tagged as the golden windows say, the API within PyTorch's golden rule`, () => withPage(async (page) => {
+    const { hub, hubbed } = live;
+    await page.goto(`${hubbed.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+    await page.waitFor(() => document.querySelectorAll('#model-hub-list button').length > 0, null, 30000, 'the Your model view');
+    const families = await page.evaluate(async () => {
+      const { loadAttentionLens } = await import('/attention-lens.mjs');
+      return (await loadAttentionLens()).catalog.families;
+    });
+    for (const name of ENGINE_FAMILY_CASES) {
+      const golden = familyGolden(name);
+      const id = familyId(name);
+      await page.fill('#model-hub-id', id);
+      await page.click('#model-hub-load');
+      const start = `${id} from ${hub.endpoint}:`;
+      const shown = await page.waitFor((s) => {
+        const error = document.querySelector('#model-error');
+        if (!error.hidden && error.textContent) return { error: error.textContent };
+        const status = document.querySelector('#model-status').textContent;
+        return status.startsWith(s) && document.querySelectorAll('#model-head-grid canvas').length > 0 &&
+          { status, facts: document.querySelector('#model-facts').textContent };
+      }, start, 30000, `the load of ${id}`);
+      assert.equal(shown.error, undefined, `${name}: ${shown.error}`);
+      const family = families.find((f) => f.name === golden.metadata.family);
+      assert.ok(shown.facts.startsWith(`${family.displayName} · ${golden.config.num_hidden_layers} layers`), shown.facts);
+      const text = await page.evaluate(() => document.querySelector('#model-text').value);
+      const api = await page.evaluate(apiHubCheckpoint, { hub: id, endpoint: hub.endpoint, text });
+      const sizes = { layers: golden.config.num_hidden_layers, heads: golden.config.num_attention_heads };
+      await page.waitFor((n) => document.querySelector('#model-text-info').textContent.startsWith(`${n} tokens`), api.n, 10000, 'the run');
+      await assertHeadsDrawn(drawnHead(page), sizes, api);
+      const tags = await page.evaluate(() => [...document.querySelectorAll('#model-head-grid .head-layer-title')]
+        .map((t) => t.querySelector('span')?.textContent ?? null));
+      const want = expectedLayerTags(golden.metadata);
+      assert.deepEqual(tags, want ?? tags.map(() => null), `${engineName}: ${name}'s layer tags`);
+      await page.screenshot(shot(`yourmodel-${name}`));
+      // PyTorch: the golden case through the API in this page, on the golden ids.
+      const ids = Array.from(golden.expected.ids.data, Number);
+      const ours = await page.evaluate(apiGoldenForward, { files: asFiles({ 'model.safetensors': golden.weights, 'config.json': golden.config }), ids });
+      assert.equal(ours.family, golden.metadata.family);
+      assertAsAccurate(ours.logits, golden.expected.logits32.data, golden.expected.logits64.data, `${engineName}: ${name} logits`);
+      ours.attention.forEach((a, l) => assertAsAccurate(a, golden.expected[`attn32.${l}`].data, golden.expected[`attn64.${l}`].data,
+        `${engineName}: ${name} layer ${l}'s attention`));
+    }
     await clean(page, { allow: [hub.endpoint, hub.storage] });
   }));
 

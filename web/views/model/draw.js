@@ -5,7 +5,7 @@ import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
 import { HUB_MODELS, hubModelLine, whyNotLoadable } from './hub-models.js';
-import { modelFacts, percent } from './model-data.js';
+import { layerKinds, layerKindsLegend, modelFacts, percent } from './model-data.js';
 import { HeadFinder } from './head-finder.js';
 import { headView } from './head-view.js';
 import { MAX_TABLE_HEADS, modelHeads } from './model-heads.js';
@@ -158,8 +158,8 @@ export function drawCancelling() {
 
 // ---- the pickers --------------------------------------------------------------------------
 
-const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-list button[data-loadable="true"], #model-hub-load, ' +
-  '#model-cache button')];
+const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-list button[data-loadable="true"], ' +
+  '#model-hub-list select[data-loadable="true"], #model-hub-load, #model-cache button')];
 
 function setPickersDisabled(disabled) {
   for (const b of pickers()) b.disabled = disabled;
@@ -170,6 +170,13 @@ function markPressed(model) {
   const key = model.source === 'shipped' ? `shipped:${model.name}` : model.source === 'hub' ? `hub:${model.id}` : '';
   for (const b of document.querySelectorAll('#model-trained button, #model-hub-list button')) {
     b.setAttribute('aria-pressed', String(b.dataset.key === key));
+  }
+  // A listed repo's training checkpoint (Pythia's revisions): its menu shows the one loaded.
+  if (model.source !== 'hub') return;
+  for (const menu of document.querySelectorAll('#model-hub-list select')) {
+    if (menu.dataset.id !== model.id) continue;
+    const revision = model.revision && model.revision !== 'main' ? model.revision : '';
+    if ([...menu.options].some((o) => o.value === revision)) menu.value = revision;
   }
 }
 
@@ -198,11 +205,20 @@ export function drawCache(entries, onRemove, loading = false) {
 
 /**
  * The shipped models (`shipped`: the worker's init reply, [{ name, title, bytes }]) and the Hub
- * list (hub-models.js) as buttons: onShipped(name), onHub(id). A model the tab cannot load (a
+ * list (hub-models.js) as buttons: onShipped(name), onHub(id, revision). A model the tab cannot load (a
  * family the core does not read, or more parameters than the core's limit: `tab`, hub-models.js's
- * TabLimits) is a disabled button with its reason beside it.
+ * TabLimits) is a disabled button with its reason beside it. A repo that publishes training
+ * checkpoints as revisions (Pythia) gets a menu of them beside its button: the button loads the one
+ * chosen ('' : main, the final one).
  */
 export function drawPickers(shipped, { onShipped, onHub, tab }) {
+  // The families the core reads, by the names it gives them (lens.catalog.families).
+  const names = tab.families.map((f) => f.displayName);
+  const read = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names.join('');
+  $('model-hub-note').textContent = `Fetched into this tab by id (nothing is uploaded). The core reads ${read} checkpoints; ` +
+    'a model too large for the tab is listed with what it needs.';
+  $('model-own-note').textContent = `A Hugging Face checkpoint (${read}), read from your disk into the WebAssembly core (nothing is ` +
+    'uploaded). README "Your own model" says where to download one.';
   $('model-trained').replaceChildren(...shipped.map(({ name, title, bytes }) => {
     const b = button('model-pick', undefined, () => onShipped(name));
     b.dataset.key = `shipped:${name}`;
@@ -214,7 +230,8 @@ export function drawPickers(shipped, { onShipped, onHub, tab }) {
   $('model-hub-list').replaceChildren(...HUB_MODELS.map((entry) => {
     const item = el('li', 'model-hub-item');
     const loadable = whyNotLoadable(entry, tab) === null;
-    const b = button('model-pick', undefined, loadable ? () => onHub(entry.id) : undefined);
+    let menu = null;
+    const b = button('model-pick', undefined, loadable ? () => onHub(entry.id, menu?.value ?? '') : undefined);
     b.dataset.key = `hub:${entry.id}`;
     b.dataset.id = entry.id;
     b.dataset.loadable = String(loadable);
@@ -226,6 +243,21 @@ export function drawPickers(shipped, { onShipped, onHub, tab }) {
     b.setAttribute('aria-describedby', line.id);
     item.classList.toggle('unloadable', !loadable);
     item.append(b, line);
+    if (entry.revisions) {
+      menu = el('select', 'model-hub-revision');
+      menu.id = `model-hub-revision-${entry.name.replace(/[^A-Za-z0-9-]/g, '-')}`;
+      menu.dataset.id = entry.id;
+      menu.dataset.loadable = String(loadable);
+      menu.disabled = !loadable;
+      const final = entry.revisions.at(-1);
+      menu.append(new Option(`main (the final model, ${final})`, ''),
+        ...[...entry.revisions].reverse().filter((r) => r !== final).map((r) => new Option(r, r)));
+      const label = el('label', 'model-hub-revision-label small', 'Training checkpoint ');
+      label.htmlFor = menu.id;
+      const hint = el('span', 'muted', `(${entry.revisions.length} published; the button loads the one chosen)`);
+      label.append(hint);
+      item.append(label, menu);
+    }
     return item;
   }));
 }
@@ -306,7 +338,13 @@ export function modelDrawing(onWalkthrough, onKnock) {
     build(config) {
       view.close();
       $('model-heads-legend').hidden = false;
-      heads.build(config.layers, config.heads, config.layers * config.heads <= MAX_TABLE_HEADS, config.kvHeads ?? config.heads);
+      // Local (sliding-window) and global layers, when the core says they differ: a tag on each
+      // layer's heading and one sentence saying what the tags mean.
+      const kinds = layerKinds(config);
+      $('model-heads-layers').textContent = layerKindsLegend(config) ?? '';
+      $('model-heads-layers').hidden = !kinds;
+      heads.build(config.layers, config.heads, config.layers * config.heads <= MAX_TABLE_HEADS, config.kvHeads ?? config.heads,
+        kinds?.map(({ local, label }) => ({ label, kind: local ? 'local' : 'global' })) ?? null);
     },
     /** A run on the typed text: chips, every head, the next tokens. */
     drawRun(run, model) {

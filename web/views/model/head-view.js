@@ -7,6 +7,7 @@ import { $ } from '../../shared/dom.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { kvHeadOf } from '../../shared/head-grid.js';
 import { displayToken } from '../../shared/labels.js';
+import { layerKinds } from './model-data.js';
 
 /** The dialog's chrome (heading, buttons, legend) in px: the heatmap's square gets the rest of the window's height. */
 const CHROME_PX = 300;
@@ -28,7 +29,10 @@ export function headView({ onWalkthrough, onKnock, tileCanvas }) {
     const kv = kvHeadOf(head, config.heads, config.kvHeads ?? config.heads);
     const { n } = run;
     $('model-head-title').textContent = `Layer ${layer + 1}, head ${head + 1}`;
-    $('model-head-info').textContent = `${kv === null ? '' : `Reads K/V head ${kv + 1}. `}Its attention on your ${n} tokens: ` +
+    const kind = layerKinds(config)?.[layer];
+    const reach = !kind ? '' : kind.local ? `Layer ${layer + 1} is local: each query sees only the last ${kind.window} tokens up to itself. `
+      : `Layer ${layer + 1} is global: each query sees every earlier token. `;
+    $('model-head-info').textContent = `${kv === null ? '' : `Reads K/V head ${kv + 1}. `}${reach}Its attention on your ${n} tokens: ` +
       'each row is a query (a position of the text), each column a key it may look at; brighter = more weight.';
     const knocked = (run.ablated ?? []).some((h) => h.layer === layer && h.head === head);
     $('model-head-knock').setAttribute('aria-pressed', String(knocked));

@@ -7,9 +7,22 @@
 // counts the models' cards'; neither is measured here.
 
 /**
+ * Pythia's training checkpoints, published as revisions of each Pythia repo (the Pythia card's
+ * "Quickstart": 154 checkpoints, step0, then 10 log-spaced steps 1, 2, 4, …, 512, then every 1000
+ * steps up to step143000, which is also main). Oldest first.
+ */
+export const PYTHIA_REVISIONS = Object.freeze([
+  'step0',
+  ...Array.from({ length: 10 }, (_, i) => `step${2 ** i}`),
+  ...Array.from({ length: 143 }, (_, i) => `step${(i + 1) * 1000}`),
+]);
+
+/**
  * The picker's list: { name (the button's label), id (the Hub id loaded), size (download), bytes,
- * family (the core's name, m.family), params (parameter count), dtype (as stored) }. Frozen: the
- * view only reads it.
+ * family (the core's name, m.family), params (parameter count), dtype (as stored), revisions (when
+ * the repo publishes training checkpoints as revisions: their names, oldest first; main is the
+ * final one) }. Frozen: the view only reads it. Where each number comes from:
+ * tests/js/hub-models.test.mjs (each entry's config.json values, parameter count and file size).
  */
 export const HUB_MODELS = Object.freeze([
   { name: 'gpt2', id: 'openai-community/gpt2', size: '548 MB', bytes: 548e6, family: 'gpt2', params: 124e6, dtype: 'F32' },
@@ -19,6 +32,19 @@ export const HUB_MODELS = Object.freeze([
   { name: 'Qwen2.5-0.5B', id: 'Qwen/Qwen2.5-0.5B', size: '988 MB', bytes: 988e6, family: 'qwen2', params: 494e6, dtype: 'BF16' },
   { name: 'TinyLlama-1.1B-Chat', id: 'TinyLlama/TinyLlama-1.1B-Chat-v1.0', size: '2.2 GB', bytes: 2.2e9, family: 'llama', params: 1.1e9,
     dtype: 'BF16' },
+  { name: 'pythia-70m', id: 'EleutherAI/pythia-70m', size: '166 MB', bytes: 166e6, family: 'gpt_neox', params: 70_426_624, dtype: 'F16',
+    revisions: PYTHIA_REVISIONS },
+  { name: 'pythia-160m', id: 'EleutherAI/pythia-160m', size: '375 MB', bytes: 375e6, family: 'gpt_neox', params: 162_322_944, dtype: 'F16',
+    revisions: PYTHIA_REVISIONS },
+  { name: 'pythia-410m', id: 'EleutherAI/pythia-410m', size: '911 MB', bytes: 911e6, family: 'gpt_neox', params: 405_334_016, dtype: 'F16',
+    revisions: PYTHIA_REVISIONS },
+  { name: 'Qwen3-0.6B', id: 'Qwen/Qwen3-0.6B', size: '1.5 GB', bytes: 1.5e9, family: 'qwen3', params: 596_049_920, dtype: 'BF16' },
+  { name: 'gemma-3-270m', id: 'google/gemma-3-270m', size: '536 MB', bytes: 536e6, family: 'gemma3_text', params: 268_098_176,
+    dtype: 'BF16', gated: true },
+  { name: 'gemma-3-270m-it', id: 'google/gemma-3-270m-it', size: '536 MB', bytes: 536e6, family: 'gemma3_text', params: 268_098_176,
+    dtype: 'BF16', gated: true },
+  { name: 'OLMo-2-0425-1B', id: 'allenai/OLMo-2-0425-1B', size: '5.94 GB', bytes: 5.94e9, family: 'olmo2', params: 1_484_916_736,
+    dtype: 'F32' },
 ].map((m) => Object.freeze(m)));
 
 /**
@@ -60,8 +86,9 @@ export function whyNotLoadable(entry, tab) {
  */
 export function hubModelLine(entry, tab) {
   const why = whyNotLoadable(entry, tab);
-  const params = entry.params >= 1e9 ? `${entry.params / 1e9} B` : `${Math.round(entry.params / 1e6)} M`;
-  return [entry.id, entry.size, familyName(entry, tab), `${params} parameters`, ...(why ? [why] : [])].join(' · ');
+  const params = entry.params >= 1e9 ? `${Number((entry.params / 1e9).toPrecision(3))} B` : `${Math.round(entry.params / 1e6)} M`;
+  return [entry.id, entry.size, familyName(entry, tab), `${params} parameters`, ...(entry.gated ? ['gated: accept its licence on the Hub'] : []),
+    ...(why ? [why] : [])].join(' · ');
 }
 
 /**

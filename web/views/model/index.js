@@ -516,7 +516,7 @@ class ModelController {
         setPageState({ modelThreads: c.info.threads ?? 1 });
         const shipped = [...(c.info.trained ?? [])].sort((a, b) => (b.name === FIRST_MODEL) - (a.name === FIRST_MODEL));
         const { families, parameterBytes, limits } = c.info;
-        drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id) => this.#loadHub(id),
+        drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id, revision) => this.#loadHub(id, { revision }),
           tab: { families, parameterBytes, maxParameterBytes: limits?.maxCheckpointParameterBytes } });
         this.#drawCache();
         if (this.view().model || this.view().loading) return undefined;

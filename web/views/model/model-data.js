@@ -98,9 +98,44 @@ export function modelFacts(family, config) {
   } else if (config.positional && config.positional !== 'none') {
     parts.push(`${config.positional} positions`);
   }
-  if (config.window > 0) parts.push(`sliding window ${config.window}`);
+  const kinds = layerKinds(config);
+  if (kinds) {
+    const local = kinds.filter((k) => k.local);
+    const windows = [...new Set(local.map((k) => k.window))].join(', ');
+    parts.push(`${local.length} local layer${local.length === 1 ? '' : 's'} (sliding window ${windows}) + ` +
+      `${kinds.length - local.length} global`);
+  } else if (config.window > 0) {
+    parts.push(`sliding window ${config.window}`);
+  }
   if (config.tied) parts.push('tied embeddings');
   return parts.join(' · ');
+}
+
+/**
+ * Which layers attend locally and which globally, from config.layerWindows (the core's window of
+ * each layer; 0: every earlier key): null when every layer is alike (no window, or the same window
+ * on all of them: the facts line says so), else one { local, window, label } per layer — label
+ * 'local · window 512' (query i sees keys i − 512 < j ≤ i) or 'global'. Gemma 2 and 3 mix them.
+ */
+export function layerKinds(config) {
+  const windows = config?.layerWindows;
+  if (!Array.isArray(windows) || windows.length === 0 || windows.every((w) => w === windows[0])) return null;
+  return windows.map((window) => (window > 0
+    ? { local: true, window, label: `local · window ${window}` } : { local: false, window: 0, label: 'global' }));
+}
+
+/**
+ * The sentence that explains the head grid's layer labels (null when layerKinds is): what a local
+ * and a global layer's queries see.
+ */
+export function layerKindsLegend(config) {
+  const kinds = layerKinds(config);
+  if (!kinds) return null;
+  const windows = [...new Set(kinds.filter((k) => k.local).map((k) => k.window))];
+  const local = kinds.filter((k) => k.local).length;
+  return `${local} of the ${kinds.length} layers are local: each query sees only the last ${windows.join(' or ')} tokens up to ` +
+    'itself (a sliding window), so a local layer\'s heatmap is a band along the diagonal once the text is longer than that. ' +
+    'The other layers are global: each query sees every earlier token.';
 }
 
 /** A probability as a percentage: '12.3%', and 2 significant digits below 0.1% ('0.0021%'). */

@@ -1,0 +1,117 @@
+// The families of issue 31 in the Your model view (Chromium): one tiny checkpoint per family
+// (tests/data/families: GPT-NeoX/Pythia in F16, Qwen3, Gemma 3 and OLMo 2 in BF16, Gemma 2 and
+// Phi-3 in F32) loaded by Hub id from the local stand-in of the Hub with a tokenizer.json of its
+// own; the typed text's heads drawn as the public API computes them in the same browser; Gemma's
+// local and global layers tagged as the golden data's per-layer windows say (the generator's
+// metadata, not the page); the facts line naming the family as the core does; a head opened in the
+// walkthrough.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { launchBrowser, openPage, screenshotDir, serveDist, tableNumbers } from './browser.mjs';
+import { apiHubCheckpoint, assertHeadsDrawn, expectedLayerTags, FAMILY_CASES, familyId as idOf, familyRepos, headFigure } from './hub-fixture.mjs';
+import { familyGolden } from '../js/checkpoint-support.mjs';
+import { startStandIn } from '../hub/stand-in.mjs';
+import { strictCspAlso } from '../../scripts/lib/csp.mjs';
+
+const TEXT = 'the cat sat on the mat and the dog ran in';
+
+let hub;
+let server;
+let chrome;
+before(async () => {
+  // The family cases, and gemma-3-270m's id gated (the Hub's GatedRepo answer).
+  hub = await startStandIn({ ...familyRepos(), 'google/gemma-3-270m': familyRepos(['gemma3-bf16'])[idOf('gemma3-bf16')] },
+    { gated: ['google/gemma-3-270m'] });
+  [server, chrome] = await Promise.all([serveDist({ csp: strictCspAlso([hub.endpoint, hub.storage]) }), launchBrowser()]);
+  mkdirSync(screenshotDir, { recursive: true });
+});
+after(async () => {
+  await chrome?.close();
+  server?.stop();
+  await hub?.close();
+});
+
+/** The page's problems but its requests to the stand-in of the Hub. */
+const ownProblems = (problems) => problems().filter((p) => !p.startsWith(`request left the origin: ${hub.endpoint}`) &&
+  !p.startsWith(`request left the origin: ${hub.storage}`));
+
+test('each new family loads by Hub id with its tokenizer: every head as the API draws it, Gemma\'s local layers tagged, a head in the walkthrough', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  try {
+    await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+    await page.waitForSelector('#model-hub-list button', { timeout: 30000 });
+    const families = await page.evaluate(async () => {
+      const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+      return (await loadAttentionLens()).catalog.families;
+    });
+    for (const name of FAMILY_CASES) {
+      const { config, metadata } = familyGolden(name);
+      const id = idOf(name);
+      await page.fill('#model-hub-id', id);
+      await page.click('#model-hub-load');
+      await page.waitForFunction((want) => document.querySelector('#model-status').textContent.startsWith(want), `${id} from ${hub.endpoint}:`,
+        { timeout: 30000 });
+      assert.equal(await page.locator('#model-error').isHidden(), true, `${name}: ${await page.textContent('#model-error')}`);
+      const family = families.find((f) => f.name === metadata.family);
+      assert.ok(family, `${name}: the core lists ${metadata.family}`);
+      assert.ok((await page.textContent('#model-facts')).startsWith(`${family.displayName} · ${config.num_hidden_layers} layers`), name);
+
+      const api = await page.evaluate(apiHubCheckpoint, { hub: id, endpoint: hub.endpoint, text: TEXT });
+      await page.fill('#model-text', TEXT);
+      await page.waitForFunction((n) => document.querySelector('#model-text-info').textContent.startsWith(`${n} tokens`), api.n);
+      const sizes = { layers: config.num_hidden_layers, heads: config.num_attention_heads };
+      assert.equal(await page.locator('#model-head-grid [role="button"], #model-head-grid canvas').count() >= sizes.layers * sizes.heads, true);
+      await assertHeadsDrawn((layer, head) => tableNumbers(page, headFigure(layer, head)), sizes, api);
+
+      // Local and global layers: tagged as the golden data's windows say; the legend shown with them only.
+      const tags = await page.$$eval('#model-head-grid .head-layer-title', (titles) => titles.map((t) => t.querySelector('span')?.textContent ?? null));
+      const want = expectedLayerTags(metadata);
+      assert.deepEqual(tags, want ?? tags.map(() => null), `${name}: layer tags`);
+      assert.equal(await page.locator('#model-heads-layers').isVisible(), want !== null, `${name}: the tags' legend`);
+      if (want) {
+        const local = want.filter((t) => t !== 'global').length;
+        assert.match(await page.textContent('#model-heads-layers'), new RegExp(`^${local} of the ${want.length} layers are local: each query sees only the last \\d+ tokens`));
+        await page.screenshot({ path: join(screenshotDir, `yourmodel-${name}.png`), fullPage: true });
+      }
+
+      // A head of the last layer opens in the walkthrough as that layer of this checkpoint.
+      const last = sizes.layers - 1;
+      await page.click(`${headFigure(last, 0)} canvas`);
+      await page.waitForSelector('#model-head-dialog[open]');
+      if (want) assert.match(await page.textContent('#model-head-info'), new RegExp(`^(Reads K/V head 1\\. )?Layer ${last + 1} is ${want[last] === 'global' ? 'global' : 'local'}`));
+      await page.click('#model-head-walkthrough');
+      await page.waitForSelector('#walkthrough-view:not([hidden])');
+      await page.waitForFunction((t) => document.querySelector('#model-badge').textContent.startsWith(t),
+        `Your model (${family.displayName} checkpoint), layer ${last + 1} of ${sizes.layers}`, { timeout: 30000 });
+      assert.equal(await page.locator('#error').isHidden(), true, `${name}: ${await page.textContent('#error')}`);
+      await page.click('#tab-model');
+      await page.waitForSelector('#model-view:not([hidden])');
+    }
+    assert.deepEqual(ownProblems(problems), []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('a gated repo listed in the picker says what to do', async () => {
+  const { page } = await openPage(chrome.browser, server.url);
+  try {
+    await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+    const entry = page.getByRole('button', { name: 'gemma-3-270m', exact: true });
+    await entry.waitFor({ timeout: 30000 });
+    assert.match(await page.textContent(`#${await entry.getAttribute('aria-describedby')}`), /· gated: accept its licence on the Hub$/);
+    await entry.click();
+    await page.waitForFunction(() => !document.querySelector('#model-error').hidden && document.querySelector('#model-error').textContent !== '');
+    assert.match(await page.textContent('#model-error'), new RegExp("^Could not load google/gemma-3-270m: repository 'google/gemma-3-270m' on " +
+      `${hub.endpoint.replace(/\./g, '\\.')} is gated: .*To use it: open ${hub.endpoint.replace(/\./g, '\\.')}/google/gemma-3-270m, log in and accept ` +
+      'the licence there, then download its config\\.json, model\\.safetensors and tokenizer\\.json .*drop them into the page'));
+    // Pythia's training checkpoints: a menu beside each Pythia entry, named by its label.
+    const menu = page.getByLabel('Training checkpoint', { exact: false }).first();
+    assert.equal(await menu.evaluate((s) => s.options.length), 154);
+    assert.deepEqual(await menu.evaluate((s) => [s.options[0].value, s.options[1].value, s.options[153].value]), ['', 'step142000', 'step0']);
+  } finally {
+    await page.close();
+  }
+});
