@@ -5,29 +5,58 @@
 
 #include <span>
 
-#include "attention/io/safetensors.hpp"
+#include "attention/error.hpp"
 #include "attention/model/checkpoint_config.hpp"
 
 namespace attn::bindings {
 
-double CheckpointHandle::headBytes(val first, double file_size) const {
-  return double(attn::safetensors::head_bytes_needed(vector_or_empty<std::uint8_t>(first),
-                                                     std::uint64_t(file_size)));
+namespace {
+
+val ranges_of(const attn::CheckpointFiles& files) {
+  val out = val::array();
+  for (const attn::ByteRange& range : files.needed()) {
+    val entry = val::object();
+    entry.set("file", range.file);
+    entry.set("begin", double(range.begin));
+    entry.set("end", double(range.end));
+    out.call<void>("push", entry);
+  }
+  return out;
 }
 
-val CheckpointHandle::begin(val heads, val file_sizes, const std::string& config_json) {
+}  // namespace
+
+val CheckpointHandle::open(val file_sizes) {
   return guarded([&] {
-    const attn::CheckpointConfig config = attn::checkpoint_config(attn::ConfigJson(config_json));
-    const std::size_t files = heads["length"].as<std::size_t>();
-    std::vector<std::vector<std::uint8_t>> bytes;
-    std::vector<std::span<const std::uint8_t>> spans;
     std::vector<std::uint64_t> sizes;
-    for (std::size_t f = 0; f < files; ++f) {
-      bytes.push_back(vector_or_empty<std::uint8_t>(heads[f]));
+    const std::size_t files = file_sizes["length"].as<std::size_t>();
+    for (std::size_t f = 0; f < files; ++f)
       sizes.push_back(std::uint64_t(file_sizes[f].as<double>()));
-    }
-    for (const auto& head : bytes) spans.emplace_back(head);
-    import_ = std::make_unique<attn::CheckpointImport>(spans, sizes, config);
+    files_ = std::make_unique<attn::CheckpointFiles>(std::move(sizes));
+    return ranges_of(*files_);
+  });
+}
+
+val CheckpointHandle::provide(val bytes) {
+  return guarded([&] {
+    if (!files_) throw attn::Error("provide() needs open() first");
+    std::vector<std::vector<std::uint8_t>> copies;
+    std::vector<std::span<const std::uint8_t>> spans;
+    const std::size_t count = bytes["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < count; ++i)
+      copies.push_back(vector_or_empty<std::uint8_t>(bytes[i]));
+    for (const auto& copy : copies) spans.emplace_back(copy);
+    files_->provide(spans);
+    return ranges_of(*files_);
+  });
+}
+
+val CheckpointHandle::begin(const std::string& config_json) {
+  return guarded([&] {
+    if (!files_ || !files_->ready()) throw attn::Error("begin() needs every file described first");
+    const attn::CheckpointConfig config = attn::checkpoint_config(attn::ConfigJson(config_json));
+    import_ = std::make_unique<attn::CheckpointImport>(files_->files(), config);
+    files_.reset();
     family_ = config.family;
     eos_ = config.eos_ids;
     val reads = val::array();

@@ -13,14 +13,17 @@
 
 namespace attn::bindings {
 
-// A streamed checkpoint import (any family, one file or its shards): headBytes(first 8 bytes)
-// says how much of each file's start begin() needs; begin([head…], [size…], config.json's text)
-// lists the reads ({ file, name, begin, end, whole }); for each chunk the JS API writes the
-// file's bytes into buffer(size) and calls read(); finish() hands the model over.
+// A streamed checkpoint import (any family, .safetensors or pytorch_model.bin, one file or its
+// shards): open([size…]) and then each provide([bytes…]) return the byte ranges the core needs
+// next ([{ file, begin, end }], [] once every file is described: the core decides the steps);
+// begin(config.json's text) lists the reads ({ file, name, begin, end, whole }); for each chunk
+// the JS API writes the file's bytes into buffer(size) and calls read(); finish() hands the
+// model over.
 class CheckpointHandle {
  public:
-  double headBytes(val first, double file_size) const;
-  val begin(val heads, val file_sizes, const std::string& config_json);
+  val open(val file_sizes);
+  val provide(val bytes);
+  val begin(const std::string& config_json);
   // { vocab, family, gpt2, missing, eos } after begin(): the model's vocabulary size, its family,
   // whether GPT-2's own tokenizer serves when none is given, otherwise what tokenize says, and
   // config.json's end-of-text ids within the vocabulary.
@@ -31,6 +34,7 @@ class CheckpointHandle {
   val finish(ModelHandle& model);
 
  private:
+  std::unique_ptr<attn::CheckpointFiles> files_;
   std::unique_ptr<attn::CheckpointImport> import_;
   const attn::FamilyDescription* family_ = nullptr;
   std::vector<std::int32_t> eos_;

@@ -54,7 +54,8 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("generateEnd", &ModelHandle::generateEnd);
   emscripten::class_<CheckpointHandle>("CheckpointHandle")
       .constructor<>()
-      .function("headBytes", &CheckpointHandle::headBytes)
+      .function("open", &CheckpointHandle::open)
+      .function("provide", &CheckpointHandle::provide)
       .function("begin", &CheckpointHandle::begin)
       .function("tokenizerNeed", &CheckpointHandle::tokenizerNeed)
       .function("buffer", &CheckpointHandle::buffer)

@@ -29,6 +29,19 @@ tests/data/torch/<case>.bin        written by torch.save (Debian's torch 1.13, t
                        (checked here); handwritten-byteorder adds the byteorder record torch >= 2.1
                        writes after data.pkl
 
+tests/data/torch/models/<case>.bin  the model test checkpoints of tests/data/{gpt2,llama,families}
+  re-saved by torch.save as Hugging Face's pytorch_model.bin (each tensor's values unchanged), with
+  the layouts torch.save gives: cases.json lists each with its .safetensors twin and config.json.
+  gpt2-tiny-f32        lm_head.weight sharing transformer.wte.weight's storage (tied, one entry),
+                       h.0's c_attn.weight with transposed strides (non-contiguous, a Conv1D
+                       weight), a BOOL attn.bias mask buffer per layer (as older GPT-2 files have)
+  gpt2-tiny-f16        as written (archive folder 'archive': saved to a buffer)
+  llama-bf16           each layer's q/k/v_proj.weight views of one fused [q; k; v] storage
+                       (storage offsets), layer 0's o_proj.weight with transposed strides
+  llama-f32-sharded    llama-f32 in two shards (layer 1 and lm_head in the second) with its
+                       pytorch_model.bin.index.json
+  pythia-f16           GPT-NeoX with its U8 attention.bias and F16 masked_bias/inv_freq buffers
+
 tests/data/malformed-torch/<name>.bin  hostile or broken checkpoints, each one defect away from
   `handwritten` (or a torch.save file for the legacy format), written opcode by opcode and never
   unpickled; expected.json maps each to a fragment of the message reading it must give.
@@ -520,10 +533,118 @@ def write_seeds():
                     f.write(archive.read(pickle_name))
 
 
+# ---- model checkpoints as pytorch_model.bin ----------------------------------------------------
+
+MODEL_DIR = os.path.join(VALID_DIR, "models")
+SAFETENSORS_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
+                      "F64": torch.float64, "U8": torch.uint8, "BOOL": torch.bool}
+
+
+def read_safetensors_state(path):
+    """A .safetensors file's tensors in header order, as torch tensors (each its own storage)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    length = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + length])
+    state = OrderedDict()
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        raw = bytearray(data[8 + length + begin:8 + length + end])
+        dtype = SAFETENSORS_DTYPES[info["dtype"]]
+        flat = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
+        state[name] = flat.reshape(info["shape"]).clone()
+    return state
+
+
+def transposed_strides(tensor):
+    """The same values laid out column-major: strides (1, rows), not contiguous."""
+    out = tensor.t().contiguous().t()
+    assert not out.is_contiguous() and torch.equal(out, tensor)
+    return out
+
+
+def save_model(name, state, how="hub"):
+    path = os.path.join(MODEL_DIR, name + ".bin")
+    if how == "hub":  # the folder Hugging Face's files have
+        with tempfile.TemporaryDirectory() as scratch:
+            hub = os.path.join(scratch, "pytorch_model.bin")
+            torch.save(state, hub)
+            shutil.copyfile(hub, path)
+    else:
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        with open(path, "wb") as f:
+            f.write(buffer.getvalue())
+    check_round_trip(path, state)
+    return os.path.basename(path)
+
+
+def write_model_cases():
+    os.makedirs(MODEL_DIR, exist_ok=True)
+    data = os.path.join(ROOT, "tests", "data")
+    cases = []
+
+    def case(name, bins, twin):
+        cases.append({"name": name, "bin": bins, "safetensors": twin + ".safetensors",
+                      "config": twin + ".config.json"})
+
+    state = read_safetensors_state(os.path.join(data, "gpt2", "tiny-f32.safetensors"))
+    assert torch.equal(state["lm_head.weight"], state["transformer.wte.weight"])
+    state["lm_head.weight"] = state["transformer.wte.weight"]  # one storage
+    state["transformer.h.0.attn.c_attn.weight"] = transposed_strides(state["transformer.h.0.attn.c_attn.weight"])
+    for layer in range(2):
+        state[f"transformer.h.{layer}.attn.bias"] = torch.tril(torch.ones(1, 1, 32, 32, dtype=torch.bool))
+    case("gpt2-tiny-f32", [save_model("gpt2-tiny-f32", state)], "gpt2/tiny-f32")
+
+    state = read_safetensors_state(os.path.join(data, "gpt2", "tiny-f16.safetensors"))
+    case("gpt2-tiny-f16", [save_model("gpt2-tiny-f16", state, "buffer")], "gpt2/tiny-f16")
+
+    state = read_safetensors_state(os.path.join(data, "llama", "llama-bf16.safetensors"))
+    for layer in range(2):
+        names = [f"model.layers.{layer}.self_attn.{p}_proj.weight" for p in "qkv"]
+        fused = torch.cat([state[n] for n in names])
+        row = 0
+        for n in names:
+            rows = state[n].shape[0]
+            view = fused[row:row + rows]
+            assert torch.equal(view, state[n]) and view.is_contiguous()
+            state[n] = view
+            row += rows
+    state["model.layers.0.self_attn.o_proj.weight"] = transposed_strides(state["model.layers.0.self_attn.o_proj.weight"])
+    case("llama-bf16", [save_model("llama-bf16", state)], "llama/llama-bf16")
+
+    state = read_safetensors_state(os.path.join(data, "llama", "llama-f32.safetensors"))
+    later = lambda n: n.startswith("model.layers.1.") or n == "lm_head.weight"
+    shards = [OrderedDict((n, t) for n, t in state.items() if not later(n)),
+              OrderedDict((n, t) for n, t in state.items() if later(n))]
+    files = []
+    for i, shard in enumerate(shards):
+        files.append(save_model(f"llama-f32-sharded-0000{i + 1}-of-00002", shard))
+    weight_map = OrderedDict()
+    for file, shard in zip(files, shards):
+        for n in shard:
+            weight_map[n] = file
+    total = sum(t.numel() * t.element_size() for t in state.values())
+    with open(os.path.join(MODEL_DIR, "llama-f32-sharded.bin.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
+        f.write("\n")
+    case("llama-f32-sharded", files, "llama/llama-f32")
+
+    state = read_safetensors_state(os.path.join(data, "families", "pythia-f16.safetensors"))
+    case("pythia-f16", [save_model("pythia-f16", state)], "families/pythia-f16")
+
+    with open(os.path.join(MODEL_DIR, "cases.json"), "w") as f:
+        json.dump(cases, f, indent=2)
+        f.write("\n")
+
+
 def main():
     print("torch", torch.__version__, file=sys.stderr)
     os.makedirs(VALID_DIR, exist_ok=True)
     write_valid_cases()
+    write_model_cases()
     write_handwritten()
     write_hostile_cases()
     write_seeds()

@@ -32,12 +32,21 @@ import { HUB_MODELS, hubModelLine, whyNotLoadable } from '../../web/views/model/
 const MISTRAL = shardedMistral();
 const QWEN2 = qwen2Bf16();
 const SMOL = randomLlama();
+const BIN_LLAMA = {
+  config: JSON.parse(readFileSync(fileURLToPath(new URL('../data/llama/llama-bf16.config.json', import.meta.url)), 'utf8')),
+  bin: readFileSync(fileURLToPath(new URL('../data/torch/models/llama-bf16.bin', import.meta.url))),
+  safetensors: readFileSync(fileURLToPath(new URL('../data/llama/llama-bf16.safetensors', import.meta.url))),
+};
 const LLAMA_REPOS = {
   'org/mistral-sharded': { 'config.json': MISTRAL.config, 'tokenizer.json': MISTRAL.tokenizer, 'model.safetensors.index.json': MISTRAL.index,
     ...Object.fromEntries(MISTRAL.names.map((name, i) => [name, MISTRAL.shards[i]])) },
   'org/qwen2-bf16': { 'config.json': QWEN2.config, 'tokenizer.json': QWEN2.tokenizer, 'model.safetensors': QWEN2.weights },
   'org/qwen2-bf16@v2': { 'config.json': QWEN2.config, 'tokenizer.json': QWEN2.tokenizer, 'model.safetensors': QWEN2.weights },
   'org/smol-shaped': { 'config.json': SMOL.config, 'tokenizer.json': SMOL.tokenizer, 'model.safetensors': SMOL.weights },
+  // pytorch_model.bin only (torch.save of tests/data/llama/llama-bf16: q/k/v views of one storage,
+  // a non-contiguous o_proj), and the same model as model.safetensors
+  'org/llama-bin': { 'config.json': BIN_LLAMA.config, 'pytorch_model.bin': BIN_LLAMA.bin },
+  'org/llama-safetensors': { 'config.json': BIN_LLAMA.config, 'model.safetensors': BIN_LLAMA.safetensors },
   'org/yarn': { 'config.json': { ...SMOL.config, rope_scaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 16 } },
     'tokenizer.json': SMOL.tokenizer, 'model.safetensors': SMOL.weights },
 };
@@ -479,4 +488,33 @@ test('a link with hub and hubRevision loads that revision; a bad id is ignored a
   await hashWhen(page, () => !/[#&]hub=/.test(location.hash));
   assert.deepEqual(realProblems(opened.problems), []);
   await page.context().close();
+});
+
+test('a pytorch_model.bin repo by id in the page: the zip read by ranges through the redirect, equal to the same model from model.safetensors', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  hub.reset();
+  const result = await page.evaluate(async ({ endpoint }) => {
+    const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+    const lens = await loadAttentionLens();
+    const ids = Int32Array.from({ length: 8 }, (_, i) => (i * 7 + 3) % 96);
+    const run = async (hub) => {
+      const m = await lens.loadCheckpoint({ hub, endpoint, cache: false });
+      const { logits, attention } = m.forward(ids);
+      const out = { family: m.family, logits: Array.from(logits), attention: attention.map((a) => Array.from(a)) };
+      m.dispose();
+      return out;
+    };
+    const missing = await lens.loadCheckpoint({ hub: 'org/llama-bin', endpoint, revision: 'no-such' }).then(() => null, (e) => e.message);
+    return { bin: await run('org/llama-bin'), safetensors: await run('org/llama-safetensors'), missing };
+  }, { endpoint: hub.endpoint });
+  assert.equal(result.bin.family, 'llama');
+  assert.deepEqual(result.bin.logits, result.safetensors.logits, 'logits bit for bit');
+  assert.deepEqual(result.bin.attention, result.safetensors.attention, 'attention bit for bit');
+  assert.match(result.missing, /revision 'no-such' was not found in 'org\/llama-bin'/);
+  const bin = hub.requests.filter((r) => r.server === 'storage' && r.path.endsWith('/org/llama-bin/main/pytorch_model.bin'));
+  assert.ok(bin.length >= 2 && bin.every((r) => r.status === 206), JSON.stringify(bin));
+  assert.deepEqual(realProblems(problems), []);
+  await page.close();
 });

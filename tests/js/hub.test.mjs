@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 
 import { loadLens } from './support.mjs';
 import { assertAsAccurate, gpt2SizedCheckpoint, gpt2Tokenizer, llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
-import { splitSafetensors } from './support.mjs';
+import { DATA_DIR, readBytes, splitSafetensors } from './support.mjs';
 import { startStandIn } from '../hub/stand-in.mjs';
 
 const lens = await loadLens();
@@ -29,7 +29,21 @@ const mistral = llamaGolden('mistral-f32');
 const SHARDS = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'];
 const mistralShards = splitSafetensors(mistral.weights, (name) => (name.startsWith('model.layers.2.') || name === 'lm_head.weight' ? 1 : 0), SHARDS);
 
+// pytorch_model.bin repos (tests/data/torch/models, torch.save of the Llama test checkpoints):
+// one file, and sharded by pytorch_model.bin.index.json; a legacy-format file.
+const torchModels = `${DATA_DIR}torch/models/`;
+const llamaBf16 = llamaGolden('llama-bf16');
+const llamaF32 = llamaGolden('llama-f32');
+const BIN_SHARDS = ['llama-f32-sharded-00001-of-00002.bin', 'llama-f32-sharded-00002-of-00002.bin'];
+
 const REPOS = {
+  'org/bin': { 'config.json': llamaBf16.config, 'pytorch_model.bin': readBytes(`${torchModels}llama-bf16.bin`) },
+  'org/bin-sharded': {
+    'config.json': llamaF32.config,
+    'pytorch_model.bin.index.json': readBytes(`${torchModels}llama-f32-sharded.bin.index.json`),
+    [BIN_SHARDS[0]]: readBytes(`${torchModels}${BIN_SHARDS[0]}`), [BIN_SHARDS[1]]: readBytes(`${torchModels}${BIN_SHARDS[1]}`),
+  },
+  'org/bin-legacy': { 'config.json': small.config, 'pytorch_model.bin': readBytes(`${DATA_DIR}malformed-torch/legacy-format.bin`) },
   'org/big': { 'config.json': big.config, 'tokenizer.json': tokenizerJson(full.vocab, full.merges), 'model.safetensors': big.weights },
   'org/small': { 'config.json': small.config, 'vocab.json': small.vocab, 'merges.txt': small.merges, 'model.safetensors': small.weights },
   'org/small@refs/pr/1': { 'config.json': other.config, 'vocab.json': other.vocab, 'merges.txt': other.merges, 'model.safetensors': other.weights },
@@ -38,7 +52,7 @@ const REPOS = {
   'org/gated': { 'config.json': small.config, 'model.safetensors': small.weights },
   'org/gated-403': { 'config.json': small.config, 'model.safetensors': small.weights },
   'org/no-config': { 'model.safetensors': small.weights },
-  'org/no-weights': { 'config.json': small.config, 'pytorch_model.bin': 'x' },
+  'org/no-weights': { 'config.json': small.config, 'flax_model.msgpack': 'x' },
   'org/sharded': {
     'config.json': mistral.config, 'model.safetensors.index.json': mistralShards.index,
     [SHARDS[0]]: mistralShards.files[0], [SHARDS[1]]: mistralShards.files[1],
@@ -241,7 +255,8 @@ test('each failure has its message; nothing leaks and the module keeps working',
   await rejects(load('org/gated-403'), gatedMessage('org/gated-403'));
   assert.deepEqual(hub.requests.filter((r) => r.path.includes('/org/gated')).map((r) => r.status), [401, 403]);
   await rejects(load('org/no-config'), /^config.json was not found in 'org\/no-config' \(revision 'main'\) on http:\/\/127/);
-  await rejects(load('org/no-weights'), /^model.safetensors was not found in 'org\/no-weights' \(revision 'main'\) on .*not pytorch_model.bin/);
+  await rejects(load('org/no-weights'), /^model.safetensors was not found in 'org\/no-weights' \(revision 'main'\) on .*nor model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json/);
+  await rejects(load('org/bin-legacy'), /^PyTorch checkpoint: the file is in the legacy PyTorch format \(torch.save before torch 1.6/);
   await rejects(load('org/half-sharded'), /^model-00002-of-00002.safetensors was not found in 'org\/half-sharded'/);
   await rejects(load('org/bad-index'), /names a shard "\.\.\/x\.safetensors"; a shard is a \.safetensors file beside it/);
   // Refused by the core by name (GPT-2's tensors under a Llama config), before the tokenizer is fetched.
@@ -519,5 +534,44 @@ test('the Llama family by id: a sharded Mistral repo (the index, then each shard
     out.attention.forEach((a, l) => assertAsAccurate(a, qwen2.expected[`attn32.${l}`].data, qwen2.expected[`attn64.${l}`].data, `qwen2 layer ${l}`));
   } finally {
     q.dispose();
+  }
+});
+
+test('pytorch_model.bin by id when the repo has no safetensors: one file and a sharded index, by Range through the redirect, equal to the .safetensors load; the cache keeps them', async () => {
+  const ids = Int32Array.from({ length: 8 }, (_, i) => (i * 7 + 3) % 96);
+  for (const [repo, twin, files] of [['org/bin', llamaBf16, ['pytorch_model.bin']], ['org/bin-sharded', llamaF32, BIN_SHARDS]]) {
+    const local = await lens.loadCheckpoint({ weights: twin.weights, config: twin.config });
+    hub.reset();
+    const fractions = [];
+    const remote = await lens.loadCheckpoint({ hub: repo, endpoint: hub.endpoint, cache: false, onProgress: (f) => fractions.push(f) });
+    try {
+      assertSameModel(remote, local, ids);
+    } finally {
+      remote.dispose();
+    }
+    // model.safetensors and its index looked for first (404), then the .bin files through the 302, by ranges.
+    assert.equal(hub.count('hub', `/${repo}/resolve/main/model.safetensors`), 1);
+    assert.equal(hub.count('hub', `/${repo}/resolve/main/model.safetensors.index.json`, 'HEAD'), 1);
+    for (const file of files) {
+      const ranges = hub.requests.filter((r) => r.server === 'storage' && r.path.endsWith(`/${file}`));
+      assert.ok(ranges.length >= 2, `${file}: ${ranges.length} requests`);
+      assert.ok(ranges.every((r) => r.status === 206 && r.range !== null), `${file} read by ranges`);
+    }
+    assert.equal(fractions.at(-1), 1);
+    for (let i = 1; i < fractions.length; ++i) assert.ok(fractions[i] >= fractions[i - 1]);
+    // With a cache: the second load asks the network nothing.
+    const caches = memoryCaches();
+    (await lens.loadCheckpoint({ hub: repo, endpoint: hub.endpoint, cache: caches })).dispose();
+    hub.reset();
+    const again = await lens.loadCheckpoint({ hub: repo, endpoint: hub.endpoint, cache: caches });
+    try {
+      assert.equal(hub.requests.length, 0, 'the second load asked the network nothing');
+      assertSameModel(again, local, ids);
+    } finally {
+      again.dispose();
+      local.dispose();
+    }
+    const kept = (await lens.hubCache(caches).list()).map((f) => f.file).sort();
+    assert.deepEqual(kept, ['config.json', ...(files.length > 1 ? ['pytorch_model.bin.index.json'] : []), ...files].sort());
   }
 });

@@ -623,8 +623,11 @@ export interface LoadProgress {
 
 export interface LoadCheckpointOptions {
   /**
-   * model.safetensors, or its shards in model.safetensors.index.json's order (F32, F16 or BF16;
-   * F16/BF16 weight matrices stay 2-byte in memory; a Blob is read in 4 MB chunks).
+   * model.safetensors or pytorch_model.bin (torch.save's zip format, torch >= 1.6, read by a
+   * weights-only unpickler; the legacy pre-1.6 format is refused by name), told apart by their
+   * first bytes; or the shards in the order model.safetensors.index.json or
+   * pytorch_model.bin.index.json names them (F32, F16 or BF16; F16/BF16 weight matrices stay
+   * 2-byte in memory; a Blob is read in 4 MB chunks, a .bin's zip directory and data.pkl first).
    */
   weights: CheckpointWeights | CheckpointWeights[];
   /** config.json: its text, or the parsed object (the core parses and checks it). */
@@ -648,7 +651,9 @@ export interface AbortSignalLike {
  * A checkpoint fetched by Hugging Face id: config.json, tokenizer.json (else vocab.json and
  * merges.txt, else GPT-2's own for GPT-2's vocabulary) and model.safetensors, or
  * model.safetensors.index.json and each shard it names (by Range requests), from
- * `${endpoint}/${id}/resolve/${revision}/${file}`. Every family loadCheckpoint reads.
+ * `${endpoint}/${id}/resolve/${revision}/${file}`; when the repo (at that revision) has neither,
+ * pytorch_model.bin or pytorch_model.bin.index.json's shards the same way (kept in the cache
+ * alike). Every family loadCheckpoint reads.
  */
 export interface HubLoadOptions {
   /** 'org/name', or a repo's URL 'https://host/org/name' (its origin is then the endpoint). */

@@ -22,8 +22,10 @@ function configText(config) {
   return JSON.stringify(config);
 }
 
-// The weights as [{ size, read(begin, end) -> Promise<Uint8Array> }]: model.safetensors, or its
-// shards in model.safetensors.index.json's order (an array); a Blob is read slice by slice.
+// The weights as [{ size, read(begin, end) -> Promise<Uint8Array> }]: model.safetensors or
+// pytorch_model.bin (the core tells them by their first bytes), or its shards in the order
+// model.safetensors.index.json or pytorch_model.bin.index.json names them (an array); a Blob is
+// read slice by slice.
 function weightSources(weights) {
   if (Array.isArray(weights)) {
     if (weights.length === 0) throw new Error('loadCheckpoint needs weights: got an empty array of shards');
@@ -43,8 +45,8 @@ function weightSource(weights, name) {
     const bytes = byteArray(name, weights);
     return { size: bytes.length, read: async (begin, end) => bytes.subarray(begin, end) };
   }
-  throw new Error(`loadCheckpoint needs ${name}: model.safetensors (or an array of its shards) as a Uint8Array ` +
-    `or Blob, got ${describe(weights)}`);
+  throw new Error(`loadCheckpoint needs ${name}: model.safetensors or pytorch_model.bin (or an array of its shards) ` +
+    `as a Uint8Array, ArrayBuffer or Blob, got ${describe(weights)}`);
 }
 
 // A tokenizer as the core reads it, as text (the core parses and checks it): { json:
@@ -151,11 +153,15 @@ export async function readCheckpoint(core, { sources, config, tokenizer, onRead,
   const handle = new core.CheckpointHandle();
   let bpe = null;
   try {
-    const heads = [];
-    for (const source of sources) {
-      heads.push(await source.read(0, handle.headBytes(await source.read(0, Math.min(8, source.size)), source.size)));
+    // Each file described first: the core says which bytes it needs next (a .safetensors header;
+    // a pytorch_model.bin's end records, central directory and data.pkl), until it needs none.
+    let ranges = unwrap(handle.open(sources.map((source) => source.size)));
+    while (ranges.length) {
+      const bytes = [];
+      for (const { file, begin, end } of ranges) bytes.push(await sources[file].read(begin, end));
+      ranges = unwrap(handle.provide(bytes));
     }
-    const reads = unwrap(handle.begin(heads, sources.map((source) => source.size), config));
+    const reads = unwrap(handle.begin(config));
     // The tokenizer before the weights are read, so a mismatch is found first: the one given,
     // or GPT-2's when the core says the checkpoint has GPT-2's vocabulary.
     const need = unwrap(handle.tokenizerNeed());

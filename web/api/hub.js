@@ -539,31 +539,60 @@ async function hubSize(hub, track, url) {
   return size;
 }
 
-/** model.safetensors is 404: a sharded repo (its index names the shards) or one without safetensors weights. */
+/** The weights file is 404: a sharded repo (its index names the shards) or one without this format's weights. */
 async function hubNoWeights(hub, file) {
   const index = `${file}.index.json`;
   const response = await hubFetch(hub, { file: index, received: 0, size: null }, hubFileUrl(hub, index), { method: 'HEAD' });
   response.body?.cancel().catch(() => {});
   if (response.ok) throw Object.assign(new Error(`'${hub.id}' is sharded (${index})`), { hubSharded: index });
-  throw new Error(`${file} was not found in '${hub.id}' (revision '${hub.revision}') on ${hub.endpoint}: ` +
-    'only safetensors weights are read (not pytorch_model.bin)');
+  if (response.status !== 404) throw hubRefusal(hub, index, response);
+  throw Object.assign(new Error(`${file} was not found in '${hub.id}'`), { hubMissing: file });
 }
 
-// A shard's file name as an index may give it: a plain .safetensors name in the repo's top folder.
-const HUB_SHARD_NAME = /^[\w.-]{1,200}\.safetensors$/;
+// The weights files a repo may have, in the order they are looked for: safetensors first, else
+// pytorch_model.bin (read by the core's weights-only unpickler); each alone or sharded by its
+// index. A shard's file name as an index may give it: a plain name of that format in the repo's
+// top folder.
+const HUB_WEIGHT_FORMATS = [
+  { file: 'model.safetensors', shard: /^[\w.-]{1,200}\.safetensors$/, kind: '.safetensors' },
+  { file: 'pytorch_model.bin', shard: /^[\w.-]{1,200}\.bin$/, kind: '.bin' },
+];
 
 /**
  * The weights as the sources readCheckpoint reads: model.safetensors, or (when the repo is sharded)
- * each shard model.safetensors.index.json's weight_map names, in the order it first names them.
- * A cached model.safetensors.index.json means the repo was sharded when it was kept.
+ * each shard model.safetensors.index.json's weight_map names, in the order it first names them;
+ * when the repo (at this revision) has neither, pytorch_model.bin or pytorch_model.bin.index.json's
+ * shards the same way. A cached index means the repo was sharded when it was kept; a kept "not
+ * there" for a format's file and index (from a load that then read the next format) skips it.
  */
 async function hubWeightFiles(hub) {
-  const indexFile = 'model.safetensors.index.json';
+  for (const format of HUB_WEIGHT_FORMATS) {
+    const sources = await hubWeightFormat(hub, format);
+    if (sources) return sources;
+  }
+  throw new Error(`model.safetensors was not found in '${hub.id}' (revision '${hub.revision}') on ${hub.endpoint}, ` +
+    'nor model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json: the repo has no weights ' +
+    'this API reads');
+}
+
+/** One format's weights (hubWeightFiles), or null when the repo has neither its file nor its index. */
+async function hubWeightFormat(hub, { file, shard: shardName, kind }) {
+  const indexFile = `${file}.index.json`;
   const cachedIndex = await hubCached(hub, hubFileUrl(hub, indexFile));
+  const cachedFile = await hubCached(hub, hubFileUrl(hub, file));
+  if (cachedIndex?.status === 404 && cachedFile?.status === 404) return null;
   if (cachedIndex?.status !== 200) {
     try {
-      return [await hubWeights(hub, 'model.safetensors')];
+      return [await hubWeights(hub, file)];
     } catch (error) {
+      if (error.hubMissing) {
+        if (hub.cache) {
+          for (const missing of [file, indexFile]) {
+            hub.kept.push([hubFileUrl(hub, missing), new Response(null, { status: 404 })]);
+          }
+        }
+        return null;
+      }
       if (!error.hubSharded) throw error;
     }
   }
@@ -580,13 +609,21 @@ async function hubWeightFiles(hub) {
   }
   const shards = [...new Set(Object.values(map))];
   for (const shard of shards) {
-    if (typeof shard !== 'string' || !HUB_SHARD_NAME.test(shard) || shard.startsWith('.')) {
-      throw new Error(`${indexFile} of '${hub.id}' names a shard ${describe(shard)}; a shard is a .safetensors ` +
+    if (typeof shard !== 'string' || !shardName.test(shard) || shard.startsWith('.')) {
+      throw new Error(`${indexFile} of '${hub.id}' names a shard ${describe(shard)}; a shard is a ${kind} ` +
         'file beside it (letters, digits, dots, dashes, underscores)');
     }
   }
   if (shards.length === 0) throw new Error(`${indexFile} of '${hub.id}' names no shards`);
   const sources = [];
-  for (const shard of shards) sources.push(await hubWeights(hub, shard));
+  for (const shard of shards) {
+    try {
+      sources.push(await hubWeights(hub, shard));
+    } catch (error) {
+      if (!error.hubMissing && !error.hubSharded) throw error;
+      throw new Error(`${shard} was not found in '${hub.id}' (revision '${hub.revision}') on ${hub.endpoint}, ` +
+        `though ${indexFile} names it`);
+    }
+  }
   return sources;
 }

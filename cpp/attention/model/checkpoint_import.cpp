@@ -95,22 +95,23 @@ DefaultTokenizer default_tokenizer(const FamilyDescription& family, std::size_t 
 CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_t>>& heads,
                                    const std::vector<std::uint64_t>& file_sizes,
                                    const CheckpointConfig& config)
+    : CheckpointImport(config.family == nullptr ? std::vector<CheckpointFile>{}
+                                                : describe_checkpoint_files(heads, file_sizes),
+                       config) {}
+
+CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
+                                   const CheckpointConfig& config)
     : family_(config.family) {
   if (family_ == nullptr) throw Error("the checkpoint's config names no family");
   const FamilyDescription& family = *family_;
-  if (heads.empty() || heads.size() != file_sizes.size()) {
-    throw Error("the checkpoint needs at least one file, and each file's size (got " +
-                str(heads.size()) + " files and " + str(file_sizes.size()) + " sizes)");
-  }
-  safetensors::Limits limits;
-  limits.max_total_bytes = std::numeric_limits<std::size_t>::max();
-  limits.max_tensors = 4096;
-  std::vector<safetensors::Index> indexes;
-  for (std::size_t f = 0; f < heads.size(); ++f) {
-    indexes.push_back(safetensors::parse_index(heads[f], file_sizes[f], limits));
-  }
+  if (files.empty()) throw Error("the checkpoint needs at least one file");
+  struct FileTensors {
+    const std::vector<StoredTensor>& tensors;
+  };
+  std::vector<FileTensors> indexes;
+  for (const CheckpointFile& file : files) indexes.push_back({file.tensors});
   const auto in_file = [&](std::size_t f, const std::string& name) {
-    return heads.size() == 1 ? "'" + name + "'" : "'" + name + "' (shard " + str(f + 1) + ")";
+    return files.size() == 1 ? "'" + name + "'" : "'" + name + "' (shard " + str(f + 1) + ")";
   };
   std::size_t tensors = 0;
   for (const auto& index : indexes) tensors += index.tensors.size();
@@ -164,8 +165,7 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
   std::map<std::string, std::string> seen;  // our parameter's block → the file's name
   struct Found {
     std::size_t file;
-    const safetensors::TensorInfo* tensor;
-    std::uint64_t data_offset;
+    const StoredTensor* tensor;
     Target target;
   };
   std::vector<Found> found;
@@ -203,9 +203,9 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
                     shape_text(tensor.shape) + ", config.json (" + sizes_text + ") needs " +
                     shape_text(stored_shape));
       }
-      if (tensor.dtype == safetensors::DType::U8 || tensor.dtype == safetensors::DType::Bool) {
-        throw Error("the checkpoint's tensor '" + tensor.name + "' is " +
-                    safetensors::dtype_name(tensor.dtype) +
+      if (!tensor.dtype || tensor.dtype == safetensors::DType::U8 ||
+          tensor.dtype == safetensors::DType::Bool) {
+        throw Error("the checkpoint's tensor '" + tensor.name + "' is " + tensor.dtype_name +
                     "; supported: F32, F16, BF16 (and F64)");
       }
       const std::string key =
@@ -226,9 +226,10 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
       target.transpose = layout == StoredLayout::Transposed;
       if (layout == StoredLayout::PerHeadQkv) target.per_head = shape.head_dim;
       target.compare_to_embed = tied_copy;
-      target.dtype = tensor.dtype;
+      target.dtype = *tensor.dtype;
       target.shape = tensor.shape;
-      found.push_back({f, &tensor, indexes[f].data_offset, std::move(target)});
+      if (tensor.source) target.zip = Target::Zip{*tensor.entry, *tensor.source, {}, {}, 0};
+      found.push_back({f, &tensor, std::move(target)});
     }
   }
   // A weight matrix whose stored tensors are all F16 (or all BF16) stays in that form; the memory
@@ -298,9 +299,7 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
     return a.tensor->begin < b.tensor->begin;
   });
   for (auto& each : found) {
-    reads_.push_back({each.file, each.tensor->name,
-                      each.data_offset + std::uint64_t{each.tensor->begin},
-                      each.data_offset + std::uint64_t{each.tensor->end}});
+    reads_.push_back({each.file, each.tensor->name, each.tensor->begin, each.tensor->end});
     targets_.push_back(std::move(each.target));
   }
 }
@@ -313,6 +312,10 @@ void CheckpointImport::read(std::size_t index, std::span<const std::uint8_t> byt
   }
   const CheckpointRead& where = reads_[index];
   Target& target = targets_[index];
+  if (target.zip) {
+    read_zip(index, bytes, offset);
+    return;
+  }
   const std::uint64_t total = where.end - where.begin;
   const std::size_t size = safetensors::dtype_size(target.dtype);
   if (offset != target.received || bytes.size() > total - offset || bytes.size() % size != 0 ||
@@ -322,6 +325,87 @@ void CheckpointImport::read(std::size_t index, std::span<const std::uint8_t> byt
                 str(target.received) + ", got " + str(bytes.size()) + " at byte " + str(offset) +
                 " (a truncated read?)");
   }
+  store(index, bytes, offset);
+  target.received += bytes.size();
+}
+
+void CheckpointImport::read_zip(std::size_t index, std::span<const std::uint8_t> bytes,
+                                std::uint64_t offset) {
+  const CheckpointRead& where = reads_[index];
+  Target& target = targets_[index];
+  Target::Zip& source = *target.zip;
+  const std::uint64_t total = where.end - where.begin;
+  const bool whole = needs_whole(index);
+  if (offset != target.received || bytes.size() > total - offset ||
+      (whole && bytes.size() != total)) {
+    throw Error("tensor '" + where.name + "' needs its storage's " + str(total) + " bytes " +
+                (whole ? "at once" : "in order") + " from byte " + str(target.received) + ", got " +
+                str(bytes.size()) + " at byte " + str(offset) + " (a truncated read?)");
+  }
+  target.received += bytes.size();
+  const torch_checkpoint::TensorSource& tensor = source.tensor;
+  if (whole) {  // the storage's whole entry: its values gathered row-major
+    const std::uint64_t start = zip::data_start(source.entry, bytes);
+    const auto data = bytes.subspan(std::size_t(start), std::size_t(source.entry.size));
+    gathered_.resize(std::size_t(tensor.value_bytes()));
+    torch_checkpoint::gather_raw(tensor, data, 0, gathered_);
+    store(index, gathered_, 0);
+    source.stored = gathered_.size();
+    std::vector<std::uint8_t>().swap(gathered_);
+    return;
+  }
+  // The local header first (it may arrive over several chunks), then the data.
+  constexpr std::size_t kLocalHeaderBytes = 30;
+  std::uint64_t at = offset;  // where bytes[0] is in the entry's span
+  while (!source.data_start) {
+    std::size_t need = kLocalHeaderBytes;
+    if (source.pending.size() >= need) {
+      const bool signature = source.pending[0] == 'P' && source.pending[1] == 'K' &&
+                             source.pending[2] == 3 && source.pending[3] == 4;
+      need = signature ? zip::local_header_size(source.pending) : source.pending.size();
+    }
+    if (source.pending.size() >= need) {  // data_start checks the header against the directory
+      source.data_start = zip::data_start(source.entry, source.pending);
+      source.pending.clear();
+      break;
+    }
+    if (bytes.empty()) return;
+    const std::size_t take = std::min(need - source.pending.size(), bytes.size());
+    source.pending.insert(source.pending.end(), bytes.begin(),
+                          bytes.begin() + std::ptrdiff_t(take));
+    bytes = bytes.subspan(take);
+    at += take;
+  }
+  // The tensor's values are bytes [byte_begin, byte_end) of the data; the rest is skipped.
+  const std::uint64_t position = at - *source.data_start;  // of bytes[0] in the data
+  const std::uint64_t from = std::max(position, tensor.byte_begin);
+  const std::uint64_t to = std::min(position + bytes.size(), tensor.byte_end);
+  if (from >= to) return;
+  auto piece = bytes.subspan(std::size_t(from - position), std::size_t(to - from));
+  const std::size_t size = safetensors::dtype_size(target.dtype);
+  if (!source.pending.empty()) {  // a value split between chunks
+    const std::size_t take = std::min(size - source.pending.size(), piece.size());
+    source.pending.insert(source.pending.end(), piece.begin(),
+                          piece.begin() + std::ptrdiff_t(take));
+    piece = piece.subspan(take);
+    if (source.pending.size() < size) return;
+    store(index, source.pending, source.stored);
+    source.stored += size;
+    source.pending.clear();
+  }
+  const std::size_t values = piece.size() / size * size;
+  if (values > 0) {
+    store(index, piece.first(values), source.stored);
+    source.stored += values;
+  }
+  source.pending.assign(piece.begin() + std::ptrdiff_t(values), piece.end());
+}
+
+void CheckpointImport::store(std::size_t index, std::span<const std::uint8_t> bytes,
+                             std::uint64_t offset) {
+  const CheckpointRead& where = reads_[index];
+  Target& target = targets_[index];
+  const std::size_t size = safetensors::dtype_size(target.dtype);
   const std::size_t first = std::size_t(offset / size), count = bytes.size() / size;
   scratch_.resize(count);  // the chunk as float: checked, compared or stored
   safetensors::convert_to_f32(target.dtype, bytes, scratch_);
@@ -380,12 +464,13 @@ void CheckpointImport::read(std::size_t index, std::span<const std::uint8_t> byt
                 parameter.begin() + std::ptrdiff_t(target.first_value + first));
     }
   }
-  target.received += bytes.size();
 }
 
 std::unique_ptr<Model> CheckpointImport::finish() {
   for (std::size_t i = 0; i < reads_.size(); ++i) {
-    if (targets_[i].received != reads_[i].end - reads_[i].begin) {
+    const Target& target = targets_[i];
+    if (target.received != reads_[i].end - reads_[i].begin ||
+        (target.zip && target.zip->stored != target.zip->tensor.value_bytes())) {
       throw Error("tensor '" + reads_[i].name + "' was not read whole (" +
                   str(targets_[i].received) + " of " + str(reads_[i].end - reads_[i].begin) +
                   " bytes)");

@@ -1,4 +1,5 @@
-// Hugging Face checkpoints (model.safetensors, or its shards, + config.json) read into a Model by
+// Hugging Face checkpoints (model.safetensors or pytorch_model.bin, or their shards, + config.json)
+// read into a Model by
 // their family's description (family.hpp's registry: GPT-2, the Llama family, GPT-NeoX, Qwen3,
 // Gemma 2 and 3, OLMo 2, Phi-3). Tensor names and layouts, F16/BF16 conversion, the config
 // cross-checked against the files, the memory limit.
@@ -14,6 +15,7 @@
 
 #include "attention/io/safetensors.hpp"
 #include "attention/model/checkpoint_config.hpp"
+#include "attention/model/checkpoint_files.hpp"
 #include "attention/model/model.hpp"
 
 namespace attn {
@@ -48,7 +50,8 @@ struct DefaultTokenizer {
 DefaultTokenizer default_tokenizer(const FamilyDescription& family, std::size_t vocab);
 
 // One tensor the import reads: its file (a shard's index, 0 for a single file), its name there
-// and its bytes' absolute offsets in that file.
+// and the absolute offsets of the bytes to read for it in that file (.safetensors: its values;
+// pytorch_model.bin: its storage's zip entry, local header first).
 struct CheckpointRead {
   std::size_t file = 0;
   std::string name;
@@ -61,25 +64,36 @@ struct CheckpointRead {
 // naming what was found and what is supported.
 class CheckpointImport {
  public:
-  // heads: each file's first bytes, at least 8 + its header length (safetensors::header_length);
-  // file_sizes: the whole files' sizes (one file, or the shards of model.safetensors.index.json).
+  // files: each file described (CheckpointFiles: one file, or the shards of
+  // model.safetensors.index.json or pytorch_model.bin.index.json, either format).
   // Checks the names (another family's checkpoint is refused as such), shapes, dtypes and the
   // config against them, and the memory needed.
+  CheckpointImport(const std::vector<CheckpointFile>& files, const CheckpointConfig& config);
+  // heads: each file's first bytes (describe_checkpoint_files: a .safetensors file's 8 + its
+  // header length, a pytorch_model.bin whole); file_sizes: the whole files' sizes.
   CheckpointImport(const std::vector<std::span<const std::uint8_t>>& heads,
                    const std::vector<std::uint64_t>& file_sizes, const CheckpointConfig& config);
 
   const ModelConfig& model_config() const { return model_->config(); }
   // The tensors to read, by file and offset (a tied lm_head, compared with the embedding, last).
   const std::vector<CheckpointRead>& reads() const { return reads_; }
-  // Bytes of reads()[index] from byte `offset` of the tensor, converted into the model: in order,
-  // in whole values, any number of chunks (a transposed weight in one chunk).
+  // Bytes of reads()[index] from byte `offset` of its range, converted into the model: in order,
+  // any number of chunks (.safetensors: in whole values), or in one chunk when needs_whole.
   void read(std::size_t index, std::span<const std::uint8_t> bytes, std::uint64_t offset = 0);
-  // Whether read() takes reads()[index] only whole (a transposed Conv1D weight).
-  bool needs_whole(std::size_t index) const { return targets_.at(index).transpose; }
+  // Whether read() takes reads()[index] only whole: a transposed Conv1D weight, or a
+  // pytorch_model.bin tensor whose strides are not row-major (gathered from its storage).
+  bool needs_whole(std::size_t index) const {
+    const Target& target = targets_.at(index);
+    return target.transpose || (target.zip && !target.zip->tensor.contiguous);
+  }
   // The model, once every tensor is read.
   std::unique_ptr<Model> finish();
 
  private:
+  // Row-major value bytes of reads()[index] from byte `offset` of its values, into the model.
+  void store(std::size_t index, std::span<const std::uint8_t> bytes, std::uint64_t offset);
+  void read_zip(std::size_t index, std::span<const std::uint8_t> bytes, std::uint64_t offset);
+
   struct Target {
     std::string parameter;          // our name, e.g. layers.0.attn.in_proj_weight
     std::size_t first_value = 0;    // where in it the stored values go (a row block's start)
@@ -90,6 +104,15 @@ class CheckpointImport {
     std::uint64_t received = 0;      // bytes read so far
     std::optional<HalfKind> half;    // kept in its 2-byte form (the model's parameter is)
     std::size_t per_head = 0;        // head_dim when the rows are grouped per head (PerHeadQkv)
+    // pytorch_model.bin: the storage's entry read, the tensor's values within its data
+    struct Zip {
+      zip::Entry entry;
+      torch_checkpoint::TensorSource tensor;
+      std::optional<std::uint64_t> data_start;  // in the entry's span, once its header is read
+      std::vector<std::uint8_t> pending;        // the local header, then part of a value
+      std::uint64_t stored = 0;                 // bytes of the values stored so far
+    };
+    std::optional<Zip> zip;
 
     // Where stored value `index` goes in the parameter (in values from its start).
     std::size_t destination(std::size_t index) const;
@@ -99,6 +122,7 @@ class CheckpointImport {
   std::vector<CheckpointRead> reads_;
   std::vector<Target> targets_;  // parallel to reads_
   std::vector<float> scratch_, embed_scratch_;
+  std::vector<std::uint8_t> gathered_;  // a non-contiguous tensor's values, row-major
 };
 
 // Whole files at once (tests, the fuzz target): headers, every tensor (in 64 KB chunks where
