@@ -34,7 +34,7 @@ export const STRICT_CSP = cspWithConnect(HUB_ORIGINS);
 
 /**
  * Tests only: STRICT_CSP with more origins in connect-src (a local stand-in of the Hub on
- * loopback, tests/hub/stand-in.mjs, which a page reaches through the hubEndpoint hash parameter).
+ * loopback, scripts/lib/hub-stand-in.mjs, which a page reaches through the hubEndpoint hash parameter).
  * A page hosted against a mirror needs the same: its origin added by whoever hosts it.
  */
 export const strictCspAlso = (origins) => cspWithConnect([...HUB_ORIGINS, ...origins]);

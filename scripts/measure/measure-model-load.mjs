@@ -2,7 +2,7 @@
 // 100 %, in Chromium: the bench's GPT-2-small-sized checkpoint (build/bench-gpt2/, F32, written by
 // scripts/data/make-gpt2-bench-model.py) or, with --llama, the SmolLM2-135M-shaped Llama in BF16
 // (build/bench-llama/model-bf16.safetensors, scripts/data/make-llama-bench-model.py) is loaded by
-// Hub id from the local stand-in of the Hub (tests/hub/stand-in.mjs) with the public API in a
+// Hub id from the local stand-in of the Hub (scripts/lib/hub-stand-in.mjs) with the public API in a
 // cross-origin isolated page (threads 'auto', as the Your model view's worker), its onProgress
 // phases timed, and Cache Storage and Blob reads timed by wrapping them in the page: the download,
 // the Cache Storage put finishing, the read-back of the kept file into the core, the rest of
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 import { CHROMIUM_ARGS, serveDist } from '../lib/browser.mjs';
-import { startStandIn } from '../../tests/hub/stand-in.mjs';
+import { startStandIn } from '../lib/hub-stand-in.mjs';
 import { byteLevelTokenizer } from '../lib/bench-tokenizer.mjs';
 
 const option = (name, fallback) => {

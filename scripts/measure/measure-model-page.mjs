@@ -1,6 +1,6 @@
 // Measures the Your model view as a reader types, in Chromium, Firefox or WebKit (scripts/lib/drivers.mjs): a
 // GPT-2-small-sized checkpoint (build/bench-gpt2/, written by scripts/data/make-gpt2-bench-model.py: random
-// weights, F32) is loaded by Hub id from the local stand-in of the Hub (tests/hub/stand-in.mjs: WebDriver cannot
+// weights, F32) is loaded by Hub id from the local stand-in of the Hub (scripts/lib/hub-stand-in.mjs: WebDriver cannot
 // drop files), its config.json and model.safetensors only, so the page tokenizes with GPT-2's own tokenizer, as
 // when the two files are dropped in. (Playwright's Chromium contexts, like a private window, refuse to keep 498 MB in
 // Cache Storage: the page then reads the weights by ranges, a longer load, the same model.)
@@ -19,7 +19,7 @@ import { join } from 'node:path';
 
 import { serveDist } from '../lib/browser.mjs';
 import { ENGINES, launchEngine } from '../lib/drivers.mjs';
-import { startStandIn } from '../../tests/hub/stand-in.mjs';
+import { startStandIn } from '../lib/hub-stand-in.mjs';
 
 const option = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -2,7 +2,7 @@
 // GPT-2-small-sized checkpoint (build/bench-gpt2/, 12 layers × 12 heads, scripts/data/make-gpt2-bench-model.py)
 // and the SmolLM2-135M-shaped grouped-query Llama in BF16 (build/bench-llama/, 30 layers, 9 query heads sharing 3
 // K/V heads, scripts/data/make-llama-bench-model.py; a byte-level tokenizer.json of its vocabulary's size), each loaded by
-// Hub id from the local stand-in of the Hub (tests/hub/stand-in.mjs), in Chromium at 1280 × 900 and 375 × 800:
+// Hub id from the local stand-in of the Hub (scripts/lib/hub-stand-in.mjs), in Chromium at 1280 × 900 and 375 × 800:
 // the whole view after the load (NAME-WIDTH.png), its Generate panel after 12 greedy tokens (NAME-WIDTH-generate.png),
 // a head's larger view (NAME-WIDTH-head.png), that head opened in the walkthrough (NAME-WIDTH-walkthrough.png), and the
 // load's line while the weights are prepared (NAME-WIDTH-preparing.png, when the load is slow enough to catch it).
@@ -13,7 +13,7 @@ import { chromium } from 'playwright-core';
 
 import { byteLevelTokenizer } from '../lib/bench-tokenizer.mjs';
 import { CHROMIUM_ARGS, screenshotDir, serveDist } from '../lib/browser.mjs';
-import { startStandIn } from '../../tests/hub/stand-in.mjs';
+import { startStandIn } from '../lib/hub-stand-in.mjs';
 
 const args = process.argv.slice(2);
 const at = args.indexOf('--only');

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { launchBrowser, openPage, screenshotDir, serveDist, tableNumbers } from './browser.mjs';
 import { apiHubCheckpoint, assertHeadsDrawn, expectedLayerTags, FAMILY_CASES, familyId as idOf, familyRepos, headFigure } from './hub-fixture.mjs';
 import { familyGolden } from '../js/checkpoint-support.mjs';
-import { startStandIn } from '../hub/stand-in.mjs';
+import { startStandIn } from '../../scripts/lib/hub-stand-in.mjs';
 import { strictCspAlso } from '../../scripts/lib/csp.mjs';
 
 const TEXT = 'the cat sat on the mat and the dog ran in';

@@ -1,5 +1,5 @@
 // The small GPT-2-family repo the browser tests load by Hub id from the local stand-in of the Hub
-// (tests/hub/stand-in.mjs; no test reaches the internet), and the comparison of the Your model
+// (scripts/lib/hub-stand-in.mjs; no test reaches the internet), and the comparison of the Your model
 // view's drawn heads with the JS API's attention: shared by tests/e2e/hub.test.mjs (Chromium,
 // playwright) and tests/e2e/engines/checks.mjs (Chromium, Firefox and WebKit, scripts/lib/drivers.mjs).
 // Also the Llama-family files of tests/e2e/hub.test.mjs, yourmodel.test.mjs and the engines' checks: the golden tiny
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { familyGolden, llamaGolden, smallGpt2Files } from '../js/checkpoint-support.mjs';
 import { lcgFloats, splitSafetensors, writeSafetensors } from '../js/support.mjs';
-import { startStandIn } from '../hub/stand-in.mjs';
+import { startStandIn } from '../../scripts/lib/hub-stand-in.mjs';
 
 /** 2 layers × 2 heads, d_model 16, context 64, GPT-2's 256 byte tokens and its first 4 merges. */
 export const SMALL_GPT2 = Object.freeze({ layers: 2, heads: 2, d: 16, vocab: 260, context: 64 });

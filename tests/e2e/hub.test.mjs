@@ -1,5 +1,5 @@
 // The "Your model" view never empty and a Hub model one click away, in Chromium, against the local
-// stand-in of the Hub (tests/hub/stand-in.mjs; no test reaches the internet): the page opened at
+// stand-in of the Hub (scripts/lib/hub-stand-in.mjs; no test reaches the internet): the page opened at
 // #tab=model&hubEndpoint=<stand-in> shows the shipped english model drawn as the JS API computes
 // it, without any action and without a request to the Hub; a small GPT-2 repo typed in the id box
 // loads and its heads equal lens.loadCheckpoint({ hub, endpoint })'s attention in the same page;
@@ -294,7 +294,7 @@ test('the Llama family by id: a sharded Mistral and a Qwen2 drawn as the API com
   assert.deepEqual(realProblems(problems), []);
 });
 
-/** The bytes the stand-in serves for a file's content (as tests/hub/stand-in.mjs's bytesOf). */
+/** The bytes the stand-in serves for a file's content (as scripts/lib/hub-stand-in.mjs's bytesOf). */
 const servedBytes = (content) => (typeof content === 'string' ? Buffer.byteLength(content)
   : content instanceof Uint8Array ? content.byteLength : Buffer.byteLength(JSON.stringify(content)));
 

@@ -1,11 +1,11 @@
-// lens.loadCheckpoint({ hub }) against the local stand-in of the Hub (tests/hub/stand-in.mjs; no test reaches the internet).
+// lens.loadCheckpoint({ hub }) against the local stand-in of the Hub (scripts/lib/hub-stand-in.mjs; no test reaches the internet).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { loadLens } from './support.mjs';
 import { assertAsAccurate, gpt2SizedCheckpoint, gpt2Tokenizer, llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
 import { DATA_DIR, readBytes, splitSafetensors } from './support.mjs';
-import { startStandIn } from '../hub/stand-in.mjs';
+import { startStandIn } from '../../scripts/lib/hub-stand-in.mjs';
 
 const lens = await loadLens();
 

@@ -8,7 +8,7 @@
 // loss falls); the embed's model="induction" draws the trained head from file:// and under the strict
 // CSP; at 375 px no tab scrolls sideways or has anything wider than its panel, and the footer describes
 // the tab shown. The Your model view's checks are model-checks.mjs's (the local stand-in of the Hub,
-// tests/hub/stand-in.mjs, and a server that never answers, for a cancel). Errors and requests are
+// scripts/lib/hub-stand-in.mjs, and a server that never answers, for a cancel). Errors and requests are
 // recorded in the page (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches
 // are not seen.
 import { after, before, test } from 'node:test';
