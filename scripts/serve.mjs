@@ -9,7 +9,7 @@
 // --csp sends a Content-Security-Policy header with every response: STRICT_CSP (scripts/lib/csp.mjs),
 // or POLICY when one follows (the browser tests check that the page and the embed run under it).
 // --connect ORIGINS (comma-separated; tests and mirrors only) adds origins to STRICT_CSP's
-// connect-src: a local stand-in of the Hub (tests/hub/stand-in.mjs) or a Hub mirror the page is
+// connect-src: a local stand-in of the Hub (scripts/lib/hub-stand-in.mjs) or a Hub mirror the page is
 // pointed at with #hubEndpoint=… (strictCspAlso in scripts/lib/csp.mjs).
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';

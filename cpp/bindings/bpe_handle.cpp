@@ -90,7 +90,7 @@ val BpeHandle::tokenTexts(val ids) const {
     const val decoder = text_decoder();
     val texts = val::array();
     for (const std::int32_t id : vector_or_empty<std::int32_t>(ids)) {
-      texts.call<void>("push", js_string(decoder, tokenizer_->token_text(id)));
+      texts.call<void>("push", js_string(decoder, tokenizer_->output_text(id)));
     }
     return texts;
   });

@@ -91,6 +91,17 @@ TEST_CASE("merges apply by rank and give the vocabulary's ids", "[bpe]") {
   CHECK_NOTHROW(tokenizer.check_fits(261));
 }
 
+TEST_CASE("an output id in the model's padding rows reads as no token; past them it is refused",
+          "[bpe]") {
+  attn::BpeTokenizer tokenizer(byte_vocab({"he"}), "#version: 0.2\nh e\n");
+  tokenizer.check_fits(264);  // the model's embedding rounded up past the tokenizer's 257 ids
+  CHECK(tokenizer.output_text(256) == "he");
+  CHECK(tokenizer.output_text(257) == "[id 257: no token]");
+  CHECK(tokenizer.output_text(263) == "[id 263: no token]");
+  CHECK_THROWS_WITH(tokenizer.output_text(264), ContainsSubstring("token id 264 is out of range"));
+  CHECK_THROWS_WITH(tokenizer.token_text(257), ContainsSubstring("token id 257 is out of range"));
+}
+
 TEST_CASE("a tokenizer that does not hang together is refused", "[bpe]") {
   CHECK_THROWS_WITH(attn::BpeTokenizer("a\nb\n", ""), ContainsSubstring("has no token for byte 0"));
   CHECK_THROWS_WITH(attn::BpeTokenizer(byte_vocab({}), "h e\n"),

@@ -735,7 +735,7 @@ export interface CheckpointModel extends TransformerModel {
   readonly hasTokenizer: boolean;
   /** token: the token's bytes as text ('<0xNN>' for part of a character); null without a tokenizer. */
   nextTokens(k?: number): { id: number; token: string | null; probability: number }[];
-  /** Each id's text: its bytes as text, '<0xNN>' per byte of part of a character. Needs a tokenizer. */
+  /** Each id's text: its bytes as text, '<0xNN>' per byte of part of a character; '[id N: no token]' for a row of the model's vocabulary past the tokenizer's (padding). Needs a tokenizer. */
   tokenTexts(ids: TokenIds): string[];
   /**
    * The end-of-text ids (config.json's eos_token_id: one id or a list, those within the

@@ -252,7 +252,7 @@ export class CheckpointModel extends TransformerModel {
     return { tokens: result.tokens.map((token) => decoder.decode(token)), ids };
   }
 
-  /** The checkpoint's family: 'gpt2' | 'llama' | 'qwen2' | 'mistral' (config.json's model_type). */
+  /** The checkpoint's family: the core's name, one of lens.catalog.families (config.json's model_type read by it). */
   get family() {
     return this.#family;
   }
@@ -272,7 +272,11 @@ export class CheckpointModel extends TransformerModel {
     return top.map((t, i) => ({ id: t.id, token: texts[i] ?? null, probability: t.probability }));
   }
 
-  /** Each id's readable text: its bytes as text, '<0xNN>' for each byte of part of a character. */
+  /**
+   * Each id's readable text: its bytes as text, '<0xNN>' for each byte of part of a character;
+   * '[id N: no token]' for a row of the model's vocabulary past the tokenizer's (Pythia pads 50 277
+   * ids to 50 304 rows).
+   */
   tokenTexts(ids) {
     if (!this.#bpe) throw new Error(this.#missing);
     return unwrap(this.#bpe.tokenTexts(tokenIds('ids', ids)));

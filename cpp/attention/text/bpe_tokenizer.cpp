@@ -439,6 +439,13 @@ const std::string& BpeTokenizer::token_bytes(std::int32_t id) const {
   return bytes_[std::size_t(id)];
 }
 
+std::string BpeTokenizer::output_text(std::int32_t id) const {
+  if (id >= 0 && std::size_t(id) >= bytes_.size() && std::size_t(id) < model_vocab_) {
+    return "[id " + std::to_string(id) + ": no token]";
+  }
+  return token_text(id);
+}
+
 std::string BpeTokenizer::token_text(std::int32_t id) const {
   const std::string& bytes = token_bytes(id);
   if (first_invalid_utf8(bytes) == std::string_view::npos) return bytes;

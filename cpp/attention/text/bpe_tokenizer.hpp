@@ -77,6 +77,10 @@ class BpeTokenizer {
   // A token as readable text: its bytes when they are valid UTF-8, else each byte as <0xNN> (a
   // token holding part of a character). Throws for an id out of range.
   std::string token_text(std::int32_t id) const;
+  // token_text for an id the model may output: an id of the model's vocabulary past the
+  // tokenizer's (the padding rows of an embedding rounded up: Pythia's 50 304 rows against its
+  // tokenizer's 50 277 ids) is "[id N: no token]"; an id past both still throws.
+  std::string output_text(std::int32_t id) const;
   // Throws attn::Error unless the tokenizer fits a model of model_vocab ids: every vocabulary
   // token and every post-processor token within them. Added tokens beyond them are kept (Gemma
   // 3's tokenizer has <image_soft_token> at 262 144, one past its text model's 262 144 rows), and
