@@ -1,14 +1,18 @@
 // The checkpoint cases of a tests/data folder (llama/, families/: <case>.config.json,
 // <case>.safetensors, <case>.expected.safetensors from the make-*-golden.py scripts): a case's
 // config.json as text or read by the core, its checkpoint loaded, config.json with one key edited
-// (for the refused-switch tests), and the sizes the expected file's metadata names checked.
+// (for the refused-switch tests), the sizes the expected file's metadata names checked, and the
+// walkthrough's traced layers checked against the forward.
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attention/model/checkpoint_import.hpp"
 #include "test_support.hpp"
@@ -78,4 +82,25 @@ inline void check_sizes_as_in(const std::map<std::string, std::string>& meta,
   CHECK(shape.head_dim == number("head_dim"));
   CHECK(config.d_model == number("d_model"));
   CHECK(config.vocab == number("vocab"));
+}
+
+// `ids` traced through a checkpoint's model and run by its forward: every layer's traced
+// attention weights (one Weights step per head) equal the forward's attention within 2e-6.
+inline void check_traced_weights_match_forward(attn::Model& model,
+                                               const std::vector<std::int32_t>& ids) {
+  const std::size_t n = ids.size();
+  model.trace(ids, n);
+  const auto out = model.forward(ids, 1, n);
+  const attn::AttentionShape shape = attn::attention_shape(model.config());
+  for (std::size_t l = 0; l < model.config().layers; ++l) {
+    INFO("layer " << l);
+    std::size_t heads_seen = 0;
+    for (const auto& step : model.traced_layer(l).last_result().trace.steps) {
+      if (step.kind != attn::StepKind::Weights) continue;
+      ++heads_seen;
+      const float* want = out.attention[l].data() + std::size_t(step.head) * n * n;
+      for (std::size_t i = 0; i < n * n; ++i) CHECK(std::abs(step.data[i] - want[i]) < 2e-6f);
+    }
+    CHECK(heads_seen == shape.heads);
+  }
 }

@@ -305,22 +305,11 @@ TEST_CASE("the walkthrough's traced layers reproduce each new family's attention
   for (const char* name : kCases) {
     INFO(name);
     const auto model = families.load(name);
-    const auto ids = ids_of(families.expected(name));
-    const std::size_t n = ids.size();
-    model->trace(ids, n);
-    const auto out = model->forward(ids, 1, n);
+    check_traced_weights_match_forward(*model, ids_of(families.expected(name)));
     const attn::AttentionShape shape = attn::attention_shape(model->config());
     for (std::size_t l = 0; l < model->config().layers; ++l) {
       INFO("layer " << l);
       const attn::AttentionLayer& layer = model->traced_layer(l);
-      std::size_t heads_seen = 0;
-      for (const auto& step : layer.last_result().trace.steps) {
-        if (step.kind != attn::StepKind::Weights) continue;
-        ++heads_seen;
-        const float* want = out.attention[l].data() + std::size_t(step.head) * n * n;
-        for (std::size_t i = 0; i < n * n; ++i) CHECK(std::abs(step.data[i] - want[i]) < 2e-6f);
-      }
-      CHECK(heads_seen == shape.heads);
       // A soft-capped layer shows the capped scores, with its cap in the equation.
       const double cap = model->config().blocks[l].logit_softcap;
       std::size_t capped = 0;
