@@ -81,33 +81,21 @@ attn::LogitParams logit_params() {
   return params;
 }
 
+// fma_chains<N> run for the N of `Counts` that equals `chains` (a runtime count to the template's
+// compile-time one); NaN for a count not listed.
+template <int... Counts>
+float fma_chains_of(int chains, int iters) {
+  float result = std::nanf("");
+  (void)((chains == Counts && (result = fma_chains<Counts>(iters), true)) || ...);
+  return result;
+}
+
 }  // namespace
 
 extern "C" {
 
 PROBE_EXPORT float probe_peak(int chains, int iters) {
-  switch (chains) {
-    case 4:
-      return fma_chains<4>(iters);
-    case 6:
-      return fma_chains<6>(iters);
-    case 8:
-      return fma_chains<8>(iters);
-    case 10:
-      return fma_chains<10>(iters);
-    case 12:
-      return fma_chains<12>(iters);
-    case 14:
-      return fma_chains<14>(iters);
-    case 16:
-      return fma_chains<16>(iters);
-    case 20:
-      return fma_chains<20>(iters);
-    case 24:
-      return fma_chains<24>(iters);
-    default:
-      return std::nanf("");
-  }
+  return fma_chains_of<4, 6, 8, 10, 12, 14, 16, 20, 24>(chains, iters);
 }
 
 PROBE_EXPORT int probe_width() {
