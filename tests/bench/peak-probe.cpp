@@ -81,6 +81,19 @@ attn::LogitParams logit_params() {
   return params;
 }
 
+// Each head's query, key and value column blocks of the projections and its block of the
+// concatenated heads, given to `run` (the per-head loop of the layer's attention).
+template <class Run>
+void for_each_head(Run run) {
+  Problem& p = problem;
+  const std::size_t dk = p.d / p.heads;
+  const attn::MatView all = p.qkv.view();
+  for (std::size_t h = 0; h < p.heads; ++h) {
+    run(all.col_block(h * dk, dk), all.col_block(p.d + h * dk, dk),
+        all.col_block(2 * p.d + h * dk, dk), p.concat.view().col_block(h * dk, dk));
+  }
+}
+
 // fma_chains<N> run for the N of `Counts` that equals `chains` (a runtime count to the template's
 // compile-time one); NaN for a count not listed.
 template <int... Counts>
@@ -130,27 +143,17 @@ PROBE_EXPORT void probe_projections() {
 }
 
 PROBE_EXPORT void probe_attention() {
-  Problem& p = problem;
-  const std::size_t dk = p.d / p.heads;
   const attn::LogitParams params = logit_params();
-  const attn::MatView all = p.qkv.view();
-  for (std::size_t h = 0; h < p.heads; ++h) {
-    attn::scaled_dot_product_attention(all.col_block(h * dk, dk), all.col_block(p.d + h * dk, dk),
-                                       all.col_block(2 * p.d + h * dk, dk), params, p.weights,
-                                       p.concat.view().col_block(h * dk, dk), p.sdpa);
-  }
+  for_each_head([&](attn::MatView q, attn::MatView k, attn::MatView v, attn::MatView context) {
+    attn::scaled_dot_product_attention(q, k, v, params, problem.weights, context, problem.sdpa);
+  });
 }
 
 PROBE_EXPORT void probe_flash() {
-  Problem& p = problem;
-  const std::size_t dk = p.d / p.heads;
   const attn::LogitParams params = logit_params();
-  const attn::MatView all = p.qkv.view();
-  for (std::size_t h = 0; h < p.heads; ++h) {
-    attn::flash_attention(all.col_block(h * dk, dk), all.col_block(p.d + h * dk, dk),
-                          all.col_block(2 * p.d + h * dk, dk), params,
-                          p.concat.view().col_block(h * dk, dk), p.flash);
-  }
+  for_each_head([&](attn::MatView q, attn::MatView k, attn::MatView v, attn::MatView context) {
+    attn::flash_attention(q, k, v, params, context, problem.flash);
+  });
 }
 
 PROBE_EXPORT void probe_out_projection() {
