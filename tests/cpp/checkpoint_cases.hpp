@@ -6,6 +6,7 @@
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -62,6 +63,14 @@ struct CheckpointCases {
   std::string with_key(const std::string& name, const std::string& key,
                        const std::string& value) const {
     return with_key_in(config_text(name), key, value);
+  }
+  // The case's config.json with `key` set to `value` refused by the core, the message containing
+  // `message`.
+  void refuses(const std::string& name, const std::string& key, const std::string& value,
+               const std::string& message) const {
+    const std::string text = with_key(name, key, value);
+    INFO(text.substr(0, 160));
+    CHECK_THROWS_WITH(config_of(text), Catch::Matchers::ContainsSubstring(message));
   }
   // PyTorch's run of the case (make-*-golden.py): ids, logits and attention, sizes as metadata.
   attn::safetensors::File expected(const std::string& name) const {
