@@ -54,10 +54,13 @@ struct CheckpointCases {
     const auto bytes = read_file(path(name + ".config.json"));
     return std::string(bytes.begin(), bytes.end());
   }
-  // The case's checkpoint read into a Model by its config.json.
+  // The case's checkpoint: its .safetensors file's bytes, and read into a Model by its
+  // config.json.
+  std::vector<std::uint8_t> checkpoint_bytes(const std::string& name) const {
+    return read_file(path(name + ".safetensors"));
+  }
   std::unique_ptr<attn::Model> load(const std::string& name) const {
-    const auto bytes = read_file(path(name + ".safetensors"));
-    return attn::load_checkpoint({bytes}, config_of(config_text(name)));
+    return attn::load_checkpoint({checkpoint_bytes(name)}, config_of(config_text(name)));
   }
   // The case's config.json with `key`'s value replaced by `value` (JSON text), or added.
   std::string with_key(const std::string& name, const std::string& key,

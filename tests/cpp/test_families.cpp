@@ -194,7 +194,7 @@ TEST_CASE("each new family's parameters under our names", "[families]") {
 
 TEST_CASE("GPT-NeoX's query_key_value rows [heads, 3, head_dim] land in our q | k | v blocks",
           "[families]") {
-  const auto bytes = read_file(families.path("pythia-f32.safetensors"));
+  const auto bytes = families.checkpoint_bytes("pythia-f32");
   const auto file = st::File::parse(bytes);
   const auto stored = file.f32("gpt_neox.layers.1.attention.query_key_value.weight");
   const auto stored_bias = file.f32("gpt_neox.layers.1.attention.query_key_value.bias");
@@ -477,7 +477,7 @@ TEST_CASE("files that disagree with a new family's config.json are refused, nami
           "[families]") {
   const auto config = config_of(families.config_text("qwen3-f32"));
   const auto without = [](const std::string& name, const std::string& dropped) {
-    return edited_safetensors(read_file(families.path(name + ".safetensors")),
+    return edited_safetensors(families.checkpoint_bytes(name),
                               [&](st::TensorToWrite& t) { return t.name != dropped; });
   };
   CHECK_THROWS_WITH(attn::load_checkpoint(
@@ -493,8 +493,8 @@ TEST_CASE("files that disagree with a new family's config.json are refused, nami
   CHECK_THROWS_AS(attn::load_checkpoint({llama}, config_of(families.config_text("gemma2-f32"))),
                   attn::Error);
   // Phi-3's fused qkv_proj with a row too few.
-  const auto short_qkv = edited_safetensors(
-      read_file(families.path("phi3-f32.safetensors")), [](st::TensorToWrite& t) {
+  const auto short_qkv =
+      edited_safetensors(families.checkpoint_bytes("phi3-f32"), [](st::TensorToWrite& t) {
         if (t.name == "model.layers.0.self_attn.qkv_proj.weight") {
           t.shape[0] -= 1;
           t.bytes.resize(t.bytes.size() - 64 * 4);

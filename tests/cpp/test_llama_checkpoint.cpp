@@ -24,7 +24,7 @@ const CheckpointCases llama{"llama"};
 // The case's tensors, edited by `edit` (false drops one), written as one file.
 template <class Edit>
 std::vector<std::uint8_t> edited(const std::string& name, Edit edit) {
-  return edited_safetensors(read_file(llama.path(name + ".safetensors")), edit);
+  return edited_safetensors(llama.checkpoint_bytes(name), edit);
 }
 
 }  // namespace
@@ -71,7 +71,7 @@ TEST_CASE("each family's switches are read from config.json", "[llama]") {
 }
 
 TEST_CASE("a sharded checkpoint loads as its single file does", "[llama]") {
-  const auto whole = read_file(llama.path("mistral-f32.safetensors"));
+  const auto whole = llama.checkpoint_bytes("mistral-f32");
   const auto file = st::File::parse(whole);
   std::vector<st::TensorToWrite> first, second;
   for (const auto& info : file.tensors()) {
@@ -148,16 +148,14 @@ TEST_CASE("files that disagree with config.json are refused, naming the tensor",
                     ContainsSubstring("'model.layers.0.self_attn.q_proj.bias'") &&
                         ContainsSubstring("no place for"));
   // k_proj with the query heads' width: the config's num_key_value_heads disagrees.
-  const auto wide = attn::checkpoint_config(
-      attn::ConfigJson(llama.with_key("llama-f32", "num_key_value_heads", "4")));
-  CHECK_THROWS_WITH(attn::load_checkpoint({read_file(llama.path("llama-f32.safetensors"))}, wide),
+  const auto wide = config_of(llama.with_key("llama-f32", "num_key_value_heads", "4"));
+  CHECK_THROWS_WITH(attn::load_checkpoint({llama.checkpoint_bytes("llama-f32")}, wide),
                     ContainsSubstring("k_proj.weight' has shape [32, 64]") &&
                         ContainsSubstring("num_key_value_heads 4") &&
                         ContainsSubstring("[64, 64]"));
   // Tied embeddings, but an lm_head that differs.
-  const auto tied = attn::checkpoint_config(
-      attn::ConfigJson(llama.with_key("llama-f32", "tie_word_embeddings", "true")));
-  CHECK_THROWS_WITH(attn::load_checkpoint({read_file(llama.path("llama-f32.safetensors"))}, tied),
+  const auto tied = config_of(llama.with_key("llama-f32", "tie_word_embeddings", "true"));
+  CHECK_THROWS_WITH(attn::load_checkpoint({llama.checkpoint_bytes("llama-f32")}, tied),
                     ContainsSubstring("lm_head.weight differs from model.embed_tokens.weight") &&
                         ContainsSubstring("tie_word_embeddings is true"));
   // A GPT-2 file with a Llama config, and the other way round.
@@ -167,9 +165,8 @@ TEST_CASE("files that disagree with config.json are refused, naming the tensor",
                         ContainsSubstring("supported: Llama-family checkpoints"));
   attn::Gpt2Config gpt2_config{
       .n_layer = 2, .n_head = 4, .n_embd = 64, .n_positions = 64, .vocab_size = 96};
-  CHECK_THROWS_WITH(
-      attn::load_gpt2_checkpoint(read_file(llama.path("llama-f32.safetensors")), gpt2_config),
-      ContainsSubstring("this looks like a Llama checkpoint"));
+  CHECK_THROWS_WITH(attn::load_gpt2_checkpoint(llama.checkpoint_bytes("llama-f32"), gpt2_config),
+                    ContainsSubstring("this looks like a Llama checkpoint"));
 }
 
 TEST_CASE("a Llama model refuses training by name, and forwards within its window", "[llama]") {
