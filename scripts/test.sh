@@ -67,38 +67,30 @@ run_suite native-scalar-build none attn_build_preset native-scalar
 run_suite native-scalar-tests ctest ctest --preset native-scalar -j2
 run_suite asan-ubsan-build none attn_build_preset native-debug
 run_suite asan-ubsan-tests ctest ctest --preset native-debug -j2
-# libFuzzer on the .safetensors reader, AttentionLayer::load_safetensors and the GPT-2 checkpoint
-# import (ASan + UBSan), for a bounded time from the valid seeds and the malformed corpora. New
-# inputs go to a temporary folder and findings (crash-*, timeout-*, oom-*) to build/fuzz/: nothing
-# is written into the repository.
-fuzz_safetensors() {
+# run_fuzzer TARGET DICT CORPUS…: libFuzzer's build/fuzz/TARGET (ASan + UBSan) for a bounded time
+# from the seed CORPUS folders. New inputs go to a temporary folder and findings (crash-*,
+# timeout-*, oom-*) to build/fuzz/: nothing is written into the repository.
+run_fuzzer() {
+  local target="$1" dict="$2"
+  shift 2
   attn_build_preset fuzz || return 1
   local corpus status
   corpus=$(mktemp -d)
-  build/fuzz/fuzz_safetensors -seed=1 -max_total_time="${ATTN_FUZZ_SECONDS:-30}" -timeout=10 \
-    -print_final_stats=1 -dict=tests/fuzz/safetensors.dict -artifact_prefix=build/fuzz/ \
-    "$corpus" tests/fuzz/seeds tests/fuzz/seeds-gpt2 tests/data/malformed tests/data/malformed-gpt2
+  "build/fuzz/$target" -seed=1 -max_total_time="${ATTN_FUZZ_SECONDS:-30}" -timeout=10 \
+    -print_final_stats=1 -dict="$dict" -artifact_prefix=build/fuzz/ "$corpus" "$@"
   status=$?
   rm -rf "$corpus"
   return "$status"
 }
 
-run_suite fuzz-safetensors fuzz fuzz_safetensors
-# libFuzzer on pytorch_model.bin: the zip reader, the weights-only unpickler and the tensor sources
-# (ASan + UBSan), from the valid files' data.pkl, the valid files and the hostile set.
-fuzz_torch_checkpoint() {
-  attn_build_preset fuzz || return 1
-  local corpus status
-  corpus=$(mktemp -d)
-  build/fuzz/fuzz_torch_checkpoint -seed=1 -max_total_time="${ATTN_FUZZ_SECONDS:-30}" -timeout=10 \
-    -print_final_stats=1 -dict=tests/fuzz/torch.dict -artifact_prefix=build/fuzz/ \
-    "$corpus" tests/fuzz/seeds-torch tests/data/torch tests/data/malformed-torch
-  status=$?
-  rm -rf "$corpus"
-  return "$status"
-}
-
-run_suite fuzz-torch fuzz fuzz_torch_checkpoint
+# The .safetensors reader, AttentionLayer::load_safetensors and the GPT-2 checkpoint import, from
+# the valid seeds and the malformed corpora.
+run_suite fuzz-safetensors fuzz run_fuzzer fuzz_safetensors tests/fuzz/safetensors.dict \
+  tests/fuzz/seeds tests/fuzz/seeds-gpt2 tests/data/malformed tests/data/malformed-gpt2
+# pytorch_model.bin: the zip reader, the weights-only unpickler and the tensor sources, from the
+# valid files' data.pkl, the valid files and the hostile set.
+run_suite fuzz-torch fuzz run_fuzzer fuzz_torch_checkpoint tests/fuzz/torch.dict \
+  tests/fuzz/seeds-torch tests/data/torch tests/data/malformed-torch
 run_suite wasm-and-page-build none bash scripts/build.sh
 run_suite js-api-tests node node --test tests/js/
 # The same suites on the threaded build (dist/attention-lens-threads.mjs, two threads): the same

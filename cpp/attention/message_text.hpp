@@ -25,4 +25,16 @@ inline std::string number_text(double value) {
   return text;
 }
 
+// A whole number in full ("10000", "1000000", where %g would write 1e+06), anything else as %g: a
+// RoPE base in an equation or an explanation.
+inline std::string whole_number_text(double value) {
+  char text[32];
+  if (value == std::floor(value) && value < 1e15) {
+    std::snprintf(text, sizeof text, "%.0f", value);
+  } else {
+    std::snprintf(text, sizeof text, "%g", value);
+  }
+  return text;
+}
+
 }  // namespace attn

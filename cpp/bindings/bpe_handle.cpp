@@ -11,12 +11,6 @@ namespace attn::bindings {
 
 namespace {
 
-val id_array(const std::vector<std::int32_t>& ids) {
-  val out = val::array();
-  for (const std::int32_t id : ids) out.call<void>("push", id);
-  return out;
-}
-
 // A TextDecoder that keeps a leading U+FEFF (Embind's own string conversion drops it).
 val text_decoder() {
   val options = val::object();
@@ -58,8 +52,8 @@ val BpeHandle::configureJson(const std::string& json, std::size_t model_vocab) {
     tokenizer_ = std::move(tokenizer);
     val out = val::object();
     out.set("tokens", double(tokenizer_->vocab_size()));
-    out.set("prefix", id_array(tokenizer_->special_prefix()));
-    out.set("suffix", id_array(tokenizer_->special_suffix()));
+    out.set("prefix", number_array(tokenizer_->special_prefix()));
+    out.set("suffix", number_array(tokenizer_->special_suffix()));
     out.set("nfc", tokenizer_->needs_nfc());
     return out;
   });
@@ -88,11 +82,9 @@ val BpeHandle::encode(val bytes) {
 val BpeHandle::tokenTexts(val ids) const {
   return guarded([&] {
     const val decoder = text_decoder();
-    val texts = val::array();
-    for (const std::int32_t id : vector_or_empty<std::int32_t>(ids)) {
-      texts.call<void>("push", js_string(decoder, tokenizer_->output_text(id)));
-    }
-    return texts;
+    return array_of(vector_or_empty<std::int32_t>(ids), [&](std::int32_t id) {
+      return js_string(decoder, tokenizer_->output_text(id));
+    });
   });
 }
 

@@ -21,13 +21,11 @@ val error_value(const char* message) {
 val step_value(const attn::AttentionLayer& layer, const attn::Step& s) {
   const attn::StepInfo& info = attn::step_info(s.kind);
   const attn::StepText text = attn::step_text(layer, s);
-  val shape = val::array();
-  for (auto extent : s.shape) shape.call<void>("push", extent);
   val out = val::object();
   out.set("id", std::string(info.id));
   out.set("title", text.title);
   out.set("equation", text.equation);
-  out.set("shape", shape);
+  out.set("shape", number_array(s.shape));
   out.set("head", s.head);
   out.set("rows", std::string(info.rows));
   out.set("cols", std::string(info.cols));

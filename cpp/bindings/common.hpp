@@ -57,11 +57,22 @@ std::vector<T> vector_or_empty(const val& array) {
   return emscripten::convertJSArrayToNumberVector<T>(array);
 }
 
+// A JS array of to_js(item) for each of `items`, in order.
+template <class Range, class ToJs>
+val array_of(const Range& items, ToJs to_js) {
+  val out = val::array();
+  for (const auto& item : items) out.call<void>("push", to_js(item));
+  return out;
+}
+
+// A JS array of numbers (a shape, ids, frequencies) or of strings.
+template <class Range>
+val number_array(const Range& items) {
+  return array_of(items, [](auto value) { return value; });
+}
 template <class Range>
 val string_array(const Range& items) {
-  val out = val::array();
-  for (const auto& item : items) out.call<void>("push", std::string(item));
-  return out;
+  return array_of(items, [](const auto& item) { return std::string(item); });
 }
 
 // {id, title, equation, shape, head, rows, cols, data}: one traced step of `layer`, the id and

@@ -105,15 +105,13 @@ val catalog() {
   out.set("tasks", name_list(attn::task_kinds()));
   // The checkpoint families the core reads (the registry's order) and the bytes a parameter
   // stored in each dtype takes in the tab.
-  val families = val::array();
-  for (const attn::FamilyDescription* family : attn::families()) {
-    val entry = val::object();
-    entry.set("name", std::string(family->family));
-    entry.set("modelType", std::string(family->model_type));
-    entry.set("displayName", std::string(family->display_name));
-    families.call<void>("push", entry);
-  }
-  out.set("families", families);
+  out.set("families", array_of(attn::families(), [](const attn::FamilyDescription* family) {
+            val entry = val::object();
+            entry.set("name", std::string(family->family));
+            entry.set("modelType", std::string(family->model_type));
+            entry.set("displayName", std::string(family->display_name));
+            return entry;
+          }));
   val bytes = val::object();
   for (const auto dtype : {attn::safetensors::DType::F32, attn::safetensors::DType::F64,
                            attn::safetensors::DType::F16, attn::safetensors::DType::BF16}) {
@@ -155,19 +153,17 @@ val readInAlphabet(const std::string& text, const std::string& alphabet, const s
   return guarded([&] {
     const attn::AlphabetText read =
         attn::read_in_alphabet(text, alphabet, owner, attn::parse_unknown_characters(unknown));
-    val mapped = val::array();
-    for (const auto& m : read.mapped) {
-      val entry = val::object();
-      entry.set("position", m.position);
-      entry.set("typed", m.typed);
-      entry.set("read", m.read);
-      entry.set("how", std::string(attn::name_of(attn::character_mappings(), m.how)));
-      mapped.call<void>("push", entry);
-    }
     val out = val::object();
     out.set("ids", val::global("Int32Array").new_(view_of(read.ids.data(), read.ids.size())));
     out.set("tokens", string_array(read.characters));
-    out.set("mapped", mapped);
+    out.set("mapped", array_of(read.mapped, [](const auto& m) {
+              val entry = val::object();
+              entry.set("position", m.position);
+              entry.set("typed", m.typed);
+              entry.set("read", m.read);
+              entry.set("how", std::string(attn::name_of(attn::character_mappings(), m.how)));
+              return entry;
+            }));
     out.set("note", read.note);
     return out;
   });

@@ -98,14 +98,6 @@ val LayerHandle::explain(const std::string& step, int head, std::size_t row, std
       term_right_.push_back(term.right);
       term_product_.push_back(term.product);
     }
-    val quantities = val::array();
-    for (const auto& q : e.quantities) {
-      val quantity = val::object();
-      quantity.set("name", q.name);
-      quantity.set("latex", q.latex);
-      quantity.set("value", q.value);
-      quantities.call<void>("push", quantity);
-    }
     val out = val::object();
     out.set("step", e.step);
     out.set("head", e.head);
@@ -116,7 +108,13 @@ val LayerHandle::explain(const std::string& step, int head, std::size_t row, std
     out.set("equation", e.equation);
     out.set("leftLabel", e.left_label);
     out.set("rightLabel", e.right_label);
-    out.set("quantities", quantities);
+    out.set("quantities", array_of(e.quantities, [](const auto& q) {
+              val quantity = val::object();
+              quantity.set("name", q.name);
+              quantity.set("latex", q.latex);
+              quantity.set("value", q.value);
+              return quantity;
+            }));
     // Views last: nothing may allocate between creating them and the JS API's copies.
     out.set("termIndex", view_of(term_index_.data(), term_index_.size()));
     out.set("termLeft", view_of(term_left_.data(), term_left_.size()));

@@ -42,16 +42,12 @@ val ModelHandle::configure(val options) {
 }
 
 val ModelHandle::parameterTable() const {
-  val out = val::array();
-  for (const attn::ParameterInfo& info : model_->parameter_table()) {
-    val shape = val::array();
-    for (auto extent : info.shape) shape.call<void>("push", extent);
+  return array_of(model_->parameter_table(), [](const attn::ParameterInfo& info) {
     val entry = val::object();
     entry.set("name", info.name);
-    entry.set("shape", shape);
-    out.call<void>("push", entry);
-  }
-  return out;
+    entry.set("shape", number_array(info.shape));
+    return entry;
+  });
 }
 
 val ModelHandle::parameter(const std::string& name) {
@@ -101,14 +97,12 @@ val ModelHandle::nextTokens(std::size_t k) const {
     if (output_.logits.size() < vocab) throw attn::Error("nextTokens needs a forward first");
     const std::size_t rows = output_.logits.size() / vocab / last_batch_;
     const auto top = attn::top_next_tokens(output_.logits.subspan((rows - 1) * vocab, vocab), k);
-    val out = val::array();
-    for (const attn::NextToken& t : top) {
+    return array_of(top, [](const attn::NextToken& t) {
       val entry = val::object();
       entry.set("id", t.id);
       entry.set("probability", t.probability);
-      out.call<void>("push", entry);
-    }
-    return out;
+      return entry;
+    });
   });
 }
 
@@ -122,9 +116,7 @@ val ModelHandle::rope(std::size_t layer) const {
   if (spec.frequencies.empty()) {
     rope.set("frequencies", val::null());
   } else {
-    val frequencies = val::array();
-    for (const double f : spec.frequencies) frequencies.call<void>("push", f);
-    rope.set("frequencies", frequencies);
+    rope.set("frequencies", number_array(spec.frequencies));
   }
   return rope;
 }
@@ -246,15 +238,13 @@ val ModelHandle::ablate(val heads) {
 }
 
 val ModelHandle::ablated() const {
-  val out = val::array();
-  for (const attn::HeadAblation& head : model_->ablated()) {
+  return array_of(model_->ablated(), [](const attn::HeadAblation& head) {
     val entry = val::object();
     entry.set("layer", head.layer);
     entry.set("head", head.head);
     entry.set("scale", head.scale);
-    out.call<void>("push", entry);
-  }
-  return out;
+    return entry;
+  });
 }
 
 val ModelHandle::generateStart(val ids, val options) {
@@ -281,14 +271,12 @@ val ModelHandle::generateNext() {
     if (!generator_) throw attn::Error("no generation under way: call generateStart first");
     const auto step = generator_->next();
     if (!step) return val::null();
-    val attention = val::array();
-    for (const auto& layer : step->attention) {
-      attention.call<void>("push", view_of(layer.data(), layer.size()));
-    }
     val out = val::object();
     out.set("id", step->id);
     out.set("probability", step->probability);
-    out.set("attention", attention);
+    out.set("attention", array_of(step->attention, [](const auto& layer) {
+              return view_of(layer.data(), layer.size());
+            }));
     return out;
   });
 }

@@ -81,33 +81,34 @@ attn::LogitParams logit_params() {
   return params;
 }
 
+// Each head's query, key and value column blocks of the projections and its block of the
+// concatenated heads, given to `run` (the per-head loop of the layer's attention).
+template <class Run>
+void for_each_head(Run run) {
+  Problem& p = problem;
+  const std::size_t dk = p.d / p.heads;
+  const attn::MatView all = p.qkv.view();
+  for (std::size_t h = 0; h < p.heads; ++h) {
+    run(all.col_block(h * dk, dk), all.col_block(p.d + h * dk, dk),
+        all.col_block(2 * p.d + h * dk, dk), p.concat.view().col_block(h * dk, dk));
+  }
+}
+
+// fma_chains<N> run for the N of `Counts` that equals `chains` (a runtime count to the template's
+// compile-time one); NaN for a count not listed.
+template <int... Counts>
+float fma_chains_of(int chains, int iters) {
+  float result = std::nanf("");
+  (void)((chains == Counts && (result = fma_chains<Counts>(iters), true)) || ...);
+  return result;
+}
+
 }  // namespace
 
 extern "C" {
 
 PROBE_EXPORT float probe_peak(int chains, int iters) {
-  switch (chains) {
-    case 4:
-      return fma_chains<4>(iters);
-    case 6:
-      return fma_chains<6>(iters);
-    case 8:
-      return fma_chains<8>(iters);
-    case 10:
-      return fma_chains<10>(iters);
-    case 12:
-      return fma_chains<12>(iters);
-    case 14:
-      return fma_chains<14>(iters);
-    case 16:
-      return fma_chains<16>(iters);
-    case 20:
-      return fma_chains<20>(iters);
-    case 24:
-      return fma_chains<24>(iters);
-    default:
-      return std::nanf("");
-  }
+  return fma_chains_of<4, 6, 8, 10, 12, 14, 16, 20, 24>(chains, iters);
 }
 
 PROBE_EXPORT int probe_width() {
@@ -142,27 +143,17 @@ PROBE_EXPORT void probe_projections() {
 }
 
 PROBE_EXPORT void probe_attention() {
-  Problem& p = problem;
-  const std::size_t dk = p.d / p.heads;
   const attn::LogitParams params = logit_params();
-  const attn::MatView all = p.qkv.view();
-  for (std::size_t h = 0; h < p.heads; ++h) {
-    attn::scaled_dot_product_attention(all.col_block(h * dk, dk), all.col_block(p.d + h * dk, dk),
-                                       all.col_block(2 * p.d + h * dk, dk), params, p.weights,
-                                       p.concat.view().col_block(h * dk, dk), p.sdpa);
-  }
+  for_each_head([&](attn::MatView q, attn::MatView k, attn::MatView v, attn::MatView context) {
+    attn::scaled_dot_product_attention(q, k, v, params, problem.weights, context, problem.sdpa);
+  });
 }
 
 PROBE_EXPORT void probe_flash() {
-  Problem& p = problem;
-  const std::size_t dk = p.d / p.heads;
   const attn::LogitParams params = logit_params();
-  const attn::MatView all = p.qkv.view();
-  for (std::size_t h = 0; h < p.heads; ++h) {
-    attn::flash_attention(all.col_block(h * dk, dk), all.col_block(p.d + h * dk, dk),
-                          all.col_block(2 * p.d + h * dk, dk), params,
-                          p.concat.view().col_block(h * dk, dk), p.flash);
-  }
+  for_each_head([&](attn::MatView q, attn::MatView k, attn::MatView v, attn::MatView context) {
+    attn::flash_attention(q, k, v, params, context, problem.flash);
+  });
 }
 
 PROBE_EXPORT void probe_out_projection() {

@@ -22,12 +22,15 @@
 #include "attention/model/checkpoint_import.hpp"
 #include "attention/train/head_ablation.hpp"
 #include "attention/train/head_scores.hpp"
+#include "checkpoint_cases.hpp"
 #include "test_support.hpp"
 
 namespace st = attn::safetensors;
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
+
+const CheckpointCases families{"families"};
 
 // Every case of tests/data/families.
 const char* const kCases[] = {"pythia-f32",  "pythia-f16",         "neox-sequential-f32",
@@ -36,55 +39,10 @@ const char* const kCases[] = {"pythia-f32",  "pythia-f16",         "neox-sequent
                               "gemma2-bf16", "olmo2-f32",          "olmo2-bf16",
                               "phi3-f32",    "phi3-bf16"};
 
-std::string data_path(const std::string& name) {
-  return std::string(ATTN_TEST_DATA_DIR) + "/families/" + name;
-}
-
-std::string config_text(const std::string& name) {
-  const auto bytes = read_file(data_path(name + ".config.json"));
-  return std::string(bytes.begin(), bytes.end());
-}
-
-attn::CheckpointConfig config_of(const std::string& text) {
-  return attn::checkpoint_config(attn::ConfigJson(text));
-}
-
-std::unique_ptr<attn::Model> load(const std::string& name) {
-  const auto bytes = read_file(data_path(name + ".safetensors"));
-  return attn::load_checkpoint({bytes}, config_of(config_text(name)));
-}
-
-st::File expected_of(const std::string& name) {
-  return load_test_data("families/" + name + ".expected.safetensors");
-}
-
 std::vector<std::int32_t> ids_of(const st::File& expected) {
   std::vector<std::int32_t> ids;
   for (const double id : expected.f64("ids")) ids.push_back(std::int32_t(id));
   return ids;
-}
-
-// config.json's text with `key`'s value replaced by `value` (JSON text), or added.
-std::string with_key_in(std::string text, const std::string& key, const std::string& value) {
-  const std::string quoted = "\"" + key + "\": ";
-  const auto at = text.find(quoted);
-  if (at == std::string::npos) return "{" + quoted + value + "," + text.substr(text.find('{') + 1);
-  std::size_t end = at + quoted.size();
-  int depth = 0;
-  for (; end < text.size(); ++end) {
-    const char c = text[end];
-    if (c == '{' || c == '[') ++depth;
-    if (c == '}' || c == ']') {
-      if (depth == 0) break;
-      --depth;
-    }
-    if (c == ',' && depth == 0) break;
-  }
-  return text.substr(0, at + quoted.size()) + value + text.substr(end);
-}
-// The case's config.json so edited.
-std::string with_key(const std::string& name, const std::string& key, const std::string& value) {
-  return with_key_in(config_text(name), key, value);
 }
 
 // config.json's text without the member `member` (its exact text, e.g. "\"rotary_pct\": 0.5,").
@@ -126,20 +84,13 @@ TEST_CASE("the new families' checkpoints match transformers' eager forward in Py
           "[families][golden]") {
   for (const char* name : kCases) {
     INFO(name);
-    const auto expected = expected_of(name);
+    const auto expected = families.expected(name);
     const auto& meta = expected.metadata();
     const auto number = [&](const char* key) { return std::stoul(meta.at(key)); };
-    const attn::CheckpointConfig checkpoint = config_of(config_text(name));
-    CHECK(checkpoint.family->family == meta.at("family"));
-    const auto model = load(name);
+    const auto model = families.load(name);
     const attn::ModelConfig& config = model->config();
     const attn::AttentionShape shape = attn::attention_shape(config);
-    CHECK(config.layers == number("layers"));
-    CHECK(shape.heads == number("heads"));
-    CHECK(shape.kv_heads == number("kv_heads"));
-    CHECK(shape.head_dim == number("head_dim"));
-    CHECK(config.d_model == number("d_model"));
-    CHECK(config.vocab == number("vocab"));
+    check_sizes_as_in(meta, config_of(families.config_text(name)), config);
     // Each layer's window, RoPE base, scaling, rotary width and attention scale as the reference
     // ran them.
     const auto windows = split(meta.at("windows")), bases = split(meta.at("rope_bases"));
@@ -193,7 +144,7 @@ TEST_CASE("the new families' checkpoints match transformers' eager forward in Py
 TEST_CASE("each new family's parameters under our names", "[families]") {
   const auto names = [](const std::string& name) {
     std::vector<std::string> out;
-    const auto model = load(name);
+    const auto model = families.load(name);
     for (const auto& info : model->parameter_table()) out.push_back(info.name);
     return out;
   };
@@ -226,16 +177,16 @@ TEST_CASE("each new family's parameters under our names", "[families]") {
     CHECK(has(olmo2, "layers.1.ln2_post.weight"));
     CHECK_FALSE(has(olmo2, "layers.1.ln1.weight"));  // no norm before a sublayer
     CHECK_FALSE(has(olmo2, "layers.1.ln2.weight"));
-    const auto model = load("olmo2-f32");
+    const auto model = families.load("olmo2-f32");
     CHECK(model->parameter_info("layers.0.attn.q_norm.weight").shape ==
           std::vector<std::size_t>{64});
     CHECK(model->parameter_info("layers.0.attn.k_norm.weight").shape ==
           std::vector<std::size_t>{32});
   }
-  CHECK(load("qwen3-f32")->parameter_info("layers.0.attn.q_norm.weight").shape ==
+  CHECK(families.load("qwen3-f32")->parameter_info("layers.0.attn.q_norm.weight").shape ==
         std::vector<std::size_t>{16});
   // Phi-3's fused tensors are our in_proj and gated fc as they are.
-  const auto phi3 = load("phi3-f32");
+  const auto phi3 = families.load("phi3-f32");
   CHECK(phi3->parameter_info("layers.0.attn.in_proj_weight").shape ==
         std::vector<std::size_t>{128, 64});
   CHECK(phi3->parameter_info("layers.0.mlp.fc.weight").shape == std::vector<std::size_t>{224, 64});
@@ -243,11 +194,11 @@ TEST_CASE("each new family's parameters under our names", "[families]") {
 
 TEST_CASE("GPT-NeoX's query_key_value rows [heads, 3, head_dim] land in our q | k | v blocks",
           "[families]") {
-  const auto bytes = read_file(data_path("pythia-f32.safetensors"));
+  const auto bytes = families.checkpoint_bytes("pythia-f32");
   const auto file = st::File::parse(bytes);
   const auto stored = file.f32("gpt_neox.layers.1.attention.query_key_value.weight");
   const auto stored_bias = file.f32("gpt_neox.layers.1.attention.query_key_value.bias");
-  const auto model = load("pythia-f32");
+  const auto model = families.load("pythia-f32");
   const auto ours = model->parameter_values("layers.1.attn.in_proj_weight");
   const auto ours_bias = model->parameter_values("layers.1.attn.in_proj_bias");
   const std::size_t d = 64, heads = 4, hd = 16;
@@ -262,7 +213,7 @@ TEST_CASE("GPT-NeoX's query_key_value rows [heads, 3, head_dim] land in our q | 
     }
   }
   // The F16 file's weights kept 2-byte, and the U8 mask buffers ignored.
-  const auto f16 = load("pythia-f16");
+  const auto f16 = families.load("pythia-f16");
   CHECK(f16->has_half_parameters());
   CHECK(f16->parameter_info("layers.0.attn.in_proj_weight").half == attn::HalfKind::F16);
 }
@@ -272,7 +223,7 @@ TEST_CASE("head scores and ablation run on every new family", "[families][ablati
        {"pythia-f32", "neox-sequential-f32", "qwen3-f32", "gemma3-f32", "gemma3-pattern-f32",
         "gemma2-f32", "olmo2-f32", "phi3-f32", "gemma2-bf16"}) {
     INFO(name);
-    const auto model = load(name);
+    const auto model = families.load(name);
     const attn::ModelConfig& config = model->config();
     const attn::Batch probe = attn::induction_probe(3, 10, config.vocab);
     const auto out = model->forward(probe.ids, 1, probe.n);
@@ -306,8 +257,8 @@ TEST_CASE("ablating a head equals zeroing its out_proj columns in every new fami
   for (const char* name : {"pythia-f32", "neox-sequential-f32", "qwen3-f32", "gemma3-f32",
                            "gemma2-f32", "olmo2-f32", "phi3-f32"}) {
     INFO(name);
-    const auto model = load(name);
-    const auto ids = ids_of(expected_of(name));
+    const auto model = families.load(name);
+    const auto ids = ids_of(families.expected(name));
     const std::size_t n = ids.size(), layer = model->config().layers - 1, head = 1;
     const attn::AttentionShape shape = attn::attention_shape(model->config(), layer);
     model->ablate({{layer, head}});
@@ -332,15 +283,17 @@ TEST_CASE("ablating a head equals zeroing its out_proj columns in every new fami
 
 TEST_CASE("training refuses, by name, what the backward does not differentiate", "[families]") {
   const std::vector<std::int32_t> ids{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};  // in every vocabulary
-  const auto neox = load("neox-sequential-f32");
+  const auto neox = families.load("neox-sequential-f32");
   const std::vector<std::int32_t> targets(ids.begin() + 1, ids.end());
   const std::vector<std::int32_t> inputs(ids.begin(), ids.end() - 1);
   CHECK_THROWS_WITH(neox->loss_and_gradients(inputs, targets, 1, inputs.size()),
                     ContainsSubstring("cannot be trained: a partial rotary"));
-  CHECK_THROWS_WITH(load("pythia-f32")->loss_and_gradients(inputs, targets, 1, inputs.size()),
-                    ContainsSubstring("cannot be trained: a parallel residual"));
-  CHECK_THROWS_WITH(load("gemma2-f32")->loss_and_gradients(inputs, targets, 1, inputs.size()),
-                    ContainsSubstring("cannot be trained: RMSNorm"));
+  CHECK_THROWS_WITH(
+      families.load("pythia-f32")->loss_and_gradients(inputs, targets, 1, inputs.size()),
+      ContainsSubstring("cannot be trained: a parallel residual"));
+  CHECK_THROWS_WITH(
+      families.load("gemma2-f32")->loss_and_gradients(inputs, targets, 1, inputs.size()),
+      ContainsSubstring("cannot be trained: RMSNorm"));
 }
 
 TEST_CASE("the walkthrough's traced layers reproduce each new family's attention",
@@ -351,23 +304,12 @@ TEST_CASE("the walkthrough's traced layers reproduce each new family's attention
   // reads the residual stream: no norm before it).
   for (const char* name : kCases) {
     INFO(name);
-    const auto model = load(name);
-    const auto ids = ids_of(expected_of(name));
-    const std::size_t n = ids.size();
-    model->trace(ids, n);
-    const auto out = model->forward(ids, 1, n);
+    const auto model = families.load(name);
+    check_traced_weights_match_forward(*model, ids_of(families.expected(name)));
     const attn::AttentionShape shape = attn::attention_shape(model->config());
     for (std::size_t l = 0; l < model->config().layers; ++l) {
       INFO("layer " << l);
       const attn::AttentionLayer& layer = model->traced_layer(l);
-      std::size_t heads_seen = 0;
-      for (const auto& step : layer.last_result().trace.steps) {
-        if (step.kind != attn::StepKind::Weights) continue;
-        ++heads_seen;
-        const float* want = out.attention[l].data() + std::size_t(step.head) * n * n;
-        for (std::size_t i = 0; i < n * n; ++i) CHECK(std::abs(step.data[i] - want[i]) < 2e-6f);
-      }
-      CHECK(heads_seen == shape.heads);
       // A soft-capped layer shows the capped scores, with its cap in the equation.
       const double cap = model->config().blocks[l].logit_softcap;
       std::size_t capped = 0;
@@ -412,123 +354,130 @@ TEST_CASE("the walkthrough's traced layers reproduce each new family's attention
 }
 
 TEST_CASE("each new family's unimplemented switches are refused by name", "[families]") {
-  const auto refused = [](const std::string& text, const std::string& message) {
-    INFO(text.substr(0, 160));
-    CHECK_THROWS_WITH(config_of(text), ContainsSubstring(message));
-  };
   // GPT-NeoX
-  refused(with_key("pythia-f32", "layer_norm_eps", "1e-6"),
-          "config.json's layer_norm_eps is 1e-06; supported: 1e-05");
-  refused(with_key("pythia-f32", "hidden_act", "\"relu\""),
-          "config.json's hidden_act is 'relu'; supported: gelu");
-  refused(with_key("pythia-f32", "rotary_pct", "0.2"),
-          "config.json's rotary_pct 0.2 turns 3 of each head's 16 dimensions");
-  refused(with_key("pythia-f32", "rotary_pct", "1.5"), "config.json's rotary_pct is 1.5");
-  refused(with_key("neox-sequential-f32", "partial_rotary_factor", "0.25"),
-          "config.json has rotary_pct 0.5 but partial_rotary_factor 0.25");
-  refused(with_key("neox-sequential-f32", "rope_scaling", R"({"type": "dynamic", "factor": 2})"),
-          "rope_scaling has type 'dynamic'; supported: none (null or 'default'); GPT-NeoX's linear "
-          "and dynamic scaling are not implemented");
-  refused(with_key("pythia-f32", "num_key_value_heads", "2"),
-          "GPT-NeoX's fused query_key_value has one key/value head per query head");
+  families.refuses("pythia-f32", "layer_norm_eps", "1e-6",
+                   "config.json's layer_norm_eps is 1e-06; supported: 1e-05");
+  families.refuses("pythia-f32", "hidden_act", "\"relu\"",
+                   "config.json's hidden_act is 'relu'; supported: gelu");
+  families.refuses("pythia-f32", "rotary_pct", "0.2",
+                   "config.json's rotary_pct 0.2 turns 3 of each head's 16 dimensions");
+  families.refuses("pythia-f32", "rotary_pct", "1.5", "config.json's rotary_pct is 1.5");
+  families.refuses("neox-sequential-f32", "partial_rotary_factor", "0.25",
+                   "config.json has rotary_pct 0.5 but partial_rotary_factor 0.25");
+  families.refuses(
+      "neox-sequential-f32", "rope_scaling", R"({"type": "dynamic", "factor": 2})",
+      "rope_scaling has type 'dynamic'; supported: none (null or 'default'); GPT-NeoX's linear "
+      "and dynamic scaling are not implemented");
+  families.refuses("pythia-f32", "num_key_value_heads", "2",
+                   "GPT-NeoX's fused query_key_value has one key/value head per query head");
   // Qwen3
-  refused(with_key("qwen3-f32", "use_sliding_window", "true"),
-          "config.json has use_sliding_window true");
-  refused(
-      with_key("qwen3-f32", "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})"),
+  families.refuses("qwen3-f32", "use_sliding_window", "true",
+                   "config.json has use_sliding_window true");
+  families.refuses(
+      "qwen3-f32", "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})",
       "rope_scaling has type 'yarn'; supported: none (null or 'default'); Qwen3's long-context");
-  refused(with_key("qwen3-f32", "layer_types", R"(["full_attention", "sliding_attention"])"),
-          "config.json's layer_types has 'sliding_attention'; supported: full_attention");
-  refused(with_key("qwen3-f32", "hidden_act", "\"gelu\""), "hidden_act is 'gelu'; supported: silu");
+  families.refuses("qwen3-f32", "layer_types", R"(["full_attention", "sliding_attention"])",
+                   "config.json's layer_types has 'sliding_attention'; supported: full_attention");
+  families.refuses("qwen3-f32", "hidden_act", "\"gelu\"", "hidden_act is 'gelu'; supported: silu");
   // Gemma 3
-  refused(with_key("gemma3-pattern-f32", "rope_scaling", R"({"rope_type": "yarn", "factor": 8})"),
-          "rope_scaling has type 'yarn'; supported: none (null or 'default') and 'linear'");
-  refused(with_key("gemma3-pattern-f32", "rope_scaling", R"({"rope_type": "linear"})"),
-          "config.json's rope_scaling.factor must be a positive number");
-  refused(with_key("gemma3-f32", "use_bidirectional_attention", "true"),
-          "use_bidirectional_attention true");
-  refused(with_key("gemma3-f32", "layer_types", R"(["sliding_attention", "full_attention"])"),
-          "config.json's layer_types has 2 entries for num_hidden_layers 3");
-  refused(with_key("gemma3-f32", "layer_types", R"(["local", "full_attention", "global"])"),
-          "config.json's layer_types has 'local'; supported: sliding_attention and full_attention");
-  refused(with_key("gemma3-f32", "hidden_activation", "\"silu\""),
-          "config.json's hidden_activation is 'silu'; supported: gelu_pytorch_tanh");
-  refused(with_key("gemma3-f32", "torch_dtype", "\"float64\""),
-          "config.json's torch_dtype is 'float64'; supported: float32, bfloat16 and float16");
-  refused(with_key("gemma3-f32", "rope_parameters", R"({"full_attention": {}})"),
-          "config.json has rope_parameters (transformers 5's layout)");
+  families.refuses(
+      "gemma3-pattern-f32", "rope_scaling", R"({"rope_type": "yarn", "factor": 8})",
+      "rope_scaling has type 'yarn'; supported: none (null or 'default') and 'linear'");
+  families.refuses("gemma3-pattern-f32", "rope_scaling", R"({"rope_type": "linear"})",
+                   "config.json's rope_scaling.factor must be a positive number");
+  families.refuses("gemma3-f32", "use_bidirectional_attention", "true",
+                   "use_bidirectional_attention true");
+  families.refuses("gemma3-f32", "layer_types", R"(["sliding_attention", "full_attention"])",
+                   "config.json's layer_types has 2 entries for num_hidden_layers 3");
+  families.refuses(
+      "gemma3-f32", "layer_types", R"(["local", "full_attention", "global"])",
+      "config.json's layer_types has 'local'; supported: sliding_attention and full_attention");
+  families.refuses("gemma3-f32", "hidden_activation", "\"silu\"",
+                   "config.json's hidden_activation is 'silu'; supported: gelu_pytorch_tanh");
+  families.refuses(
+      "gemma3-f32", "torch_dtype", "\"float64\"",
+      "config.json's torch_dtype is 'float64'; supported: float32, bfloat16 and float16");
+  families.refuses("gemma3-f32", "rope_parameters", R"({"full_attention": {}})",
+                   "config.json has rope_parameters (transformers 5's layout)");
   // Gemma 2
-  refused(with_key("gemma2-f32", "attn_logit_softcapping", "-1"),
-          "config.json's attn_logit_softcapping is -1; supported: a positive number or null");
-  refused(with_key("gemma2-f32", "rope_scaling", R"({"rope_type": "linear", "factor": 2})"),
-          "rope_scaling has type 'linear'; supported: none (null or 'default')");
-  refused(with_key("gemma2-f32", "query_pre_attn_scalar", "0"),
-          "config.json's query_pre_attn_scalar is 0; supported: a positive number");
+  families.refuses(
+      "gemma2-f32", "attn_logit_softcapping", "-1",
+      "config.json's attn_logit_softcapping is -1; supported: a positive number or null");
+  families.refuses("gemma2-f32", "rope_scaling", R"({"rope_type": "linear", "factor": 2})",
+                   "rope_scaling has type 'linear'; supported: none (null or 'default')");
+  families.refuses("gemma2-f32", "query_pre_attn_scalar", "0",
+                   "config.json's query_pre_attn_scalar is 0; supported: a positive number");
   // OLMo 2
-  refused(with_key("olmo2-f32", "rope_scaling", R"({"rope_type": "llama3", "factor": 8})"),
-          "rope_scaling has type 'llama3'; supported: none (null or 'default')");
-  refused(with_key("olmo2-f32", "hidden_act", "\"gelu\""), "hidden_act is 'gelu'; supported: silu");
+  families.refuses("olmo2-f32", "rope_scaling", R"({"rope_type": "llama3", "factor": 8})",
+                   "rope_scaling has type 'llama3'; supported: none (null or 'default')");
+  families.refuses("olmo2-f32", "hidden_act", "\"gelu\"", "hidden_act is 'gelu'; supported: silu");
   // Phi-3
-  refused(with_key("phi3-f32", "rope_scaling",
-                   R"({"type": "longrope", "long_factor": [1], "short_factor": [1]})"),
-          "rope_scaling has type 'longrope'; supported: none (null or 'default'); Phi-3's LongRoPE "
-          "scaling ('longrope', 'su') is not implemented");
-  refused(with_key("phi3-f32", "rope_scaling", R"({"type": "su"})"), "has type 'su'");
-  refused(with_key("phi3-f32", "partial_rotary_factor", "0.1"),
-          "config.json's partial_rotary_factor is 0.1; supported: a fraction up to 1 that turns an "
-          "even number");
-  refused(with_key("phi3-f32", "model_type", "\"phi\""),
-          "config.json has model_type 'phi'; supported: gpt2, llama, qwen2, mistral, gpt_neox, "
-          "qwen3, gemma2, gemma3_text, olmo2, phi3");
+  families.refuses(
+      "phi3-f32", "rope_scaling",
+      R"({"type": "longrope", "long_factor": [1], "short_factor": [1]})",
+      "rope_scaling has type 'longrope'; supported: none (null or 'default'); Phi-3's LongRoPE "
+      "scaling ('longrope', 'su') is not implemented");
+  families.refuses("phi3-f32", "rope_scaling", R"({"type": "su"})", "has type 'su'");
+  families.refuses(
+      "phi3-f32", "partial_rotary_factor", "0.1",
+      "config.json's partial_rotary_factor is 0.1; supported: a fraction up to 1 that turns an "
+      "even number");
+  families.refuses(
+      "phi3-f32", "model_type", "\"phi\"",
+      "config.json has model_type 'phi'; supported: gpt2, llama, qwen2, mistral, gpt_neox, "
+      "qwen3, gemma2, gemma3_text, olmo2, phi3");
 }
 
 TEST_CASE("each new family's config.json switches, and their defaults", "[families]") {
   // Gemma 2's soft-caps: absent means Gemma2Config's defaults (50, 30), null means none.
-  const auto gemma2 = config_of(with_key("gemma2-f32", "final_logit_softcapping", "null")).model;
+  const auto gemma2 =
+      config_of(families.with_key("gemma2-f32", "final_logit_softcapping", "null")).model;
   CHECK(gemma2.final_softcap == 0.0);
   CHECK(gemma2.blocks[0].logit_softcap == 5.0);
-  const auto defaults =
-      config_of(without(without(config_text("gemma2-f32"), "\"attn_logit_softcapping\": 5.0,"),
-                        "\"final_logit_softcapping\": 3.0,"))
-          .model;
+  const auto defaults = config_of(without(without(families.config_text("gemma2-f32"),
+                                                  "\"attn_logit_softcapping\": 5.0,"),
+                                          "\"final_logit_softcapping\": 3.0,"))
+                            .model;
   CHECK(defaults.blocks[1].logit_softcap == 50.0);
   CHECK(defaults.final_softcap == 30.0);
   // Gemma 2 slides on the even layers; Gemma 3's default pattern is 6 (layers 5, 11, … full).
   CHECK(gemma2.blocks[0].window == 4);
   CHECK(gemma2.blocks[1].window == 0);
   const std::string unpatterned =
-      without(config_text("gemma3-pattern-f32"), "\"sliding_window_pattern\": 3,");
+      without(families.config_text("gemma3-pattern-f32"), "\"sliding_window_pattern\": 3,");
   const auto gemma3 = config_of(with_key_in(unpatterned, "num_hidden_layers", "7")).model;
   for (std::size_t l = 0; l < 7; ++l) CHECK(gemma3.blocks[l].window == (l == 5 ? 0u : 5u));
   // Gemma's embedding scale rounded to the checkpoint's dtype: √48 in bfloat16 is 6.9375.
-  CHECK(config_of(config_text("gemma3-bf16")).model.embedding_scale == 6.9375);
-  CHECK(config_of(with_key("gemma3-f32", "torch_dtype", "\"float16\"")).model.embedding_scale ==
-        6.9296875);
+  CHECK(config_of(families.config_text("gemma3-bf16")).model.embedding_scale == 6.9375);
+  CHECK(config_of(families.with_key("gemma3-f32", "torch_dtype", "\"float16\""))
+            .model.embedding_scale == 6.9296875);
   // Gemma 3's linear scaling on the full layer only: θ_i / 8.
-  const auto pattern = config_of(config_text("gemma3-pattern-f32")).model;
+  const auto pattern = config_of(families.config_text("gemma3-pattern-f32")).model;
   REQUIRE(pattern.blocks[2].rope.frequencies.size() == 16);
   CHECK(pattern.blocks[2].rope.frequencies[3] == attn::rope_frequency(3, 32, 1e6) / 8.0);
   CHECK(pattern.blocks[0].rope.frequencies.empty());
   CHECK(pattern.blocks[0].rope.base == 10000.0);
   // Phi-3: a null sliding_window is no window; GPT-NeoX: the newer keys alone.
-  CHECK(config_of(with_key("phi3-f32", "sliding_window", "null")).model.blocks[1].window == 0);
-  const auto newer =
-      config_of(without(without(config_text("neox-sequential-f32"), "\"rotary_pct\": 0.5,"),
-                        "\"rotary_emb_base\": 25000,"))
-          .model;
+  CHECK(config_of(families.with_key("phi3-f32", "sliding_window", "null")).model.blocks[1].window ==
+        0);
+  const auto newer = config_of(without(without(families.config_text("neox-sequential-f32"),
+                                               "\"rotary_pct\": 0.5,"),
+                                       "\"rotary_emb_base\": 25000,"))
+                         .model;
   CHECK(newer.blocks[0].rope.rotary_dims == 8);
   CHECK(newer.blocks[0].rope.base == 25000.0);
   CHECK_FALSE(newer.blocks[0].parallel_residual);
   // rotary_ndims = int(head_size · rotary_pct), truncated as Python's int(): 16 · 0.3 → 4.
-  CHECK(config_of(with_key("pythia-f32", "rotary_pct", "0.3")).model.blocks[0].rope.rotary_dims ==
-        4);
+  CHECK(config_of(families.with_key("pythia-f32", "rotary_pct", "0.3"))
+            .model.blocks[0]
+            .rope.rotary_dims == 4);
 }
 
 TEST_CASE("files that disagree with a new family's config.json are refused, naming the tensor",
           "[families]") {
-  const auto config = config_of(config_text("qwen3-f32"));
+  const auto config = config_of(families.config_text("qwen3-f32"));
   const auto without = [](const std::string& name, const std::string& dropped) {
-    return edited_safetensors(read_file(data_path(name + ".safetensors")),
+    return edited_safetensors(families.checkpoint_bytes(name),
                               [&](st::TensorToWrite& t) { return t.name != dropped; });
   };
   CHECK_THROWS_WITH(attn::load_checkpoint(
@@ -537,22 +486,22 @@ TEST_CASE("files that disagree with a new family's config.json are refused, nami
                         ContainsSubstring("model.layers.1.self_attn.k_norm.weight"));
   CHECK_THROWS_WITH(attn::load_checkpoint(
                         {without("gemma2-f32", "model.layers.0.post_feedforward_layernorm.weight")},
-                        config_of(config_text("gemma2-f32"))),
+                        config_of(families.config_text("gemma2-f32"))),
                     ContainsSubstring("model.layers.0.post_feedforward_layernorm.weight"));
   // A Llama checkpoint read as Gemma 2 (names alike, norms not) is refused by the missing norm.
   const auto llama = read_file(std::string(ATTN_TEST_DATA_DIR) + "/llama/llama-f32.safetensors");
-  CHECK_THROWS_AS(attn::load_checkpoint({llama}, config_of(config_text("gemma2-f32"))),
+  CHECK_THROWS_AS(attn::load_checkpoint({llama}, config_of(families.config_text("gemma2-f32"))),
                   attn::Error);
   // Phi-3's fused qkv_proj with a row too few.
   const auto short_qkv =
-      edited_safetensors(read_file(data_path("phi3-f32.safetensors")), [](st::TensorToWrite& t) {
+      edited_safetensors(families.checkpoint_bytes("phi3-f32"), [](st::TensorToWrite& t) {
         if (t.name == "model.layers.0.self_attn.qkv_proj.weight") {
           t.shape[0] -= 1;
           t.bytes.resize(t.bytes.size() - 64 * 4);
         }
         return true;
       });
-  CHECK_THROWS_WITH(attn::load_checkpoint({short_qkv}, config_of(config_text("phi3-f32"))),
+  CHECK_THROWS_WITH(attn::load_checkpoint({short_qkv}, config_of(families.config_text("phi3-f32"))),
                     ContainsSubstring("'model.layers.0.self_attn.qkv_proj.weight' has shape "
                                       "[127, 64]") &&
                         ContainsSubstring("needs [128, 64]"));

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import {
-  assertBitIdentical, assertMatchesGolden, goldenForwardOptions, goldenLayer, lcgFloats,
-  loadGoldenCase, loadLens, MODULE_URL, parseSafetensors, SINGLE_FILE_URL,
+  assertBitIdentical, assertMatchesGolden, compareGoldenBuilds, goldenForwardOptions, goldenLayer,
+  lcgFloats, loadGoldenCase, loadLens, MODULE_URL, parseSafetensors, SINGLE_FILE_URL,
 } from './support.mjs';
 import { withLayer } from './api-support.mjs';
 
@@ -193,23 +193,13 @@ test('the single-file build loads with no .wasm beside it and matches the normal
       const normal = await loadLens();
       assert.equal(single.simd, 'wasm');
       for (const name of ['causal_padding_nobias', 'cross_causal_bias', 'wide']) {
-        const c = loadGoldenCase(name);
-        const [l1, l2] = [goldenLayer(normal, c), goldenLayer(single, c)];
-        try {
-          const r1 = l1.forward(c.x, goldenForwardOptions(c, { trace: true }));
-          const r2 = l2.forward(c.x, goldenForwardOptions(c, { trace: true }));
-          assertMatchesGolden(r2, c, `${name} (single file)`);
-          assertBitIdentical(r2.output, r1.output, `${name} output`);
-          assertBitIdentical(r2.attention, r1.attention, `${name} attention`);
+        compareGoldenBuilds(normal, single, name, 'single file', ({ a: l1, b: l2, c, want: r1, got: r2 }) => {
           assert.equal(r2.steps.length, r1.steps.length);
           r1.steps.forEach((s, i) => assertBitIdentical(r2.steps[i].data, s.data, `${name} step ${s.id}`));
           const o1 = l1.forward(c.x, goldenForwardOptions(c, { weights: false }));
           const o2 = l2.forward(c.x, goldenForwardOptions(c, { weights: false }));
           assertBitIdentical(o2.output, o1.output, `${name} output-only path`);
-        } finally {
-          l1.dispose();
-          l2.dispose();
-        }
+        });
       }
       assert.deepEqual(single.numpyRandn(7, 100), normal.numpyRandn(7, 100));
     } finally {

@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
-  assertBitIdentical, assertMatchesGolden, assertThrowsMessage, goldenForwardOptions, goldenLayer,
-  loadGoldenCase, loadLens, EMBED_MODULE_URL, MODULE_URL,
+  assertBitIdentical, assertThrowsMessage, compareGoldenBuilds, loadLens, EMBED_MODULE_URL,
+  MODULE_URL,
 } from './support.mjs';
 
 const full = await loadLens();
@@ -28,21 +28,11 @@ const fullWasm = readFileSync(new URL('attention-lens.wasm', MODULE_URL));
 
 test('layers: the golden cases, traced and output-only, bit for bit as the full module', () => {
   for (const name of ['causal_padding_nobias', 'cross_causal_bias', 'wide']) {
-    const c = loadGoldenCase(name);
-    const [a, b] = [goldenLayer(full, c), goldenLayer(embed, c)];
-    try {
-      const want = a.forward(c.x, goldenForwardOptions(c, { trace: true }));
-      const got = b.forward(c.x, goldenForwardOptions(c, { trace: true }));
-      assertMatchesGolden(got, c, `${name} (embed module)`);
-      assertBitIdentical(got.output, want.output, `${name} output`);
-      assertBitIdentical(got.attention, want.attention, `${name} attention`);
+    compareGoldenBuilds(full, embed, name, 'embed module', ({ a, b, want, got }) => {
       want.steps.forEach((s, i) => assertBitIdentical(got.steps[i].data, s.data, `${name} step ${s.id}`));
       assert.equal(b.explain({ step: 'weights', head: 0, row: 1, col: 0 }).value,
         a.explain({ step: 'weights', head: 0, row: 1, col: 0 }).value);
-    } finally {
-      a.dispose();
-      b.dispose();
-    }
+    });
   }
   assert.deepEqual(embed.catalog, full.catalog);
   assert.deepEqual(embed.numpyRandn(3, 50), full.numpyRandn(3, 50));

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { goldenForwardOptions, goldenLayer, loadGoldenCase } from '../../scripts/lib/golden.mjs';
 
 export { parseSafetensors, readSafetensors, splitSafetensors, writeSafetensors } from '../../scripts/lib/safetensors.mjs';
 export {
@@ -125,6 +126,28 @@ export const ATTENTION_TOL = { atol: 1e-6, rtol: 2e-5 };
 export function assertMatchesGolden(result, c, label = c.name) {
   assertClose(result.output, c.expectedOutput, { ...OUTPUT_TOL, what: `${label} output` });
   assertClose(result.attention, c.expectedAttention, { ...ATTENTION_TOL, what: `${label} attention` });
+}
+
+/**
+ * Golden case `name` traced through the same layer built by two modules (`wantLens`, the normal
+ * build; `gotLens`, another build of it): `got` matches the golden data (`label` names the build)
+ * and its output and attention equal `want`'s bit for bit. `check({ a, b, c, want, got })` adds the
+ * caller's own comparisons (a, b: the two layers; c: the case) before both layers are disposed.
+ */
+export function compareGoldenBuilds(wantLens, gotLens, name, label, check) {
+  const c = loadGoldenCase(name);
+  const [a, b] = [goldenLayer(wantLens, c), goldenLayer(gotLens, c)];
+  try {
+    const want = a.forward(c.x, goldenForwardOptions(c, { trace: true }));
+    const got = b.forward(c.x, goldenForwardOptions(c, { trace: true }));
+    assertMatchesGolden(got, c, `${name} (${label})`);
+    assertBitIdentical(got.output, want.output, `${name} output`);
+    assertBitIdentical(got.attention, want.attention, `${name} attention`);
+    check({ a, b, c, want, got });
+  } finally {
+    a.dispose();
+    b.dispose();
+  }
 }
 
 /** mulberry32: a small seeded generator, uniform in [0, 1), so every run sees the same values. */

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attention/error.hpp"
+#include "attention/message_text.hpp"
 #include "attention/ops/positional.hpp"
 #include "attention/ops/rope.hpp"
 
@@ -38,17 +39,6 @@ std::string tex(double value) {
   const auto e = text.find('e');
   if (e == std::string::npos) return text;
   return text.substr(0, e) + " \\times 10^{" + std::to_string(std::stoi(text.substr(e + 1))) + "}";
-}
-
-// A RoPE base as text: "10000", "1000000", or %g for a fractional one.
-std::string base_text(double base) {
-  char buffer[32];
-  if (base == std::floor(base) && base < 1e15) {
-    std::snprintf(buffer, sizeof buffer, "%.0f", base);
-  } else {
-    std::snprintf(buffer, sizeof buffer, "%g", base);
-  }
-  return buffer;
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -444,7 +434,7 @@ class Explainer {
     out_.left_label = v + "_" + str(i_) + "[t]";
     out_.right_label = "R_" + str(pos) + "[" + str(c_) + "][t]";  // row c of the rotation
     const std::string p0 = str(first), p1 = str(second), two_p = str(2 * pair);
-    const std::string base = base_text(spec.base);
+    const std::string base = whole_number_text(spec.base);
     const bool scaled = !spec.frequencies.empty();
     const std::string width = r == dk() ? "d_k" : "r";  // θ's exponent: over the rotated width
     const std::string theta_text = scaled ? "θ_i rescaled from " + base + "^(−2i/" + width +

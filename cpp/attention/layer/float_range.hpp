@@ -8,22 +8,20 @@
 
 #include <cstddef>
 
+#include "attention/layer/weights.hpp"
+
 namespace attn {
 
 struct FloatRangeInputs {
   std::size_t d_model = 0;
   std::size_t head_dim = 0;
-  std::size_t inner = 0;  // heads · head_dim, the width of the concatenated heads
-  double x = 0;           // largest |x| (queries' source) after any positional encoding
-  double kv = 0;          // largest |kv| (keys' and values' source), likewise
-  // Largest |value| of the W_Q, W_K and W_V rows of in_proj_weight and of their biases (0
-  // without biases).
-  double q_weight = 0, k_weight = 0, v_weight = 0;
-  double q_bias = 0, k_bias = 0, v_bias = 0;
-  double out_weight = -1;  // largest |out_proj.weight|, or -1 without an output projection
-  double out_bias = 0;     // largest |out_proj.bias| (0 without)
-  double scale = 1;        // 1/√d_k, or 1 without scaling
-  double rope = 1;         // growth of a projection under RoPE's rotations (2 with RoPE)
+  std::size_t inner = 0;     // heads · head_dim, the width of the concatenated heads
+  double x = 0;              // largest |x| (queries' source) after any positional encoding
+  double kv = 0;             // largest |kv| (keys' and values' source), likewise
+  WeightMagnitudes weights;  // largest |value| of each block of the layer's weights (0 without)
+  bool out_proj = true;      // false: no output projection (out_proj's magnitudes not read)
+  double scale = 1;          // 1/√d_k, or 1 without scaling
+  double rope = 1;           // growth of a projection under RoPE's rotations (2 with RoPE)
   // With q/k norms: the largest |q| and |k| after them (√width · max|weight|, RMSNorm's bound),
   // which replace the projections' bounds in the scores; -1 without.
   double q_norm = -1, k_norm = -1;

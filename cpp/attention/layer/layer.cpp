@@ -7,8 +7,8 @@
 #include <string>
 #include <utility>
 
-#include "attention/layer/weights_file.hpp"
 #include "attention/layer/float_range.hpp"
+#include "attention/layer/weights_file.hpp"
 #include "attention/ops/finite_scan.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/ops/max_pool.hpp"
@@ -117,14 +117,8 @@ void AttentionLayer::validate_forward(std::span<const float> x,
   range.inner = inner_dim();
   range.x = x_scan.max_abs + encoding;
   range.kv = kv_scan.max_abs + encoding;
-  range.q_weight = magnitudes_.q_weight;
-  range.k_weight = magnitudes_.k_weight;
-  range.v_weight = magnitudes_.v_weight;
-  range.q_bias = magnitudes_.q_bias;
-  range.k_bias = magnitudes_.k_bias;
-  range.v_bias = magnitudes_.v_bias;
-  range.out_weight = config_.out_proj ? magnitudes_.out_weight : -1.0;
-  range.out_bias = magnitudes_.out_bias;
+  range.weights = magnitudes_;
+  range.out_proj = config_.out_proj;
   range.scale = options.scale
                     ? config_.scale != 0.0 ? config_.scale : 1.0 / std::sqrt(double(head_dim_))
                     : 1.0;

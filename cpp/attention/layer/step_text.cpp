@@ -12,17 +12,6 @@ namespace attn {
 
 namespace {
 
-// A RoPE base as written in the equation: "10000", "1000000", or %g for a fractional one.
-std::string base_text(double base) {
-  char text[32];
-  if (base == std::floor(base) && base < 1e15) {
-    std::snprintf(text, sizeof text, "%.0f", base);
-  } else {
-    std::snprintf(text, sizeof text, "%g", base);
-  }
-  return text;
-}
-
 // RoPE's equation for q or k ("q", "k") under the config's spec: R_Θ on adjacent pairs, or
 // rotate_half on the pairs (i, i + d_k/2); θ_i from the base or rescaled (rope_scaling); with
 // rotary dims r, on each head's first r dimensions only (θ_i = base^(−2i/r)), the rest passed
@@ -31,8 +20,8 @@ std::string rope_equation(const std::string& v, const RopeSpec& spec, std::size_
   const bool partial = spec.rotary_dims != 0;
   const std::string d = partial ? "r" : "d_k";
   const std::string theta = spec.frequencies.empty()
-                                ? "\\theta_i = " + base_text(spec.base) + "^{-2i/" + d + "}"
-                                : "\\theta_i = " + base_text(spec.base) + "^{-2i/" + d +
+                                ? "\\theta_i = " + whole_number_text(spec.base) + "^{-2i/" + d + "}"
+                                : "\\theta_i = " + whole_number_text(spec.base) + "^{-2i/" + d +
                                       "} \\text{ rescaled (rope\\_scaling)}";
   const std::string part =
       !partial

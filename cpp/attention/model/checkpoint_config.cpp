@@ -217,6 +217,16 @@ std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size
   return llama3_rope_frequencies(head_dim, base, llama3);
 }
 
+void set_uniform_rope_blocks(ModelConfig& model, const BlockConfig& block, const ConfigJson& config,
+                             std::size_t rotary_dims, RopeScalingTypes supported,
+                             std::string_view family_note) {
+  set_uniform_blocks(model, block);
+  validate_checkpoint(model);
+  const std::vector<double> frequencies =
+      rope_scaling_frequencies(config, rotary_dims, block.rope.base, supported, family_note);
+  for (BlockConfig& each : model.blocks) each.rope.frequencies = frequencies;
+}
+
 std::vector<std::int32_t> eos_ids(const ConfigJson& config) {
   return config.ids_or_empty("eos_token_id");
 }

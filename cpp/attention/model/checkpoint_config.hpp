@@ -80,6 +80,13 @@ std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size
                                              double base,
                                              RopeScalingTypes supported = RopeScalingTypes::Llama3,
                                              std::string_view family_note = "");
+// `block` on every layer (set_uniform_blocks), the model validated as a checkpoint, then every
+// layer's RoPE frequencies from rope_scaling_frequencies over `rotary_dims` columns at the block's
+// base: a family whose layers are all alike.
+void set_uniform_rope_blocks(ModelConfig& model, const BlockConfig& block, const ConfigJson& config,
+                             std::size_t rotary_dims,
+                             RopeScalingTypes supported = RopeScalingTypes::Llama3,
+                             std::string_view family_note = "");
 // eos_token_id: an id or a list of ids (absent or null: none); entries that are no id are skipped.
 std::vector<std::int32_t> eos_ids(const ConfigJson& config);
 

@@ -16,6 +16,19 @@ namespace attn {
 
 namespace reference {
 
+// Query head h's columns in one sequence's rows of a q|k|v buffer (AttentionShape's layout): its
+// query, and its group's key and value.
+template <class T>
+struct HeadColumns {
+  T* q;
+  T* k;
+  T* v;
+};
+template <class T>
+HeadColumns<T> head_columns(T* rows, const AttentionShape& shape, std::size_t h) {
+  return {rows + shape.q_offset(h), rows + shape.k_offset(h), rows + shape.v_offset(h)};
+}
+
 // qkv [batch·n, shape.row()] (AttentionShape's layout); att [batch, heads, n, n] = softmax over
 // the keys query i sees (j ≤ i, and i − window < j with a window) of s_ij = q_i·k_j·scale
 // (1/√head_dim unless the shape gives one; soft-capped to cap·tanh(s_ij/cap) when it has a
@@ -30,9 +43,7 @@ void causal_attention_forward(const T* qkv, T* att, T* ctx, std::size_t batch, s
   std::vector<double> e(n);
   for (std::size_t b = 0; b < batch; ++b) {
     for (std::size_t h = 0; h < heads; ++h) {
-      const T* q = qkv + b * n * ld + shape.q_offset(h);
-      const T* k = qkv + b * n * ld + shape.k_offset(h);
-      const T* v = qkv + b * n * ld + shape.v_offset(h);
+      const auto [q, k, v] = head_columns(qkv + b * n * ld, shape, h);
       T* a = att + (b * heads + h) * n * n;
       for (std::size_t i = 0; i < n; ++i) {
         const std::size_t first = shape.first_key(i);
@@ -78,12 +89,8 @@ void causal_attention_backward(const T* dctx, const T* qkv, const T* att, T* dqk
   std::vector<double> da(n);
   for (std::size_t b = 0; b < batch; ++b) {
     for (std::size_t h = 0; h < heads; ++h) {
-      const T* q = qkv + b * n * ld + shape.q_offset(h);
-      const T* k = qkv + b * n * ld + shape.k_offset(h);
-      const T* v = qkv + b * n * ld + shape.v_offset(h);
-      T* dq = dqkv + b * n * ld + shape.q_offset(h);
-      T* dk_ = dqkv + b * n * ld + shape.k_offset(h);
-      T* dv = dqkv + b * n * ld + shape.v_offset(h);
+      const auto [q, k, v] = head_columns(qkv + b * n * ld, shape, h);
+      const auto [dq, dk_, dv] = head_columns(dqkv + b * n * ld, shape, h);
       const T* a = att + (b * heads + h) * n * n;
       const T* dc = dctx + b * n * ctx_ld + h * dk;
       for (std::size_t i = 0; i < n; ++i) {

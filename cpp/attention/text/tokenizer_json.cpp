@@ -326,14 +326,20 @@ void read_model(const At& model, BpeSpec& spec) {
   }
 }
 
+// A tokenizer file's text as JSON (`file`: "tokenizer.json", "vocab.json"): invalid UTF-8 refused
+// at its first bad byte, invalid JSON with the parser's message, both naming the file.
+json::Value parse_tokenizer_file(std::string_view text, const std::string& file) {
+  if (const std::size_t bad = first_invalid_utf8(text); bad != std::string_view::npos) {
+    throw Error(file + " is not valid UTF-8 (at byte " + std::to_string(bad) + ")");
+  }
+  const std::string invalid = file + " is not valid JSON";
+  return json::parse(text, {invalid, file});
+}
+
 }  // namespace
 
 BpeSpec tokenizer_json_spec(std::string_view text) {
-  if (const std::size_t bad = first_invalid_utf8(text); bad != std::string_view::npos) {
-    throw Error("tokenizer.json is not valid UTF-8 (at byte " + std::to_string(bad) + ")");
-  }
-  const json::Value document =
-      json::parse(text, {"tokenizer.json is not valid JSON", "tokenizer.json"});
+  const json::Value document = parse_tokenizer_file(text, "tokenizer.json");
   if (!document.object()) {
     throw Error(std::string("tokenizer.json must be a JSON object, got ") +
                 json::kind_name(document));
@@ -377,11 +383,7 @@ BpeSpec tokenizer_json_spec(std::string_view text) {
 }
 
 BpeSpec vocab_json_spec(std::string_view vocab_json, std::string_view merges) {
-  if (const std::size_t bad = first_invalid_utf8(vocab_json); bad != std::string_view::npos) {
-    throw Error("vocab.json is not valid UTF-8 (at byte " + std::to_string(bad) + ")");
-  }
-  const json::Value document =
-      json::parse(vocab_json, {"vocab.json is not valid JSON", "vocab.json"});
+  const json::Value document = parse_tokenizer_file(vocab_json, "vocab.json");
   if (!document.object()) {
     throw Error(std::string("the tokenizer's vocab must be an object { token: id }, got ") +
                 json::kind_name(document));

@@ -21,26 +21,6 @@ namespace attn {
 
 namespace {
 
-std::vector<FamilyTensor> gemma_tensors(bool qk_norms) {
-  using enum Dim;
-  const std::string m = "model.layers.{i}.", ours = "layers.{i}.";
-  std::vector<FamilyTensor> tensors{{"model.embed_tokens.weight", "embed.weight", {Vocab, DModel}}};
-  tensors.push_back({m + "input_layernorm.weight", ours + "ln1.weight", {DModel}});
-  add_llama_attention(tensors, m + "self_attn.", ours);
-  if (qk_norms) {
-    tensors.push_back({m + "self_attn.q_norm.weight", ours + "attn.q_norm.weight", {HeadDim}});
-    tensors.push_back({m + "self_attn.k_norm.weight", ours + "attn.k_norm.weight", {HeadDim}});
-  }
-  tensors.push_back({m + "post_attention_layernorm.weight", ours + "ln1_post.weight", {DModel}});
-  tensors.push_back({m + "pre_feedforward_layernorm.weight", ours + "ln2.weight", {DModel}});
-  add_llama_mlp(tensors, m + "mlp.", ours);
-  tensors.push_back({m + "post_feedforward_layernorm.weight", ours + "ln2_post.weight", {DModel}});
-  tensors.push_back({"model.norm.weight", "ln_f.weight", {DModel}});
-  tensors.push_back(
-      {"lm_head.weight", "unembed.weight", {Vocab, DModel}, StoredLayout::Unembedding});
-  return tensors;
-}
-
 // √hidden_size rounded to the model's dtype (config.json's torch_dtype, or dtype), as
 // transformers rounds the normalizer to the activations' dtype (Gemma2Model's
 // torch.tensor(hidden_size**0.5, dtype=…), Gemma3TextScaledWordEmbedding's embed_scale.to(…)).
@@ -181,37 +161,21 @@ ModelConfig gemma3_text_config(const ConfigJson& config, const FamilyDescription
   return m;
 }
 
-FamilyDescription gemma_family(std::string_view model_type, std::string_view display,
-                               std::string_view supported, bool qk_norms, FamilyConfigReader read) {
-  return FamilyDescription{
-      .family = model_type,
-      .model_type = model_type,
-      .display_name = display,
-      .supported = supported,
-      .name_prefix = "",
-      .size_keys = {"num_hidden_layers", "num_attention_heads", "hidden_size",
-                    "max_position_embeddings", "", "vocab_size"},
-      .tensors = gemma_tensors(qk_norms),
-      .ignored = {},
-      .read_config = read,
-  };
-}
-
 }  // namespace
 
 const FamilyDescription& gemma2_family() {
-  static const FamilyDescription gemma2 =
-      gemma_family("gemma2", "Gemma 2", "supported: Gemma 2 checkpoints (Gemma2ForCausalLM)", false,
-                   gemma2_config);
+  static const FamilyDescription gemma2 = llama_shaped_description(
+      "gemma2", "Gemma 2", "supported: Gemma 2 checkpoints (Gemma2ForCausalLM)",
+      llama_shaped_tensors(NormPlacement::Both, QkNorm::None), gemma2_config);
   return gemma2;
 }
 
 const FamilyDescription& gemma3_text_family() {
-  static const FamilyDescription gemma3 = gemma_family(
+  static const FamilyDescription gemma3 = llama_shaped_description(
       "gemma3_text", "Gemma 3",
       "supported: Gemma 3 text checkpoints (Gemma3ForCausalLM, model_type gemma3_text: "
       "gemma-3-270m, gemma-3-1b)",
-      true, gemma3_text_config);
+      llama_shaped_tensors(NormPlacement::Both, QkNorm::PerHead), gemma3_text_config);
   return gemma3;
 }
 

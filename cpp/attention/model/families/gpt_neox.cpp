@@ -121,31 +121,20 @@ ModelConfig gpt_neox_config(const ConfigJson& config, const FamilyDescription& f
   block.rope.pairing = RopePairing::RotateHalf;
   block.rope.base = either_number(config, "rotary_emb_base", "rope_theta", 10000.0);
   block.rope.rotary_dims = rotary == head_dim ? 0 : rotary;
-  set_uniform_blocks(m, block);
-  validate_checkpoint(m);
-  const auto frequencies =
-      rope_scaling_frequencies(config, rotary, block.rope.base, RopeScalingTypes::None,
-                               "GPT-NeoX's linear and dynamic scaling are not implemented");
-  for (BlockConfig& each : m.blocks) each.rope.frequencies = frequencies;
+  set_uniform_rope_blocks(m, block, config, rotary, RopeScalingTypes::None,
+                          "GPT-NeoX's linear and dynamic scaling are not implemented");
   return m;
 }
 
 }  // namespace
 
 const FamilyDescription& gpt_neox_family() {
-  static const FamilyDescription gpt_neox{
-      .family = "gpt_neox",
-      .model_type = "gpt_neox",
-      .display_name = "GPT-NeoX",
-      .supported = "supported: GPT-NeoX checkpoints (GPTNeoXForCausalLM: the Pythia suite)",
-      .name_prefix = "",
-      .size_keys = {"num_hidden_layers", "num_attention_heads", "hidden_size",
-                    "max_position_embeddings", "", "vocab_size"},
-      .tensors = gpt_neox_tensors(),
-      .ignored = {"gpt_neox.layers.{i}.attention.bias", "gpt_neox.layers.{i}.attention.masked_bias",
-                  "gpt_neox.layers.{i}.attention.rotary_emb.inv_freq"},
-      .read_config = gpt_neox_config,
-  };
+  static const FamilyDescription gpt_neox = llama_shaped_description(
+      "gpt_neox", "GPT-NeoX",
+      "supported: GPT-NeoX checkpoints (GPTNeoXForCausalLM: the Pythia suite)", gpt_neox_tensors(),
+      gpt_neox_config,
+      {"gpt_neox.layers.{i}.attention.bias", "gpt_neox.layers.{i}.attention.masked_bias",
+       "gpt_neox.layers.{i}.attention.rotary_emb.inv_freq"});
   return gpt_neox;
 }
 

@@ -1,11 +1,14 @@
 // What the Llama-shaped families share (llama.cpp's llama, qwen2, mistral; qwen3.cpp, gemma.cpp,
-// olmo2.cpp, phi3.cpp): config.json's size keys (hidden_size, num_hidden_layers, …) and the
-// tensor names of transformers' LlamaAttention and LlamaMLP (q/k/v/o_proj, gate/up/down_proj).
-// Defined in llama.cpp.
+// olmo2.cpp, phi3.cpp; gpt_neox.cpp reads the same size keys): config.json's size keys
+// (hidden_size, num_hidden_layers, …), the SwiGLU block and RMSNorm most of them read alike, the
+// tensor names of transformers' LlamaAttention and LlamaMLP (q/k/v/o_proj, gate/up/down_proj) with
+// the norms around them, and the description such a family registers. Defined in
+// llama_shaped.cpp.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attention/model/checkpoint_config.hpp"
@@ -26,9 +29,21 @@ struct LlamaShapedDefaults {
 ModelConfig llama_shaped_sizes(const ConfigJson& config, const FamilyDescription& family,
                                const LlamaShapedDefaults& defaults = {});
 
+// A head's width: config.json's head_dim when it gives one, else hidden_size /
+// num_attention_heads (a hidden_size that does not divide refused).
+std::size_t llama_shaped_head_dim(const ModelConfig& m);
+
 // Refuses a config.json in transformers 5's layout (rope_parameters), which the families' readers
 // do not read, naming the keys they read instead.
 void refuse_rope_parameters(const ConfigJson& config, const char* read_instead);
+
+// What the SwiGLU families (llama, qwen2, mistral, qwen3, olmo2, phi3) read alike into `m`:
+// hidden_act silu (anything else refused, naming the family), RMSNorm with rms_norm_eps
+// (`default_eps` when absent), tie_word_embeddings (false when absent); and their block: the gated
+// SiLU MLP and rotate-half RoPE turning by rope_theta (10 000 when absent). The rest of the block
+// is the family's to set.
+BlockConfig read_swiglu_rms_norm(ModelConfig& m, const ConfigJson& config,
+                                 const FamilyDescription& family, double default_eps);
 
 // The tensors of transformers' Llama attention under `stored` ("model.layers.{i}.self_attn."):
 // q_proj, k_proj, v_proj (weights and biases) into our in_proj's row blocks, o_proj into
@@ -39,5 +54,21 @@ void add_llama_attention(std::vector<FamilyTensor>& tensors, const std::string& 
 // (weights, then biases) into the gated fc's row blocks, down_proj into proj.
 void add_llama_mlp(std::vector<FamilyTensor>& tensors, const std::string& stored,
                    const std::string& ours);
+
+// A Llama-shaped family's tensors, its layers told apart by their norms: embed_tokens; per layer
+// the RMSNorms `norms` places around the attention and the MLP (input_layernorm → ln1,
+// post_attention_layernorm → ln2 before the MLP or ln1_post after the attention,
+// pre_feedforward_layernorm → ln2, post_feedforward_layernorm → ln2_post), Llama's attention, its
+// q_norm and k_norm as `qk_norm` says ([head_dim] per head, or over the whole projection), Llama's
+// MLP; model.norm and lm_head.
+std::vector<FamilyTensor> llama_shaped_tensors(NormPlacement norms, QkNorm qk_norm);
+
+// The description of a family whose config.json names its sizes as LlamaConfig does: our name and
+// model_type both `model_type`, no prefix before the tensors' names.
+FamilyDescription llama_shaped_description(std::string_view model_type, std::string_view display,
+                                           std::string_view supported,
+                                           std::vector<FamilyTensor> tensors,
+                                           FamilyConfigReader read,
+                                           std::vector<std::string_view> ignored = {});
 
 }  // namespace attn

@@ -35,27 +35,10 @@ std::vector<FamilyTensor> phi3_tensors() {
 ModelConfig phi3_config(const ConfigJson& config, const FamilyDescription& family) {
   refuse_rope_parameters(config, "rope_theta, rope_scaling and partial_rotary_factor");
   ModelConfig m = llama_shaped_sizes(config, family);
-  const std::string act = config.string_or("hidden_act", "silu");
-  if (act != "silu") {
-    throw Error("config.json's hidden_act is '" + act.substr(0, 40) +
-                "'; supported: silu (SwiGLU, as every Phi-3 checkpoint has)");
-  }
-  if (m.d_model % m.heads != 0 && m.head_dim == 0) {
-    throw Error("config.json's hidden_size " + std::to_string(m.d_model) +
-                " is not divisible by num_attention_heads " + std::to_string(m.heads) +
-                " (and there is no head_dim)");
-  }
-  const std::size_t head_dim = m.head_dim ? m.head_dim : m.d_model / m.heads;
-  m.norm = NormKind::RmsNorm;
-  m.norm_eps = config.number_or("rms_norm_eps", 1e-5);
-  m.tied = config.boolean_or("tie_word_embeddings", false);
+  BlockConfig block = read_swiglu_rms_norm(m, config, family, 1e-5);
+  const std::size_t head_dim = llama_shaped_head_dim(m);
   m.bias = {false, false, false};
-  BlockConfig block;
-  block.mlp = MlpKind::Gated;
-  block.activation = Activation::Silu;
   block.window = config.count_or("sliding_window", 0);  // null: every earlier key
-  block.rope.pairing = RopePairing::RotateHalf;
-  block.rope.base = config.number_or("rope_theta", 10000.0);
   // rotary_ndims = int(head_dim · partial_rotary_factor)
   const double factor = config.number_or("partial_rotary_factor", 1.0);
   const auto rotary = std::size_t(double(head_dim) * factor);
@@ -65,30 +48,17 @@ ModelConfig phi3_config(const ConfigJson& config, const FamilyDescription& famil
                 std::to_string(head_dim) + " dimensions");
   }
   block.rope.rotary_dims = rotary == head_dim ? 0 : rotary;
-  set_uniform_blocks(m, block);
-  validate_checkpoint(m);
-  const auto frequencies =
-      rope_scaling_frequencies(config, rotary, block.rope.base, RopeScalingTypes::None,
-                               "Phi-3's LongRoPE scaling ('longrope', 'su') is not implemented");
-  for (BlockConfig& each : m.blocks) each.rope.frequencies = frequencies;
+  set_uniform_rope_blocks(m, block, config, rotary, RopeScalingTypes::None,
+                          "Phi-3's LongRoPE scaling ('longrope', 'su') is not implemented");
   return m;
 }
 
 }  // namespace
 
 const FamilyDescription& phi3_family() {
-  static const FamilyDescription phi3{
-      .family = "phi3",
-      .model_type = "phi3",
-      .display_name = "Phi-3",
-      .supported = "supported: Phi-3 checkpoints (Phi3ForCausalLM)",
-      .name_prefix = "",
-      .size_keys = {"num_hidden_layers", "num_attention_heads", "hidden_size",
-                    "max_position_embeddings", "", "vocab_size"},
-      .tensors = phi3_tensors(),
-      .ignored = {},
-      .read_config = phi3_config,
-  };
+  static const FamilyDescription phi3 =
+      llama_shaped_description("phi3", "Phi-3", "supported: Phi-3 checkpoints (Phi3ForCausalLM)",
+                               phi3_tensors(), phi3_config);
   return phi3;
 }
 
