@@ -14,8 +14,8 @@
 #include <variant>
 
 #include "attention/error.hpp"
-#include "attention/message_text.hpp"
 #include "attention/io/json.hpp"
+#include "attention/message_text.hpp"
 #include "attention/utf8.hpp"
 
 namespace attn::safetensors {
@@ -44,10 +44,6 @@ constexpr DTypeInfo kDTypes[] = {{DType::F32, "F32", 4}, {DType::F64, "F64", 8},
   throw Error("safetensors: " + what);
 }
 
-std::string plural(std::uint64_t count, const std::string& noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
-
 // 'name', cut short (at a UTF-8 boundary) so a huge name cannot flood an error message.
 std::string quoted(std::string_view name) {
   if (name.size() <= kMaxNameInMessage) return "'" + std::string(name) + "'";
@@ -59,7 +55,6 @@ std::string quoted(std::string_view name) {
 std::string tensor_label(std::string_view name) {
   return "tensor " + quoted(name);
 }
-
 
 // ---- UTF-8 -----------------------------------------------------------------------------------
 
@@ -155,8 +150,8 @@ std::optional<std::size_t> checked_byte_count(const std::vector<std::size_t>& sh
 std::string size_text(std::size_t bytes, DType dtype) {
   const std::string values = std::string(dtype_name(dtype)) + " value";
   std::string text = "(";
-  text += plural(bytes / dtype_size(dtype), values);
-  text += " = " + plural(bytes, "byte") + ")";
+  text += count_text(bytes / dtype_size(dtype), values);
+  text += " = " + count_text(bytes, "byte") + ")";
   return text;
 }
 
@@ -166,7 +161,7 @@ std::size_t shape_byte_count(const TensorInfo& tensor, const std::string& label,
   if (!bytes) fail(label + " has shape " + shape_text(tensor.shape) + " whose size overflows");
   if (*bytes > limit) {
     fail(label + " has shape " + shape_text(tensor.shape) + " " + size_text(*bytes, tensor.dtype) +
-         ", more than the limit of " + plural(limit, "byte"));
+         ", more than the limit of " + count_text(limit, "byte"));
   }
   return *bytes;
 }
@@ -184,7 +179,7 @@ void parse_data_offsets(const json::Value& value, const std::string& label, std:
   if (tensor.begin > tensor.end) fail(label + " has data_offsets " + range + " with begin > end");
   if (tensor.end > data_size) {
     fail(label + " has data_offsets " + range + " past the end of the data buffer (" +
-         plural(data_size, "byte") + ")");
+         count_text(data_size, "byte") + ")");
   }
 }
 
@@ -204,7 +199,7 @@ TensorInfo parse_tensor(const std::string& name, const json::Value& value, std::
   parse_data_offsets(require_field(*entry, "data_offsets", label), label, data_size, tensor);
   if (tensor.end - tensor.begin != bytes) {
     fail(label + " has shape " + shape_text(tensor.shape) + " " + size_text(bytes, tensor.dtype) +
-         " but data_offsets span " + plural(tensor.end - tensor.begin, "byte"));
+         " but data_offsets span " + count_text(tensor.end - tensor.begin, "byte"));
   }
   return tensor;
 }
@@ -264,12 +259,12 @@ Header interpret_header(const json::Value& root, std::size_t data_size, const Li
       continue;
     }
     if (header.tensors.size() == limits.max_tensors) {
-      fail("header lists more than " + plural(limits.max_tensors, "tensor") + " (the limit)");
+      fail("header lists more than " + count_text(limits.max_tensors, "tensor") + " (the limit)");
     }
     header.tensors.push_back(parse_tensor(member.key, member.value, data_size, limits));
     if (member.key.size() > limits.max_name_bytes) {  // names are echoed in later messages
-      fail(tensor_label(member.key) + " has a name of " + plural(member.key.size(), "byte") +
-           ", more than the limit of " + plural(limits.max_name_bytes, "byte"));
+      fail(tensor_label(member.key) + " has a name of " + count_text(member.key.size(), "byte") +
+           ", more than the limit of " + count_text(limits.max_name_bytes, "byte"));
     }
   }
   check_no_overlap(header.tensors);
@@ -281,7 +276,8 @@ Header interpret_header(const json::Value& root, std::size_t data_size, const Li
 std::size_t read_header_length(std::span<const std::uint8_t> bytes, std::uint64_t file_size,
                                const Limits& limits) {
   if (file_size < kLengthFieldBytes || bytes.size() < kLengthFieldBytes) {
-    fail("file is " + plural(file_size, "byte") + " long, too short for the 8-byte header length");
+    fail("file is " + count_text(file_size, "byte") +
+         " long, too short for the 8-byte header length");
   }
   std::uint64_t length = 0;
   for (std::size_t i = 0; i < kLengthFieldBytes; ++i) {
@@ -289,12 +285,12 @@ std::size_t read_header_length(std::span<const std::uint8_t> bytes, std::uint64_
   }
   const std::uint64_t available = file_size - kLengthFieldBytes;
   if (length > available) {
-    fail("header length says " + plural(length, "byte") + " but the file has only " +
+    fail("header length says " + count_text(length, "byte") + " but the file has only " +
          std::to_string(available) + " after the length field");
   }
   if (length > limits.max_header_bytes) {
-    fail("header length " + plural(length, "byte") + " is more than the limit of " +
-         plural(limits.max_header_bytes, "byte"));
+    fail("header length " + count_text(length, "byte") + " is more than the limit of " +
+         count_text(limits.max_header_bytes, "byte"));
   }
   return static_cast<std::size_t>(length);
 }
@@ -372,7 +368,7 @@ void check_writable(const std::vector<TensorToWrite>& tensors,
     if (!bytes) fail(label + " has shape " + shape_text(tensor.shape) + " whose size overflows");
     if (*bytes != tensor.bytes.size()) {
       fail(label + " has shape " + shape_text(tensor.shape) + " " +
-           size_text(*bytes, tensor.dtype) + " but " + plural(tensor.bytes.size(), "byte") +
+           size_text(*bytes, tensor.dtype) + " but " + count_text(tensor.bytes.size(), "byte") +
            " were given");
     }
   }
@@ -427,8 +423,8 @@ void check_value_count(const std::string& name, const std::vector<std::size_t>& 
                        std::size_t count) {
   const auto expected = checked_byte_count(shape, 1);
   if (!expected || *expected != count) {
-    fail(tensor_label(name) + " has shape " + shape_text(shape) + " but " + plural(count, "value") +
-         " were given");
+    fail(tensor_label(name) + " has shape " + shape_text(shape) + " but " +
+         count_text(count, "value") + " were given");
   }
 }
 
@@ -482,12 +478,12 @@ std::uint64_t head_bytes_needed(std::span<const std::uint8_t> first, std::uint64
 Index parse_index(std::span<const std::uint8_t> head, std::uint64_t file_size,
                   const Limits& limits) {
   if (file_size > limits.max_total_bytes) {
-    fail("file is " + plural(file_size, "byte") + " long, more than the limit of " +
-         plural(limits.max_total_bytes, "byte"));
+    fail("file is " + count_text(file_size, "byte") + " long, more than the limit of " +
+         count_text(limits.max_total_bytes, "byte"));
   }
   const std::size_t header_size = read_header_length(head, file_size, limits);
   if (head.size() < kLengthFieldBytes + header_size) {
-    fail("the header needs the first " + plural(kLengthFieldBytes + header_size, "byte") +
+    fail("the header needs the first " + count_text(kLengthFieldBytes + header_size, "byte") +
          ", only " + std::to_string(head.size()) + " were given");
   }
   const std::string_view header(reinterpret_cast<const char*>(head.data()) + kLengthFieldBytes,
@@ -518,8 +514,8 @@ void convert_to_f32(DType dtype, std::span<const std::uint8_t> bytes, std::span<
   }
   const std::size_t size = dtype_size(dtype);
   if (bytes.size() != out.size() * size) {
-    fail(plural(bytes.size(), "byte") + " of " + dtype_name(dtype) + " cannot fill " +
-         plural(out.size(), "value"));
+    fail(count_text(bytes.size(), "byte") + " of " + dtype_name(dtype) + " cannot fill " +
+         count_text(out.size(), "value"));
   }
   const std::uint8_t* in = bytes.data();
   for (std::size_t i = 0; i < out.size(); ++i, in += size) {

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "attention/error.hpp"
+#include "attention/message_text.hpp"
 #include "attention/ops/half.hpp"
 
 namespace attn::torch_checkpoint {
@@ -19,23 +20,9 @@ constexpr std::uint8_t kLegacyStart[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9
                                          0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 constexpr std::uint8_t kZipStart[] = {'P', 'K', 0x03, 0x04};
 constexpr std::uint8_t kEmptyZipStart[] = {'P', 'K', 0x05, 0x06};
-constexpr std::size_t kMaxNameInMessage = 80;
 
 [[noreturn]] void fail(const std::string& what) {
   throw Error("PyTorch checkpoint: " + what);
-}
-
-std::string plural(std::uint64_t count, const std::string& noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
-
-std::string quoted(std::string_view name) {
-  std::string out = "'";
-  for (std::size_t i = 0; i < name.size() && i < kMaxNameInMessage; ++i) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    out += (c < 0x20 || c == 0x7F) ? '?' : static_cast<char>(c);
-  }
-  return out + (name.size() > kMaxNameInMessage ? "...'" : "'");
 }
 
 bool starts_with(std::span<const std::uint8_t> bytes, std::span<const std::uint8_t> prefix) {
@@ -58,7 +45,7 @@ std::string archive_of(const zip::Directory& directory) {
   const std::string& first = directory.entries.front().name;
   const std::size_t slash = first.find('/');
   if (slash == std::string::npos || slash == 0) {
-    fail("the zip's first entry " + quoted(first) +
+    fail("the zip's first entry " + quoted_text(first) +
          " is not in a folder; torch.save puts every entry in one (e.g. 'archive/data.pkl')");
   }
   return first.substr(0, slash);
@@ -68,9 +55,10 @@ std::string archive_of(const zip::Directory& directory) {
 void check_window(const TensorSource& tensor, std::span<const std::uint8_t> data,
                   std::uint64_t data_begin) {
   if (data_begin > tensor.byte_begin || data.size() < tensor.byte_end - data_begin) {
-    fail("tensor " + quoted(tensor.name) + " needs bytes [" + std::to_string(tensor.byte_begin) +
-         ", " + std::to_string(tensor.byte_end) + ") of its storage's data, given [" +
-         std::to_string(data_begin) + ", " + std::to_string(data_begin + data.size()) + ")");
+    fail("tensor " + quoted_text(tensor.name) + " needs bytes [" +
+         std::to_string(tensor.byte_begin) + ", " + std::to_string(tensor.byte_end) +
+         ") of its storage's data, given [" + std::to_string(data_begin) + ", " +
+         std::to_string(data_begin + data.size()) + ")");
   }
 }
 
@@ -107,7 +95,7 @@ void walk(const TensorSource& tensor, const std::uint8_t* data, std::uint64_t da
 
 void check_magic(std::span<const std::uint8_t> first) {
   if (first.size() < sizeof kZipStart) {
-    fail("the file is " + plural(first.size(), "byte") +
+    fail("the file is " + count_text(first.size(), "byte") +
          " long, too short to be a PyTorch checkpoint");
   }
   if (starts_with(first, kZipStart) || starts_with(first, kEmptyZipStart)) return;
@@ -132,7 +120,7 @@ const zip::Entry& pickle_entry(const zip::Directory& directory) {
   if (directory.find(archive + "/constants.pkl") != nullptr) {
     fail("the zip is a TorchScript archive (torch.jit.save), not a state dict saved by torch.save");
   }
-  fail("the zip has no " + quoted(archive + "/data.pkl") +
+  fail("the zip has no " + quoted_text(archive + "/data.pkl") +
        ": it is not a checkpoint written by torch.save");
 }
 
@@ -148,15 +136,15 @@ void check_byteorder(std::span<const std::uint8_t> byteorder) {
         "the checkpoint was saved on a big-endian machine (its byteorder entry says 'big'); only "
         "little-endian checkpoints are read: re-save it on a little-endian one or as .safetensors");
   }
-  fail("the byteorder entry says " + quoted(order) + ", neither 'little' nor 'big'");
+  fail("the byteorder entry says " + quoted_text(order) + ", neither 'little' nor 'big'");
 }
 
 Checkpoint describe(const zip::Directory& directory, std::span<const std::uint8_t> pickle,
                     const pickle::Limits& limits) {
   const zip::Entry& pickle_file = pickle_entry(directory);
   if (pickle.size() != pickle_file.size) {
-    fail(quoted(pickle_file.name) + " is " + plural(pickle_file.size, "byte") + " but " +
-         plural(pickle.size(), "byte") + " were given");
+    fail(quoted_text(pickle_file.name) + " is " + count_text(pickle_file.size, "byte") + " but " +
+         count_text(pickle.size(), "byte") + " were given");
   }
   Checkpoint checkpoint;
   checkpoint.archive = archive_of(directory);
@@ -169,14 +157,15 @@ Checkpoint describe(const zip::Directory& directory, std::span<const std::uint8_
     const std::string name = checkpoint.archive + "/data/" + storage.key;
     const auto found = entries.find(name);
     if (found == entries.end()) {
-      fail("storage " + quoted(storage.key) + " has no entry " + quoted(name) + " in the zip");
+      fail("storage " + quoted_text(storage.key) + " has no entry " + quoted_text(name) +
+           " in the zip");
     }
     const zip::Entry& entry = directory.entries[found->second];
     if (entry.size != storage.byte_size()) {
-      fail("entry " + quoted(name) + " holds " + plural(entry.size, "byte") + " but storage " +
-           quoted(storage.key) + " is " +
-           plural(storage.elements, std::string(pickle::dtype_name(storage.dtype)) + " value") +
-           " (" + plural(storage.byte_size(), "byte") + ")");
+      fail("entry " + quoted_text(name) + " holds " + count_text(entry.size, "byte") +
+           " but storage " + quoted_text(storage.key) + " is " +
+           count_text(storage.elements, std::string(pickle::dtype_name(storage.dtype)) + " value") +
+           " (" + count_text(storage.byte_size(), "byte") + ")");
     }
     checkpoint.storages.push_back({storage.key, storage.dtype, storage.elements,
                                    storage.byte_size(), found->second, entry.local_header_offset,
@@ -204,8 +193,8 @@ Checkpoint describe(const zip::Directory& directory, std::span<const std::uint8_
 void gather_raw(const TensorSource& tensor, std::span<const std::uint8_t> data,
                 std::uint64_t data_begin, std::span<std::uint8_t> out) {
   if (out.size() != tensor.value_bytes()) {
-    fail("tensor " + quoted(tensor.name) + " has " + plural(tensor.value_bytes(), "byte") +
-         " of values, " + plural(out.size(), "byte") + " were asked for");
+    fail("tensor " + quoted_text(tensor.name) + " has " + count_text(tensor.value_bytes(), "byte") +
+         " of values, " + count_text(out.size(), "byte") + " were asked for");
   }
   check_window(tensor, data, data_begin);
   const std::size_t size = pickle::dtype_size(tensor.dtype);
@@ -224,12 +213,13 @@ void gather_f32(const TensorSource& tensor, std::span<const std::uint8_t> data,
                 std::uint64_t data_begin, std::span<float> out) {
   const auto dtype = safetensors_dtype(tensor.dtype);
   if (!dtype || *dtype == safetensors::DType::U8 || *dtype == safetensors::DType::Bool) {
-    fail("tensor " + quoted(tensor.name) + " is " + pickle::dtype_name(tensor.dtype) +
+    fail("tensor " + quoted_text(tensor.name) + " is " + pickle::dtype_name(tensor.dtype) +
          ", not floating point (F32, F64, F16 or BF16)");
   }
   if (out.size() != tensor.element_count) {
-    fail("tensor " + quoted(tensor.name) + " has " + plural(tensor.element_count, "value") + ", " +
-         plural(out.size(), "value") + " were asked for");
+    fail("tensor " + quoted_text(tensor.name) + " has " +
+         count_text(tensor.element_count, "value") + ", " + count_text(out.size(), "value") +
+         " were asked for");
   }
   check_window(tensor, data, data_begin);
   if (tensor.contiguous) {
@@ -312,7 +302,7 @@ const TensorSource& FileView::tensor(const std::string& name) const {
   for (const TensorSource& tensor : checkpoint_.tensors) {
     if (tensor.name == name) return tensor;
   }
-  fail("no tensor named " + quoted(name));
+  fail("no tensor named " + quoted_text(name));
 }
 
 std::span<const std::uint8_t> FileView::storage_data(std::size_t storage) const {

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "attention/error.hpp"
+#include "attention/message_text.hpp"
 
 namespace attn::zip {
 
@@ -32,41 +33,13 @@ constexpr std::uint16_t kMax16 = 0xFFFF;
 constexpr std::uint16_t kFlagEncrypted = 1u << 0;
 constexpr std::uint16_t kFlagDataDescriptor = 1u << 3;
 constexpr std::uint16_t kFlagStrongEncryption = 1u << 6;
-constexpr std::size_t kMaxNameInMessage = 80;
 
 [[noreturn]] void fail(const std::string& what) {
   throw Error("zip archive: " + what);
 }
 
-// "1 entry", "2 entries", "3 bytes".
-std::string plural(std::uint64_t count, const std::string& noun) {
-  if (count == 1) return "1 " + noun;
-  if (!noun.empty() && noun.back() == 'y') {
-    return std::to_string(count) + " " + noun.substr(0, noun.size() - 1) + "ies";
-  }
-  return std::to_string(count) + " " + noun + "s";
-}
-
-// 'name' with control and non-ASCII bytes escaped (\xNN), cut short past 80 bytes.
-std::string quoted(std::string_view name) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "'";
-  for (std::size_t i = 0; i < name.size() && i < kMaxNameInMessage; ++i) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    if (c < 0x20 || c >= 0x7F || c == '\'' || c == '\\') {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (name.size() > kMaxNameInMessage) out += "...";
-  return out + "'";
-}
-
 std::string entry_label(std::string_view name) {
-  return "entry " + quoted(name);
+  return "entry " + quoted_text(name);
 }
 
 std::uint16_t u16(std::span<const std::uint8_t> bytes, std::size_t at) {
@@ -114,7 +87,7 @@ std::optional<std::span<const std::uint8_t>> zip64_extra(std::span<const std::ui
     const std::uint16_t size = u16(extra, at + 2);
     if (at + 4 + size > extra.size()) {
       fail(label + " has an extra field (id " + std::to_string(id) + ") of " +
-           plural(size, "byte") + " running past its extra block");
+           count_text(size, "byte") + " running past its extra block");
     }
     if (id == kZip64ExtraId) return extra.subspan(at + 4, size);
     at += 4 + size;
@@ -171,7 +144,7 @@ std::uint64_t read_zip64_end(std::span<const std::uint8_t> tail, std::uint64_t t
   const std::uint64_t record_offset = u64(tail, locator_at + 8);
   const std::uint32_t disks = u32(tail, locator_at + 16);
   if (record_disk != 0 || disks > 1) {
-    fail("the archive spans " + plural(disks, "disk") + " (a multi-disk zip is not read)");
+    fail("the archive spans " + count_text(disks, "disk") + " (a multi-disk zip is not read)");
   }
   const std::uint64_t locator_offset = tail_start + locator_at;
   if (record_offset > locator_offset || locator_offset - record_offset < kZip64EndBytes) {
@@ -180,7 +153,7 @@ std::uint64_t read_zip64_end(std::span<const std::uint8_t> tail, std::uint64_t t
   }
   if (record_offset < tail_start) {
     fail("the ZIP64 end record at byte " + std::to_string(record_offset) +
-         " is not in the file's last " + plural(tail.size(), "byte") + " that were read");
+         " is not in the file's last " + count_text(tail.size(), "byte") + " that were read");
   }
   const std::size_t at = static_cast<std::size_t>(record_offset - tail_start);
   if (u32(tail, at) != kZip64EndSignature) {
@@ -189,7 +162,7 @@ std::uint64_t read_zip64_end(std::span<const std::uint8_t> tail, std::uint64_t t
   }
   const std::uint64_t record_size = u64(tail, at + 4);  // after this field
   if (record_size < kZip64EndBytes - 12 || record_size > locator_offset - record_offset - 12) {
-    fail("the ZIP64 end record says it is " + plural(record_size, "byte") +
+    fail("the ZIP64 end record says it is " + count_text(record_size, "byte") +
          " long, which does not fit before its locator");
   }
   const std::uint32_t disk = u32(tail, at + 16);
@@ -234,17 +207,17 @@ std::uint64_t tail_bytes_needed(std::uint64_t file_size) {
 DirectoryLocation locate_directory(std::span<const std::uint8_t> tail, std::uint64_t file_size,
                                    const Limits& limits) {
   if (tail.size() > file_size) {
-    fail(plural(tail.size(), "byte") + " were given as the tail of a file of " +
-         plural(file_size, "byte"));
+    fail(count_text(tail.size(), "byte") + " were given as the tail of a file of " +
+         count_text(file_size, "byte"));
   }
   if (file_size < kEndBytes) {
-    fail("the file is " + plural(file_size, "byte") +
+    fail("the file is " + count_text(file_size, "byte") +
          " long, too short for a zip archive (its end record alone is 22 bytes)");
   }
   const std::optional<std::size_t> end_at = find_end_record(tail);
   if (!end_at) {
-    fail("no end of central directory record in the file's last " + plural(tail.size(), "byte") +
-         ": the file is truncated or not a zip archive");
+    fail("no end of central directory record in the file's last " +
+         count_text(tail.size(), "byte") + ": the file is truncated or not a zip archive");
   }
   const std::uint64_t tail_start = file_size - tail.size();
   const EndRecord end = read_end_record(tail, *end_at);
@@ -267,24 +240,24 @@ DirectoryLocation locate_directory(std::span<const std::uint8_t> tail, std::uint
   }
   if (location.offset > file_size) {
     fail("the end record puts the central directory at byte " + std::to_string(location.offset) +
-         ", past the end of the file (" + plural(file_size, "byte") + ")");
+         ", past the end of the file (" + count_text(file_size, "byte") + ")");
   }
   if (location.offset > records_start || location.size > records_start - location.offset) {
-    fail("the central directory (" + plural(location.size, "byte") + " at byte " +
+    fail("the central directory (" + count_text(location.size, "byte") + " at byte " +
          std::to_string(location.offset) + ") runs past the end records at byte " +
          std::to_string(records_start) + ": the file is truncated or its end record lies");
   }
   if (location.size > limits.max_directory_bytes) {
-    fail("the central directory is " + plural(location.size, "byte") + ", more than the limit of " +
-         plural(limits.max_directory_bytes, "byte"));
+    fail("the central directory is " + count_text(location.size, "byte") +
+         ", more than the limit of " + count_text(limits.max_directory_bytes, "byte"));
   }
   if (location.entries > limits.max_entries) {
-    fail("the archive has " + plural(location.entries, "entry") + ", more than the limit of " +
+    fail("the archive has " + count_text(location.entries, "entry") + ", more than the limit of " +
          std::to_string(limits.max_entries));
   }
   if (location.entries * kDirectoryHeaderBytes > location.size) {
-    fail("the end record says " + plural(location.entries, "entry") +
-         ", more than a central directory of " + plural(location.size, "byte") + " can hold");
+    fail("the end record says " + count_text(location.entries, "entry") +
+         ", more than a central directory of " + count_text(location.size, "byte") + " can hold");
   }
   return location;
 }
@@ -292,11 +265,11 @@ DirectoryLocation locate_directory(std::span<const std::uint8_t> tail, std::uint
 Directory parse_directory(std::span<const std::uint8_t> bytes, const DirectoryLocation& location,
                           std::uint64_t file_size, const Limits& limits) {
   if (bytes.size() != location.size) {
-    fail("the central directory is " + plural(location.size, "byte") + " but " +
-         plural(bytes.size(), "byte") + " were given");
+    fail("the central directory is " + count_text(location.size, "byte") + " but " +
+         count_text(bytes.size(), "byte") + " were given");
   }
   if (location.entries > limits.max_entries) {
-    fail("the archive has " + plural(location.entries, "entry") + ", more than the limit of " +
+    fail("the archive has " + count_text(location.entries, "entry") + ", more than the limit of " +
          std::to_string(limits.max_entries));
   }
   Directory directory;
@@ -328,8 +301,8 @@ Directory parse_directory(std::span<const std::uint8_t> bytes, const DirectoryLo
     entry.name.assign(name_bytes.begin(), name_bytes.end());
     if (name_size == 0) fail(where + " has an empty name");
     if (name_size > limits.max_name_bytes) {
-      fail(entry_label(entry.name) + " has a name of " + plural(name_size, "byte") +
-           ", more than the limit of " + plural(limits.max_name_bytes, "byte"));
+      fail(entry_label(entry.name) + " has a name of " + count_text(name_size, "byte") +
+           ", more than the limit of " + count_text(limits.max_name_bytes, "byte"));
     }
     const std::string label = entry_label(entry.name);
     const bool wide_size = entry.size == kMax32, wide_compressed = compressed == kMax32;
@@ -360,13 +333,13 @@ Directory parse_directory(std::span<const std::uint8_t> bytes, const DirectoryLo
     if (entry.local_header_offset >= file_size) {
       fail(label + " says its local header is at byte " +
            std::to_string(entry.local_header_offset) + ", past the end of the file (" +
-           plural(file_size, "byte") + ")");
+           count_text(file_size, "byte") + ")");
     }
-    if (!names.insert(entry.name).second) fail("two entries are named " + quoted(entry.name));
+    if (!names.insert(entry.name).second) fail("two entries are named " + quoted_text(entry.name));
     directory.entries.push_back(std::move(entry));
   }
   if (at != bytes.size()) {
-    fail("the central directory has " + plural(bytes.size() - at, "byte") +
+    fail("the central directory has " + count_text(bytes.size() - at, "byte") +
          " after its last entry");
   }
   // Spans: each entry's local header up to the next one's, the last up to the directory. Each
@@ -386,7 +359,8 @@ Directory parse_directory(std::span<const std::uint8_t> bytes, const DirectoryLo
                       entry.span_end - start - header >= entry.size;
     if (!fits) {
       const std::string extent = " (local header at byte " + std::to_string(start) + ", at least " +
-                                 std::to_string(header) + " + " + plural(entry.size, "byte") + ")";
+                                 std::to_string(header) + " + " + count_text(entry.size, "byte") +
+                                 ")";
       if (next) {
         fail(entry_label(entry.name) + extent + " and " + entry_label(next->name) +
              " (local header at byte " + std::to_string(next->local_header_offset) + ") overlap");
@@ -424,13 +398,13 @@ std::uint64_t data_start(const Entry& entry, std::span<const std::uint8_t> span_
   const std::size_t extra_size = u16(span_head, 28);
   const std::size_t header = kLocalHeaderBytes + name_size + extra_size;
   if (span_head.size() < header) {
-    fail(label + ": its local header is " + plural(header, "byte") + ", only " +
+    fail(label + ": its local header is " + count_text(header, "byte") + ", only " +
          std::to_string(span_head.size()) + " of its span were given");
   }
   const std::string_view local_name(reinterpret_cast<const char*>(span_head.data()) + 30,
                                     name_size);
   if (local_name != entry.name) {
-    fail(label + " is named " + quoted(local_name) +
+    fail(label + " is named " + quoted_text(local_name) +
          " in its local header (the central directory and the local header disagree)");
   }
   if (method != entry.method) {
@@ -451,13 +425,14 @@ std::uint64_t data_start(const Entry& entry, std::span<const std::uint8_t> span_
   const bool deferred = (flags & kFlagDataDescriptor) != 0;
   for (const std::uint64_t stated : {size, compressed}) {
     if ((deferred && (stated == 0 || stated == kMax32)) || stated == entry.size) continue;
-    fail(label + " is " + plural(entry.size, "byte") +
+    fail(label + " is " + count_text(entry.size, "byte") +
          " in the central directory but its local header says " + std::to_string(stated) +
          " (the central directory and the local header disagree)");
   }
   if (entry.span_size() < header || entry.span_size() - header < entry.size) {
-    fail(label + "'s data (" + plural(entry.size, "byte") + " after a local header of " +
-         std::to_string(header) + ") runs past its span of " + plural(entry.span_size(), "byte") +
+    fail(label + "'s data (" + count_text(entry.size, "byte") + " after a local header of " +
+         std::to_string(header) + ") runs past its span of " +
+         count_text(entry.span_size(), "byte") +
          " (up to the next entry or the central directory)");
   }
   return header;
@@ -473,7 +448,7 @@ Directory read_directory(std::span<const std::uint8_t> file, const Limits& limit
 
 std::span<const std::uint8_t> entry_data(std::span<const std::uint8_t> file, const Entry& entry) {
   if (entry.span_end > file.size() || entry.local_header_offset > entry.span_end) {
-    fail(entry_label(entry.name) + "'s span runs past the " + plural(file.size(), "byte") +
+    fail(entry_label(entry.name) + "'s span runs past the " + count_text(file.size(), "byte") +
          " given");
   }
   const auto span =
