@@ -42,9 +42,8 @@ val model_config_value(const attn::ModelConfig& config) {
     const attn::BlockConfig& block = config.blocks.front();
     model.set("kvHeads", shape.kv_heads);
     model.set("headDim", shape.head_dim);
-    model.set("norm",
-              std::string(config.norm == attn::NormKind::RmsNorm ? "rms-norm" : "layer-norm"));
-    model.set("mlpKind", std::string(block.mlp == attn::MlpKind::Gated ? "swiglu" : "gelu"));
+    model.set("norm", std::string(attn::norm_name(config.norm)));
+    model.set("mlpKind", std::string(attn::mlp_name(block)));
     model.set("mlpWidth", attn::mlp_width(config));
     model.set("window", block.window);
     // Each layer's own window (0: the layer attends to every earlier key): Gemma's local and
@@ -60,6 +59,7 @@ val model_config_value(const attn::ModelConfig& config) {
                                               : "interleaved"));
           rope.set("base", block.rope.base);
           rope.set("scaled", !block.rope.frequencies.empty());
+          rope.set("rotaryDims", block.rope.rotated(shape.head_dim));
           return rope;
         }());
   }

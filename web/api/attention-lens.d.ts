@@ -706,8 +706,10 @@ export interface CheckpointConfig extends Required<ModelConfig> {
   /** Key/value heads: fewer than heads is grouped-query attention (query head h reads h / (heads / kvHeads)). */
   kvHeads: number;
   headDim: number;
-  norm: 'layer-norm' | 'rms-norm';
-  mlpKind: 'gelu' | 'swiglu';
+  /** 'rms-norm-1+w': Gemma's RMSNorm with a (1 + w) weight. */
+  norm: 'layer-norm' | 'rms-norm' | 'rms-norm-1+w';
+  /** 'geglu': gated with GELU (Gemma's GELU-tanh); 'swiglu': gated with SiLU; 'gelu': a plain MLP. */
+  mlpKind: 'gelu' | 'swiglu' | 'geglu';
   mlpWidth: number;
   /** The first layer's sliding window (query i sees keys i − window < j ≤ i); 0: none. */
   window: number;
@@ -716,7 +718,7 @@ export interface CheckpointConfig extends Required<ModelConfig> {
    * (sliding-window) and global layers; Mistral and Phi-3 have the same window on every layer.
    */
   layerWindows: number[];
-  rope: null | { pairing: 'interleaved' | 'rotate-half'; base: number; scaled: boolean };
+  rope: null | { pairing: 'interleaved' | 'rotate-half'; base: number; scaled: boolean; /** Columns of each head that turn (Pythia's rotary_pct: fewer than headDim). */ rotaryDims: number };
 }
 
 /** A loaded checkpoint: a TransformerModel of its family (lens.catalog.families: GPT-2, the Llama family, GPT-NeoX, Qwen3, Gemma 2 and 3, OLMo 2, Phi-3). */

@@ -10,6 +10,32 @@
 
 namespace attn {
 
+std::string_view norm_name(NormKind kind) {
+  switch (kind) {
+    case NormKind::None:
+      return "none";
+    case NormKind::LayerNorm:
+      return "layer-norm";
+    case NormKind::RmsNorm:
+      return "rms-norm";
+    case NormKind::GemmaRmsNorm:
+      return "rms-norm-1+w";
+  }
+  return "none";
+}
+
+std::string_view mlp_name(const BlockConfig& block) {
+  switch (block.mlp) {
+    case MlpKind::None:
+      return "none";
+    case MlpKind::Plain:
+      return "gelu";
+    case MlpKind::Gated:
+      return block.activation == Activation::Silu ? "swiglu" : "geglu";
+  }
+  return "none";
+}
+
 namespace {
 
 void check_range(const char* field, std::size_t value, std::size_t low, std::size_t high) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attention/fields.hpp"
@@ -54,6 +55,13 @@ enum class MlpKind {
 // The MLP's activation: GELU (exact, or GPT-2's tanh form) or SiLU (the Llama family's SwiGLU);
 // gated: SwiGLU with SiLU, GeGLU with either GELU (Gemma's tanh form).
 enum class Activation { GeluErf, GeluTanh, Silu };
+
+// The names a checkpoint's norm and a block's MLP are exported by (m.config.norm,
+// m.config.mlpKind): "none", "layer-norm", "rms-norm", "rms-norm-1+w" (Gemma's (1 + w) weight);
+// "none", "gelu" (a plain MLP), "swiglu" (gated, SiLU), "geglu" (gated, GELU: Gemma's GELU-tanh).
+std::string_view norm_name(NormKind kind);
+struct BlockConfig;
+std::string_view mlp_name(const BlockConfig& block);
 
 // Which linear layers have a bias (the small models: all or none; Qwen2: q/k/v only).
 struct LinearBiases {

@@ -69,7 +69,7 @@ export function orderShards(names, index, indexName = 'model.safetensors.index.j
   return { order };
 }
 
-const NORM_NAMES = { 'rms-norm': 'RMSNorm', 'layer-norm': 'LayerNorm' };
+const NORM_NAMES = { 'rms-norm': 'RMSNorm', 'rms-norm-1+w': 'RMSNorm (1 + w)', 'layer-norm': 'LayerNorm' };
 
 /**
  * A loaded model's family (the name people know it by: lens.catalog.families' displayName) and
@@ -89,10 +89,12 @@ export function modelFacts(family, config) {
   if (norm) parts.push(norm);
   const mlp = config.mlpKind ?? (config.mlp ? 'gelu' : null);
   if (mlp === 'swiglu') parts.push('SwiGLU');
+  else if (mlp === 'geglu') parts.push('GeGLU');
   else if (mlp === 'gelu') parts.push(config.gelu === 'tanh' ? 'GELU (tanh)' : 'GELU');
   if (config.rope) {
-    const { pairing, base, scaled } = config.rope;
-    parts.push(`RoPE (${pairing}, θ ${base}${scaled ? ', Llama 3 scaling' : ''})`);
+    const { pairing, base, scaled, rotaryDims } = config.rope;
+    const partial = rotaryDims && config.headDim && rotaryDims < config.headDim ? `, first ${rotaryDims} of ${config.headDim} dims` : '';
+    parts.push(`RoPE (${pairing}, θ ${base}${partial}${scaled ? ', Llama 3 scaling' : ''})`);
   } else if (config.positional === 'learned') {
     parts.push('learned positions');
   } else if (config.positional && config.positional !== 'none') {
