@@ -75,6 +75,14 @@ std::vector<std::span<const std::uint8_t>> spans_of(
   return {files.begin(), files.end()};
 }
 
+// The import of a one-file case `c` whose bytes are `files`: described from the file, read by its
+// config.json.
+attn::CheckpointImport import_of(const ModelCase& c,
+                                 const std::vector<std::vector<std::uint8_t>>& files) {
+  return attn::CheckpointImport(attn::describe_checkpoint_files(spans_of(files), {files[0].size()}),
+                                config_of(c));
+}
+
 // Every parameter's values (2-byte ones widened, which is exact) and a forward's logits, bit for
 // bit.
 void require_identical(attn::Model& a, attn::Model& b) {
@@ -165,9 +173,7 @@ TEST_CASE("the model cases hold the layouts they are for", "[torch][checkpoint]"
   ModelCase gpt2{
       "gpt2", {"gpt2-tiny-f32.bin"}, "gpt2/tiny-f32.safetensors", "gpt2/tiny-f32.config.json"};
   const auto gpt2_files = bin_files(gpt2);
-  attn::CheckpointImport a(
-      attn::describe_checkpoint_files(spans_of(gpt2_files), {gpt2_files[0].size()}),
-      config_of(gpt2));
+  attn::CheckpointImport a = import_of(gpt2, gpt2_files);
   std::size_t whole = 0;
   std::map<std::string, std::uint64_t> begins;
   for (std::size_t i = 0; i < a.reads().size(); ++i) {
@@ -180,9 +186,7 @@ TEST_CASE("the model cases hold the layouts they are for", "[torch][checkpoint]"
   ModelCase llama{
       "llama", {"llama-bf16.bin"}, "llama/llama-bf16.safetensors", "llama/llama-bf16.config.json"};
   const auto llama_files = bin_files(llama);
-  attn::CheckpointImport b(
-      attn::describe_checkpoint_files(spans_of(llama_files), {llama_files[0].size()}),
-      config_of(llama));
+  attn::CheckpointImport b = import_of(llama, llama_files);
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < b.reads().size(); ++i) index[b.reads()[i].name] = i;
   const auto at = [&](const std::string& name) { return b.reads()[index.at(name)].begin; };
@@ -197,8 +201,7 @@ TEST_CASE("a pytorch_model.bin read in the wrong order or cut short is refused",
   ModelCase c{
       "gpt2", {"gpt2-tiny-f16.bin"}, "gpt2/tiny-f16.safetensors", "gpt2/tiny-f16.config.json"};
   const auto files = bin_files(c);
-  attn::CheckpointImport import(attn::describe_checkpoint_files(spans_of(files), {files[0].size()}),
-                                config_of(c));
+  attn::CheckpointImport import = import_of(c, files);
   const auto file = std::span<const std::uint8_t>(files[0]);
   std::size_t streamed_index = 0;
   while (import.needs_whole(streamed_index)) ++streamed_index;

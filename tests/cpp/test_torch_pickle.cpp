@@ -195,30 +195,28 @@ TEST_CASE("the unpickler's limits, each configurable", "[pickle]") {
   const auto valid = one_tensor(0, {2, 3}, {3, 1});
   CHECK_NOTHROW(read_state_dict(valid, limits));
 
-  limits = {};
-  limits.max_pickle_bytes = valid.size() - 1;
-  refused(valid, "more than the limit of " + std::to_string(valid.size() - 1) + " bytes");
-  limits = {};
-  limits.max_operations = 20;
-  refused(valid, "more than 20 operations (the limit)");
-  limits = {};
-  limits.max_values = 10;
-  refused(valid, "the pickle makes more than 10 values (the limit)");
-  limits = {};
-  limits.max_rank = 1;
-  refused(valid, "size has 2 dimensions, more than the limit of 1");
-  limits = {};
-  limits.max_tensors = 0;
-  refused(valid, "more than 0 tensors (the limit)");
-  limits = {};
-  limits.max_string_bytes = 5;
-  refused(valid, "a string of 7 bytes, more than the limit of 5 bytes");  // "storage"
-  limits = {};
-  limits.max_marks = 2;
-  refused(valid, "more than 2 MARKs open at once");
-  limits = {};
-  limits.max_stack = 4;
-  refused(valid, "more than 4 values on the stack (the limit)");
+  // Each limit set alone below what `valid` needs.
+  const struct {
+    std::size_t Limits::*limit;
+    std::size_t value;
+    std::string message;
+  } alone[] = {
+      {&Limits::max_pickle_bytes, valid.size() - 1,
+       "more than the limit of " + std::to_string(valid.size() - 1) + " bytes"},
+      {&Limits::max_operations, 20, "more than 20 operations (the limit)"},
+      {&Limits::max_values, 10, "the pickle makes more than 10 values (the limit)"},
+      {&Limits::max_rank, 1, "size has 2 dimensions, more than the limit of 1"},
+      {&Limits::max_tensors, 0, "more than 0 tensors (the limit)"},
+      {&Limits::max_string_bytes, 5,
+       "a string of 7 bytes, more than the limit of 5 bytes"},  // "storage"
+      {&Limits::max_marks, 2, "more than 2 MARKs open at once"},
+      {&Limits::max_stack, 4, "more than 4 values on the stack (the limit)"},
+  };
+  for (const auto& row : alone) {
+    limits = {};
+    limits.*row.limit = row.value;
+    refused(valid, row.message);
+  }
   limits = {};
   limits.max_memo_entries = 4;
   refused(Writer().op({'N', 'q', 4}).stop().out,

@@ -94,25 +94,29 @@ export function assertAsAccurate(ours, torch32, torch64, what) {
   assert.ok(eOurs <= bound, `${what}: our error ${eOurs}, PyTorch float32's ${eTorch}, bound ${bound}`);
 }
 
-/** A Llama-family golden case (tests/data/llama/, from scripts/data/make-llama-golden.py). */
-export function llamaGolden(name) {
-  const dir = `${DATA_DIR}llama/`;
+/**
+ * A golden case of tests/data/<folder>/ (llama/ from scripts/data/make-llama-golden.py, families/ from
+ * scripts/data/make-family-golden.py): { weights, config, expected, metadata }.
+ */
+function goldenCase(folder, name) {
+  const dir = `${DATA_DIR}${folder}/`;
   const weights = new Uint8Array(readFileSync(`${dir}${name}.safetensors`));
   const config = JSON.parse(readFileSync(`${dir}${name}.config.json`, 'utf8'));
   const { tensors, metadata } = parseSafetensors(readFileSync(`${dir}${name}.expected.safetensors`));
   return { weights, config, expected: tensors, metadata };
 }
 
+/** A Llama-family golden case (tests/data/llama/). */
+export function llamaGolden(name) {
+  return goldenCase('llama', name);
+}
+
 /**
- * A case of the families of issue 31 (tests/data/families/, from scripts/data/make-family-golden.py):
- * { weights, config, expected, metadata } — metadata.windows: each layer's window ('none': global).
+ * A case of the families of issue 31 (tests/data/families/): metadata.windows holds each layer's window
+ * ('none': global).
  */
 export function familyGolden(name) {
-  const dir = `${DATA_DIR}families/`;
-  const weights = new Uint8Array(readFileSync(`${dir}${name}.safetensors`));
-  const config = JSON.parse(readFileSync(`${dir}${name}.config.json`, 'utf8'));
-  const { tensors, metadata } = parseSafetensors(readFileSync(`${dir}${name}.expected.safetensors`));
-  return { weights, config, expected: tensors, metadata };
+  return goldenCase('families', name);
 }
 
 export const LLAMA_CASES = ['llama-f32', 'llama-bf16', 'llama3-f32', 'qwen2-f32', 'qwen2-bf16', 'mistral-f32', 'smollm2-f16'];

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "attention/io/pickle_machine.hpp"
+#include "attention/table_row.hpp"
 
 namespace attn::pickle {
 
@@ -76,10 +77,8 @@ std::optional<Global> allowed_global(const std::string& module, const std::strin
     }
   }
   if (module == "torch") {
-    for (const DTypeInfo& info : kDTypes) {
-      if (name == info.storage)
-        return Global{module + "." + name, Callable::StorageType, info.dtype};
-    }
+    if (const DTypeInfo* info = find_row(kDTypes, &DTypeInfo::storage, name))
+      return Global{module + "." + name, Callable::StorageType, info->dtype};
   }
   return std::nullopt;
 }
@@ -429,17 +428,13 @@ using detail::kDTypes;
 using detail::Machine;
 
 const char* dtype_name(DType dtype) {
-  for (const DTypeInfo& info : kDTypes) {
-    if (info.dtype == dtype) return info.name;
-  }
-  return "unknown";
+  const DTypeInfo* info = find_row(kDTypes, &DTypeInfo::dtype, dtype);
+  return info != nullptr ? info->name : "unknown";
 }
 
 std::size_t dtype_size(DType dtype) {
-  for (const DTypeInfo& info : kDTypes) {
-    if (info.dtype == dtype) return info.size;
-  }
-  return 1;
+  const DTypeInfo* info = find_row(kDTypes, &DTypeInfo::dtype, dtype);
+  return info != nullptr ? info->size : 1;
 }
 
 StateDict read_state_dict(std::span<const std::uint8_t> pickle, const Limits& limits) {

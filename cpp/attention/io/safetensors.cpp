@@ -16,6 +16,7 @@
 #include "attention/error.hpp"
 #include "attention/io/json.hpp"
 #include "attention/message_text.hpp"
+#include "attention/table_row.hpp"
 #include "attention/utf8.hpp"
 
 namespace attn::safetensors {
@@ -112,9 +113,7 @@ const json::Value& require_field(const json::Object& entry, std::string_view key
 DType parse_dtype(const json::Value& value, const std::string& label) {
   const auto* text = std::get_if<std::string>(&value.data);
   if (text == nullptr) fail(label + " dtype must be a string, found " + json::kind_name(value));
-  for (const DTypeInfo& info : kDTypes) {
-    if (*text == info.name) return info.dtype;
-  }
+  if (const DTypeInfo* info = find_row(kDTypes, &DTypeInfo::name, *text)) return info->dtype;
   fail(label + " has unsupported dtype " + quoted(*text) + " (supported: " + kSupportedDTypes +
        ")");
 }
@@ -442,17 +441,14 @@ const TensorInfo& typed_info(const File& file, const std::string& name, DType ex
 // ---- public API -------------------------------------------------------------------------------
 
 const char* dtype_name(DType dtype) {
-  for (const DTypeInfo& info : kDTypes) {
-    if (info.dtype == dtype) return info.name;
-  }
-  return "unknown";
+  const DTypeInfo* info = find_row(kDTypes, &DTypeInfo::dtype, dtype);
+  return info != nullptr ? info->name : "unknown";
 }
 
 std::size_t dtype_size(DType dtype) {
-  for (const DTypeInfo& info : kDTypes) {
-    if (info.dtype == dtype) return info.size;
-  }
-  fail("unknown dtype value " + std::to_string(static_cast<int>(dtype)));
+  const DTypeInfo* info = find_row(kDTypes, &DTypeInfo::dtype, dtype);
+  if (info == nullptr) fail("unknown dtype value " + std::to_string(static_cast<int>(dtype)));
+  return info->size;
 }
 
 std::size_t TensorInfo::element_count() const {
