@@ -599,14 +599,16 @@ TEST_CASE(
   check_all_cells(s);
 }
 
-TEST_CASE("explain: q/k norms are a model block's; a whole-row norm needs every head traced",
-          "[explain]") {
+TEST_CASE(
+    "explain: q/k norms' weights are checked by width; a whole-row norm needs every head "
+    "traced",
+    "[explain]") {
   attn::LayerConfig config;
   config.d_model = 8;
   config.heads = 2;
   config.qk_norm = attn::QkNorm::PerHead;
-  CHECK_THROWS_WITH(attn::AttentionLayer(config),
-                    ContainsSubstring("q/k norms are a model block's"));
+  // A layer of its own starts with identity norms (weights 1) of one head's width.
+  CHECK(attn::AttentionLayer(config).weights().q_norm == std::vector<float>(4, 1.0f));
   config.qk_norm = attn::QkNorm::Whole;
   attn::LayerConfig plain = config;
   plain.qk_norm = attn::QkNorm::None;
