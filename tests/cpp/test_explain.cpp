@@ -356,7 +356,8 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
 void check_all_cells(const Setup& s) {
   Run run;
   run.config = s.layer;
-  // q/k norms are a model block's: a layer over borrowed weights (seeded, with drawn norms).
+  // q/k norms: a layer over borrowed weights, as a model's trace has it (seeded, with drawn norms;
+  // a layer owning its norms: test_layer_qk_norm.cpp).
   const bool borrowed = s.layer.qk_norm != attn::QkNorm::None;
   attn::LayerConfig plain = s.layer;
   plain.qk_norm = attn::QkNorm::None;

@@ -15,26 +15,18 @@
 #include "approx.hpp"
 #include "attention/error.hpp"
 #include "attention/layer/layer.hpp"
-#include "attention/model/checkpoint_import.hpp"
+#include "checkpoint_cases.hpp"
 #include "test_support.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-std::unique_ptr<attn::Model> load_family(const std::string& name) {
-  const std::string dir = std::string(ATTN_TEST_DATA_DIR) + "/families/" + name;
-  const auto bytes = read_file(dir + ".safetensors");
-  const auto config_bytes = read_file(dir + ".config.json");
-  const std::string text(config_bytes.begin(), config_bytes.end());
-  return attn::load_checkpoint({bytes}, attn::checkpoint_config(attn::ConfigJson(text)));
-}
+const CheckpointCases families{"families"};
 
 std::vector<std::int32_t> ids_of(const std::string& name) {
   std::vector<std::int32_t> ids;
-  for (const double id : load_test_data("families/" + name + ".expected.safetensors").f64("ids")) {
-    ids.push_back(std::int32_t(id));
-  }
+  for (const double id : families.expected(name).f64("ids")) ids.push_back(std::int32_t(id));
   return ids;
 }
 
@@ -54,7 +46,7 @@ TEST_CASE("a layer of its own with a block's switches traces as the model's laye
   for (const char* name :
        {"qwen3-f32", "gemma3-f32", "gemma3-pattern-f32", "olmo2-f32", "gemma2-f32", "pythia-f32"}) {
     INFO(name);
-    const auto model = load_family(name);
+    const auto model = families.load(name);
     const auto ids = ids_of(name);
     const std::size_t n = ids.size();
     model->trace(ids, n);
