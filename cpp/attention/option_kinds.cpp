@@ -36,6 +36,20 @@ const char* positional_kind_name(PositionalKind kind) {
   return name_of(positional_kinds(), kind);
 }
 
+std::span<const NamedKind<QkNorm>> qk_norm_kinds() {
+  static constexpr NamedKind<QkNorm> table[] = {
+      {"none", QkNorm::None}, {"per-head", QkNorm::PerHead}, {"whole", QkNorm::Whole}};
+  return table;
+}
+
+QkNorm parse_qk_norm(std::string_view name) {
+  return parse_named(qk_norm_kinds(), name, "q/k norm");
+}
+
+const char* qk_norm_name(QkNorm kind) {
+  return name_of(qk_norm_kinds(), kind);
+}
+
 std::span<const NamedKind<GeluKind>> gelu_kinds() {
   static constexpr NamedKind<GeluKind> table[] = {{"erf", GeluKind::Erf}, {"tanh", GeluKind::Tanh}};
   return table;

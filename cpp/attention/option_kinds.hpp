@@ -38,6 +38,11 @@ struct MaskSpec {
 // k over [kv_heads·head_dim]). A model's q/k norm is its RMSNorm kind (model_config.hpp).
 enum class QkNorm { None, PerHead, Whole };
 
+// "none" | "per-head" | "whole"; anything else throws, listing them.
+std::span<const NamedKind<QkNorm>> qk_norm_kinds();
+QkNorm parse_qk_norm(std::string_view name);
+const char* qk_norm_name(QkNorm kind);
+
 enum class PositionalKind {
   None,        // self-attention is permutation-equivariant
   Sinusoidal,  // PE(pos, 2i) = sin(pos / 10000^{2i/d}), PE(pos, 2i+1) = cos(…), added to X

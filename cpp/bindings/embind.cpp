@@ -36,7 +36,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
           .function("nextTokens", &ModelHandle::nextTokens)
           .function("attention", &ModelHandle::attention)
           .function("attentionInput", &ModelHandle::attentionInput)
-          .function("rope", &ModelHandle::rope)
+          .function("layerConfig", &ModelHandle::layerConfig)
           .function("stepCount", &ModelHandle::stepCount)
           .function("step", &ModelHandle::step)
           .function("saveSafetensors", &ModelHandle::saveSafetensors)

@@ -17,13 +17,15 @@ val LayerHandle::configure(val options) {
   });
 }
 
-val LayerHandle::setWeights(val in_w, val in_b, val out_w, val out_b) {
+val LayerHandle::setWeights(val in_w, val in_b, val out_w, val out_b, val q_norm, val k_norm) {
   return guarded([&] {
     attn::LayerWeights weights;
     weights.in_proj_weight = vector_or_empty<float>(in_w);
     weights.in_proj_bias = vector_or_empty<float>(in_b);
     weights.out_proj_weight = vector_or_empty<float>(out_w);
     weights.out_proj_bias = vector_or_empty<float>(out_b);
+    weights.q_norm = vector_or_empty<float>(q_norm);
+    weights.k_norm = vector_or_empty<float>(k_norm);
     layer_->set_weights(std::move(weights));
     return val::undefined();
   });

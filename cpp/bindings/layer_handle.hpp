@@ -23,7 +23,7 @@ class LayerHandle {
   bool outBias() const { return attn::has_out_bias(layer_->config()); }
   std::size_t outputDim() const { return layer_->output_dim(); }
 
-  val setWeights(val in_w, val in_b, val out_w, val out_b);
+  val setWeights(val in_w, val in_b, val out_w, val out_b, val q_norm, val k_norm);
   // A view of the tensor with this state_dict name (an unknown name is an error).
   val weight(const std::string& name) const;
   val loadSafetensors(val bytes);

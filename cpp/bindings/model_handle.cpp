@@ -106,19 +106,11 @@ val ModelHandle::nextTokens(std::size_t k) const {
   });
 }
 
-val ModelHandle::rope(std::size_t layer) const {
-  const attn::ModelConfig& config = model_->config();
-  if (config.positional != attn::PositionalKind::Rope || layer >= config.layers) return val::null();
-  const attn::RopeSpec& spec = config.blocks[layer].rope;
-  val rope = val::object();
-  rope.set("pairing", std::string(attn::rope_pairing_name(spec.pairing)));
-  rope.set("base", spec.base);
-  if (spec.frequencies.empty()) {
-    rope.set("frequencies", val::null());
-  } else {
-    rope.set("frequencies", number_array(spec.frequencies));
-  }
-  return rope;
+val ModelHandle::layerConfig(std::size_t layer) const {
+  return guarded([&] {
+    attn::LayerConfig config = model_->layer_config(layer);
+    return write_fields(config);
+  });
 }
 
 val ModelHandle::attentionInput(std::size_t layer) const {

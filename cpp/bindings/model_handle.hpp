@@ -55,9 +55,9 @@ class ModelHandle {
   }
   // Layer l's attention input of the last forward: [batch·n·dModel].
   val attentionInput(std::size_t layer) const;
-  // Layer l's RoPE as a standalone layer takes it: { pairing, base, frequencies: θ per pair
-  // (Llama 3's scaling) or null }, or null without RoPE.
-  val rope(std::size_t layer) const;
+  // Layer l's attention as createLayer's options (Model::layer_config: sizes, biases, RoPE with
+  // its rotary dims, scale, soft-cap, q/k norms), or an Error object for a layer out of range.
+  val layerConfig(std::size_t layer) const;
   std::size_t stepCount(std::size_t layer) const {
     return traced_ ? model_->traced_layer(layer).last_result().trace.steps.size() : 0;
   }

@@ -356,7 +356,8 @@ void check_cell(const attn::AttentionLayer& layer, const Run& run, const attn::S
 void check_all_cells(const Setup& s) {
   Run run;
   run.config = s.layer;
-  // q/k norms are a model block's: a layer over borrowed weights (seeded, with drawn norms).
+  // q/k norms: a layer over borrowed weights, as a model's trace has it (seeded, with drawn norms;
+  // a layer owning its norms: test_layer_qk_norm.cpp).
   const bool borrowed = s.layer.qk_norm != attn::QkNorm::None;
   attn::LayerConfig plain = s.layer;
   plain.qk_norm = attn::QkNorm::None;
@@ -599,14 +600,16 @@ TEST_CASE(
   check_all_cells(s);
 }
 
-TEST_CASE("explain: q/k norms are a model block's; a whole-row norm needs every head traced",
-          "[explain]") {
+TEST_CASE(
+    "explain: q/k norms' weights are checked by width; a whole-row norm needs every head "
+    "traced",
+    "[explain]") {
   attn::LayerConfig config;
   config.d_model = 8;
   config.heads = 2;
   config.qk_norm = attn::QkNorm::PerHead;
-  CHECK_THROWS_WITH(attn::AttentionLayer(config),
-                    ContainsSubstring("q/k norms are a model block's"));
+  // A layer of its own starts with identity norms (weights 1) of one head's width.
+  CHECK(attn::AttentionLayer(config).weights().q_norm == std::vector<float>(4, 1.0f));
   config.qk_norm = attn::QkNorm::Whole;
   attn::LayerConfig plain = config;
   plain.qk_norm = attn::QkNorm::None;

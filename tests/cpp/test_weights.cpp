@@ -17,7 +17,7 @@
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::Equals;
 
-TEST_CASE("weight_by_name maps the four state_dict names and refuses any other", "[weights]") {
+TEST_CASE("weight_by_name maps the six state_dict names and refuses any other", "[weights]") {
   attn::LayerConfig config;
   config.d_model = 8;
   config.heads = 2;
@@ -27,9 +27,12 @@ TEST_CASE("weight_by_name maps the four state_dict names and refuses any other",
   REQUIRE(&attn::weight_by_name(w, "in_proj_bias") == &w.in_proj_bias);
   REQUIRE(&attn::weight_by_name(w, "out_proj.weight") == &w.out_proj_weight);
   REQUIRE(&attn::weight_by_name(w, "out_proj.bias") == &w.out_proj_bias);
+  REQUIRE(&attn::weight_by_name(w, "q_norm.weight") == &w.q_norm);
+  REQUIRE(&attn::weight_by_name(w, "k_norm.weight") == &w.k_norm);
   REQUIRE_THROWS_WITH(attn::weight_by_name(w, "out_proj.weights"),
                       Equals("unknown weight 'out_proj.weights'; the weights are: in_proj_weight, "
-                             "in_proj_bias, out_proj.weight, out_proj.bias"));
+                             "in_proj_bias, out_proj.weight, out_proj.bias, q_norm.weight, "
+                             "k_norm.weight"));
   REQUIRE_THROWS_AS(attn::weight_by_name(w, ""), attn::Error);
 }
 

@@ -4,7 +4,7 @@
 // own; the typed text's heads drawn as the public API computes them in the same browser; Gemma's
 // local and global layers tagged as the golden data's per-layer windows say (the generator's
 // metadata, not the page); the facts line naming the family as the core does; a head opened in the
-// walkthrough.
+// walkthrough, its block's q/k norms, soft-cap and partial rotary shown as steps of their own.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -86,6 +86,7 @@ test('each new family loads by Hub id with its tokenizer: every head as the API 
       await page.waitForFunction((t) => document.querySelector('#model-badge').textContent.startsWith(t),
         `Your model (${family.displayName} checkpoint), layer ${last + 1} of ${sizes.layers}`, { timeout: 30000 });
       assert.equal(await page.locator('#error').isHidden(), true, `${name}: ${await page.textContent('#error')}`);
+      await assertOwnSteps(page, name, id, last);
       await page.click('#tab-model');
       await page.waitForSelector('#model-view:not([hidden])');
     }
@@ -94,6 +95,68 @@ test('each new family loads by Hub id with its tokenizer: every head as the API 
     await page.close();
   }
 });
+
+/** The opened layer's traced steps by the public API in the same page: { n, steps: { 'id/head': values } }. */
+async function apiLayerSteps({ hub, endpoint, text, layer }) {
+  const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+  const lens = await loadAttentionLens();
+  const m = await lens.loadCheckpoint({ hub, endpoint });
+  const { ids } = m.tokenize(text);
+  const { steps } = m.forward(ids, { n: ids.length, trace: true });
+  const out = { n: ids.length, steps: Object.fromEntries(steps[layer].filter((s) => s.head <= 0).map((s) => [`${s.id}/${s.head}`, Array.from(s.data)])) };
+  m.dispose();
+  return out;
+}
+
+/** The matrices on screen once drawn: [{ step, head, values: rows of numbers }]. */
+async function drawnMatrices(page) {
+  await page.waitForFunction(() => document.querySelector('#matrices figure') !== null &&
+    [...document.querySelectorAll('#matrices figure')].every((f) => f.dataset.table === 'ready'));
+  return page.$$eval('#matrices .matrix-slot', (slots) => slots.map((slot) => ({ step: slot.dataset.step, head: Number(slot.dataset.head),
+    values: [...slot.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => Number(td.textContent))) })));
+}
+
+/**
+ * The walkthrough of a family's layer shows what its block computes as steps of its own: the q/k
+ * norms (Qwen3, Gemma 3, OLMo 2) after V and before RoPE, with the numbers the API's model trace
+ * has (the table's rounding: 1e-4 + 1e-3 relative); Gemma 2's soft-cap after the scaling; Pythia's
+ * partial rotary said in the RoPE stage.
+ */
+async function assertOwnSteps(page, name, id, layer) {
+  const stages = await page.$$eval('#stage-list [data-stage]', (buttons) => buttons.map((b) => b.dataset.stage));
+  const family = name.split('-')[0];
+  const normed = ['qwen3', 'gemma3', 'olmo2'].includes(family);
+  assert.equal(stages.includes('qk-norm'), normed, `${name}: a q/k norm stage (${stages})`);
+  assert.equal(stages.includes('capped'), family === 'gemma2', `${name}: a soft-cap stage (${stages})`);
+  if (normed) {
+    assert.ok(stages.indexOf('qkv') < stages.indexOf('qk-norm') && stages.indexOf('qk-norm') < stages.indexOf('rope'), `${name}: ${stages}`);
+    await page.click('#stage-list [data-stage="qk-norm"]');
+    await page.waitForFunction(() => document.querySelector('#stage-list [aria-current="step"]')?.dataset.stage === 'qk-norm');
+    assert.match(await page.textContent('#stage-text'), /root mean square/);
+    assert.ok((await page.textContent('#equation')).length > 0, `${name}: the q/k norm's equation`);
+    const api = await page.evaluate(apiLayerSteps, { hub: id, endpoint: hub.endpoint, text: TEXT, layer });
+    const drawn = await drawnMatrices(page);
+    assert.deepEqual(drawn.map((d) => d.step), ['q_normed', 'k_normed'], name);
+    for (const { step, head, values } of drawn) {
+      const want = api.steps[`${step}/${head}`];
+      assert.ok(want && values.length === api.n, `${name}: ${step} head ${head}`);
+      values.flat().forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-4 + 1e-3 * Math.abs(want[i]),
+        `${name} ${step} head ${head}, cell ${i}: drawn ${v}, API ${want[i]}`));
+    }
+    await page.screenshot({ path: join(screenshotDir, `walkthrough-${name}-qk-norm.png`), fullPage: true });
+  }
+  if (family === 'gemma2') {
+    await page.click('#stage-list [data-stage="capped"]');
+    await page.waitForFunction(() => document.querySelector('#stage-list [aria-current="step"]')?.dataset.stage === 'capped');
+    assert.match(await page.textContent('#stage-text'), /c·tanh\(s \/ c\) with c = \d/);
+    assert.deepEqual((await drawnMatrices(page)).map((d) => d.step), ['capped'], name);
+  }
+  if (family === 'pythia') {
+    await page.click('#stage-list [data-stage="rope"]');
+    await page.waitForFunction(() => document.querySelector('#stage-list [aria-current="step"]')?.dataset.stage === 'rope');
+    assert.match(await page.textContent('#stage-text'), /Only the first r = \d+ of the head's \d+ dimensions turn/);
+  }
+}
 
 test('a gated repo listed in the picker says what to do', async () => {
   const { page } = await openPage(chrome.browser, server.url);

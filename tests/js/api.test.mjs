@@ -108,7 +108,8 @@ test('config reports the normalized options', async () => {
   await withLayer({ dModel: 24, heads: 6 }, (layer) => {
     assert.deepEqual({ ...layer.config }, {
       dModel: 24, heads: 6, headDim: 4, kvHeads: 6, bias: true, outBias: true, outProj: true, positional: 'none',
-      rope: { pairing: 'interleaved', base: 10000, frequencies: null }, seed: 42,
+      rope: { pairing: 'interleaved', base: 10000, frequencies: null, rotaryDims: 0 }, scale: 0, softcap: 0,
+      qkNorm: 'none', qkNormWeight: 'plain', qkNormEps: 1e-6, seed: 42,
     });
     assert.ok(Object.isFrozen(layer.config));
   });
@@ -116,7 +117,7 @@ test('config reports the normalized options', async () => {
   await withLayer({ dModel: 16, heads: 4, kvHeads: 2, outBias: false, positional: 'rope', rope: { pairing: 'rotate-half', base: 1e6 } }, (layer) => {
     assert.equal(layer.config.kvHeads, 2);
     assert.equal(layer.config.outBias, false);
-    assert.deepEqual(layer.config.rope, { pairing: 'rotate-half', base: 1e6, frequencies: null });
+    assert.deepEqual(layer.config.rope, { pairing: 'rotate-half', base: 1e6, frequencies: null, rotaryDims: 0 });
     const weights = layer.getWeights();
     assert.equal(weights.inProjWeight.length, (4 + 2 * 2) * 4 * 16);
     assert.equal(weights.outProjBias, undefined);

@@ -96,3 +96,29 @@ test('stageFor: a model\'s layer starts from its own normed input; rotate-half R
   assert.equal(stageFor(stageById('qkv'), { config: { heads: 4, kvHeads: 4 } }), stageById('qkv'));
   assert.match(stageFor(stageById('masked'), { model: { window: 5 } }).text, /query i sees only keys i − 5 < j ≤ i/);
 });
+
+test('the new families\' steps have stages: q/k norms after V and before RoPE, the soft-cap after scaling', () => {
+  const order = STAGES.map((s) => s.id);
+  assert.deepEqual(stageById('qk-norm').steps, ['q_normed', 'k_normed']);
+  assert.deepEqual(stageById('capped').steps, ['capped']);
+  assert.ok(order.indexOf('qkv') < order.indexOf('qk-norm') && order.indexOf('qk-norm') < order.indexOf('rope'));
+  assert.ok(order.indexOf('scaled') < order.indexOf('capped') && order.indexOf('capped') < order.indexOf('masked'));
+  // Every step the core can trace is shown by a stage (the catalog's list, in the catalog's order).
+  const shown = STAGES.flatMap((s) => s.steps);
+  for (const step of catalog.steps) assert.ok(shown.includes(step.id), `a stage shows '${step.id}'`);
+  const steps = ['q', 'k', 'v', 'q_normed', 'k_normed', 'scores', 'scaled', 'capped', 'masked', 'weights']
+    .map((id) => ({ id, head: 0 }));
+  assert.deepEqual(availableStages(steps).map((s) => s.id), ['qkv', 'qk-norm', 'scores', 'scaled', 'capped', 'masked', 'weights']);
+  assert.match(stageFor(stageById('qk-norm'), { config: { qkNorm: 'per-head', qkNormWeight: 'one-plus' } }).text,
+    /head by head.*\(1 \+ w\)/);
+  assert.match(stageFor(stageById('qk-norm'), { config: { qkNorm: 'whole', qkNormWeight: 'plain' } }).text,
+    /whole projection.*learned weight w/);
+  assert.match(stageFor(stageById('capped'), { config: { softcap: 50 } }).text, /c = 50/);
+  assert.match(stageFor(stageById('scaled'), { config: { scale: 0.0625, headDim: 256 } }).text, /0\.06250 rather than 1\/√d_k/);
+  assert.match(stageFor(stageById('rope'), { config: { headDim: 16, rope: { pairing: 'rotate-half', base: 10000, rotaryDims: 4 } } }).text,
+    /i \+ r\/2.*Only the first r = 4 of the head's 16 dimensions turn/);
+  // A stage no setting of the seeded layer can show says what it needs in the core's words.
+  const say = (key, value) => `${key}=${value}`;
+  assert.match(stageNeeds(catalog, stageById('qk-norm'), say), /q\/k norms/);
+  assert.match(stageNeeds(catalog, stageById('capped'), say), /soft-cap/);
+});

@@ -44,6 +44,23 @@ export interface LayerConfig {
   positional?: PositionalKind;
   /** With positional 'rope': how q and k turn. Default the walkthrough's interleaved pairs, base 10000. */
   rope?: RopeOptions;
+  /**
+   * The scores' factor instead of 1/√headDim (a checkpoint block's own: Gemma's
+   * query_pre_attn_scalar^−½); 0 (default) for 1/√headDim. forward's scale: false still turns it off.
+   */
+  scale?: number;
+  /** > 0: the scaled scores soft-capped to c·tanh(s/c) before the mask (Gemma 2's attn_logit_softcapping). Default 0: none. */
+  softcap?: number;
+  /**
+   * q/k norms before RoPE (RMSNorm of q and k, weights qNormWeight and kNormWeight): 'per-head'
+   * (Qwen3, Gemma 3: [headDim] each), 'whole' (OLMo 2: the whole projection, [heads·headDim] and
+   * [kvHeads·headDim]) or 'none' (default). A new layer's norms start as the identity.
+   */
+  qkNorm?: 'none' | 'per-head' | 'whole';
+  /** The q/k norms' weight form: 'plain' (x̂ ⊙ w, default) or 'one-plus' (Gemma's x̂ ⊙ (1 + w)). */
+  qkNormWeight?: 'plain' | 'one-plus';
+  /** The q/k norms' ε (> 0). Default 1e-6. */
+  qkNormEps?: number;
   /** Seed (0 … 2^32-1) of the weights, the embedding table and the learned encoding. Default 42. */
   seed?: number;
 }
@@ -56,6 +73,8 @@ export interface RopeOptions {
   base?: number;
   /** θ per pair (e.g. Llama 3's scaled frequencies), or null for the base's. */
   frequencies?: number[] | Float64Array | null;
+  /** A partial rotary (GPT-NeoX's rotary_pct): only the first rotaryDims (even, ≤ headDim) columns of each head turn. Default 0: all. */
+  rotaryDims?: number;
 }
 
 /** One field of an options object as the core lists it (lens.catalog.fields). */
@@ -83,6 +102,10 @@ export interface LayerWeights {
   outProjWeight?: Float32Array | number[];
   /** [dModel] (layers with bias and outProj only). */
   outProjBias?: Float32Array | number[];
+  /** q_norm.weight (layers with qkNorm only): [headDim] per head, [heads·headDim] for 'whole'. */
+  qNormWeight?: Float32Array | number[];
+  /** k_norm.weight (layers with qkNorm only): [headDim] per head, [kvHeads·headDim] for 'whole'. */
+  kNormWeight?: Float32Array | number[];
 }
 
 export interface ForwardOptions {
@@ -135,8 +158,9 @@ export interface WeightsPreview {
 }
 
 export type StepId =
-  | 'embedding' | 'positional' | 'input' | 'source' | 'q' | 'k' | 'v' | 'q_rotated' | 'k_rotated'
-  | 'scores' | 'scaled' | 'alibi' | 'masked' | 'weights' | 'context' | 'concat' | 'output';
+  | 'embedding' | 'positional' | 'input' | 'source' | 'q' | 'k' | 'v' | 'q_normed' | 'k_normed'
+  | 'q_rotated' | 'k_rotated' | 'scores' | 'scaled' | 'capped' | 'alibi' | 'masked' | 'weights'
+  | 'context' | 'concat' | 'output';
 
 export interface Step {
   id: StepId;
@@ -249,7 +273,8 @@ export interface CellExplanation {
 export interface AttentionLayer {
   readonly config: Required<LayerConfig>;
   setWeights(weights: LayerWeights): void;
-  getWeights(): { inProjWeight: Float32Array; inProjBias?: Float32Array; outProjWeight?: Float32Array; outProjBias?: Float32Array };
+  getWeights(): { inProjWeight: Float32Array; inProjBias?: Float32Array; outProjWeight?: Float32Array; outProjBias?: Float32Array;
+    qNormWeight?: Float32Array; kNormWeight?: Float32Array };
   /** Loads PyTorch state_dict tensors (in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias). */
   loadSafetensors(bytes: Uint8Array | ArrayBuffer): void;
   saveSafetensors(): Uint8Array;
@@ -450,8 +475,9 @@ export interface TransformerModel {
   loadSafetensors(bytes: Uint8Array | ArrayBuffer): void;
   /**
    * Layer `layer` (0-based, as forward().attention) on one sequence as a standalone attention
-   * layer: createLayer(config), setWeights(weights), forward(input, { n, mask: 'causal' })
-   * reproduce forward(ids).attention[layer] (to float32 precision).
+   * layer: createLayer(config), setWeights(weights), forward(input, { n, ...mask })
+   * reproduce forward(ids).attention[layer] (to float32 precision) for every family: the
+   * checkpoint block's q/k norms, partial rotary, scale and soft-cap come with it.
    */
   attentionLayer(layer: number, ids: TokenIds, options?: { n?: number }): AttentionLayerOfModel;
   /** Frees the model and disposes its trainers; using either afterwards throws. */
@@ -461,9 +487,15 @@ export interface TransformerModel {
 export interface AttentionLayerOfModel {
   /** [n * dModel]: the layer's attention input, ln1(x) (x without LayerNorm). */
   input: Float32Array;
-  config: { dModel: number; heads: number; positional: 'none' | 'rope'; bias: boolean };
-  /** inProjBias and outProjBias only with bias. */
+  /**
+   * createLayer's options for it; a checkpoint's also headDim, kvHeads, outBias and rope, and scale,
+   * softcap and qkNorm (with qkNormWeight and qkNormEps) only where its block has them.
+   */
+  config: LayerConfig & { dModel: number; heads: number; positional: 'none' | 'rope'; bias: boolean };
+  /** inProjBias and outProjBias only with bias; qNormWeight and kNormWeight only with qkNorm. */
   weights: LayerWeights;
+  /** The layer's mask: causal, or the checkpoint layer's own sliding window. */
+  mask: { mask: 'causal' } | { mask: 'sliding-window'; window: number };
 }
 
 /** A head named in a trained model's claims (layers and heads count from 0). */

@@ -35,7 +35,8 @@ export class AttentionLayer {
 
   /**
    * The normalized configuration: { dModel, heads, headDim, kvHeads, bias (q/k/v), outBias, outProj,
-   * positional, rope: { pairing, base, frequencies }, seed }.
+   * positional, rope: { pairing, base, frequencies, rotaryDims }, scale, softcap, qkNorm,
+   * qkNormWeight, qkNormEps, seed }.
    */
   get config() {
     return this.#config;
@@ -47,15 +48,21 @@ export class AttentionLayer {
     if (weights === null || typeof weights !== 'object') {
       throw new Error(`setWeights expects an object, got ${describe(weights)}`);
     }
-    checkKeys('setWeights', weights, ['inProjWeight', 'inProjBias', 'outProjWeight', 'outProjBias']);
+    checkKeys('setWeights', weights, ['inProjWeight', 'inProjBias', 'outProjWeight', 'outProjBias', 'qNormWeight', 'kNormWeight']);
+    const norms = this.#config.qkNorm !== 'none';
     unwrap(handle.setWeights(
       numbers('inProjWeight', weights.inProjWeight, true),
       numbers('inProjBias', weights.inProjBias),
       numbers('outProjWeight', weights.outProjWeight, this.#config.outProj),
-      numbers('outProjBias', weights.outProjBias)));
+      numbers('outProjBias', weights.outProjBias),
+      numbers('qNormWeight', weights.qNormWeight, norms),
+      numbers('kNormWeight', weights.kNormWeight, norms)));
   }
 
-  /** Copies of the current weights: { inProjWeight, inProjBias?, outProjWeight?, outProjBias? }. */
+  /**
+   * Copies of the current weights: { inProjWeight, inProjBias?, outProjWeight?, outProjBias?,
+   * qNormWeight?, kNormWeight? }.
+   */
   getWeights() {
     const handle = this.#live();
     const read = (name) => unwrap(handle.weight(name)).slice();
@@ -63,6 +70,10 @@ export class AttentionLayer {
     if (this.#config.bias) weights.inProjBias = read('in_proj_bias');
     if (this.#config.outProj) weights.outProjWeight = read('out_proj.weight');
     if (this.#config.outBias && this.#config.outProj) weights.outProjBias = read('out_proj.bias');
+    if (this.#config.qkNorm !== 'none') {
+      weights.qNormWeight = read('q_norm.weight');
+      weights.kNormWeight = read('k_norm.weight');
+    }
     return weights;
   }
 

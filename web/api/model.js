@@ -156,9 +156,11 @@ export class TransformerModel {
   /**
    * Layer `layer` (0-based, as forward().attention) of the model on one sequence, as a
    * standalone attention layer: { input: Float32Array [n·dModel] (the norm's output, or x without
-   * one), config: { dModel, heads, headDim, kvHeads, positional: 'none' | 'rope', bias (q/k/v),
-   * outBias, rope? }, weights: { inProjWeight, inProjBias?, outProjWeight, outProjBias? }, mask: {
-   * mask: 'causal' | 'sliding-window', window? } }. lens.createLayer(config), setWeights(weights),
+   * one), config: { dModel, heads, positional: 'none' | 'rope', bias (q/k/v); a checkpoint's also
+   * headDim, kvHeads, outBias, rope? (with its rotaryDims), and what its block has of scale,
+   * softcap, qkNorm with qkNormWeight and qkNormEps }, weights: { inProjWeight, inProjBias?,
+   * outProjWeight, outProjBias?, qNormWeight?, kNormWeight? }, mask: { mask: 'causal' |
+   * 'sliding-window', window? } }. lens.createLayer(config), setWeights(weights),
    * forward(input, { n, ...mask }) reproduce forward(ids).attention[layer].
    */
   attentionLayer(layer, ids, options = {}) {
@@ -175,16 +177,22 @@ export class TransformerModel {
     if (has('in_proj_bias')) weights.inProjBias = read('in_proj_bias');
     weights.outProjWeight = read('out_proj.weight');
     if (has('out_proj.bias')) weights.outProjBias = read('out_proj.bias');
-    const layerConfig = {
-      dModel: config.dModel,
-      heads: config.heads,
-      positional: config.positional === 'rope' ? 'rope' : 'none',
-      bias: has('in_proj_bias'),
-    };
+    if (has('q_norm.weight')) weights.qNormWeight = read('q_norm.weight');
+    if (has('k_norm.weight')) weights.kNormWeight = read('k_norm.weight');
+    // The core's config of the layer as the model's trace runs it (Model::layer_config).
+    const core = unwrap(handle.layerConfig(l));
+    const { dModel, heads, positional, bias } = core;
+    const layerConfig = { dModel, heads, positional, bias };
     if (config.kvHeads !== undefined) { // a checkpoint: its own head width, K/V heads and RoPE
-      Object.assign(layerConfig, { headDim: config.headDim, kvHeads: config.kvHeads, outBias: has('out_proj.bias') });
-      const rope = handle.rope(l);
-      if (rope) layerConfig.rope = rope;
+      Object.assign(layerConfig, { headDim: core.headDim, kvHeads: core.kvHeads, outBias: has('out_proj.bias') });
+      if (positional === 'rope') layerConfig.rope = core.rope;
+    }
+    // What a checkpoint's block adds (Gemma's scale, Gemma 2's soft-cap, Qwen3's, Gemma 3's and
+    // OLMo 2's q/k norms), only where the block has it.
+    if (core.scale !== 0) layerConfig.scale = core.scale;
+    if (core.softcap !== 0) layerConfig.softcap = core.softcap;
+    if (core.qkNorm !== 'none') {
+      Object.assign(layerConfig, { qkNorm: core.qkNorm, qkNormWeight: core.qkNormWeight, qkNormEps: core.qkNormEps });
     }
     const window = config.layerWindows?.[l] ?? config.window; // a checkpoint's own layer's window (Gemma's differ)
     const mask = window ? { mask: 'sliding-window', window } : { mask: 'causal' };

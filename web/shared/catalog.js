@@ -32,12 +32,16 @@ export function pageMasks(catalog) {
 /**
  * When steps appear (`appearsWith`) in words: `say` phrases one condition, given
  * ('positional', ['rope']) or ('cross', true); the conditions of several steps are deduplicated.
+ * A step whose condition no setting names (q/k norms, a soft-cap: a checkpoint's layer) is said
+ * in the core's words (its `needs`).
  */
 export function conditionsOf(catalog, stepIds, say) {
   const words = new Set();
   for (const id of stepIds) {
-    const appears = stepInfo(catalog, id)?.appearsWith;
-    for (const [key, value] of Object.entries(appears ?? {})) words.add(say(key, value));
+    const info = stepInfo(catalog, id);
+    const named = Object.entries(info?.appearsWith ?? {}).filter(([, value]) => !Array.isArray(value) || value.length > 0);
+    for (const [key, value] of named) words.add(say(key, value));
+    if (info?.appearsWith && named.length === 0) words.add(info.needs);
   }
   return [...words];
 }

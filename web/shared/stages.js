@@ -24,6 +24,11 @@ export const STAGES = [
       'offers) and a value (what it passes on). Each head has its own slice of d_k columns.',
   },
   {
+    id: 'qk-norm', title: 'Normalising queries and keys (q/k norm)', label: 'q/k norm', steps: ['q_normed', 'k_normed'],
+    text: 'Each query and key is divided by its root mean square and scaled by a learned weight (RMSNorm), ' +
+      'before any rotation: the scores q·k stay in a steady range however large the projections grow.',
+  },
+  {
     id: 'rope', title: 'Rotating queries and keys (RoPE)', label: 'RoPE', steps: ['q_rotated', 'k_rotated'],
     text: 'Rotary encoding rotates each pair of query and key dimensions by an angle proportional ' +
       'to the position, so q·k depends on the distance between tokens.',
@@ -37,6 +42,11 @@ export const STAGES = [
     id: 'scaled', title: 'Scaling by √d_k', label: '÷ √d_k', steps: ['scaled'],
     text: 'Dot products of d_k-dimensional vectors grow like √d_k; dividing by √d_k keeps the ' +
       'softmax out of its flat, saturated regions where gradients vanish.',
+  },
+  {
+    id: 'capped', title: 'Soft-capping the scores', label: 'Soft-cap', steps: ['capped'],
+    text: 'Each scaled score s becomes c·tanh(s / c): nearly unchanged when small, never beyond ±c, so no ' +
+      'single score can dominate the softmax.',
   },
   {
     id: 'alibi', title: 'ALiBi distance bias', label: 'ALiBi', steps: ['alibi'],
@@ -89,9 +99,31 @@ export function stageFor(stage, { model = null, config = {} } = {}) {
         'd_model numbers per token, the model\'s own (not a seeded table).' };
   }
   if (stage.id === 'rope' && config.rope?.pairing === 'rotate-half') {
+    const r = config.rope.rotaryDims;
+    const partial = r && r < config.headDim;
+    const half = partial ? 'r/2' : 'd_k/2';
     return { ...stage, text: 'Rotary encoding as the Llama family has it (rotate_half): dimension i of each query and ' +
-      `key head turns with dimension i + d_k/2, by an angle proportional to the position (θ base ${config.rope.base}), ` +
-      'so q·k depends on the distance between tokens.' };
+      `key head turns with dimension i + ${half}, by an angle proportional to the position (θ base ${config.rope.base}), ` +
+      'so q·k depends on the distance between tokens.' +
+      (partial ? ` Only the first r = ${r} of the head's ${config.headDim} dimensions turn (a partial rotary); the ` +
+        'others pass through unchanged.' : '') };
+  }
+  if (stage.id === 'qk-norm' && config.qkNorm && config.qkNorm !== 'none') {
+    const weight = config.qkNormWeight === 'one-plus' ? '(1 + w), Gemma\'s form of the weight' : 'a learned weight w';
+    const over = config.qkNorm === 'whole'
+      ? 'over the whole projection at once (every head\'s columns of a token together, before the heads are split)'
+      : 'head by head (each head\'s d_k columns on their own)';
+    return { ...stage, text: `Each query and key is divided by its root mean square ${over} and scaled by ${weight} ` +
+      '(RMSNorm), before any rotation: the scores q·k stay in a steady range however large the projections grow.' };
+  }
+  if (stage.id === 'scaled' && config.scale) {
+    return { ...stage, title: 'Scaling the scores', label: '× scale',
+      text: `The scores are multiplied by the model's own factor ${config.scale.toPrecision(4)} rather than 1/√d_k ` +
+        `(= ${(1 / Math.sqrt(config.headDim)).toPrecision(4)}): Gemma's query_pre_attn_scalar^−½.` };
+  }
+  if (stage.id === 'capped' && config.softcap) {
+    return { ...stage, text: `Each scaled score s becomes c·tanh(s / c) with c = ${config.softcap}: nearly unchanged when ` +
+      'small, never beyond ±c, so no single score can dominate the softmax.' };
   }
   if (stage.id === 'qkv' && config.kvHeads && config.kvHeads < config.heads) {
     return { ...stage, text: `Three learned projections give each token a query, a key and a value. Grouped-query attention: ` +

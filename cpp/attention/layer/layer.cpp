@@ -20,11 +20,6 @@ namespace attn {
 
 AttentionLayer::AttentionLayer(const LayerConfig& config)
     : config_(config), head_dim_(checked_head_dim(config)), kv_heads_(kv_heads_of(config)) {
-  if (config.qk_norm != QkNorm::None) {
-    throw Error(
-        "q/k norms are a model block's (their weights are the model's q_norm and k_norm): "
-        "a layer of its own has none; trace the model's layer instead");
-  }
   if (config.positional == PositionalKind::Alibi) alibi_slopes_ = attn::alibi_slopes(config.heads);
   set_weights(seeded_weights(weight_shape(), config.seed));
 }
@@ -38,6 +33,12 @@ WeightShape AttentionLayer::weight_shape() const {
   shape.out_proj = config_.out_proj;
   shape.kv_inner = kv_inner_dim();
   shape.out_bias = has_out_bias(config_);
+  const bool whole = config_.qk_norm == QkNorm::Whole;
+  if (config_.qk_norm != QkNorm::None) {
+    shape.q_norm = whole ? inner_dim() : head_dim_;
+    shape.k_norm = whole ? kv_inner_dim() : head_dim_;
+  }
+  shape.qk_norm_one_plus = config_.qk_norm_weight == RmsNormWeight::OnePlus;
   return shape;
 }
 
@@ -56,22 +57,7 @@ void AttentionLayer::set_weights(LayerWeights weights) {
 
 void AttentionLayer::use_weights(const LayerWeightsView& weights) {
   const WeightShape shape = weight_shape();
-  validate_weights(weights, shape);
-  // The q/k norms' weights: [head_dim] per head, or the whole projection's width.
-  const bool whole = config_.qk_norm == QkNorm::Whole;
-  const std::size_t q_width = config_.qk_norm == QkNorm::None ? 0 : whole ? inner_dim() : head_dim_;
-  const std::size_t k_width = config_.qk_norm == QkNorm::None ? 0
-                              : whole                         ? kv_inner_dim()
-                                                              : head_dim_;
-  for (const auto& [values, width, name] : {std::tuple{weights.q_norm, q_width, "q_norm.weight"},
-                                            std::tuple{weights.k_norm, k_width, "k_norm.weight"}}) {
-    if (values.size() != width) {
-      throw Error(std::string(name) + " has " + std::to_string(values.size()) +
-                  " values, expected " + std::to_string(width) +
-                  (width == 0 ? " (the layer has no q/k norms)" : ""));
-    }
-    require_finite(values, name);
-  }
+  validate_weights(weights, shape);  // with the q/k norms' weights when it has them
   magnitudes_ = weight_magnitudes(weights, shape);
   const std::size_t inner = inner_dim();
   const std::size_t d = config_.d_model;

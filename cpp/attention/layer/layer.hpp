@@ -42,8 +42,8 @@ struct ForwardResult {
 class AttentionLayer {
  public:
   // Validates the config (heads dividing d_model, kv_heads dividing heads, sizes within bounds,
-  // the RoPE spec: limits.hpp) and
-  // initialises the weights from `seed` (seeded_weights in weights.hpp).
+  // the RoPE spec: limits.hpp) and initialises the weights from `seed` (seeded_weights in
+  // weights.hpp; q/k norms, when the config has them, start as the identity).
   explicit AttentionLayer(const LayerConfig& config);
   // A layer over weights it does not own (a block of a Model's parameter buffer): nothing is
   // copied but the kernels' packed form. The weights must outlive the layer and stay unchanged
@@ -74,8 +74,8 @@ class AttentionLayer {
   LayerWeightsView weight_view() const { return borrowed_ ? *borrowed_ : view_of(weights_); }
 
   // Loads PyTorch state_dict tensors by name: in_proj_weight, out_proj.weight and, with
-  // bias, in_proj_bias, with an output bias out_proj.bias (F32). Missing, extra or misshapen
-  // tensors throw.
+  // bias, in_proj_bias, with an output bias out_proj.bias, with q/k norms q_norm.weight and
+  // k_norm.weight (F32). Missing, extra or misshapen tensors throw.
   // (Thin wrappers over weights_file.hpp.)
   void load_safetensors(std::span<const std::uint8_t> bytes);
   std::vector<std::uint8_t> save_safetensors() const;

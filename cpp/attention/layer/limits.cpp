@@ -128,6 +128,10 @@ std::size_t checked_head_dim(const LayerConfig& config) {
     throw Error("the scores' soft-cap must be a finite number above 0 (or 0 for none), got " +
                 number(config.softcap));
   }
+  if (!(config.qk_norm_eps > 0.0 && std::isfinite(config.qk_norm_eps))) {
+    throw Error("the q/k norms' ε (qkNormEps) must be a finite number above 0, got " +
+                number(config.qk_norm_eps));
+  }
   return head_dim;
 }
 

@@ -39,8 +39,8 @@ struct LayerConfig {
   // block's attn_logit_softcapping: Gemma 2).
   double softcap = 0.0;
   // q/k norms before RoPE (a checkpoint block's: Qwen3 and Gemma 3 per head, OLMo 2 over the
-  // whole projection): RMSNorm with LayerWeightsView's q_norm and k_norm, its weight form
-  // (Gemma's 1 + w) and ε. Only a layer over a model's weights has them.
+  // whole projection): RMSNorm with the weights' q_norm and k_norm (the layer's own, or a model
+  // block's it borrows), its weight form (Gemma's 1 + w) and ε.
   QkNorm qk_norm = QkNorm::None;
   RmsNormWeight qk_norm_weight = RmsNormWeight::Plain;
   double qk_norm_eps = 1e-6;
@@ -78,6 +78,7 @@ void visit_fields(RopeSpec& rope, Visitor& v) {
   v.choice("pairing", rope.pairing, rope_pairings(), parse_rope_pairing);
   v.number("base", rope.base);
   v.numbers("frequencies", rope.frequencies, "θ per pair");
+  v.count("rotaryDims", rope.rotary_dims, 0, kFieldDimMax);
 }
 template <class Visitor>
 void visit_fields(LayerConfig& c, Visitor& v) {
@@ -90,6 +91,11 @@ void visit_fields(LayerConfig& c, Visitor& v) {
   v.boolean("outProj", c.out_proj);
   v.choice("positional", c.positional, positional_kinds(), parse_positional_kind);
   v.object("rope", c.rope);
+  v.number("scale", c.scale);
+  v.number("softcap", c.softcap);
+  v.choice("qkNorm", c.qk_norm, qk_norm_kinds(), parse_qk_norm);
+  v.choice("qkNormWeight", c.qk_norm_weight, rms_norm_weights(), parse_rms_norm_weight);
+  v.number("qkNormEps", c.qk_norm_eps);
   v.count("seed", c.seed, 0, kFieldSizeMax);
 }
 template <class Visitor>

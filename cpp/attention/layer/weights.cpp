@@ -2,6 +2,7 @@
 #include "attention/layer/weights.hpp"
 
 #include <cmath>
+#include <tuple>
 
 #include "attention/error.hpp"
 #include "attention/ops/finite_scan.hpp"
@@ -27,8 +28,8 @@ void require_empty(std::span<const float> values, const std::string& name, const
   if (!values.empty()) throw Error(name + " was given, but " + why);
 }
 
-constexpr const char* kNames[] = {"in_proj_weight", "in_proj_bias", "out_proj.weight",
-                                  "out_proj.bias"};
+constexpr const char* kNames[] = {"in_proj_weight", "in_proj_bias",  "out_proj.weight",
+                                  "out_proj.bias",  "q_norm.weight", "k_norm.weight"};
 
 }  // namespace
 
@@ -42,6 +43,8 @@ std::vector<WeightTensor> weight_tensors(const WeightShape& s) {
   if (s.has_out_bias()) {
     tensors.push_back({kNames[3], {s.d_model}, &LayerWeights::out_proj_bias});
   }
+  if (s.q_norm != 0) tensors.push_back({kNames[4], {s.q_norm}, &LayerWeights::q_norm});
+  if (s.k_norm != 0) tensors.push_back({kNames[5], {s.k_norm}, &LayerWeights::k_norm});
   return tensors;
 }
 
@@ -50,8 +53,11 @@ const std::vector<float>& weight_by_name(const LayerWeights& weights, std::strin
   if (name == kNames[1]) return weights.in_proj_bias;
   if (name == kNames[2]) return weights.out_proj_weight;
   if (name == kNames[3]) return weights.out_proj_bias;
+  if (name == kNames[4]) return weights.q_norm;
+  if (name == kNames[5]) return weights.k_norm;
   throw Error("unknown weight '" + std::string(name) + "'; the weights are: " + kNames[0] + ", " +
-              kNames[1] + ", " + kNames[2] + ", " + kNames[3]);
+              kNames[1] + ", " + kNames[2] + ", " + kNames[3] + ", " + kNames[4] + ", " +
+              kNames[5]);
 }
 
 std::span<const float> weight_by_name(const LayerWeightsView& weights, std::string_view name) {
@@ -59,7 +65,9 @@ std::span<const float> weight_by_name(const LayerWeightsView& weights, std::stri
   if (name == kNames[1]) return weights.in_proj_bias;
   if (name == kNames[2]) return weights.out_proj_weight;
   if (name == kNames[3]) return weights.out_proj_bias;
-  return weight_by_name(LayerWeights{}, name);  // throws, naming the four
+  if (name == kNames[4]) return weights.q_norm;
+  if (name == kNames[5]) return weights.k_norm;
+  return weight_by_name(LayerWeights{}, name);  // throws, naming the six
 }
 
 LayerWeightsView view_of(const LayerWeights& weights) {
@@ -68,6 +76,8 @@ LayerWeightsView view_of(const LayerWeights& weights) {
   view.in_proj_bias = weights.in_proj_bias;
   view.out_proj_weight = weights.out_proj_weight;
   view.out_proj_bias = weights.out_proj_bias;
+  view.q_norm = weights.q_norm;
+  view.k_norm = weights.k_norm;
   return view;
 }
 
@@ -91,6 +101,9 @@ LayerWeights seeded_weights(const WeightShape& s, std::uint32_t seed) {
     init.out_proj_bias.resize(s.d_model);
     rng.fill_uniform(init.out_proj_bias, -bias_bound, bias_bound);
   }
+  const float identity = s.qk_norm_one_plus ? 0.0f : 1.0f;  // the norm's weight that scales by 1
+  init.q_norm.assign(s.q_norm, identity);
+  init.k_norm.assign(s.k_norm, identity);
   return init;
 }
 
@@ -120,6 +133,22 @@ void validate_weights(const LayerWeightsView& weights, const WeightShape& s) {
     const std::size_t rows = matrix ? tensor->shape[0] : 1;
     const std::size_t cols = tensor->shape.back();
     require_size(values, rows * cols, "[" + str(rows) + ", " + str(cols) + "]", name);
+    require_finite(values, name);
+  }
+  // The q/k norms: [head_dim] per head, or the whole projection's width.
+  for (const auto& [values, width, name] : {std::tuple{weights.q_norm, s.q_norm, kNames[4]},
+                                            std::tuple{weights.k_norm, s.k_norm, kNames[5]}}) {
+    if (width == 0) {
+      require_empty(values, name, "the layer was created without q/k norms (qkNorm: 'none')");
+      continue;
+    }
+    if (values.size() != width) {
+      const bool per_head = s.heads != 0 && s.q_norm == s.inner / s.heads;
+      throw Error(std::string(name) + " has " + str(values.size()) + " values, expected " +
+                  str(width) +
+                  (per_head ? " (one head's width: the norm is per head)"
+                            : " (the whole projection's width)"));
+    }
     require_finite(values, name);
   }
 }

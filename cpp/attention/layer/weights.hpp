@@ -20,6 +20,9 @@ struct LayerWeights {
   std::vector<float> in_proj_bias;     // [inner + 2·kv_inner], empty without bias
   std::vector<float> out_proj_weight;  // [d_model, inner], empty without out_proj
   std::vector<float> out_proj_bias;    // [d_model], empty without an output bias or out_proj
+  // The q/k norms' weights (LayerConfig::qk_norm): [head_dim] each per head, [inner] and
+  // [kv_inner] over the whole projection; empty without q/k norms.
+  std::vector<float> q_norm, k_norm;
 };
 
 // Read-only views of one layer's four tensors, laid out as LayerWeights: the layer's own, or a
@@ -29,7 +32,7 @@ struct LayerWeightsView {
   std::span<const float> in_proj_bias;     // [inner + 2·kv_inner], empty without bias
   std::span<const float> out_proj_weight;  // [d_model, inner], empty without out_proj
   std::span<const float> out_proj_bias;    // [d_model], empty without an output bias or out_proj
-  // A model block's q/k norms (LayerConfig::qk_norm): [head_dim] each per head, [inner] and
+  // The q/k norms' weights (LayerConfig::qk_norm): [head_dim] each per head, [inner] and
   // [kv_inner] over the whole projection; empty without.
   std::span<const float> q_norm, k_norm;
 };
@@ -44,6 +47,10 @@ struct WeightShape {
   bool out_proj = true;
   std::size_t kv_inner = 0;  // kv_heads · head_dim: W_k's (and W_v's) rows; 0 means inner
   bool out_bias = true;      // out_proj.bias (only with out_proj)
+  // The q/k norms' widths (head_dim per head, inner and kv_inner over the whole projection; 0
+  // without q/k norms), and whether their weight is Gemma's 1 + w (seeded at 0, else at 1).
+  std::size_t q_norm = 0, k_norm = 0;
+  bool qk_norm_one_plus = false;
 
   std::size_t kv_rows() const { return kv_inner == 0 ? inner : kv_inner; }
   std::size_t in_rows() const { return inner + 2 * kv_rows(); }  // in_proj_weight's rows
@@ -52,7 +59,9 @@ struct WeightShape {
 
 // A tensor of a layer by its PyTorch state_dict name, with its shape.
 struct WeightTensor {
-  const char* name;  // "in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"
+  // "in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias", "q_norm.weight",
+  // "k_norm.weight"
+  const char* name;
   std::vector<std::size_t> shape;
   std::vector<float> LayerWeights::*member;
 };
@@ -60,7 +69,7 @@ struct WeightTensor {
 // The tensors a layer of this shape has, in state_dict order.
 std::vector<WeightTensor> weight_tensors(const WeightShape& shape);
 
-// The tensor named `name` (one of the four state_dict names); throws attn::Error naming the
+// The tensor named `name` (one of the six state_dict names); throws attn::Error naming the
 // known names for any other.
 const std::vector<float>& weight_by_name(const LayerWeights& weights, std::string_view name);
 std::span<const float> weight_by_name(const LayerWeightsView& weights, std::string_view name);
@@ -68,7 +77,8 @@ std::span<const float> weight_by_name(const LayerWeightsView& weights, std::stri
 // in_proj Xavier-uniform (fan_out = inner + 2·kv_inner) and out_proj uniform(±1/√inner) as
 // PyTorch does, biases uniform(±1/√d_model) (PyTorch starts them at zero; nonzero shows their
 // role), from `seed`, drawn in that order (in_proj_weight, out_proj.weight, in_proj_bias,
-// out_proj.bias; absent tensors draw nothing).
+// out_proj.bias; absent tensors draw nothing). The q/k norms start as the identity, as PyTorch's
+// RMSNorm does (weights 1; Gemma's 1 + w at 0), drawing nothing.
 LayerWeights seeded_weights(const WeightShape& shape, std::uint32_t seed);
 
 // Every size (naming the tensor and the expected shape) and that all values are finite.

@@ -428,6 +428,32 @@ const AlignedVector<float>& Model::attention_input_rows(std::size_t layer) const
   return has_pre_norm(config_, layer) ? acts_[layer].ln1 : residual_[layer];
 }
 
+LayerConfig Model::layer_config(std::size_t layer) const {
+  if (layer >= config_.layers) {
+    throw Error("layer " + std::to_string(layer) + " is out of range: the model has " +
+                std::to_string(config_.layers) + " layers (0-based)");
+  }
+  const AttentionShape shape = attention_shape(config_, layer);
+  const BlockConfig& block = config_.blocks[layer];
+  LayerConfig layer_config;
+  layer_config.d_model = config_.d_model;
+  layer_config.heads = shape.heads;
+  layer_config.kv_heads = shape.kv_heads;
+  layer_config.head_dim = shape.head_dim;
+  layer_config.bias = config_.bias.qkv;
+  layer_config.out_bias = config_.bias.out;
+  layer_config.positional =
+      config_.positional == PositionalKind::Rope ? PositionalKind::Rope : PositionalKind::None;
+  if (layer_config.positional == PositionalKind::Rope) layer_config.rope = block.rope;
+  layer_config.scale = block.attention_scale;
+  layer_config.softcap = block.logit_softcap;
+  layer_config.qk_norm = block.qk_norm;
+  layer_config.qk_norm_weight =
+      config_.norm == NormKind::GemmaRmsNorm ? RmsNormWeight::OnePlus : RmsNormWeight::Plain;
+  layer_config.qk_norm_eps = config_.norm_eps;
+  return layer_config;
+}
+
 void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_head) {
   check_ids(ids, 1, n);
   run_forward(ids.data(), 1, n, head_scales_);
@@ -440,22 +466,7 @@ void Model::trace(std::span<const std::int32_t> ids, std::size_t n, int trace_he
   traced_weights_.clear();
   for (std::size_t l = 0; l < config_.layers; ++l) {
     const AttentionShape shape = attention_shape(config_, l);
-    LayerConfig layer_config;
-    layer_config.d_model = d;
-    layer_config.heads = shape.heads;
-    layer_config.kv_heads = shape.kv_heads;
-    layer_config.head_dim = shape.head_dim;
-    layer_config.bias = config_.bias.qkv;
-    layer_config.out_bias = config_.bias.out;
-    layer_config.positional =
-        config_.positional == PositionalKind::Rope ? PositionalKind::Rope : PositionalKind::None;
-    if (layer_config.positional == PositionalKind::Rope) layer_config.rope = config_.blocks[l].rope;
-    layer_config.scale = config_.blocks[l].attention_scale;
-    layer_config.softcap = config_.blocks[l].logit_softcap;
-    layer_config.qk_norm = config_.blocks[l].qk_norm;
-    layer_config.qk_norm_weight =
-        config_.norm == NormKind::GemmaRmsNorm ? RmsNormWeight::OnePlus : RmsNormWeight::Plain;
-    layer_config.qk_norm_eps = config_.norm_eps;
+    const LayerConfig layer_config = this->layer_config(l);
     // The block's attention weights as they are in the buffer: the layer borrows them.
     const std::size_t row = shape.row(), width = shape.q_width();
     LayerWeightsView weights;

@@ -173,6 +173,11 @@ class Model {
   // the layer's attention from it.
   // Throws attn::Error before any forward or for a layer out of range.
   std::span<const float> attention_input(std::size_t layer) const;
+  // Layer `layer`'s attention as a layer of its own (what trace() runs): its sizes, q/k/v and
+  // output biases, positional rope (the block's RoPE spec: pairing, base, frequencies, rotary
+  // dims) or none, its scale, soft-cap and q/k norms. Throws attn::Error for a layer out of
+  // range.
+  LayerConfig layer_config(std::size_t layer) const;
 
   // forward on one sequence ids [n], then every layer's attention run again, traced, by an
   // AttentionLayer over that block's weights in the parameter buffer (borrowed, not copied), on

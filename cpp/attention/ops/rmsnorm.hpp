@@ -6,11 +6,26 @@
 
 #include <cmath>
 #include <cstddef>
+#include <span>
+#include <string_view>
+
+#include "attention/name_table.hpp"
 
 namespace attn {
 
 // The weight's form: w, or Gemma's 1 + w.
 enum class RmsNormWeight { Plain, OnePlus };
+
+// The forms by name, "plain" | "one-plus" (a layer's qkNormWeight); anything else throws, listing
+// them.
+inline std::span<const NamedKind<RmsNormWeight>> rms_norm_weights() {
+  static constexpr NamedKind<RmsNormWeight> table[] = {{"plain", RmsNormWeight::Plain},
+                                                       {"one-plus", RmsNormWeight::OnePlus}};
+  return table;
+}
+inline RmsNormWeight parse_rms_norm_weight(std::string_view name) {
+  return parse_named(rms_norm_weights(), name, "RMSNorm weight form");
+}
 
 namespace reference {
 
