@@ -14,7 +14,7 @@ attn_build_preset wasm-threads
 
 npx vite build --logLevel warn
 cp build/wasm-release/attention-lens.mjs build/wasm-release/attention-lens.wasm \
-  build/wasm-release/attention-lens.single.mjs web/api/attention-lens.d.ts dist/
+  build/wasm-release/attention-lens.single.mjs web/api/attention-lens*.d.ts dist/
 cp build/wasm-threads/attention-lens-threads.mjs build/wasm-threads/attention-lens-threads.wasm \
   build/wasm-threads/attention-lens-threads.worker.js dist/
 # node's worker_threads would read a .js worker under "type": "module" as an ES module; the API

@@ -1,5 +1,5 @@
 // The options objects' one field list (the core's visit_fields, lens.catalog.fields) against the
-// hand-written types (web/api/attention-lens.d.ts) and the defaults: a field the core reads but the
+// hand-written types (web/api/attention-lens.d.ts and its parts) and the defaults: a field the core reads but the
 // types do not declare (or the reverse) fails here, as does a default of the wrong kind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,9 @@ import { loadLens } from './support.mjs';
 
 const lens = await loadLens();
 const { fields, defaults } = lens.catalog;
-const dts = readFileSync(new URL('../../web/api/attention-lens.d.ts', import.meta.url), 'utf8');
+// The declarations: attention-lens.d.ts and the parts it re-exports.
+const dts = ['', '-layer', '-model', '-checkpoint']
+  .map((part) => readFileSync(new URL(`../../web/api/attention-lens${part}.d.ts`, import.meta.url), 'utf8')).join('\n');
 
 /** The property names of `interface name { … }` in the .d.ts (its own lines, in order). */
 function declared(name) {

@@ -60,7 +60,8 @@ function assertSameForward(actual, where) {
 test('the tarball holds the built files, types, README and LICENSE, and no sources or tests', () => {
   const files = packed.files.map((f) => f.path).sort();
   for (const name of ['package.json', 'README.md', 'LICENSE', 'dist/attention-lens.mjs', 'dist/attention-lens.wasm',
-    'dist/attention-lens.single.mjs', 'dist/attention-lens.d.ts', 'dist/attention-lens-element.js',
+    'dist/attention-lens.single.mjs', 'dist/attention-lens.d.ts', 'dist/attention-lens-layer.d.ts',
+    'dist/attention-lens-model.d.ts', 'dist/attention-lens-checkpoint.d.ts', 'dist/attention-lens-element.js',
     'dist/models/induction.safetensors', 'dist/models/induction.js', 'dist/models/english.safetensors',
     'dist/models/english.js', 'dist/gpt2-encoder.json', 'dist/gpt2-vocab.bpe', 'dist/attention-lens-threads.mjs',
     'dist/attention-lens-threads.wasm', 'dist/attention-lens-threads.worker.js', 'dist/attention-lens-threads.worker.cjs']) {
