@@ -112,6 +112,20 @@ export function llamaGolden(name) {
 }
 
 /**
+ * A golden case's ids run through m.forward: the logits and every layer's attention as accurate as
+ * PyTorch's float32 against the float64 run (assertAsAccurate), one attention per layer.
+ */
+export function assertGoldenForward(m, expected, metadata, name) {
+  const ids = Int32Array.from(expected.ids.data, Number);
+  const out = m.forward(ids, { n: ids.length });
+  assertAsAccurate(out.logits, expected.logits32.data, expected.logits64.data, `${name} logits`);
+  assert.equal(out.attention.length, Number(metadata.layers));
+  out.attention.forEach((attention, l) => {
+    assertAsAccurate(attention, expected[`attn32.${l}`].data, expected[`attn64.${l}`].data, `${name} layer ${l}`);
+  });
+}
+
+/**
  * A case of the families of issue 31 (tests/data/families/): metadata.windows holds each layer's window
  * ('none': global).
  */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 
 import { loadLens } from './support.mjs';
-import { assertAsAccurate, familyGolden } from './checkpoint-support.mjs';
+import { assertGoldenForward, familyGolden } from './checkpoint-support.mjs';
 
 const lens = await loadLens();
 
@@ -48,13 +48,7 @@ for (const name of CASES) {
       assert.deepEqual(m.config.layerWindows, metadata.windows.split(',').map((w) => (w === 'none' ? 0 : Number(w))));
       if (metadata.rotary_dim) assert.equal(m.config.rope.rotaryDims, Number(metadata.rotary_dim));
       else assert.equal(m.config.rope.rotaryDims, m.config.headDim);
-      const ids = idsOf(expected);
-      const out = m.forward(ids, { n: ids.length });
-      assertAsAccurate(out.logits, expected.logits32.data, expected.logits64.data, `${name} logits`);
-      assert.equal(out.attention.length, Number(metadata.layers));
-      out.attention.forEach((attention, l) => {
-        assertAsAccurate(attention, expected[`attn32.${l}`].data, expected[`attn64.${l}`].data, `${name} layer ${l}`);
-      });
+      assertGoldenForward(m, expected, metadata, name);
     } finally {
       m.dispose();
     }

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { loadLens, splitSafetensors } from './support.mjs';
-import { LLAMA_CASES, assertAsAccurate, llamaGolden } from './checkpoint-support.mjs';
+import { LLAMA_CASES, assertGoldenForward, llamaGolden } from './checkpoint-support.mjs';
 
 const lens = await loadLens();
 
@@ -22,13 +22,7 @@ test('every family matches PyTorch: logits and every layer\'s attention (query h
       assert.equal(m.config.heads, Number(metadata.heads), name);
       assert.equal(m.config.norm, 'rms-norm');
       assert.equal(m.config.rope.pairing, 'rotate-half');
-      const ids = idsOf(expected);
-      const out = m.forward(ids, { n: ids.length });
-      assertAsAccurate(out.logits, expected.logits32.data, expected.logits64.data, `${name} logits`);
-      assert.equal(out.attention.length, Number(metadata.layers));
-      out.attention.forEach((attention, l) => {
-        assertAsAccurate(attention, expected[`attn32.${l}`].data, expected[`attn64.${l}`].data, `${name} layer ${l}`);
-      });
+      assertGoldenForward(m, expected, metadata, name);
       assert.throws(() => m.tokenize('hi'), /this (Llama|Qwen2|Mistral) checkpoint needs its own tokenizer: pass loadCheckpoint its tokenizer.json/);
     } finally {
       m.dispose();
