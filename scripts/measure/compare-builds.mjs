@@ -2,7 +2,8 @@
 // a SmolLM2-135M-shaped random BF16 checkpoint's forward at 64 tokens (every layer's attention),
 // 32 greedy tokens generated after a 16-token prompt (the KV cache), and the walkthrough layer's
 // forward (d_model 256, 8 heads, 128 tokens, causal). Rounds alternate A and B; prints each
-// build's median and B / A. Both builds get the same inputs, so their outputs must agree too.
+// build's median, B / A of the medians, and the median of each round's own B / A (steadier on a
+// busy machine). Both builds get the same inputs, so their outputs must agree too.
 // Usage: node scripts/measure/compare-builds.mjs A/attention-lens.mjs B/attention-lens.mjs [--rounds 7]
 import fs from 'node:fs';
 import path from 'node:path';
@@ -50,6 +51,9 @@ const [a, b] = builds;
 for (const what of Object.keys(runs)) {
   const same = String(runs[what](a)) === String(runs[what](b)) ? 'outputs equal' : 'OUTPUTS DIFFER';
   const ma = median(a.times[what]), mb = median(b.times[what]);
-  console.log(`${what.padEnd(8)} A ${ma.toFixed(1)} ms  B ${mb.toFixed(1)} ms  B/A ${(mb / ma).toFixed(3)}  (medians of ${ROUNDS}; ${same})`);
+  // Each round's own B / A (A and B ran back to back), so a slow stretch of the machine moves both.
+  const ratios = a.times[what].map((ta, r) => b.times[what][r] / ta);
+  const spread = `round ratios ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+  console.log(`${what.padEnd(8)} A ${ma.toFixed(1)} ms  B ${mb.toFixed(1)} ms  B/A ${(mb / ma).toFixed(3)}, median round ratio ${median(ratios).toFixed(3)} (${spread}; medians of ${ROUNDS}; ${same})`);
 }
 console.log(`A = ${a.where}\nB = ${b.where}`);
