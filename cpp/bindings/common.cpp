@@ -59,6 +59,12 @@ val model_config_value(const attn::ModelConfig& config) {
                                               : "interleaved"));
           rope.set("base", block.rope.base);
           rope.set("scaled", !block.rope.frequencies.empty());
+          // Which rope_scaling (the full layers' in Gemma 3: its sliding ones are unscaled).
+          attn::RopeScaling scaling = attn::RopeScaling::None;
+          for (const attn::BlockConfig& b : config.blocks) {
+            if (b.rope.scaling != attn::RopeScaling::None) scaling = b.rope.scaling;
+          }
+          rope.set("scaling", std::string(attn::rope_scaling_name(scaling)));
           rope.set("rotaryDims", block.rope.rotated(shape.head_dim));
           return rope;
         }());

@@ -103,6 +103,9 @@ TEST_CASE("the new families' checkpoints match transformers' eager forward in Py
       CHECK(block.rope.base == std::stod(bases[l]));
       CHECK(block.rope.rotated(shape.head_dim) == number("rotary_dim"));
       CHECK(block.rope.frequencies.empty() == (scaling[l] == "none"));
+      // "none", or "<rope_type>:<factor>" as the reference read it.
+      CHECK(attn::rope_scaling_name(block.rope.scaling) ==
+            scaling[l].substr(0, scaling[l].find(':')));
       CHECK(attn::attention_shape(config, l).score_scale() ==
             Catch::Approx(std::stod(meta.at("attn_scale"))).epsilon(1e-15));
     }

@@ -23,48 +23,45 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-// The RoPE variants the families use.
+// The RoPE variants the families use: their label, pairing and base.
 enum class Rope { None, Interleaved, RotateHalf, RotateHalfMillion, Llama3 };
+struct RopeVariant {
+  const char* name;
+  attn::RopePairing pairing;
+  double base;
+};
+RopeVariant rope_variant(Rope r) {
+  using P = attn::RopePairing;
+  constexpr RopeVariant variants[] = {{"no rope", P::Interleaved, 0.0},  // by Rope
+                                      {"interleaved 1e4", P::Interleaved, 1e4},
+                                      {"rotate-half 1e4", P::RotateHalf, 1e4},
+                                      {"rotate-half 1e6", P::RotateHalf, 1e6},
+                                      {"rotate-half llama3", P::RotateHalf, 5e5}};
+  return variants[static_cast<std::size_t>(r)];
+}
 const char* rope_name(Rope r) {
-  switch (r) {
-    case Rope::None:
-      return "no rope";
-    case Rope::Interleaved:
-      return "interleaved 1e4";
-    case Rope::RotateHalf:
-      return "rotate-half 1e4";
-    case Rope::RotateHalfMillion:
-      return "rotate-half 1e6";
-    case Rope::Llama3:
-      return "rotate-half llama3";
-  }
-  return "";
+  return rope_variant(r).name;
 }
 
-struct Gqa {
-  std::size_t d_model = 20, heads = 4, kv_heads = 2, head_dim = 6;  // head_dim != 20 / 4
-  bool bias = true;
-  std::optional<bool> out_bias;
-  bool out_proj = true;
+// A layer's config as the tests vary it (head_dim != d_model / heads by default), and a RoPE
+// variant.
+struct Gqa : attn::LayerConfig {
   Rope rope = Rope::RotateHalf;
-  std::uint32_t seed = 5;
+  Gqa() {
+    d_model = 20;
+    heads = 4;
+    kv_heads = 2;
+    head_dim = 6;
+    seed = 5;
+  }
 };
 
 attn::LayerConfig config_of(const Gqa& g) {
-  attn::LayerConfig c;
-  c.d_model = g.d_model;
-  c.heads = g.heads;
-  c.kv_heads = g.kv_heads;
-  c.head_dim = g.head_dim;
-  c.bias = g.bias;
-  c.out_bias = g.out_bias;
-  c.out_proj = g.out_proj;
-  c.seed = g.seed;
+  attn::LayerConfig c = g;
   if (g.rope != Rope::None) {
     c.positional = attn::PositionalKind::Rope;
-    c.rope.pairing = g.rope == Rope::Interleaved ? attn::RopePairing::Interleaved
-                                                 : attn::RopePairing::RotateHalf;
-    c.rope.base = g.rope == Rope::RotateHalfMillion ? 1e6 : g.rope == Rope::Llama3 ? 5e5 : 1e4;
+    c.rope.pairing = rope_variant(g.rope).pairing;
+    c.rope.base = rope_variant(g.rope).base;
     if (g.rope == Rope::Llama3) {
       attn::Llama3RopeScaling scaling;
       // Small, so that d_k = 6's three pairs fall in the three bands (kept, blended, slowed).
@@ -330,7 +327,7 @@ TEST_CASE("kv_heads = heads, interleaved RoPE, base 10000 is the layer as it was
   config.positional = attn::PositionalKind::Rope;
   attn::AttentionLayer by_default(config);
   config.kv_heads = 4;
-  config.rope = attn::RopeSpec{attn::RopePairing::Interleaved, 10000.0, {}};
+  config.rope = attn::RopeSpec{attn::RopePairing::Interleaved, 10000.0, {}, 0, attn::RopeScaling::None};
   config.out_bias = true;
   attn::AttentionLayer spelled(config);
   REQUIRE(by_default.weights().in_proj_weight == spelled.weights().in_proj_weight);

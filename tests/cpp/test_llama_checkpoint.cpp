@@ -66,6 +66,8 @@ TEST_CASE("each family's switches are read from config.json", "[llama]") {
   CHECK_FALSE(llama3.bias.mlp);
   // Llama 3's scaling: the longest wavelengths slowed by the factor, the shortest kept.
   REQUIRE(llama3.blocks[0].rope.frequencies.size() == 12);
+  CHECK(llama3.blocks[0].rope.scaling == attn::RopeScaling::Llama3);
+  CHECK(qwen2.blocks[0].rope.scaling == attn::RopeScaling::None);
   CHECK(llama3.blocks[0].rope.frequencies[0] == attn::rope_frequency(0, 24, 500000.0));
   CHECK(llama3.blocks[0].rope.frequencies[11] == attn::rope_frequency(11, 24, 500000.0) / 8.0);
 }

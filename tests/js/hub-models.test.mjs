@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { HUB_MODELS, PYTHIA_REVISIONS, bytesInTab, hubModelLine, hubRequest, isSupported, whyNotLoadable }
   from '../../web/views/model/hub-models.js';
 import { fileRole, modelFacts, orderShards } from '../../web/views/model/model-data.js';
-import { llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
+import { familyGolden, llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
 import { hubEndpointCodec, pageDefaults, pageSchema } from '../../web/page-settings.js';
 import { hashToState, stateToHash } from '../../web/shared/state.js';
 import { catalogOf } from '../../web/shared/catalog.js';
@@ -198,6 +198,12 @@ test('the facts line: a model\'s family and conventions from model.family and mo
     'Qwen2 · 2 layers · 4 query heads sharing 1 K/V head · head dim 16 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 1000000) · tied embeddings');
   assert.equal(await facts('llama3-f32'),
     'Llama · 2 layers · 4 heads · head dim 24 · RMSNorm · SwiGLU · RoPE (rotate-half, θ 500000, Llama 3 scaling) · tied embeddings');
+  // Gemma 3's full layers scaled linearly (rope_scaling {"rope_type": "linear"}), its sliding ones not.
+  const gemma = familyGolden('gemma3-pattern-f32');
+  const g = await lens.loadCheckpoint({ weights: gemma.weights, config: gemma.config });
+  assert.equal(g.config.rope.scaling, 'linear');
+  assert.match(modelFacts(displayName(g.family), g.config), /RoPE \(rotate-half, θ \d+, linear scaling\)/);
+  g.dispose();
   const { weights, config, vocab, merges } = smallGpt2Files({ layers: 2, heads: 2, d: 16, vocab: 260, context: 64 });
   const gpt = await lens.loadCheckpoint({ weights, config, tokenizer: { vocab, merges } });
   assert.equal(modelFacts(displayName(gpt.family), gpt.config), 'GPT-2 · 2 layers · 2 heads · head dim 8 · LayerNorm · GELU (tanh) · learned positions · tied embeddings');

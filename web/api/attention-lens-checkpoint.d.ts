@@ -176,7 +176,7 @@ export interface CheckpointConfig extends Required<ModelConfig> {
    * (sliding-window) and global layers; Mistral and Phi-3 have the same window on every layer.
    */
   layerWindows: number[];
-  rope: null | { pairing: 'interleaved' | 'rotate-half'; base: number; scaled: boolean; /** Columns of each head that turn (Pythia's rotary_pct: fewer than headDim). */ rotaryDims: number };
+  rope: null | { pairing: 'interleaved' | 'rotate-half'; base: number; scaled: boolean; /** Which rope_scaling config.json gave: Llama 3's, linear (Gemma 3's full layers), or none. */ scaling: 'none' | 'llama3' | 'linear'; /** Columns of each head that turn (Pythia's rotary_pct: fewer than headDim). */ rotaryDims: number };
 }
 
 /** A loaded checkpoint: a TransformerModel of its family (lens.catalog.families: GPT-2, the Llama family, GPT-NeoX, Qwen3, Gemma 2 and 3, OLMo 2, Phi-3). */

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -33,33 +34,11 @@ std::string numbers_text(const std::vector<std::int64_t>& values) {
 }
 
 const char* kind_name(Kind kind) {
-  switch (kind) {
-    case Kind::None:
-      return "None";
-    case Kind::Bool:
-      return "a bool";
-    case Kind::Int:
-      return "an int";
-    case Kind::Float:
-      return "a float";
-    case Kind::String:
-      return "a str";
-    case Kind::Bytes:
-      return "a bytes";
-    case Kind::Tuple:
-      return "a tuple";
-    case Kind::List:
-      return "a list";
-    case Kind::Dict:
-      return "a dict";
-    case Kind::Global:
-      return "a global";
-    case Kind::Storage:
-      return "a storage";
-    case Kind::Tensor:
-      return "a tensor";
-  }
-  return "a value";
+  constexpr const char* names[] = {"None",   "a bool",   "an int",    "a float",
+                                   "a str",  "a bytes",  "a tuple",   "a list",
+                                   "a dict", "a global", "a storage", "a tensor"};  // by Kind
+  static_assert(std::size(names) == static_cast<std::size_t>(Kind::Tensor) + 1);
+  return names[static_cast<std::size_t>(kind)];
 }
 
 std::optional<Global> allowed_global(const std::string& module, const std::string& name) {

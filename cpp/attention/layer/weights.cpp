@@ -28,56 +28,59 @@ void require_empty(std::span<const float> values, const std::string& name, const
   if (!values.empty()) throw Error(name + " was given, but " + why);
 }
 
-constexpr const char* kNames[] = {"in_proj_weight", "in_proj_bias",  "out_proj.weight",
-                                  "out_proj.bias",  "q_norm.weight", "k_norm.weight"};
+// The six tensors: their names and where each stands in LayerWeights and in LayerWeightsView.
+struct WeightField {
+  const char* name;
+  std::vector<float> LayerWeights::*owned;
+  std::span<const float> LayerWeightsView::*viewed;
+};
+constexpr WeightField kFields[] = {
+    {"in_proj_weight", &LayerWeights::in_proj_weight, &LayerWeightsView::in_proj_weight},
+    {"in_proj_bias", &LayerWeights::in_proj_bias, &LayerWeightsView::in_proj_bias},
+    {"out_proj.weight", &LayerWeights::out_proj_weight, &LayerWeightsView::out_proj_weight},
+    {"out_proj.bias", &LayerWeights::out_proj_bias, &LayerWeightsView::out_proj_bias},
+    {"q_norm.weight", &LayerWeights::q_norm, &LayerWeightsView::q_norm},
+    {"k_norm.weight", &LayerWeights::k_norm, &LayerWeightsView::k_norm}};
+
+// The field named `name`; throws naming the six.
+const WeightField& field_named(std::string_view name) {
+  for (const WeightField& field : kFields) {
+    if (name == field.name) return field;
+  }
+  std::string names;
+  for (const WeightField& field : kFields) {
+    names += std::string(names.empty() ? "" : ", ") + field.name;
+  }
+  throw Error("unknown weight '" + std::string(name) + "'; the weights are: " + names);
+}
 
 }  // namespace
 
 std::vector<WeightTensor> weight_tensors(const WeightShape& s) {
-  std::vector<WeightTensor> tensors = {
-      {kNames[0], {s.in_rows(), s.d_model}, &LayerWeights::in_proj_weight}};
-  if (s.bias) tensors.push_back({kNames[1], {s.in_rows()}, &LayerWeights::in_proj_bias});
-  if (s.out_proj) {
-    tensors.push_back({kNames[2], {s.d_model, s.inner}, &LayerWeights::out_proj_weight});
-  }
-  if (s.has_out_bias()) {
-    tensors.push_back({kNames[3], {s.d_model}, &LayerWeights::out_proj_bias});
-  }
-  if (s.q_norm != 0) tensors.push_back({kNames[4], {s.q_norm}, &LayerWeights::q_norm});
-  if (s.k_norm != 0) tensors.push_back({kNames[5], {s.k_norm}, &LayerWeights::k_norm});
+  std::vector<WeightTensor> tensors;
+  const auto add = [&](std::size_t field, std::vector<std::size_t> shape) {
+    tensors.push_back({kFields[field].name, std::move(shape), kFields[field].owned});
+  };
+  add(0, {s.in_rows(), s.d_model});
+  if (s.bias) add(1, {s.in_rows()});
+  if (s.out_proj) add(2, {s.d_model, s.inner});
+  if (s.has_out_bias()) add(3, {s.d_model});
+  if (s.q_norm != 0) add(4, {s.q_norm});
+  if (s.k_norm != 0) add(5, {s.k_norm});
   return tensors;
 }
 
 const std::vector<float>& weight_by_name(const LayerWeights& weights, std::string_view name) {
-  if (name == kNames[0]) return weights.in_proj_weight;
-  if (name == kNames[1]) return weights.in_proj_bias;
-  if (name == kNames[2]) return weights.out_proj_weight;
-  if (name == kNames[3]) return weights.out_proj_bias;
-  if (name == kNames[4]) return weights.q_norm;
-  if (name == kNames[5]) return weights.k_norm;
-  throw Error("unknown weight '" + std::string(name) + "'; the weights are: " + kNames[0] + ", " +
-              kNames[1] + ", " + kNames[2] + ", " + kNames[3] + ", " + kNames[4] + ", " +
-              kNames[5]);
+  return weights.*field_named(name).owned;
 }
 
 std::span<const float> weight_by_name(const LayerWeightsView& weights, std::string_view name) {
-  if (name == kNames[0]) return weights.in_proj_weight;
-  if (name == kNames[1]) return weights.in_proj_bias;
-  if (name == kNames[2]) return weights.out_proj_weight;
-  if (name == kNames[3]) return weights.out_proj_bias;
-  if (name == kNames[4]) return weights.q_norm;
-  if (name == kNames[5]) return weights.k_norm;
-  return weight_by_name(LayerWeights{}, name);  // throws, naming the six
+  return weights.*field_named(name).viewed;
 }
 
 LayerWeightsView view_of(const LayerWeights& weights) {
   LayerWeightsView view;
-  view.in_proj_weight = weights.in_proj_weight;
-  view.in_proj_bias = weights.in_proj_bias;
-  view.out_proj_weight = weights.out_proj_weight;
-  view.out_proj_bias = weights.out_proj_bias;
-  view.q_norm = weights.q_norm;
-  view.k_norm = weights.k_norm;
+  for (const WeightField& field : kFields) view.*field.viewed = weights.*field.owned;
   return view;
 }
 
@@ -110,16 +113,16 @@ LayerWeights seeded_weights(const WeightShape& s, std::uint32_t seed) {
 void validate_weights(const LayerWeightsView& weights, const WeightShape& s) {
   const std::vector<WeightTensor> present = weight_tensors(s);
   // Checked in the order in_proj_weight, out_proj.weight, in_proj_bias, out_proj.bias.
-  for (const char* name : {kNames[0], kNames[2], kNames[1], kNames[3]}) {
+  for (const char* name : {kFields[0].name, kFields[2].name, kFields[1].name, kFields[3].name}) {
     const std::span<const float> values = weight_by_name(weights, name);
     const WeightTensor* tensor = nullptr;
     for (const auto& t : present) {
       if (t.name == name) tensor = &t;
     }
     if (tensor == nullptr) {
-      if (name == kNames[1]) {
+      if (name == kFields[1].name) {
         require_empty(values, name, "the layer was created with bias: false");
-      } else if (name == kNames[3] && !s.bias && !s.out_bias) {
+      } else if (name == kFields[3].name && !s.bias && !s.out_bias) {
         require_empty(values, name, "the layer was created with bias: false");
       } else if (!s.out_proj) {
         require_empty(values, name, "the layer was created without an output projection");
@@ -136,8 +139,9 @@ void validate_weights(const LayerWeightsView& weights, const WeightShape& s) {
     require_finite(values, name);
   }
   // The q/k norms: [head_dim] per head, or the whole projection's width.
-  for (const auto& [values, width, name] : {std::tuple{weights.q_norm, s.q_norm, kNames[4]},
-                                            std::tuple{weights.k_norm, s.k_norm, kNames[5]}}) {
+  for (const auto& [values, width, name] :
+       {std::tuple{weights.q_norm, s.q_norm, kFields[4].name},
+        std::tuple{weights.k_norm, s.k_norm, kFields[5].name}}) {
     if (width == 0) {
       require_empty(values, name, "the layer was created without q/k norms (qkNorm: 'none')");
       continue;

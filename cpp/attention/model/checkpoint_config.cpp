@@ -168,21 +168,20 @@ void validate_checkpoint(const ModelConfig& model) {
 // Llama 3's or linear rope_scaling, as the family supports, or none ("default"); any other type
 // refused by name.
 std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size_t rotary_dims,
-                                             double base, RopeScalingTypes supported,
+                                             double base, RopeScaling supported,
                                              std::string_view family_note) {
   const std::size_t head_dim = rotary_dims;
   const std::optional<ConfigJson> scaling = config.object("rope_scaling");
   if (!scaling) return {};
   const std::string type = scaling->string_or("rope_type", scaling->string_or("type", ""));
   if (type == "default") return {};
-  const char* wanted = supported == RopeScalingTypes::Llama3   ? "llama3"
-                       : supported == RopeScalingTypes::Linear ? "linear"
-                                                               : "";
-  if (type != wanted || supported == RopeScalingTypes::None) {
-    const std::string also = supported == RopeScalingTypes::Llama3
-                                 ? " and 'llama3' (Llama 3.1 and 3.2)"
-                             : supported == RopeScalingTypes::Linear ? " and 'linear'"
-                                                                     : "";
+  const char* wanted = supported == RopeScaling::Llama3   ? "llama3"
+                       : supported == RopeScaling::Linear ? "linear"
+                                                          : "";
+  if (type != wanted || supported == RopeScaling::None) {
+    const std::string also = supported == RopeScaling::Llama3 ? " and 'llama3' (Llama 3.1 and 3.2)"
+                             : supported == RopeScaling::Linear ? " and 'linear'"
+                                                                : "";
     throw Error("config.json's rope_scaling has type '" + type.substr(0, 40) +
                 "'; supported: none (null or 'default')" + also +
                 (family_note.empty() ? "" : "; " + std::string(family_note)));
@@ -194,7 +193,7 @@ std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size
     }
     return value;
   };
-  if (supported == RopeScalingTypes::Linear) {  // θ_i / factor on every pair
+  if (supported == RopeScaling::Linear) {  // θ_i / factor on every pair
     const double factor = positive("factor", 0.0);
     std::vector<double> frequencies(rotary_dims / 2);
     for (std::size_t i = 0; i < frequencies.size(); ++i) {
@@ -218,13 +217,16 @@ std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size
 }
 
 void set_uniform_rope_blocks(ModelConfig& model, const BlockConfig& block, const ConfigJson& config,
-                             std::size_t rotary_dims, RopeScalingTypes supported,
+                             std::size_t rotary_dims, RopeScaling supported,
                              std::string_view family_note) {
   set_uniform_blocks(model, block);
   validate_checkpoint(model);
   const std::vector<double> frequencies =
       rope_scaling_frequencies(config, rotary_dims, block.rope.base, supported, family_note);
-  for (BlockConfig& each : model.blocks) each.rope.frequencies = frequencies;
+  for (BlockConfig& each : model.blocks) {
+    each.rope.frequencies = frequencies;
+    if (!frequencies.empty()) each.rope.scaling = supported;
+  }
 }
 
 std::vector<std::int32_t> eos_ids(const ConfigJson& config) {

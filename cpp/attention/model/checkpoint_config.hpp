@@ -70,22 +70,19 @@ CheckpointConfig checkpoint_config(const ConfigJson& config);
 // validate() of a model a config.json describes, its message said as the checkpoint's ("this
 // checkpoint is outside what a tab can load: …").
 void validate_checkpoint(const ModelConfig& model);
-// The rope_scaling types a family reads beside none: Llama 3's, or linear (θ_i / factor: Gemma 3's
-// larger models); or none at all.
-enum class RopeScalingTypes { None, Llama3, Linear };
 // RoPE's θ per pair of the `rotary_dims` rotated columns under config.json's rope_scaling: none
-// (absent, null or "default": empty) or the type `supported` names; any other type refused by
-// name (`family_note`, when given, ends the message, e.g. naming a family's own type).
+// (absent, null or "default": empty) or the one type a family reads beside none, `supported`
+// (RopeScaling::None: none at all); any other type refused by name (`family_note`, when given,
+// ends the message, e.g. naming a family's own type).
 std::vector<double> rope_scaling_frequencies(const ConfigJson& config, std::size_t rotary_dims,
                                              double base,
-                                             RopeScalingTypes supported = RopeScalingTypes::Llama3,
+                                             RopeScaling supported = RopeScaling::Llama3,
                                              std::string_view family_note = "");
 // `block` on every layer (set_uniform_blocks), the model validated as a checkpoint, then every
 // layer's RoPE frequencies from rope_scaling_frequencies over `rotary_dims` columns at the block's
-// base: a family whose layers are all alike.
+// base, and the scaling named when it applies: a family whose layers are all alike.
 void set_uniform_rope_blocks(ModelConfig& model, const BlockConfig& block, const ConfigJson& config,
-                             std::size_t rotary_dims,
-                             RopeScalingTypes supported = RopeScalingTypes::Llama3,
+                             std::size_t rotary_dims, RopeScaling supported = RopeScaling::Llama3,
                              std::string_view family_note = "");
 // eos_token_id: an id or a list of ids (absent or null: none); entries that are no id are skipped.
 std::vector<std::int32_t> eos_ids(const ConfigJson& config);

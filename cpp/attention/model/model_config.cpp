@@ -11,17 +11,8 @@
 namespace attn {
 
 std::string_view norm_name(NormKind kind) {
-  switch (kind) {
-    case NormKind::None:
-      return "none";
-    case NormKind::LayerNorm:
-      return "layer-norm";
-    case NormKind::RmsNorm:
-      return "rms-norm";
-    case NormKind::GemmaRmsNorm:
-      return "rms-norm-1+w";
-  }
-  return "none";
+  constexpr const char* names[] = {"none", "layer-norm", "rms-norm", "rms-norm-1+w"};  // by kind
+  return names[static_cast<std::size_t>(kind)];
 }
 
 std::string_view mlp_name(const BlockConfig& block) {
@@ -47,18 +38,28 @@ void check_range(const char* field, std::size_t value, std::size_t low, std::siz
 
 }  // namespace
 
+namespace {
+
+// The fields a small model's options and its config share, copied either way.
+template <class From, class To>
+void copy_shared_fields(const From& from, To& to) {
+  to.vocab = from.vocab;
+  to.context = from.context;
+  to.d_model = from.d_model;
+  to.heads = from.heads;
+  to.layers = from.layers;
+  to.positional = from.positional;
+  to.tied = from.tied;
+  to.seed = from.seed;
+}
+
+}  // namespace
+
 ModelConfig small_model_config(const SmallModelOptions& o) {
   ModelConfig c;
-  c.vocab = o.vocab;
-  c.context = o.context;
-  c.d_model = o.d_model;
-  c.heads = o.heads;
-  c.layers = o.layers;
-  c.positional = o.positional;
+  copy_shared_fields(o, c);
   c.norm = o.layer_norm ? NormKind::LayerNorm : NormKind::None;
   c.bias = {o.bias, o.bias, o.bias};
-  c.tied = o.tied;
-  c.seed = o.seed;
   BlockConfig block;
   block.mlp = o.mlp ? MlpKind::Plain : MlpKind::None;
   block.activation = o.gelu == GeluKind::Tanh ? Activation::GeluTanh : Activation::GeluErf;
@@ -72,18 +73,11 @@ void set_uniform_blocks(ModelConfig& config, const BlockConfig& block) {
 
 SmallModelOptions small_model_options(const ModelConfig& c) {
   SmallModelOptions o;
-  o.vocab = c.vocab;
-  o.context = c.context;
-  o.d_model = c.d_model;
-  o.heads = c.heads;
-  o.layers = c.layers;
-  o.positional = c.positional;
+  copy_shared_fields(c, o);
   o.layer_norm = c.norm != NormKind::None;
   o.mlp = !c.blocks.empty() && c.blocks.front().mlp != MlpKind::None;
-  o.tied = c.tied;
   o.bias = c.bias.qkv;
   o.gelu = c.blocks.empty() ? GeluKind::Erf : gelu_kind(c.blocks.front().activation);
-  o.seed = c.seed;
   return o;
 }
 

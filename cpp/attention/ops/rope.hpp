@@ -53,14 +53,23 @@ inline double rope_angle(std::size_t pos, std::size_t pair, std::size_t d_k,
   return static_cast<double>(pos) * rope_frequency(pair, d_k, base);
 }
 
+// A checkpoint's rope_scaling: none, Llama 3's (Llama 3.1 and 3.2), or linear (θ_i / factor:
+// Gemma 3's larger models).
+enum class RopeScaling { None, Llama3, Linear };
+inline const char* rope_scaling_name(RopeScaling scaling) {
+  constexpr const char* names[] = {"none", "llama3", "linear"};  // by RopeScaling
+  return names[static_cast<std::size_t>(scaling)];
+}
+
 // How a model turns its pairs: the pairing, the base, how many of a head's columns turn, and —
 // when a checkpoint rescales them (Llama 3's or linear rope_scaling) — every pair's θ_i instead
 // of base^(−2i/r).
 struct RopeSpec {
   RopePairing pairing = RopePairing::Interleaved;
   double base = kRopeBase;
-  std::vector<double> frequencies;  // [r / 2] when given; empty: the base's
-  std::size_t rotary_dims = 0;      // r: the first r columns of each head turn; 0: all d_k
+  std::vector<double> frequencies;          // [r / 2] when given; empty: the base's
+  std::size_t rotary_dims = 0;              // r: the first r columns of each head turn; 0: all d_k
+  RopeScaling scaling = RopeScaling::None;  // which rope_scaling gave `frequencies` (the reader's)
 
   bool operator==(const RopeSpec&) const = default;
 
@@ -131,7 +140,8 @@ struct RopeTables {
     }
   }
   RopeTables(std::size_t n, std::size_t d_k, int sign = 1, double base = kRopeBase)
-      : RopeTables(n, d_k, sign, RopeSpec{RopePairing::Interleaved, base, {}, 0}) {}
+      : RopeTables(n, d_k, sign,
+                   RopeSpec{RopePairing::Interleaved, base, {}, 0, RopeScaling::None}) {}
 };
 
 // One head's d_k values at position t, in place, by the tables' row t.
@@ -171,7 +181,7 @@ inline void apply_rope(MatView x, const RopeSpec& spec) {
 }
 inline void apply_rope(MatView x, RopePairing pairing = RopePairing::Interleaved,
                        double base = kRopeBase) {
-  apply_rope(x, RopeSpec{pairing, base, {}, 0});
+  apply_rope(x, RopeSpec{pairing, base, {}, 0, RopeScaling::None});
 }
 
 namespace reference {
@@ -202,7 +212,7 @@ void rope_rotate(T* qkv, std::size_t batch, std::size_t n, std::size_t d, std::s
                  int sign, RopePairing pairing = RopePairing::Interleaved,
                  double base = kRopeBase) {
   rope_rotate(qkv, batch, n, AttentionShape::multi_head(d, heads), sign,
-              RopeSpec{pairing, base, {}, 0});
+              RopeSpec{pairing, base, {}, 0, RopeScaling::None});
 }
 
 }  // namespace reference

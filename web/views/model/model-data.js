@@ -70,6 +70,8 @@ export function orderShards(names, index, indexName = 'model.safetensors.index.j
 }
 
 const NORM_NAMES = { 'rms-norm': 'RMSNorm', 'rms-norm-1+w': 'RMSNorm (1 + w)', 'layer-norm': 'LayerNorm' };
+// The rope_scaling types the core reads (model.config.rope.scaling), as the facts line says them.
+const ROPE_SCALING_NAMES = { llama3: 'Llama 3 scaling', linear: 'linear scaling' };
 
 /**
  * A loaded model's family (the name people know it by: lens.catalog.families' displayName) and
@@ -92,9 +94,10 @@ export function modelFacts(family, config) {
   else if (mlp === 'geglu') parts.push('GeGLU');
   else if (mlp === 'gelu') parts.push(config.gelu === 'tanh' ? 'GELU (tanh)' : 'GELU');
   if (config.rope) {
-    const { pairing, base, scaled, rotaryDims } = config.rope;
+    const { pairing, base, scaling, rotaryDims } = config.rope;
     const partial = rotaryDims && config.headDim && rotaryDims < config.headDim ? `, first ${rotaryDims} of ${config.headDim} dims` : '';
-    parts.push(`RoPE (${pairing}, θ ${base}${partial}${scaled ? ', Llama 3 scaling' : ''})`);
+    const scaled = ROPE_SCALING_NAMES[scaling] ? `, ${ROPE_SCALING_NAMES[scaling]}` : '';
+    parts.push(`RoPE (${pairing}, θ ${base}${partial}${scaled})`);
   } else if (config.positional === 'learned') {
     parts.push('learned positions');
   } else if (config.positional && config.positional !== 'none') {

@@ -121,7 +121,7 @@ ModelConfig gemma2_config(const ConfigJson& config, const FamilyDescription& fam
   }
   validate_checkpoint(m);
   const auto frequencies =
-      rope_scaling_frequencies(config, m.head_dim, block.rope.base, RopeScalingTypes::None);
+      rope_scaling_frequencies(config, m.head_dim, block.rope.base, RopeScaling::None);
   for (BlockConfig& each : m.blocks) each.rope.frequencies = frequencies;
   return m;
 }
@@ -154,9 +154,11 @@ ModelConfig gemma3_text_config(const ConfigJson& config, const FamilyDescription
   }
   validate_checkpoint(m);
   const auto frequencies =
-      rope_scaling_frequencies(config, m.head_dim, global_base, RopeScalingTypes::Linear);
+      rope_scaling_frequencies(config, m.head_dim, global_base, RopeScaling::Linear);
   for (std::size_t i = 0; i < m.blocks.size(); ++i) {
-    if (!sliding[i]) m.blocks[i].rope.frequencies = frequencies;
+    if (sliding[i] || frequencies.empty()) continue;
+    m.blocks[i].rope.frequencies = frequencies;
+    m.blocks[i].rope.scaling = RopeScaling::Linear;
   }
   return m;
 }

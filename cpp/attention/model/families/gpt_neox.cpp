@@ -121,7 +121,7 @@ ModelConfig gpt_neox_config(const ConfigJson& config, const FamilyDescription& f
   block.rope.pairing = RopePairing::RotateHalf;
   block.rope.base = either_number(config, "rotary_emb_base", "rope_theta", 10000.0);
   block.rope.rotary_dims = rotary == head_dim ? 0 : rotary;
-  set_uniform_rope_blocks(m, block, config, rotary, RopeScalingTypes::None,
+  set_uniform_rope_blocks(m, block, config, rotary, RopeScaling::None,
                           "GPT-NeoX's linear and dynamic scaling are not implemented");
   return m;
 }

@@ -24,7 +24,7 @@ ModelConfig olmo2_config(const ConfigJson& config, const FamilyDescription& fami
   m.bias = {attention_bias, attention_bias, false};
   block.norms = NormPlacement::Post;
   block.qk_norm = QkNorm::Whole;
-  set_uniform_rope_blocks(m, block, config, head_dim, RopeScalingTypes::None);
+  set_uniform_rope_blocks(m, block, config, head_dim, RopeScaling::None);
   return m;
 }
 

@@ -48,7 +48,7 @@ ModelConfig phi3_config(const ConfigJson& config, const FamilyDescription& famil
                 std::to_string(head_dim) + " dimensions");
   }
   block.rope.rotary_dims = rotary == head_dim ? 0 : rotary;
-  set_uniform_rope_blocks(m, block, config, rotary, RopeScalingTypes::None,
+  set_uniform_rope_blocks(m, block, config, rotary, RopeScaling::None,
                           "Phi-3's LongRoPE scaling ('longrope', 'su') is not implemented");
   return m;
 }

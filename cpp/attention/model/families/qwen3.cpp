@@ -32,7 +32,7 @@ ModelConfig qwen3_config(const ConfigJson& config, const FamilyDescription& fami
   const bool attention_bias = config.boolean_or("attention_bias", false);
   m.bias = {attention_bias, attention_bias, false};
   block.qk_norm = QkNorm::PerHead;
-  set_uniform_rope_blocks(m, block, config, m.head_dim, RopeScalingTypes::None,
+  set_uniform_rope_blocks(m, block, config, m.head_dim, RopeScaling::None,
                           "Qwen3's long-context scaling (yarn) is not implemented");
   return m;
 }
