@@ -11,8 +11,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from family_common import (N, TORCH_DTYPE, floats, gelu_tanh, llama_like_params, loop_gelu_tanh,
-                           rms_norm_gemma, round_to)
+from family_common import (N, TORCH_DTYPE, every_layer, family, floats, gelu_tanh,
+                           llama_like_params, loop_gelu_tanh, rms_norm_gemma, round_to)
 from golden_case import (draw_mlp, draw_qkv, llama_shaped_weights, loop_attention, loop_inv_freq,
                          loop_lin, loop_rms, rotated_heads, split_heads)
 from hf_eager import (apply_rotary_pos_emb, attention_output, eager_mask, embed, gated_mlp,
@@ -232,12 +232,11 @@ def gemma_windows(layer_types_fn):
                       for t in layer_types_fn(c)]
 
 
-GEMMA2 = dict(
+GEMMA2 = family(
     cases=GEMMA2_CASES, weights=lambda c: gemma_weights(c, qk_norm=False), config=gemma2_config,
     forward=gemma2_forward, loops=gemma2_loops, variants=gemma2_variants, params=gemma2_params,
-    head_dim=lambda c: c["head_dim"], kv_heads=lambda c: c["kv"],
-    windows=gemma_windows(gemma2_layer_types),
-    rope=lambda c: [(c["theta"], c["head_dim"], None)] * c["layers"],
+    head_dim=lambda c: c["head_dim"], windows=gemma_windows(gemma2_layer_types),
+    rope=every_layer(lambda c: (c["theta"], c["head_dim"], None)),
     attn_scale=lambda c: c["qpas"] ** -0.5,
     meta=lambda c: {"embed_scale": repr(gemma_embed_scale(c)),
                     "attn_softcap": repr(c["attn_softcap"]),
@@ -362,11 +361,10 @@ def gemma3_params(config):
     return llama_like_params(config, hd, hd, 4)
 
 
-GEMMA3 = dict(
+GEMMA3 = family(
     cases=GEMMA3_CASES, weights=lambda c: gemma_weights(c, qk_norm=True), config=gemma3_config,
     forward=gemma3_forward, loops=gemma3_loops, variants=gemma3_variants, params=gemma3_params,
-    head_dim=lambda c: c["head_dim"], kv_heads=lambda c: c["kv"],
-    windows=gemma_windows(gemma3_layer_types), rope=gemma3_rope,
+    head_dim=lambda c: c["head_dim"], windows=gemma_windows(gemma3_layer_types), rope=gemma3_rope,
     attn_scale=lambda c: c["qpas"] ** -0.5,
     meta=lambda c: {"embed_scale": repr(gemma_embed_scale(c)),
                     "layer_types": ",".join(gemma3_layer_types(c))},

@@ -10,7 +10,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from family_common import N, TORCH_DTYPE, floats, layer_norm, loop_gelu_erf, loop_layer_norm
+from family_common import (N, TORCH_DTYPE, every_layer, family, floats, layer_norm, loop_gelu_erf,
+                           loop_layer_norm)
 from golden_case import loop_attention, loop_inv_freq, loop_lin, loop_rotate, randn_factory
 from hf_eager import (apply_partial_rotary_pos_emb, attention_output, eager_mask, embed,
                       position_embeddings)
@@ -238,13 +239,11 @@ def neox_params(config):
     return embeddings + layers * per_layer + 2 * d          # + final_layer_norm
 
 
-NEOX = dict(
+NEOX = family(
     cases=NEOX_CASES, weights=neox_weights, config=neox_config, forward=neox_forward,
     loops=neox_loops, variants=neox_variants, params=neox_params,
     head_dim=neox_head_dim, kv_heads=lambda c: c["heads"],
-    windows=lambda c: [None] * c["layers"],
-    rope=lambda c: [(c["rope_base"], neox_rotary_ndims(c), None)] * c["layers"],
-    attn_scale=lambda c: neox_head_dim(c) ** -0.5,
+    rope=every_layer(lambda c: (c["rope_base"], neox_rotary_ndims(c), None)),
     meta=lambda c: {"residual": "parallel" if c["parallel"] else "sequential",
                     "buffers": c["buffers"] or "none", "hidden_act": "gelu"},
 )

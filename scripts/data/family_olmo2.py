@@ -10,7 +10,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from family_common import N, TORCH_DTYPE, floats, llama_like_params, rms_norm_olmo2, swap_weights
+from family_common import (N, TORCH_DTYPE, every_layer, family, floats, llama_like_params,
+                           rms_norm_olmo2, swapped_pair_variants)
 from golden_case import (draw_mlp, draw_qkv, llama_shaped_weights, loop_attention, loop_inv_freq,
                          loop_lin, loop_rms, loop_silu, rotated_heads, split_heads)
 from hf_eager import (attention_output, eager_mask, embed, gated_mlp, position_embeddings,
@@ -138,11 +139,9 @@ def olmo2_loops(stored, ids, c):
 
 
 def olmo2_variants(c, stored):
-    swapped = swap_weights(stored, [(f"model.layers.{l}.post_attention_layernorm.weight",
-                                     f"model.layers.{l}.post_feedforward_layernorm.weight")
-                                    for l in range(c["layers"])])
-    return [("rope_theta 10000", dict(c, theta=10000), stored),
-            ("post_attention / post_feedforward norms swapped", c, swapped)]
+    return swapped_pair_variants(c, stored, "post_attention / post_feedforward norms swapped",
+                                 "post_attention_layernorm.weight",
+                                 "post_feedforward_layernorm.weight")
 
 
 def olmo2_params(config):
@@ -152,13 +151,10 @@ def olmo2_params(config):
     return llama_like_params(config, heads * hd, kv * hd, 2)
 
 
-OLMO2 = dict(
+OLMO2 = family(
     cases=OLMO2_CASES, weights=olmo2_weights, config=olmo2_config, forward=olmo2_forward,
     loops=olmo2_loops, variants=olmo2_variants, params=olmo2_params,
-    head_dim=olmo2_head_dim, kv_heads=lambda c: c["kv"],
-    windows=lambda c: [None] * c["layers"],
-    rope=lambda c: [(c["theta"], olmo2_head_dim(c), None)] * c["layers"],
-    attn_scale=lambda c: olmo2_head_dim(c) ** -0.5,
+    head_dim=olmo2_head_dim, rope=every_layer(lambda c: (c["theta"], olmo2_head_dim(c), None)),
     meta=lambda c: {"qk_norm": "whole projection [heads*head_dim], [kv_heads*head_dim]",
                     "norms": "after each sublayer"},
 )

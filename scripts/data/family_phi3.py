@@ -10,11 +10,11 @@ import math
 import torch
 import torch.nn.functional as F
 
-from family_common import N, TORCH_DTYPE, floats, llama_like_params
+from family_common import (N, TORCH_DTYPE, every_layer, family, floats, llama_decoder_forward,
+                           llama_like_params)
 from golden_case import (llama_shaped_weights, loop_attention, loop_inv_freq, loop_lin, loop_rms,
                          loop_silu, mlp_draws, qkv_draws, rotated_heads, split_heads)
-from hf_eager import (apply_partial_rotary_pos_emb, attention_output, eager_mask, embed,
-                      position_embeddings, rms_norm)
+from hf_eager import apply_partial_rotary_pos_emb, attention_output
 
 
 PHI3_CASES = [
@@ -92,27 +92,11 @@ def phi3_mlp(w, p, hidden_states):
 
 
 def phi3_forward(stored, ids, c, ft):
-    w, eps = floats(stored, ft), c["eps"]
-    hidden_states, position_ids = embed(w, ids)
-    # Phi3Model: create_sliding_window_causal_mask when config.sliding_window is not None
-    causal_mask = eager_mask(len(ids), c["sliding_window"], ft)
-    # partial_rotary_factor 1
-    rope = position_embeddings(c["theta"], phi3_head_dim(c), None, ft, ft, position_ids)
-    attentions = []
-    for l in range(c["layers"]):
-        p = f"model.layers.{l}."
-        residual = hidden_states
-        hidden_states = rms_norm(hidden_states, w[p + "input_layernorm.weight"], eps)
-        hidden_states, attn_weights = phi3_attention(w, p + "self_attn.", c, hidden_states,
-                                                     rope, causal_mask)
-        hidden_states = residual + hidden_states  # resid_attn_dropout: identity in eval
-        residual = hidden_states
-        hidden_states = rms_norm(hidden_states, w[p + "post_attention_layernorm.weight"], eps)
-        hidden_states = phi3_mlp(w, p + "mlp.", hidden_states)
-        hidden_states = residual + hidden_states
-        attentions.append(attn_weights[0])
-    hidden_states = rms_norm(hidden_states, w["model.norm.weight"], eps)
-    return F.linear(hidden_states, w["lm_head.weight"])[0], attentions
+    """Phi3DecoderLayer is LlamaDecoderLayer with Phi3Attention and Phi3MLP (resid_attn_dropout
+    and resid_mlp_dropout: identity in eval); partial_rotary_factor 1; Phi3Model:
+    create_sliding_window_causal_mask when config.sliding_window is not None, every layer."""
+    return llama_decoder_forward(stored, ids, c, ft, phi3_attention, phi3_mlp, phi3_head_dim(c),
+                                 window=c["sliding_window"])
 
 
 def phi3_loops(stored, ids, c):
@@ -155,12 +139,10 @@ def phi3_params(config):
     return llama_like_params(config, 0, 0, 2)  # qkv_proj / gate_up_proj: the same counts fused
 
 
-PHI3 = dict(
+PHI3 = family(
     cases=PHI3_CASES, weights=phi3_weights, config=phi3_config, forward=phi3_forward,
     loops=phi3_loops, variants=phi3_variants, params=phi3_params,
-    head_dim=phi3_head_dim, kv_heads=lambda c: c["kv"],
-    windows=lambda c: [c["sliding_window"]] * c["layers"],
-    rope=lambda c: [(c["theta"], phi3_head_dim(c), None)] * c["layers"],
-    attn_scale=lambda c: phi3_head_dim(c) ** -0.5,
+    head_dim=phi3_head_dim, windows=every_layer(lambda c: c["sliding_window"]),
+    rope=every_layer(lambda c: (c["theta"], phi3_head_dim(c), None)),
     meta=lambda c: {"fused": "qkv_proj [q|k|v], gate_up_proj [gate|up]"},
 )

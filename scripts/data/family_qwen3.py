@@ -10,11 +10,11 @@ import math
 import torch
 import torch.nn.functional as F
 
-from family_common import N, TORCH_DTYPE, floats, llama_like_params, swap_weights
+from family_common import (N, TORCH_DTYPE, every_layer, family, floats, llama_decoder_forward,
+                           llama_like_params, swapped_pair_variants)
 from golden_case import (draw_mlp, draw_qkv, llama_loops, llama_shaped_weights, loop_inv_freq,
                          loop_rms)
-from hf_eager import (apply_rotary_pos_emb, attention_output, eager_mask, embed, gated_mlp,
-                      position_embeddings, rms_norm)
+from hf_eager import apply_rotary_pos_emb, attention_output, gated_mlp, rms_norm
 
 
 QWEN3_CASES = [
@@ -78,27 +78,10 @@ def qwen3_attention(w, p, c, hidden_states, position_embeddings, attention_mask)
 
 
 def qwen3_forward(stored, ids, c, ft):
-    w = floats(stored, ft)
-    hidden_states, position_ids = embed(w, ids)
-    causal_mask = eager_mask(len(ids), None, ft)  # use_sliding_window false
-    rope = position_embeddings(c["theta"], c["head_dim"], None, ft, ft, position_ids)
-    attentions = []
-    for l in range(c["layers"]):
-        p = f"model.layers.{l}."
-        residual = hidden_states
-        hidden_states = rms_norm(hidden_states, w[p + "input_layernorm.weight"], c["eps"])
-        hidden_states, attn_weights = qwen3_attention(w, p + "self_attn.", c, hidden_states,
-                                                      rope, causal_mask)
-        hidden_states = residual + hidden_states
-        residual = hidden_states
-        hidden_states = rms_norm(hidden_states, w[p + "post_attention_layernorm.weight"],
-                                 c["eps"])
-        hidden_states = gated_mlp(w, p + "mlp.", hidden_states, F.silu)
-        hidden_states = residual + hidden_states
-        attentions.append(attn_weights[0])
-    hidden_states = rms_norm(hidden_states, w["model.norm.weight"], c["eps"])
-    lm_head = w["model.embed_tokens.weight"] if c["tied"] else w["lm_head.weight"]
-    return F.linear(hidden_states, lm_head)[0], attentions
+    """Qwen3DecoderLayer is LlamaDecoderLayer with Qwen3Attention; Qwen3MLP silu(gate) × up;
+    use_sliding_window false: no window."""
+    return llama_decoder_forward(stored, ids, c, ft, qwen3_attention, gated_mlp, c["head_dim"],
+                                 window=None)
 
 
 def qwen3_loops(stored, ids, c):
@@ -114,16 +97,9 @@ def qwen3_loops(stored, ids, c):
                        qk_norm)
 
 
-
-
 def qwen3_variants(c, stored):
-    swapped = swap_weights(stored, [(f"model.layers.{l}.self_attn.q_norm.weight",
-                                     f"model.layers.{l}.self_attn.k_norm.weight")
-                                    for l in range(c["layers"])])
-    return [("rope_theta 10000", dict(c, theta=10000), stored),
-            ("q_norm and k_norm weights swapped", c, swapped)]
-
-
+    return swapped_pair_variants(c, stored, "q_norm and k_norm weights swapped",
+                                 "self_attn.q_norm.weight", "self_attn.k_norm.weight")
 
 
 def qwen3_params(config):
@@ -131,12 +107,9 @@ def qwen3_params(config):
     return llama_like_params(config, hd, hd, 2)
 
 
-QWEN3 = dict(
+QWEN3 = family(
     cases=QWEN3_CASES, weights=qwen3_weights, config=qwen3_config, forward=qwen3_forward,
     loops=qwen3_loops, variants=qwen3_variants, params=qwen3_params,
-    head_dim=lambda c: c["head_dim"], kv_heads=lambda c: c["kv"],
-    windows=lambda c: [None] * c["layers"],
-    rope=lambda c: [(c["theta"], c["head_dim"], None)] * c["layers"],
-    attn_scale=lambda c: c["head_dim"] ** -0.5,
+    head_dim=lambda c: c["head_dim"], rope=every_layer(lambda c: (c["theta"], c["head_dim"], None)),
     meta=lambda c: {"qk_norm": "per head [head_dim]", "tied": str(c["tied"]).lower()},
 )

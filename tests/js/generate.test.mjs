@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { assertThrowsMessage, loadLens } from './support.mjs';
+import { assertThrowsMessage, loadLens, withTrainedModel } from './support.mjs';
 import { llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
 
 const lens = await loadLens();
@@ -73,15 +73,12 @@ test('greedy generate equals forward + nextTokens at every step: checkpoints', a
 });
 
 test('greedy generate equals forward + nextTokens at every step: a shipped trained model and createModel', async () => {
-  const english = await lens.trainedModel('english');
-  try {
+  await withTrainedModel(lens, 'english', (english) => {
     assertGreedyEqualsForward(english, english.encode('the cat sat on the '), 24, 'english');
     // Each step's token is its character in the model's alphabet.
     const g = english.generate(english.encode('the cat sat on the '), { maxTokens: 8 });
     assert.equal(g.steps.map((s) => s.token).join(''), english.decode(g.ids));
-  } finally {
-    english.dispose();
-  }
+  });
   const model = lens.createModel({ vocab: 20, context: 32, dModel: 32, heads: 4, layers: 2, positional: 'rope', mlp: true, seed: 3 });
   try {
     assertGreedyEqualsForward(model, [1, 2, 3, 4, 5], 20, 'createModel with RoPE');
@@ -91,8 +88,7 @@ test('greedy generate equals forward + nextTokens at every step: a shipped train
 });
 
 test('seeded sampling replays; another seed writes something else', async () => {
-  const english = await lens.trainedModel('english');
-  try {
+  await withTrainedModel(lens, 'english', (english) => {
     const prompt = english.encode('once upon a ');
     const options = { maxTokens: 40, temperature: 1.3, topK: 30, topP: 0.97, seed: 12345 };
     const a = english.generate(prompt, options);
@@ -111,9 +107,7 @@ test('seeded sampling replays; another seed writes something else', async () => 
     // topK 1 is greedy at any temperature.
     assert.deepEqual(english.generate(prompt, { maxTokens: 10, temperature: 5, topK: 1, seed: 9 }).ids,
       english.generate(prompt, { maxTokens: 10 }).ids);
-  } finally {
-    english.dispose();
-  }
+  });
 });
 
 test('a sampled run cut into calls equals one call with the same seed (8 then 12 tokens); another seed differs', async () => {
@@ -162,8 +156,7 @@ test('stop ids end the generation (kept as its last token); a checkpoint stops a
 });
 
 test('ablate moves nextTokens, [] restores it bit for bit; generate uses the ablated heads', async () => {
-  const english = await lens.trainedModel('english');
-  try {
+  await withTrainedModel(lens, 'english', (english) => {
     const prompt = english.encode('the cat sat on the ');
     const plain = english.forward(prompt);
     const before = english.nextTokens(5);
@@ -181,9 +174,7 @@ test('ablate moves nextTokens, [] restores it bit for bit; generate uses the abl
     assert.deepEqual(restored.logits, plain.logits);
     assert.deepEqual(restored.attention, plain.attention);
     assert.deepEqual(english.nextTokens(5), before);
-  } finally {
-    english.dispose();
-  }
+  });
   // A checkpoint: ablating every head of a layer equals zeroing its out_proj weight (no o_proj
   // bias in qwen2).
   const { weights, config, expected } = llamaGolden('qwen2-f32');

@@ -13,7 +13,7 @@ import { isHubId, pageDefaults, pageSchema } from '../../web/page-settings.js';
 import { catalogOf } from '../../web/shared/catalog.js';
 import { DEFAULTS, hashToState, makeSchema, stateToHash } from '../../web/shared/state.js';
 import { gpt2Golden, gpt2SizedCheckpoint, gpt2Tokenizer } from './checkpoint-support.mjs';
-import { loadLens } from './support.mjs';
+import { loadLens, withTrainedModel } from './support.mjs';
 
 const lens = await loadLens();
 
@@ -193,8 +193,7 @@ test("the Your model view's Hub keys: hub (org/name only) and hubRevision (not m
 });
 
 test('generationMatrix: row k is generate step k\'s row of the chosen head, its positions after t not written yet (NaN)', async () => {
-  const english = await lens.trainedModel('english');
-  try {
+  await withTrainedModel(lens, 'english', (english) => {
     const prompt = english.encode('the cat sat ');
     const promptTokens = Array.from('the cat sat ');
     const g = english.generate(prompt, { maxTokens: 9 });
@@ -213,14 +212,11 @@ test('generationMatrix: row k is generate step k\'s row of the chosen head, its 
       });
     }
     assert.deepEqual(generationMatrix(promptTokens, [], 0, 0, heads), { data: new Float32Array(0), rows: 0, cols: 0, rowTokens: [], colTokens: [] });
-  } finally {
-    english.dispose();
-  }
+  });
 });
 
 test("stripRows: a generation step's strip as the reader picks its rows — each layer's heads max-pooled, one layer's heads, or every layer × head", async () => {
-  const english = await lens.trainedModel('english');
-  try {
+  await withTrainedModel(lens, 'english', (english) => {
     const prompt = english.encode('the cat sat ');
     const g = english.generate(prompt, { maxTokens: 3 });
     const { heads, layers } = english.config;
@@ -244,7 +240,5 @@ test("stripRows: a generation step's strip as the reader picks its rows — each
     const all = stripRows(step.attention, t, heads, 'all');
     assert.deepEqual([all.rows, all.labels[heads]], [layers * heads, 'L2 H1']);
     step.attention.forEach((a, l) => assert.deepEqual(all.values.subarray(l * heads * t, (l + 1) * heads * t), a, `layer ${l}`));
-  } finally {
-    english.dispose();
-  }
+  });
 });

@@ -11,7 +11,7 @@ import { formatBytes, numpyArrayString } from '../../web/shared/format.js';
 import { buildPreset } from '../../web/shared/presets.js';
 import { catalogOf } from '../../web/shared/catalog.js';
 import { DEFAULTS, hashToState, makeSchema, stateToHash } from '../../web/shared/state.js';
-import { assertClose, loadLens, numpyPath, readSafetensors } from './support.mjs';
+import { assertClose, loadLens, numpyPath, readSafetensors, withTrainedModel } from './support.mjs';
 
 // The settings' schema takes its choice lists from the core's catalog.
 const schema = makeSchema(catalogOf(await loadLens()));
@@ -220,8 +220,7 @@ test('the greyed controls show what the weights on screen fix, whatever the sett
 test('the engine reads typed text in a shipped model\'s alphabet and says which characters it read as others', async () => {
   const lens = await loadLens();
   const engine = createEngine(lens);
-  const english = await lens.trainedModel('english');
-  try {
+  await withTrainedModel(lens, 'english', (english) => {
     engine.useTrainedModel(english);
     const state = { ...DEFAULTS, model: 'english', mask: 'causal', text: 'The bank will not loan money.' };
     const result = engine.compute(state);
@@ -238,7 +237,5 @@ test('the engine reads typed text in a shipped model\'s alphabet and says which 
     // Random weights have no alphabet.
     const random = engine.compute({ ...DEFAULTS, model: '', text: 'The bank' });
     assert.deepEqual([random.mapped, random.readNote], [[], '']);
-  } finally {
-    english.dispose();
-  }
+  });
 });

@@ -150,6 +150,16 @@ export function compareGoldenBuilds(wantLens, gotLens, name, label, check) {
   }
 }
 
+/** Runs body(model) on lens's shipped trained model `name`, disposed afterwards; returns what body returns. */
+export async function withTrainedModel(lens, name, body) {
+  const model = await lens.trainedModel(name);
+  try {
+    return await body(model);
+  } finally {
+    model.dispose();
+  }
+}
+
 /** mulberry32: a small seeded generator, uniform in [0, 1), so every run sees the same values. */
 export function mulberry32(seed) {
   let a = seed >>> 0;

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
-import { assertClose, assertThrowsMessage, loadLens, MODULE_URL } from './support.mjs';
+import { assertClose, assertThrowsMessage, loadLens, MODULE_URL, withTrainedModel } from './support.mjs';
 
 const lens = await loadLens();
 const shipped = JSON.parse(readFileSync(new URL('../../web/models/models.json', import.meta.url), 'utf8'));
@@ -102,14 +102,11 @@ test('lens.trainedModels lists the shipped catalogue, and the module carries it 
 
 for (const info of shipped.models) {
   test(`trained model '${info.name}' loads by name and behaves as models.json claims`, async () => {
-    const model = await lens.trainedModel(info.name);
-    try {
+    await withTrainedModel(lens, info.name, (model) => {
       assert.deepEqual(model.info, info);
       assert.deepEqual({ ...model.config }, info.config);
       assert.deepEqual(departures(model, info), []);
-    } finally {
-      model.dispose();
-    }
+    });
   });
 }
 
@@ -146,8 +143,7 @@ test('lens.trainedModel: unknown names and bad options are clear errors', async 
 });
 
 test('a trained model encodes and decodes its alphabet; other characters are named', async () => {
-  const model = await lens.trainedModel('english');
-  try {
+  await withTrainedModel(lens, 'english', (model) => {
     const text = "the devil's dictionary.";
     const ids = model.encode(text);
     assert.ok(ids instanceof Int32Array);
@@ -156,14 +152,11 @@ test('a trained model encodes and decodes its alphabet; other characters are nam
     assert.equal(model.vocabulary, model.info.vocabulary);
     assertThrowsMessage(() => model.encode('The'), /character "T" at position 0 is not in the english model's alphabet/);
     assertThrowsMessage(() => model.decode([48]), /ids\[0\] = 48 is not a token of the english model/);
-  } finally {
-    model.dispose();
-  }
+  });
 });
 
 test("unknown: 'map' reads what people type: capitals lowercased, look-alikes, marked substitutes", async () => {
-  const model = await lens.trainedModel('english');
-  try {
+  await withTrainedModel(lens, 'english', (model) => {
     // The english model's alphabet, by hand: the ids of the mapped text must be its indices.
     const alphabet = " abcdefghijklmnopqrstuvwxyz0123456789.,;:!?'\"-()";
     assert.equal(model.vocabulary, alphabet);
@@ -198,9 +191,7 @@ test("unknown: 'map' reads what people type: capitals lowercased, look-alikes, m
     assertThrowsMessage(() => model.tokenize(42), /text must be a string, got 42/);
     assert.deepEqual(lens.catalog.unknownCharacters, ['error', 'map']);
     assert.equal(model.encode('ok').length, 2);
-  } finally {
-    model.dispose();
-  }
+  });
 });
 
 test('model.attentionLayer: a standalone layer on its input and weights reproduces the layer', async () => {
