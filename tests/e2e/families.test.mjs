@@ -4,7 +4,10 @@
 // own; the typed text's heads drawn as the public API computes them in the same browser; Gemma's
 // local and global layers tagged as the golden data's per-layer windows say (the generator's
 // metadata, not the page); the facts line naming the family as the core does; a head opened in the
-// walkthrough, its block's q/k norms, soft-cap and partial rotary shown as steps of their own.
+// walkthrough, its block's q/k norms, soft-cap and partial rotary shown as steps of their own. The
+// Hub menu (the picker folded): the Text box within the first screen at 1280 × 900 and right after
+// the picker at 375 × 800, an entry chosen by keyboard, gated gemma-3-270m's message, a Pythia
+// training checkpoint loaded as that revision (screenshots yourmodel-picker-{1280,375}.png).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -21,9 +24,10 @@ let hub;
 let server;
 let chrome;
 before(async () => {
-  // The family cases, and gemma-3-270m's id gated (the Hub's GatedRepo answer).
-  hub = await startStandIn({ ...familyRepos(), 'google/gemma-3-270m': familyRepos(['gemma3-bf16'])[idOf('gemma3-bf16')] },
-    { gated: ['google/gemma-3-270m'] });
+  // The family cases, gemma-3-270m's id gated (the Hub's GatedRepo answer), and the Pythia case as
+  // pythia-70m's training checkpoint step1000 (the picker's revision menu).
+  hub = await startStandIn({ ...familyRepos(), 'google/gemma-3-270m': familyRepos(['gemma3-bf16'])[idOf('gemma3-bf16')],
+    'EleutherAI/pythia-70m@step1000': familyRepos(['pythia-f16'])[idOf('pythia-f16')] }, { gated: ['google/gemma-3-270m'] });
   [server, chrome] = await Promise.all([serveDist({ csp: strictCspAlso([hub.endpoint, hub.storage]) }), launchBrowser()]);
   mkdirSync(screenshotDir, { recursive: true });
 });
@@ -41,7 +45,7 @@ test('each new family loads by Hub id with its tokenizer: every head as the API 
   const { page, problems } = await openPage(chrome.browser, server.url);
   try {
     await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
-    await page.waitForSelector('#model-hub-list button', { timeout: 30000 });
+    await page.waitForSelector('#model-hub-pick optgroup', { state: 'attached', timeout: 30000 });
     const families = await page.evaluate(async () => {
       const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
       return (await loadAttentionLens()).catalog.families;
@@ -158,22 +162,71 @@ async function assertOwnSteps(page, name, id, layer) {
   }
 }
 
-test('a gated repo listed in the picker says what to do', async () => {
-  const { page } = await openPage(chrome.browser, server.url);
+test('the Hub menu folds the picker: the Text box on the first screen; an entry chosen by keyboard fills the id box and its facts line; ' +
+  'gated gemma says what to do; a Pythia training checkpoint loads that revision; at 375 px', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  const where = () => page.evaluate(() => {
+    const top = (selector) => Math.round(document.querySelector(selector).getBoundingClientRect().top + scrollY);
+    return { text: top('#model-text'), pick: top('#model-hub-pick'), files: top('#model-files'), height: innerHeight,
+      scroll: document.documentElement.scrollWidth, width: innerWidth };
+  });
   try {
     await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
-    const entry = page.getByRole('button', { name: 'gemma-3-270m', exact: true });
-    await entry.waitFor({ timeout: 30000 });
-    assert.match(await page.textContent(`#${await entry.getAttribute('aria-describedby')}`), /· gated: accept its licence on the Hub$/);
-    await entry.click();
+    await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+    await page.waitForSelector('#model-hub-pick optgroup', { state: 'attached' });
+    let at = await where();
+    // At 1280 × 900 (openPage's) the Text box starts within the first screen, below the picker,
+    // its first lines shown; with a Pythia entry chosen (its facts line and checkpoints' menu) its top still is.
+    assert.ok(at.pick < at.text && at.text < at.files && at.text + 60 <= at.height, `1280 × 900: ${JSON.stringify(at)}`);
+    console.log(`# the Text box's top: ${at.text} px at 1280 × 900`);
+
+    // By keyboard: the menu focused by its label, the next entry chosen with the arrow key.
+    await page.getByLabel('Listed', { exact: true }).focus();
+    await page.selectOption('#model-hub-pick', 'openai-community/gpt2');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await page.inputValue('#model-hub-id'), 'distilbert/distilgpt2');
+    assert.match(await page.textContent('#model-hub-line'), /^distilbert\/distilgpt2 · 353 MB · GPT-2 · 82 M parameters$/);
+    assert.equal(await page.locator('#model-hub-revision-row').isHidden(), true, 'no checkpoints menu but for Pythia');
+
+    // Pythia's training checkpoints: a menu shown for a Pythia entry only, named by its label; the one chosen is loaded.
+    await page.selectOption('#model-hub-pick', 'EleutherAI/pythia-70m');
+    const menu = page.getByLabel('Training checkpoint', { exact: false });
+    assert.equal(await menu.isVisible(), true);
+    assert.equal(await menu.evaluate((s) => s.options.length), 154);
+    assert.deepEqual(await menu.evaluate((s) => [s.options[0].value, s.options[1].value, s.options[153].value]), ['', 'step142000', 'step0']);
+    at = await where();
+    assert.ok(at.text < at.height, `1280 × 900, Pythia chosen: ${JSON.stringify(at)}`);
+    console.log(`# the Text box's top: ${at.text} px at 1280 × 900 with Pythia's checkpoints menu`);
+    await page.screenshot({ path: join(screenshotDir, 'yourmodel-picker-1280.png') });
+    // gemma-3-270m: gated on the stand-in; its facts line says so, and Load says what to do.
+    await page.selectOption('#model-hub-pick', 'google/gemma-3-270m');
+    assert.equal(await page.inputValue('#model-hub-id'), 'google/gemma-3-270m');
+    assert.match(await page.textContent('#model-hub-line'), /· gated: accept its licence on the Hub$/);
+    await page.click('#model-hub-load');
     await page.waitForFunction(() => !document.querySelector('#model-error').hidden && document.querySelector('#model-error').textContent !== '');
     assert.match(await page.textContent('#model-error'), new RegExp("^Could not load google/gemma-3-270m: repository 'google/gemma-3-270m' on " +
       `${hub.endpoint.replace(/\./g, '\\.')} is gated: .*To use it: open ${hub.endpoint.replace(/\./g, '\\.')}/google/gemma-3-270m, log in and accept ` +
       'the licence there, then download its config\\.json, model\\.safetensors and tokenizer\\.json .*drop them into the page'));
-    // Pythia's training checkpoints: a menu beside each Pythia entry, named by its label.
-    const menu = page.getByLabel('Training checkpoint', { exact: false }).first();
-    assert.equal(await menu.evaluate((s) => s.options.length), 154);
-    assert.deepEqual(await menu.evaluate((s) => [s.options[0].value, s.options[1].value, s.options[153].value]), ['', 'step142000', 'step0']);
+    await page.selectOption('#model-hub-pick', 'EleutherAI/pythia-70m');
+    await menu.selectOption('step1000');
+    await page.click('#model-hub-load');
+    const start = `EleutherAI/pythia-70m @ step1000 from ${hub.endpoint}:`;
+    await page.waitForFunction((s) => document.querySelector('#model-status').textContent.startsWith(s) ||
+      document.querySelector('#model-error').textContent.includes('pythia'), start, { timeout: 30000 });
+    assert.equal(await page.locator('#model-error').isHidden(), true, await page.textContent('#model-error'));
+    assert.equal(hub.count('hub', '/EleutherAI/pythia-70m/resolve/step1000/config.json'), 1);
+    assert.deepEqual([await page.inputValue('#model-hub-pick'), await menu.inputValue()], ['EleutherAI/pythia-70m', 'step1000'],
+      'the menus show the one loaded');
+
+    // A 375 × 800 phone: the picker, then the Text box (your own files after), nothing wider than the page.
+    await page.setViewportSize({ width: 375, height: 800 });
+    at = await where();
+    assert.ok(at.scroll <= at.width, `375 px: the page is ${at.scroll} px wide`);
+    assert.ok(at.pick < at.text && at.text < at.files, `375 × 800: ${JSON.stringify(at)}`);
+    console.log(`# the Text box's top: ${at.text} px at 375 × 800 (Pythia chosen)`);
+    await page.screenshot({ path: join(screenshotDir, 'yourmodel-picker-375.png'), fullPage: true,
+      clip: { x: 0, y: 0, width: 375, height: at.text + 400 } });
+    assert.deepEqual(ownProblems(problems).filter((p) => !/status of 401|GatedRepo|gated/i.test(p)), []);
   } finally {
     await page.close();
   }

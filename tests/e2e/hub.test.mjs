@@ -25,7 +25,7 @@ import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, headFi
 import { strictCspAlso } from '../../scripts/lib/csp.mjs';
 import { smallGpt2Files } from '../js/checkpoint-support.mjs';
 import { formatBytes } from '../../web/shared/format.js';
-import { HUB_MODELS, hubModelLine, whyNotLoadable } from '../../web/views/model/hub-models.js';
+import { HUB_MODELS, hubGroups, hubModelLine, hubOptionLabel, whyNotLoadable } from '../../web/views/model/hub-models.js';
 
 // The Llama family's repos: a sharded Mistral (its index, two shards), a Qwen2 in BF16, a random
 // Llama with SmolLM2's head layout (9 query heads, 3 K/V heads), and a config the core refuses.
@@ -116,15 +116,29 @@ test('Your model opens on the shipped english model, loads a Hub repo by id, kee
     const { families, parameterBytes, limits } = (await loadAttentionLens()).catalog;
     return { families, parameterBytes, maxParameterBytes: limits.maxCheckpointParameterBytes };
   });
-  const listed = await page.$$eval('#model-hub-list li', (items) => items.map((li) => ({ id: li.querySelector('button').dataset.id,
-    disabled: li.querySelector('button').disabled, line: li.querySelector('.model-pick-line').textContent })));
-  assert.deepEqual(listed, HUB_MODELS.map((m) => ({ id: m.id, disabled: whyNotLoadable(m, limit) !== null, line: hubModelLine(m, limit) })));
+  // One menu, grouped by family (the core's display names), each option 'name · size' (and in a
+  // word why not, for one the tab cannot load); choosing one puts its id in the id box and its facts
+  // line under the menu, and Load is disabled for one the tab cannot load.
+  const groups = await page.$$eval('#model-hub-pick optgroup', (gs) => gs.map((g) => ({ label: g.label,
+    options: [...g.querySelectorAll('option')].map((o) => [o.value, o.textContent]) })));
+  assert.deepEqual(groups, hubGroups(limit).map(({ label, entries }) => ({ label, options: entries.map((m) => [m.id, hubOptionLabel(m, limit)]) })));
+  const listed = [];
+  for (const m of HUB_MODELS) {
+    await page.selectOption('#model-hub-pick', m.id);
+    listed.push({ id: await page.inputValue('#model-hub-id'), disabled: await page.isDisabled('#model-hub-load'),
+      line: await page.textContent('#model-hub-line'), revisions: await page.locator('#model-hub-revision').isVisible() });
+  }
+  assert.deepEqual(listed, HUB_MODELS.map((m) => ({ id: m.id, disabled: whyNotLoadable(m, limit) !== null, line: hubModelLine(m, limit),
+    revisions: Boolean(m.revisions) })));
   assert.ok(listed.filter((m) => !m.disabled).length >= 3, 'gpt2, distilgpt2 and SmolLM2-135M at least');
   for (const m of listed.filter((e) => e.disabled)) assert.match(m.line, /· needs \d\.\d+ GB as (float32|BF16); the tab's limit is \d\.\d+ GB$/);
   assert.equal(listed.find((m) => m.id === 'HuggingFaceTB/SmolLM2-135M').line, 'HuggingFaceTB/SmolLM2-135M · 269 MB · Llama · 135 M parameters');
 
   // A small GPT-2 repo by id, from the stand-in: its heads are lens.loadCheckpoint({ hub, endpoint })'s.
   await page.fill('#model-hub-id', SMALL_ID);
+  // An id not listed: the menu back on its first line, no facts line, Load enabled.
+  assert.deepEqual([await page.inputValue('#model-hub-pick'), await page.locator('#model-hub-line').isHidden(),
+    await page.isDisabled('#model-hub-load')], ['', true, false]);
   await page.click('#model-hub-load');
   await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
   assert.equal(await page.getAttribute('body', 'data-model-source'), 'hub');

@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { HUB_MODELS, PYTHIA_REVISIONS, bytesInTab, hubModelLine, hubRequest, isSupported, whyNotLoadable }
-  from '../../web/views/model/hub-models.js';
+import { HUB_MODELS, PYTHIA_REVISIONS, bytesInTab, hubEntry, hubGroups, hubModelLine, hubOptionLabel, hubRequest, isSupported,
+  whyNotLoadable } from '../../web/views/model/hub-models.js';
 import { fileRole, modelFacts, orderShards } from '../../web/views/model/model-data.js';
 import { familyGolden, llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
 import { hubEndpointCodec, pageDefaults, pageSchema } from '../../web/page-settings.js';
@@ -152,6 +152,34 @@ test('Pythia\'s training checkpoints: the 154 revisions its card lists, oldest f
   assert.equal(new Set(PYTHIA_REVISIONS).size, 154);
   assert.ok(PYTHIA_REVISIONS.slice(11).every((r, i) => r === `step${(i + 1) * 1000}`));
   assert.deepEqual(HUB_MODELS.filter((m) => m.revisions).map((m) => m.name), ['pythia-70m', 'pythia-160m', 'pythia-410m']);
+});
+
+test('the Hub menu: the entries grouped by family in the list\'s order, each option "name · size" and in a word why not; the id box names an entry', () => {
+  const GiB = 2 ** 30;
+  const groups = hubGroups(tab(3 * GiB));
+  assert.deepEqual(groups.map((g) => [g.label, g.entries.map((m) => m.name)]), [
+    ['GPT-2', ['gpt2', 'distilgpt2']],
+    ['Llama', ['SmolLM2-135M', 'SmolLM2-360M', 'TinyLlama-1.1B-Chat']],
+    ['Qwen2', ['Qwen2.5-0.5B']],
+    [displayName('gpt_neox'), ['pythia-70m', 'pythia-160m', 'pythia-410m']],
+    [displayName('qwen3'), ['Qwen3-0.6B']],
+    [displayName('gemma3_text'), ['gemma-3-270m', 'gemma-3-270m-it']],
+    [displayName('olmo2'), ['OLMo-2-0425-1B']],
+  ]);
+  assert.equal(groups.flatMap((g) => g.entries).length, HUB_MODELS.length, 'every entry listed once');
+  const label = (name, limit) => hubOptionLabel(HUB_MODELS.find((m) => m.name === name), tab(limit));
+  assert.equal(label('pythia-70m', 3 * GiB), 'pythia-70m · 166 MB');
+  assert.equal(label('gemma-3-270m', 3 * GiB), 'gemma-3-270m · 536 MB · gated');
+  assert.equal(label('OLMo-2-0425-1B', 3 * GiB), 'OLMo-2-0425-1B · 5.94 GB · too large');
+  assert.equal(label('TinyLlama-1.1B-Chat', GiB), 'TinyLlama-1.1B-Chat · 2.2 GB · too large');
+  assert.equal(label('TinyLlama-1.1B-Chat', 3 * GiB), 'TinyLlama-1.1B-Chat · 2.2 GB');
+  assert.equal(hubOptionLabel({ ...HUB_MODELS[0], family: 'bert' }, tab(3 * GiB)), 'gpt2 · 548 MB · not supported yet');
+  // Every option that cannot load says so, and only those.
+  for (const m of HUB_MODELS) assert.equal(/· (too large|not supported yet)$/.test(hubOptionLabel(m, tab(GiB))), whyNotLoadable(m, tab(GiB)) !== null, m.id);
+  assert.equal(hubEntry('  EleutherAI/pythia-70m '), HUB_MODELS.find((m) => m.name === 'pythia-70m'));
+  assert.equal(hubEntry('EleutherAI/pythia-70'), undefined);
+  assert.equal(hubEntry(''), undefined);
+  assert.equal(hubEntry(undefined), undefined);
 });
 
 test('dropped shards: ordered by the index\'s weight_map (first appearance), else by name; a missing shard is named', () => {

@@ -181,7 +181,7 @@ export function modelChecks(engineName, { live, withPage, shot, clean }) {
   test(`${engineName}: Your model loads a Gemma-3-shaped and a Pythia-shaped repo by Hub id from the stand-in with their tokenizers: every head drawn as the JS API computes it, Gemma's local and global layers tagged as the golden windows say, the API within PyTorch's golden rule`, () => withPage(async (page) => {
     const { hub, hubbed } = live;
     await page.goto(`${hubbed.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
-    await page.waitFor(() => document.querySelectorAll('#model-hub-list button').length > 0, null, 30000, 'the Your model view');
+    await page.waitFor(() => document.querySelectorAll('#model-hub-pick option').length > 1, null, 30000, 'the Your model view');
     const families = await page.evaluate(async () => {
       const { loadAttentionLens } = await import('/attention-lens.mjs');
       return (await loadAttentionLens()).catalog.families;

@@ -1,10 +1,10 @@
-// The Your model view's drawing: the model pickers (shipped, Hub), load progress and status, the
+// The Your model view's drawing: the model pickers (shipped buttons, the Hub's menu and id box), load progress and status, the
 // typed text's chips, every head (with its knock-out toggle), next tokens (before → after a knock-out), head finder. Text only ever goes in as textContent.
 import { $, button, el } from '../../shared/dom.js';
 import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
-import { HUB_MODELS, hubModelLine, whyNotLoadable } from './hub-models.js';
+import { hubEntry, hubGroups, hubModelLine, hubOptionLabel, whyNotLoadable } from './hub-models.js';
 import { layerKinds, layerKindsLegend, modelFacts, percent } from './model-data.js';
 import { HeadFinder } from './head-finder.js';
 import { headView } from './head-view.js';
@@ -158,26 +158,53 @@ export function drawCancelling() {
 
 // ---- the pickers --------------------------------------------------------------------------
 
-const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-list button[data-loadable="true"], ' +
-  '#model-hub-list select[data-loadable="true"], #model-hub-load, #model-cache button')];
+const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-pick, #model-hub-revision, #model-hub-load, ' +
+  '#model-cache button')];
 
 function setPickersDisabled(disabled) {
   for (const b of pickers()) b.disabled = disabled;
+  if (!disabled) drawHubChoice(); // Load stays disabled for a listed model the tab cannot load
 }
 
-/** The button of the loaded model (shipped or listed Hub model) pressed, the others not. */
+let hubTab = null; // what the core says fits the tab (drawPickers' `tab`), for the facts line
+
+/**
+ * The Hub's menu follows the id box: the listed model it names chosen (else the menu's first
+ * line), its facts line under the menu (hubModelLine: id · size · family · parameters, gated or why
+ * it cannot load), its training checkpoints' menu shown when it has them (Pythia), and Load
+ * disabled for a listed model the tab cannot load (or while a load runs).
+ */
+export function drawHubChoice() {
+  const entry = hubEntry($('model-hub-id').value);
+  const pick = $('model-hub-pick');
+  if (pick.options.length) pick.value = entry?.id ?? '';
+  const why = entry && hubTab ? whyNotLoadable(entry, hubTab) : null;
+  $('model-hub-line').textContent = entry && hubTab ? hubModelLine(entry, hubTab) : '';
+  $('model-hub-line').hidden = !entry || !hubTab;
+  $('model-hub-line').classList.toggle('unloadable', why !== null);
+  const menu = $('model-hub-revision');
+  if (entry?.revisions && menu.dataset.id !== entry.id) {
+    const final = entry.revisions.at(-1);
+    menu.replaceChildren(new Option(`main (the final model, ${final})`, ''),
+      ...[...entry.revisions].reverse().filter((r) => r !== final).map((r) => new Option(r, r)));
+    $('model-hub-revision-hint').textContent = `(${entry.revisions.length} published)`;
+  }
+  menu.dataset.id = entry?.revisions ? entry.id : '';
+  $('model-hub-revision-row').hidden = !entry?.revisions;
+  $('model-hub-load').disabled = busy || why !== null;
+}
+
+/** The training checkpoint chosen for the id box's listed model ('': main, or it has none). */
+export const chosenHubRevision = () => ($('model-hub-revision-row').hidden ? '' : $('model-hub-revision').value);
+
+/** The shipped model's button pressed, the others not; a listed Hub model's menu (and its revision menu) shows the one loaded. */
 function markPressed(model) {
-  const key = model.source === 'shipped' ? `shipped:${model.name}` : model.source === 'hub' ? `hub:${model.id}` : '';
-  for (const b of document.querySelectorAll('#model-trained button, #model-hub-list button')) {
-    b.setAttribute('aria-pressed', String(b.dataset.key === key));
-  }
-  // A listed repo's training checkpoint (Pythia's revisions): its menu shows the one loaded.
-  if (model.source !== 'hub') return;
-  for (const menu of document.querySelectorAll('#model-hub-list select')) {
-    if (menu.dataset.id !== model.id) continue;
-    const revision = model.revision && model.revision !== 'main' ? model.revision : '';
-    if ([...menu.options].some((o) => o.value === revision)) menu.value = revision;
-  }
+  const key = model.source === 'shipped' ? `shipped:${model.name}` : '';
+  for (const b of document.querySelectorAll('#model-trained button')) b.setAttribute('aria-pressed', String(b.dataset.key === key));
+  if (model.source !== 'hub' || hubEntry($('model-hub-id').value)?.id !== model.id) return;
+  drawHubChoice();
+  const revision = model.revision && model.revision !== 'main' ? model.revision : '';
+  if ([...$('model-hub-revision').options].some((o) => o.value === revision)) $('model-hub-revision').value = revision;
 }
 
 /**
@@ -204,19 +231,18 @@ export function drawCache(entries, onRemove, loading = false) {
 }
 
 /**
- * The shipped models (`shipped`: the worker's init reply, [{ name, title, bytes }]) and the Hub
- * list (hub-models.js) as buttons: onShipped(name), onHub(id, revision). A model the tab cannot load (a
+ * The shipped models (`shipped`: the worker's init reply, [{ name, title, bytes }]) as buttons
+ * (onShipped(name)), and the Hub list (hub-models.js) as one menu grouped by family, each option
+ * 'name · size' (and in a word why it needs more than a click). A model the tab cannot load (a
  * family the core does not read, or more parameters than the core's limit: `tab`, hub-models.js's
- * TabLimits) is a disabled button with its reason beside it. A repo that publishes training
- * checkpoints as revisions (Pythia) gets a menu of them beside its button: the button loads the one
- * chosen ('' : main, the final one).
+ * TabLimits) stays listed: chosen, its facts line says why and Load is disabled. Choosing an entry
+ * puts its id in the id box (drawHubChoice); Load loads what the id box holds.
  */
-export function drawPickers(shipped, { onShipped, onHub, tab }) {
+export function drawPickers(shipped, { onShipped, tab }) {
+  hubTab = tab;
   // The families the core reads, by the names it gives them (lens.catalog.families).
   const names = tab.families.map((f) => f.displayName);
   const read = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names.join('');
-  $('model-hub-note').textContent = `Fetched into this tab by id (nothing is uploaded). The core reads ${read} checkpoints; ` +
-    'a model too large for the tab is listed with what it needs.';
   $('model-own-note').textContent = `A Hugging Face checkpoint (${read}), read from your disk into the WebAssembly core (nothing is ` +
     'uploaded). README "Your own model" says where to download one.';
   $('model-trained').replaceChildren(...shipped.map(({ name, title, bytes }) => {
@@ -227,39 +253,17 @@ export function drawPickers(shipped, { onShipped, onHub, tab }) {
     b.append(el('span', 'model-pick-name', name), el('span', 'model-pick-line', `${title} · ${formatBytes(bytes)}`));
     return b;
   }));
-  $('model-hub-list').replaceChildren(...HUB_MODELS.map((entry) => {
-    const item = el('li', 'model-hub-item');
-    const loadable = whyNotLoadable(entry, tab) === null;
-    let menu = null;
-    const b = button('model-pick', undefined, loadable ? () => onHub(entry.id, menu?.value ?? '') : undefined);
-    b.dataset.key = `hub:${entry.id}`;
-    b.dataset.id = entry.id;
-    b.dataset.loadable = String(loadable);
-    b.disabled = !loadable;
-    b.setAttribute('aria-pressed', 'false');
-    const line = el('span', 'model-pick-line', hubModelLine(entry, tab));
-    line.id = `model-hub-line-${entry.name.replace(/[^A-Za-z0-9-]/g, '-')}`;
-    b.append(el('span', 'model-pick-name', entry.name));
-    b.setAttribute('aria-describedby', line.id);
-    item.classList.toggle('unloadable', !loadable);
-    item.append(b, line);
-    if (entry.revisions) {
-      menu = el('select', 'model-hub-revision');
-      menu.id = `model-hub-revision-${entry.name.replace(/[^A-Za-z0-9-]/g, '-')}`;
-      menu.dataset.id = entry.id;
-      menu.dataset.loadable = String(loadable);
-      menu.disabled = !loadable;
-      const final = entry.revisions.at(-1);
-      menu.append(new Option(`main (the final model, ${final})`, ''),
-        ...[...entry.revisions].reverse().filter((r) => r !== final).map((r) => new Option(r, r)));
-      const label = el('label', 'model-hub-revision-label small', 'Training checkpoint ');
-      label.htmlFor = menu.id;
-      const hint = el('span', 'muted', `(${entry.revisions.length} published; the button loads the one chosen)`);
-      label.append(hint);
-      item.append(label, menu);
-    }
-    return item;
+  $('model-hub-pick').replaceChildren(new Option('Choose a model', ''), ...hubGroups(tab).map(({ label, entries }) => {
+    const group = document.createElement('optgroup');
+    group.label = label;
+    group.append(...entries.map((entry) => {
+      const option = new Option(hubOptionLabel(entry, tab), entry.id);
+      option.dataset.loadable = String(whyNotLoadable(entry, tab) === null);
+      return option;
+    }));
+    return group;
   }));
+  drawHubChoice();
 }
 
 /** A probability, or "< p" when it was outside the most likely ones read. */

@@ -18,7 +18,7 @@ export const PYTHIA_REVISIONS = Object.freeze([
 ]);
 
 /**
- * The picker's list: { name (the button's label), id (the Hub id loaded), size (download), bytes,
+ * The picker's list: { name (its option's label), id (the Hub id loaded), size (download), bytes,
  * family (the core's name, m.family), params (parameter count), dtype (as stored), revisions (when
  * the repo publishes training checkpoints as revisions: their names, oldest first; main is the
  * final one) }. Frozen: the view only reads it. Where each number comes from:
@@ -81,7 +81,7 @@ export function whyNotLoadable(entry, tab) {
 }
 
 /**
- * The line under an entry's button: 'openai-community/gpt2 · 548 MB · GPT-2 · 124 M parameters'
+ * The facts line under the menu for the chosen entry: 'openai-community/gpt2 · 548 MB · GPT-2 · 124 M parameters'
  * (+ why it is disabled).
  */
 export function hubModelLine(entry, tab) {
@@ -89,6 +89,34 @@ export function hubModelLine(entry, tab) {
   const params = entry.params >= 1e9 ? `${Number((entry.params / 1e9).toPrecision(3))} B` : `${Math.round(entry.params / 1e6)} M`;
   return [entry.id, entry.size, familyName(entry, tab), `${params} parameters`, ...(entry.gated ? ['gated: accept its licence on the Hub'] : []),
     ...(why ? [why] : [])].join(' · ');
+}
+
+/** The listed entry whose Hub id is `text` (the id box's, trimmed), or undefined. */
+export const hubEntry = (text) => HUB_MODELS.find((m) => m.id === String(text ?? '').trim());
+
+/**
+ * The picker's menu: the list's entries grouped by family (the core's display name), the groups
+ * and the entries in the list's order: [{ label, entries }].
+ */
+export function hubGroups(tab) {
+  const groups = new Map();
+  for (const entry of HUB_MODELS) {
+    const label = familyName(entry, tab);
+    if (!groups.has(label)) groups.set(label, []);
+    groups.get(label).push(entry);
+  }
+  return [...groups].map(([label, entries]) => ({ label, entries }));
+}
+
+/**
+ * An entry's option in the menu: its name and download size, and in a word why it needs more than
+ * a click: 'pythia-70m · 166 MB', 'gemma-3-270m · 536 MB · gated', 'OLMo-2-0425-1B · 5.94 GB · too
+ * large' (for the tab; the facts line under the menu says it in full: hubModelLine).
+ */
+export function hubOptionLabel(entry, tab) {
+  const why = whyNotLoadable(entry, tab);
+  const short = why === null ? [] : [isSupported(entry, tab) ? 'too large' : why];
+  return [entry.name, entry.size, ...(entry.gated ? ['gated'] : []), ...short].join(' · ');
 }
 
 /**

@@ -19,11 +19,11 @@ import { $ } from '../../shared/dom.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { formatBytes } from '../../shared/format.js';
 import { isHubId, setFooter } from '../../page-settings.js';
-import { hubRequest } from './hub-models.js';
+import { hubEntry, hubRequest } from './hub-models.js';
 import { fileRole, orderShards } from './model-data.js';
 import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
-import { drawCache, drawCancelling, drawFirstRun, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers, drawProgress, footerLine,
-  modelDrawing, placeLoadFeedback, showError, textInfo } from './draw.js';
+import { chosenHubRevision, drawCache, drawCancelling, drawFirstRun, drawHubChoice, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers,
+  drawProgress, footerLine, modelDrawing, placeLoadFeedback, showError, textInfo } from './draw.js';
 import { setPageState, countPageState } from '../../shared/page-state.js';
 
 /** ' · on 2 threads' when the model worker computes on more than one (a cross-origin isolated page). */
@@ -324,9 +324,10 @@ class ModelController {
    * would; the id box shows it. Resolves to whether it loaded.
    */
   async #loadLinkedHub() {
-    const { hub, hubRevision } = this.#store.get().settings;
+    const { hub, hubRevision: revision } = this.#store.get().settings;
     $('model-hub-id').value = hub;
-    const loaded = await this.#loadHub(hub, { revision: hubRevision, linked: true });
+    drawHubChoice();
+    const loaded = await this.#loadHub(hub, { revision, linked: true });
     // Refused: the URL names the model still shown (if any) again.
     if (!loaded && this.view().model) this.#setSettings(this.#linkSettings(this.view().model));
     return loaded;
@@ -516,7 +517,7 @@ class ModelController {
         setPageState({ modelThreads: c.info.threads ?? 1 });
         const shipped = [...(c.info.trained ?? [])].sort((a, b) => (b.name === FIRST_MODEL) - (a.name === FIRST_MODEL));
         const { families, parameterBytes, limits } = c.info;
-        drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name), onHub: (id, revision) => this.#loadHub(id, { revision }),
+        drawPickers(shipped, { onShipped: (name) => this.#loadShipped(name),
           tab: { families, parameterBytes, maxParameterBytes: limits?.maxCheckpointParameterBytes } });
         this.#drawCache();
         if (this.view().model || this.view().loading) return undefined;
@@ -533,12 +534,20 @@ class ModelController {
     return this.#starting;
   }
 
-  /** The Hub's id box and Cancel, the file picker, the drop zone, the text field and the store's runs. */
+  /** The Hub's menu, id box and Cancel, the file picker, the drop zone, the text field and the store's runs. */
   #wire() {
     $('model-hub-form').addEventListener('submit', (e) => {
       e.preventDefault();
-      this.#loadHub($('model-hub-id').value);
+      this.#loadHub($('model-hub-id').value, { revision: chosenHubRevision() });
     });
+    // A listed model chosen: its id in the id box (the first line: the box emptied of a listed id),
+    // its facts line and checkpoints' menu under the menu; typing an id chooses what it names.
+    $('model-hub-pick').addEventListener('change', () => {
+      const id = $('model-hub-pick').value;
+      if (id || hubEntry($('model-hub-id').value)) $('model-hub-id').value = id;
+      drawHubChoice();
+    });
+    $('model-hub-id').addEventListener('input', () => drawHubChoice());
     $('model-cancel').addEventListener('click', () => this.#cancel());
     $('model-cache-clear').addEventListener('click', () => this.#uncache());
     $('model-files').addEventListener('change', (e) => {
