@@ -12,6 +12,7 @@
 #include "attention/error.hpp"
 #include "attention/model/checkpoint_import.hpp"
 #include "attention/model/family.hpp"
+#include "published_checkpoints.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
@@ -72,56 +73,11 @@ const char* const kMistral7B = R"({
   "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.34.0.dev0",
   "use_cache": true, "vocab_size": 32000})";
 
-// The tensors a Llama-family checkpoint of this config publishes (transformers' state_dict):
-// name and shape, in the Hub's listing order.
-std::vector<std::pair<std::string, std::vector<std::size_t>>> published_tensors(
-    const attn::ModelConfig& c, bool qkv_bias) {
-  const attn::AttentionShape shape = attn::attention_shape(c);
-  const std::size_t d = c.d_model, q = shape.q_width(), kv = shape.kv_width();
-  const std::size_t w = attn::mlp_width(c);
-  std::vector<std::pair<std::string, std::vector<std::size_t>>> out{
-      {"model.embed_tokens.weight", {c.vocab, d}}};
-  for (std::size_t l = 0; l < c.layers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    out.push_back({p + "input_layernorm.weight", {d}});
-    out.push_back({p + "mlp.down_proj.weight", {d, w}});
-    out.push_back({p + "mlp.gate_proj.weight", {w, d}});
-    out.push_back({p + "mlp.up_proj.weight", {w, d}});
-    out.push_back({p + "post_attention_layernorm.weight", {d}});
-    if (qkv_bias) out.push_back({p + "self_attn.k_proj.bias", {kv}});
-    out.push_back({p + "self_attn.k_proj.weight", {kv, d}});
-    out.push_back({p + "self_attn.o_proj.weight", {d, q}});
-    if (qkv_bias) out.push_back({p + "self_attn.q_proj.bias", {q}});
-    out.push_back({p + "self_attn.q_proj.weight", {q, d}});
-    if (qkv_bias) out.push_back({p + "self_attn.v_proj.bias", {kv}});
-    out.push_back({p + "self_attn.v_proj.weight", {kv, d}});
-  }
-  out.push_back({"model.norm.weight", {d}});
-  if (!c.tied) out.push_back({"lm_head.weight", {c.vocab, d}});
-  return out;
-}
-
-// A .safetensors header (BF16) for those tensors, and the file's size.
-std::pair<std::vector<std::uint8_t>, std::uint64_t> header_of(
-    const std::vector<std::pair<std::string, std::vector<std::size_t>>>& tensors) {
-  std::string json = "{\"__metadata__\":{\"format\":\"pt\"}";
-  std::uint64_t offset = 0;
-  for (const auto& [name, dims] : tensors) {
-    std::uint64_t bytes = 2;
-    std::string shape;
-    for (const std::size_t s : dims) {
-      bytes *= s;
-      shape += (shape.empty() ? "" : ",") + std::to_string(s);
-    }
-    json += ",\"" + name + "\":{\"dtype\":\"BF16\",\"shape\":[" + shape + "],\"data_offsets\":[" +
-            std::to_string(offset) + "," + std::to_string(offset + bytes) + "]}";
-    offset += bytes;
-  }
-  json += "}";
-  std::vector<std::uint8_t> head(8);
-  for (int i = 0; i < 8; ++i) head[i] = std::uint8_t(std::uint64_t(json.size()) >> (8 * i));
-  head.insert(head.end(), json.begin(), json.end());
-  return {head, head.size() + offset};
+// The tensors a Llama-family checkpoint of this config publishes (transformers' state_dict),
+// BF16: name and shape, in the Hub's listing order.
+Listing published_tensors(const attn::ModelConfig& c, bool qkv_bias) {
+  return published_llama_shaped(c, "BF16", attn::NormPlacement::Pre, attn::QkNorm::None, !c.tied,
+                                qkv_bias);
 }
 
 struct Published {
@@ -150,9 +106,9 @@ TEST_CASE("real checkpoints' published configs and tensor lists are read as thei
     // Every published tensor is a tensor of its family, none is left over, none is missing.
     const auto tensors = published_tensors(config.model, config.family->family == "qwen2");
     std::size_t matched = 0;
-    for (const auto& [name, dims] : tensors) {
-      INFO(name);
-      const auto match = attn::match_tensor(*config.family, name);
+    for (const Listed& tensor : tensors) {
+      INFO(tensor.name);
+      const auto match = attn::match_tensor(*config.family, tensor.name);
       REQUIRE(match);
       ++matched;
     }

@@ -15,6 +15,7 @@
 #include "attention/model/checkpoint_config.hpp"
 #include "attention/model/checkpoint_import.hpp"
 #include "attention/model/family.hpp"
+#include "published_checkpoints.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
@@ -25,22 +26,28 @@ namespace {
 // context; 50 304 tokens, which the card's total − non-embedding count implies: 2·50 304·512 =
 // 70 426 624 − 18 915 328) under GPTNeoXConfig's key names as Pythia's files spell them
 // (rotary_pct, rotary_emb_base, use_parallel_residual), F16 as the card's tensor types say.
-const char* const kPythia70m = R"({
+// The two sizes differ only in hidden_size (intermediate_size is 4× it), heads and layers.
+std::string pythia_config(std::size_t hidden, std::size_t heads, std::size_t layers) {
+  std::string text = R"({
   "architectures": ["GPTNeoXForCausalLM"], "bos_token_id": 0, "eos_token_id": 0,
-  "hidden_act": "gelu", "hidden_size": 512, "initializer_range": 0.02,
-  "intermediate_size": 2048, "layer_norm_eps": 1e-05, "max_position_embeddings": 2048,
-  "model_type": "gpt_neox", "num_attention_heads": 8, "num_hidden_layers": 6,
+  "hidden_act": "gelu", "hidden_size": HIDDEN, "initializer_range": 0.02,
+  "intermediate_size": INTERMEDIATE, "layer_norm_eps": 1e-05, "max_position_embeddings": 2048,
+  "model_type": "gpt_neox", "num_attention_heads": HEADS, "num_hidden_layers": LAYERS,
   "rotary_emb_base": 10000, "rotary_pct": 0.25, "tie_word_embeddings": false,
   "torch_dtype": "float16", "use_cache": true, "use_parallel_residual": true,
   "vocab_size": 50304})";
-const char* const kPythia410m = R"({
-  "architectures": ["GPTNeoXForCausalLM"], "bos_token_id": 0, "eos_token_id": 0,
-  "hidden_act": "gelu", "hidden_size": 1024, "initializer_range": 0.02,
-  "intermediate_size": 4096, "layer_norm_eps": 1e-05, "max_position_embeddings": 2048,
-  "model_type": "gpt_neox", "num_attention_heads": 16, "num_hidden_layers": 24,
-  "rotary_emb_base": 10000, "rotary_pct": 0.25, "tie_word_embeddings": false,
-  "torch_dtype": "float16", "use_cache": true, "use_parallel_residual": true,
-  "vocab_size": 50304})";
+  for (const auto& [key, value] :
+       {std::pair{"HIDDEN", hidden}, std::pair{"INTERMEDIATE", 4 * hidden},
+        std::pair{"HEADS", heads}, std::pair{"LAYERS", layers}}) {
+    const std::string name = key;
+    text.replace(text.find(name), name.size(), std::to_string(value));
+  }
+  return text;
+}
+const std::string kPythia70mText = pythia_config(512, 8, 6);
+const std::string kPythia410mText = pythia_config(1024, 16, 24);
+const char* const kPythia70m = kPythia70mText.c_str();
+const char* const kPythia410m = kPythia410mText.c_str();
 
 // Qwen/Qwen3-0.6B, verbatim: three independent copies agree key for key (a Rust test's
 // QWEN3_06B_CONFIG, a Python QWEN3_06B_CONFIG, and a model report quoting the downloaded
@@ -122,18 +129,6 @@ const char* const kPhi3 = R"({
   "torch_dtype": "bfloat16", "transformers_version": "4.40.2", "use_cache": true,
   "attention_bias": false, "vocab_size": 32064})";
 
-// One tensor of a published checkpoint: its name, dtype and shape.
-struct Listed {
-  std::string name;
-  std::string dtype;
-  std::vector<std::size_t> shape;
-};
-using Listing = std::vector<Listed>;
-
-std::string layer_prefix(const char* stem, std::size_t l) {
-  return stem + std::to_string(l) + ".";
-}
-
 // GPTNeoXForCausalLM's state_dict (modeling_gpt_neox.py), plus the causal-mask buffers older
 // files carry (attention.bias U8 [1, 1, ctx, ctx], attention.masked_bias a scalar), which the
 // family ignores.
@@ -163,48 +158,6 @@ Listing published_gpt_neox(const attn::ModelConfig& c, const std::string& dtype)
   return out;
 }
 
-// The Llama-shaped state_dicts: Qwen3 (pre-norms, per-head q/k norms), Gemma 2 and 3 (four
-// norms per layer; Gemma 3's per-head q/k norms), OLMo 2 (norms after each sublayer only, q/k
-// norms over the whole projection). lm_head when the file has one.
-Listing published_llama_shaped(const attn::ModelConfig& c, const std::string& dtype,
-                               attn::NormPlacement norms, attn::QkNorm qk_norm, bool lm_head) {
-  const attn::AttentionShape shape = attn::attention_shape(c);
-  const std::size_t d = c.d_model, q = shape.q_width(), kv = shape.kv_width();
-  const std::size_t w = attn::mlp_width(c);
-  Listing out{{"model.embed_tokens.weight", dtype, {c.vocab, d}}};
-  for (std::size_t l = 0; l < c.layers; ++l) {
-    const std::string p = layer_prefix("model.layers.", l);
-    if (norms != attn::NormPlacement::Post) {
-      out.push_back({p + "input_layernorm.weight", dtype, {d}});
-    }
-    out.push_back({p + "mlp.down_proj.weight", dtype, {d, w}});
-    out.push_back({p + "mlp.gate_proj.weight", dtype, {w, d}});
-    out.push_back({p + "mlp.up_proj.weight", dtype, {w, d}});
-    out.push_back({p + "post_attention_layernorm.weight", dtype, {d}});
-    if (norms != attn::NormPlacement::Pre) {
-      out.push_back({p + "post_feedforward_layernorm.weight", dtype, {d}});
-    }
-    if (norms == attn::NormPlacement::Both) {
-      out.push_back({p + "pre_feedforward_layernorm.weight", dtype, {d}});
-    }
-    if (qk_norm != attn::QkNorm::None) {
-      const bool per_head = qk_norm == attn::QkNorm::PerHead;
-      out.push_back({p + "self_attn.k_norm.weight", dtype, {per_head ? shape.head_dim : kv}});
-    }
-    out.push_back({p + "self_attn.k_proj.weight", dtype, {kv, d}});
-    out.push_back({p + "self_attn.o_proj.weight", dtype, {d, q}});
-    if (qk_norm != attn::QkNorm::None) {
-      const bool per_head = qk_norm == attn::QkNorm::PerHead;
-      out.push_back({p + "self_attn.q_norm.weight", dtype, {per_head ? shape.head_dim : q}});
-    }
-    out.push_back({p + "self_attn.q_proj.weight", dtype, {q, d}});
-    out.push_back({p + "self_attn.v_proj.weight", dtype, {kv, d}});
-  }
-  out.push_back({"model.norm.weight", dtype, {d}});
-  if (lm_head) out.push_back({"lm_head.weight", dtype, {c.vocab, d}});
-  return out;
-}
-
 // Phi3ForCausalLM's state_dict (modeling_phi3.py): fused qkv_proj and gate_up_proj.
 Listing published_phi3(const attn::ModelConfig& c, const std::string& dtype) {
   const attn::AttentionShape shape = attn::attention_shape(c);
@@ -223,40 +176,6 @@ Listing published_phi3(const attn::ModelConfig& c, const std::string& dtype) {
   out.push_back({"model.norm.weight", dtype, {d}});
   out.push_back({"lm_head.weight", dtype, {c.vocab, d}});
   return out;
-}
-
-std::uint64_t bytes_per_value(const std::string& dtype) {
-  if (dtype == "U8") return 1;
-  if (dtype == "F16" || dtype == "BF16") return 2;
-  return 4;  // F32
-}
-
-std::uint64_t values_of(const Listed& tensor) {
-  std::uint64_t values = 1;
-  for (const std::size_t s : tensor.shape) values *= s;
-  return values;
-}
-
-// A .safetensors header for the listing, and the file's size.
-std::pair<std::vector<std::uint8_t>, std::uint64_t> header_of(const Listing& tensors) {
-  std::string json = "{\"__metadata__\":{\"format\":\"pt\"}";
-  std::uint64_t offset = 0;
-  for (const Listed& tensor : tensors) {
-    const std::uint64_t bytes = values_of(tensor) * bytes_per_value(tensor.dtype);
-    std::string shape;
-    for (const std::size_t s : tensor.shape) {
-      shape += (shape.empty() ? "" : ",") + std::to_string(s);
-    }
-    json += ",\"" + tensor.name + "\":{\"dtype\":\"" + tensor.dtype + "\",\"shape\":[" + shape +
-            "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes) +
-            "]}";
-    offset += bytes;
-  }
-  json += "}";
-  std::vector<std::uint8_t> head(8);
-  for (int i = 0; i < 8; ++i) head[i] = std::uint8_t(std::uint64_t(json.size()) >> (8 * i));
-  head.insert(head.end(), json.begin(), json.end());
-  return {head, head.size() + offset};
 }
 
 attn::CheckpointConfig read(const char* config) {
