@@ -1,8 +1,8 @@
 // The checkpoint cases of a tests/data folder (llama/, families/: <case>.config.json,
 // <case>.safetensors, <case>.expected.safetensors from the make-*-golden.py scripts): a case's
 // config.json as text or read by the core, its checkpoint loaded, config.json with one key edited
-// (for the refused-switch tests), the sizes the expected file's metadata names checked, and the
-// walkthrough's traced layers checked against the forward.
+// (for the refused-switch tests, listed in the folder's refusals.json), the sizes the expected
+// file's metadata names checked, and the walkthrough's traced layers checked against the forward.
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/io/json.hpp"
 #include "attention/model/checkpoint_import.hpp"
 #include "test_support.hpp"
 
@@ -74,6 +75,21 @@ struct CheckpointCases {
     const std::string text = with_key(name, key, value);
     INFO(text.substr(0, 160));
     CHECK_THROWS_WITH(config_of(text), Catch::Matchers::ContainsSubstring(message));
+  }
+  // Every entry of the folder's refusals.json ({case, key, value, message}: the switches the
+  // core does not implement, also checked through the JS API) refused as refuses() says.
+  void refuses_listed() const {
+    const auto bytes = read_file(path("refusals.json"));
+    const attn::json::Value doc = attn::json::parse(std::string(bytes.begin(), bytes.end()));
+    const attn::json::Value* list = attn::json::find(*doc.object(), "refusals");
+    REQUIRE(list != nullptr);
+    REQUIRE(list->array()->size() >= 10);
+    for (const attn::json::Value& entry : *list->array()) {
+      const auto field = [&](const char* key) {
+        return *attn::json::find(*entry.object(), key)->string();
+      };
+      refuses(field("case"), field("key"), field("value"), field("message"));
+    }
   }
   // PyTorch's run of the case (make-*-golden.py): ids, logits and attention, sizes as metadata.
   attn::safetensors::File expected(const std::string& name) const {

@@ -357,78 +357,7 @@ TEST_CASE("the walkthrough's traced layers reproduce each new family's attention
 }
 
 TEST_CASE("each new family's unimplemented switches are refused by name", "[families]") {
-  // GPT-NeoX
-  families.refuses("pythia-f32", "layer_norm_eps", "1e-6",
-                   "config.json's layer_norm_eps is 1e-06; supported: 1e-05");
-  families.refuses("pythia-f32", "hidden_act", "\"relu\"",
-                   "config.json's hidden_act is 'relu'; supported: gelu");
-  families.refuses("pythia-f32", "rotary_pct", "0.2",
-                   "config.json's rotary_pct 0.2 turns 3 of each head's 16 dimensions");
-  families.refuses("pythia-f32", "rotary_pct", "1.5", "config.json's rotary_pct is 1.5");
-  families.refuses("neox-sequential-f32", "partial_rotary_factor", "0.25",
-                   "config.json has rotary_pct 0.5 but partial_rotary_factor 0.25");
-  families.refuses(
-      "neox-sequential-f32", "rope_scaling", R"({"type": "dynamic", "factor": 2})",
-      "rope_scaling has type 'dynamic'; supported: none (null or 'default'); GPT-NeoX's linear "
-      "and dynamic scaling are not implemented");
-  families.refuses("pythia-f32", "num_key_value_heads", "2",
-                   "GPT-NeoX's fused query_key_value has one key/value head per query head");
-  // Qwen3
-  families.refuses("qwen3-f32", "use_sliding_window", "true",
-                   "config.json has use_sliding_window true");
-  families.refuses(
-      "qwen3-f32", "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})",
-      "rope_scaling has type 'yarn'; supported: none (null or 'default'); Qwen3's long-context");
-  families.refuses("qwen3-f32", "layer_types", R"(["full_attention", "sliding_attention"])",
-                   "config.json's layer_types has 'sliding_attention'; supported: full_attention");
-  families.refuses("qwen3-f32", "hidden_act", "\"gelu\"", "hidden_act is 'gelu'; supported: silu");
-  // Gemma 3
-  families.refuses(
-      "gemma3-pattern-f32", "rope_scaling", R"({"rope_type": "yarn", "factor": 8})",
-      "rope_scaling has type 'yarn'; supported: none (null or 'default') and 'linear'");
-  families.refuses("gemma3-pattern-f32", "rope_scaling", R"({"rope_type": "linear"})",
-                   "config.json's rope_scaling.factor must be a positive number");
-  families.refuses("gemma3-f32", "use_bidirectional_attention", "true",
-                   "use_bidirectional_attention true");
-  families.refuses("gemma3-f32", "layer_types", R"(["sliding_attention", "full_attention"])",
-                   "config.json's layer_types has 2 entries for num_hidden_layers 3");
-  families.refuses(
-      "gemma3-f32", "layer_types", R"(["local", "full_attention", "global"])",
-      "config.json's layer_types has 'local'; supported: sliding_attention and full_attention");
-  families.refuses("gemma3-f32", "hidden_activation", "\"silu\"",
-                   "config.json's hidden_activation is 'silu'; supported: gelu_pytorch_tanh");
-  families.refuses(
-      "gemma3-f32", "torch_dtype", "\"float64\"",
-      "config.json's torch_dtype is 'float64'; supported: float32, bfloat16 and float16");
-  families.refuses("gemma3-f32", "rope_parameters", R"({"full_attention": {}})",
-                   "config.json has rope_parameters (transformers 5's layout)");
-  // Gemma 2
-  families.refuses(
-      "gemma2-f32", "attn_logit_softcapping", "-1",
-      "config.json's attn_logit_softcapping is -1; supported: a positive number or null");
-  families.refuses("gemma2-f32", "rope_scaling", R"({"rope_type": "linear", "factor": 2})",
-                   "rope_scaling has type 'linear'; supported: none (null or 'default')");
-  families.refuses("gemma2-f32", "query_pre_attn_scalar", "0",
-                   "config.json's query_pre_attn_scalar is 0; supported: a positive number");
-  // OLMo 2
-  families.refuses("olmo2-f32", "rope_scaling", R"({"rope_type": "llama3", "factor": 8})",
-                   "rope_scaling has type 'llama3'; supported: none (null or 'default')");
-  families.refuses("olmo2-f32", "hidden_act", "\"gelu\"", "hidden_act is 'gelu'; supported: silu");
-  // Phi-3
-  families.refuses(
-      "phi3-f32", "rope_scaling",
-      R"({"type": "longrope", "long_factor": [1], "short_factor": [1]})",
-      "rope_scaling has type 'longrope'; supported: none (null or 'default'); Phi-3's LongRoPE "
-      "scaling ('longrope', 'su') is not implemented");
-  families.refuses("phi3-f32", "rope_scaling", R"({"type": "su"})", "has type 'su'");
-  families.refuses(
-      "phi3-f32", "partial_rotary_factor", "0.1",
-      "config.json's partial_rotary_factor is 0.1; supported: a fraction up to 1 that turns an "
-      "even number");
-  families.refuses(
-      "phi3-f32", "model_type", "\"phi\"",
-      "config.json has model_type 'phi'; supported: gpt2, llama, qwen2, mistral, gpt_neox, "
-      "qwen3, gemma2, gemma3_text, olmo2, phi3");
+  families.refuses_listed();  // refusals.json: each family's unimplemented switches
 }
 
 TEST_CASE("each new family's config.json switches, and their defaults", "[families]") {

@@ -99,26 +99,7 @@ TEST_CASE("a sharded checkpoint loads as its single file does", "[llama]") {
 }
 
 TEST_CASE("every switch the core does not implement is refused by name", "[llama]") {
-  llama.refuses("llama-f32", "rope_scaling", R"({"rope_type": "yarn", "factor": 4.0})",
-                "rope_scaling has type 'yarn'; supported: none (null or 'default') and 'llama3'");
-  llama.refuses("llama-f32", "rope_scaling", R"({"type": "linear", "factor": 2.0})",
-                "rope_scaling has type 'linear'");
-  llama.refuses("llama-f32", "rope_scaling", R"({"rope_type": "llama3", "factor": 8.0})",
-                "config.json's rope_scaling.low_freq_factor must be a positive number");
-  llama.refuses("llama-f32", "rope_scaling", "4", "config.json's rope_scaling must be an object");
-  llama.refuses("llama-f32", "hidden_act", "\"gelu\"",
-                "config.json's hidden_act is 'gelu'; supported: silu");
-  llama.refuses("qwen2-f32", "use_sliding_window", "true",
-                "config.json has use_sliding_window true");
-  llama.refuses("llama-f32", "partial_rotary_factor", "0.5",
-                "config.json's partial_rotary_factor is 0.5");
-  llama.refuses("llama-f32", "model_type", "\"gemma\"",
-                "config.json has model_type 'gemma'; supported: gpt2, llama, qwen2, mistral");
-  llama.refuses("llama-f32", "num_key_value_heads", "3", "heads must be a multiple of kv_heads");
-  llama.refuses("llama-f32", "num_key_value_heads", "0",
-                "config.json needs a positive num_key_value_heads");
-  llama.refuses("llama-f32", "intermediate_size", "\"96\"",
-                "config.json's intermediate_size must be an integer");
+  llama.refuses_listed();  // refusals.json
   // Absent or null: the family's default (no scaling, no window).
   CHECK(config_of(llama.with_key("llama-f32", "rope_scaling", "null"))
             .model.blocks[0]

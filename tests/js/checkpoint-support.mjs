@@ -106,6 +106,21 @@ function goldenCase(folder, name) {
   return { weights, config, expected: tensors, metadata };
 }
 
+/**
+ * Every entry of a folder's refusals.json ({ case, key, value (JSON text), message }: the switches
+ * the core does not implement; the C++ tests read the same list) refused by loadCheckpoint with the
+ * case's config.json so edited, the message containing `message`.
+ */
+export async function assertRefusalsListed(lens, folder) {
+  const { refusals } = JSON.parse(readFileSync(`${DATA_DIR}${folder}/refusals.json`, 'utf8'));
+  assert.ok(refusals.length >= 10, `${folder}/refusals.json lists its refusals`);
+  for (const { case: name, key, value, message } of refusals) {
+    const { weights, config } = goldenCase(folder, name);
+    await assert.rejects(lens.loadCheckpoint({ weights, config: { ...config, [key]: JSON.parse(value) } }),
+      (error) => error.message.includes(message), `${name} with ${key} = ${value}: refused, saying "${message}"`);
+  }
+}
+
 /** A Llama-family golden case (tests/data/llama/). */
 export function llamaGolden(name) {
   return goldenCase('llama', name);

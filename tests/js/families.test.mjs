@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 
 import { loadLens } from './support.mjs';
-import { assertGoldenForward, familyGolden } from './checkpoint-support.mjs';
+import { assertGoldenForward, assertRefusalsListed, familyGolden } from './checkpoint-support.mjs';
 
 const lens = await loadLens();
 
@@ -54,6 +54,14 @@ for (const name of CASES) {
     }
   });
 }
+
+test('each family\'s unimplemented switches are refused by name (refusals.json); the module keeps working', async () => {
+  await assertRefusalsListed(lens, 'families');
+  const { weights, config } = familyGolden('phi3-f32');
+  const m = await lens.loadCheckpoint({ weights, config });
+  assert.equal(m.family, 'phi3');
+  m.dispose();
+});
 
 test('greedy generation with the KV cache picks what repeated full forwards pick, for each family', async () => {
   for (const name of ['pythia-f32', 'qwen3-f32', 'gemma2-f32', 'gemma3-f32', 'olmo2-f32', 'phi3-f32']) {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { loadLens, splitSafetensors } from './support.mjs';
-import { LLAMA_CASES, assertGoldenForward, llamaGolden } from './checkpoint-support.mjs';
+import { LLAMA_CASES, assertGoldenForward, assertRefusalsListed, llamaGolden } from './checkpoint-support.mjs';
 
 const lens = await loadLens();
 
@@ -76,6 +76,7 @@ test('shards given as an array load as the single file does, in any order of rea
 });
 
 test('switches the core does not implement are refused by name; the module keeps working', async () => {
+  await assertRefusalsListed(lens, 'llama');
   const { weights, config } = llamaGolden('llama-f32');
   const refused = async (change, pattern) => {
     await assert.rejects(lens.loadCheckpoint({ weights, config: { ...config, ...change } }), pattern);

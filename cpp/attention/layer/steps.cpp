@@ -1,6 +1,9 @@
 // The step catalog (see steps.hpp).
 #include "attention/layer/steps.hpp"
 
+#include <array>
+#include <iterator>
+
 namespace attn {
 
 namespace {
@@ -60,41 +63,41 @@ std::optional<StepKind> find_step_kind(std::string_view id) {
   return std::nullopt;
 }
 
+namespace {
+
+// Each condition, by StepCondition: what a trace needs for the step to appear, and the positional
+// encodings it holds for (none: it does not depend on one).
+struct ConditionInfo {
+  const char* text;
+  std::array<PositionalKind, 2> positional;
+  std::size_t positional_count;
+};
+constexpr ConditionInfo kConditions[] = {
+    {"a traced forward", {}, 0},
+    {"positional: 'sinusoidal' or 'learned'",
+     {PositionalKind::Sinusoidal, PositionalKind::Learned},
+     2},
+    {"cross-attention (a kv source)", {}, 0},
+    {"positional: 'rope'", {PositionalKind::Rope}, 1},
+    {"positional: 'alibi'", {PositionalKind::Alibi}, 1},
+    {"a soft-cap of the scores (a checkpoint's attn_logit_softcapping: Gemma 2)", {}, 0},
+    {"q/k norms (a checkpoint's q_norm and k_norm: Qwen3, Gemma 3, OLMo 2)", {}, 0},
+};
+static_assert(std::size(kConditions) == static_cast<std::size_t>(StepCondition::QkNorm) + 1);
+
+const ConditionInfo& condition_info(StepCondition condition) {
+  return kConditions[static_cast<std::size_t>(condition)];
+}
+
+}  // namespace
+
 const char* condition_text(StepCondition condition) {
-  switch (condition) {
-    case C::Always:
-      return "a traced forward";
-    case C::AdditivePositional:
-      return "positional: 'sinusoidal' or 'learned'";
-    case C::Cross:
-      return "cross-attention (a kv source)";
-    case C::Rope:
-      return "positional: 'rope'";
-    case C::Alibi:
-      return "positional: 'alibi'";
-    case C::Softcap:
-      return "a soft-cap of the scores (a checkpoint's attn_logit_softcapping: Gemma 2)";
-    case C::QkNorm:
-      return "q/k norms (a checkpoint's q_norm and k_norm: Qwen3, Gemma 3, OLMo 2)";
-  }
-  return "a traced forward";
+  return condition_info(condition).text;
 }
 
 std::vector<PositionalKind> condition_positional(StepCondition condition) {
-  switch (condition) {
-    case C::AdditivePositional:
-      return {PositionalKind::Sinusoidal, PositionalKind::Learned};
-    case C::Rope:
-      return {PositionalKind::Rope};
-    case C::Alibi:
-      return {PositionalKind::Alibi};
-    case C::Always:
-    case C::Cross:
-    case C::Softcap:
-    case C::QkNorm:
-      break;
-  }
-  return {};
+  const ConditionInfo& info = condition_info(condition);
+  return {info.positional.begin(), info.positional.begin() + info.positional_count};
 }
 
 bool condition_holds(StepCondition condition, PositionalKind positional, bool cross) {
