@@ -159,22 +159,28 @@ Listing published_gpt_neox(const attn::ModelConfig& c, const std::string& dtype)
 }
 
 // Phi3ForCausalLM's state_dict (modeling_phi3.py): fused qkv_proj and gate_up_proj.
+// Phi-3's is Llama's with q|k|v fused into qkv_proj [q + 2·kv, d] and gate|up into
+// gate_up_proj [2·w, d].
 Listing published_phi3(const attn::ModelConfig& c, const std::string& dtype) {
   const attn::AttentionShape shape = attn::attention_shape(c);
-  const std::size_t d = c.d_model, q = shape.q_width(), kv = shape.kv_width();
-  const std::size_t w = attn::mlp_width(c);
-  Listing out{{"model.embed_tokens.weight", dtype, {c.vocab, d}}};
-  for (std::size_t l = 0; l < c.layers; ++l) {
-    const std::string p = layer_prefix("model.layers.", l);
-    out.push_back({p + "input_layernorm.weight", dtype, {d}});
-    out.push_back({p + "mlp.down_proj.weight", dtype, {d, w}});
-    out.push_back({p + "mlp.gate_up_proj.weight", dtype, {2 * w, d}});
-    out.push_back({p + "post_attention_layernorm.weight", dtype, {d}});
-    out.push_back({p + "self_attn.o_proj.weight", dtype, {d, q}});
-    out.push_back({p + "self_attn.qkv_proj.weight", dtype, {q + 2 * kv, d}});
+  Listing out;
+  for (Listed tensor : published_llama_shaped(c, dtype, attn::NormPlacement::Pre,
+                                              attn::QkNorm::None, /*lm_head=*/true)) {
+    const auto has = [&](const char* part) { return tensor.name.find(part) != std::string::npos; };
+    const auto rename = [&](const std::string& from, const char* to) {
+      tensor.name.replace(tensor.name.find(from), from.size(), to);
+    };
+    if (has("self_attn.k_proj.") || has("self_attn.v_proj.") || has("mlp.up_proj.")) continue;
+    if (has("self_attn.q_proj.")) {
+      rename("q_proj", "qkv_proj");
+      tensor.shape[0] = shape.q_width() + 2 * shape.kv_width();
+    }
+    if (has("mlp.gate_proj.")) {
+      rename("gate_proj", "gate_up_proj");
+      tensor.shape[0] *= 2;
+    }
+    out.push_back(tensor);
   }
-  out.push_back({"model.norm.weight", dtype, {d}});
-  out.push_back({"lm_head.weight", dtype, {c.vocab, d}});
   return out;
 }
 
