@@ -181,7 +181,9 @@ export function modelChecks(engineName, { live, withPage, shot, clean }) {
   test(`${engineName}: Your model loads a Gemma-3-shaped and a Pythia-shaped repo by Hub id from the stand-in with their tokenizers: every head drawn as the JS API computes it, Gemma's local and global layers tagged as the golden windows say, the API within PyTorch's golden rule`, () => withPage(async (page) => {
     const { hub, hubbed } = live;
     await page.goto(`${hubbed.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
-    await page.waitFor(() => document.querySelectorAll('#model-hub-pick option').length > 1, null, 30000, 'the Your model view');
+    // The view ready: the first model's load ended (Load is disabled while a load runs).
+    await page.waitFor(() => document.body.dataset.modelReady === 'true' && document.body.dataset.modelName === 'english' &&
+      document.querySelectorAll('#model-hub-pick option').length > 1, null, 30000, 'the Your model view');
     const families = await page.evaluate(async () => {
       const { loadAttentionLens } = await import('/attention-lens.mjs');
       return (await loadAttentionLens()).catalog.families;
@@ -198,7 +200,12 @@ export function modelChecks(engineName, { live, withPage, shot, clean }) {
         const status = document.querySelector('#model-status').textContent;
         return status.startsWith(s) && document.querySelectorAll('#model-head-grid canvas').length > 0 &&
           { status, facts: document.querySelector('#model-facts').textContent };
-      }, start, 30000, `the load of ${id}`);
+      }, start, 30000, `the load of ${id}`).catch(async (error) => {
+        // What the page showed instead: its status line, the id box and whether Load was enabled.
+        const seen = await page.evaluate(() => ({ status: document.querySelector('#model-status').textContent,
+          id: document.querySelector('#model-hub-id').value, loadDisabled: document.querySelector('#model-hub-load').disabled }));
+        throw new Error(`${error.message}; the page showed ${JSON.stringify(seen)}`);
+      });
       assert.equal(shown.error, undefined, `${name}: ${shown.error}`);
       const family = families.find((f) => f.name === golden.metadata.family);
       assert.ok(shown.facts.startsWith(`${family.displayName} · ${golden.config.num_hidden_layers} layers`), shown.facts);
