@@ -49,6 +49,9 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("headAblation", &ModelHandle::headAblation)
       .function("ablate", &ModelHandle::ablate)
       .function("ablated", &ModelHandle::ablated)
+      .function("logitLens", &ModelHandle::logitLens)
+      .function("rollout", &ModelHandle::rollout)
+      .function("attribute", &ModelHandle::attribute)
       .function("generateStart", &ModelHandle::generateStart)
       .function("generateNext", &ModelHandle::generateNext)
       .function("generateEnd", &ModelHandle::generateEnd);

@@ -6,6 +6,7 @@
 #include "attention/model/next_tokens.hpp"
 #include "bindings/fields.hpp"
 #if ATTN_BINDINGS_FULL_API
+#include "attention/model/attention_rollout.hpp"
 #include "attention/train/head_ablation.hpp"
 #include "attention/train/head_scores.hpp"
 #include "attention/train/probe.hpp"
@@ -236,6 +237,52 @@ val ModelHandle::ablated() const {
     entry.set("head", head.head);
     entry.set("scale", head.scale);
     return entry;
+  });
+}
+
+val ModelHandle::logitLens(val ids, val options) {
+  return guarded([&] {
+    attn::LogitLensOptions o;  // the core's defaults, replaced by the options given
+    if (!options["topK"].isUndefined()) o.top_k = options["topK"].as<std::size_t>();
+    if (!options["token"].isUndefined()) o.token = options["token"].as<std::int32_t>();
+    lens_ = attn::logit_lens(*model_, vector_or_empty<std::int32_t>(ids), o);
+    val out = val::object();
+    out.set("rows", lens_.rows);
+    out.set("n", lens_.n);
+    out.set("topK", lens_.top_k);
+    out.set("ids", view_of(lens_.ids.data(), lens_.ids.size()));
+    out.set("probs", view_of(lens_.probs.data(), lens_.probs.size()));
+    val token = val::null();
+    if (lens_.token) {
+      token = val::object();
+      token.set("id", *lens_.token);
+      token.set("probs", view_of(lens_.token_probs.data(), lens_.token_probs.size()));
+      token.set("ranks", view_of(lens_.token_ranks.data(), lens_.token_ranks.size()));
+    }
+    out.set("token", token);
+    return out;
+  });
+}
+
+val ModelHandle::rollout(val ids) {
+  return guarded([&] {
+    rollout_ = attn::attention_rollout(*model_, vector_or_empty<std::int32_t>(ids));
+    return view_of(rollout_.data(), rollout_.size());
+  });
+}
+
+val ModelHandle::attribute(val ids, std::int32_t a, std::int32_t b) {
+  return guarded([&] {
+    attribution_ = attn::logit_attribution(*model_, vector_or_empty<std::int32_t>(ids), a, b);
+    const attn::LogitAttribution& r = attribution_;
+    val out = val::object();
+    out.set("total", r.total);
+    out.set("embed", r.embed);
+    out.set("heads", view_of(r.heads.data(), r.heads.size()));
+    out.set("attentionBias", view_of(r.attention_bias.data(), r.attention_bias.size()));
+    out.set("mlp", view_of(r.mlp.data(), r.mlp.size()));
+    out.set("constant", r.constant);
+    return out;
   });
 }
 

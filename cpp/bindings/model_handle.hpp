@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "attention/model/generate.hpp"
+#include "attention/model/logit_attribution.hpp"
+#include "attention/model/logit_lens.hpp"
 #include "attention/model/model.hpp"
 #include "bindings/common.hpp"
 
@@ -81,6 +83,14 @@ class ModelHandle {
   // [{layer, head, scale}] in force.
   val ablate(val heads);
   val ablated() const;
+  // The analyses of one sequence (the heads ablated now ablated), each returning views into this
+  // handle that the JS API copies at once: logitLens (options {topK, token}, each undefined for
+  // the core's default) → {rows, n, topK, ids, probs, token: null | {id, probs, ranks}};
+  // rollout → [layers·n·n]; attribute → {total, embed, heads, attentionBias, mlp, constant}.
+  val logitLens(val ids, val options);
+  val rollout(val ids);
+  val attribute(val ids, std::int32_t a, std::int32_t b);
+
   // Generation, one token per call so the JS API can hand each to onToken: generateStart runs the
   // prompt (options {maxTokens, temperature, topK, topP, seed, stop}, each undefined for the core's
   // default; the last forward's results are gone afterwards: its buffers were reused);
@@ -100,6 +110,9 @@ class ModelHandle {
 #if ATTN_BINDINGS_FULL_API
   std::vector<std::int32_t> probe_ids_;
   std::unique_ptr<attn::Generator> generator_;
+  attn::LogitLens lens_;                // logitLens's result, viewed until the next call
+  std::vector<float> rollout_;          // rollout's
+  attn::LogitAttribution attribution_;  // attribute's
 #endif
   bool traced_ = false;
   std::vector<std::uint8_t> bytes_;

@@ -18,6 +18,9 @@
 #   tests/data/ablation/ the logits of qwen2-f32, mistral-f32 and GPT-2's tiny-f32 with heads
 #                       ablated (zeroed or scaled before o_proj), float32 and float64
 #                                                                    (scripts/data/make-ablation-golden.py)
+#   tests/data/analysis/ the logit lens, attention rollout and direct logit attribution of GPT-2's
+#                       tiny-f32, llama-f32 and pythia-f32 from a reference with TransformerLens's
+#                       hooks, float32 and float64           (scripts/data/make-analysis-golden.py)
 # Uses Debian's python3-torch and python3-numpy with /usr/bin/python3 (a pyenv python3 on PATH
 # lacks them); when they are missing, scripts/setup.sh (the one set-up path) installs them.
 # Deterministic: rerunning gives the same bytes.
@@ -46,5 +49,6 @@ export PYTHONDONTWRITEBYTECODE=1
 "$py" "$root/scripts/data/make-llama-golden.py"
 "$py" "$root/scripts/data/make-family-golden.py"
 "$py" "$root/scripts/data/make-ablation-golden.py"  # reads the gpt2 and llama cases written above
+"$py" "$root/scripts/data/make-analysis-golden.py"  # reads the gpt2, llama and families cases
 "$py" "$root/scripts/data/make-torch-bin.py"
-log "done: tests/data/golden, tests/data/numpy, tests/data/train, tests/data/gpt2, tests/data/llama, tests/data/families, tests/data/ablation and tests/data/torch"
+log "done: tests/data/golden, tests/data/numpy, tests/data/train, tests/data/gpt2, tests/data/llama, tests/data/families, tests/data/ablation, tests/data/analysis and tests/data/torch"

@@ -71,6 +71,9 @@ test('what it leaves out throws one clear message, and the module keeps working'
   assertThrowsMessage(() => model.lossAndGradients(ids, ids, { n: 4 }), LEFT_OUT);
   assertThrowsMessage(() => model.headScores(), LEFT_OUT);
   assertThrowsMessage(() => model.headAblation(), LEFT_OUT);
+  assertThrowsMessage(() => model.logitLens(ids), LEFT_OUT);
+  assertThrowsMessage(() => model.rollout(ids), LEFT_OUT);
+  assertThrowsMessage(() => model.attribute(ids, { answers: [1, 2] }), LEFT_OUT);
   // Still working: the same model's forward, saved and loaded, as the full module's.
   const twin = full.createModel({ vocab: 8, context: 6, dModel: 8, heads: 2, layers: 1 });
   twin.loadSafetensors(model.saveSafetensors());

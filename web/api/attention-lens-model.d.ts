@@ -125,6 +125,57 @@ export interface Generation {
   steps: GenerationStep[];
 }
 
+/** logitLens' options; omitted ones: the core's defaults. */
+export interface LogitLensOptions {
+  /** The most likely ids kept per row and position: 1 to min(vocab, 100); default 5. */
+  topK?: number;
+  /** A token id whose probability and rank to report at every row and position. */
+  token?: number;
+}
+
+/**
+ * The logit lens of one sequence: rows = layers + 1 (row l < layers: the residual stream entering
+ * block l, row 0 the embeddings; the last: after the last block) × n positions, each read through
+ * the model's own final norm (with that row's statistics), unembedding and final soft-cap.
+ */
+export interface LogitLens {
+  rows: number;
+  n: number;
+  topK: number;
+  /** [rows * n * topK], index (row * n + position) * topK + j: most likely first, ties by the lower id. */
+  ids: Int32Array;
+  /** Their softmax probabilities (float64 softmax); the last row's are the forward's own. */
+  probs: Float32Array;
+  /** With options.token: its probability and rank (0 = the most likely) at every row and position, [rows * n]. */
+  token: { id: number; probs: Float32Array; ranks: Int32Array } | null;
+}
+
+/** attribute's options. */
+export interface AttributeOptions {
+  /** [a, b]: token ids; the metric is logit[a] − logit[b] at the last position. */
+  answers: TokenIds;
+}
+
+/**
+ * Direct logit attribution of logit[a] − logit[b] at the last position: each part's contribution
+ * through the final norm with its scale frozen from this run (each part mean-centred for
+ * LayerNorm, not for RMSNorm). The parts sum to total, to float rounding.
+ */
+export interface LogitAttribution {
+  /** The forward's logit[a] − logit[b]. */
+  total: number;
+  /** The token embedding (× Gemma's scale) plus the learned or sinusoidal positions. */
+  embed: number;
+  /** [layers * heads], index layer * heads + head: the head's output before out_proj (hook_z) through its out_proj columns. */
+  heads: Float32Array;
+  /** [layers]: out_proj's bias (0 without one). */
+  attentionBias: Float32Array;
+  /** [layers]: the MLP's output, its bias included (0 without an MLP). */
+  mlp: Float32Array;
+  /** The final norm's bias: b · (W_U[a] − W_U[b]) (0 without one). */
+  constant: number;
+}
+
 /** One ablated head: layer and head 0-based, as forward().attention and headScores(). */
 export interface AblatedHead {
   layer: number;
@@ -176,8 +227,25 @@ export interface TransformerModel {
    */
   generate(ids: TokenIds, options?: GenerateOptions): Generation;
   /**
+   * The logit lens of one sequence (docs/API.md, "Analysis: what a head does"): the top-k next
+   * tokens read from every layer's residual stream, and a chosen token's probability and rank.
+   */
+  logitLens(ids: TokenIds, options?: LogitLensOptions): LogitLens;
+  /**
+   * Attention rollout (Abnar & Zuidema 2020): [layers * n * n], index (l * n + i) * n + j,
+   * R_l = Â_l · R_(l−1), R_0 = Â_0, Â_l = 0.5 · (mean over heads of A_l) + 0.5 · I, rows
+   * renormalised; every row sums to 1.
+   */
+  rollout(ids: TokenIds): Float32Array;
+  /**
+   * Direct logit attribution at the last position. Throws, saying why, for a model whose blocks
+   * normalise their sublayers' outputs (Gemma 2 and 3, OLMo 2) or that soft-caps its logits.
+   */
+  attribute(ids: TokenIds, options: AttributeOptions): LogitAttribution;
+  /**
    * Ablates these heads (output zeroed, or scaled) in every later forward, trace, generate,
-   * headScores, headAblation and lossAndGradients; [] restores the model bit for bit. A head out
+   * headScores, headAblation, lossAndGradients, logitLens, rollout and attribute; [] restores
+   * the model bit for bit. A head out
    * of range, a scale outside [0, 1] or a head listed twice throws (the ablation in force stays).
    */
   ablate(heads: AblatedHead[]): void;

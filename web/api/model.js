@@ -7,6 +7,10 @@ import { booleanOption, byteArray, checkKeys, checkOptions, deepFreeze, describe
 const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace', 'logits', 'ablate', 'next'];
 const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop', 'onToken'];
 const ABLATION_KEYS = ['layer', 'head', 'scale'];
+const LENS_KEYS = ['topK', 'token'];
+const ATTRIBUTE_KEYS = ['answers'];
+const INT32_MIN = -0x80000000;
+const INT32_MAX = 0x7fffffff;
 
 // What a subclass adds to generate (CheckpointModel: its tokenizer's texts and its end-of-text
 // ids): [TOKEN_TEXT](id) -> the token's text or null; [DEFAULT_STOP]() -> the stop ids when the
@@ -319,8 +323,82 @@ export class TransformerModel {
   }
 
   /**
-   * Ablates heads in every later forward, trace, generate, headScores, headAblation and
-   * lossAndGradients: [{ layer, head, scale? }] (0-based, as forward().attention and
+   * The logit lens of one sequence (the ablated heads stay ablated): what the residual stream
+   * already predicts at every layer, read through the model's own final norm (with each row's own
+   * statistics), unembedding and final soft-cap. { rows, n, topK, ids, probs, token }: rows =
+   * layers + 1 (row l < layers: the residual entering block l, row 0 the embeddings; the last:
+   * after the last block, its probabilities the forward's own); ids Int32Array and probs
+   * Float32Array [rows * n * topK], index (row * n + position) * topK + j, the topK most likely
+   * ids most likely first (ties by the lower id) and their softmax probabilities (float64, as
+   * nextTokens'); token null, or with options.token { id, probs: Float32Array [rows * n] (its
+   * probability), ranks: Int32Array [rows * n] (0 = the most likely) }. Options: topK (default 5,
+   * 1 to min(vocab, 100)), token (an id).
+   */
+  logitLens(ids, options = {}) {
+    const handle = this.#live();
+    needTraining(handle.logitLens, 'model.logitLens');
+    const tokens = tokenIds('ids', ids);
+    checkOptions('logitLens', options, LENS_KEYS);
+    const args = {
+      topK: options.topK === undefined ? undefined : integerIn('topK', options.topK, 0, SIZE_MAX),
+      token: options.token === undefined ? undefined : integerIn('token', options.token, INT32_MIN, INT32_MAX),
+    };
+    const lens = unwrap(handle.logitLens(tokens, args));
+    // Copy the views out before anything else can run (and grow memory).
+    const token = lens.token === null ? null
+      : { id: lens.token.id, probs: lens.token.probs.slice(), ranks: lens.token.ranks.slice() };
+    return { rows: lens.rows, n: lens.n, topK: lens.topK, ids: lens.ids.slice(), probs: lens.probs.slice(), token };
+  }
+
+  /**
+   * Attention rollout (Abnar & Zuidema 2020) of one sequence (the ablated heads stay ablated, as
+   * in forward: an ablated head's own pattern still counts in its layer's mean): Float32Array
+   * [layers * n * n], index (l * n + i) * n + j: R_l = Â_l · R_(l−1), R_0 = Â_0, where Â_l =
+   * 0.5 · (the mean over heads of layer l's attention) + 0.5 · I, rows renormalised. Row i of R_l:
+   * how much position i after layer l draws on input token j; every row sums to 1.
+   */
+  rollout(ids) {
+    const handle = this.#live();
+    needTraining(handle.rollout, 'model.rollout');
+    return unwrap(handle.rollout(tokenIds('ids', ids))).slice();
+  }
+
+  /**
+   * Direct logit attribution of logit[a] − logit[b] at the last position of one sequence (the
+   * ablated heads stay ablated), options { answers: [a, b] } (token ids): { total, embed, heads,
+   * attentionBias, mlp, constant }. Each part's contribution through the final norm with its scale
+   * frozen from this run (each part mean-centred for LayerNorm, not for RMSNorm): embed (token
+   * embedding plus positions), heads Float32Array [layers * heads] (index layer * heads + head: the
+   * head's output before out_proj through its columns of out_proj), attentionBias Float32Array
+   * [layers] (out_proj's bias), mlp Float32Array [layers] (the MLP's output with its bias),
+   * constant (the final norm's bias). They sum to total, the forward's logit difference. A model
+   * whose blocks normalise their sublayers' outputs (Gemma 2 and 3, OLMo 2) or that soft-caps its
+   * logits (Gemma 2) throws, saying why: its logit difference does not split into linear parts.
+   */
+  attribute(ids, options = {}) {
+    const handle = this.#live();
+    needTraining(handle.attribute, 'model.attribute');
+    const tokens = tokenIds('ids', ids);
+    checkOptions('attribute', options, ATTRIBUTE_KEYS);
+    const answers = options.answers;
+    if (!(Array.isArray(answers) || ArrayBuffer.isView(answers)) || answers.length !== 2) {
+      throw new Error(`attribute's answers must be [a, b]: two token ids, got ${describe(answers)}`);
+    }
+    const [a, b] = tokenIds('answers', answers);
+    const parts = unwrap(handle.attribute(tokens, a, b));
+    return {
+      total: parts.total,
+      embed: parts.embed,
+      heads: parts.heads.slice(),
+      attentionBias: parts.attentionBias.slice(),
+      mlp: parts.mlp.slice(),
+      constant: parts.constant,
+    };
+  }
+
+  /**
+   * Ablates heads in every later forward, trace, generate, headScores, headAblation,
+   * lossAndGradients, logitLens, rollout and attribute: [{ layer, head, scale? }] (0-based, as forward().attention and
    * headScores(); scale in [0, 1], default 0: the head's output — its columns of the heads'
    * concatenated A·V, before out_proj — zeroed; else multiplied by scale). [] restores the model,
    * bit for bit. A head out of range, a scale outside [0, 1] or a head listed twice throws, and the

@@ -424,6 +424,37 @@ std::span<const float> Model::attention_input(std::size_t layer) const {
   return {attention_input_rows(layer).data(), batch_ * n_ * config_.d_model};
 }
 
+std::span<const float> Model::residual(std::size_t index) const {
+  if (index > config_.layers) {
+    throw Error("residual " + std::to_string(index) + " is out of range: the model has " +
+                std::to_string(config_.layers) + " layers, residuals 0 to " +
+                std::to_string(config_.layers));
+  }
+  if (batch_ * n_ == 0 || residual_.size() != config_.layers + 1) {
+    throw Error("no forward yet: run the model first");
+  }
+  return {residual_[index].data(), batch_ * n_ * config_.d_model};
+}
+
+const BlockActivations& Model::activations(std::size_t layer) const {
+  if (layer >= config_.layers) {
+    throw Error("layer " + std::to_string(layer) + " is out of range: the model has " +
+                std::to_string(config_.layers) + " layers (0-based)");
+  }
+  if (batch_ * n_ == 0 || acts_.size() != config_.layers) {
+    throw Error("no forward yet: run the model first");
+  }
+  return acts_[layer];
+}
+
+void Model::logits_of_residual(const float* x, std::size_t rows,
+                               AlignedVector<float>& logits) const {
+  AlignedVector<float> normed, mean, rstd;
+  LinearScratch scratch;
+  logits.resize(rows * config_.vocab);
+  logits_of(x, rows, normed, mean, rstd, logits.data(), scratch, kLinearPackValues);
+}
+
 const AlignedVector<float>& Model::attention_input_rows(std::size_t layer) const {
   return has_pre_norm(config_, layer) ? acts_[layer].ln1 : residual_[layer];
 }

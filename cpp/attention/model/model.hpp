@@ -173,6 +173,22 @@ class Model {
   // the layer's attention from it.
   // Throws attn::Error before any forward or for a layer out of range.
   std::span<const float> attention_input(std::size_t layer) const;
+  // What the last forward (or trace, or loss_and_gradients) kept, for the analyses
+  // (logit_lens.hpp, attention_rollout.hpp, logit_attribution.hpp): the residual stream entering
+  // block `index` (TransformerLens's resid_pre), or, index == layers, after the last block
+  // (before the final norm), [batch·n, d_model]; and block `layer`'s activations (its ctx is
+  // hook_z: each head's A·V before out_proj, ablated heads scaled; att its attention weights).
+  // Throws attn::Error before any forward or for an index out of range.
+  std::span<const float> residual(std::size_t index) const;
+  const BlockActivations& activations(std::size_t layer) const;
+  // logits [rows, vocab] of residual rows x [rows, d_model] exactly as the forward computes its
+  // logits from its last residual: the final norm (each row with its own statistics), the
+  // unembedding, the final soft-cap. Bit for bit the forward's on the same rows.
+  void logits_of_residual(const float* x, std::size_t rows, AlignedVector<float>& logits) const;
+  // The unembedding matrix as stored: [vocab, d_model] (unembed.weight, or embed.weight when
+  // tied).
+  StoredWeights unembedding() const { return unembed_weights_; }
+
   // Layer `layer`'s attention as a layer of its own (what trace() runs): its sizes, q/k/v and
   // output biases, positional rope (the block's RoPE spec: pairing, base, frequencies, rotary
   // dims) or none, its scale, soft-cap and q/k norms. Throws attn::Error for a layer out of
