@@ -15,6 +15,8 @@
 #      layer's attention) against onnxruntime-web, at 1 and at 2 threads each (--threads), and the load time / peak memory of its ~500 MB
 #      checkpoint; the model is written by /usr/bin/python3 scripts/data/make-gpt2-bench-model.py into
 #      build/bench-gpt2/ (~1.2 GB, cached; skipped with a note when Debian's python3-torch is missing)
+#      then node tests/bench/analysis-bench.mjs: m.logitLens, m.rollout and m.attribute on that model
+#      at 16 tokens, 1 and 2 threads, each as a ratio to one forward
 #   9. node tests/bench/generate-bench.mjs: tokens/s generating 64 tokens after a 64-token prompt
 #      (KV cache, greedy), ours and onnxruntime-web each at 1 and 2 threads, GPT-2-small-sized and
 #      SmolLM2-135M-sized random models; the second is written by /usr/bin/python3
@@ -51,6 +53,8 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   /usr/bin/python3 scripts/data/make-gpt2-bench-model.py
   node tests/bench/gpt2-bench.mjs ${train_args[@]+"${train_args[@]}"} --threads 1
   node tests/bench/gpt2-bench.mjs ${train_args[@]+"${train_args[@]}"} --threads 2
+  echo
+  node tests/bench/analysis-bench.mjs ${train_args[@]+"${train_args[@]}"}
   echo
   /usr/bin/python3 scripts/data/make-llama-bench-model.py
   node --expose-gc tests/bench/generate-bench.mjs ${train_args[@]+"${train_args[@]}"}
