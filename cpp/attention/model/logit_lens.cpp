@@ -11,8 +11,8 @@ namespace attn {
 
 namespace {
 
-// Positions read through the final norm and the unembedding at a time: bounds the logits kept to
-// kLensPositions × vocab, whatever n is.
+// Residual rows read through the final norm and the unembedding at a time: bounds the logits kept
+// to kLensPositions × vocab, whatever n and the layers are.
 constexpr std::size_t kLensPositions = 64;
 
 void check_options(const LogitLensOptions& options, std::size_t vocab) {
@@ -71,38 +71,46 @@ LogitLens logit_lens(Model& model, std::span<const std::int32_t> ids,
     lens.token_probs.resize(lens.rows * n);
     lens.token_ranks.resize(lens.rows * n);
   }
+  // Every (row, position) pair's residual read through the final norm and the unembedding
+  // kLensPositions at a time, gathered across rows: the unembedding is streamed once per chunk,
+  // not once per row (each row's logits do not depend on the others in the call).
+  const std::size_t pairs = lens.rows * n;
+  AlignedVector<float> gathered;  // [positions, d]
   AlignedVector<float> logits;    // [positions, vocab]
   std::vector<std::int32_t> top;  // one position's top_k ids
-  for (std::size_t row = 0; row < lens.rows; ++row) {
-    const std::span<const float> residual = model.residual(row);  // [n, d]
-    for (std::size_t first = 0; first < n; first += kLensPositions) {
-      const std::size_t count = std::min(kLensPositions, n - first);
-      model.logits_of_residual(residual.data() + first * d, count, logits);
-      for (std::size_t i = 0; i < count; ++i) {
-        const std::span<const float> row_logits(logits.data() + i * V, V);
-        const std::size_t at = row * n + first + i;
-        // The softmax as top_next_tokens computes it (exp(l − max) / Σ exp(l − max) in double,
-        // summed in id order), so the last row's probabilities are the forward's bit for bit.
-        const double max = *std::max_element(row_logits.begin(), row_logits.end());
-        double sum = 0.0;
-        for (const float l : row_logits) sum += std::exp(double(l) - max);
-        most_likely(row_logits, k, top);
-        for (std::size_t j = 0; j < k; ++j) {
-          lens.ids[at * k + j] = top[j];
-          lens.probs[at * k + j] =
-              float(std::exp(double(row_logits[std::size_t(top[j])]) - max) / sum);
-        }
-        if (!options.token) continue;
-        // The token's rank in the same order (logit descending, ties by the lower id).
-        const std::int32_t token = *options.token;
-        const float mine = row_logits[std::size_t(token)];
-        std::size_t rank = 0;
-        for (std::size_t v = 0; v < V; ++v) {
-          if (row_logits[v] > mine || (row_logits[v] == mine && v < std::size_t(token))) ++rank;
-        }
-        lens.token_probs[at] = float(std::exp(double(mine) - max) / sum);
-        lens.token_ranks[at] = std::int32_t(rank);
+  for (std::size_t first = 0; first < pairs; first += kLensPositions) {
+    const std::size_t count = std::min(kLensPositions, pairs - first);
+    gathered.resize(count * d);
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t at = first + i;  // row · n + position
+      const float* from = model.residual(at / n).data() + (at % n) * d;
+      std::copy(from, from + d, gathered.data() + i * d);
+    }
+    model.logits_of_residual(gathered.data(), count, logits);
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::span<const float> row_logits(logits.data() + i * V, V);
+      const std::size_t at = first + i;
+      // The softmax as top_next_tokens computes it (exp(l − max) / Σ exp(l − max) in double,
+      // summed in id order), so the last row's probabilities are the forward's bit for bit.
+      const double max = *std::max_element(row_logits.begin(), row_logits.end());
+      double sum = 0.0;
+      for (const float l : row_logits) sum += std::exp(double(l) - max);
+      most_likely(row_logits, k, top);
+      for (std::size_t j = 0; j < k; ++j) {
+        lens.ids[at * k + j] = top[j];
+        lens.probs[at * k + j] =
+            float(std::exp(double(row_logits[std::size_t(top[j])]) - max) / sum);
       }
+      if (!options.token) continue;
+      // The token's rank in the same order (logit descending, ties by the lower id).
+      const std::int32_t token = *options.token;
+      const float mine = row_logits[std::size_t(token)];
+      std::size_t rank = 0;
+      for (std::size_t v = 0; v < V; ++v) {
+        if (row_logits[v] > mine || (row_logits[v] == mine && v < std::size_t(token))) ++rank;
+      }
+      lens.token_probs[at] = float(std::exp(double(mine) - max) / sum);
+      lens.token_ranks[at] = std::int32_t(rank);
     }
   }
   return lens;
