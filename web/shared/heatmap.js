@@ -94,7 +94,9 @@ export class Heatmap {
    * @param {{data: Float32Array, rows: number, cols: number, rowLabels: string[],
    *   colLabels: string[], rowAxis: string, colAxis: string, title: string,
    *   scale: 'probability'|'sequential'|'diverging', markedCells?: Set<number>,
-   *   shape?: [number, number], colorScale?: 'linear'|'log'|'row', missing?: string}} matrix  shape: the full
+   *   shape?: [number, number], colorScale?: 'linear'|'log'|'row', missing?: string,
+   *   cellLabels?: string[]}} matrix  cellLabels: a text per cell (the logit lens's top token), drawn in
+   *   the cell in place of its number and read before it in the table and on focus; shape: the full
    *   matrix's when `data` is a max-pooled preview; colorScale: how probabilities are coloured
    *   (color-scale.js; the numbers read out stay the weights); missing: what a NaN cell (one
    *   that has no value, drawn hatched like a masked one) reads as in the table and when focused
@@ -395,9 +397,13 @@ export class Heatmap {
     }
   }
 
-  // Values inside cells when they fit.
+  // Values inside cells when they fit (a cell's label in place of its number, cut to the cell).
   #drawValues() {
     const { ctx, cell, left, top, matrix: m } = this;
+    if (m.cellLabels) {
+      this.#drawCellLabels();
+      return;
+    }
     if (cell < 34 || m.rows * m.cols > 4096) return;
     ctx.font = this.#font(cell >= 40 ? 11 : 10);
     ctx.textAlign = 'center';
@@ -409,6 +415,24 @@ export class Heatmap {
         const shade = this.colorData[r * m.cols + c];
         ctx.fillStyle = Number.isFinite(shade) && !cssOf(this.scale.rgb(shade)).dark ? '#111' : '#fff';
         ctx.fillText(formatNumber(v, 2), left + (c + 0.5) * cell, top + (r + 0.5) * cell);
+      }
+    }
+  }
+
+  #drawCellLabels() {
+    const { ctx, cell, left, top, matrix: m } = this;
+    if (cell < 20 || m.rows * m.cols > 4096) return;
+    ctx.font = this.#font(cell >= 40 ? 11 : 10);
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    for (let r = 0; r < m.rows; ++r) {
+      for (let c = 0; c < m.cols; ++c) {
+        const i = r * m.cols + c;
+        let label = m.cellLabels[i] ?? '';
+        while (label.length > 1 && ctx.measureText(label).width > cell - 4) label = `${label.slice(0, -2)}…`;
+        const shade = this.colorData[i];
+        ctx.fillStyle = Number.isFinite(shade) && !cssOf(this.scale.rgb(shade)).dark ? '#111' : '#fff';
+        ctx.fillText(label, left + (c + 0.5) * cell, top + (r + 0.5) * cell);
       }
     }
   }
@@ -488,8 +512,10 @@ export class Heatmap {
   }
 
   /** A cell's number as read out (the table, keyboard focus); a NaN cell: matrix.missing when given. */
-  #cellText(v) {
-    return Number.isNaN(v) && this.matrix.missing !== undefined ? this.matrix.missing : formatNumber(v, 4);
+  #cellText(v, index) {
+    const number = Number.isNaN(v) && this.matrix.missing !== undefined ? this.matrix.missing : formatNumber(v, 4);
+    const label = this.matrix.cellLabels?.[index];
+    return label === undefined ? number : `${label} · ${number}`;
   }
 
   #buildTable() {
@@ -517,7 +543,7 @@ export class Heatmap {
       const th = el('th', '', m.rowLabels[r]);
       th.scope = 'row';
       tr.append(th);
-      for (let c = 0; c < m.cols; ++c) tr.append(el('td', '', this.#cellText(m.data[r * m.cols + c])));
+      for (let c = 0; c < m.cols; ++c) tr.append(el('td', '', this.#cellText(m.data[r * m.cols + c], r * m.cols + c)));
       body.append(tr);
     }
     table.append(thead, body);
@@ -556,9 +582,9 @@ export class Heatmap {
     const m = this.matrix;
     this.focus = { row: Math.max(0, Math.min(m.rows - 1, row)), col: Math.max(0, Math.min(m.cols - 1, col)) };
     this.draw();
-    const v = m.data[this.focus.row * m.cols + this.focus.col];
+    const index = this.focus.row * m.cols + this.focus.col;
     this.live.textContent = `${m.rowAxis} ${m.rowLabels[this.focus.row]} (row ${this.focus.row + 1}), ` +
-      `${m.colAxis} ${m.colLabels[this.focus.col]} (column ${this.focus.col + 1}): ${this.#cellText(v)}`;
+      `${m.colAxis} ${m.colLabels[this.focus.col]} (column ${this.focus.col + 1}): ${this.#cellText(m.data[index], index)}`;
     this.options.onHover?.(this.focus);
   }
 
