@@ -2,9 +2,11 @@
 // loaded model — a shipped trained model, or a checkpoint from files or by Hugging Face id — and
 // what any view asks of it: the typed text's run (every layer's attention, the next tokens, and with
 // heads knocked out the whole model's next tokens beside them), knocking heads out, generation in
-// chunks, head scores, one layer as a standalone attention layer. session-worker.js serves it in a
+// chunks, head scores, one layer as a standalone attention layer, and the Circuits view's prompts,
+// answers and analyses (session-circuits.js). session-worker.js serves it in a
 // Web Worker; session-client.js is the page's side. A refused or cancelled load keeps the previous
 // model. Every number comes from the API.
+import { CircuitAnalyses } from './session-circuits.js';
 
 /** The top next tokens a run shows. */
 export const TOP = 10;
@@ -17,7 +19,7 @@ const firstByName = (files) => files.map((f) => f.name).sort((a, b) => a.localeC
 export class SessionModel {
   #lens;
   #post;
-  #current = null; // { model, trained: boolean, run: { ids, tokens } }
+  #current = null; // { model, trained: boolean, run: { ids, tokens }, circuits: CircuitAnalyses }
   #hubLoad = null; // the AbortController of the Hub load in flight
 
   /**
@@ -53,7 +55,7 @@ export class SessionModel {
   /** `model` becomes the loaded one (the previous one freed). */
   #keep(model, trained) {
     this.#current?.model.dispose();
-    this.#current = { model, trained, run: null };
+    this.#current = { model, trained, run: null, circuits: new CircuitAnalyses(model, trained, (text) => this.#tokenized(model, text)) };
   }
 
   /**
@@ -212,13 +214,75 @@ export class SessionModel {
     return { probeLength: model.probe().n, scores: model.headScores() };
   }
 
-  /** Layer `layer` on the last run's text as a standalone attention layer (for the walkthrough). */
-  layer({ layer }) {
+  /**
+   * Layer `layer` on the last run's text (or on `text`, when given: the Circuits view's clean
+   * prompt) as a standalone attention layer (for the walkthrough).
+   */
+  layer({ layer, text }) {
     const model = this.#need();
+    if (typeof text === 'string') {
+      const { all, n, ids } = this.#tokenized(model, text);
+      return { ...model.attentionLayer(layer, ids, { n }), ids: Array.from(ids), tokens: all.tokens.slice(0, n), probe: text, step: 0 };
+    }
     if (!this.#current.run) throw new Error('no text run yet');
     const { ids, tokens } = this.#current.run;
     const value = model.attentionLayer(layer, ids, { n: ids.length });
     return { ...value, ids: Array.from(ids), tokens, probe: tokens.join(''), step: 0 };
+  }
+
+  // ---- the Circuits view (session-circuits.js) ----
+
+  #circuits() {
+    this.#need();
+    return this.#current.circuits;
+  }
+
+  /** The clean and corrupted prompts: each { tokens, ids, n, next } or { error } (one refused leaves the other). */
+  circuitPrompts({ clean, corrupted }) {
+    const read = (text) => {
+      try {
+        return this.#circuits().prompt(String(text));
+      } catch (error) {
+        if (error.message === 'no model loaded yet') throw error;
+        return { text: String(text), error: error.message };
+      }
+    };
+    return { clean: read(clean), corrupted: read(corrupted) };
+  }
+
+  /** Each answer text ([a, b]) as one token id: [{ id, text } | { error }]. */
+  circuitAnswers({ answers }) {
+    return answers.map((text) => {
+      try {
+        return this.#circuits().answer(text);
+      } catch (error) {
+        if (error.message === 'no model loaded yet') throw error;
+        return { error: error.message };
+      }
+    });
+  }
+
+  /** The induction preset's prompts and answers (seeded repeated random tokens). */
+  circuitInduction({ seed = 1 }) {
+    return this.#circuits().induction(Number(seed));
+  }
+
+  /**
+   * One analysis of the Circuits view: kind 'lens' {text, token}, 'rollout' {text}, 'attribution'
+   * {text, answers}, 'heads' | 'residual' | 'layers' (patching) {clean, corrupted, answers},
+   * 'head' {text, layer, head} (one head's attention). With the heads knocked out in the model.
+   */
+  circuit({ kind, text, clean, corrupted, answers, token, layer, head }) {
+    const c = this.#circuits();
+    const began = performance.now();
+    let value;
+    if (kind === 'lens') value = c.logitLens(text, { token });
+    else if (kind === 'rollout') value = c.rollout(text);
+    else if (kind === 'attribution') value = c.attribute(text, answers);
+    else if (kind === 'heads' || kind === 'residual' || kind === 'layers') value = c.patch(clean, corrupted, answers, kind);
+    else if (kind === 'head') value = c.headPattern(text, Number(layer), Number(head));
+    else throw new Error(`unknown analysis '${String(kind).slice(0, 40)}'`);
+    return { kind, ...value, ablated: this.#current.model.ablated, computeMs: performance.now() - began };
   }
 
   /** The loaded model (for the session's tests and its analyses). */
