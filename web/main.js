@@ -10,6 +10,7 @@ import { initialPageState, pageDefaults, pageSchema } from './page-settings.js';
 import { createStore } from './shared/store.js';
 import { mountMessages } from './views/messages.js';
 import { mountModel } from './views/model/index.js';
+import { mountCircuits } from './views/circuits/index.js';
 import { ModelSession } from './shared/model-session/session-client.js';
 import { mountTrain } from './views/train/index.js';
 import { mountWalkthrough } from './views/walkthrough/index.js';
@@ -68,9 +69,9 @@ function syncHash(schema) {
   });
 }
 
-// The tab bar (Walkthrough | Train | Your model): the shown view is settings.tab (in the URL).
+// The tab bar (Walkthrough | Train | Your model | Circuits): the shown view is settings.tab (in the URL).
 function wireTabs() {
-  const tabs = ['walkthrough', 'train', 'model'];
+  const tabs = ['walkthrough', 'train', 'model', 'circuits'];
   const show = (tab) => {
     for (const name of tabs) {
       $(`${name}-view`).hidden = name !== tab;
@@ -124,6 +125,8 @@ async function main() {
     train: mountTrain({ store, catalog, moduleUrl }),
     model: mountModel({ store, session }),
   };
+  // Circuits works on the model Your model loaded: showing it first starts that view's first load.
+  views.circuits = mountCircuits({ store, session, startModel: () => views.model.activate() });
   wireTabs();
   wireFooter();
 }

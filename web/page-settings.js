@@ -85,7 +85,7 @@ export const NO_CHECKPOINT = Object.freeze({ model: null, lastRun: null, loading
  * layer the Train or Your model view opened in the walkthrough (its key, config, mask and tokens;
  * its arrays stay in shared/opened-layers.js); `train`: the Train view's run; `yourModel`: the
  * Your model view's loaded checkpoint, its last run on the typed text, and whether one is loading;
- * `footer`: each tab's status line ({ walkthrough, train, model }: what its view computed last),
+ * `footer`: each tab's status line ({ walkthrough, train, model, circuits }: what its view computed last),
  * the page's footer showing the shown tab's (setFooter).
  */
 export const initialPageState = () => ({ settings: pageDefaults({}), result: null, steps: [], pinned: null, playing: false,
@@ -94,9 +94,9 @@ export const initialPageState = () => ({ settings: pageDefaults({}), result: nul
 
 /** Each tab's footer before its view has computed anything. */
 export const INITIAL_FOOTER = Object.freeze({ walkthrough: 'Loading the WebAssembly core…', train: 'Loading the trainer…',
-  model: 'Loading the model…' });
+  model: 'Loading the model…', circuits: 'Circuits: the model loads, then the analysis runs in the model worker.' });
 
-/** The footer line of tab `tab` ('walkthrough' | 'train' | 'model') in the store, shown while that tab is. */
+/** The footer line of tab `tab` ('walkthrough' | 'train' | 'model' | 'circuits') in the store, shown while that tab is. */
 export function setFooter(store, tab, text) {
   store.update(({ footer }) => (footer[tab] === text ? {} : { footer: { ...footer, [tab]: text } }));
 }

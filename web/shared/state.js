@@ -54,6 +54,11 @@ const headList = {
 
 export const PRESETS = ['seed001-causal', 'seed004-single', 'seed004-multi', 'seed004-pytorch'];
 
+/** The Circuits view's analyses (circuitShow): patching over heads, the residual stream, whole layers; attribution; lens; rollout. */
+export const CIRCUIT_ANALYSES = Object.freeze(['heads', 'residual', 'layers', 'attribution', 'lens', 'rollout']);
+export const MAX_ANSWER = 200; // characters of an answer token's text kept from a URL
+const answerText = { parse: (s) => s.slice(0, MAX_ANSWER), print: String };
+
 /** The settings' schema: field -> { parse, print }; the choice lists come from the catalog. */
 export function makeSchema(catalog) {
   return Object.freeze({
@@ -79,7 +84,7 @@ export function makeSchema(catalog) {
     // when it is used) and its layer (0-based here; 1-based in the element's attribute).
     model: { parse: (s) => (/^[a-z0-9-]{0,40}$/.test(s) ? s : undefined), print: String },
     layer: integer(0, 15),
-    tab: choice(['walkthrough', 'train', 'model']),
+    tab: choice(['walkthrough', 'train', 'model', 'circuits']),
     // The Train view's run (views/train/): a shared link reproduces it (training is deterministic).
     task: choice(catalog.tasks ?? ['induction']),
     layers: integer(1, 4),
@@ -100,6 +105,14 @@ export function makeSchema(catalog) {
     genTopP: decimal(0.01, 1),
     genSeed: integer(0, 4294967295),
     knock: headList,
+    // The Circuits view (views/circuits/): the clean and corrupted prompts, the answer tokens' texts
+    // ('' = each prompt's top next token), the analysis shown and the rollout's layer (0-based).
+    circuitClean: text,
+    circuitCorrupt: text,
+    circuitA: answerText,
+    circuitB: answerText,
+    circuitShow: choice(CIRCUIT_ANALYSES),
+    circuitLayer: integer(0, 255),
   });
 }
 
@@ -144,14 +157,22 @@ export const DEFAULTS = Object.freeze({
   genTopP: 1,
   genSeed: 1,
   knock: [],
+  circuitClean: 'When Mary and John went to the store, John gave a drink to',
+  circuitCorrupt: 'When Mary and John went to the store, Mary gave a drink to',
+  circuitA: '',
+  circuitB: '',
+  circuitShow: 'heads',
+  circuitLayer: 0,
 });
 
 /** The Train view's settings (and the Your model view's: MODEL_KEYS): changing them never recomputes the walkthrough. */
 // hub, hubRevision, hubEndpoint: the page's own keys (page-settings.js), none of the walkthrough's.
 export const MODEL_KEYS = Object.freeze(['modelText', 'genTokens', 'genTemperature', 'genTopK', 'genTopP', 'genSeed', 'knock',
   'hub', 'hubRevision', 'hubEndpoint']);
+/** The Circuits view's settings: changing them never recomputes the walkthrough either. */
+export const CIRCUIT_KEYS = Object.freeze(['circuitClean', 'circuitCorrupt', 'circuitA', 'circuitB', 'circuitShow', 'circuitLayer']);
 export const TRAIN_KEYS = Object.freeze(['tab', 'task', 'layers', 'trainHeads', 'trainDModel', 'context', 'lr',
-  'batch', 'trainSeed', 'probe', ...MODEL_KEYS]);
+  'batch', 'trainSeed', 'probe', ...MODEL_KEYS, ...CIRCUIT_KEYS]);
 
 /** `defaults` as stateToHash and hashToState take it: an object, or a function of the state. */
 const defaultsOf = (defaults, state) => (typeof defaults === 'function' ? defaults(state) : defaults);

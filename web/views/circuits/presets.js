@@ -1,0 +1,30 @@
+// The Circuits view's presets (pure): indirect object identification and factual recall as fixed
+// prompts and answers for a checkpoint with a word-level vocabulary (GPT-2's), and induction on
+// seeded repeated random tokens for any model (drawn by the model session from the vocabulary:
+// session-circuits.js). Each preset says which analysis it opens on.
+
+/** Wang et al. (2022)'s IOI sentence and its corruption: the repeated name swapped. */
+export const IOI = Object.freeze({ clean: 'When Mary and John went to the store, John gave a drink to',
+  corrupted: 'When Mary and John went to the store, Mary gave a drink to', answers: [' Mary', ' John'], show: 'heads' });
+
+/** Meng et al. (2022)'s kind of fact, its subject swapped; patched over the residual stream (positions × layers). */
+export const FACTUAL = Object.freeze({ clean: 'The Eiffel Tower is in the city of', corrupted: 'The Colosseum is in the city of',
+  answers: [' Paris', ' Rome'], show: 'residual' });
+
+/** The induction preset opens on the heads. */
+export const INDUCTION_SHOW = 'heads';
+
+/**
+ * Whether the word presets (IOI, factual recall) fit the loaded model (`model`: the store's
+ * yourModel.model): a checkpoint with a tokenizer; a shipped character model reads neither sentence.
+ * Returns null when they fit, else why not.
+ */
+export function wordPresetsRefused(model) {
+  if (!model) return 'Load a model first.';
+  if (model.source === 'shipped') {
+    return `The IOI and factual-recall presets need a checkpoint with a word-level vocabulary such as GPT-2's; ${model.name} ` +
+      'reads characters. Load GPT-2 in Your model, or use Induction.';
+  }
+  if (!model.tokenizer) return 'This checkpoint came without a tokenizer: load it with one to type prompts.';
+  return null;
+}
