@@ -162,10 +162,10 @@ export class CircuitAnalyses {
     return { n: a.n, tokens: a.all.tokens.slice(0, a.n), over, ...result };
   }
 
-  /** One head's attention on `text`: { n, tokens, attention: Float32Array(n·n) }. */
+  /** One head's attention on `text`: { n, tokens, layer, head, weights: Float32Array(n·n) } (not `attention`: the worker moves that one's buffers). */
   headPattern(text, layer, head) {
     const { all, n, ids } = this.#tokenized(text);
     const { attention } = this.#model.forward(ids, { n });
-    return { n, tokens: all.tokens.slice(0, n), layer, head, attention: attention[layer].slice(head * n * n, (head + 1) * n * n) };
+    return { n, tokens: all.tokens.slice(0, n), layer, head, weights: attention[layer].slice(head * n * n, (head + 1) * n * n) };
   }
 }

@@ -14,9 +14,9 @@ export function headPattern({ onWalkthrough }) {
   const map = new Heatmap($('circuits-head-map'), { maxCell: 28, minCell: 3, zoomable: true });
   let shown = null; // the session's 'head' reply
   const draw = () => {
-    const { layer, head, n, tokens, attention } = shown;
+    const { layer, head, n, tokens, weights } = shown;
     const labels = positionLabels(tokens);
-    map.render({ data: attention, rows: n, cols: n, rowLabels: labels, colLabels: labels, rowAxis: 'query', colAxis: 'key',
+    map.render({ data: weights, rows: n, cols: n, rowLabels: labels, colLabels: labels, rowAxis: 'query', colAxis: 'key',
       scale: 'probability', title: `Layer ${layer + 1}, head ${head + 1} on the clean prompt` });
   };
   $('circuits-head-walkthrough').addEventListener('click', () => shown && onWalkthrough(shown.layer, shown.head));
