@@ -1,6 +1,8 @@
 // Accessibility: axe-core's WCAG 2.0/2.1 A and AA rules on the page (light and dark; drawn, with
 // the inspector open on a cell, on a second stage, with the line view and the embed dialog) and
-// on the embed (the example post and a page of <attention-lens> elements), with zero violations.
+// on the embed (the example post and a page of <attention-lens> elements), and on the Circuits view
+// (the logit lens drawn with a cell focused, attribution with its bars and a head's pattern open, an
+// answer refused), with zero violations.
 // axe is injected as a script's content, so it runs under the pages' strict CSP test server too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -90,6 +92,33 @@ for (const colorScheme of ['light', 'dark']) {
       await page.waitForSelector('#embed-close', { state: 'visible' });
       await log.audit(page, `${colorScheme}, embed dialog`);
       await page.click('#embed-close');
+      log.check();
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test(`the Circuits view has no WCAG 2 A/AA violations (${colorScheme})`, async () => {
+    const { page, context, errors } = await openThemed('#tab=circuits&circuitShow=lens', colorScheme);
+    const log = auditLog();
+    const drawn = (kind) => page.waitForFunction((k) => document.body.dataset.circuitsShown === k &&
+      document.querySelector('#circuits-map figure')?.dataset.table === 'ready', kind, { timeout: 40000 });
+    try {
+      await drawn('lens');
+      await page.focus('#circuits-map canvas');
+      await page.keyboard.press('ArrowRight');
+      await log.audit(page, `${colorScheme}, logit lens, a cell focused`);
+      await page.fill('#circuits-answer-a', 'xy'); // two tokens: refused, said beside the box
+      await page.waitForFunction(() => document.getElementById('circuits-answer-a').getAttribute('aria-invalid') === 'true');
+      await page.fill('#circuits-answer-a', '');
+      await page.click('#circuits-preset-induction');
+      await page.check('input[name="circuits-show"][value="attribution"]');
+      await drawn('attribution');
+      const c = await page.evaluate(() => ({ ...document.querySelector('#circuits-map canvas').dataset }));
+      await page.click('#circuits-map canvas', { position: { x: Number(c.left) + 0.5 * Number(c.cell), y: Number(c.top) + 0.5 * Number(c.cell) } });
+      await page.waitForFunction(() => document.querySelector('#circuits-head-map figure')?.dataset.table === 'ready');
+      await log.audit(page, `${colorScheme}, attribution and a head's pattern`);
       log.check();
       assert.deepEqual(errors, []);
     } finally {

@@ -96,7 +96,7 @@ export class CircuitsDrawing {
 
   #metric(result) {
     const line = $('circuits-metric');
-    const answers = this.#shown.context.answers.map((a) => `“${displayToken(a.text)}”`);
+    const answers = this.#shown.context.answers.map((a) => (a ? `“${displayToken(a.text)}”` : '(none)'));
     if (['heads', 'residual', 'layers'].includes(result.kind)) {
       line.textContent = `logit[a] − logit[b] (a = ${answers[0]}, b = ${answers[1]}): clean ${signed(result.clean)}, ` +
         `corrupted ${signed(result.corrupted)}.` + (Math.abs(result.clean - result.corrupted) < 1e-3
