@@ -5,13 +5,15 @@
 // computes it; greedy Generate as the API's m.generate and where the newest token looked; GPT-2
 // small's 12 heads each whole in its tile, the load's phases, line, bar and errors within a screen of
 // the control that started it, Cancel neither an alert nor a lost focus; a link changed while a Hub
-// model stays loaded (its generation leaves with its text, hub= stays in the URL).
+// model stays loaded (its generation leaves with its text, hub= stays in the URL). The Circuits view's
+// direct attribution on the shipped english model draws what the JS API computes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { heatmapTable } from '../browser.mjs';
 import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, expectedLayerTags, familyId, headFigure, loadFeedbackPlace,
   recordLoadLines, SMALL_GPT2, SMALL_ID, tilesCropped, TWELVE_HEADS, TWELVE_ID } from '../hub-fixture.mjs';
 import { assertAsAccurate, familyGolden, llamaGolden, smallGpt2Files } from '../../js/checkpoint-support.mjs';
+import { apiShipped, assertNear, attributionRows, circuitsTable } from '../circuits-fixture.mjs';
 
 /** The family cases the engines' stand-in serves (checks.mjs adds familyRepos of these): Gemma 3's local/global layers, Pythia in F16. */
 export const ENGINE_FAMILY_CASES = ['gemma3-bf16', 'pythia-f16'];
@@ -429,5 +431,18 @@ export function modelChecks(engineName, { live, withPage, shot, clean }) {
     await page.waitFor((was) => /^\d+ tokens$/.test(document.querySelector('#model-text-info').textContent) &&
       document.querySelector('#model-text-info').textContent !== was, infoBefore, 10000, 'the new text run');
     await clean(page, { allow: [hub.endpoint, hub.storage] });
+  }));
+
+  test(`${engineName}: the Circuits view's direct attribution (the induction preset's prompts on the english model) draws what the JS API computes`, () => withPage(async (page) => {
+    const inputs = { clean: 'hpcvgufthpcvguf', corrupted: 'hpcvguftirxwjmb', answers: ['t', 'e'] };
+    await page.goto(`${live.strict.url}#tab=circuits&circuitShow=attribution&circuitClean=${inputs.clean}&circuitCorrupt=${inputs.corrupted}` +
+      `&circuitA=${inputs.answers[0]}&circuitB=${inputs.answers[1]}`);
+    const table = await page.waitFor(circuitsTable, null, 30000, 'the attribution drawn');
+    const want = attributionRows(await apiShipped('english', inputs));
+    assert.deepEqual(table.colLabels, ['H1', 'H2', 'H3', 'H4', 'bias', 'MLP']);
+    assert.equal(table.cells.length, want.length);
+    table.cells.forEach((row, l) => row.forEach((text, c) => assertNear(Number(text), want[l][c], `L${l + 1} ${table.colLabels[c]}`)));
+    await page.screenshot(shot('circuits'));
+    await clean(page);
   }));
 }
