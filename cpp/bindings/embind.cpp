@@ -52,6 +52,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("logitLens", &ModelHandle::logitLens)
       .function("rollout", &ModelHandle::rollout)
       .function("attribute", &ModelHandle::attribute)
+      .function("patch", &ModelHandle::patch)
       .function("generateStart", &ModelHandle::generateStart)
       .function("generateNext", &ModelHandle::generateNext)
       .function("generateEnd", &ModelHandle::generateEnd);

@@ -6,6 +6,7 @@
 #include "attention/model/next_tokens.hpp"
 #include "bindings/fields.hpp"
 #if ATTN_BINDINGS_FULL_API
+#include "attention/model/activation_patching.hpp"
 #include "attention/model/attention_rollout.hpp"
 #include "attention/train/head_ablation.hpp"
 #include "attention/train/head_scores.hpp"
@@ -282,6 +283,28 @@ val ModelHandle::attribute(val ids, std::int32_t a, std::int32_t b) {
     out.set("attentionBias", view_of(r.attention_bias.data(), r.attention_bias.size()));
     out.set("mlp", view_of(r.mlp.data(), r.mlp.size()));
     out.set("constant", r.constant);
+    return out;
+  });
+}
+
+val ModelHandle::patch(val clean, val corrupted, std::int32_t a, std::int32_t b,
+                       const std::string& over) {
+  return guarded([&] {
+    patching_ = attn::activation_patching(*model_, vector_or_empty<std::int32_t>(clean),
+                                          vector_or_empty<std::int32_t>(corrupted), a, b,
+                                          attn::patch_sites_by_name(over));
+    const attn::ActivationPatching& r = patching_;
+    val out = val::object();
+    out.set("clean", r.clean);
+    out.set("corrupted", r.corrupted);
+    if (r.effect.empty()) {
+      val effect = val::object();
+      effect.set("attention", view_of(r.attention.data(), r.attention.size()));
+      effect.set("mlp", view_of(r.mlp.data(), r.mlp.size()));
+      out.set("effect", effect);
+    } else {
+      out.set("effect", view_of(r.effect.data(), r.effect.size()));
+    }
     return out;
   });
 }

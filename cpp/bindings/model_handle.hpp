@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention/model/generate.hpp"
+#include "attention/model/activation_patching.hpp"
 #include "attention/model/logit_attribution.hpp"
 #include "attention/model/logit_lens.hpp"
 #include "attention/model/model.hpp"
@@ -90,6 +91,9 @@ class ModelHandle {
   val logitLens(val ids, val options);
   val rollout(val ids);
   val attribute(val ids, std::int32_t a, std::int32_t b);
+  // patch → {clean, corrupted, effect}: effect [layers·heads] or [layers·n], or {attention, mlp}
+  // over "layers"; views the JS API copies at once.
+  val patch(val clean, val corrupted, std::int32_t a, std::int32_t b, const std::string& over);
 
   // Generation, one token per call so the JS API can hand each to onToken: generateStart runs the
   // prompt (options {maxTokens, temperature, topK, topP, seed, stop}, each undefined for the core's
@@ -113,6 +117,7 @@ class ModelHandle {
   attn::LogitLens lens_;                // logitLens's result, viewed until the next call
   std::vector<float> rollout_;          // rollout's
   attn::LogitAttribution attribution_;  // attribute's
+  attn::ActivationPatching patching_;   // patch's
 #endif
   bool traced_ = false;
   std::vector<std::uint8_t> bytes_;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Analysis golden data: tests/data/analysis/<case>.expected.safetensors, the logit lens,
-attention rollout and direct logit attribution of committed golden checkpoints, from PyTorch.
+attention rollout, direct logit attribution and activation patching of committed golden
+checkpoints, from PyTorch.
 
 Cases (each on its golden file's ids, N = 12): tests/data/gpt2/tiny-f32 (GPT-2: LayerNorm with
 biases, learned positions, tied unembedding, every linear with a bias), tests/data/llama/llama-f32
@@ -49,7 +50,14 @@ From the recorded activations, in float32 (the weights cast, every op float32) a
                attribution32.<part> / attribution64.<part> for embed [1], heads [layers, heads],
                attention_bias [layers], mlp [layers], constant [1], total [1] (the forward's
                logit[a] − logit[b]).
-Every file also holds ids [n] and answers [2] (a = the float64 forward's most likely next token at
+  patching    denoising activation patching, one site at a time with forward hooks that replace
+               a hook's output (TransformerLens's run_with_hooks; no shortcut): the corrupted
+               prompt is ids with positions CORRUPTED_AT changed; patch<label>.metrics [2] the clean
+               and corrupted logit[a] − logit[b] at the last position; per site (patched −
+               corrupted) / (clean − corrupted) for heads [layers, heads] (one head's columns of
+               hook_z at every position), residual [layers, n] (one position of hook_resid_pre),
+               attention [layers] and mlp [layers] (the whole hook_attn_out / hook_mlp_out).
+Every file also holds ids [n], corrupted [n] and answers [2] (a = the float64 forward's most likely next token at
 the last position, b = the second), all F64, and metadata: case, folder, family, top_k, token
 (= a).
 
@@ -59,7 +67,8 @@ patterns equal the committed golden data (float64, 1e-12); the parts sum to the 
 is the forward's softmax; rollout rows sum to 1 (1e-12) and R_0 is layer 0's Â; no near-ties in the
 float64 top-k + 1 (logit gaps > 1e-4) or around the token's rank (> 1e-5), so float32 cannot
 reorder them;
-float32 and float64 agree (lens probabilities 1e-5, rollout 1e-6, attribution 1e-4).
+float32 and float64 agree (lens probabilities 1e-5, rollout 1e-6, attribution 1e-4, patching
+effects 1e-3); the clean metric is the recorded forward's logit difference (1e-12).
 
 Run with Debian's python3-torch: /usr/bin/python3 scripts/data/make-analysis-golden.py
 (deterministic).
@@ -87,6 +96,7 @@ ROOT = os.path.join(HERE, "..", "..")
 DATA = os.path.join(ROOT, "tests", "data")
 OUT = os.path.join(DATA, "analysis")
 TOP_K = 5
+CORRUPTED_AT = (2, 7)  # the corrupted prompt's positions that differ from the clean one
 torch.set_num_threads(1)  # one reduction order for every run
 
 llama = load_script("make-llama-golden")
@@ -176,6 +186,20 @@ class HookedModel(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.ln_final(x) @ self.spec["W_U"].T
+
+    def run_with_patches(self, ids, patches):
+        """The logits with each named HookPoint's output replaced by patches[name](output),
+        through forward hooks (TransformerLens's run_with_hooks)."""
+        handles = []
+        for name, module in self.named_modules():
+            if name in patches:
+                handles.append(module.register_forward_hook(
+                    lambda mod, inputs, output, name=name: patches[name](output)))
+        try:
+            return self(ids)
+        finally:
+            for handle in handles:
+                handle.remove()
 
     def run_with_cache(self, ids):
         """(logits, cache): every HookPoint's output under its name, recorded by forward hooks."""
@@ -406,6 +430,60 @@ def attribution(model, cache, logits, layers, a, b, layer_norm):
     return out, residual_sum
 
 
+def corrupt(ids, vocab):
+    """The corrupted prompt: ids with positions CORRUPTED_AT replaced by other ids."""
+    out = ids.clone()
+    for p in CORRUPTED_AT:
+        out[p] = (int(ids[p]) + 7) % vocab
+    return out
+
+
+def patching(model, clean, clean_cache, corrupted, layers, heads, a, b):
+    """Denoising activation patching, one site at a time, as TransformerLens's patching module
+    does with hooks: the corrupted run with one hook's output (or one head's columns of hook_z,
+    or one position of hook_resid_pre) replaced by the clean run's. Returns the clean and
+    corrupted metrics logit[a] − logit[b] at the last position and, per site, (patched −
+    corrupted) / (clean − corrupted)."""
+    def metric(logits):
+        return logits[-1, a] - logits[-1, b]
+
+    clean_metric = metric(model(clean))
+    corrupted_metric = metric(model(corrupted))
+
+    def effect(patches):
+        return (metric(model.run_with_patches(corrupted, patches)) - corrupted_metric) / (
+            clean_metric - corrupted_metric)
+
+    def head_patch(l, h):
+        def patch(z):
+            z = z.clone()
+            z[:, h] = clean_cache[f"blocks.{l}.attn.hook_z"][:, h]
+            return z
+        return {f"blocks.{l}.attn.hook_z": patch}
+
+    def resid_patch(l, p):
+        def patch(x):
+            x = x.clone()
+            x[p] = clean_cache[f"blocks.{l}.hook_resid_pre"][p]
+            return x
+        return {f"blocks.{l}.hook_resid_pre": patch}
+
+    def whole(name):
+        return {name: lambda out: clean_cache[name]}
+
+    n = corrupted.shape[0]
+    return {
+        "metrics": torch.stack([clean_metric, corrupted_metric]),
+        "heads": torch.stack([torch.stack([effect(head_patch(l, h)) for h in range(heads)])
+                              for l in range(layers)]),
+        "residual": torch.stack([torch.stack([effect(resid_patch(l, p)) for p in range(n)])
+                                 for l in range(layers)]),
+        "attention": torch.stack([effect(whole(f"blocks.{l}.hook_attn_out"))
+                                  for l in range(layers)]),
+        "mlp": torch.stack([effect(whole(f"blocks.{l}.hook_mlp_out")) for l in range(layers)]),
+    }
+
+
 def top_k_margin(logits, k):
     """The smallest gap between neighbouring logits among the k + 1 largest, over every row and
     position."""
@@ -491,6 +569,20 @@ def main():
                                   - expected[f"attribution64.{key}"]).max()) for key in parts)
         assert d_attr < 1e-4, (name, "attribution float32 vs float64", d_attr)
 
+        corrupted = corrupt(ids, c["vocab"])
+        expected["corrupted"] = corrupted.to(torch.float64).numpy()
+        for label, (model, logits, cache) in runs.items():
+            with torch.no_grad():
+                patched = patching(model, ids, cache, corrupted, layers, c["heads"], a, b)
+            for key, v in patched.items():
+                expected[f"patch{label}.{key}"] = v.to(torch.float64).numpy()
+        # The clean metric is the recorded forward's own logit difference.
+        d_clean = abs(float(expected["patch64.metrics"][0]) - float(logits64[-1, a] - logits64[-1, b]))
+        assert d_clean < 1e-12, (name, "clean metric", d_clean)
+        d_patch = max(float(np.abs(expected[f"patch32.{key}"] - expected[f"patch64.{key}"]).max())
+                      for key in patched)
+        assert d_patch < 1e-3, (name, "patching float32 vs float64", d_patch)
+
         meta = {"case": name, "folder": folder, "family": family, "top_k": str(TOP_K),
                 "token": str(a)}
         path = os.path.join(OUT, name + ".expected.safetensors")
@@ -500,10 +592,10 @@ def main():
         heads = expected["attribution64.heads"]
         print("wrote analysis/%s: answers %d, %d (logit diff %.3f, largest head part %.3f); "
               "f32-f64 lens %.1e rollout %.1e attribution %.1e; parts vs total f64 %.1e; "
-              "margins top-k %.1e token %.1e"
+              "margins top-k %.1e token %.1e; patching f32-f64 %.1e"
               % (name, a, b, float(expected["attribution64.total"][0]),
                  float(np.abs(heads).max()), d_lens, d_roll, d_attr, sums["64"], margin_k,
-                 margin_t))
+                 margin_t, d_patch))
 
 
 if __name__ == "__main__":

@@ -176,6 +176,39 @@ export interface LogitAttribution {
   constant: number;
 }
 
+/** patch's options. */
+export interface PatchOptions {
+  /** The clean prompt's token ids. */
+  clean: TokenIds;
+  /** The corrupted prompt's token ids: as many as the clean prompt's. */
+  corrupted: TokenIds;
+  /** [a, b]: token ids; the metric is logit[a] − logit[b] at the last position. */
+  answers: TokenIds;
+  /**
+   * 'heads': each head's output before out_proj (hook_z) at every position; 'residual': the
+   * residual stream entering each block (resid_pre) at each position; 'layers': each block's
+   * attention output and MLP output at every position.
+   */
+  over: 'heads' | 'residual' | 'layers';
+}
+
+/**
+ * Activation patching (denoising): the metric of the clean and the corrupted run, and for each
+ * site (patched − corrupted) / (clean − corrupted) with the site's activation taken from the clean
+ * run into the corrupted run (1: it restores the clean answer alone; 0: it changes nothing).
+ */
+export interface Patching<Effect> {
+  /** The clean run's logit[a] − logit[b]. */
+  clean: number;
+  /** The corrupted run's logit[a] − logit[b]. */
+  corrupted: number;
+  /**
+   * over 'heads': [layers * heads], index layer * heads + head; 'residual': [layers * n], index
+   * layer * n + position; 'layers': { attention, mlp }, [layers] each.
+   */
+  effect: Effect;
+}
+
 /** One ablated head: layer and head 0-based, as forward().attention and headScores(). */
 export interface AblatedHead {
   layer: number;
@@ -243,8 +276,15 @@ export interface TransformerModel {
    */
   attribute(ids: TokenIds, options: AttributeOptions): LogitAttribution;
   /**
+   * Activation patching over heads, the residual stream or whole sublayers (ablated heads stay
+   * ablated in every run). Throws for prompts of different lengths (naming both), answers that
+   * give both runs the same metric, or a call too large to run (saying how large).
+   */
+  patch(options: PatchOptions & { over: 'heads' | 'residual' }): Patching<Float32Array>;
+  patch(options: PatchOptions & { over: 'layers' }): Patching<{ attention: Float32Array; mlp: Float32Array }>;
+  /**
    * Ablates these heads (output zeroed, or scaled) in every later forward, trace, generate,
-   * headScores, headAblation, lossAndGradients, logitLens, rollout and attribute; [] restores
+   * headScores, headAblation, lossAndGradients, logitLens, rollout, attribute and patch; [] restores
    * the model bit for bit. A head out
    * of range, a scale outside [0, 1] or a head listed twice throws (the ablation in force stays).
    */

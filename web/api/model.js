@@ -9,6 +9,7 @@ const GENERATE_KEYS = ['maxTokens', 'temperature', 'topK', 'topP', 'seed', 'stop
 const ABLATION_KEYS = ['layer', 'head', 'scale'];
 const LENS_KEYS = ['topK', 'token'];
 const ATTRIBUTE_KEYS = ['answers'];
+const PATCH_KEYS = ['clean', 'corrupted', 'answers', 'over'];
 const INT32_MIN = -0x80000000;
 const INT32_MAX = 0x7fffffff;
 
@@ -23,6 +24,14 @@ export const DEFAULT_STOP = Symbol('defaultStop');
 export const modelInternals = new WeakMap();
 
 // [{ layer, head, scale? }] of ablate (or forward's ablate option), types checked.
+/** The two answer ids [a, b] of attribute and patch (the core checks they are in the vocabulary). */
+function answerIds(what, answers) {
+  if (!(Array.isArray(answers) || ArrayBuffer.isView(answers)) || answers.length !== 2) {
+    throw new Error(`${what}'s answers must be [a, b]: two token ids, got ${describe(answers)}`);
+  }
+  return tokenIds('answers', answers);
+}
+
 function headList(what, heads) {
   if (!Array.isArray(heads)) {
     throw new Error(`${what === 'ablate' ? 'ablate expects' : "forward's ablate must be"} an array of { layer, head, scale? } ` +
@@ -381,10 +390,7 @@ export class TransformerModel {
     const tokens = tokenIds('ids', ids);
     checkOptions('attribute', options, ATTRIBUTE_KEYS);
     const answers = options.answers;
-    if (!(Array.isArray(answers) || ArrayBuffer.isView(answers)) || answers.length !== 2) {
-      throw new Error(`attribute's answers must be [a, b]: two token ids, got ${describe(answers)}`);
-    }
-    const [a, b] = tokenIds('answers', answers);
+    const [a, b] = answerIds('attribute', answers);
     const parts = unwrap(handle.attribute(tokens, a, b));
     return {
       total: parts.total,
@@ -394,6 +400,35 @@ export class TransformerModel {
       mlp: parts.mlp.slice(),
       constant: parts.constant,
     };
+  }
+
+  /**
+   * Activation patching (denoising), options { clean, corrupted, answers: [a, b], over }: the
+   * metric logit[a] − logit[b] at the last position of the clean and the corrupted run (token ids
+   * of the same length), and for each site over 'heads' | 'residual' | 'layers' the effect
+   * (patched − corrupted) / (clean − corrupted) of the corrupted run with that site's activation
+   * taken from the clean run — 1: the site restores the clean answer alone, 0: it changes nothing.
+   * { clean, corrupted, effect }: over 'heads' Float32Array [layers * heads] (index layer * heads
+   * + head: the head's output before out_proj at every position), 'residual' Float32Array
+   * [layers * n] (index layer * n + position: the residual stream entering the block), 'layers'
+   * { attention, mlp }: Float32Array [layers] each (the sublayer's whole output). Ablated heads
+   * stay ablated in every run. Throws for prompts of different lengths (naming both), answers
+   * giving both runs the same metric, or a call too large to run (saying how large).
+   */
+  patch(options = {}) {
+    const handle = this.#live();
+    needTraining(handle.patch, 'model.patch');
+    checkOptions('patch', options, PATCH_KEYS);
+    const clean = tokenIds('clean', options.clean);
+    const corrupted = tokenIds('corrupted', options.corrupted);
+    const [a, b] = answerIds('patch', options.answers);
+    if (typeof options.over !== 'string') {
+      throw new Error(`patch's over must be a string naming the sites to patch, got ${describe(options.over)}`);
+    }
+    const result = unwrap(handle.patch(clean, corrupted, a, b, options.over));
+    const effect = ArrayBuffer.isView(result.effect) ? result.effect.slice()
+      : { attention: result.effect.attention.slice(), mlp: result.effect.mlp.slice() };
+    return { clean: result.clean, corrupted: result.corrupted, effect };
   }
 
   /**

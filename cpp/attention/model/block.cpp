@@ -88,39 +88,64 @@ void ablate_heads(const AttentionShape& shape, const BlockAblation& ablation, fl
 
 namespace {
 
-// The block's attention sublayer's core: q|k|v rows → q/k norms → RoPE → (the cache appended) →
+// The block's attention sublayer's core: q|k|v rows → q/k norms → RoPE → (the caches appended) →
 // attention → ablation, into a.ctx.
 void attend(const ModelConfig& config, std::size_t layer, const AttentionShape& shape,
             const BlockWeights& w, const BlockRun& run, BlockActivations& a,
             AttentionScratch& scratch) {
   const BlockConfig& block = config.blocks[layer];
-  const std::size_t rows = run.rows, row = shape.row(), q_width = shape.q_width();
-  const std::size_t kv_width = shape.kv_width(), M = run.batch * rows;
-  const std::size_t position = run.cache ? run.cache->length : 0, keys = position + rows;
+  const std::size_t row = shape.row(), q_width = shape.q_width(), kv_width = shape.kv_width();
+  const std::size_t M = run.row_count();
+  const bool rope = config.positional == PositionalKind::Rope;
   qk_norm_forward(config, layer, w.q_norm_w, w.k_norm_w, a.qkv.data(), M);
-  if (config.positional == PositionalKind::Rope) {
-    rope_forward(a.qkv.data(), run.batch, rows, shape, block.rope, position);
-  }
-  a.att.resize(run.batch * shape.heads * rows * keys);
   a.ctx.resize(M * q_width);
-  if (run.cache != nullptr) {  // one sequence: its rows' keys and values join the cache's
-    float* k = run.cache->keys;
-    float* v = run.cache->values;
-    for (std::size_t r = 0; r < rows; ++r) {
-      const float* source = a.qkv.data() + r * row + q_width;
-      std::copy(source, source + kv_width, k + (position + r) * kv_width);
-      std::copy(source + kv_width, source + 2 * kv_width, v + (position + r) * kv_width);
-    }
-    causal_attention_rows(a.qkv.data(), row, k, v, kv_width, position, rows, shape, a.att.data(),
-                          a.ctx.data(), q_width, scratch);
-  } else {  // each sequence over its own rows
-    causal_attention_forward(a.qkv.data(), a.att.data(), a.ctx.data(), run.batch, rows, shape,
+  if (run.cache == nullptr && run.sequences.empty()) {  // each sequence over its own rows
+    if (rope) rope_forward(a.qkv.data(), run.batch, run.rows, shape, block.rope, 0);
+    a.att.resize(run.batch * shape.heads * run.rows * run.rows);
+    causal_attention_forward(a.qkv.data(), a.att.data(), a.ctx.data(), run.batch, run.rows, shape,
                              scratch);
+  } else {  // each sequence's rows join its cache's keys and values, and attend over them all
+    CachedSequence one;
+    std::span<CachedSequence> sequences = run.sequences;
+    if (sequences.empty()) {
+      one = {*run.cache, run.rows};
+      sequences = {&one, 1};
+    }
+    std::size_t att_values = 0;
+    for (const CachedSequence& s : sequences) {
+      att_values += shape.heads * s.rows * (s.cache.length + s.rows);
+    }
+    a.att.resize(att_values);
+    std::size_t first_row = 0, att_offset = 0;
+    for (const CachedSequence& s : sequences) {
+      float* qkv = a.qkv.data() + first_row * row;
+      const std::size_t position = s.cache.length;
+      if (rope) rope_forward(qkv, 1, s.rows, shape, block.rope, position);
+      for (std::size_t r = 0; r < s.rows; ++r) {
+        const float* source = qkv + r * row + q_width;
+        std::copy(source, source + kv_width, s.cache.keys + (position + r) * kv_width);
+        std::copy(source + kv_width, source + 2 * kv_width,
+                  s.cache.values + (position + r) * kv_width);
+      }
+      causal_attention_rows(qkv, row, s.cache.keys, s.cache.values, kv_width, position, s.rows,
+                            shape, a.att.data() + att_offset, a.ctx.data() + first_row * q_width,
+                            q_width, scratch);
+      first_row += s.rows;
+      att_offset += shape.heads * s.rows * (position + s.rows);
+    }
   }
   ablate_heads(shape, run.ablation, a.ctx.data(), M);
+  if (run.hooks != nullptr) run.hooks->z(layer, a.ctx.data(), M);
 }
 
 }  // namespace
+
+std::size_t BlockRun::row_count() const {
+  if (sequences.empty()) return batch * rows;
+  std::size_t M = 0;
+  for (const CachedSequence& s : sequences) M += s.rows;
+  return M;
+}
 
 void block_forward(const ModelConfig& config, std::size_t layer, const BlockWeights& w,
                    const float* x, float* out, const BlockRun& run, BlockActivations& a,
@@ -130,7 +155,7 @@ void block_forward(const ModelConfig& config, std::size_t layer, const BlockWeig
   }
   const BlockConfig& block = config.blocks[layer];
   const AttentionShape shape = attention_shape(config, layer);
-  const std::size_t d = config.d_model, M = run.batch * run.rows, W = mlp_width(config);
+  const std::size_t d = config.d_model, M = run.row_count(), W = mlp_width(config);
   const bool pre = has_pre_norm(config, layer), post = has_post_norm(config, layer);
   const std::size_t pack = run.pack_values;
 
@@ -154,6 +179,7 @@ void block_forward(const ModelConfig& config, std::size_t layer, const BlockWeig
   } else {
     w.out.forward(a.ctx.data(), a.mid.data(), M, linear, pack);
   }
+  if (run.hooks != nullptr) run.hooks->attn_out(layer, a.mid.data(), M);
   if (!block.parallel_residual) vec::add(x, a.mid.data(), M * d);
 
   // out = mid + ln2_post(proj(act(fc(ln2(mid))))), or mid without an MLP; with a parallel
@@ -187,6 +213,7 @@ void block_forward(const ModelConfig& config, std::size_t layer, const BlockWeig
   } else {
     w.proj.forward(a.act.data(), out, M, linear, pack);
   }
+  if (run.hooks != nullptr) run.hooks->mlp_out(layer, out, M);
   vec::add(a.mid.data(), out, M * d);
   if (block.parallel_residual) vec::add(x, out, M * d);
 }

@@ -66,6 +66,28 @@ struct KvLayerView {
   std::size_t length = 0;   // positions held before this run
 };
 
+// One sequence of a run over several sequences, each through its own keys and values (activation
+// patching's reruns, activation_patching.hpp): `rows` rows after the `cache.length` positions whose
+// keys and values its cache holds.
+struct CachedSequence {
+  KvLayerView cache;
+  std::size_t rows = 0;
+};
+
+// What a run lets its caller read or replace as the blocks compute it (TransformerLens's hook
+// points): the residual stream entering a block (resid_pre), the heads' outputs before the output
+// projection (z: A·V after any ablation, [M, heads·head_dim]), and the attention's and the MLP's
+// outputs as the residual stream adds them (attn_out, mlp_out: [M, d], after a norm after the
+// sublayer). Each is called with the layer and its M rows, before the run goes on with them.
+class RunHooks {
+ public:
+  virtual ~RunHooks() = default;
+  virtual void resid_pre(std::size_t /*layer*/, float* /*x*/, std::size_t /*M*/) const {}
+  virtual void z(std::size_t /*layer*/, float* /*ctx*/, std::size_t /*M*/) const {}
+  virtual void attn_out(std::size_t /*layer*/, float* /*out*/, std::size_t /*M*/) const {}
+  virtual void mlp_out(std::size_t /*layer*/, float* /*out*/, std::size_t /*M*/) const {}
+};
+
 // Heads whose output a run leaves out or scales (model.hpp's HeadAblation): per head of the layer
 // [heads] (1: kept; empty: none), and one more head on top (head_ablation's one-off).
 struct BlockAblation {
@@ -75,12 +97,19 @@ struct BlockAblation {
 };
 
 // How a block runs: `batch` sequences of `rows` rows each, the first at position `position`; with
-// a cache (batch 1), its keys and values come first and these rows' are appended.
+// a cache (batch 1), its keys and values come first and these rows' are appended; with
+// `sequences`, each of them through its own cache (batch, rows and cache unused), their rows one
+// after another.
 struct BlockRun {
   std::size_t batch = 1, rows = 0;
   KvLayerView* cache = nullptr;  // nullptr: each sequence attends over its own rows (position 0)
+  std::span<CachedSequence> sequences;
   BlockAblation ablation;
   std::size_t pack_values = kLinearPackValues;  // kLinearRowPackValues for one row
+  const RunHooks* hooks = nullptr;
+
+  // M: the rows this run computes.
+  std::size_t row_count() const;
 };
 
 // out [M, d] = block(x [M, d]) for layer `layer` of `config`, keeping its activations in `a`.

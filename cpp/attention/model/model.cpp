@@ -335,6 +335,77 @@ void Model::embed_rows(const std::int32_t* ids, const float* pos, float* out, st
     vec::scale(float(config_.embedding_scale), out, batch * n * d);
 }
 
+const float* Model::positions(std::size_t n, AlignedVector<float>& sinusoidal) const {
+  if (config_.positional == PositionalKind::Learned) return p(pos_);
+  if (config_.positional != PositionalKind::Sinusoidal) return nullptr;
+  resize(sinusoidal, n * config_.d_model);
+  sinusoidal_encoding(MatView(sinusoidal.data(), n, config_.d_model));
+  return sinusoidal.data();
+}
+
+void Model::embedding(std::span<const std::int32_t> ids, AlignedVector<float>& out) const {
+  check_ids(ids, 1, ids.size());
+  AlignedVector<float> sinusoidal;
+  resize(out, ids.size() * config_.d_model);
+  embed_rows(ids.data(), positions(ids.size(), sinusoidal), out.data(), 1, ids.size());
+}
+
+void Model::run_sequences(std::size_t first, std::span<const float> x,
+                          std::vector<std::vector<CachedSequence>>& sequences,
+                          const RunHooks* hooks, AlignedVector<float>& out) {
+  const std::size_t d = config_.d_model, L = config_.layers;
+  if (first >= L || sequences.size() != L - first) {
+    throw Error("run_sequences: blocks " + std::to_string(first) + " … " + std::to_string(L - 1) +
+                " need one list of sequences each, got " + std::to_string(sequences.size()));
+  }
+  std::size_t M = 0;
+  for (const CachedSequence& s : sequences[0]) M += s.rows;
+  if (x.size() != M * d) {
+    throw Error("run_sequences: x has " + std::to_string(x.size()) + " values, expected " +
+                std::to_string(M) + " rows of " + std::to_string(d));
+  }
+  pack_weights();
+  AlignedVector<float> in(x.begin(), x.end());
+  resize(out, M * d);
+  for (std::size_t l = first; l < L; ++l) {
+    if (hooks != nullptr) hooks->resid_pre(l, in.data(), M);
+    BlockRun run;
+    run.sequences = sequences[l - first];
+    run.ablation = block_ablation(l, head_scales_, std::nullopt);
+    run.hooks = hooks;
+    block_forward(config_, l, block_weights(l), in.data(), out.data(), run, sequence_acts_,
+                  linear_scratch_, attention_scratch_);
+    if (l + 1 < L) std::swap(in, out);
+  }
+}
+
+void Model::logit_differences(const float* x, std::size_t rows, std::int32_t a, std::int32_t b,
+                              double* out) const {
+  const std::size_t d = config_.d_model;
+  AlignedVector<float> normed, mean, rstd;
+  if (config_.norm != NormKind::None) {
+    normed.resize(rows * d);
+    norm_forward(config_, x, p(lnf_w_), p(lnf_b_), normed.data(), mean, rstd, rows);
+    x = normed.data();
+  }
+  std::vector<float> unembed_a(d), unembed_b(d);
+  unembed_weights_.rows(std::size_t(a), 1, d, unembed_a.data());
+  unembed_weights_.rows(std::size_t(b), 1, d, unembed_b.data());
+  const double cap = config_.final_softcap;
+  for (std::size_t r = 0; r < rows; ++r) {
+    double logit_a = 0.0, logit_b = 0.0;
+    for (std::size_t i = 0; i < d; ++i) {
+      logit_a += double(x[r * d + i]) * double(unembed_a[i]);
+      logit_b += double(x[r * d + i]) * double(unembed_b[i]);
+    }
+    if (cap > 0.0) {
+      logit_a = cap * std::tanh(logit_a / cap);
+      logit_b = cap * std::tanh(logit_b / cap);
+    }
+    out[r] = logit_a - logit_b;
+  }
+}
+
 void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t n,
                         const std::vector<std::vector<float>>& scales,
                         std::optional<HeadAblation> ablation, bool all_logits, KvCache* cache) {
@@ -346,15 +417,7 @@ void Model::run_forward(const std::int32_t* ids, std::size_t batch, std::size_t 
   acts_.resize(config_.layers);
   for (auto& r : residual_) resize(r, M * d);
 
-  const float* pos = nullptr;
-  if (config_.positional == PositionalKind::Learned) {
-    pos = p(pos_);
-  } else if (config_.positional == PositionalKind::Sinusoidal) {
-    resize(sinusoidal_, n * d);
-    sinusoidal_encoding(MatView(sinusoidal_.data(), n, d));
-    pos = sinusoidal_.data();
-  }
-  embed_rows(ids, pos, residual_[0].data(), batch, n);
+  embed_rows(ids, positions(n, sinusoidal_), residual_[0].data(), batch, n);
 
   for (std::size_t l = 0; l < config_.layers; ++l) {
     BlockRun run;

@@ -189,6 +189,25 @@ class Model {
   // tied).
   StoredWeights unembedding() const { return unembed_weights_; }
 
+  // Activation patching's runs (activation_patching.hpp). The rows entering block 0 for one
+  // sequence ids [n] (checked as forward checks them) from position 0: the embeddings (times the
+  // embedding scale) plus the learned or sinusoidal positions, out [n, d_model].
+  void embedding(std::span<const std::int32_t> ids, AlignedVector<float>& out) const;
+  // Several sequences through blocks first … layers − 1 at once, each through its own keys and
+  // values: sequences[l − first] are layer l's caches (the same rows and lengths in every layer,
+  // each cache holding its sequence's earlier positions' keys and values); x [M, d_model] the rows
+  // entering block `first`, one sequence's after another (M = Σ rows); out [M, d_model] those rows
+  // after the last block. The heads ablated now are ablated; hooks (or nullptr) see each block's
+  // resid_pre, z, attn_out and mlp_out. Leaves residual() and activations() as they were.
+  void run_sequences(std::size_t first, std::span<const float> x,
+                     std::vector<std::vector<CachedSequence>>& sequences, const RunHooks* hooks,
+                     AlignedVector<float>& out);
+  // out[r] = logit[a] − logit[b] of row r of x [rows, d_model]: the final norm (each row with its
+  // own statistics) in float as the forward computes it, then the two logits in float64 from the
+  // normed row and the unembedding's rows a and b, soft-capped when the config caps the logits.
+  void logit_differences(const float* x, std::size_t rows, std::int32_t a, std::int32_t b,
+                         double* out) const;
+
   // Layer `layer`'s attention as a layer of its own (what trace() runs): its sizes, q/k/v and
   // output biases, positional rope (the block's RoPE spec: pairing, base, frequencies, rotary
   // dims) or none, its scale, soft-cap and q/k norms. Throws attn::Error for a layer out of
@@ -253,6 +272,9 @@ class Model {
   // positions pos [rows, d] (nullptr: none): the full forward's and a cached step's one input.
   void embed_rows(const std::int32_t* ids, const float* pos, float* out, std::size_t batch,
                   std::size_t n) const;
+  // The positions the embedding adds for n rows from position 0: the learned table, or the
+  // sinusoidal encoding written into `sinusoidal` [n, d]; nullptr without positions.
+  const float* positions(std::size_t n, AlignedVector<float>& sinusoidal) const;
   // The rows layer `layer`'s attention projects in the last forward: ln1(x_l), or x_l when the
   // block has no norm before its attention.
   const AlignedVector<float>& attention_input_rows(std::size_t layer) const;
@@ -308,6 +330,7 @@ class Model {
   AttentionScratch attention_scratch_;
   std::vector<std::unique_ptr<AttentionLayer>> traced_layers_;  // of the last trace()
   std::vector<HeadAblation> ablated_;                           // ablate()'s heads
+  BlockActivations sequence_acts_;                              // run_sequences' blocks
   std::vector<PackedLinear> packed_;  // [layers · kProjections + 1], see pack_weights
   bool packed_current_ = false;
   std::vector<std::vector<float>> head_scales_;  // per layer [heads] (1: kept); empty: none
