@@ -143,6 +143,11 @@ test('Circuits: the induction preset draws the API\'s attribution, logit lens, r
       `rollout after layer ${layer + 1} (${i}, ${j})`)));
   }
   await page.screenshot({ path: join(screenshotDir, 'circuits-rollout.png'), fullPage: true });
+  // The head's "Open in the walkthrough": the shipped model's layer and head on the clean prompt.
+  await page.click('#circuits-head-walkthrough');
+  await page.waitForFunction(() => !document.getElementById('walkthrough-view').hidden && /[#&]head=3(&|$)/.test(location.hash));
+  const hash = new URLSearchParams(await page.evaluate(() => location.hash.slice(1)));
+  assert.deepEqual([hash.get('tab'), hash.get('layer'), hash.get('head'), hash.get('text')], [null, '1', '3', state.clean]);
   assert.deepEqual(problems(), []);
   await page.context().close();
 });

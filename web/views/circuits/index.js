@@ -13,6 +13,7 @@ import { $ } from '../../shared/dom.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { countPageState, setPageState } from '../../shared/page-state.js';
 import { CIRCUIT_ANALYSES } from '../../shared/state.js';
+import { displayToken } from '../../shared/labels.js';
 import { setFooter } from '../../page-settings.js';
 import { CircuitsDrawing, EXPLAIN } from './draw.js';
 import { headPattern } from './head-pattern.js';
@@ -215,7 +216,7 @@ class CircuitsController {
     const needsAnswers = kind !== 'lens' && kind !== 'rollout';
     if (needsAnswers) {
       if (!a || a.error || !b || b.error) return fail(`${kind === 'attribution' ? 'Attribution' : 'Patching'} needs two answers of one token each (see the answer boxes).`);
-      if (a.id === b.id) return fail(`Answers a and b are the same token (“${a.text}”): logit[a] − logit[b] is always 0. Type another answer.`);
+      if (a.id === b.id) return fail(`Answers a and b are the same token (“${displayToken(a.text)}”): logit[a] − logit[b] is always 0. Type another answer.`);
     }
     const key = this.#key(kind);
     const { config } = model;
