@@ -1,7 +1,8 @@
 // The Circuits view's head panel: a head clicked in the patching or attribution map drawn as its
 // attention pattern on the clean prompt (the shared Heatmap, query × key, with its legend and
-// screen-reader table), and "Open in the walkthrough" as the Your model view opens a head.
+// screen-reader table and PNG / JSON / CSV exports), and "Open in the walkthrough" as the Your model view opens a head.
 import { $ } from '../../shared/dom.js';
+import { exportButtons, matrixRows } from '../../shared/exporting.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { positionLabels } from './matrices.js';
 import { setPageState } from '../../shared/page-state.js';
@@ -16,8 +17,12 @@ export function headPattern({ onWalkthrough }) {
   const draw = () => {
     const { layer, head, n, tokens, weights } = shown;
     const labels = positionLabels(tokens);
-    map.render({ data: weights, rows: n, cols: n, rowLabels: labels, colLabels: labels, rowAxis: 'query', colAxis: 'key',
-      scale: 'probability', title: `Layer ${layer + 1}, head ${head + 1} on the clean prompt` });
+    const matrix = { data: weights, rows: n, cols: n, rowLabels: labels, colLabels: labels, rowAxis: 'query', colAxis: 'key',
+      scale: 'probability', title: `Layer ${layer + 1}, head ${head + 1} on the clean prompt` };
+    map.render(matrix);
+    exportButtons($('circuits-head-exports'), [{ id: `circuits-head-L${layer + 1}H${head + 1}`, label: 'pattern', title: matrix.title, map,
+      matrix: () => matrix, json: () => ({ layer, head, title: matrix.title, tokens, rows: { axis: 'query', labels }, cols: { axis: 'key', labels },
+        data: matrixRows(matrix) }) }]);
   };
   $('circuits-head-walkthrough').addEventListener('click', () => shown && onWalkthrough(shown.layer, shown.head));
   $('circuits-head-close').addEventListener('click', () => {
