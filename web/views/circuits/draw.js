@@ -27,6 +27,7 @@ export const EXPLAIN = {
 };
 
 const MAX_BARS = 12;
+const LENS_MIN_CELL = 26; // px: room for a token of two or three letters
 
 export class CircuitsDrawing {
   #map;
@@ -64,6 +65,8 @@ export class CircuitsDrawing {
     const matrix = resultMatrix(result, config, context.layer);
     this.#shown = { result, matrix, context, config };
     $('circuits-map').hidden = false;
+    // The logit lens's cells hold their top token: never narrower than a short token (its frame scrolls on a phone).
+    this.#map.options.minCell = result.kind === 'lens' ? LENS_MIN_CELL : 3;
     this.#map.render(matrix);
     this.#map.flushTable();
     $('circuits-detail').textContent = '';
