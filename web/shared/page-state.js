@@ -8,6 +8,9 @@
 //                drawn), modelAblated (heads knocked out in the drawn run), modelCache (times the
 //                kept files were listed), modelThreads
 //   train        trainReady, trainStatus, trainStep
+//   circuits     circuitsMounted, circuitsReads (the prompts and answers read), circuitsRunning, circuitsShown
+//                (the analysis drawn last), circuitsDrawn (analyses drawn), circuitsError (the analysis refused),
+//                circuitsHead (the head whose pattern is shown, 'layer.head')
 // Elements a role or a label identifies are found by those, never by a fact here.
 
 /** Sets facts: { name: value } (values as text). */
