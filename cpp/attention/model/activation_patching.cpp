@@ -246,14 +246,17 @@ class Patcher {
         std::copy_n(clean_.resid[layer].data() + p * d, d, x.data() + at + (p - rerun.start) * d);
       }
     }
+    // The last block computes each rerun's last row alone, unless it is the patched block (whose
+    // hooks replace every row).
+    const bool last_rows_only = layer + 1 < L;
     const Replacer replacer(layer, reruns, clean_, n_, attention_shape(config_, layer).head_dim);
-    model_.run_sequences(layer, x, sequences, &replacer, out);
+    model_.run_sequences(layer, x, sequences, &replacer, out, last_rows_only);
     // Each rerun's metric from its last row.
     std::vector<double> metrics(reruns.size());
     AlignedVector<float> last(reruns.size() * d);
     std::size_t row = 0;
     for (std::size_t i = 0; i < reruns.size(); ++i) {
-      row += reruns[i].rows(n_);
+      row += last_rows_only ? 1 : reruns[i].rows(n_);
       std::copy_n(out.data() + (row - 1) * d, d, last.data() + i * d);
     }
     model_.logit_differences(last.data(), reruns.size(), a_, b_, metrics.data());

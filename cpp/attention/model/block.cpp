@@ -113,10 +113,10 @@ void attend(const ModelConfig& config, std::size_t layer, const AttentionShape& 
     }
     std::size_t att_values = 0;
     for (const CachedSequence& s : sequences) {
-      att_values += shape.heads * s.rows * (s.cache.length + s.rows);
+      att_values += shape.heads * (run.last_rows_only ? 1 : s.rows) * (s.cache.length + s.rows);
     }
     a.att.resize(att_values);
-    std::size_t first_row = 0, att_offset = 0;
+    std::size_t first_row = 0, att_offset = 0, ctx_row = 0;
     for (const CachedSequence& s : sequences) {
       float* qkv = a.qkv.data() + first_row * row;
       const std::size_t position = s.cache.length;
@@ -127,15 +127,19 @@ void attend(const ModelConfig& config, std::size_t layer, const AttentionShape& 
         std::copy(source + kv_width, source + 2 * kv_width,
                   s.cache.values + (position + r) * kv_width);
       }
-      causal_attention_rows(qkv, row, s.cache.keys, s.cache.values, kv_width, position, s.rows,
-                            shape, a.att.data() + att_offset, a.ctx.data() + first_row * q_width,
-                            q_width, scratch);
+      // Every row's queries, or the last row's alone (its keys and values are all in the cache).
+      const std::size_t skipped = run.last_rows_only ? s.rows - 1 : 0, rows = s.rows - skipped;
+      causal_attention_rows(qkv + skipped * row, row, s.cache.keys, s.cache.values, kv_width,
+                            position + skipped, rows, shape, a.att.data() + att_offset,
+                            a.ctx.data() + ctx_row * q_width, q_width, scratch);
       first_row += s.rows;
-      att_offset += shape.heads * s.rows * (position + s.rows);
+      ctx_row += rows;
+      att_offset += shape.heads * rows * (position + s.rows);
     }
   }
-  ablate_heads(shape, run.ablation, a.ctx.data(), M);
-  if (run.hooks != nullptr) run.hooks->z(layer, a.ctx.data(), M);
+  const std::size_t ctx_rows = run.last_rows_only ? run.sequences.size() : M;
+  ablate_heads(shape, run.ablation, a.ctx.data(), ctx_rows);
+  if (run.hooks != nullptr) run.hooks->z(layer, a.ctx.data(), ctx_rows);
 }
 
 }  // namespace
@@ -153,9 +157,13 @@ void block_forward(const ModelConfig& config, std::size_t layer, const BlockWeig
   if (run.cache != nullptr && run.batch != 1) {
     throw Error("a KV cache holds one sequence: batch must be 1");
   }
+  if (run.last_rows_only && run.sequences.empty()) {
+    throw Error("only a run over several sequences computes their last rows alone");
+  }
   const BlockConfig& block = config.blocks[layer];
   const AttentionShape shape = attention_shape(config, layer);
-  const std::size_t d = config.d_model, M = run.row_count(), W = mlp_width(config);
+  const std::size_t d = config.d_model, W = mlp_width(config);
+  std::size_t M = run.row_count();
   const bool pre = has_pre_norm(config, layer), post = has_post_norm(config, layer);
   const std::size_t pack = run.pack_values;
 
@@ -170,6 +178,16 @@ void block_forward(const ModelConfig& config, std::size_t layer, const BlockWeig
   a.qkv.resize(M * shape.row());
   w.qkv.forward(h, a.qkv.data(), M, linear, pack);
   attend(config, layer, shape, w, run, a, attention);
+  if (run.last_rows_only) {  // from here on each sequence's last row alone, x's gathered
+    a.last_rows.resize(run.sequences.size() * d);
+    std::size_t row = 0;
+    for (std::size_t i = 0; i < run.sequences.size(); ++i) {
+      row += run.sequences[i].rows;
+      std::copy_n(x + (row - 1) * d, d, a.last_rows.data() + i * d);
+    }
+    x = a.last_rows.data();
+    M = run.sequences.size();
+  }
   a.mid.resize(M * d);
   if (post) {
     a.sublayer.resize(M * d);

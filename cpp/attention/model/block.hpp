@@ -56,6 +56,7 @@ struct BlockActivations {
   // [M, d]: a sublayer's output before its norm (norms after a sublayer), and the norm's
   // statistics (LayerNorm only)
   AlignedVector<float> sublayer, post_mean, post_rstd;
+  AlignedVector<float> last_rows;  // [sequences, d]: x's last rows (BlockRun::last_rows_only)
 };
 
 // One sequence's keys and values of one layer, after RoPE: rows 0 … length − 1 held, room for
@@ -107,6 +108,10 @@ struct BlockRun {
   BlockAblation ablation;
   std::size_t pack_values = kLinearPackValues;  // kLinearRowPackValues for one row
   const RunHooks* hooks = nullptr;
+  // With sequences: after their keys and values, only each sequence's last row is computed (the
+  // attention's query, out, MLP: what a run that reads only the last position needs from its last
+  // block); `out` is then [sequences, d] and the hooks after z see those rows alone.
+  bool last_rows_only = false;
 
   // M: the rows this run computes.
   std::size_t row_count() const;

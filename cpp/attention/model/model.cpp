@@ -352,7 +352,7 @@ void Model::embedding(std::span<const std::int32_t> ids, AlignedVector<float>& o
 
 void Model::run_sequences(std::size_t first, std::span<const float> x,
                           std::vector<std::vector<CachedSequence>>& sequences,
-                          const RunHooks* hooks, AlignedVector<float>& out) {
+                          const RunHooks* hooks, AlignedVector<float>& out, bool last_rows_only) {
   const std::size_t d = config_.d_model, L = config_.layers;
   if (first >= L || sequences.size() != L - first) {
     throw Error("run_sequences: blocks " + std::to_string(first) + " … " + std::to_string(L - 1) +
@@ -373,6 +373,7 @@ void Model::run_sequences(std::size_t first, std::span<const float> x,
     run.sequences = sequences[l - first];
     run.ablation = block_ablation(l, head_scales_, std::nullopt);
     run.hooks = hooks;
+    run.last_rows_only = last_rows_only && l + 1 == L;
     block_forward(config_, l, block_weights(l), in.data(), out.data(), run, sequence_acts_,
                   linear_scratch_, attention_scratch_);
     if (l + 1 < L) std::swap(in, out);

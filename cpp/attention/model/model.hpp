@@ -197,11 +197,13 @@ class Model {
   // values: sequences[l − first] are layer l's caches (the same rows and lengths in every layer,
   // each cache holding its sequence's earlier positions' keys and values); x [M, d_model] the rows
   // entering block `first`, one sequence's after another (M = Σ rows); out [M, d_model] those rows
-  // after the last block. The heads ablated now are ablated; hooks (or nullptr) see each block's
+  // after the last block, or with last_rows_only [sequences, d_model]: each sequence's last row
+  // alone, the last block computing only those (BlockRun::last_rows_only; its hooks after z see
+  // those rows). The heads ablated now are ablated; hooks (or nullptr) see each block's
   // resid_pre, z, attn_out and mlp_out. Leaves residual() and activations() as they were.
   void run_sequences(std::size_t first, std::span<const float> x,
                      std::vector<std::vector<CachedSequence>>& sequences, const RunHooks* hooks,
-                     AlignedVector<float>& out);
+                     AlignedVector<float>& out, bool last_rows_only = false);
   // out[r] = logit[a] − logit[b] of row r of x [rows, d_model]: the final norm (each row with its
   // own statistics) in float as the forward computes it, then the two logits in float64 from the
   // normed row and the unembedding's rows a and b, soft-capped when the config caps the logits.
