@@ -2,17 +2,9 @@
 // download buttons. Labels come from user text, so CSV cells that a spreadsheet would run as a
 // formula are neutralised.
 import { button, el } from '../../shared/dom.js';
+import { csvText, download } from '../../shared/downloads.js';
 
-export function download(blob, filename) {
-  const url = URL.createObjectURL(blob);
-  const link = el('a');
-  link.href = url;
-  link.download = filename;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
+export { download };
 
 /** A step as JSON: masked cells (−∞) are written as null, with a note. */
 export function stepJson(step, matrix) {
@@ -38,24 +30,18 @@ export function stepJson(step, matrix) {
   }, null, 2);
 }
 
-function csvCell(text) {
-  let value = String(text);
-  if (/^[=+\-@\t\r]/.test(value) && !/^-?\d/.test(value) && value !== '-inf') value = `'${value}`;
-  return /[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
-}
-
 /** A step as CSV: a header row of column labels, then one row per row label. */
 export function stepCsv(matrix) {
-  const lines = [[`${matrix.rowAxis} \\ ${matrix.colAxis}`, ...matrix.colLabels].map(csvCell).join(',')];
+  const rows = [[`${matrix.rowAxis} \\ ${matrix.colAxis}`, ...matrix.colLabels]];
   for (let r = 0; r < matrix.rows; ++r) {
     const cells = [matrix.rowLabels[r]];
     for (let c = 0; c < matrix.cols; ++c) {
       const v = matrix.data[r * matrix.cols + c];
       cells.push(v === -Infinity ? '-inf' : String(v));
     }
-    lines.push(cells.map(csvCell).join(','));
+    rows.push(cells);
   }
-  return `${lines.join('\n')}\n`;
+  return csvText(rows);
 }
 
 /** "weights-head2" style file names. */
