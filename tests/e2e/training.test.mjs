@@ -5,8 +5,8 @@
 // computed by the JS API in node on that revision's files, for both scores; the view's own loaded
 // model is not disturbed; a second run reads the browser's kept files (no request); the JSON and CSV
 // downloads hold the same numbers; Cancel during a checkpoint's load stops every further request
-// (counted on the stand-in) and keeps the checkpoints read; 1280 and 375 px (no sideways scroll;
-// screenshots training-*.png) with axe's WCAG A/AA rules. Served under the strict CSP with the
+// (counted on the stand-in) and keeps the checkpoints read; Pythia-160m's 12 × 12 heads; 1280 and
+// 375 px (no sideways scroll; screenshots training-*.png) with axe's WCAG A/AA rules. Served under the strict CSP with the
 // stand-in's origins added to connect-src.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { launchBrowser, openPage, screenshotDir, serveDist, tableNumbers } from './browser.mjs';
-import { PYTHIA_ID, PYTHIA_STEPS, pythiaRepos, pythiaRevisions, startSmallHub } from './hub-fixture.mjs';
+import { PYTHIA_ID, PYTHIA_STEPS, pythiaRepos, pythiaRevisions, randomPythia, startSmallHub } from './hub-fixture.mjs';
 import { strictCspAlso } from '../../scripts/lib/csp.mjs';
 import { loadLens } from '../js/support.mjs';
 
@@ -22,13 +22,20 @@ const REVISIONS = pythiaRevisions();
 const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
 const { layers: LAYERS, heads: HEADS } = { layers: REVISIONS.main.config.num_hidden_layers, heads: REVISIONS.main.config.num_attention_heads };
 
+// Pythia-160m's layout (12 layers × 12 heads, d_model 96) at three revisions.
+const BIG_ID = 'EleutherAI/pythia-160m';
+const BIG_STEPS = ['step0', 'step1000', 'step143000'];
+const BIG = Object.fromEntries(BIG_STEPS.map((revision, i) => [revision, randomPythia({ layers: 12, heads: 12, d: 96, seed: 20 + i, sharpness: 1 + i })]));
+BIG.main = BIG.step143000;
+let bigExpected;
+
 let hub;
 let server;
 let chrome;
 let expected; // { [revision]: model.headScores() in node on that revision's files }
 
 before(async () => {
-  hub = await startSmallHub(pythiaRepos(REVISIONS));
+  hub = await startSmallHub({ ...pythiaRepos(REVISIONS), ...pythiaRepos(BIG, BIG_ID) });
   [server, chrome] = await Promise.all([serveDist({ csp: strictCspAlso([hub.endpoint, hub.storage]) }), launchBrowser()]);
   // The reference: the public API in node on each revision's own files (not through the page, the Hub or the cache).
   const lens = await loadLens();
@@ -37,6 +44,12 @@ before(async () => {
     const { config, tokenizer, weights } = REVISIONS[revision];
     const m = await lens.loadCheckpoint({ weights, config, tokenizer });
     expected[revision] = m.headScores();
+    m.dispose();
+  }
+  bigExpected = {};
+  for (const revision of BIG_STEPS) {
+    const m = await lens.loadCheckpoint({ weights: BIG[revision].weights, config: BIG[revision].config, tokenizer: BIG[revision].tokenizer });
+    bigExpected[revision] = m.headScores();
     m.dispose();
   }
 });
@@ -49,11 +62,11 @@ after(async () => {
 const realProblems = (problems) => problems().filter((p) => ![hub.endpoint, hub.storage].some((o) => p.includes(`left the origin: ${o}`)));
 
 /** The page at the Your model view with EleutherAI/pythia-70m (main) loaded from the stand-in. */
-async function openPythia(viewport) {
+async function openPythia(viewport, id = PYTHIA_ID) {
   const opened = await openPage(chrome.browser, server.url, viewport);
-  await opened.page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}&hub=${encodeURIComponent(PYTHIA_ID)}`);
+  await opened.page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}&hub=${encodeURIComponent(id)}`);
   await opened.page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
-  assert.equal(await opened.page.getAttribute('body', 'data-model-name'), PYTHIA_ID);
+  assert.equal(await opened.page.getAttribute('body', 'data-model-name'), id);
   await opened.page.waitForSelector('#model-training:not([hidden])');
   return opened;
 }
@@ -233,8 +246,38 @@ test('Cancel during a checkpoint\'s load: no further request, the checkpoints re
   await assertStripIsApis(page, PYTHIA_STEPS.slice(0, 3), 'induction');
   assert.equal(await page.isEnabled('#model-training-run'), true);
   assert.equal(await page.locator('#model-training-cancel').isHidden(), true);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'model-training-run', 'the focus Cancel had goes back to Run');
   assert.equal(await page.getAttribute('body', 'data-model-name'), PYTHIA_ID);
   assert.equal(await page.locator('#model-error').isHidden(), true);
+  assert.deepEqual(realProblems(problems), []);
+  await page.context().close();
+});
+
+test('Pythia-160m\'s layout (12 layers × 12 heads): three ticked checkpoints drawn as the API computes, readable at 1280 and 375 px', async () => {
+  const { page, problems } = await openPythia({ width: 1280, height: 900 }, BIG_ID);
+  // Only step0, step1000 and step143000 ticked (the stand-in serves no other revision of it).
+  for (const box of await page.$$('#model-training-checks input')) {
+    if (!BIG_STEPS.includes(await box.getAttribute('value'))) await box.uncheck();
+  }
+  assert.equal(await run(page), 'done');
+  assert.deepEqual(await page.$$eval('#model-training-strip .model-training-tile', (tiles) => tiles.map((t) => t.dataset.revision)), BIG_STEPS);
+  for (const revision of BIG_STEPS) {
+    const rows = await drawn(page, revision);
+    assert.equal(rows.length, 12);
+    for (const s of bigExpected[revision]) {
+      assert.ok(Math.abs(rows[s.layer][s.head] - s.induction) <= 5.1e-5 + 1e-3 * Math.abs(s.induction), `${revision} L${s.layer} H${s.head}`);
+    }
+  }
+  // Each checkpoint's heatmap square, its cells at least 6 px.
+  const sizes = await page.$$eval('#model-training-strip canvas', (canvases) => canvases.map((c) => [c.getBoundingClientRect().width, c.getBoundingClientRect().height]));
+  for (const [w, h] of sizes) assert.ok(Math.abs(w - h) <= 1 && w >= 72, `${w} × ${h}`);
+  await page.locator('#model-training').screenshot({ path: join(screenshotDir, 'training-160m-desktop.png') });
+  await page.setViewportSize({ width: 375, height: 800 });
+  await page.waitForTimeout(400);
+  const phone = await phoneFits(page);
+  assert.ok(phone.scroll <= phone.inner, `the page is ${phone.scroll} px wide in a ${phone.inner} px viewport`);
+  assert.deepEqual(phone.outside, []);
+  await page.locator('#model-training').screenshot({ path: join(screenshotDir, 'training-160m-phone.png') });
   assert.deepEqual(realProblems(problems), []);
   await page.context().close();
 });

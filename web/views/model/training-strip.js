@@ -1,12 +1,14 @@
 // The Your model view's "Across training" strip: for a loaded Pythia Hub model (a listed entry
 // with training checkpoints as revisions, hub-models.js), the head finder's scores of every head
 // at the checkpoints the reader ticks, read one revision at a time in a model session of the strip's
-// own (a second worker, closed when the run ends: the view's loaded model is never touched), with
+// own (a second worker, session.another(): the view's loaded model is never touched), with
 // the download's progress, Cancel (the session's Hub load aborted through its AbortSignal; the
 // checkpoints read so far stay) and the browser's kept files (a rerun reads them: no request).
 // Drawn as one small layers × heads heatmap per checkpoint (induction or previous-token score; each
 // with its screen-reader table) and one head's score over the checkpoints as a line; JSON / CSV
-// export. Every number is model.headScores' in that session; training-data.js holds the DOM-free parts.
+// export. Each checkpoint gets a session of its own, closed once its scores are read: at most one
+// checkpoint is in memory beside the view's model. Every number is model.headScores' in that
+// session; training-data.js holds the DOM-free parts.
 import { $, el } from '../../shared/dom.js';
 import { csvText, download } from '../../shared/downloads.js';
 import { formatNumber } from '../../shared/format.js';
@@ -125,8 +127,9 @@ export class TrainingStrip {
   }
 
   /**
-   * Run: the ticked checkpoints in training order, each loaded in the strip's session (its progress
-   * on the status line and bar), its head scores read and drawn at once; the session closed at the end.
+   * Run: the ticked checkpoints in training order, each in a model session of its own (another
+   * worker: loaded, its head scores read and drawn at once, then closed, so at most one checkpoint
+   * is in memory beside the view's model), its progress on the status line and bar.
    */
   async #start() {
     if (this.#run || !this.#source) return;
@@ -137,7 +140,7 @@ export class TrainingStrip {
       return;
     }
     const { hub, endpoint, entry } = this.#source;
-    const run = { session: this.#session.another(), cancelled: false };
+    const run = { session: null, cancelled: false };
     this.#run = run;
     this.#results = [];
     this.#picked = null;
@@ -146,12 +149,12 @@ export class TrainingStrip {
     let current = '';
     let downloaded = false;
     let fromCache = 0;
-    const off = run.session.onUpdate((update) => {
-      if (update.progress === undefined || !current) return;
+    const onProgress = (update) => {
+      if (update.progress === undefined) return;
       if (update.phase === 'download') downloaded = true;
       $('model-training-progress').value = update.progress;
       this.#status(`${progressLine(current, update)} · checkpoint ${this.#results.length + 1} of ${revisions.length}`);
-    });
+    };
     let failed = null;
     try {
       for (const revision of revisions) {
@@ -160,23 +163,30 @@ export class TrainingStrip {
         downloaded = false;
         $('model-training-progress').value = 0;
         this.#status(`${revision}: asking ${entry.name}'s files · checkpoint ${this.#results.length + 1} of ${revisions.length}`);
-        const loaded = await run.session.call('hub', { hub, ...(endpoint ? { endpoint } : {}), revision });
-        if (run.cancelled) break;
-        this.#status(`${revision}: the head finder's probe · checkpoint ${this.#results.length + 1} of ${revisions.length}`);
-        const { scores, probeLength } = await run.session.call('scores');
-        if (!downloaded) fromCache += 1;
-        this.#probeLength = probeLength;
-        this.#results.push({ revision, scores, config: loaded.config });
+        run.session = this.#session.another();
+        run.session.onUpdate(onProgress);
+        try {
+          const loaded = await run.session.call('hub', { hub, ...(endpoint ? { endpoint } : {}), revision });
+          if (run.cancelled) break;
+          this.#status(`${revision}: the head finder's probe · checkpoint ${this.#results.length + 1} of ${revisions.length}`);
+          const { scores, probeLength } = await run.session.call('scores');
+          if (!downloaded) fromCache += 1;
+          this.#probeLength = probeLength;
+          this.#results.push({ revision, scores, config: loaded.config });
+        } finally {
+          run.session.close();
+        }
         this.#draw();
         setPageState({ trainingDone: this.#results.length });
       }
     } catch (error) {
       if (!run.cancelled) failed = `Could not read ${current}: ${error.message}`;
     } finally {
-      off();
-      run.session.close();
       this.#run = null;
+      const focused = document.activeElement;
       this.#busy(false);
+      // Cancel hid itself: the focus it had goes back to Run.
+      if (focused === $('model-training-cancel') || focused === document.body || !focused) $('model-training-run').focus();
     }
     const done = this.#results.length;
     const kept = fromCache ? ` (${fromCache === done ? 'all' : fromCache} from the browser's kept files)` : '';
@@ -193,7 +203,7 @@ export class TrainingStrip {
     run.cancelled = true;
     $('model-training-cancel').disabled = true;
     this.#status('Cancelling…');
-    run.session.call('cancel').catch(() => {}); // a closed session: nothing left to cancel
+    run.session?.call('cancel').catch(() => {}); // a closed session: nothing left to cancel
   }
 
   /** The score's name shown ('Induction'). */
