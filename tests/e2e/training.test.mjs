@@ -145,6 +145,11 @@ test('the strip reads every default checkpoint in its own session: its numbers a
     assert.ok(hub.count('storage', `/${PYTHIA_ID}/${revision}/model.safetensors`) >= 1, revision);
   }
   assert.equal(hub.count('hub', `/${PYTHIA_ID}/resolve/main/config.json`), 0);
+  // The view's list of the files the browser keeps names the checkpoints read.
+  await page.waitForFunction((id) => [...document.querySelectorAll('#model-cache-list .model-cache-item')]
+    .some((item) => item.dataset.repo === id && item.textContent.includes('step143000')), PYTHIA_ID);
+  const kept = await page.textContent(`#model-cache-list .model-cache-item[data-repo="${PYTHIA_ID}"] .model-cache-line`);
+  for (const revision of PYTHIA_STEPS) assert.ok(kept.includes(revision), `${revision} in "${kept}"`);
 
   // Every checkpoint's drawn induction scores are the API's on that revision's files; then previous-token.
   assert.deepEqual(await page.$$eval('#model-training-strip .model-training-tile', (tiles) => tiles.map((t) => t.dataset.revision)), PYTHIA_STEPS);

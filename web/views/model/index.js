@@ -156,7 +156,8 @@ class ModelController {
     });
     this.drawing = modelDrawing((layer, head) => this.#openInWalkthrough(layer, head), (layer, head) => this.#knock(layer, head));
     this.generation = generationDrawing();
-    this.training = new TrainingStrip({ session });
+    // The strip's runs keep Hub files too: the view's list of kept files follows.
+    this.training = new TrainingStrip({ session, onRunEnded: () => this.#client && this.#drawCache() });
     this.#wire();
   }
 

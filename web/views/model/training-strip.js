@@ -54,8 +54,15 @@ export class TrainingStrip {
   #picked = null; // { layer, head } clicked in a heatmap; null: the best head
   #maps = []; // the heatmaps drawn, one per result
 
-  constructor({ session }) {
+  #onRunEnded;
+
+  /**
+   * @param {{session: import('../../shared/model-session/session-client.js').ModelSession, onRunEnded?: () => void}} context
+   *   onRunEnded: after each run (the Hub files the browser keeps may have changed)
+   */
+  constructor({ session, onRunEnded = () => {} }) {
     this.#session = session;
+    this.#onRunEnded = onRunEnded;
     $('model-training-run').addEventListener('click', () => this.#start());
     $('model-training-cancel').addEventListener('click', () => this.#cancel());
     for (const id of ['model-training-induction', 'model-training-previous']) {
@@ -193,6 +200,7 @@ export class TrainingStrip {
     if (failed) this.#error(`${failed}. The ${done} checkpoint${done === 1 ? '' : 's'} read before it stay drawn.`);
     this.#status(run.cancelled ? `Cancelled: ${done} of ${revisions.length} checkpoints read${kept}.`
       : failed ? '' : `${done} checkpoint${done === 1 ? '' : 's'} read${kept}.`);
+    this.#onRunEnded();
     setPageState({ trainingRun: run.cancelled ? 'cancelled' : failed ? 'failed' : 'done' });
   }
 
