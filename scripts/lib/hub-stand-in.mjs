@@ -17,7 +17,7 @@ const bytesOf = (content) => (typeof content === 'string' ? Buffer.from(content)
  * 401 GatedRepo (as the Hub answers a request without a login), or { id, status: 403 } (a login
  * that has not accepted the repo's licence). Returns { endpoint (the Hub's origin), storage (the second origin), requests
  * (every request: { server: 'hub' | 'storage', method, path, range, status }), count(server,
- * path suffix, method?) , ignoreRange (a switch), dropAfter ({ 'org/name/file': n }: the
+ * path suffix, method?) , hold(…suffixes) / release() (answers held back), ignoreRange (a switch), dropAfter ({ 'org/name/file': n }: the
  * connection of any answer carrying that file past byte n is destroyed there), close() }.
  */
 export async function startStandIn(repos, { gated = [] } = {}) {
@@ -33,7 +33,7 @@ export async function startStandIn(repos, { gated = [] } = {}) {
     if (!hashes.has(key)) hashes.set(key, `"${createHash('sha256').update(files.get(key)).digest('hex')}"`);
     return hashes.get(key);
   };
-  const state = { ignoreRange: false, dropAfter: {}, requests: [] };
+  const state = { ignoreRange: false, dropAfter: {}, requests: [], hold: [], held: [] };
 
   // Sends body (the file's bytes from `offset`), cut off at dropAfter's byte of `dropKey`.
   const send = (response, status, headers, body, dropKey, offset, method) => {
@@ -70,6 +70,15 @@ export async function startStandIn(repos, { gated = [] } = {}) {
   const hub = createServer((request, response) => {
     log('hub', request, response);
     if (request.method === 'OPTIONS') return preflight(request, response);
+    // A held path: answered only when release() is called (a load kept in flight, to be cancelled).
+    if (state.hold.some((suffix) => request.url.split('?')[0].endsWith(suffix))) {
+      state.held.push(() => answer(request, response));
+      return undefined;
+    }
+    return answer(request, response);
+  });
+
+  const answer = (request, response) => {
     const parts = request.url.split('?')[0].split('/').slice(1).map(decodeURIComponent);
     if (parts.length < 5 || parts[2] !== 'resolve') return refuse(response, 404, 'EntryNotFound', 'not a resolve URL');
     const [org, name, , revision, ...rest] = parts;
@@ -94,7 +103,7 @@ export async function startStandIn(repos, { gated = [] } = {}) {
     }
     const body = files.get(key);
     return send(response, 200, { 'Content-Length': body.length, ETag: etagOf(key) }, body, `${id}/${file}`, 0, request.method);
-  });
+  };
 
   const storage = createServer((request, response) => {
     log('storage', request, response);
@@ -139,6 +148,13 @@ export async function startStandIn(repos, { gated = [] } = {}) {
       return state.requests.filter((r) => r.server === server && r.path.endsWith(suffix) && (!method || r.method === method)).length;
     },
     reset() { state.requests.length = 0; },
+    /** Holds the Hub's answers to paths ending with any of `suffixes` until release() (a request still arrives, and is counted). */
+    hold(...suffixes) { state.hold.push(...suffixes); },
+    /** Stops holding, and answers the requests held so far (a client that went away gets nothing). */
+    release() {
+      state.hold.length = 0;
+      for (const reply of state.held.splice(0)) reply();
+    },
     set ignoreRange(value) { state.ignoreRange = value; },
     get dropAfter() { return state.dropAfter; },
     close: () => Promise.all([hub, storage].map((server) => new Promise((resolve) => {

@@ -297,3 +297,74 @@ export function expectedLayerTags(metadata) {
   return windows.map((w) => (w === 'none' ? 'global' : `local · window ${w}`));
 }
 
+
+// ---- Pythia across training (issue 32's "Across training" strip) -----------------------------------
+
+/**
+ * A random GPT-NeoX (Pythia-shaped) checkpoint in Hugging Face names, float32, Pythia-70m's head
+ * layout by default (6 layers × 8 heads; d_model 64, so each head 8 wide, a quarter of it rotary):
+ * { config, tokenizer, weights }. `seed` picks the weights, `sharpness` scales the queries and keys
+ * (larger: sharper attention), so two revisions written with different seeds and sharpness have
+ * different head scores.
+ */
+export function randomPythia({ layers = 6, heads = 8, d = 64, vocab = 96, context = 64, seed = 1, sharpness = 1 } = {}) {
+  let next = seed * 1000;
+  const t = (shape, scale = 0.2) => ({ dtype: 'F32', shape, data: lcgFloats(shape.reduce((a, b) => a * b, 1), next++).map((v) => v * scale) });
+  const fill = (n, v) => ({ dtype: 'F32', shape: [n], data: new Float32Array(n).fill(v) });
+  const tensors = { 'gpt_neox.embed_in.weight': t([vocab, d], 1) };
+  for (let l = 0; l < layers; ++l) {
+    const p = `gpt_neox.layers.${l}.`;
+    // query_key_value: per head, its q, k and v rows (GPT-NeoX's interleaving); the q and k rows scaled by `sharpness`.
+    const qkv = t([3 * d, d], 0.3);
+    const width = d / heads;
+    for (let h = 0; h < heads; ++h) {
+      for (let row = 0; row < 2 * width; ++row) {
+        const at = (h * 3 * width + row) * d;
+        for (let c = 0; c < d; ++c) qkv.data[at + c] *= sharpness;
+      }
+    }
+    Object.assign(tensors, {
+      [`${p}input_layernorm.weight`]: fill(d, 1), [`${p}input_layernorm.bias`]: fill(d, 0),
+      [`${p}post_attention_layernorm.weight`]: fill(d, 1), [`${p}post_attention_layernorm.bias`]: fill(d, 0),
+      [`${p}attention.query_key_value.weight`]: qkv, [`${p}attention.query_key_value.bias`]: t([3 * d], 0.05),
+      [`${p}attention.dense.weight`]: t([d, d]), [`${p}attention.dense.bias`]: fill(d, 0),
+      [`${p}mlp.dense_h_to_4h.weight`]: t([4 * d, d]), [`${p}mlp.dense_h_to_4h.bias`]: fill(4 * d, 0),
+      [`${p}mlp.dense_4h_to_h.weight`]: t([d, 4 * d]), [`${p}mlp.dense_4h_to_h.bias`]: fill(d, 0),
+    });
+  }
+  Object.assign(tensors, { 'gpt_neox.final_layer_norm.weight': fill(d, 1), 'gpt_neox.final_layer_norm.bias': fill(d, 0),
+    'embed_out.weight': t([vocab, d]) });
+  const config = {
+    architectures: ['GPTNeoXForCausalLM'], model_type: 'gpt_neox', hidden_size: d, num_hidden_layers: layers, num_attention_heads: heads,
+    intermediate_size: 4 * d, vocab_size: vocab, max_position_embeddings: context, hidden_act: 'gelu', layer_norm_eps: 1e-5,
+    rotary_emb_base: 10000, rotary_pct: 0.25, use_parallel_residual: true, tie_word_embeddings: false, bos_token_id: 0, eos_token_id: 0,
+    torch_dtype: 'float32',
+  };
+  return { config, tokenizer: tinyTokenizer(vocab), weights: writeSafetensors(tensors) };
+}
+
+/** The Pythia id the stand-in serves at PYTHIA_STEPS (a listed entry with revisions: the view offers the strip for it). */
+export const PYTHIA_ID = 'EleutherAI/pythia-70m';
+/** The revisions the stand-in serves PYTHIA_ID at (the strip's default spread), and main (= the last). */
+export const PYTHIA_STEPS = Object.freeze(['step0', 'step1000', 'step2000', 'step4000', 'step8000', 'step16000', 'step33000', 'step66000',
+  'step143000']);
+
+/**
+ * Each revision's files ({ [revision]: { config, tokenizer, weights } }): a random Pythia per
+ * revision, its seed the revision's index and its queries and keys sharper the later it is, so every
+ * revision's head scores differ; main is step143000's files.
+ */
+export function pythiaRevisions(shape = {}) {
+  const out = {};
+  PYTHIA_STEPS.forEach((revision, i) => {
+    out[revision] = randomPythia({ ...shape, seed: i + 1, sharpness: 0.5 + 0.5 * i });
+  });
+  out.main = out[PYTHIA_STEPS.at(-1)];
+  return out;
+}
+
+/** The stand-in's repos of pythiaRevisions (startSmallHub's `more`): 'EleutherAI/pythia-70m@stepN' and main. */
+export function pythiaRepos(revisions = pythiaRevisions(), id = PYTHIA_ID) {
+  return Object.fromEntries(Object.entries(revisions).map(([revision, { config, tokenizer, weights }]) =>
+    [revision === 'main' ? id : `${id}@${revision}`, { 'config.json': config, 'tokenizer.json': tokenizer, 'model.safetensors': weights }]));
+}

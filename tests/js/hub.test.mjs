@@ -142,6 +142,10 @@ test('by id: the model of the same files, the 302 followed, the weights read by 
   assert.ok(fractions[0] > 0 && fractions[0] < 0.1);
   assert.equal(fractions.at(-1), 1);
   assertPhases(fractions, phases, { download: true });
+  // The bytes at the end: the weights, config.json and whatever tokenizer.json was read before them.
+  const last = phases.filter((now) => now.phase === 'download').at(-1);
+  assert.ok(last.total >= big.weights.length + JSON.stringify(big.config).length && last.total < big.weights.length + 4e6,
+    `${last.total} bytes in all, the weights ${big.weights.length}`);
 });
 
 /**
@@ -152,7 +156,8 @@ test('by id: the model of the same files, the 302 followed, the weights read by 
 function assertPhases(fractions, phases, { download }) {
   assert.equal(phases.length, fractions.length);
   for (const now of phases) {
-    assert.deepEqual(Object.keys(now).sort(), ['fraction', 'phase']);
+    // A download also says its bytes ({ received, total }: the fraction's numerator and denominator).
+    assert.deepEqual(Object.keys(now).sort(), now.phase === 'download' ? ['fraction', 'phase', 'received', 'total'] : ['fraction', 'phase']);
     assert.ok(['download', 'prepare'].includes(now.phase), now.phase);
     assert.ok(now.fraction >= 0 && now.fraction <= 1, String(now.fraction));
   }
@@ -161,6 +166,12 @@ function assertPhases(fractions, phases, { download }) {
   assert.ok(phases.slice(first).every((now) => now.phase === 'prepare'), 'nothing downloaded once the weights are prepared');
   const downloads = phases.slice(0, first);
   downloads.forEach((now, i) => assert.equal(now.fraction, fractions[i], 'the download\'s fraction is the first argument'));
+  downloads.forEach((now, i) => {
+    assert.ok(Number.isInteger(now.received) && Number.isInteger(now.total) && now.received <= now.total, JSON.stringify(now));
+    assert.ok(Math.abs(now.received / now.total - now.fraction) < 1e-12, `${JSON.stringify(now)}: the fraction is received / total`);
+    if (i > 0) assert.ok(now.received >= downloads[i - 1].received, 'the bytes received never go back');
+  });
+  if (download) assert.equal(downloads.at(-1).received, downloads.at(-1).total, 'the download ends with every byte received');
   if (download) assert.ok(downloads.some((now) => now.fraction > 0 && now.fraction < 1), 'the download reported as it goes');
   const prepared = phases.slice(first).map((now) => now.fraction);
   for (let i = 1; i < prepared.length; ++i) assert.ok(prepared[i] >= prepared[i - 1], 'preparing never goes back');

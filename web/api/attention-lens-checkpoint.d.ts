@@ -77,6 +77,12 @@ export interface LoadProgress {
   phase: 'download' | 'prepare';
   /** The phase's own fraction done, 0 … 1. */
   fraction: number;
+  /**
+   * A Hub load's download only: the bytes behind the fraction — the small files read and the
+   * weights' bytes received so far (received), of those and the weights' sizes known so far (total).
+   */
+  received?: number;
+  total?: number;
 }
 
 export interface LoadCheckpointOptions {

@@ -263,7 +263,9 @@ function hubProgress(hub) {
   const fraction = Math.min(1, (hub.filesDone + received) / (hub.filesDone + size || 1));
   if (fraction > hub.shown) {
     hub.shown = fraction;
-    hub.onProgress(fraction, { phase: 'download', fraction });
+    // The bytes behind the fraction: the small files read and the weights' bytes received so far,
+    // of those and the weights' sizes known so far (a page shows "37 MB of 160 MB").
+    hub.onProgress(fraction, { phase: 'download', fraction, received: hub.filesDone + received, total: hub.filesDone + size });
   }
 }
 

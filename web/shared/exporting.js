@@ -3,6 +3,7 @@
 // spreadsheet would run as a formula are neutralised. Nothing here computes the numbers it writes.
 import { button, el } from './dom.js';
 
+/** Downloads `blob` as `filename` (a link clicked, its object URL revoked after). */
 export function download(blob, filename) {
   const url = URL.createObjectURL(blob);
   const link = el('a');
@@ -14,11 +15,15 @@ export function download(blob, filename) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-function csvCell(text) {
+/** One CSV cell: a leading =, +, -, @, tab or CR that is not a number neutralised with ', quoted when it holds , " or a line break. */
+export function csvCell(text) {
   let value = String(text);
   if (/^[=+\-@\t\r]/.test(value) && !/^-?\d/.test(value) && value !== '-inf') value = `'${value}`;
   return /[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
+
+/** Rows of cells as CSV text, one line each, ending with a line break. */
+export const csvText = (rows) => `${rows.map((cells) => cells.map(csvCell).join(',')).join('\n')}\n`;
 
 /** A matrix as CSV: a header row of column labels, then one row per row label (NaN: an empty cell). */
 export function matrixCsv(matrix) {

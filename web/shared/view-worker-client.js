@@ -5,6 +5,7 @@ import { WorkerCalls } from './worker-calls.js';
 
 export class ViewWorkerClient {
   #calls;
+  #worker;
 
   /**
    * Starts the view's worker: sends 'init' {moduleUrl}; `client.info` then holds its reply.
@@ -15,6 +16,7 @@ export class ViewWorkerClient {
    */
   static async start(worker, moduleUrl, handlers) {
     const client = new ViewWorkerClient();
+    client.#worker = worker;
     client.#calls = new WorkerCalls(worker);
     worker.addEventListener('message', ({ data }) => {
       if (data.type === 'update') handlers.onUpdate(data.update);
@@ -29,5 +31,11 @@ export class ViewWorkerClient {
   /** Sends request `type` with `payload`; resolves to its value, rejects with its message. */
   call(type, payload = {}, transfer = []) {
     return this.#calls.call(type, payload, transfer);
+  }
+
+  /** Stops the worker (its memory freed); every pending call rejects with `message`. */
+  terminate(message = 'the worker was stopped') {
+    this.#worker.terminate();
+    this.#calls.failAll(message);
   }
 }

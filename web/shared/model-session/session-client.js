@@ -8,6 +8,7 @@ export class ModelSession {
   #starting = null;
   #client = null;
   #listeners = new Set();
+  #closed = false;
 
   /** @param {string} moduleUrl absolute URL of attention-lens.mjs */
   constructor(moduleUrl) {
@@ -16,10 +17,15 @@ export class ModelSession {
 
   /** Starts the worker once; resolves to its info ({ simd, threads, limits, trained }). */
   start() {
+    if (this.#closed) return Promise.reject(new Error('the model session was closed'));
     this.#starting ??= ViewWorkerClient.start(new Worker(new URL('./session-worker.js', import.meta.url), { type: 'module' }),
       this.#moduleUrl, { onUpdate: (update) => this.#listeners.forEach((listen) => listen(update)),
         failed: 'the model worker failed to start' })
       .then((client) => {
+        if (this.#closed) {
+          client.terminate('the model session was closed');
+          throw new Error('the model session was closed');
+        }
         this.#client = client;
         return client.info;
       });
@@ -40,6 +46,22 @@ export class ModelSession {
   async call(type, payload = {}) {
     await this.start();
     return this.#client.call(type, payload);
+  }
+
+  /**
+   * Another session on the same module, in a worker of its own (its own wasm memory): a view that
+   * loads models beside the page's one (the Your model view's "Across training" strip) without
+   * disturbing it. close() it when done.
+   */
+  another() {
+    return new ModelSession(this.#moduleUrl);
+  }
+
+  /** Stops this session's worker (a load in flight with it), freeing its memory; a closed session cannot start again. */
+  close() {
+    this.#closed = true;
+    this.#client?.terminate('the model session was closed');
+    this.#client = null;
   }
 
   /** Calls `listen(update)` for each update the worker posts; returns the unsubscribe. */

@@ -44,8 +44,9 @@ export class SessionModel {
   }
 
   // The load's progress: the bytes so far (progress) and what it does now (phase 'download' or
-  // 'prepare', and that phase's own fraction).
-  #onProgress = (progress, now) => this.#post({ progress, phase: now?.phase ?? 'prepare', fraction: now?.fraction ?? progress });
+  // 'prepare', and that phase's own fraction; a Hub download also its bytes: received of total).
+  #onProgress = (progress, now) => this.#post({ progress, phase: now?.phase ?? 'prepare', fraction: now?.fraction ?? progress,
+    ...(now?.total !== undefined ? { received: now.received, total: now.total } : {}) });
 
   /** The name people know a family by (lens.catalog.families' displayName). */
   #familyName(family) {

@@ -25,6 +25,7 @@ import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
 import { chosenHubRevision, drawCache, drawCancelling, drawFirstRun, drawHubChoice, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers,
   drawProgress, footerLine, modelDrawing, placeLoadFeedback, showError, textInfo } from './draw.js';
 import { setPageState, countPageState } from '../../shared/page-state.js';
+import { TrainingStrip } from './training-strip.js';
 
 /** ' · on 2 threads' when the model worker computes on more than one (a cross-origin isolated page). */
 function threadsNote(client) {
@@ -155,6 +156,8 @@ class ModelController {
     });
     this.drawing = modelDrawing((layer, head) => this.#openInWalkthrough(layer, head), (layer, head) => this.#knock(layer, head));
     this.generation = generationDrawing();
+    // The strip's runs keep Hub files too: the view's list of kept files follows.
+    this.training = new TrainingStrip({ session, onRunEnded: () => this.#client && this.#drawCache() });
     this.#wire();
   }
 
@@ -383,6 +386,7 @@ class ModelController {
       loaded = true;
       $('model-example').textContent = value.source === 'shipped' ? 'Example: a sentence of its alphabet' : 'Example: the IOI sentence';
       drawLoaded(value);
+      this.training.modelLoaded(value);
       drawFirstRun();
       this.drawing.build(value.config);
       const wanted = this.#linkKnock(value.config);
@@ -630,6 +634,7 @@ export function mountModel(context) {
       const { lastRun } = controller.view();
       if (lastRun) controller.drawing.drawHeads(lastRun);
       controller.generation.redraw();
+      controller.training.redraw();
     },
     activate() {
       controller.start();
