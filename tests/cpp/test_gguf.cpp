@@ -341,6 +341,25 @@ TEST_CASE("hostile headers are refused by name and the reader works after each",
     for (int i = 0; i < 10; ++i) deep = array_value(kArray, 1, deep);
     nested.kvs.push_back(kv("deep", kArray, deep));
     check_refused(file(nested), "nests arrays deeper than the limit of 8");
+    // The counts in all, across arrays: strings and arrays inside arrays.
+    gguf::Limits few;
+    few.max_strings = 2;  // the architecture's string is the first
+    few.max_nested_arrays = 2;
+    FileSpec strings = good_spec();
+    Bytes two_strings;
+    put_string(two_strings, "a");
+    put_string(two_strings, "b");
+    strings.kvs.push_back(kv("t", kArray, array_value(kString, 2, two_strings)));
+    CHECK_THROWS_WITH(gguf::parse(file(strings), few),
+                      ContainsSubstring("'t''s array of 2 strings brings the header's strings past "
+                                        "the limit of 2"));
+    FileSpec arrays = good_spec();
+    const Bytes empty = array_value(kU8, 0);
+    arrays.kvs.push_back(kv("n", kArray, array_value(kArray, 3, cat({empty, empty, empty}))));
+    CHECK_THROWS_WITH(gguf::parse(file(arrays), few),
+                      ContainsSubstring("'n''s array of 3 arrays brings the header's nested arrays "
+                                        "past the limit of 2"));
+    CHECK(gguf::parse(file(arrays)).metadata.at("n").items.size() == 3);
   }
   SECTION("value types") {
     FileSpec unknown = good_spec();

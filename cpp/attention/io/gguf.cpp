@@ -252,15 +252,19 @@ class ValueReader {
     array.element_type = element;
     array.count = count;
     if (element == ValueType::String) {
+      // Nothing reserved for the count: a hostile count costs memory only as its bytes arrive.
       count_strings(count, label);
-      array.strings.reserve(count);
       for (std::uint64_t i = 0; i < count; ++i) {
         array.strings.push_back(
             reader_.string(what + "'s string " + std::to_string(i) + " of " + std::to_string(count),
                            limits_.max_string_bytes));
       }
     } else if (element == ValueType::Array) {
-      array.items.reserve(count);
+      if (count > limits_.max_nested_arrays - nested_arrays_) {
+        fail(label + " brings the header's nested arrays past the limit of " +
+             std::to_string(limits_.max_nested_arrays));
+      }
+      nested_arrays_ += count;
       for (std::uint64_t i = 0; i < count; ++i) {
         array.items.push_back(
             value(ValueType::Array, what + "'s array " + std::to_string(i), depth));
@@ -275,6 +279,7 @@ class ValueReader {
   Reader& reader_;
   const Limits& limits_;
   std::uint64_t strings_ = 0;
+  std::uint64_t nested_arrays_ = 0;
 };
 
 // ---- header ------------------------------------------------------------------------------------

@@ -47,15 +47,16 @@ enum class ValueType : std::uint32_t {
 const char* value_type_name(ValueType type);
 
 struct Limits {
-  std::uint64_t max_header_bytes = std::uint64_t{256} << 20;  // everything before the data
+  std::uint64_t max_header_bytes = std::uint64_t{64} << 20;  // everything before the data
   std::uint64_t max_tensors = 1u << 16;
-  std::uint64_t max_metadata = 1u << 16;      // key-values
-  std::uint64_t max_array_length = 1u << 24;  // elements of one array
-  std::uint64_t max_strings = 1u << 22;       // strings in all (a 262 k vocabulary and its merges)
-  std::uint64_t max_string_bytes = 1u << 24;  // one string (a chat template is tens of KB)
-  std::uint64_t max_key_bytes = 1024;         // a key or a tensor name
-  std::size_t max_array_depth = 8;            // arrays of arrays
-  std::size_t max_rank = 4;                   // ggml's GGML_MAX_DIMS
+  std::uint64_t max_metadata = 1u << 16;       // key-values
+  std::uint64_t max_array_length = 1u << 24;   // elements of one array
+  std::uint64_t max_strings = 1u << 21;        // strings in all (a 262 k vocabulary and its merges)
+  std::uint64_t max_nested_arrays = 1u << 16;  // arrays inside arrays, in all
+  std::uint64_t max_string_bytes = 1u << 24;   // one string (a chat template is tens of KB)
+  std::uint64_t max_key_bytes = 1024;          // a key or a tensor name
+  std::size_t max_array_depth = 8;             // arrays of arrays
+  std::size_t max_rank = 4;                    // ggml's GGML_MAX_DIMS
 };
 
 // A metadata value. Scalars and arrays of scalars keep their little-endian bytes as stored
