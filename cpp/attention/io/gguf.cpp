@@ -173,6 +173,21 @@ class Reader {
     return std::string(reinterpret_cast<const char*>(bytes), length);
   }
 
+  // The next string when its length and bytes are in the prefix and within the limits, else
+  // nothing, the cursor unmoved (string() then names the problem or asks for more): the fast path
+  // of a vocabulary's many strings, which builds no message.
+  std::optional<std::string> string_if_present(std::uint64_t max_bytes) {
+    if (head_.size() - position_ < 8) return std::nullopt;
+    const auto length = load<std::uint64_t>(head_.data() + position_);
+    if (length > max_bytes || length > head_.size() - position_ - 8 ||
+        position_ + 8 + length > limits_.max_header_bytes) {
+      return std::nullopt;
+    }
+    const char* text = reinterpret_cast<const char*>(head_.data() + position_ + 8);
+    position_ += 8 + length;
+    return std::string(text, length);
+  }
+
   // Refuses `count` elements of at least `min_bytes` each when the rest of the file cannot hold
   // them: a huge count is refused before anything is allocated for it.
   void check_fits(std::uint64_t count, std::uint64_t min_bytes, const std::string& what) {
@@ -255,6 +270,10 @@ class ValueReader {
       // Nothing reserved for the count: a hostile count costs memory only as its bytes arrive.
       count_strings(count, label);
       for (std::uint64_t i = 0; i < count; ++i) {
+        if (auto text = reader_.string_if_present(limits_.max_string_bytes)) {
+          array.strings.push_back(std::move(*text));
+          continue;
+        }
         array.strings.push_back(
             reader_.string(what + "'s string " + std::to_string(i) + " of " + std::to_string(count),
                            limits_.max_string_bytes));
