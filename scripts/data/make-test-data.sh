@@ -15,6 +15,9 @@
 #   tests/data/torch/, tests/data/malformed-torch/, tests/fuzz/seeds-torch/  pytorch_model.bin files
 #                       written by torch.save with their .safetensors twins, hostile ones written
 #                       opcode by opcode                             (scripts/data/make-torch-bin.py)
+#   tests/data/gguf/    GGUF files written by hand (every dequantized format, metadata of every
+#                       value type) and their values from an independent numpy reference (numpy only)
+#                                                                    (scripts/data/make-gguf-golden.py)
 #   tests/data/ablation/ the logits of qwen2-f32, mistral-f32 and GPT-2's tiny-f32 with heads
 #                       ablated (zeroed or scaled before o_proj), float32 and float64
 #                                                                    (scripts/data/make-ablation-golden.py)
@@ -51,4 +54,5 @@ export PYTHONDONTWRITEBYTECODE=1
 "$py" "$root/scripts/data/make-ablation-golden.py"  # reads the gpt2 and llama cases written above
 "$py" "$root/scripts/data/make-analysis-golden.py"  # reads the gpt2, llama and families cases
 "$py" "$root/scripts/data/make-torch-bin.py"
-log "done: tests/data/golden, tests/data/numpy, tests/data/train, tests/data/gpt2, tests/data/llama, tests/data/families, tests/data/ablation, tests/data/analysis and tests/data/torch"
+"$py" "$root/scripts/data/make-gguf-golden.py"
+log "done: tests/data/golden, tests/data/numpy, tests/data/train, tests/data/gpt2, tests/data/llama, tests/data/families, tests/data/ablation, tests/data/analysis, tests/data/torch and tests/data/gguf"
