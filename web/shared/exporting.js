@@ -147,7 +147,7 @@ export function exportButtons(host, entries) {
         const k = Number(scale.value);
         download(await svgToPng(svg(), k), `${entry.id}${k === 1 ? '' : `@${k}x`}.png`);
       }],
-      ['Copy figure', `Copy ${entry.title} to the clipboard as SVG`, copy],
+      ['Copy figure', `Copy figure: ${entry.title}, to the clipboard as SVG`, copy],
       ['JSON', `Download ${entry.title} as JSON`, () => download(new Blob([json()], { type: 'application/json' }), `${entry.id}.json`)],
       ...(entry.matrix ? [['CSV', `Download ${entry.title} as CSV`,
         () => download(new Blob([matrixCsv(entry.matrix())], { type: 'text/csv' }), `${entry.id}.csv`)]] : []),
