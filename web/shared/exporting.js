@@ -3,6 +3,7 @@
 // matrix as JSON or CSV, and the row of buttons for them. Labels come from user text, so CSV cells
 // that a spreadsheet would run as a formula are neutralised. Nothing here computes the numbers it writes.
 import { button, el } from './dom.js';
+import { escapeXml, FIGURE_PAD, FIGURE_TITLE, svgDocument } from './svg-figure.js';
 
 /** The project's version (package.json's, put in by the build; 'dev' when run unbuilt), for figures' provenance. */
 export const PROJECT_VERSION = typeof __ATTN_VERSION__ === 'string' ? __ATTN_VERSION__ : 'dev'; // eslint-disable-line no-undef
@@ -66,6 +67,47 @@ export function matrixRows(matrix) {
   }));
 }
 
+/** The theme's font and colours around `element`, as svg-figure.js's figures take them. */
+export function figureStyle(element) {
+  const style = getComputedStyle(element);
+  const read = (name, fallback) => style.getPropertyValue(name).trim() || fallback;
+  return { family: style.fontFamily || 'system-ui, sans-serif', '--surface': read('--surface', '#fff'), '--ink': read('--ink', '#111'),
+    '--muted': read('--muted', '#666'), '--masked': read('--masked', '#9a9a9a') };
+}
+
+// What an SVG drawn in the page takes from its style sheet: copied onto each element of a figure made of it.
+const PAINT = ['fill', 'fill-opacity', 'stroke', 'stroke-width', 'stroke-dasharray', 'stroke-opacity', 'opacity', 'font-size',
+  'font-family', 'font-style', 'font-weight'];
+
+/**
+ * An <svg> the page drew (styled by classes) as a standalone figure: a copy with each element's
+ * computed paint and font written on it as attributes (classes dropped), serialised by the browser
+ * (XMLSerializer escapes every text), under `title`, with `note` (a sentence) below it and the
+ * provenance in <metadata> (svg-figure.js's svgDocument).
+ */
+export function svgElementFigure(chart, { title, note = '', provenance = {} }) {
+  const copy = chart.cloneNode(true);
+  const originals = [chart, ...chart.querySelectorAll('*')];
+  [copy, ...copy.querySelectorAll('*')].forEach((node, i) => {
+    const computed = getComputedStyle(originals[i]);
+    for (const name of PAINT) {
+      const value = computed.getPropertyValue(name);
+      if (value) node.setAttribute(name, value);
+    }
+    node.removeAttribute('class');
+  });
+  const width = Number(chart.getAttribute('width'));
+  const height = Number(chart.getAttribute('height'));
+  copy.setAttribute('x', String(FIGURE_PAD));
+  copy.setAttribute('y', String(FIGURE_PAD + FIGURE_TITLE));
+  const style = figureStyle(chart);
+  const below = note ? `<text x="${FIGURE_PAD}" y="${FIGURE_PAD + FIGURE_TITLE + height + 16}" font-size="11" fill="${escapeXml(style['--muted'])}">` +
+    `${escapeXml(note)}</text>` : '';
+  return svgDocument({ width: width + 2 * FIGURE_PAD, height: FIGURE_PAD + FIGURE_TITLE + height + (note ? 24 : 0) + FIGURE_PAD, title,
+    description: chart.getAttribute('aria-label') ?? title, provenance: { title, ...provenance }, style },
+  new XMLSerializer().serializeToString(copy) + below);
+}
+
 /**
  * An SVG document drawn to a PNG blob at `scale` device pixels per SVG pixel: the browser
  * rasterises the same file the SVG download holds (an image from a blob: URL, which the page's
@@ -119,7 +161,11 @@ export function exportButtons(host, entries) {
     const key = entry.key ?? entry.id;
     const group = el('div', 'export-group');
     group.append(el('span', 'muted small', `${entry.label ?? entry.id}:`));
-    const svg = () => entry.map.toSvg(figureProvenance(entry.provenance?.() ?? {}));
+    const svg = () => {
+      const markup = entry.map.toSvg(figureProvenance(entry.provenance?.() ?? {}));
+      if (!markup) throw new Error('nothing is drawn yet');
+      return markup;
+    };
     const status = el('span', 'export-status small');
     status.setAttribute('role', 'status');
     const scale = el('select', 'small-select');
@@ -152,9 +198,17 @@ export function exportButtons(host, entries) {
       ...(entry.matrix ? [['CSV', `Download ${entry.title} as CSV`,
         () => download(new Blob([matrixCsv(entry.matrix())], { type: 'text/csv' }), `${entry.id}.csv`)]] : []),
     ];
+    const said = (label, action) => async () => {
+      try {
+        await action();
+      } catch (error) {
+        status.textContent = `${label} failed: ${error.message}.`;
+        status.classList.add('export-failed');
+      }
+    };
     for (const [label, name, action] of actions) {
       if (label === 'PNG') group.append(scale);
-      const b = button('small-button', label, action);
+      const b = button('small-button', label, said(label, action));
       b.dataset.export = `${key}-${label === 'Copy figure' ? 'copy' : label.toLowerCase()}`;
       b.setAttribute('aria-label', name);
       group.append(b);
