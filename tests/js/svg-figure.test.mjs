@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 
 import { makeScale, matrixPixels } from '../../web/shared/colors.js';
 import { colorPositions, logFloor } from '../../web/shared/color-scale.js';
-import { escapeXml, heatmapSvg } from '../../web/shared/svg-figure.js';
+import { escapeXml, gridSvg, heatmapSvg, SvgContext, plotSvg } from '../../web/shared/svg-figure.js';
 
 // ---- a strict, minimal XML reader: elements, attributes, text; throws on anything malformed ----
 
@@ -133,8 +133,7 @@ function attention(n, { causal = false, seed = 7, raw = false } = {}) {
 }
 
 /** The colour of every cell as the SVG paints it: the background rect, then each path's runs ("M c r", "m dc dr", "h len v1 h-len z"). */
-function paintedCells(root, rows, cols) {
-  const group = find(root, (e) => e.attributes['shape-rendering'] === 'crispEdges')[0];
+function paintedCells(root, rows, cols, group = find(root, (e) => e.attributes['shape-rendering'] === 'crispEdges')[0]) {
   const [background, ...paths] = group.children;
   assert.equal(background.name, 'rect');
   assert.deepEqual([Number(background.attributes.width), Number(background.attributes.height)], [cols, rows]);
@@ -256,4 +255,75 @@ test('a 64-token heatmap\'s SVG is a few tens of KB', (t) => {
   t.diagnostic(`64×64 SVG: causal ${(sizes.causal / 1024).toFixed(1)} KB, full ${(sizes.full / 1024).toFixed(1)} KB`);
   console.log(`64×64 SVG: causal ${(sizes.causal / 1024).toFixed(1)} KB, full ${(sizes.full / 1024).toFixed(1)} KB`);
   assert.ok(sizes.causal < 80 * 1024 && sizes.full < 80 * 1024, JSON.stringify(sizes));
+});
+
+test('small multiples: each tile\'s cells painted with the canvas\'s colours, labelled, pooled when large', () => {
+  const scale = makeScale('probability');
+  const tiles = [0, 1, 2, 3].map((i) => ({ label: `H${i + 1} <&>`, row: Math.floor(i / 2), col: i % 2, rows: 12, cols: 12,
+    positions: attention(12, { causal: true, seed: i + 1 }) }));
+  const root = parseXml(gridSvg({ title: 'heads', tiles, rowNames: ['Layer 1', 'Layer 2'], scale, style: STYLE, provenance: { view: 'test' } }));
+  const groups = find(root, (e) => e.attributes['shape-rendering'] === 'crispEdges');
+  assert.equal(groups.length, 4);
+  tiles.forEach((t, i) => assert.deepEqual(paintedCells(root, 12, 12, groups[i]), canvasCells(t.positions, 12, 12, scale), t.label));
+  const texts = find(groupOf(root, 'tiles'), (e) => e.name === 'text').map(textOf);
+  assert.deepEqual(texts, [...tiles.map((t) => t.label), 'Layer 1', 'Layer 2']);
+  // 144 heads of 64 tokens: pooled so that the figure stays ~150 000 cells (32 a side here), and said so.
+  const many = Array.from({ length: 144 }, (_, i) => ({ label: `H${i}`, row: Math.floor(i / 12), col: i % 12, rows: 64, cols: 64,
+    positions: attention(64, { seed: i + 1 }) }));
+  const big = gridSvg({ title: 'GPT-2-sized', tiles: many, scale, style: STYLE });
+  const bigRoot = parseXml(big);
+  assert.equal(find(bigRoot, (e) => e.attributes['shape-rendering'] === 'crispEdges')[0].children[0].attributes.width, '32');
+  assert.match(textOf(find(bigRoot, (e) => e.name === 'desc')[0]), /max-pooled to at most 32 cells a side/);
+  console.log(`144 heads × 64 tokens as one grid figure: ${(Buffer.byteLength(big) / 1024).toFixed(0)} KB`);
+});
+
+test('SvgContext records a canvas drawing as SVG: paths, dashes, transforms, a clip, escaped text', () => {
+  const ctx = new SvgContext({ measure: (text, px) => text.length * px / 2 });
+  ctx.strokeStyle = '#123456';
+  ctx.lineWidth = 2;
+  ctx.setLineDash([4, 2]);
+  ctx.beginPath();
+  ctx.moveTo(0, 10);
+  ctx.lineTo(20, 30);
+  ctx.stroke();
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(5, 5, 50, 40);
+  ctx.clip();
+  ctx.setLineDash([]);
+  ctx.fillStyle = '#ff0000';
+  ctx.beginPath();
+  ctx.arc(10, 10, 3, 0, 2 * Math.PI);
+  ctx.fill();
+  ctx.restore();
+  ctx.save();
+  ctx.translate(11, 50);
+  ctx.rotate(-Math.PI / 2);
+  ctx.font = 'italic 12px system-ui';
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'middle';
+  ctx.fillText('loss <log> & "more"', 0, 0);
+  ctx.restore();
+  ctx.fillText('after restore', 1, 2);
+  assert.equal(ctx.measureText('abcd').width, 20);
+  const root = parseXml(plotSvg({ title: 'a plot', width: 100, height: 60, drawing: ctx.toMarkup(), series: [{ label: 'train <loss>', color: '#0072b2' },
+    { label: 'accuracy', color: '#009e73', dash: [5, 3] }], style: STYLE }));
+  const plot = groupOf(root, 'plot');
+  const paths = find(plot, (e) => e.name === 'path');
+  const line = paths.find((p) => p.attributes.stroke === '#123456');
+  assert.deepEqual([line.attributes.d, line.attributes['stroke-width'], line.attributes['stroke-dasharray']], ['M0 10L20 30', '2', '4 2']);
+  const clip = find(plot, (e) => e.name === 'clipPath')[0];
+  assert.equal(clip.children[0].attributes.d, 'M5 5h50v40h-50z');
+  const dot = paths.find((p) => p.attributes.fill === '#ff0000');
+  assert.ok(dot.attributes.d.startsWith('M13 10A3 3'), dot.attributes.d);
+  const clipped = find(plot, (e) => e.name === 'g' && e.attributes['clip-path'] === `url(#${clip.attributes.id})`);
+  assert.equal(clipped.length, 1, 'only what was drawn while the clip held is clipped');
+  const [label, after] = find(plot, (e) => e.name === 'text');
+  assert.equal(textOf(label), 'loss <log> & "more"');
+  assert.equal(label.attributes.transform, 'matrix(0 -1 1 0 11 50)');
+  assert.deepEqual([label.attributes['font-style'], label.attributes['font-size'], label.attributes['text-anchor'], label.attributes.y],
+    ['italic', '12', 'middle', '4.2']);
+  assert.equal(after.attributes.transform, undefined, 'restore undid the transform');
+  assert.deepEqual(find(groupOf(root, 'key'), (e) => e.name === 'text').map(textOf), ['train <loss>', 'accuracy']);
+  assert.equal(find(groupOf(root, 'key'), (e) => e.name === 'path')[1].attributes['stroke-dasharray'], '5 3');
 });
