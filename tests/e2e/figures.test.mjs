@@ -2,7 +2,8 @@
 // walkthrough heatmap's SVG, rendered by the browser as an image, matches the page's canvas drawing
 // of it; its labels are the tokens; PNG at 2× has twice the pixels of 1× on each side; Copy figure
 // puts the SVG's markup on the clipboard; a Circuits map (the logit lens, a token per cell) exports
-// SVG whose cells' tokens are the drawn ones. A screenshot of an exported SVG at 1280 px wide is
+// SVG whose cells' tokens are the drawn ones; the Your model view's head grid exports one SVG of every
+// head and the Train view's loss plot one of its lines and key. A screenshot of an exported SVG at 1280 px wide is
 // written to build/screenshots/figure-svg.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -161,5 +162,39 @@ test('a Circuits map (the logit lens) exports SVG with the drawn token in each c
   assert.equal(read.cellTexts.length, tokens.length);
   read.cellTexts.forEach((written, i) => assert.ok(written === tokens[i] || (written.endsWith('…') && tokens[i].startsWith(written.slice(0, -1))),
     `cell ${i}: ${written} for ${tokens[i]}`));
+  assert.deepEqual(problems(), []);
+});
+
+/** In the page: an SVG's tiles, texts of a group, stroke colours and metadata. */
+function figureParts({ svg, texts }) {
+  const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
+  return { error: doc.querySelector('parsererror')?.textContent ?? '', tiles: doc.querySelectorAll('g[shape-rendering="crispEdges"]').length,
+    texts: [...doc.querySelectorAll(texts)].map((t) => t.textContent), strokes: [...new Set([...doc.querySelectorAll('path[stroke]')].map((p) => p.getAttribute('stroke')))],
+    metadata: JSON.parse(doc.querySelector('metadata').textContent) };
+}
+
+test('the Your model view\'s head grid and the Train view\'s loss plot export SVG', async () => {
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
+  await page.goto(`${live.server.url}#tab=model`);
+  await page.waitForFunction(() => document.body.dataset.modelReady === 'true' && document.querySelector('#model-head-grid canvas'), null, { timeout: 40000 });
+  const heads = await page.locator('#model-head-grid canvas').count();
+  const grid = await page.evaluate(figureParts, { svg: (await saved(page, '[data-export="model-heads-svg"]')).bytes.toString('utf8'), texts: 'g.tiles > text' });
+  assert.equal(grid.error, '');
+  assert.equal(grid.tiles, heads, 'a tile per head');
+  assert.ok(grid.texts.includes('Layer 1') && grid.texts.includes('H1'), grid.texts.join(' '));
+  assert.equal(grid.metadata.view, 'your model');
+  assert.equal(grid.metadata.model.name, 'english');
+
+  await page.goto(`${live.server.url}#tab=train`);
+  await page.waitForSelector('body[data-train-status="paused"], body[data-train-status="idle"]', { timeout: 40000 });
+  await page.click('#train-step');
+  await page.waitForFunction(() => Number(document.body.dataset.trainStep) === 1, null, { timeout: 40000 });
+  await page.click('#train-step');
+  await page.waitForFunction(() => Number(document.body.dataset.trainStep) === 2, null, { timeout: 40000 });
+  const plot = await page.evaluate(figureParts, { svg: (await saved(page, '[data-export="train-loss-svg"]')).bytes.toString('utf8'), texts: 'g.key > text' });
+  assert.equal(plot.error, '');
+  assert.deepEqual(plot.texts, ['training loss', 'held-out loss', 'held-out accuracy (right axis)']);
+  for (const colour of ['#0072b2', '#e69f00', '#009e73']) assert.ok(plot.strokes.includes(colour), `a line in ${colour}`);
+  assert.equal(plot.metadata.view, 'train');
   assert.deepEqual(problems(), []);
 });
