@@ -185,16 +185,24 @@ test('the Your model view\'s head grid and the Train view\'s loss plot export SV
   assert.equal(grid.metadata.view, 'your model');
   assert.equal(grid.metadata.model.name, 'english');
 
-  await page.goto(`${live.server.url}#tab=train`);
-  await page.waitForSelector('body[data-train-status="paused"], body[data-train-status="idle"]', { timeout: 40000 });
-  await page.click('#train-step');
-  await page.waitForFunction(() => Number(document.body.dataset.trainStep) === 1, null, { timeout: 40000 });
-  await page.click('#train-step');
-  await page.waitForFunction(() => Number(document.body.dataset.trainStep) === 2, null, { timeout: 40000 });
-  const plot = await page.evaluate(figureParts, { svg: (await saved(page, '[data-export="train-loss-svg"]')).bytes.toString('utf8'), texts: 'g.key > text' });
+  await page.context().close();
+  const train = await openPage(live.chrome.browser, live.server.url);
+  await train.page.goto(`${live.server.url}#tab=train`);
+  await train.page.waitForSelector('body[data-train-ready="true"]', { timeout: 40000 });
+  await trainSteps(train.page);
+  const plot = await train.page.evaluate(figureParts, { svg: (await saved(train.page, '[data-export="train-loss-svg"]')).bytes.toString('utf8'),
+    texts: 'g.key > text' });
   assert.equal(plot.error, '');
   assert.deepEqual(plot.texts, ['training loss', 'held-out loss', 'held-out accuracy (right axis)']);
   for (const colour of ['#0072b2', '#e69f00', '#009e73']) assert.ok(plot.strokes.includes(colour), `a line in ${colour}`);
   assert.equal(plot.metadata.view, 'train');
-  assert.deepEqual(problems(), []);
+  assert.deepEqual([...problems(), ...train.problems()], []);
 });
+
+/** Two training steps, one click each. */
+async function trainSteps(page) {
+  await page.click('#train-step');
+  await page.waitForFunction(() => Number(document.body.dataset.trainStep) === 1, null, { timeout: 40000 });
+  await page.click('#train-step');
+  await page.waitForFunction(() => Number(document.body.dataset.trainStep) === 2, null, { timeout: 40000 });
+}
