@@ -120,6 +120,7 @@ test('a walkthrough heatmap exports SVG that matches its canvas, PNG at 1Ã— / 2Ã
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: live.server.url });
   await page.click('[data-export="masked-copy"]');
   await page.waitForFunction(() => /Copied/.test(document.querySelector('#exports .export-status')?.textContent ?? ''));
+  console.log(`Copy figure: ${await page.textContent('#exports .export-status')}`);
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   assert.match(copied, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   assert.deepEqual((await page.evaluate(readSvg, copied)).labels, read.labels);

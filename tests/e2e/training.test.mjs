@@ -208,7 +208,13 @@ test('the strip reads every default checkpoint in its own session: its numbers a
   assert.equal(maps.tiles, PYTHIA_STEPS.length);
   assert.deepEqual(maps.labels, PYTHIA_STEPS);
   assert.equal(maps.metadata.model, PYTHIA_ID);
-  const line = await figure((await downloaded(page, '[data-export="across-training-line-svg"]')).text);
+  const lineSvg = (await downloaded(page, '[data-export="across-training-line-svg"]')).text;
+  const line = await figure(lineSvg);
+  const shot = await page.context().newPage();
+  await shot.setContent(`<img alt="" style="width:1280px" src="data:image/svg+xml;base64,${Buffer.from(lineSvg).toString('base64')}">`);
+  await shot.waitForFunction(() => document.querySelector('img').complete);
+  await shot.screenshot({ path: join(screenshotDir, 'figure-training-line-svg.png'), fullPage: true });
+  await shot.close();
   assert.equal(line.error, '');
   assert.ok(line.lines >= 1, 'the head\'s line');
   assert.equal(line.classes, 0, 'styled by attributes, not by the page\'s classes');
