@@ -124,6 +124,21 @@ test('a walkthrough heatmap exports SVG that matches its canvas, PNG at 1Ã— / 2Ã
   const copied = await page.evaluate(() => navigator.clipboard.readText());
   assert.match(copied, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   assert.deepEqual((await page.evaluate(readSvg, copied)).labels, read.labels);
+  // Where the clipboard takes no SVG image: the markup as text; where the browser refuses: said beside the buttons.
+  const status = () => page.textContent('#exports .export-status');
+  await page.evaluate(() => {
+    ClipboardItem.supports = () => false;
+    return navigator.clipboard.writeText('');
+  });
+  await page.click('[data-export="masked-copy"]');
+  await page.waitForFunction(() => /as SVG text/.test(document.querySelector('#exports .export-status').textContent));
+  assert.match(await page.evaluate(() => navigator.clipboard.readText()), /^<svg /);
+  await page.evaluate(() => {
+    navigator.clipboard.writeText = () => Promise.reject(new DOMException('Write permission denied.', 'NotAllowedError'));
+  });
+  await page.click('[data-export="masked-copy"]');
+  await page.waitForFunction(() => /failed/.test(document.querySelector('#exports .export-status').textContent));
+  assert.equal(await status(), 'Copy failed: Write permission denied. Use the SVG download instead.');
   assert.deepEqual(problems(), []);
 });
 

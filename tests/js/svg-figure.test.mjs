@@ -154,8 +154,8 @@ function paintedCells(root, rows, cols, group = find(root, (e) => e.attributes['
 }
 
 /** The canvas's colour of every cell: colors.js matrixPixels (what Heatmap draws), masked cells the masked colour. */
-function canvasCells(positions, rows, cols, scale) {
-  const pixels = matrixPixels({ data: positions, rows, cols }, scale, 1, new Uint32Array(rows * cols));
+function canvasCells(positions, rows, cols, scale, step = 1) {
+  const pixels = matrixPixels({ data: positions, rows, cols }, scale, step, new Uint32Array(Math.ceil(rows / step) * Math.ceil(cols / step)));
   const hex = (p, shift) => ((p >>> shift) & 255).toString(16).padStart(2, '0');
   return Array.from(pixels, (p) => (p === 0 ? STYLE['--masked'] : `#${hex(p, 0)}${hex(p, 8)}${hex(p, 16)}`));
 }
@@ -326,4 +326,14 @@ test('SvgContext records a canvas drawing as SVG: paths, dashes, transforms, a c
   assert.equal(after.attributes.transform, undefined, 'restore undid the transform');
   assert.deepEqual(find(groupOf(root, 'key'), (e) => e.name === 'text').map(textOf), ['train <loss>', 'accuracy']);
   assert.equal(find(groupOf(root, 'key'), (e) => e.name === 'path')[1].attributes['stroke-dasharray'], '5 3');
+});
+
+test('a matrix larger than 256 a side is max-pooled as the canvas pools it (and says so)', () => {
+  const n = 300;
+  const matrix = { data: attention(n, { causal: true }), rows: n, cols: n, rowLabels: [], colLabels: [], rowAxis: 'query', colAxis: 'key',
+    scale: 'probability', title: '300 tokens' };
+  const { svg, scale, positions } = figureOf(matrix, layoutOf(n, n, 2));
+  const root = parseXml(svg);
+  assert.deepEqual(paintedCells(root, 150, 150), canvasCells(positions, n, n, scale, 2), 'each 2 × 2 block its largest weight\'s colour');
+  assert.match(textOf(find(root, (e) => e.name === 'desc')[0]), /drawn max-pooled to 150 × 150/);
 });

@@ -149,6 +149,9 @@ export async function copySvg(svg) {
   return 'text';
 }
 
+/** An error's message as a sentence: one final full stop. */
+const sentence = (error) => `${String(error?.message ?? error).replace(/\.+$/, '')}.`;
+
 /**
  * Export buttons into `host`, one group per entry { id (the files' stem), key (the buttons'
  * data-export prefix; id by default), label, title, map (a Heatmap, or anything with
@@ -179,7 +182,7 @@ export function exportButtons(host, entries) {
         status.textContent = how === 'svg' ? 'Copied (SVG image and its text).' : 'Copied as SVG text.';
         status.classList.remove('export-failed');
       } catch (error) {
-        status.textContent = `Copy failed: ${error.message}. Use the SVG download instead.`;
+        status.textContent = `Copy failed: ${sentence(error)} Use the SVG download instead.`;
         status.classList.add('export-failed');
       }
     };
@@ -199,10 +202,12 @@ export function exportButtons(host, entries) {
         () => download(new Blob([matrixCsv(entry.matrix())], { type: 'text/csv' }), `${entry.id}.csv`)]] : []),
     ];
     const said = (label, action) => async () => {
+      status.textContent = ''; // a message of the last action goes
+      status.classList.remove('export-failed');
       try {
         await action();
       } catch (error) {
-        status.textContent = `${label} failed: ${error.message}.`;
+        status.textContent = `${label} failed: ${sentence(error)}`;
         status.classList.add('export-failed');
       }
     };
