@@ -1,9 +1,14 @@
 // Builds the page (web/) into dist/. The JS API module is not bundled: the page imports
 // dist/attention-lens.mjs at run time, the same file every other user gets.
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'vite';
+
+// The project's version, written into exported figures' provenance (web/shared/exporting.js).
+const VERSION = JSON.parse(readFileSync(new URL('package.json', import.meta.url), 'utf8')).version;
 
 export default defineConfig({
   root: 'web',
+  define: { __ATTN_VERSION__: JSON.stringify(VERSION) },
   base: './',
   publicDir: false,
   build: {

@@ -6,10 +6,14 @@
 // wasm-release preset's embed build (build/wasm-release/attention-lens.embed.mjs: the same API
 // and wasm inlined, without the trainer and checkpoint import, which the element never uses; 368
 // KB of wasm instead of 564). Run after the page build, which empties dist/.
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 const SINGLE_FILE_API = fileURLToPath(new URL('build/wasm-release/attention-lens.embed.mjs', import.meta.url));
+
+// The project's version, written into exported figures' provenance (web/shared/exporting.js).
+const VERSION = JSON.parse(readFileSync(new URL('package.json', import.meta.url), 'utf8')).version;
 
 const GLUE = /attention-lens\.(single|embed)\.mjs$/;
 
@@ -66,6 +70,7 @@ function checkClassicScript() {
 export default defineConfig({
   publicDir: false,
   logLevel: 'warn',
+  define: { __ATTN_VERSION__: JSON.stringify(VERSION) },
   plugins: [classicSingleFileGlue(), checkClassicScript()],
   resolve: { alias: { 'attention-lens/single-file': SINGLE_FILE_API } },
   build: {

@@ -493,7 +493,7 @@ test('PNG, JSON and CSV downloads and the Embed dialog', async () => {
     return { name: download.suggestedFilename(), bytes: Buffer.concat(chunks) };
   };
   const png = await saved('[data-export="weights-png"]');
-  assert.equal(png.name, 'weights-head1.png');
+  assert.equal(png.name, 'weights-head1@2x.png'); // the PNG scale's default, 2×
   assert.deepEqual([...png.bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   const json = JSON.parse((await saved('[data-export="weights-json"]')).bytes.toString('utf8'));
   assert.equal(json.id, 'weights');

@@ -196,6 +196,28 @@ test('the strip reads every default checkpoint in its own session: its numbers a
   const want = expected[revision].find((s) => s.layer === Number(layer) - 1 && s.head === Number(head) - 1);
   assert.equal(step, '143000');
   assert.ok(Math.abs(Number(induction) - want.induction) <= 1e-6);
+  // Figures: every checkpoint's map in one SVG (a tile per checkpoint, labelled by its revision), and the line as SVG.
+  const figure = (svg) => page.evaluate((text) => {
+    const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+    return { error: doc.querySelector('parsererror')?.textContent ?? '', tiles: doc.querySelectorAll('g[shape-rendering="crispEdges"]').length,
+      labels: [...doc.querySelectorAll('g.tiles > text')].map((t) => t.textContent), lines: doc.querySelectorAll('polyline').length,
+      classes: doc.querySelectorAll('[class]:not(g)').length, metadata: JSON.parse(doc.querySelector('metadata').textContent) };
+  }, svg);
+  const maps = await figure((await downloaded(page, '[data-export="across-training-maps-svg"]')).text);
+  assert.equal(maps.error, '');
+  assert.equal(maps.tiles, PYTHIA_STEPS.length);
+  assert.deepEqual(maps.labels, PYTHIA_STEPS);
+  assert.equal(maps.metadata.model, PYTHIA_ID);
+  const lineSvg = (await downloaded(page, '[data-export="across-training-line-svg"]')).text;
+  const line = await figure(lineSvg);
+  const shot = await page.context().newPage();
+  await shot.setContent(`<img alt="" style="width:1280px" src="data:image/svg+xml;base64,${Buffer.from(lineSvg).toString('base64')}">`);
+  await shot.waitForFunction(() => document.querySelector('img').complete);
+  await shot.screenshot({ path: join(screenshotDir, 'figure-training-line-svg.png'), fullPage: true });
+  await shot.close();
+  assert.equal(line.error, '');
+  assert.ok(line.lines >= 1, 'the head\'s line');
+  assert.equal(line.classes, 0, 'styled by attributes, not by the page\'s classes');
 
   // A second run reads every file from the browser's kept copy: not one request; the same numbers.
   hub.reset();

@@ -92,21 +92,34 @@ export function maxPool({ data, rows, cols }, step) {
  * block of cells (maxPool). −∞ (masked) pixels stay transparent (0). `pixels` holds
  * ceil(rows / step) · ceil(cols / step) values and is overwritten.
  */
-export function matrixPixels(matrix, { table, min, max }, step, pixels) {
-  const toIndex = 255 / (max - min || 1);
+export function matrixPixels(matrix, scale, step, pixels) {
   const { data, rows, cols } = step === 1 ? matrix : maxPool(matrix, step);
   const values = data.length === rows * cols ? data : data.subarray(0, rows * cols);
-  for (let i = 0; i < values.length; ++i) {
-    const v = values[i];
-    if (!(v > -Infinity)) { // −∞ (and NaN, never returned)
-      pixels[i] = 0;
-      continue;
-    }
-    const k = ((v - min) * toIndex + 0.5) | 0; // Math.round, once clamped to [0, 255]
-    pixels[i] = table[k < 0 ? 0 : k > 255 ? 255 : k];
-  }
+  for (let i = 0; i < values.length; ++i) pixels[i] = cellPixel(scale, values[i]);
   return pixels;
 }
+
+/**
+ * The colour of one cell of value (colour position) `v` as an RGBA pixel of scale.table
+ * (0xAABBGGRR), or 0 (transparent: drawn as masked) for −∞ and NaN. The one place a cell's colour
+ * is chosen: the canvas (matrixPixels) and the SVG figure (cellColor) both call it.
+ */
+export function cellPixel({ table, min, max }, v) {
+  if (!(v > -Infinity)) return 0; // −∞ (and NaN)
+  const k = ((v - min) * (255 / (max - min || 1)) + 0.5) | 0; // Math.round, once clamped to [0, 255]
+  return table[k < 0 ? 0 : k > 255 ? 255 : k];
+}
+
+/** cellPixel as a CSS hex colour ("#rrggbb"), or null for a masked (transparent) cell. */
+export function cellColor(scale, v) {
+  const pixel = cellPixel(scale, v);
+  if (pixel === 0) return null;
+  const hex = (shift) => ((pixel >>> shift) & 255).toString(16).padStart(2, '0');
+  return `#${hex(0)}${hex(8)}${hex(16)}`;
+}
+
+/** The colour of a number drawn inside a cell of colour position `v`: dark ink on light cells, white elsewhere. */
+export const cellTextColor = (scale, v) => (Number.isFinite(v) && !cssOf(scale.rgb(v)).dark ? '#111' : '#fff');
 
 /** CSS colour and whether text on it should be light. */
 export function cssOf(rgb) {
@@ -117,12 +130,19 @@ export function cssOf(rgb) {
 export const HEAD_COLORS = ['#0072b2', '#e69f00', '#009e73', '#cc79a7', '#56b4e9', '#d55e00',
   '#f0e442', '#000000'];
 
+/**
+ * The legend bar's colours: `count` + 1 stops { at (0…1 along the bar), css } from the scale's min
+ * to its max. The page's CSS gradient and the SVG figure's <linearGradient> are both built from them.
+ */
+export function legendStops(scale, count = 10) {
+  return Array.from({ length: count + 1 }, (_, i) => ({
+    at: i / count,
+    css: cssOf(scale.rgb(scale.min + ((scale.max - scale.min) * i) / count)).css,
+  }));
+}
+
 /** A CSS linear-gradient for the scale's legend bar. */
 export function legendGradient(scale) {
-  const stops = [];
-  for (let i = 0; i <= 10; ++i) {
-    const v = scale.min + ((scale.max - scale.min) * i) / 10;
-    stops.push(`${cssOf(scale.rgb(v)).css} ${i * 10}%`);
-  }
+  const stops = legendStops(scale).map(({ at, css }) => `${css} ${Math.round(at * 100)}%`);
   return `linear-gradient(to right, ${stops.join(', ')})`;
 }

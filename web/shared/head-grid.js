@@ -8,6 +8,7 @@ import { el } from './dom.js';
 import { Heatmap } from './heatmap.js';
 import { displayToken } from './labels.js';
 import { fillLayerGrid } from './layer-grid.js';
+import { gridSvg } from './svg-figure.js';
 
 /**
  * @typedef {object} HeadGridOptions
@@ -123,6 +124,22 @@ export class HeadGrid {
         title: mapTitle(t.layer, t.head, frame, t.kv), scale: 'probability' }, { width });
       paint?.(t, frame, extra);
     }
+  }
+
+  /**
+   * Every drawn head as one SVG figure (svg-figure.js's gridSvg: each tile's cells coloured as its
+   * canvas, layers in rows, one colour bar), with `title` and `provenance`; '' before a frame is drawn.
+   */
+  toSvg(title, provenance = {}) {
+    const drawn = this.#tiles.filter((t) => t.map?.matrix);
+    if (!drawn.length) return '';
+    const { scale, colorScale, logFloor, style } = drawn[0].map;
+    const layers = Math.max(...drawn.map((t) => t.layer)) + 1;
+    return gridSvg({ title, scale, colorScale, logFloor, style, provenance: { title, ...provenance },
+      rowNames: Array.from({ length: layers }, (_, l) => `Layer ${l + 1}`),
+      tiles: drawn.map((t) => ({ label: this.#options.title(t.layer, t.head, t.kv), row: t.layer, col: t.head,
+        positions: t.map.colorData, rows: t.map.matrix.rows, cols: t.map.matrix.cols })),
+      description: `${drawn.length} heads' attention, a query × key heatmap each` });
   }
 
   /** The tile element of a head (tests and the timeline read it). */

@@ -2,9 +2,10 @@
 // focus on cells, and a screen-reader table of the same numbers. Used by the page and the
 // <attention-lens> element; it only draws the data it is given.
 import { colorPositions, COLOR_SCALES, logFloor, scaleDescription, scaleTicks } from './color-scale.js';
-import { cssOf, legendGradient, makeScale, matrixPixels } from './colors.js';
+import { cellTextColor, legendGradient, makeScale, matrixPixels } from './colors.js';
 import { cancelIdle, el, whenIdle } from './dom.js';
 import { formatNumber } from './format.js';
+import { heatmapSvg } from './svg-figure.js';
 
 const MAX_LABEL = 12; // characters of a token label drawn on an axis
 const MAX_TABLE_CELLS = 4096; // larger matrices get a summary instead of a screen-reader table
@@ -338,6 +339,19 @@ export class Heatmap {
     return this.imageCanvas;
   }
 
+  // What the drawing holds besides the cells at this layout (the SVG figure writes the same).
+  #draws() {
+    const { cell, matrix: m } = this;
+    const count = m.rows * m.cols;
+    return {
+      hatch: cell >= 6 && count <= 65536, // masked cells hatched
+      marked: cell >= 6, // cells the reader masked, outlined
+      values: !m.cellLabels && cell >= 34 && count <= 4096, // numbers in cells
+      cellLabels: Boolean(m.cellLabels) && cell >= 20 && count <= 4096, // a text per cell
+      axisNames: !(this.options.compact && !this.options.labels),
+    };
+  }
+
   /** Redraws the matrix (cheap: called on every hover). */
   draw() {
     if (!this.matrix) return;
@@ -368,7 +382,7 @@ export class Heatmap {
   // Masked cells: hatched grey, so "−∞" never reads as a colour on the scale.
   #drawMasked() {
     const { ctx, cell, left, top, matrix: m } = this;
-    if (cell < 6 || m.rows * m.cols > 65536) return;
+    if (!this.#draws().hatch) return;
     ctx.strokeStyle = 'rgba(255,255,255,0.55)';
     ctx.lineWidth = 1;
     for (let r = 0; r < m.rows; ++r) {
@@ -387,7 +401,7 @@ export class Heatmap {
   // Cells the reader masked by hand: outlined in ink.
   #drawMarked() {
     const { ctx, cell, left, top, matrix: m } = this;
-    if (!m.markedCells?.size || cell < 6) return;
+    if (!m.markedCells?.size || !this.#draws().marked) return;
     ctx.strokeStyle = this.#color('--ink');
     ctx.lineWidth = 2;
     for (const index of m.markedCells) {
@@ -404,7 +418,7 @@ export class Heatmap {
       this.#drawCellLabels();
       return;
     }
-    if (cell < 34 || m.rows * m.cols > 4096) return;
+    if (!this.#draws().values) return;
     ctx.font = this.#font(cell >= 40 ? 11 : 10);
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
@@ -412,8 +426,7 @@ export class Heatmap {
       for (let c = 0; c < m.cols; ++c) {
         const v = m.data[r * m.cols + c];
         if (Number.isNaN(v)) continue; // no value (matrix.missing)
-        const shade = this.colorData[r * m.cols + c];
-        ctx.fillStyle = Number.isFinite(shade) && !cssOf(this.scale.rgb(shade)).dark ? '#111' : '#fff';
+        ctx.fillStyle = cellTextColor(this.scale, this.colorData[r * m.cols + c]);
         ctx.fillText(formatNumber(v, 2), left + (c + 0.5) * cell, top + (r + 0.5) * cell);
       }
     }
@@ -421,7 +434,7 @@ export class Heatmap {
 
   #drawCellLabels() {
     const { ctx, cell, left, top, matrix: m } = this;
-    if (cell < 20 || m.rows * m.cols > 4096) return;
+    if (!this.#draws().cellLabels) return;
     ctx.font = this.#font(cell >= 40 ? 11 : 10);
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
@@ -430,8 +443,7 @@ export class Heatmap {
         const i = r * m.cols + c;
         let label = m.cellLabels[i] ?? '';
         while (label.length > 1 && ctx.measureText(label).width > cell - 4) label = `${label.slice(0, -2)}…`;
-        const shade = this.colorData[i];
-        ctx.fillStyle = Number.isFinite(shade) && !cssOf(this.scale.rgb(shade)).dark ? '#111' : '#fff';
+        ctx.fillStyle = cellTextColor(this.scale, this.colorData[i]);
         ctx.fillText(label, left + (c + 0.5) * cell, top + (r + 0.5) * cell);
       }
     }
@@ -467,7 +479,7 @@ export class Heatmap {
   // "key →" along the top, "query →" down the left side.
   #drawAxisNames() {
     const { ctx, left, top, matrix: m } = this;
-    if (this.options.compact && !this.options.labels) return;
+    if (!this.#draws().axisNames) return;
     ctx.fillStyle = this.#color('--muted');
     ctx.font = this.#font(12, 'italic');
     ctx.textAlign = 'left';
@@ -614,40 +626,23 @@ export class Heatmap {
     event.stopPropagation();
   }
 
-  /** The figure as a PNG blob (title and legend drawn in). */
-  toPngBlob() {
-    const m = this.matrix;
-    const pad = 12;
-    const out = document.createElement('canvas');
-    const ratio = this.ratio;
-    out.width = Math.round((this.width + 2 * pad) * ratio);
-    out.height = Math.round((this.height + 70) * ratio);
-    const ctx = out.getContext('2d');
-    ctx.scale(ratio, ratio);
-    ctx.fillStyle = this.#color('--surface');
-    ctx.fillRect(0, 0, out.width, out.height);
-    ctx.fillStyle = this.#color('--ink');
-    ctx.font = this.#font(14, 'bold');
-    ctx.textBaseline = 'top';
-    ctx.fillText(m.title, pad, pad);
-    ctx.drawImage(this.canvas, pad, pad + 24, this.width, this.height);
-    const y = pad + 30 + this.height;
-    const width = Math.min(240, this.width - 2 * pad);
-    for (let i = 0; i < width; ++i) {
-      ctx.fillStyle = cssOf(this.scale.rgb(this.scale.min + ((this.scale.max - this.scale.min) * i) / width)).css;
-      ctx.fillRect(pad + 50 + i, y, 1, 12);
-    }
-    ctx.fillStyle = this.#color('--ink');
-    ctx.font = this.#font(11);
-    if (this.scale.kind === 'probability') { // the scale's ticks under the bar and its words
-      ctx.textAlign = 'center';
-      for (const { at, label } of scaleTicks(this.colorScale, this.logFloor)) ctx.fillText(label, pad + 50 + at * width, y + 15);
-      ctx.textAlign = 'left';
-      ctx.fillText(scaleDescription(this.colorScale, this.logFloor), pad + 62 + width, y);
-    } else {
-      ctx.fillText(formatNumber(this.scale.min), pad, y);
-      ctx.fillText(formatNumber(this.scale.max), pad + 56 + width, y);
-    }
-    return new Promise((resolve) => out.toBlob(resolve, 'image/png'));
+  /**
+   * The figure as an SVG document (svg-figure.js): the cells, labels and axis names where this
+   * canvas draws them, with the title, the colour bar and `provenance` (a JSON object) in its <metadata>.
+   */
+  toSvg(provenance = {}) {
+    const { matrix: m } = this;
+    if (!m) return '';
+    const measure = (text, px, weight = '') => {
+      this.ctx.font = this.#font(px, weight);
+      return this.ctx.measureText(text).width;
+    };
+    return heatmapSvg({
+      matrix: m, positions: this.colorData, scale: this.scale, colorScale: this.colorScale, logFloor: this.logFloor,
+      layout: { left: this.left, top: this.top, cell: this.cell, width: this.width, height: this.height, labelPx: this.labelPx,
+        showRowLabels: this.showRowLabels, showColLabels: this.showColLabels, shortColLabels: this.shortColLabels,
+        colLabelEvery: this.colLabelEvery, ...this.#draws() },
+      style: this.style, label: shorten, measure, provenance: { title: m.title, ...provenance },
+    });
   }
 }

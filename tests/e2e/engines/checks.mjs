@@ -6,8 +6,8 @@
 // the inspector shows a cell's terms; the Web Worker path; the embed from file:// and over http
 // under the strict CSP; a hostile link runs nothing; the Train view trains in its worker (the
 // loss falls); the embed's model="induction" draws the trained head from file:// and under the strict
-// CSP; at 375 px no tab scrolls sideways or has anything wider than its panel, and the footer describes
-// the tab shown. The Your model view's checks are model-checks.mjs's (the local stand-in of the Hub,
+// CSP; a heatmap's SVG figure opens as an image of its declared size; at 375 px no tab scrolls
+// sideways or has anything wider than its panel, and the footer describes the tab shown. The Your model view's checks are model-checks.mjs's (the local stand-in of the Hub,
 // scripts/lib/hub-stand-in.mjs, and a server that never answers, for a cancel). Errors and requests are
 // recorded in the page (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches
 // are not seen.
@@ -201,6 +201,40 @@ const inspected = ([row, col]) => {
     : null;
 };
 
+/**
+ * In the page: the first heatmap's "SVG" export (its blob caught on its way to the download link,
+ * the download itself skipped) opened as an image: { parsed (no parsererror), declared (its
+ * width / height attributes), natural (the image's size), cell (the pixel at the first cell's centre,
+ * which must not be the surface's) }.
+ */
+async function svgFigureOpens() {
+  const createObjectURL = URL.createObjectURL;
+  const click = HTMLAnchorElement.prototype.click;
+  let blob = null;
+  URL.createObjectURL = (b) => { blob = b; return createObjectURL.call(URL, b); };
+  HTMLAnchorElement.prototype.click = function skipDownload() { if (!this.download) click.call(this); };
+  try {
+    document.querySelector('[data-export$="-svg"]').click();
+  } finally {
+    URL.createObjectURL = createObjectURL;
+    HTMLAnchorElement.prototype.click = click;
+  }
+  const svg = await blob.text();
+  const root = new DOMParser().parseFromString(svg, 'image/svg+xml');
+  const image = new Image();
+  image.src = createObjectURL.call(URL, new Blob([svg], { type: 'image/svg+xml' }));
+  await image.decode();
+  const canvas = document.createElement('canvas');
+  canvas.width = image.naturalWidth;
+  canvas.height = image.naturalHeight;
+  const ctx = canvas.getContext('2d');
+  ctx.drawImage(image, 0, 0);
+  const { left, top, cell } = document.querySelector('#matrices canvas').dataset;
+  const at = ctx.getImageData(12 + Number(left) + Number(cell) / 2, 36 + Number(top) + Number(cell) / 4, 1, 1).data; // above the cell's number
+  return { parsed: !root.querySelector('parsererror'), declared: [Number(root.documentElement.getAttribute('width')),
+    Number(root.documentElement.getAttribute('height'))], natural: [image.naturalWidth, image.naturalHeight], cell: [...at.slice(0, 3)] };
+}
+
 /** In the page: each <attention-lens>'s status, title and drawn table, once all are done; else null. */
 function embedTables() {
   const all = [...document.querySelectorAll('attention-lens')];
@@ -310,6 +344,18 @@ export function engineSuite(engineName) {
     await page.screenshot(shot('page'));
     const report = await clean(page);
     assert.ok(report.resources.some((url) => url.endsWith('/attention-lens.wasm')), report.resources.join(' '));
+  }));
+
+  test(`${engineName}: a heatmap's SVG figure opens as an image of its declared size, its first cell painted`, () => withPage(async (page) => {
+    await open(page, live.strict, '#mask=causal');
+    const figure = await page.evaluate(svgFigureOpens);
+    assert.ok(figure.parsed, 'the SVG parses');
+    assert.ok(figure.declared[0] > 100 && figure.declared[1] > 100, `declared ${figure.declared}`);
+    assert.deepEqual(figure.natural, figure.declared, 'the image is the size the SVG declares');
+    // Causal weights: the first query sees only itself, weight 1, the top of viridis (#fde725).
+    assert.ok(Math.abs(figure.cell[0] - 0xfd) <= 2 && Math.abs(figure.cell[1] - 0xe7) <= 2 && Math.abs(figure.cell[2] - 0x25) <= 2,
+      `the first cell is ${figure.cell}`);
+    await clean(page);
   }));
 
   test(`${engineName}: the opening page reads "${OPENING_TEXT}" as typed at 1280 and 375 px: mapped tokens drawn (= the API's), no error, no sideways scroll, the greyed controls show the model`, async () => {

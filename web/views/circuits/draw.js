@@ -29,6 +29,12 @@ export const EXPLAIN = {
 const MAX_BARS = 12;
 const LENS_MIN_CELL = 26; // px: room for a token of two or three letters
 
+/** A Circuits figure's provenance: the model, the analysis, the prompts and answers (and the rollout's layer). */
+function circuitProvenance(result, { model, source, clean, corrupted, answers, layer }) {
+  return { view: 'circuits', analysis: result.kind, model: source ?? model, prompts: { clean, corrupted }, answers,
+    ...(result.kind === 'rollout' ? { layer: Math.max(0, Math.min(result.layers - 1, layer)) + 1 } : {}) };
+}
+
 export class CircuitsDrawing {
   #map;
   #shown = null; // { result, matrix, context }
@@ -82,6 +88,7 @@ export class CircuitsDrawing {
       slider.setAttribute('aria-valuetext', `after layer ${Number(slider.value) + 1} of ${result.layers}`);
     }
     exportButtons($('circuits-exports'), [{ id: `circuits-${result.kind}`, label: result.kind, title: matrix.title, map: this.#map,
+      provenance: () => circuitProvenance(this.#shown.result, this.#shown.context),
       json: () => resultJson(result, this.#shown.matrix, this.#shown.context), matrix: () => this.#shown.matrix }]);
   }
 

@@ -8,10 +8,11 @@ import { positionLabels } from './matrices.js';
 import { setPageState } from '../../shared/page-state.js';
 
 /**
- * @param {{onWalkthrough: (layer: number, head: number) => void}} actions
+ * @param {{onWalkthrough: (layer: number, head: number) => void, provenance?: () => object}} actions
+ *   provenance: the figure exports' facts (model, prompt)
  * @returns {{show: (pattern: object) => void, error: (message: string) => void, hide: () => void, redraw: () => void}}
  */
-export function headPattern({ onWalkthrough }) {
+export function headPattern({ onWalkthrough, provenance = () => ({}) }) {
   const map = new Heatmap($('circuits-head-map'), { maxCell: 28, minCell: 3, zoomable: true });
   let shown = null; // the session's 'head' reply
   const draw = () => {
@@ -21,6 +22,7 @@ export function headPattern({ onWalkthrough }) {
       scale: 'probability', title: `Layer ${layer + 1}, head ${head + 1} on the clean prompt` };
     map.render(matrix);
     exportButtons($('circuits-head-exports'), [{ id: `circuits-head-L${layer + 1}H${head + 1}`, label: 'pattern', title: matrix.title, map,
+      provenance: () => ({ ...provenance(), layer: layer + 1, head: head + 1 }),
       matrix: () => matrix, json: () => ({ layer, head, title: matrix.title, tokens, rows: { axis: 'query', labels }, cols: { axis: 'key', labels },
         data: matrixRows(matrix) }) }]);
   };

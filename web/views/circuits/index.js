@@ -10,6 +10,7 @@
 // live in the URL (settings circuitClean, circuitCorrupt, circuitA, circuitB, circuitShow,
 // circuitLayer). This file is the controller; prompts.js, draw.js and head-pattern.js draw.
 import { $ } from '../../shared/dom.js';
+import { modelProvenance } from '../../shared/exporting.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { countPageState, setPageState } from '../../shared/page-state.js';
 import { CIRCUIT_ANALYSES } from '../../shared/state.js';
@@ -49,7 +50,8 @@ class CircuitsController {
     this.#session = session;
     this.#startModel = startModel;
     this.#drawing = new CircuitsDrawing({ onHead: (layer, head) => this.#showHead(layer, head) });
-    this.#head = headPattern({ onWalkthrough: (layer, head) => this.#openInWalkthrough(layer, head) });
+    this.#head = headPattern({ onWalkthrough: (layer, head) => this.#openInWalkthrough(layer, head),
+      provenance: () => ({ view: 'circuits', model: modelProvenance(this.#model()), clean: this.#settings().circuitClean }) });
     this.#wire();
   }
 
@@ -242,7 +244,7 @@ class CircuitsController {
     if (mine !== this.#runSeq) return;
     $('circuits-run').disabled = false;
     this.#shownKey = key;
-    this.#drawing.draw(result, config, { model: this.#modelName(model), clean: s.circuitClean, corrupted: s.circuitCorrupt,
+    this.#drawing.draw(result, config, { model: this.#modelName(model), source: modelProvenance(model), clean: s.circuitClean, corrupted: s.circuitCorrupt,
       answers: [a, b].map((x) => (x && !x.error ? { text: x.text, id: x.id } : null)), layer: s.circuitLayer });
     const seconds = result.computeMs / 1000;
     this.#status(`${kind === 'heads' || kind === 'residual' || kind === 'layers' ? 'Patched' : 'Computed'} in ${seconds < 0.1

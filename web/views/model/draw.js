@@ -1,6 +1,7 @@
 // The Your model view's drawing: the model pickers (shipped buttons, the Hub's menu and id box), load progress and status, the
 // typed text's chips, every head (with its knock-out toggle), next tokens (before → after a knock-out), head finder. Text only ever goes in as textContent.
 import { $, button, el } from '../../shared/dom.js';
+import { exportButtons, modelProvenance } from '../../shared/exporting.js';
 import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
@@ -334,10 +335,13 @@ export function modelDrawing(onWalkthrough, onKnock) {
   const chips = new TokenChips($('model-tokens'));
   let shown = null; // { run, config }: what the grid draws, for a head's larger view
   const tileCanvas = (layer, head) => heads.tile(layer, head)?.querySelector('canvas') ?? null;
-  const view = headView({ onWalkthrough, onKnock, tileCanvas });
   const heads = modelHeads($('model-head-grid'), (layer, head) => shown && view.open(layer, head, shown.run, shown.config), onKnock);
   const finder = new HeadFinder($('model-finder'), (layer, head) => heads.highlight(layer, head));
   probabilityLegend($('model-heads-legend'));
+  const provenance = () => ({ view: 'your model', model: modelProvenance(shown?.model), text: $('model-text').value });
+  const gridFigure = { toSvg: (facts) => heads.toSvg(`Every layer × head on your ${shown?.run.n ?? 0} tokens`,
+    { ...facts, tokens: shown?.run.tokens, ...(shown?.run.ablated?.length ? { knockedOut: shown.run.ablated.map((h) => `L${h.layer + 1}H${h.head + 1}`) } : {}) }) };
+  const view = headView({ onWalkthrough, onKnock, tileCanvas, provenance });
   return {
     build(config) {
       view.close();
@@ -349,6 +353,9 @@ export function modelDrawing(onWalkthrough, onKnock) {
       $('model-heads-layers').hidden = !kinds;
       heads.build(config.layers, config.heads, config.layers * config.heads <= MAX_TABLE_HEADS, config.kvHeads ?? config.heads,
         kinds?.map(({ local, label }) => ({ label, kind: local ? 'local' : 'global' })) ?? null);
+      exportButtons($('model-grid-exports'), [{ id: 'model-heads', label: 'every head', title: 'Every layer × head', map: gridFigure,
+        provenance, json: () => ({ tokens: shown?.run.tokens, layers: config.layers, heads: config.heads,
+          layout: 'attention[layer][(head × n + query) × n + key]', attention: shown?.run.attention.map((layer) => Array.from(layer)) }) }]);
     },
     /** A run on the typed text: chips, every head, the next tokens. */
     drawRun(run, model) {
@@ -356,7 +363,7 @@ export function modelDrawing(onWalkthrough, onKnock) {
       textInfo(`${run.n} tokens${run.cut ? ` (the last ${run.cut} cut: the model's context is ${model.config.context})` : ''}` +
         `${run.note ? ` · ${run.note}` : ''}`);
       heads.render(run);
-      shown = { run, config: model.config };
+      shown = { run, config: model.config, model };
       view.update(run, model.config);
       drawNext(run);
       drawAblated(heads, run.ablated ?? []);

@@ -8,6 +8,7 @@
 // keyboard reading and screen-reader table). Text only ever goes in as textContent.
 // Draws the worker's numbers (each step's attention: per layer [heads * t], from m.generate).
 import { $, el } from '../../shared/dom.js';
+import { exportButtons, matrixRows } from '../../shared/exporting.js';
 import { Heatmap, probabilityLegend } from '../../shared/heatmap.js';
 import { displayToken } from '../../shared/labels.js';
 import { makeScale } from '../../shared/colors.js';
@@ -33,8 +34,9 @@ export const probabilityWords = (p) => `probability ${percent(p)}`;
 /**
  * The generation's drawing; its state (the prompt's tokens, the steps, the token looked at, the
  * chosen head) lives here only as what is drawn now, the controller owns the run.
+ * @param {() => object} provenance the heatmap's figure exports' facts (model, sampling settings)
  */
-export function generationDrawing() {
+export function generationDrawing(provenance = () => ({})) {
   let prompt = [];
   let steps = [];
   let focused = -1; // the step looked at (-1: the latest)
@@ -84,13 +86,23 @@ export function generationDrawing() {
     mapQueued = false;
     const { layer, head } = chosen;
     mapHost.hidden = steps.length === 0;
+    $('model-gen-exports').hidden = mapHost.hidden;
     Object.assign(mapHost.dataset, { rows: String(steps.length), layer: String(layer), head: String(head) });
     if (!steps.length) return;
-    map ??= new Heatmap(mapHost, { maxCell: 26, minCell: 3, onHover: (cell) => {
-      if (!cell) return;
-      focused = cell.row;
-      drawLooked();
-    } });
+    if (!map) {
+      map = new Heatmap(mapHost, { maxCell: 26, minCell: 3, onHover: (cell) => {
+        if (!cell) return;
+        focused = cell.row;
+        drawLooked();
+      } });
+      // Built once: the figure, its provenance and its numbers are read at click time.
+      exportButtons($('model-gen-exports'), [{ id: 'generation', label: 'this head', title: 'The generation\'s heatmap', map,
+        provenance: () => ({ ...provenance(), layer: chosen.layer + 1, head: chosen.head + 1, prompt: prompt.join(''),
+          generated: steps.map((s) => s.token) }),
+        matrix: () => map.matrix, json: () => ({ layer: chosen.layer, head: chosen.head, prompt, generated: steps.map((s) => s.token),
+          rows: { axis: 'new token', labels: map.matrix.rowLabels }, cols: { axis: 'position', labels: map.matrix.colLabels },
+          data: matrixRows(map.matrix) }) }]);
+    }
     const m = generationMatrix(prompt, steps, layer, head, shape.heads);
     map.render({ data: m.data, rows: m.rows, cols: m.cols, rowLabels: m.rowTokens.map(displayToken),
       colLabels: m.colTokens.map(displayToken), rowAxis: 'new token', colAxis: 'position', scale: 'probability',
@@ -205,6 +217,7 @@ export function generationDrawing() {
       shape = { layers, heads };
       chosen = { layer: 0, head: 0 };
       mapHost.hidden = true;
+      $('model-gen-exports').hidden = true;
       pick.replaceChildren(...Array.from({ length: layers * heads }, (_, i) => {
         const layer = Math.floor(i / heads);
         const head = i % heads;

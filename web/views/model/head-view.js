@@ -4,6 +4,7 @@
 // the walkthrough". Escape or Close closes it and focus goes back to the head's tile. Draws the
 // worker's numbers (the run's attention) as given; text only ever goes in as textContent.
 import { $ } from '../../shared/dom.js';
+import { exportButtons, matrixRows } from '../../shared/exporting.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { kvHeadOf } from '../../shared/head-grid.js';
 import { displayToken } from '../../shared/labels.js';
@@ -14,12 +15,12 @@ const CHROME_PX = 300;
 
 /**
  * @param {{onWalkthrough: (layer: number, head: number) => void, onKnock: (layer: number, head: number) => void,
- *   tileCanvas: (layer: number, head: number) => HTMLElement | null}} parts
- *   tileCanvas: the grid's heatmap of a head (focus goes back to it)
+ *   tileCanvas: (layer: number, head: number) => HTMLElement | null, provenance?: () => object}} parts
+ *   tileCanvas: the grid's heatmap of a head (focus goes back to it); provenance: the figure exports' facts (model, text)
  * @returns {{open: (layer: number, head: number, run: object, config: object) => void, update: (run: object) => void,
  *   close: () => void}}
  */
-export function headView({ onWalkthrough, onKnock, tileCanvas }) {
+export function headView({ onWalkthrough, onKnock, tileCanvas, provenance = () => ({}) }) {
   const dialog = $('model-head-dialog');
   let map = null;
   let shown = null; // { layer, head, run, config } while open
@@ -43,9 +44,15 @@ export function headView({ onWalkthrough, onKnock, tileCanvas }) {
     const maxCell = Math.max(3, Math.min(28, Math.floor((innerHeight - CHROME_PX) / Math.max(n, 1))));
     if (map?.options.maxCell !== maxCell) map = new Heatmap($('model-head-map'), { maxCell, minCell: 2, zoomable: true, caption: false });
     const labels = run.tokens.map(displayToken);
-    map.render({ data: run.attention[layer].subarray(head * n * n, (head + 1) * n * n), rows: n, cols: n, rowLabels: labels,
+    const matrix = { data: run.attention[layer].subarray(head * n * n, (head + 1) * n * n), rows: n, cols: n, rowLabels: labels,
       colLabels: labels, rowAxis: 'query', colAxis: 'key', scale: 'probability',
-      title: `Layer ${layer + 1}, head ${head + 1}${kv === null ? '' : ` (reads K/V head ${kv + 1})`}` });
+      title: `Layer ${layer + 1}, head ${head + 1}${kv === null ? '' : ` (reads K/V head ${kv + 1})`}` };
+    map.render(matrix);
+    exportButtons($('model-head-exports'), [{ id: `model-L${layer + 1}H${head + 1}`, key: 'model-head', label: 'this head', title: matrix.title, map,
+      provenance: () => ({ ...provenance(), layer: layer + 1, head: head + 1, tokens: run.tokens,
+        ...(run.ablated?.length ? { knockedOut: run.ablated.map((h) => `L${h.layer + 1}H${h.head + 1}`) } : {}) }),
+      matrix: () => matrix, json: () => ({ layer, head, title: matrix.title, tokens: run.tokens, rows: { axis: 'query', labels },
+        cols: { axis: 'key', labels }, data: matrixRows(matrix) }) }]);
   }
 
   /** Another head of the same model (step −1: the previous, +1: the next, across layers). */

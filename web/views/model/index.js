@@ -15,6 +15,7 @@
 // refused or cancelled load leaves the loaded model and everything drawn as it was (a cancel is said
 // as news, not as an error). The footer (the store's footer.model) says the drawn run. This file is
 // the controller (the store's `yourModel`, the worker's calls); draw.js draws.
+import { modelProvenance } from '../../shared/exporting.js';
 import { $ } from '../../shared/dom.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { formatBytes } from '../../shared/format.js';
@@ -155,7 +156,8 @@ class ModelController {
       else if (update.progress !== undefined) drawProgress(update);
     });
     this.drawing = modelDrawing((layer, head) => this.#openInWalkthrough(layer, head), (layer, head) => this.#knock(layer, head));
-    this.generation = generationDrawing();
+    this.generation = generationDrawing(() => ({ view: 'your model: generation', model: modelProvenance(this.view().model),
+      sampling: this.#sampling() }));
     // The strip's runs keep Hub files too: the view's list of kept files follows.
     this.training = new TrainingStrip({ session, onRunEnded: () => this.#client && this.#drawCache() });
     this.#wire();

@@ -10,7 +10,8 @@
 // checkpoint is in memory beside the view's model. Every number is model.headScores' in that
 // session; training-data.js holds the DOM-free parts.
 import { $, el } from '../../shared/dom.js';
-import { csvText, download } from '../../shared/exporting.js';
+import { csvText, download, exportButtons, svgElementFigure } from '../../shared/exporting.js';
+import { gridSvg } from '../../shared/svg-figure.js';
 import { formatNumber } from '../../shared/format.js';
 import { Heatmap, probabilityLegend } from '../../shared/heatmap.js';
 import { setPageState } from '../../shared/page-state.js';
@@ -258,6 +259,35 @@ export class TrainingStrip {
         title: `${label} score of every head at ${revision}`, scale: 'probability', missing: 'not measured' }, { width: cell * heads });
     });
     this.#drawLine();
+    this.#figureExports();
+  }
+
+  // SVG / PNG / Copy figure of the checkpoints' maps (one figure, svg-figure.js's gridSvg) and of the line.
+  #figureExports() {
+    if ($('model-training-exports').childElementCount) return; // built once: what they export is read at click time
+    const provenance = () => ({ view: 'your model: across training', model: this.#source?.entry.id, score: this.#key,
+      probeTokens: this.#probeLength, revisions: this.#results.map((r) => r.revision) });
+    const json = () => trainingJson({ id: this.#source.entry.id, probeLength: this.#probeLength, results: this.#results });
+    const maps = { toSvg: (facts) => {
+      const drawn = this.#maps.map((map, i) => ({ map, revision: this.#results[i]?.revision })).filter(({ map, revision }) => map?.matrix && revision);
+      if (!drawn.length) return '';
+      const { scale, colorScale, logFloor, style } = drawn[0].map;
+      const title = `${this.#label()} score of every head at each checkpoint (rows: layers, columns: heads)`;
+      const perRow = 6;
+      return gridSvg({ title, scale, colorScale, logFloor, style, tile: 80, provenance: { title, ...facts },
+        tiles: drawn.map(({ map, revision }, i) => ({ label: revision, row: Math.floor(i / perRow), col: i % perRow,
+          positions: map.colorData, rows: map.matrix.rows, cols: map.matrix.cols })),
+        description: `${drawn.length} checkpoints, a layer × head heatmap each` });
+    } };
+    const line = { toSvg: (facts) => {
+      const chart = $('model-training-line').querySelector('svg');
+      return chart ? svgElementFigure(chart, { title: $('model-training-line-title').textContent,
+        note: $('model-training-line').querySelector('.model-training-key')?.textContent ?? '', provenance: facts }) : '';
+    } };
+    exportButtons($('model-training-exports'), [
+      { id: 'across-training-maps', label: 'every head', title: 'Every head at each checkpoint', map: maps, provenance, json },
+      { id: 'across-training-line', label: 'the line', title: 'The head\'s score across training', map: line, provenance, json },
+    ]);
   }
 
   #hover(revision, at) {

@@ -1,6 +1,7 @@
 // The Train view's drawing: loss plot, probe heads, score curves, timeline and status, from the store's `train`.
 import { $ } from '../../shared/dom.js';
 import { setFooter } from '../../page-settings.js';
+import { exportButtons } from '../../shared/exporting.js';
 import { formatNumber } from '../../shared/format.js';
 import { HEAD_COLORS } from '../../shared/colors.js';
 import { circuitNote } from './circuit-note.js';
@@ -18,6 +19,13 @@ const lossSeries = (history) => [
   { label: 'held-out loss', color: HEAD_COLORS[1], points: history.map((h) => [h.step, h.heldOutLoss]) },
   { label: 'held-out accuracy (right axis)', color: HEAD_COLORS[2], dash: [5, 3], axis: 'right', points: history.map((h) => [h.step, h.accuracy]) },
 ];
+
+/** A Train view figure's provenance: the task, the model trained and its training settings, the step drawn. */
+function trainProvenance({ settings, train }) {
+  return { view: 'train', task: settings.task, model: { layers: settings.layers, heads: Number(settings.trainHeads),
+    dModel: Number(settings.trainDModel), context: settings.context }, training: { learningRate: settings.lr, batch: settings.batch,
+    seed: settings.trainSeed }, step: train.latest?.step ?? 0, probe: settings.probe };
+}
 
 /** The timeline slider and its label: the pinned snapshot, or live. */
 function drawTimeline({ snapshots, pinned, latest }) {
@@ -66,6 +74,12 @@ export function trainDrawing({ store, onAblate, onOpen }) {
   const curves = new ScoreCurves($('train-scores'), $('train-scores-legend'));
   let drawQueued = false;
   let probeTypedAt = null; // the probe keystroke waiting for its redraw (measured)
+  // Figure exports of the loss plot and the score curves (their numbers read at click time).
+  const provenance = () => trainProvenance(store.get());
+  exportButtons($('train-loss-exports'), [{ id: 'train-loss', label: 'loss plot', title: 'Loss and accuracy against steps', map: lossPlot,
+    provenance, json: () => ({ task: store.get().settings.task, history: store.get().train.history }) }]);
+  exportButtons($('train-scores-exports'), [{ id: 'train-head-scores', label: 'head scores', title: 'Head scores against steps', map: curves,
+    provenance, json: () => ({ task: store.get().settings.task, scoreHistory: store.get().train.scoreHistory }) }]);
 
   function draw() {
     const run = store.get().train;

@@ -1,7 +1,9 @@
 // A line plot on a canvas: series of (step, value) points against steps, with axes, ticks,
 // labels, a legend and an optional log-scaled y axis. Used for the loss / accuracy plot and the
-// heads' score curves. It draws the numbers it is given, nothing else.
+// heads' score curves. It draws the numbers it is given, nothing else; the same drawing goes into
+// an SVG figure through svg-figure.js's SvgContext (toSvg).
 import { el } from '../../shared/dom.js';
+import { plotSvg, SvgContext } from '../../shared/svg-figure.js';
 
 const niceStep = (span, count) => {
   const raw = span / Math.max(1, count);
@@ -113,6 +115,13 @@ export class LinePlot {
    */
   render(series, { log = false, width, marker } = {}) {
     const cssWidth = this.#resize(width);
+    this.last = { series, log, marker, cssWidth };
+    this.#paint(this.last);
+    if (this.options.legend) this.#legend(series);
+  }
+
+  // The plot of { series, log, marker, cssWidth } into this.ctx (the canvas's, or drawTo's).
+  #paint({ series, log, marker, cssWidth }) {
     const colors = themeColors(this.canvas);
     const frame = plotFrame(series, this.options, { log, cssWidth });
     this.#axes(frame, colors);
@@ -125,7 +134,45 @@ export class LinePlot {
     ctx.setLineDash([]);
     if (marker !== undefined) this.#marker(marker, frame, colors.ink);
     ctx.restore();
-    if (this.options.legend) this.#legend(series);
+  }
+
+  /**
+   * The last render drawn again into another 2D context (svg-figure.js's SvgContext: the same
+   * drawing as SVG), at its origin; returns its { width, height } in CSS px, or null before a render.
+   */
+  drawTo(ctx) {
+    if (!this.last) return null;
+    const canvasContext = this.ctx;
+    this.ctx = ctx;
+    try {
+      this.#paint(this.last);
+    } finally {
+      this.ctx = canvasContext;
+    }
+    return { width: this.last.cssWidth, height: this.options.height };
+  }
+
+  /** The theme's colours and font as an SVG figure needs them (svg-figure.js style). */
+  figureStyle() {
+    const style = getComputedStyle(this.canvas);
+    const colors = themeColors(this.canvas);
+    return { family: colors.font, '--surface': style.getPropertyValue('--surface').trim() || '#fff', '--ink': colors.ink,
+      '--muted': colors.muted, '--masked': '#9a9a9a' };
+  }
+
+  /** The last render as a standalone SVG figure (title: the plot's label; its series' key below it). */
+  toSvg(provenance = {}) {
+    const style = this.figureStyle();
+    const measure = (text, px, weight = '') => {
+      this.ctx.font = `${weight} ${px}px ${style.family}`.trim();
+      return this.ctx.measureText(text).width;
+    };
+    const recorder = new SvgContext({ measure });
+    const size = this.drawTo(recorder);
+    if (!size) return '';
+    const title = this.options.title ?? this.options.label;
+    return plotSvg({ title, ...size, drawing: recorder.toMarkup(), series: this.last.series, style, measure,
+      provenance: { title, ...provenance } });
   }
 
   // The canvas sized to the CSS width (at the device's pixel ratio) and cleared; returns the width.

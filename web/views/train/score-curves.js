@@ -4,6 +4,7 @@
 import { HEAD_COLORS } from '../../shared/colors.js';
 import { el } from '../../shared/dom.js';
 import { fillLayerGrid } from '../../shared/layer-grid.js';
+import { plotSvg, SvgContext } from '../../shared/svg-figure.js';
 import { legendItems, LinePlot } from './plot.js';
 
 export const SCORES = [
@@ -50,5 +51,38 @@ export class ScoreCurves {
       const latest = history.at(-1)?.scores[index];
       figure.dataset.scores = JSON.stringify(SCORES.map((x) => latest?.[x.key] ?? null)); // tests read it
     });
+  }
+
+  /** Every head's plot in one SVG figure (each drawn by its LinePlot into svg-figure.js's SvgContext), layers in rows. */
+  toSvg(provenance = {}) {
+    const drawn = this.#plots.filter(({ plot }) => plot.last);
+    if (!drawn.length) return '';
+    const style = drawn[0].plot.figureStyle();
+    const recorder = new SvgContext();
+    const GAP = 12;
+    const CAPTION = 16;
+    const heads = Math.max(...drawn.map((p) => p.head)) + 1;
+    let width = 0;
+    let height = 0;
+    for (const { layer, head, plot } of drawn) {
+      const w = plot.last.cssWidth;
+      const h = plot.options.height;
+      const x = head * (w + GAP);
+      const y = layer * (h + CAPTION + GAP);
+      recorder.save();
+      recorder.translate(x, y);
+      recorder.font = `11px ${style.family}`;
+      recorder.fillStyle = style['--muted'];
+      recorder.textBaseline = 'top';
+      recorder.textAlign = 'left';
+      recorder.fillText(`L${layer + 1} · head ${head + 1}`, 0, 0);
+      recorder.translate(0, CAPTION);
+      plot.drawTo(recorder);
+      recorder.restore();
+      width = Math.max(width, x + w);
+      height = Math.max(height, y + CAPTION + h);
+    }
+    const title = `Head scores against training steps (${drawn.length / heads} layers × ${heads} heads)`;
+    return plotSvg({ title, width, height, drawing: recorder.toMarkup(), series: SCORES, style, provenance: { title, ...provenance } });
   }
 }

@@ -1,7 +1,6 @@
-// Downloads: a heatmap as PNG, a step's data as JSON or CSV, and the walkthrough's row of
-// download buttons (the file writing is shared/exporting.js's, which the Circuits view uses too).
-import { button, el } from '../../shared/dom.js';
-import { download, matrixCsv } from '../../shared/exporting.js';
+// Downloads: a step's data as JSON or CSV, and the walkthrough's row of export buttons (SVG, PNG,
+// Copy figure, JSON, CSV: shared/exporting.js's exportButtons, which every view uses).
+import { download, exportButtons, matrixCsv } from '../../shared/exporting.js';
 
 export { download };
 
@@ -35,27 +34,38 @@ export const stepCsv = matrixCsv;
 /** "weights-head2" style file names. */
 export const fileStem = (step) => (step.head >= 0 ? `${step.id}-head${step.head + 1}` : step.id);
 
+// The settings a walkthrough figure depends on (its provenance), beside the text and the model.
+const FIGURE_SETTINGS = ['tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask', 'window', 'prefix', 'padTo', 'cells', 'scale',
+  'cross', 'source', 'preset', 'colorScale'];
+
+/** A walkthrough figure's provenance: the model (a shipped one or random weights), the text, the step and the settings. */
+export function walkthroughProvenance(step, { settings, result }) {
+  const chosen = Object.fromEntries(FIGURE_SETTINGS.filter((k) => settings[k] !== undefined).map((k) => [k, settings[k]]));
+  return {
+    view: 'walkthrough',
+    model: result?.model ? { name: result.model.name, title: result.model.title, layer: result.model.layer + 1 }
+      : result?.weightsFile ? { weightsFile: result.weightsFile } : `random weights (seed ${settings.seed})`,
+    text: settings.text,
+    step: step.id,
+    ...(step.head >= 0 ? { head: step.head + 1 } : {}),
+    settings: chosen,
+  };
+}
+
 /**
- * One group of PNG / JSON / CSV buttons per heatmap of the stage. `entries` are the stage's
- * live { step, matrix, map }: a step's id and head stay, its numbers are read at click time.
+ * One group of SVG / PNG / Copy figure / JSON / CSV buttons per heatmap of the stage. `entries` are
+ * the stage's live { step, matrix, map }: a step's id and head stay, its numbers are read at click
+ * time; `state()` is the store's state then (the figure's provenance).
  */
-export function drawExports(host, entries) {
-  host.replaceChildren(...entries.map((entry) => {
-    const { step, map } = entry;
-    const group = el('div', 'export-group');
-    group.append(el('span', 'muted small', `${step.id}${step.head >= 0 ? ` (head ${step.head + 1})` : ''}:`));
-    const stem = fileStem(step);
-    const actions = [
-      ['PNG', async () => download(await map.toPngBlob(), `${stem}.png`)],
-      ['JSON', () => download(new Blob([stepJson(entry.step, entry.matrix)], { type: 'application/json' }), `${stem}.json`)],
-      ['CSV', () => download(new Blob([stepCsv(entry.matrix)], { type: 'text/csv' }), `${stem}.csv`)],
-    ];
-    for (const [label, action] of actions) {
-      const b = button('small-button', label, action);
-      b.dataset.export = `${step.id}-${label.toLowerCase()}`;
-      b.setAttribute('aria-label', `Download ${step.title} as ${label}`);
-      group.append(b);
-    }
-    return group;
-  }));
+export function drawExports(host, entries, state) {
+  exportButtons(host, entries.map((entry) => ({
+    id: fileStem(entry.step),
+    key: entry.step.id,
+    label: `${entry.step.id}${entry.step.head >= 0 ? ` (head ${entry.step.head + 1})` : ''}`,
+    title: entry.step.title,
+    map: entry.map,
+    provenance: () => walkthroughProvenance(entry.step, state()),
+    json: () => stepJson(entry.step, entry.matrix),
+    matrix: () => entry.matrix,
+  })));
 }

@@ -58,7 +58,7 @@ export class StageView {
       visible: steps.some((s) => s.head >= 0) && result.config.heads > 1 });
     const rebuilt = this.#ensureMaps(steps);
     this.#fillMaps(steps, available ?? $('matrices').clientWidth);
-    if (rebuilt) drawExports($('exports'), this.#maps);
+    if (rebuilt) drawExports($('exports'), this.#maps, () => this.#store.get());
     this.#explainPinned();
   }
 
