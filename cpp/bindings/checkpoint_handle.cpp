@@ -51,10 +51,12 @@ val CheckpointHandle::provide(val bytes) {
   });
 }
 
-val CheckpointHandle::begin(const std::string& config_json) {
+val CheckpointHandle::begin(val config_json) {
   return guarded([&] {
     if (!files_ || !files_->ready()) throw attn::Error("begin() needs every file described first");
-    const attn::CheckpointConfig config = attn::checkpoint_config(attn::ConfigJson(config_json));
+    const std::optional<std::string> text =
+        config_json.isString() ? std::optional(config_json.as<std::string>()) : std::nullopt;
+    const attn::CheckpointConfig config = attn::checkpoint_config_for(files_->files(), text);
     import_ = std::make_unique<attn::CheckpointImport>(files_->files(), config);
     files_.reset();
     family_ = config.family;
@@ -68,6 +70,7 @@ val CheckpointHandle::begin(const std::string& config_json) {
       entry.set("begin", double(where.begin));
       entry.set("end", double(where.end));
       entry.set("whole", import_->needs_whole(i));
+      entry.set("format", where.format);
       reads.call<void>("push", entry);
     }
     return reads;

@@ -16,14 +16,15 @@ namespace attn::bindings {
 // A streamed checkpoint import (any family, .safetensors or pytorch_model.bin, one file or its
 // shards): open([size…]) and then each provide([bytes…]) return the byte ranges the core needs
 // next ([{ file, begin, end }], [] once every file is described: the core decides the steps);
-// begin(config.json's text) lists the reads ({ file, name, begin, end, whole }); for each chunk
+// begin(config.json's text, or null for a GGUF file, whose metadata holds it) lists the reads
+// ({ file, name, begin, end, whole, format }); for each chunk
 // the JS API writes the file's bytes into buffer(size) and calls read(); finish() hands the
 // model over.
 class CheckpointHandle {
  public:
   val open(val file_sizes);
   val provide(val bytes);
-  val begin(const std::string& config_json);
+  val begin(val config_json);
   // { vocab, family, gpt2, missing, eos } after begin(): the model's vocabulary size, its family,
   // whether GPT-2's own tokenizer serves when none is given, otherwise what tokenize says, and
   // config.json's end-of-text ids within the vocabulary.
