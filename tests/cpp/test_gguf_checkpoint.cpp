@@ -211,6 +211,52 @@ TEST_CASE("a GGUF header is read from growing prefixes and its tensors in chunks
   require_same_forward(*chunked, *whole, CheckpointCases{"llama"}.expected("llama-f32"));
 }
 
+TEST_CASE("a GGUF header of 2.5 MB (a real tokenizer's size) is read in growing prefixes",
+          "[gguf]") {
+  // llama-f32.gguf with a string key of 2.5 MB inserted first: a multiple of the alignment (32),
+  // so every tensor's offset in the data section stays valid
+  const Bytes small = gguf_file("llama-f32.gguf");
+  const std::string key = "general.description";
+  std::size_t length = 2'500'000;
+  while ((8 + key.size() + 4 + 8 + length) % 32 != 0) ++length;
+  Bytes entry;
+  const auto put = [&](std::uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i) entry.push_back(std::uint8_t(value >> (8 * i)));
+  };
+  put(key.size(), 8);
+  entry.insert(entry.end(), key.begin(), key.end());
+  put(8, 4);  // a string
+  put(length, 8);
+  entry.resize(entry.size() + length, 'x');
+  Bytes big(small.begin(), small.begin() + 24);
+  big.insert(big.end(), entry.begin(), entry.end());
+  big.insert(big.end(), small.begin() + 24, small.end());
+  big[16] += 1;  // the metadata count (u64 at byte 16)
+
+  attn::CheckpointFiles files({big.size()});
+  std::vector<std::uint64_t> asked;
+  while (!files.ready()) {
+    std::vector<std::span<const std::uint8_t>> spans;
+    for (const attn::ByteRange& range : files.needed()) {
+      CHECK(range.begin == 0);
+      asked.push_back(range.end);
+      spans.emplace_back(big.data(), std::size_t(range.end));
+    }
+    files.provide(spans);
+  }
+  // 16 bytes (the magic), 1 MB, then at least twice as many each time (or the whole file) until
+  // the header is held
+  REQUIRE(asked.size() >= 4);
+  CHECK(asked[1] == attn::gguf::kFirstHeadBytes);
+  for (std::size_t i = 2; i < asked.size(); ++i) {
+    CHECK(asked[i] >= std::min<std::uint64_t>(2 * asked[i - 1], big.size()));
+  }
+  CHECK(files.files()[0].gguf->metadata.string(key).size() == length);
+  const auto model = attn::load_gguf_checkpoint(big);
+  const auto reference = attn::load_gguf_checkpoint(small);
+  require_same_forward(*model, *reference, CheckpointCases{"llama"}.expected("llama-f32"));
+}
+
 TEST_CASE("GGUF files loadCheckpoint cannot read are refused, saying why", "[gguf]") {
   const std::string dir = std::string(ATTN_TEST_DATA_DIR) + "/malformed-gguf/";
   const Bytes listing = read_file(dir + "expected.json");
