@@ -4,10 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "attention/model/checkpoint_import.hpp"
+#include "attention/text/gguf_tokenizer.hpp"
 #include "bindings/common.hpp"
 #include "bindings/model_handle.hpp"
 
@@ -25,9 +27,10 @@ class CheckpointHandle {
   val open(val file_sizes);
   val provide(val bytes);
   val begin(val config_json);
-  // { vocab, family, gpt2, missing, eos } after begin(): the model's vocabulary size, its family,
-  // whether GPT-2's own tokenizer serves when none is given, otherwise what tokenize says, and
-  // config.json's end-of-text ids within the vocabulary.
+  // { vocab, family, gpt2, missing, eos, json? } after begin(): the model's vocabulary size, its
+  // family, whether GPT-2's own tokenizer serves when none is given, otherwise what tokenize says,
+  // config.json's end-of-text ids within the vocabulary; a GGUF file's tokenizer as
+  // tokenizer.json's text when its metadata has one the core reads.
   val tokenizerNeed() const;
   // A view of `size` bytes of wasm memory for the next chunk (valid until the next allocation).
   val buffer(std::size_t size);
@@ -39,6 +42,7 @@ class CheckpointHandle {
   std::unique_ptr<attn::CheckpointImport> import_;
   const attn::FamilyDescription* family_ = nullptr;
   std::vector<std::int32_t> eos_;
+  std::optional<attn::GgufTokenizer> gguf_tokenizer_;  // a GGUF file's
   std::vector<std::uint8_t> buffer_;
 };
 
