@@ -132,6 +132,12 @@ export interface AbortSignalLike {
 export interface HubLoadOptions {
   /** 'org/name', or a repo's URL 'https://host/org/name' (its origin is then the endpoint). */
   hub: string;
+  /**
+   * A GGUF file of the repo ('SmolLM2-135M-Instruct-Q8_0.gguf', or up to two folders down): only
+   * it is fetched, by Range, its header and metadata first (they are its config and tokenizer).
+   * Without it, the repo's model.safetensors or pytorch_model.bin with its config.json.
+   */
+  file?: string;
   /** A branch, tag or commit. Default 'main'. */
   revision?: string;
   /** The Hub or a mirror. Default 'https://huggingface.co'. */

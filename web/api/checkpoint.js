@@ -8,7 +8,7 @@ import { DEFAULT_STOP, TOKEN_TEXT, TransformerModel } from './model.js';
 // ---- GPT-2 checkpoints (lens.loadCheckpoint) --------------------------------------------------
 
 const CHECKPOINT_KEYS = ['weights', 'config', 'tokenizer', 'onProgress'];
-const HUB_ONLY_KEYS = ['revision', 'endpoint', 'signal'];
+const HUB_ONLY_KEYS = ['file', 'revision', 'endpoint', 'signal'];
 const CHECKPOINT_CHUNK = 1 << 22; // bytes copied into wasm memory at a time (4 MB)
 const GPT2_VOCAB_FILES = ['gpt2-encoder.json', 'gpt2-vocab.bpe'];
 
