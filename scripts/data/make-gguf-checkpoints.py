@@ -22,6 +22,12 @@ writes for these sizes (general.architecture, <arch>.block_count, context_length
 embedding_length, feed_forward_length, attention.head_count(_kv), the norm's ε, rope.freq_base,
 rope.dimension_count, tokenizer.ggml.eos_token_id).
 
+and kquants.gguf: a random llama of d_model 256 (K-quants' rows are 256 values) whose weight
+matrices are random blocks of every quantized type the core reads — token_embd Q6_K, attn_q Q4_K,
+attn_k Q5_K, attn_v Q6_K, attn_output Q4_K, ffn_gate Q5_K, ffn_up Q8_0, ffn_down Q4_K, output Q4_0 —
+with small scales (every weight within ±4), norms F32: test_gguf_checkpoint.cpp checks each
+parameter the import made against the blocks' values placed by hand;
+
 and tests/data/malformed-gguf/: GGUF files loadCheckpoint must refuse, each a variation of
 llama-f32.gguf, with expected.json mapping each file to a part of the message it must give
 (written here by hand, from what the refusal must name).
@@ -305,8 +311,68 @@ def write_refused(config, stored):
         f.write("\n")
 
 
+def random_blocks(rng, type_name, count):
+    """count values of random blocks of type_name with small scales (|value| <= 4)."""
+    halves = lambda low, high, n: rng.uniform(low, high, n).astype(np.float16).view(np.uint16)
+    if type_name == "Q8_0":
+        b = np.zeros(count // 32, gguf.Q8_0)
+        b["d"] = halves(1e-3, 2e-2, len(b))
+        b["qs"] = rng.integers(-128, 128, (len(b), 32))
+    elif type_name == "Q4_0":
+        b = np.zeros(count // 32, gguf.Q4_0)
+        b["d"] = halves(1e-3, 0.3, len(b))
+        b["qs"] = rng.integers(0, 256, (len(b), 16))
+    elif type_name in ("Q4_K", "Q5_K"):
+        b = np.zeros(count // 256, gguf.Q4_K if type_name == "Q4_K" else gguf.Q5_K)
+        b["d"] = halves(1e-4, 2e-3, len(b))
+        b["dmin"] = halves(0, 2e-3, len(b))
+        b["scales"] = rng.integers(0, 256, (len(b), 12))
+        b["qs"] = rng.integers(0, 256, (len(b), 128))
+        if type_name == "Q5_K":
+            b["qh"] = rng.integers(0, 256, (len(b), 32))
+    else:  # Q6_K
+        b = np.zeros(count // 256, gguf.Q6_K)
+        b["ql"] = rng.integers(0, 256, (len(b), 128))
+        b["qh"] = rng.integers(0, 256, (len(b), 64))
+        b["scales"] = rng.integers(-128, 128, (len(b), 16))
+        b["d"] = halves(1e-5, 5e-4, len(b))
+    data = b.tobytes()
+    assert np.all(np.abs(gguf.dequantize(type_name, data)) <= 4)
+    return data
+
+
+def write_kquants():
+    rng = np.random.default_rng(34)
+    d, ff, vocab, heads, kv_heads = 256, 256, 32, 4, 2
+    head_dim = d // heads
+    tensors = [("token_embd.weight", "Q6_K", [vocab, d]), ("blk.0.attn_norm.weight", "F32", [d]),
+               ("blk.0.attn_q.weight", "Q4_K", [d, d]), ("blk.0.attn_k.weight", "Q5_K", [kv_heads * head_dim, d]),
+               ("blk.0.attn_v.weight", "Q6_K", [kv_heads * head_dim, d]),
+               ("blk.0.attn_output.weight", "Q4_K", [d, d]), ("blk.0.ffn_norm.weight", "F32", [d]),
+               ("blk.0.ffn_gate.weight", "Q5_K", [ff, d]), ("blk.0.ffn_up.weight", "Q8_0", [ff, d]),
+               ("blk.0.ffn_down.weight", "Q4_K", [d, ff]), ("output_norm.weight", "F32", [d]),
+               ("output.weight", "Q4_0", [vocab, d])]
+    written = []
+    for name, type_name, shape in tensors:
+        count = int(np.prod(shape))
+        if type_name == "F32":
+            data = rng.uniform(0.5, 1.5, count).astype("<f4").tobytes()
+        else:
+            data = random_blocks(rng, type_name, count)
+        written.append((name, type_name, list(reversed(shape)), data))
+    metadata = [
+        ("general.architecture", gguf.STRING, "llama"),
+        ("llama.block_count", gguf.U32, 1), ("llama.context_length", gguf.U32, 64),
+        ("llama.embedding_length", gguf.U32, d), ("llama.feed_forward_length", gguf.U32, ff),
+        ("llama.attention.head_count", gguf.U32, heads), ("llama.attention.head_count_kv", gguf.U32, kv_heads),
+        ("llama.rope.freq_base", gguf.F32, 10000.0), ("llama.attention.layer_norm_rms_epsilon", gguf.F32, 1e-5),
+    ]
+    gguf.write_gguf(os.path.join(OUT, "kquants.gguf"), metadata, written)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    write_kquants()
     for case, folder, name, arch, permuted in (("llama", "llama", "llama-f32", "llama", True),
                                                ("qwen2", "llama", "qwen2-f32", "qwen2", False),
                                                ("gpt2", "gpt2", "tiny-f32", "gpt2", False)):
@@ -325,7 +391,8 @@ def main():
         write_case(case, stored, metadata, config, permuted)
         if case == "llama":
             write_refused(config, stored)
-    print(f"wrote {OUT}/{{llama,qwen2,gpt2}}-{{f32,f16,q8_0}}.gguf and their .safetensors twins")
+    print(f"wrote {OUT}/{{llama,qwen2,gpt2}}-{{f32,f16,q8_0}}.gguf and their .safetensors twins, "
+          "kquants.gguf and tests/data/malformed-gguf")
 
 
 if __name__ == "__main__":

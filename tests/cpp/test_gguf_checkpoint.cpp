@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,61 @@ double logits_distance(attn::Model& model, const attn::safetensors::File& expect
 }
 
 }  // namespace
+
+TEST_CASE("K-quant, Q8_0 and Q4_0 blocks are dequantized into the parameters they fill", "[gguf]") {
+  // kquants.gguf: a random llama of d_model 256 whose matrices are random blocks of each type
+  const Bytes bytes = gguf_file("kquants.gguf");
+  const auto model = attn::load_gguf_checkpoint(bytes);  // in 64 KB chunks: blocks split
+  const attn::gguf::Index index = attn::gguf::parse(bytes);
+  const std::size_t head_dim = 64, d = 256;
+  // Where stored row r of a tensor goes: its parameter, that parameter's first row, and llama's
+  // q/k permutation undone (within each head, stored row 2·j + s is row s·head_dim/2 + j).
+  struct Place {
+    const char* gguf;
+    const char* ours;
+    std::size_t first_row;
+    bool permuted;
+  };
+  const Place places[] = {{"token_embd.weight", "embed.weight", 0, false},
+                          {"blk.0.attn_norm.weight", "layers.0.ln1.weight", 0, false},
+                          {"blk.0.attn_q.weight", "layers.0.attn.in_proj_weight", 0, true},
+                          {"blk.0.attn_k.weight", "layers.0.attn.in_proj_weight", 256, true},
+                          {"blk.0.attn_v.weight", "layers.0.attn.in_proj_weight", 384, false},
+                          {"blk.0.attn_output.weight", "layers.0.attn.out_proj.weight", 0, false},
+                          {"blk.0.ffn_norm.weight", "layers.0.ln2.weight", 0, false},
+                          {"blk.0.ffn_gate.weight", "layers.0.mlp.fc.weight", 0, false},
+                          {"blk.0.ffn_up.weight", "layers.0.mlp.fc.weight", 256, false},
+                          {"blk.0.ffn_down.weight", "layers.0.mlp.proj.weight", 0, false},
+                          {"output_norm.weight", "ln_f.weight", 0, false},
+                          {"output.weight", "unembed.weight", 0, false}};
+  REQUIRE(index.tensors.size() == std::size(places));
+  std::set<std::string> types;
+  for (const Place& place : places) {
+    INFO(place.gguf);
+    const attn::gguf::TensorInfo* tensor = index.find(place.gguf);
+    REQUIRE(tensor != nullptr);
+    types.insert(attn::ggml_type_name(tensor->type));
+    const std::vector<float> values = attn::gguf::tensor_values(*tensor, bytes);
+    const std::vector<float> parameter = model->parameter_values(place.ours);
+    const std::size_t row_length = tensor->dims[0];
+    const std::size_t rows = values.size() / row_length;
+    REQUIRE(row_length == (tensor->dims.size() == 1 ? d : tensor->dims[0]));
+    std::size_t mismatches = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::size_t row = r;
+      if (place.permuted) {
+        const std::size_t head = r / head_dim, within = r % head_dim;
+        row = head * head_dim + (within % 2) * (head_dim / 2) + within / 2;
+      }
+      for (std::size_t c = 0; c < row_length; ++c) {
+        const float ours = parameter[(place.first_row + row) * row_length + c];
+        if (!(ours == values[r * row_length + c])) ++mismatches;
+      }
+    }
+    CHECK(mismatches == 0);
+  }
+  CHECK(types == std::set<std::string>{"F32", "Q4_0", "Q4_K", "Q5_K", "Q6_K", "Q8_0"});
+}
 
 TEST_CASE("a GGUF file's config is its metadata's, read as the family's config.json", "[gguf]") {
   for (const GgufCase& c : kCases) {
