@@ -16,7 +16,9 @@ writes them, for loadCheckpoint's GGUF path: tests/data/gguf/
 
 for the cases llama (tests/data/llama/llama-f32: llama.cpp's q/k row permutation applied, as
 LlamaModel.permute does), qwen2 (tests/data/llama/qwen2-f32: tied embeddings, q/k/v biases, no
-permutation) and gpt2 (tests/data/gpt2/tiny-f32: Conv1D weights written [out, in], the causal-mask
+permutation), qwen3 (tests/data/families/qwen3-f32: per-head q/k norms, head_dim 16 beside a
+hidden size of 48 as attention.key_length; F32 and F16 only, its rows of 48 values being no whole
+number of Q8_0 blocks) and gpt2 (tests/data/gpt2/tiny-f32: Conv1D weights written [out, in], the causal-mask
 buffers dropped, as GPT2Model.modify_tensors does). The metadata holds the keys the converter
 writes for these sizes (general.architecture, <arch>.block_count, context_length,
 embedding_length, feed_forward_length, attention.head_count(_kv), the norm's ε, rope.freq_base,
@@ -96,6 +98,8 @@ def llama_shaped(config, tensors, arch, permuted):
                      ("attn_output", "o_proj")):
             for part in ("weight", "bias"):
                 out += [(f"{b}{g}.{part}", f"{m}self_attn.{h}.{part}")]
+        out += [(b + "attn_q_norm.weight", m + "self_attn.q_norm.weight"),
+                (b + "attn_k_norm.weight", m + "self_attn.k_norm.weight")]
         out += [(b + "ffn_norm.weight", m + "post_attention_layernorm.weight")]
         for g, h in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"), ("ffn_down", "down_proj")):
             out += [(f"{b}{g}.weight", f"{m}mlp.{h}.weight")]
@@ -110,7 +114,7 @@ def llama_shaped(config, tensors, arch, permuted):
         if permuted and ".attn_k." in g:
             a = permute(a, heads, kv_heads)
         stored.append((g, h, a))
-    head_dim = config["hidden_size"] // heads
+    head_dim = config.get("head_dim") or config["hidden_size"] // heads
     metadata = [
         ("general.architecture", gguf.STRING, arch),
         (f"{arch}.block_count", gguf.U32, config["num_hidden_layers"]),
@@ -124,6 +128,9 @@ def llama_shaped(config, tensors, arch, permuted):
         (f"{arch}.rope.dimension_count", gguf.U32, head_dim),
         ("tokenizer.ggml.eos_token_id", gguf.U32, config["eos_token_id"]),
     ]
+    if "head_dim" in config:  # the converter writes it when config.json has it
+        metadata += [(f"{arch}.attention.key_length", gguf.U32, head_dim),
+                     (f"{arch}.attention.value_length", gguf.U32, head_dim)]
     return stored, metadata
 
 
@@ -167,9 +174,9 @@ def unpermuted(name, array, config):
             .reshape(array.shape))
 
 
-def write_case(case, stored, metadata, config, permuted):
-    """The case's three GGUF files and the two .safetensors twins."""
-    for kind in ("f32", "f16", "q8_0"):
+def write_case(case, stored, metadata, config, permuted, kinds=("f32", "f16", "q8_0")):
+    """The case's GGUF files (`kinds`) and their .safetensors twins."""
+    for kind in kinds:
         gguf_tensors, twin = [], []
         for g, h, a in stored:
             a = np.ascontiguousarray(a.astype(np.float32))
@@ -375,6 +382,7 @@ def main():
     write_kquants()
     for case, folder, name, arch, permuted in (("llama", "llama", "llama-f32", "llama", True),
                                                ("qwen2", "llama", "qwen2-f32", "qwen2", False),
+                                               ("qwen3", "families", "qwen3-f32", "qwen3", False),
                                                ("gpt2", "gpt2", "tiny-f32", "gpt2", False)):
         with open(os.path.join(DATA, folder, name + ".config.json")) as f:
             config = json.load(f)
@@ -388,10 +396,12 @@ def main():
         left = sorted(n for n in tensors if n not in written and not n.endswith(("attn.bias",
                                                                                   "masked_bias")))
         assert not left, f"{case}: tensors not written: {left}"
-        write_case(case, stored, metadata, config, permuted)
+        # qwen3's rows of 48 values are no whole number of Q8_0 blocks: F32 and F16 only
+        write_case(case, stored, metadata, config, permuted,
+                   ("f32", "f16") if case == "qwen3" else ("f32", "f16", "q8_0"))
         if case == "llama":
             write_refused(config, stored)
-    print(f"wrote {OUT}/{{llama,qwen2,gpt2}}-{{f32,f16,q8_0}}.gguf and their .safetensors twins, "
+    print(f"wrote {OUT}/{{llama,qwen2,qwen3,gpt2}}-{{f32,f16,q8_0}}.gguf and their .safetensors twins, "
           "kquants.gguf and tests/data/malformed-gguf")
 
 

@@ -35,9 +35,12 @@ struct GgufCase {
   const char* gguf;    // "llama": llama-f32.gguf, llama-f16.gguf, llama-q8_0.gguf
   const char* folder;  // the .safetensors golden's folder and name
   const char* name;
+  bool q8_0 = true;  // whether there is a Q8_0 file (qwen3's rows of 48 values are no whole blocks)
 };
-const GgufCase kCases[] = {
-    {"llama", "llama", "llama-f32"}, {"qwen2", "llama", "qwen2-f32"}, {"gpt2", "gpt2", "tiny-f32"}};
+const GgufCase kCases[] = {{"llama", "llama", "llama-f32"},
+                           {"qwen2", "llama", "qwen2-f32"},
+                           {"qwen3", "families", "qwen3-f32", false},
+                           {"gpt2", "gpt2", "tiny-f32"}};
 
 std::unique_ptr<attn::Model> load_safetensors(const GgufCase& c, const Bytes& file) {
   const CheckpointCases cases{c.folder};
@@ -213,6 +216,7 @@ TEST_CASE(
     "weights",
     "[gguf]") {
   for (const GgufCase& c : kCases) {
+    if (!c.q8_0) continue;
     INFO(c.gguf);
     const auto expected = CheckpointCases{c.folder}.expected(c.name);
     const auto gguf = attn::load_gguf_checkpoint(gguf_file(std::string(c.gguf) + "-q8_0.gguf"));
