@@ -30,6 +30,10 @@ attn_k Q5_K, attn_v Q6_K, attn_output Q4_K, ffn_gate Q5_K, ffn_up Q8_0, ffn_down
 with small scales (every weight within ±4), norms F32: test_gguf_checkpoint.cpp checks each
 parameter the import made against the blocks' values placed by hand;
 
+qwen2-1.5b-q4_k_m.head.gguf: the first bytes (header and metadata, no data) of a Qwen2.5-1.5B-
+shaped Q4_K_M file (Q4_K matrices, Q6_K for v, ffn_down and the embedding): 1.5 B parameters, which
+the import refuses as too large for the tab while it dequantizes to float32;
+
 and tests/data/malformed-gguf/: GGUF files loadCheckpoint must refuse, each a variation of
 llama-f32.gguf, with expected.json mapping each file to a part of the message it must give
 (written here by hand, from what the refusal must name).
@@ -377,9 +381,48 @@ def write_kquants():
     gguf.write_gguf(os.path.join(OUT, "kquants.gguf"), metadata, written)
 
 
+def write_large_head():
+    """qwen2-1.5b-q4_k_m.head.gguf: the header of a Qwen2.5-1.5B-shaped Q4_K_M file, no data."""
+    d, ff, vocab, heads, kv_heads, layers = 1536, 8960, 151936, 12, 2, 28
+    kv = kv_heads * d // heads
+    tensors = [("token_embd.weight", "Q6_K", [vocab, d])]
+    for i in range(layers):
+        b = f"blk.{i}."
+        tensors += [(b + "attn_norm.weight", "F32", [d]), (b + "attn_q.weight", "Q4_K", [d, d]),
+                    (b + "attn_q.bias", "F32", [d]), (b + "attn_k.weight", "Q4_K", [kv, d]),
+                    (b + "attn_k.bias", "F32", [kv]), (b + "attn_v.weight", "Q6_K", [kv, d]),
+                    (b + "attn_v.bias", "F32", [kv]), (b + "attn_output.weight", "Q4_K", [d, d]),
+                    (b + "ffn_norm.weight", "F32", [d]), (b + "ffn_gate.weight", "Q4_K", [ff, d]),
+                    (b + "ffn_up.weight", "Q4_K", [ff, d]), (b + "ffn_down.weight", "Q6_K", [d, ff])]
+    tensors += [("output_norm.weight", "F32", [d])]
+    metadata = [
+        ("general.architecture", gguf.STRING, "qwen2"),
+        ("qwen2.block_count", gguf.U32, layers), ("qwen2.context_length", gguf.U32, 32768),
+        ("qwen2.embedding_length", gguf.U32, d), ("qwen2.feed_forward_length", gguf.U32, ff),
+        ("qwen2.attention.head_count", gguf.U32, heads), ("qwen2.attention.head_count_kv", gguf.U32, kv_heads),
+        ("qwen2.rope.freq_base", gguf.F32, 1000000.0),
+        ("qwen2.attention.layer_norm_rms_epsilon", gguf.F32, 1e-6),
+    ]
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata))
+    for key, kind, value in metadata:
+        out += gguf.gguf_string(key) + struct.pack("<I", kind) + gguf.gguf_value(kind, value)
+    offset = 0
+    for name, type_name, shape in tensors:
+        type_id, block_values, block_bytes = gguf.GGML_TYPES[type_name]
+        dims = list(reversed(shape))
+        out += gguf.gguf_string(name) + struct.pack("<I", len(dims))
+        out += b"".join(struct.pack("<Q", x) for x in dims) + struct.pack("<IQ", type_id, offset)
+        offset += -(-int(np.prod(shape)) // block_values * block_bytes // 32) * 32
+    out = gguf.pad(out, 32)
+    with open(os.path.join(OUT, "qwen2-1.5b-q4_k_m.head.gguf"), "wb") as f:
+        f.write(out)
+    return len(out) + offset  # the whole file's size
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     write_kquants()
+    print("qwen2-1.5b-q4_k_m.head.gguf: the whole file would be", write_large_head(), "bytes")
     for case, folder, name, arch, permuted in (("llama", "llama", "llama-f32", "llama", True),
                                                ("qwen2", "llama", "qwen2-f32", "qwen2", False),
                                                ("qwen3", "families", "qwen3-f32", "qwen3", False),

@@ -317,6 +317,35 @@ TEST_CASE("a GGUF header of 2.5 MB (a real tokenizer's size) is read in growing 
   require_same_forward(*model, *reference, CheckpointCases{"llama"}.expected("llama-f32"));
 }
 
+TEST_CASE("a 1.5 B Q4_K_M GGUF is refused from its header alone while it dequantizes to float32",
+          "[gguf]") {
+  // the first bytes of a Qwen2.5-1.5B-shaped Q4_K_M file (make-gguf-checkpoints.py): no data
+  // and zeros for the start of its data, which the first read (1 MB) takes with the header
+  Bytes head = gguf_file("qwen2-1.5b-q4_k_m.head.gguf");
+  head.resize(attn::gguf::kFirstHeadBytes, 0);
+  const std::uint64_t file_size = 1031210688;  // the whole file's, as the script computed it
+  attn::CheckpointFiles files({file_size});
+  while (!files.ready()) {
+    std::vector<std::span<const std::uint8_t>> spans;
+    for (const attn::ByteRange& range : files.needed()) {
+      REQUIRE(range.end <= head.size());  // nothing past the first 1 MB is asked for
+      spans.emplace_back(head.data() + range.begin, std::size_t(range.end - range.begin));
+    }
+    files.provide(spans);
+  }
+  const attn::CheckpointConfig config = attn::checkpoint_config_for(files.files(), {});
+  CHECK(config.family == &attn::qwen2_family());
+  CHECK(config.model.layers == 28);
+  CHECK(config.model.tied);
+  // 151 936 · 1 536 + 28 layers of q/k/v (with biases), o, gate/up/down and two norms + the final
+  // norm = 1 543 714 304 parameters, 6 174 MB in float32
+  CHECK_THROWS_WITH(
+      attn::CheckpointImport(files.files(), config),
+      ContainsSubstring("this checkpoint is too large for the tab: 1543714304 parameters need 6174 "
+                        "MB") &&
+          ContainsSubstring("GGUF's quantized weights are dequantized to float32 for now"));
+}
+
 TEST_CASE("GGUF files loadCheckpoint cannot read are refused, saying why", "[gguf]") {
   const std::string dir = std::string(ATTN_TEST_DATA_DIR) + "/malformed-gguf/";
   const Bytes listing = read_file(dir + "expected.json");

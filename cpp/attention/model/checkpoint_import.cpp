@@ -302,8 +302,10 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
   if (bytes > kMaxCheckpointParameterBytes) {
     throw Error("this checkpoint is too large for the tab: " + str(parameters) +
                 " parameters need " + str(bytes / 1000000) + " MB (F16 and BF16 weights kept " +
-                "2-byte, the others float32), the limit is " +
-                str(kMaxCheckpointParameterBytes / 1000000) +
+                "2-byte, the others float32" +
+                (gguf ? std::string("; GGUF's quantized weights are dequantized to float32 for now")
+                      : std::string()) +
+                "), the limit is " + str(kMaxCheckpointParameterBytes / 1000000) +
                 " MB (gpt2, SmolLM2, Qwen2.5-0.5B and TinyLlama-1.1B fit; gpt2-xl in F32 and "
                 "models of 2 B parameters and more in BF16 do not)");
   }
