@@ -18,7 +18,8 @@ for the cases llama (tests/data/llama/llama-f32: llama.cpp's q/k row permutation
 LlamaModel.permute does), qwen2 (tests/data/llama/qwen2-f32: tied embeddings, q/k/v biases, no
 permutation), qwen3 (tests/data/families/qwen3-f32: per-head q/k norms, head_dim 16 beside a
 hidden size of 48 as attention.key_length; F32 and F16 only, its rows of 48 values being no whole
-number of Q8_0 blocks) and gpt2 (tests/data/gpt2/tiny-f32: Conv1D weights written [out, in], the causal-mask
+number of Q8_0 blocks), phi3 (tests/data/families/phi3-f32: the fused attn_qkv and ffn_up, a sliding
+window of 6; F32 and F16 only, ffn_down's rows of 112 values being no whole Q8_0 blocks) and gpt2 (tests/data/gpt2/tiny-f32: Conv1D weights written [out, in], the causal-mask
 buffers dropped, as GPT2Model.modify_tensors does). The metadata holds the keys the converter
 writes for these sizes (general.architecture, <arch>.block_count, context_length,
 embedding_length, feed_forward_length, attention.head_count(_kv), the norm's ε, rope.freq_base,
@@ -135,6 +136,38 @@ def llama_shaped(config, tensors, arch, permuted):
     if "head_dim" in config:  # the converter writes it when config.json has it
         metadata += [(f"{arch}.attention.key_length", gguf.U32, head_dim),
                      (f"{arch}.attention.value_length", gguf.U32, head_dim)]
+    return stored, metadata
+
+
+def phi3(config, tensors):
+    """Phi3MiniModel's names: the fused qkv_proj and gate_up_proj as attn_qkv and ffn_up, as stored."""
+    heads = config["num_attention_heads"]
+    out = [("token_embd.weight", "model.embed_tokens.weight")]
+    for i in range(config["num_hidden_layers"]):
+        m, b = f"model.layers.{i}.", f"blk.{i}."
+        out += [(b + "attn_norm.weight", m + "input_layernorm.weight"),
+                (b + "attn_qkv.weight", m + "self_attn.qkv_proj.weight"),
+                (b + "attn_output.weight", m + "self_attn.o_proj.weight"),
+                (b + "ffn_norm.weight", m + "post_attention_layernorm.weight"),
+                (b + "ffn_up.weight", m + "mlp.gate_up_proj.weight"),
+                (b + "ffn_down.weight", m + "mlp.down_proj.weight")]
+    out += [("output_norm.weight", "model.norm.weight"), ("output.weight", "lm_head.weight")]
+    stored = [(g, h, tensors[h]) for g, h in out]
+    metadata = [
+        ("general.architecture", gguf.STRING, "phi3"),
+        ("phi3.context_length", gguf.U32, config["max_position_embeddings"]),
+        ("phi3.rope.scaling.original_context_length", gguf.U32, config["original_max_position_embeddings"]),
+        ("phi3.embedding_length", gguf.U32, config["hidden_size"]),
+        ("phi3.feed_forward_length", gguf.U32, config["intermediate_size"]),
+        ("phi3.block_count", gguf.U32, config["num_hidden_layers"]),
+        ("phi3.attention.head_count", gguf.U32, heads),
+        ("phi3.attention.head_count_kv", gguf.U32, config["num_key_value_heads"]),
+        ("phi3.attention.layer_norm_rms_epsilon", gguf.F32, config["rms_norm_eps"]),
+        ("phi3.rope.dimension_count", gguf.U32, config["hidden_size"] // heads),
+        ("phi3.rope.freq_base", gguf.F32, config["rope_theta"]),
+        ("phi3.attention.sliding_window", gguf.U32, config["sliding_window"] or 0),
+        ("tokenizer.ggml.eos_token_id", gguf.U32, config["eos_token_id"]),
+    ]
     return stored, metadata
 
 
@@ -256,7 +289,7 @@ def refused_files(metadata, tensors):
     return [
         ("arch-gemma2.gguf", meta("general.architecture", gguf.STRING, "gemma2"),
          "general.architecture is 'gemma2', which is not read from GGUF files; supported: "
-         "gpt2, llama, qwen2, qwen3"),
+         "gpt2, llama, qwen2, qwen3, phi3"),
         ("arch-bert.gguf", meta("general.architecture", gguf.STRING, "bert"),
          "general.architecture is 'bert'"),
         ("no-architecture.gguf", meta("general.architecture"), "has no general.architecture"),
@@ -426,12 +459,15 @@ def main():
     for case, folder, name, arch, permuted in (("llama", "llama", "llama-f32", "llama", True),
                                                ("qwen2", "llama", "qwen2-f32", "qwen2", False),
                                                ("qwen3", "families", "qwen3-f32", "qwen3", False),
+                                               ("phi3", "families", "phi3-f32", "phi3", False),
                                                ("gpt2", "gpt2", "tiny-f32", "gpt2", False)):
         with open(os.path.join(DATA, folder, name + ".config.json")) as f:
             config = json.load(f)
         tensors, _ = read_safetensors(os.path.join(DATA, folder, name + ".safetensors"))
         if arch == "gpt2":
             stored, metadata = gpt2(config, tensors)
+        elif arch == "phi3":
+            stored, metadata = phi3(config, tensors)
         else:
             stored, metadata = llama_shaped(config, tensors, arch, permuted)
         # every tensor of the checkpoint but GPT-2's causal-mask buffers is written
@@ -439,12 +475,13 @@ def main():
         left = sorted(n for n in tensors if n not in written and not n.endswith(("attn.bias",
                                                                                   "masked_bias")))
         assert not left, f"{case}: tensors not written: {left}"
-        # qwen3's rows of 48 values are no whole number of Q8_0 blocks: F32 and F16 only
+        # qwen3's rows of 48 values and phi3's ffn_down rows of 112 are no whole number of Q8_0
+        # blocks: F32 and F16 only
         write_case(case, stored, metadata, config, permuted,
-                   ("f32", "f16") if case == "qwen3" else ("f32", "f16", "q8_0"))
+                   ("f32", "f16") if case in ("qwen3", "phi3") else ("f32", "f16", "q8_0"))
         if case == "llama":
             write_refused(config, stored)
-    print(f"wrote {OUT}/{{llama,qwen2,qwen3,gpt2}}-{{f32,f16,q8_0}}.gguf and their .safetensors twins, "
+    print(f"wrote {OUT}/{{llama,qwen2,qwen3,phi3,gpt2}}-{{f32,f16,q8_0}}.gguf and their .safetensors twins, "
           "kquants.gguf and tests/data/malformed-gguf")
 
 

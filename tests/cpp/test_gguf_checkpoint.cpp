@@ -35,11 +35,12 @@ struct GgufCase {
   const char* gguf;    // "llama": llama-f32.gguf, llama-f16.gguf, llama-q8_0.gguf
   const char* folder;  // the .safetensors golden's folder and name
   const char* name;
-  bool q8_0 = true;  // whether there is a Q8_0 file (qwen3's rows of 48 values are no whole blocks)
+  bool q8_0 = true;  // whether there is a Q8_0 file (qwen3's and phi3's rows are no whole blocks)
 };
 const GgufCase kCases[] = {{"llama", "llama", "llama-f32"},
                            {"qwen2", "llama", "qwen2-f32"},
                            {"qwen3", "families", "qwen3-f32", false},
+                           {"phi3", "families", "phi3-f32", false},
                            {"gpt2", "gpt2", "tiny-f32"}};
 
 std::unique_ptr<attn::Model> load_safetensors(const GgufCase& c, const Bytes& file) {
@@ -168,6 +169,9 @@ TEST_CASE("a GGUF file's config is its metadata's, read as the family's config.j
     CHECK(float(a.norm_eps) == float(b.norm_eps));
     CHECK(a.blocks[0].rope.base == b.blocks[0].rope.base);
     CHECK(a.blocks[0].activation == b.blocks[0].activation);
+    CHECK(a.blocks[0].window == b.blocks[0].window);  // phi3's sliding window of 6
+    CHECK(a.blocks[0].qk_norm == b.blocks[0].qk_norm);
+    CHECK(a.blocks[0].rope.rotary_dims == b.blocks[0].rope.rotary_dims);
     CHECK(ours.eos_ids == theirs.eos_ids);
   }
   // A GGUF file with a config.json, or a .safetensors file without one, is refused.
@@ -361,7 +365,7 @@ TEST_CASE("GGUF files loadCheckpoint cannot read are refused, saying why", "[ggu
 }
 
 TEST_CASE("each family read from GGUF names its tensors as llama.cpp does", "[gguf]") {
-  CHECK(attn::gguf_architecture_names() == "gpt2, llama, qwen2, qwen3");
+  CHECK(attn::gguf_architecture_names() == "gpt2, llama, qwen2, qwen3, phi3");
   CHECK(attn::family_of_gguf_architecture("llama") == &attn::llama_family());
   CHECK(attn::family_of_gguf_architecture("qwen3") == &attn::qwen3_family());
   CHECK(attn::family_of_gguf_architecture("gemma2") == nullptr);

@@ -16,8 +16,9 @@ const gguf = (name) => new Uint8Array(readFileSync(`${DATA_DIR}gguf/${name}`));
 const CASES = [
   { name: 'llama', golden: () => llamaGolden('llama-f32'), family: 'llama' },
   { name: 'qwen2', golden: () => llamaGolden('qwen2-f32'), family: 'qwen2' },
-  // rows of 48 values, no whole Q8_0 blocks: F32 and F16 only
+  // rows of 48 (qwen3) and 112 values (phi3's ffn_down), no whole Q8_0 blocks: F32 and F16 only
   { name: 'qwen3', golden: () => familyGolden('qwen3-f32'), family: 'qwen3', q8: false },
+  { name: 'phi3', golden: () => familyGolden('phi3-f32'), family: 'phi3', q8: false },
   { name: 'gpt2', golden: () => gpt2Golden('tiny-f32'), family: 'gpt2' },
 ];
 

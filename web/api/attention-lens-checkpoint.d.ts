@@ -92,7 +92,7 @@ export interface LoadCheckpointOptions {
    * first bytes; or the shards in the order model.safetensors.index.json or
    * pytorch_model.bin.index.json names them (F32, F16 or BF16; F16/BF16 weight matrices stay
    * 2-byte in memory; a Blob is read in 4 MB chunks, a .bin's zip directory and data.pkl first);
-   * or one GGUF file (magic 'GGUF'; architectures llama, qwen2, qwen3, gpt2; F32, F16, BF16 and
+   * or one GGUF file (magic 'GGUF'; architectures llama, qwen2, qwen3, phi3, gpt2; F32, F16, BF16 and
    * Q8_0, Q4_0, Q4_K, Q5_K, Q6_K — the quantized ones dequantized to float32 at load, for now),
    * its header and metadata read first, in as many ranges as it takes.
    */

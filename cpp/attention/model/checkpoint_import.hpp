@@ -1,7 +1,7 @@
 // Hugging Face checkpoints (model.safetensors or pytorch_model.bin, or their shards, + config.json)
 // and GGUF files (config from their metadata, gguf_checkpoint.hpp) read into a Model by their
 // family's description (family.hpp's registry: GPT-2, the Llama family, GPT-NeoX, Qwen3, Gemma 2
-// and 3, OLMo 2, Phi-3; GGUF: llama, qwen2, qwen3, gpt2). Tensor names and layouts, F16/BF16
+// and 3, OLMo 2, Phi-3; GGUF: llama, qwen2, qwen3, phi3, gpt2). Tensor names and layouts, F16/BF16
 // conversion, GGUF's quantized blocks dequantized to float, the config cross-checked against the
 // files, the memory limit.
 #pragma once

@@ -115,11 +115,17 @@ std::string gguf_config_json(const CheckpointFile& file) {
                   "'; supported: none (RoPE scaling in GGUF files is not read yet)");
     }
   }
-  if (find_tensor(file, "rope_freqs.weight") != nullptr) {
-    throw Error(
-        "the GGUF file has rope_freqs.weight (Llama 3.1's RoPE scaling as llama.cpp stores it), "
-        "which is not read yet; supported: GGUF files without RoPE scaling (Llama 2, SmolLM2, "
-        "TinyLlama, Qwen2.5, …)");
+  // RoPE scaling as llama.cpp stores it: factors per rotated pair, as tensors.
+  const std::pair<const char*, const char*> scaling_tensors[] = {
+      {"rope_freqs.weight", "Llama 3.1's RoPE scaling"},
+      {"rope_factors_long.weight", "Phi-3's LongRoPE"},
+      {"rope_factors_short.weight", "Phi-3's LongRoPE"}};
+  for (const auto& [name, what] : scaling_tensors) {
+    if (find_tensor(file, name) != nullptr) {
+      throw Error("the GGUF file has " + std::string(name) + " (" + what +
+                  " as llama.cpp stores it), which is not read yet; supported: GGUF files without "
+                  "RoPE scaling (Llama 2, SmolLM2, TinyLlama, Qwen2.5, Phi-3-mini-4k, …)");
+    }
   }
   const StoredTensor* embedding = find_tensor(file, "token_embd.weight");
   if (embedding == nullptr || embedding->shape.size() != 2) {

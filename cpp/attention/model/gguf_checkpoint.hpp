@@ -16,7 +16,8 @@ namespace attn {
 
 // The family whose GGUF architecture is `architecture`, or nullptr.
 const FamilyDescription* family_of_gguf_architecture(std::string_view architecture);
-// "llama, qwen2, qwen3, gpt2": the architectures read from GGUF, for messages.
+// "gpt2, llama, qwen2, qwen3, phi3": the architectures read from GGUF (the registry's order), for
+// messages.
 std::string gguf_architecture_names();
 
 // The config.json a GGUF file stands for, as text: the family's metadata keys
