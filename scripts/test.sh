@@ -91,8 +91,9 @@ run_suite fuzz-safetensors fuzz run_fuzzer fuzz_safetensors tests/fuzz/safetenso
 # valid files' data.pkl, the valid files and the hostile set.
 run_suite fuzz-torch fuzz run_fuzzer fuzz_torch_checkpoint tests/fuzz/torch.dict \
   tests/fuzz/seeds-torch tests/data/torch tests/data/malformed-torch
-# GGUF: the header reader (whole and from prefixes) and the dequantization, from the golden files.
-run_suite fuzz-gguf fuzz run_fuzzer fuzz_gguf tests/fuzz/gguf.dict tests/data/gguf
+# GGUF: the header reader (whole and from prefixes), the dequantization, the checkpoint import and
+# the tokenizer metadata, from the golden files and the refused ones.
+run_suite fuzz-gguf fuzz run_fuzzer fuzz_gguf tests/fuzz/gguf.dict tests/data/gguf tests/data/malformed-gguf
 run_suite wasm-and-page-build none bash scripts/build.sh
 run_suite js-api-tests node node --test tests/js/
 # The same suites on the threaded build (dist/attention-lens-threads.mjs, two threads): the same

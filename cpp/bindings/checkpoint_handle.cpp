@@ -7,6 +7,7 @@
 
 #include "attention/error.hpp"
 #include "attention/model/checkpoint_config.hpp"
+#include "attention/text/gguf_tokenizer.hpp"
 
 namespace attn::bindings {
 
@@ -51,11 +52,16 @@ val CheckpointHandle::provide(val bytes) {
   });
 }
 
-val CheckpointHandle::begin(const std::string& config_json) {
+val CheckpointHandle::begin(val config_json) {
   return guarded([&] {
     if (!files_ || !files_->ready()) throw attn::Error("begin() needs every file described first");
-    const attn::CheckpointConfig config = attn::checkpoint_config(attn::ConfigJson(config_json));
+    const std::optional<std::string> text =
+        config_json.isString() ? std::optional(config_json.as<std::string>()) : std::nullopt;
+    const attn::CheckpointConfig config = attn::checkpoint_config_for(files_->files(), text);
     import_ = std::make_unique<attn::CheckpointImport>(files_->files(), config);
+    if (const auto& gguf = files_->files().front().gguf) {
+      gguf_tokenizer_ = attn::gguf_tokenizer(gguf->metadata);
+    }
     files_.reset();
     family_ = config.family;
     eos_ = config.eos_ids;
@@ -68,6 +74,7 @@ val CheckpointHandle::begin(const std::string& config_json) {
       entry.set("begin", double(where.begin));
       entry.set("end", double(where.end));
       entry.set("whole", import_->needs_whole(i));
+      entry.set("format", where.format);
       reads.call<void>("push", entry);
     }
     return reads;
@@ -83,6 +90,11 @@ val CheckpointHandle::tokenizerNeed() const {
     out.set("family", std::string(family_->family));
     out.set("gpt2", fallback.gpt2);
     out.set("missing", fallback.missing);
+    if (gguf_tokenizer_) {  // a GGUF file's own, from its metadata
+      out.set("gpt2", false);
+      if (gguf_tokenizer_->json) out.set("json", *gguf_tokenizer_->json);
+      out.set("missing", gguf_tokenizer_->missing);
+    }
     val eos = val::array();
     for (const std::int32_t id : eos_) {
       if (std::size_t(id) < vocab) eos.call<void>("push", id);

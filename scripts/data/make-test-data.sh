@@ -18,6 +18,9 @@
 #   tests/data/gguf/    GGUF files written by hand (every dequantized format, metadata of every
 #                       value type) and their values from an independent numpy reference (numpy only)
 #                                                                    (scripts/data/make-gguf-golden.py)
+#                       the golden checkpoints of llama/ and gpt2/ as GGUF (F32, F16, Q8_0) with
+#                       their .safetensors twins; tests/data/malformed-gguf/ (numpy only)
+#                                                                    (scripts/data/make-gguf-checkpoints.py)
 #   tests/data/ablation/ the logits of qwen2-f32, mistral-f32 and GPT-2's tiny-f32 with heads
 #                       ablated (zeroed or scaled before o_proj), float32 and float64
 #                                                                    (scripts/data/make-ablation-golden.py)
@@ -55,4 +58,5 @@ export PYTHONDONTWRITEBYTECODE=1
 "$py" "$root/scripts/data/make-analysis-golden.py"  # reads the gpt2, llama and families cases
 "$py" "$root/scripts/data/make-torch-bin.py"
 "$py" "$root/scripts/data/make-gguf-golden.py"
+"$py" "$root/scripts/data/make-gguf-checkpoints.py"
 log "done: tests/data/golden, tests/data/numpy, tests/data/train, tests/data/gpt2, tests/data/llama, tests/data/families, tests/data/ablation, tests/data/analysis, tests/data/torch and tests/data/gguf"

@@ -1,4 +1,4 @@
-// A local stand-in of the Hugging Face Hub for tests: /{org}/{name}/resolve/{revision}/{file} on loopback, the weights (.safetensors, .bin: LFS files on the Hub) redirected to a second origin that serves byte ranges.
+// A local stand-in of the Hugging Face Hub for tests: /{org}/{name}/resolve/{revision}/{file} on loopback, the weights (.safetensors, .bin, .gguf: LFS files on the Hub) redirected to a second origin that serves byte ranges.
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 
@@ -96,7 +96,7 @@ export async function startStandIn(repos, { gated = [] } = {}) {
     }
     const key = `${id}@${revision}/${file}`;
     if (!files.has(key)) return refuse(response, 404, 'EntryNotFound', `Entry not found: ${file}`);
-    if (file.endsWith('.safetensors') || file.endsWith('.bin')) {
+    if (file.endsWith('.safetensors') || file.endsWith('.bin') || file.endsWith('.gguf')) {
       const where = `${storageOrigin}/lfs/${[org, name, revision, file].map(encodeURIComponent).join('/')}?expires=1`;
       response.writeHead(302, { ...CORS, Location: where, 'X-Linked-Size': String(files.get(key).length) });
       return response.end();

@@ -11,7 +11,10 @@
 //      1 MB whose type dequantize reads is dequantized (the right count of floats);
 //   2. parses it again from a prefix (the first bytes_needed bytes, from 16), following
 //      bytes_needed until the header is known: it must be refused exactly when the whole input was,
-//      and otherwise agree with the whole parse on every tensor and key.
+//      and otherwise agree with the whole parse on every tensor and key;
+//   3. when it parses, loads it as a checkpoint (model/gguf_checkpoint and the import: config from
+//      the metadata, tensors by their GGUF names, dequantized, in 64 KB chunks) and reads its
+//      tokenizer metadata as tokenizer.json: each may refuse, only with attn::Error.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +28,10 @@
 
 #include "attention/error.hpp"
 #include "attention/io/gguf.hpp"
+#include "attention/model/checkpoint_import.hpp"
 #include "attention/ops/dequantize.hpp"
+#include "attention/text/gguf_tokenizer.hpp"
+#include "attention/text/tokenizer_json.hpp"
 
 namespace gguf = attn::gguf;
 
@@ -136,6 +142,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (a.name != b.name || a.type != b.type || a.dims != b.dims || a.begin != b.begin) {
         broken("tensor '" + a.name + "' differs between the prefix and whole parses");
       }
+    }
+    try {
+      (void)attn::load_gguf_checkpoint(bytes);
+    } catch (const attn::Error&) {
+    }
+    try {
+      const attn::GgufTokenizer tokenizer = attn::gguf_tokenizer(whole->metadata);
+      if (tokenizer.json) (void)attn::read_tokenizer_json(*tokenizer.json, {});
+    } catch (const attn::Error&) {
     }
   }
   return 0;

@@ -122,7 +122,7 @@ test('refused checkpoints name what was found and what is supported; the module 
   await rejects(lens.loadCheckpoint({ weights, config, tokenizer: { vocab: { a: 0, b: 2 }, merges: '' } }),
     /the tokenizer's vocab has no token with id 1/);
   await rejects(lens.loadCheckpoint({ weights: 'model.safetensors', config }),
-    /loadCheckpoint needs weights: model.safetensors or pytorch_model.bin \(or an array of its shards\) as a Uint8Array, ArrayBuffer or Blob, got/);
+    /loadCheckpoint needs weights: model.safetensors, pytorch_model.bin \(or an array of its shards\) or a .gguf file as a Uint8Array, ArrayBuffer or Blob, got/);
   await rejects(lens.loadCheckpoint({ weights, config, extra: 1 }), /unknown loadCheckpoint options key 'extra'/);
   assert.equal(lens.memory().allocatedBytes, before, 'a refused load frees what it allocated');
 

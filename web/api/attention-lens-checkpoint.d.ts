@@ -91,12 +91,22 @@ export interface LoadCheckpointOptions {
    * weights-only unpickler; the legacy pre-1.6 format is refused by name), told apart by their
    * first bytes; or the shards in the order model.safetensors.index.json or
    * pytorch_model.bin.index.json names them (F32, F16 or BF16; F16/BF16 weight matrices stay
-   * 2-byte in memory; a Blob is read in 4 MB chunks, a .bin's zip directory and data.pkl first).
+   * 2-byte in memory; a Blob is read in 4 MB chunks, a .bin's zip directory and data.pkl first);
+   * or one GGUF file (magic 'GGUF'; architectures llama, qwen2, qwen3, phi3, gpt2; F32, F16, BF16 and
+   * Q8_0, Q4_0, Q4_K, Q5_K, Q6_K — the quantized ones dequantized to float32 at load, for now),
+   * its header and metadata read first, in as many ranges as it takes.
    */
   weights: CheckpointWeights | CheckpointWeights[];
-  /** config.json: its text, or the parsed object (the core parses and checks it). */
-  config: string | Gpt2ConfigJson | LlamaConfigJson;
-  /** Default: GPT-2's own for a GPT-2 checkpoint with a vocab_size of at least 50 257; none for the Llama family. */
+  /**
+   * config.json: its text, or the parsed object (the core parses and checks it). Required for
+   * .safetensors and pytorch_model.bin; refused for a GGUF file, whose metadata is its config.
+   */
+  config?: string | Gpt2ConfigJson | LlamaConfigJson;
+  /**
+   * Default: a GGUF file's own when its metadata holds a byte-level BPE (tokenizer.ggml.model 'gpt2'; pre-tokenizers
+   * gpt-2, smollm, llama-bpe, qwen2); GPT-2's own for a GPT-2 checkpoint with a vocab_size of at least 50 257; none for
+   * the Llama family.
+   */
   tokenizer?: Gpt2Tokenizer;
   /**
    * Called after each chunk with the fraction of the tensors' bytes read; the second argument is
@@ -122,6 +132,12 @@ export interface AbortSignalLike {
 export interface HubLoadOptions {
   /** 'org/name', or a repo's URL 'https://host/org/name' (its origin is then the endpoint). */
   hub: string;
+  /**
+   * A GGUF file of the repo ('SmolLM2-135M-Instruct-Q8_0.gguf', or up to two folders down): only
+   * it is fetched, by Range, its header and metadata first (they are its config and tokenizer).
+   * Without it, the repo's model.safetensors or pytorch_model.bin with its config.json.
+   */
+  file?: string;
   /** A branch, tag or commit. Default 'main'. */
   revision?: string;
   /** The Hub or a mirror. Default 'https://huggingface.co'. */
@@ -190,6 +206,12 @@ export interface CheckpointModel extends TransformerModel {
   /** The core's family name, one of lens.catalog.families' names (e.g. 'gpt2', 'llama', 'gpt_neox', 'gemma3_text'). */
   readonly family: string;
   readonly config: Readonly<CheckpointConfig>;
+  /**
+   * The tensors read: how many of each storage type the file names ('F32', 'F16', 'BF16',
+   * 'Q8_0', 'Q4_K', …; GGUF's quantized ones are dequantized to float32 at load) and their bytes in
+   * the file(s).
+   */
+  readonly weights: { readonly formats: Readonly<Record<string, number>>; readonly bytes: number };
   /**
    * The checkpoint's tokenizer's ids of text, as the model gets them (with the BOS its
    * post-processor adds; a string is UTF-8 encoded, a lone surrogate as U+FFFD). tokens: each

@@ -8,13 +8,15 @@ import { DEFAULT_STOP, TOKEN_TEXT, TransformerModel } from './model.js';
 // ---- GPT-2 checkpoints (lens.loadCheckpoint) --------------------------------------------------
 
 const CHECKPOINT_KEYS = ['weights', 'config', 'tokenizer', 'onProgress'];
-const HUB_ONLY_KEYS = ['revision', 'endpoint', 'signal'];
+const HUB_ONLY_KEYS = ['file', 'revision', 'endpoint', 'signal'];
 const CHECKPOINT_CHUNK = 1 << 22; // bytes copied into wasm memory at a time (4 MB)
 const GPT2_VOCAB_FILES = ['gpt2-encoder.json', 'gpt2-vocab.bpe'];
 
 // config.json as the core reads it: its text as given, or the parsed object as text (the core
-// parses and checks it).
+// parses and checks it); null when none is given (a GGUF file holds its own: the core says
+// whether the file needs one).
 function configText(config) {
+  if (config === undefined) return null;
   if (typeof config === 'string') return config;
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
     throw new Error(`loadCheckpoint needs config: config.json's text or the parsed object, got ${describe(config)}`);
@@ -22,8 +24,8 @@ function configText(config) {
   return JSON.stringify(config);
 }
 
-// The weights as [{ size, read(begin, end) -> Promise<Uint8Array> }]: model.safetensors or
-// pytorch_model.bin (the core tells them by their first bytes), or its shards in the order
+// The weights as [{ size, read(begin, end) -> Promise<Uint8Array> }]: model.safetensors,
+// pytorch_model.bin or a .gguf file (the core tells them by their first bytes), or its shards in the order
 // model.safetensors.index.json or pytorch_model.bin.index.json names them (an array); a Blob is
 // read slice by slice.
 function weightSources(weights) {
@@ -45,7 +47,7 @@ function weightSource(weights, name) {
     const bytes = byteArray(name, weights);
     return { size: bytes.length, read: async (begin, end) => bytes.subarray(begin, end) };
   }
-  throw new Error(`loadCheckpoint needs ${name}: model.safetensors or pytorch_model.bin (or an array of its shards) ` +
+  throw new Error(`loadCheckpoint needs ${name}: model.safetensors, pytorch_model.bin (or an array of its shards) or a .gguf file ` +
     `as a Uint8Array, ArrayBuffer or Blob, got ${describe(weights)}`);
 }
 
@@ -145,7 +147,7 @@ export function progressOption(onProgress) {
 /**
  * Streams a checkpoint into the core: `sources` ([{ size, read(begin, end) }]) the weights file or
  * its shards,
- * `config` config.json's text, `tokenizer()` the tokenizer's text or null (asked for once the core
+ * `config` config.json's text (null for a GGUF file, whose metadata holds it), `tokenizer()` the tokenizer's text or null (asked for once the core
  * has read the config and the header), `onRead(done, total)` after each chunk of the tensors,
  * `cancelled()` (may throw) before the model is made.
  */
@@ -154,7 +156,8 @@ export async function readCheckpoint(core, { sources, config, tokenizer, onRead,
   let bpe = null;
   try {
     // Each file described first: the core says which bytes it needs next (a .safetensors header;
-    // a pytorch_model.bin's end records, central directory and data.pkl), until it needs none.
+    // a pytorch_model.bin's end records, central directory and data.pkl; a GGUF header, in
+    // growing prefixes), until it needs none.
     let ranges = unwrap(handle.open(sources.map((source) => source.size)));
     while (ranges.length) {
       const bytes = [];
@@ -163,9 +166,11 @@ export async function readCheckpoint(core, { sources, config, tokenizer, onRead,
     }
     const reads = unwrap(handle.begin(config));
     // The tokenizer before the weights are read, so a mismatch is found first: the one given,
-    // or GPT-2's when the core says the checkpoint has GPT-2's vocabulary.
+    // a GGUF file's own (the core's tokenizer.json of its metadata), or GPT-2's when the core
+    // says the checkpoint has GPT-2's vocabulary.
     const need = unwrap(handle.tokenizerNeed());
-    const text = (await tokenizer()) ?? (need.gpt2 ? await gpt2Tokenizer() : null);
+    const text = (await tokenizer()) ?? (need.json !== undefined ? { json: need.json }
+      : need.gpt2 ? await gpt2Tokenizer() : null);
     if (text) {
       bpe = new core.BpeHandle();
       unwrap(text.json !== undefined ? bpe.configureJson(text.json, need.vocab)
@@ -192,7 +197,7 @@ export async function readCheckpoint(core, { sources, config, tokenizer, onRead,
     }
     cancelled?.();
     return new CheckpointModel(core, (model) => unwrap(handle.finish(model)), bpe, need.missing, need.family,
-      need.eos);
+      need.eos, storedWeights(reads));
   } catch (error) {
     bpe?.delete();
     throw error;
@@ -201,20 +206,43 @@ export async function readCheckpoint(core, { sources, config, tokenizer, onRead,
   }
 }
 
+// The tensors read, counted by their storage type in the file, and their bytes there:
+// { formats: { F32: 61, Q8_0: 168 }, bytes }.
+function storedWeights(reads) {
+  const formats = {};
+  let bytes = 0;
+  for (const { format, begin, end } of reads) {
+    formats[format] = (formats[format] ?? 0) + 1;
+    bytes += end - begin;
+  }
+  return Object.freeze({ formats: Object.freeze(formats), bytes });
+}
+
 /** A loaded checkpoint (GPT-2 or the Llama family): a TransformerModel with its tokenizer. */
 export class CheckpointModel extends TransformerModel {
   #bpe;
   #missing;
   #family;
   #eos;
+  #weights;
 
-  constructor(core, adopt, bpe, missing, family, eos = []) {
+  constructor(core, adopt, bpe, missing, family, eos = [], weights = null) {
     super(core, null, null, adopt);
     this.#bpe = bpe;
     this.#missing = missing;
     this.#family = family;
     this.#eos = Object.freeze([...eos]);
+    this.#weights = weights;
     if (bpe) finalizer?.register(this, bpe, this);
+  }
+
+  /**
+   * The tensors read from the file(s): { formats: { F32: 61, Q8_0: 168, … } (tensors per storage
+   * type as the file names it: F32, F16, BF16, Q8_0, Q4_K, … — GGUF's quantized ones are
+   * dequantized to float32 at load), bytes (theirs in the file) }.
+   */
+  get weights() {
+    return this.#weights;
   }
 
   /**

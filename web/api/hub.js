@@ -5,7 +5,7 @@ import { checkKeys, describe } from './common.js';
 
 // ---- the Hub (lens.loadCheckpoint({ hub, revision, endpoint, onProgress, signal })) ------------
 
-const HUB_KEYS = ['hub', 'revision', 'endpoint', 'onProgress', 'signal', 'cache'];
+const HUB_KEYS = ['hub', 'file', 'revision', 'endpoint', 'onProgress', 'signal', 'cache'];
 const HUB_CACHE = 'attention-lens-hub'; // the Cache Storage cache the files are kept in
 // What Cache Storage's put rejects with when the browser cannot keep a file (not a network error).
 const HUB_STORAGE_ERRORS = ['QuotaExceededError', 'UnknownError', 'InvalidStateError'];
@@ -15,6 +15,19 @@ const HUB_WINDOW = 1 << 23; // the bytes of model.safetensors asked for at a tim
 // A repo name as huggingface_hub accepts it: letters, digits, '.', '_', '-', at most 96, starting
 // and ending with a letter, digit or '_', no '..' or '--'.
 const HUB_NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_])?$/;
+// A GGUF file of a repo (loadCheckpoint({ hub, file })): a .gguf name, in the repo's top folder or
+// up to two folders down ('Q4_K_M/name.gguf'), no part starting with a dot.
+const HUB_GGUF_FILE = /^(?:[\w-][\w.-]{0,199}\/){0,2}[\w-][\w.-]{0,199}\.gguf$/;
+
+/** loadCheckpoint({ hub, file })'s file: a .gguf file of the repo. */
+function hubGgufFile(file) {
+  if (typeof file !== 'string' || !HUB_GGUF_FILE.test(file)) {
+    throw new Error(`file must name a .gguf file of the repo (e.g. 'SmolLM2-135M-Instruct-Q8_0.gguf'; letters, digits, ` +
+      `'.', '_', '-', up to two folders), got ${describe(file)}; without file, loadCheckpoint({ hub }) reads the repo's ` +
+      'model.safetensors or pytorch_model.bin with its config.json');
+  }
+  return file;
+}
 
 /** { id, endpoint, revision } of loadCheckpoint's hub options (types and shapes only). */
 function hubRepo(options) {
@@ -83,6 +96,7 @@ export async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
       `themselves), not both: got hub and ${given.join(' and ')}`);
   }
   checkKeys('loadCheckpoint options', options, HUB_KEYS);
+  const gguf = options.file === undefined ? null : hubGgufFile(options.file);
   const hub = {
     ...hubRepo(options),
     signal: hubSignal(options.signal),
@@ -97,12 +111,13 @@ export async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
     storedWeights: [], // the weights' URLs this load put into the cache
   };
   try {
-    const config = new TextDecoder().decode(await hubFile(hub, 'config.json', true));
-    const sources = await hubWeightFiles(hub);
+    // A GGUF file holds its config and tokenizer in its metadata: only the file is fetched.
+    const config = gguf ? null : new TextDecoder().decode(await hubFile(hub, 'config.json', true));
+    const sources = gguf ? [await hubGgufWeights(hub, gguf)] : await hubWeightFiles(hub);
     const model = await readCheckpoint(core, {
       sources,
       config,
-      tokenizer: () => hubTokenizer(hub),
+      tokenizer: gguf ? async () => null : () => hubTokenizer(hub),
       onRead: hub.onProgress && ((done, total) => hubPrepared(hub, done / total)),
       cancelled: () => hubCheckCancel(hub),
     }, gpt2Tokenizer);
@@ -575,6 +590,16 @@ async function hubWeightFiles(hub) {
   throw new Error(`model.safetensors was not found in '${hub.id}' (revision '${hub.revision}') on ${hub.endpoint}, ` +
     'nor model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json: the repo has no weights ' +
     'this API reads');
+}
+
+/** A GGUF file of the repo (loadCheckpoint({ hub, file })), read by Range as model.safetensors is. */
+async function hubGgufWeights(hub, file) {
+  try {
+    return await hubWeights(hub, file);
+  } catch (error) {
+    if (!error.hubMissing && !error.hubSharded) throw error;
+    throw new Error(`${file} was not found in '${hub.id}' (revision '${hub.revision}') on ${hub.endpoint}`);
+  }
 }
 
 /** One format's weights (hubWeightFiles), or null when the repo has neither its file nor its index. */

@@ -84,6 +84,17 @@ void CheckpointFiles::advance(std::size_t f,
   const std::span<const std::uint8_t> first = bytes.front();
   switch (state.step) {
     case Step::First: {
+      if (gguf::has_magic(first)) {
+        if (files_.size() > 1) {
+          throw Error("the weights are " + str(files_.size()) + " files and shard " + str(f + 1) +
+                      " is a GGUF file; supported: one GGUF file (split GGUF files, "
+                      "-00001-of-0000N.gguf, are not read yet)");
+        }
+        file.format = CheckpointFormat::Gguf;
+        state.step = Step::GgufHead;
+        needed_.push_back({f, 0, std::min(gguf::kFirstHeadBytes, file.size)});
+        return;
+      }
       if (starts_with(first, kZipStart) || starts_with(first, kEmptyZipStart)) {
         file.format = CheckpointFormat::TorchZip;
         state.step = Step::ZipTail;
@@ -150,6 +161,17 @@ void CheckpointFiles::advance(std::size_t f,
       }
       return;
     }
+    case Step::GgufHead: {
+      // The header from the file's first bytes; a longer prefix when they do not hold it.
+      gguf::HeadResult head = gguf::parse_head(first, file.size);
+      if (!head.index) {
+        needed_.push_back({f, 0, head.bytes_needed});
+        return;
+      }
+      describe_gguf(f, std::move(*head.index));
+      state.step = Step::Done;
+      return;
+    }
     case Step::ZipPickle:
       describe_zip(f, bytes[0], bytes.size() > 1 ? bytes[1] : std::span<const std::uint8_t>());
       state.step = Step::Done;
@@ -197,6 +219,30 @@ void CheckpointFiles::describe_zip(std::size_t f, std::span<const std::uint8_t> 
     stored.source = std::move(source);
     file.tensors.push_back(std::move(stored));
   }
+}
+
+void CheckpointFiles::describe_gguf(std::size_t f, gguf::Index index) {
+  CheckpointFile& file = files_[f];
+  for (const gguf::TensorInfo& tensor : index.tensors) {
+    StoredTensor stored;
+    stored.name = tensor.name;
+    stored.ggml_type = tensor.type;
+    if (tensor.type == GgmlType::F32) stored.dtype = safetensors::DType::F32;
+    if (tensor.type == GgmlType::F16) stored.dtype = safetensors::DType::F16;
+    if (tensor.type == GgmlType::BF16) stored.dtype = safetensors::DType::BF16;
+    stored.dtype_name = ggml_type_name(tensor.type);
+    for (const std::uint64_t dimension : tensor.dims) {
+      if (dimension > std::numeric_limits<std::size_t>::max()) {
+        throw Error("GGUF file: tensor '" + tensor.name.substr(0, 80) + "' has a dimension of " +
+                    str(dimension) + " values, more than this build addresses");
+      }
+    }
+    stored.shape = tensor.shape();
+    stored.begin = tensor.begin;
+    stored.end = tensor.end;
+    file.tensors.push_back(std::move(stored));
+  }
+  file.gguf = std::make_shared<const gguf::Index>(std::move(index));
 }
 
 std::vector<CheckpointFile> describe_checkpoint_files(

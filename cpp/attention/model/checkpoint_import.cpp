@@ -13,6 +13,8 @@
 #include "attention/error.hpp"
 #include "attention/message_text.hpp"
 #include "attention/model/family.hpp"
+#include "attention/model/gguf_checkpoint.hpp"
+#include "attention/ops/dequantize.hpp"
 
 namespace attn {
 
@@ -69,6 +71,16 @@ std::size_t block_start(RowBlock rows, const AttentionShape& shape, std::size_t 
 }  // namespace
 
 std::size_t CheckpointImport::Target::destination(std::size_t index) const {
+  if (rope_head_dim != 0) {
+    // stored row h·head_dim + 2·j + s holds the original row h·head_dim + s·head_dim/2 + j
+    // (llama.cpp's LlamaModel.permute, undone)
+    const std::size_t row_length = shape.size() == 2 ? shape[1] : 1;
+    const std::size_t row = index / row_length, column = index % row_length;
+    const std::size_t head = row / rope_head_dim, within = row % rope_head_dim;
+    const std::size_t original =
+        head * rope_head_dim + (within % 2) * (rope_head_dim / 2) + within / 2;
+    return first_value + original * row_length + column;
+  }
   if (per_head == 0) return first_value + index;
   // stored row r = head·3·head_dim + slot·head_dim + c (slot 0 q, 1 k, 2 v) → our row slot·d +
   // head·head_dim + c (d = heads·head_dim = rows / 3)
@@ -99,12 +111,28 @@ CheckpointImport::CheckpointImport(const std::vector<std::span<const std::uint8_
                                                 : describe_checkpoint_files(heads, file_sizes),
                        config) {}
 
+std::size_t CheckpointImport::unit_bytes(const Target& target) {
+  return target.blocks ? ggml_type_info(*target.blocks).block_bytes
+                       : safetensors::dtype_size(target.dtype);
+}
+
 CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
                                    const CheckpointConfig& config)
-    : family_(config.family) {
+    : family_(config.family), names_(config.family) {
   if (family_ == nullptr) throw Error("the checkpoint's config names no family");
-  const FamilyDescription& family = *family_;
   if (files.empty()) throw Error("the checkpoint needs at least one file");
+  // A GGUF file names its tensors as llama.cpp does: matched by the family's GGUF names.
+  const bool gguf = files.front().format == CheckpointFormat::Gguf;
+  if (gguf) {
+    if (files.size() != 1) throw Error("a GGUF checkpoint is one file; got " + str(files.size()));
+    if (family_->gguf.architecture.empty()) {
+      throw Error("the " + std::string(family_->display_name) +
+                  " family is not read from GGUF files; supported: " + gguf_architecture_names());
+    }
+    gguf_names_ = gguf_view(*family_);
+    names_ = &*gguf_names_;
+  }
+  const FamilyDescription& family = *names_;
   struct FileTensors {
     const std::vector<StoredTensor>& tensors;
   };
@@ -119,7 +147,7 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
   for (const auto& index : indexes) {
     for (const auto& tensor : index.tensors) {
       const std::string name = strip_prefix(family, tensor.name);
-      if (match_tensor(family, name) || is_ignored(family, name)) continue;
+      if (gguf || match_tensor(family, name) || is_ignored(family, name)) continue;
       if (const auto other = other_family(family, tensor.name)) {
         throw Error("this looks like a " + *other + " checkpoint (tensor '" +
                     tensor.name.substr(0, 80) + "'); " + std::string(family.supported));
@@ -169,6 +197,11 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
     Target target;
   };
   std::vector<Found> found;
+  // GGUF: the embedding's storage type (a tied copy quantized otherwise is not compared).
+  std::optional<GgmlType> embedding_type;
+  for (const auto& tensor : indexes.front().tensors) {
+    if (tensor.name == stored_name(family, "embed.weight")) embedding_type = tensor.ggml_type;
+  }
   const auto block_key = [](const std::string& ours, RowBlock rows) {
     return ours + "#" + str(std::uint64_t(rows));
   };
@@ -203,10 +236,13 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
                     shape_text(tensor.shape) + ", config.json (" + sizes_text + ") needs " +
                     shape_text(stored_shape));
       }
-      if (!tensor.dtype || tensor.dtype == safetensors::DType::U8 ||
+      // GGUF's quantized blocks are dequantized to float as they are read.
+      const bool quantized = tensor.ggml_type && !tensor.dtype && can_dequantize(*tensor.ggml_type);
+      if ((!tensor.dtype && !quantized) || tensor.dtype == safetensors::DType::U8 ||
           tensor.dtype == safetensors::DType::Bool) {
         throw Error("the checkpoint's tensor '" + tensor.name + "' is " + tensor.dtype_name +
-                    "; supported: F32, F16, BF16 (and F64)");
+                    (gguf ? std::string("; supported in GGUF files: ") + dequantizable_type_names()
+                          : std::string("; supported: F32, F16, BF16 (and F64)")));
       }
       const std::string key =
           tied_copy ? std::string(match->tensor->stored) : block_key(ours, match->tensor->rows);
@@ -218,6 +254,9 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
                  ? std::string(")")
                  : ", with and without the " + std::string(family.name_prefix) + " prefix)"));
       }
+      // llama.cpp's GPT-2 output.weight is token_embd's copy; quantized to another type it
+      // cannot equal it, and the model ties them: left unread.
+      if (gguf && tied_copy && tensor.ggml_type != embedding_type) continue;
       Target target;
       target.parameter = ours;
       target.first_value = tied_copy ? 0
@@ -225,8 +264,10 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
                                                    stored_shape.size() == 2 ? stored_shape[1] : 1);
       target.transpose = layout == StoredLayout::Transposed;
       if (layout == StoredLayout::PerHeadQkv) target.per_head = shape.head_dim;
+      if (layout == StoredLayout::RopeInterleaved) target.rope_head_dim = shape.head_dim;
       target.compare_to_embed = tied_copy;
-      target.dtype = *tensor.dtype;
+      target.dtype = tensor.dtype.value_or(safetensors::DType::F32);
+      if (quantized) target.blocks = tensor.ggml_type;
       target.shape = tensor.shape;
       if (tensor.source) target.zip = Target::Zip{*tensor.entry, *tensor.source, {}, {}, 0};
       found.push_back({f, &tensor, std::move(target)});
@@ -261,8 +302,10 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
   if (bytes > kMaxCheckpointParameterBytes) {
     throw Error("this checkpoint is too large for the tab: " + str(parameters) +
                 " parameters need " + str(bytes / 1000000) + " MB (F16 and BF16 weights kept " +
-                "2-byte, the others float32), the limit is " +
-                str(kMaxCheckpointParameterBytes / 1000000) +
+                "2-byte, the others float32" +
+                (gguf ? std::string("; GGUF's quantized weights are dequantized to float32 for now")
+                      : std::string()) +
+                "), the limit is " + str(kMaxCheckpointParameterBytes / 1000000) +
                 " MB (gpt2, SmolLM2, Qwen2.5-0.5B and TinyLlama-1.1B fit; gpt2-xl in F32 and "
                 "models of 2 B parameters and more in BF16 do not)");
   }
@@ -299,7 +342,8 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
     return a.tensor->begin < b.tensor->begin;
   });
   for (auto& each : found) {
-    reads_.push_back({each.file, each.tensor->name, each.tensor->begin, each.tensor->end});
+    reads_.push_back({each.file, each.tensor->name, each.tensor->begin, each.tensor->end,
+                      each.tensor->dtype_name});
     targets_.push_back(std::move(each.target));
   }
 }
@@ -317,16 +361,29 @@ void CheckpointImport::read(std::size_t index, std::span<const std::uint8_t> byt
     return;
   }
   const std::uint64_t total = where.end - where.begin;
-  const std::size_t size = safetensors::dtype_size(target.dtype);
-  if (offset != target.received || bytes.size() > total - offset || bytes.size() % size != 0 ||
+  if (offset != target.received || bytes.size() > total - offset ||
       (target.transpose && bytes.size() != total)) {
     throw Error("tensor '" + where.name + "' needs its " + str(total) + " bytes " +
-                (target.transpose ? "at once" : "in order, in whole values") + " from byte " +
-                str(target.received) + ", got " + str(bytes.size()) + " at byte " + str(offset) +
-                " (a truncated read?)");
+                (target.transpose ? "at once" : "in order") + " from byte " + str(target.received) +
+                ", got " + str(bytes.size()) + " at byte " + str(offset) + " (a truncated read?)");
   }
-  store(index, bytes, offset);
   target.received += bytes.size();
+  // Whole values (or quantized blocks) only: one split between chunks waits in `pending`.
+  const std::size_t unit = unit_bytes(target);
+  std::uint64_t at = offset - target.pending.size();  // where the bytes to store start
+  if (!target.pending.empty()) {
+    const std::size_t take = std::min(unit - target.pending.size(), bytes.size());
+    target.pending.insert(target.pending.end(), bytes.begin(),
+                          bytes.begin() + std::ptrdiff_t(take));
+    bytes = bytes.subspan(take);
+    if (target.pending.size() < unit) return;
+    store(index, target.pending, at);
+    at += unit;
+    target.pending.clear();
+  }
+  const std::size_t whole = bytes.size() / unit * unit;
+  if (whole > 0) store(index, bytes.first(whole), at);
+  target.pending.assign(bytes.begin() + std::ptrdiff_t(whole), bytes.end());
 }
 
 void CheckpointImport::read_zip(std::size_t index, std::span<const std::uint8_t> bytes,
@@ -405,10 +462,16 @@ void CheckpointImport::store(std::size_t index, std::span<const std::uint8_t> by
                              std::uint64_t offset) {
   const CheckpointRead& where = reads_[index];
   Target& target = targets_[index];
-  const std::size_t size = safetensors::dtype_size(target.dtype);
-  const std::size_t first = std::size_t(offset / size), count = bytes.size() / size;
+  const std::size_t size = unit_bytes(target);
+  const std::size_t per_unit = target.blocks ? ggml_type_info(*target.blocks).block_values : 1;
+  const std::size_t first = std::size_t(offset / size) * per_unit;
+  const std::size_t count = bytes.size() / size * per_unit;
   scratch_.resize(count);  // the chunk as float: checked, compared or stored
-  safetensors::convert_to_f32(target.dtype, bytes, scratch_);
+  if (target.blocks) {
+    dequantize(*target.blocks, bytes, scratch_);
+  } else {
+    safetensors::convert_to_f32(target.dtype, bytes, scratch_);
+  }
   for (std::size_t i = 0; i < count; ++i) {
     if (!std::isfinite(scratch_[i])) {
       throw Error("tensor '" + where.name + "' holds a non-finite value (NaN or infinity)");
@@ -425,7 +488,7 @@ void CheckpointImport::store(std::size_t index, std::span<const std::uint8_t> by
     model_->stored_weights("embed.weight").rows(first, count, 1, embed_scratch_.data());
     for (std::size_t i = 0; i < count; ++i) {
       if (!(scratch_[i] == embed_scratch_[i])) {
-        throw Error("lm_head.weight differs from " + stored_name(*family_, "embed.weight") +
+        throw Error(where.name + " differs from " + stored_name(*names_, "embed.weight") +
                     " (at value " + str(first + i) + "): " +
                     (family_ == &gpt2_family()
                          ? "an untied output layer is not supported; GPT-2 ties them"
@@ -443,7 +506,7 @@ void CheckpointImport::store(std::size_t index, std::span<const std::uint8_t> by
       for (std::size_t i = 0; i < in; ++i) {
         for (std::size_t o = 0; o < out; ++o) parameter[o * in + i] = value(i * out + o);
       }
-    } else if (target.per_head != 0) {
+    } else if (target.per_head != 0 || target.rope_head_dim != 0) {
       for (std::size_t i = 0; i < count; ++i) parameter[target.destination(first + i)] = value(i);
     } else {
       std::uint16_t* to = parameter.data() + target.first_value + first;
@@ -456,7 +519,7 @@ void CheckpointImport::store(std::size_t index, std::span<const std::uint8_t> by
       for (std::size_t i = 0; i < in; ++i) {
         for (std::size_t o = 0; o < out; ++o) parameter[o * in + i] = scratch_[i * out + o];
       }
-    } else if (target.per_head != 0) {
+    } else if (target.per_head != 0 || target.rope_head_dim != 0) {
       for (std::size_t i = 0; i < count; ++i)
         parameter[target.destination(first + i)] = scratch_[i];
     } else {
@@ -481,11 +544,26 @@ std::unique_ptr<Model> CheckpointImport::finish() {
   return std::move(model_);
 }
 
-std::unique_ptr<Model> load_checkpoint(const std::vector<std::span<const std::uint8_t>>& files,
-                                       const CheckpointConfig& config) {
-  std::vector<std::uint64_t> sizes;
-  for (const auto& file : files) sizes.push_back(file.size());
-  CheckpointImport import(files, sizes, config);
+CheckpointConfig checkpoint_config_for(const std::vector<CheckpointFile>& files,
+                                       const std::optional<std::string>& config_json) {
+  const bool gguf = !files.empty() && files.front().format == CheckpointFormat::Gguf;
+  if (gguf && config_json) {
+    throw Error(
+        "this is a GGUF file, whose metadata holds its config: give loadCheckpoint no config");
+  }
+  if (gguf) return gguf_checkpoint_config(files.front());
+  if (!config_json) {
+    throw Error(
+        "loadCheckpoint needs config (config.json's text or the parsed object) for a "
+        ".safetensors or pytorch_model.bin file; only a GGUF file carries its own");
+  }
+  return checkpoint_config(ConfigJson(*config_json));
+}
+
+namespace {
+
+std::unique_ptr<Model> load_described(const std::vector<std::span<const std::uint8_t>>& files,
+                                      CheckpointImport& import) {
   for (std::size_t i = 0; i < import.reads().size(); ++i) {
     const CheckpointRead& where = import.reads()[i];
     const auto file = files[where.file];
@@ -496,6 +574,22 @@ std::unique_ptr<Model> load_checkpoint(const std::vector<std::span<const std::ui
     }
   }
   return import.finish();
+}
+
+}  // namespace
+
+std::unique_ptr<Model> load_checkpoint(const std::vector<std::span<const std::uint8_t>>& files,
+                                       const CheckpointConfig& config) {
+  std::vector<std::uint64_t> sizes;
+  for (const auto& file : files) sizes.push_back(file.size());
+  CheckpointImport import(files, sizes, config);
+  return load_described(files, import);
+}
+
+std::unique_ptr<Model> load_gguf_checkpoint(std::span<const std::uint8_t> file) {
+  const std::vector<CheckpointFile> described = describe_checkpoint_files({file}, {file.size()});
+  CheckpointImport import(described, checkpoint_config_for(described, std::nullopt));
+  return load_described({file}, import);
 }
 
 }  // namespace attn

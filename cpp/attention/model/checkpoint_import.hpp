@@ -1,8 +1,9 @@
 // Hugging Face checkpoints (model.safetensors or pytorch_model.bin, or their shards, + config.json)
-// read into a Model by
-// their family's description (family.hpp's registry: GPT-2, the Llama family, GPT-NeoX, Qwen3,
-// Gemma 2 and 3, OLMo 2, Phi-3). Tensor names and layouts, F16/BF16 conversion, the config
-// cross-checked against the files, the memory limit.
+// and GGUF files (config from their metadata, gguf_checkpoint.hpp) read into a Model by their
+// family's description (family.hpp's registry: GPT-2, the Llama family, GPT-NeoX, Qwen3, Gemma 2
+// and 3, OLMo 2, Phi-3; GGUF: llama, qwen2, qwen3, phi3, gpt2). Tensor names and layouts, F16/BF16
+// conversion, GGUF's quantized blocks dequantized to float, the config cross-checked against the
+// files, the memory limit.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +29,8 @@ namespace attn {
 inline constexpr std::uint64_t kMaxCheckpointParameterBytes = std::uint64_t{3} << 30;
 
 // The bytes one parameter stored as `dtype` takes in memory: a weight matrix stored F16 or BF16 is
-// kept 2-byte (widened as the kernels read it), every other value is float32. The memory limit and
+// kept 2-byte (widened as the kernels read it), every other value is float32 (a GGUF file's
+// quantized blocks too: dequantized at load, for now). The memory limit and
 // the page's "fits the tab" both count with it.
 inline std::size_t bytes_in_memory(safetensors::DType dtype) {
   return dtype == safetensors::DType::F16 || dtype == safetensors::DType::BF16 ? 2 : 4;
@@ -57,7 +59,14 @@ struct CheckpointRead {
   std::string name;
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
+  std::string format;  // its storage type as the file names it: "F32", "BF16", "Q8_0", …
 };
+
+// The config of a checkpoint's described files: config.json's text (`config_json`) read by the
+// core, or a GGUF file's metadata (gguf_checkpoint_config). A GGUF file with a config.json, or
+// another format without one, is refused, saying which the file needs.
+CheckpointConfig checkpoint_config_for(const std::vector<CheckpointFile>& files,
+                                       const std::optional<std::string>& config_json);
 
 // A streamed import: each file's header first, then each tensor's bytes, converted straight into
 // the model's parameters (no file has to be in memory whole). Every problem throws attn::Error
@@ -78,7 +87,8 @@ class CheckpointImport {
   // The tensors to read, by file and offset (a tied lm_head, compared with the embedding, last).
   const std::vector<CheckpointRead>& reads() const { return reads_; }
   // Bytes of reads()[index] from byte `offset` of its range, converted into the model: in order,
-  // any number of chunks (.safetensors: in whole values), or in one chunk when needs_whole.
+  // any number of chunks of any size (a value or quantized block split between two waits for the
+  // rest), or in one chunk when needs_whole.
   void read(std::size_t index, std::span<const std::uint8_t> bytes, std::uint64_t offset = 0);
   // Whether read() takes reads()[index] only whole: a transposed Conv1D weight, or a
   // pytorch_model.bin tensor whose strides are not row-major (gathered from its storage).
@@ -104,6 +114,9 @@ class CheckpointImport {
     std::uint64_t received = 0;      // bytes read so far
     std::optional<HalfKind> half;    // kept in its 2-byte form (the model's parameter is)
     std::size_t per_head = 0;        // head_dim when the rows are grouped per head (PerHeadQkv)
+    std::size_t rope_head_dim = 0;   // head_dim when llama.cpp permuted the rows (RopeInterleaved)
+    std::optional<GgmlType> blocks;  // a GGUF block type (Q8_0, Q4_K, …): dequantized to float
+    std::vector<std::uint8_t> pending;  // part of a value or block, until the next chunk
     // pytorch_model.bin: the storage's entry read, the tensor's values within its data
     struct Zip {
       zip::Entry entry;
@@ -117,7 +130,12 @@ class CheckpointImport {
     // Where stored value `index` goes in the parameter (in values from its start).
     std::size_t destination(std::size_t index) const;
   };
+  // The bytes of one stored value or quantized block.
+  static std::size_t unit_bytes(const Target& target);
+
   const FamilyDescription* family_;
+  std::optional<FamilyDescription> gguf_names_;  // a GGUF file's: the family under GGUF's names
+  const FamilyDescription* names_;               // the names the files use (family_ or the view)
   std::unique_ptr<Model> model_;
   std::vector<CheckpointRead> reads_;
   std::vector<Target> targets_;  // parallel to reads_
@@ -129,5 +147,7 @@ class CheckpointImport {
 // read() takes them), finish.
 std::unique_ptr<Model> load_checkpoint(const std::vector<std::span<const std::uint8_t>>& files,
                                        const CheckpointConfig& config);
+// A GGUF file in memory: its config from its metadata, then as load_checkpoint.
+std::unique_ptr<Model> load_gguf_checkpoint(std::span<const std::uint8_t> file);
 
 }  // namespace attn

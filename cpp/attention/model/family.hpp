@@ -51,6 +51,10 @@ enum class StoredLayout {
   // A fused q|k|v weight [3·d, in] (or bias [3·d]) whose rows are grouped per head, [heads, 3,
   // head_dim] (GPT-NeoX's query_key_value), read into our [q | k | v] row blocks.
   PerHeadQkv,
+  // A q or k projection (weight or bias) whose rows llama.cpp's converter permuted for its RoPE
+  // (convert_hf_to_gguf.py, LlamaModel.permute): within each head, stored row 2·j + s holds row
+  // s·head_dim/2 + j of the original (s 0 or 1, j < head_dim/2); read back into the original order.
+  RopeInterleaved,
 };
 
 // One tensor of the family. Names may hold "{i}", a layer index.
@@ -66,6 +70,33 @@ struct FamilyTensor {
 // use it).
 struct FamilySizeKeys {
   std::string_view layers, heads, d_model, context, context_alias, vocab;
+};
+
+// How a GGUF file (llama.cpp's converter) stores one of the family's tensors: its GGUF name (with
+// "{i}"), the family's stored name it holds the values of, and its layout when it is not the
+// stored one (GPT-2's Conv1D weights are written [out, in]: AsIs; llama's q/k rows permuted:
+// RopeInterleaved).
+struct GgufTensorName {
+  std::string gguf;    // e.g. "blk.{i}.attn_q.weight"
+  std::string stored;  // e.g. "model.layers.{i}.self_attn.q_proj.weight"
+  std::optional<StoredLayout> layout;
+};
+
+// A GGUF metadata key (after "<architecture>.") and the config.json key its value stands for.
+struct GgufConfigKey {
+  std::string_view gguf;    // e.g. "attention.head_count_kv"
+  std::string_view config;  // e.g. "num_key_value_heads"
+  bool required = false;    // a file without it is refused, naming the GGUF key
+};
+
+// A family as llama.cpp's GGUF files store it (gguf_checkpoint.hpp reads it): general.architecture,
+// the tensors' GGUF names, the metadata keys that stand for config.json's, and config.json keys
+// whose value GGUF implies (e.g. "hidden_act": "silu"). An empty architecture: not read from GGUF.
+struct FamilyGguf {
+  std::string_view architecture;
+  std::vector<GgufTensorName> tensors;
+  std::vector<GgufConfigKey> config_keys;
+  std::string_view implied_config;  // JSON members, e.g. "\"hidden_act\": \"silu\""
 };
 
 class ConfigJson;
@@ -86,6 +117,7 @@ struct FamilyDescription {
   std::vector<FamilyTensor> tensors;
   std::vector<std::string_view> ignored;  // buffers that are not parameters, e.g. causal masks
   FamilyConfigReader read_config = nullptr;
+  FamilyGguf gguf;  // how llama.cpp's GGUF files store it (empty architecture: not read)
 };
 
 // The families (each defined in its file in families/): GPT-2 (gpt2, distilgpt2 and other

@@ -31,10 +31,8 @@ struct KnownPattern {
   std::string_view pattern;
 };
 constexpr KnownPattern kPatterns[] = {
-    {"Llama 3's",
-     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
-    {"Qwen2's",
-     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
+    {"Llama 3's", kLlama3SplitPattern},
+    {"Qwen2's", kQwen2SplitPattern},
 };
 
 std::string quoted(std::string_view text) {

@@ -8,6 +8,13 @@
 
 namespace attn {
 
+// The Split patterns the tokenizers know (tokenizer.json's, as the files hold them): Llama 3's,
+// and Qwen2's (the same with \p{N} for \p{N}{1,3}).
+inline constexpr std::string_view kLlama3SplitPattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+inline constexpr std::string_view kQwen2SplitPattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 // The BpeSpec of tokenizer.json's text: a BPE model (byte-level as GPT-2, GPT-NeoX/Pythia,
 // Llama 3, Qwen2/Qwen3, OLMo 2 and SmolLM2 ship it, or SentencePiece-style as Llama 2, TinyLlama,
 // Mistral, Phi-3 and Gemma 2/3) with its added tokens, normalizer, pre-tokenizer and

@@ -44,6 +44,43 @@ std::vector<FamilyTensor> gpt2_tensors() {
   return tensors;
 }
 
+// How llama.cpp's converter writes GPT-2 as GGUF (convert_hf_to_gguf.py, GPT2Model): the Conv1D
+// weights transposed to [out, in], the causal-mask buffers dropped, output.weight (a copy of
+// token_embd) optional.
+FamilyGguf gpt2_gguf() {
+  const std::string blk = "blk.{i}.", h = "h.{i}.";
+  std::vector<GgufTensorName> tensors{{"token_embd.weight", "wte.weight", {}},
+                                      {"position_embd.weight", "wpe.weight", {}}};
+  struct Part {
+    const char* gguf;
+    const char* stored;
+    bool conv1d;  // a Conv1D weight, which the converter writes [out, in]
+  };
+  const Part parts[] = {{"attn_norm", "ln_1", false},         {"attn_qkv", "attn.c_attn", true},
+                        {"attn_output", "attn.c_proj", true}, {"ffn_norm", "ln_2", false},
+                        {"ffn_up", "mlp.c_fc", true},         {"ffn_down", "mlp.c_proj", true}};
+  for (const Part& part : parts) {
+    tensors.push_back({blk + part.gguf + ".weight", h + part.stored + ".weight",
+                       part.conv1d ? std::optional(StoredLayout::AsIs) : std::nullopt});
+    tensors.push_back({blk + part.gguf + ".bias", h + part.stored + ".bias", {}});
+  }
+  tensors.push_back({"output_norm.weight", "ln_f.weight", {}});
+  tensors.push_back({"output_norm.bias", "ln_f.bias", {}});
+  tensors.push_back({"output.weight", "lm_head.weight", {}});
+  return FamilyGguf{
+      .architecture = "gpt2",
+      .tensors = std::move(tensors),
+      .config_keys = {{"block_count", "n_layer", true},
+                      {"context_length", "n_positions", true},
+                      {"embedding_length", "n_embd", true},
+                      {"feed_forward_length", "n_inner"},
+                      {"attention.head_count", "n_head", true},
+                      {"attention.layer_norm_epsilon", "layer_norm_epsilon"}},
+      // llama.cpp's GPT-2 graph uses ggml_gelu, GELU's tanh form.
+      .implied_config = "\"activation_function\": \"gelu_new\"",
+  };
+}
+
 }  // namespace
 
 Gpt2Config gpt2_config(const ConfigJson& config) {
@@ -149,6 +186,7 @@ const FamilyDescription& gpt2_family() {
           [](const ConfigJson& config, const FamilyDescription&) {
             return checkpoint_config(gpt2_config(config)).model;
           },
+      .gguf = gpt2_gguf(),
   };
   return gpt2;
 }

@@ -34,12 +34,14 @@ ModelConfig llama_config(const ConfigJson& config, const FamilyDescription& fami
   return m;
 }
 
+// gguf: how llama.cpp writes the family (empty: not read from GGUF).
 FamilyDescription llama_family_description(std::string_view family, std::string_view display,
-                                           std::string_view supported, FamilyConfigReader read) {
+                                           std::string_view supported, FamilyConfigReader read,
+                                           FamilyGguf gguf = {}) {
   // Older conversions keep RoPE's inverse frequencies as a buffer.
-  return llama_shaped_description(family, display, supported,
-                                  llama_shaped_tensors(NormPlacement::Pre, QkNorm::None), read,
-                                  {"model.layers.{i}.self_attn.rotary_emb.inv_freq"});
+  return llama_shaped_description(
+      family, display, supported, llama_shaped_tensors(NormPlacement::Pre, QkNorm::None), read,
+      {"model.layers.{i}.self_attn.rotary_emb.inv_freq"}, std::move(gguf));
 }
 
 }  // namespace
@@ -53,7 +55,9 @@ const FamilyDescription& llama_family() {
         return llama_config(config, family,
                             {attention_bias, attention_bias, config.boolean_or("mlp_bias", false)},
                             0);
-      });
+      },
+      // llama.cpp's converter permutes the q/k rows of its "llama" architecture.
+      llama_shaped_gguf("llama", true));
   return llama;
 }
 
@@ -68,7 +72,8 @@ const FamilyDescription& qwen2_family() {
         }
         // Qwen2's q/k/v projections always have biases, o_proj and the MLP none.
         return llama_config(config, family, {true, false, false}, 0);
-      });
+      },
+      llama_shaped_gguf("qwen2", false));
   return qwen2;
 }
 

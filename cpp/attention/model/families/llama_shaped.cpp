@@ -163,11 +163,53 @@ std::vector<FamilyTensor> llama_shaped_tensors(NormPlacement norms, QkNorm qk_no
   return tensors;
 }
 
+FamilyGguf llama_shaped_gguf(std::string_view architecture, bool permuted_qk) {
+  const std::string blk = "blk.{i}.", m = "model.layers.{i}.";
+  std::vector<GgufTensorName> tensors{{"token_embd.weight", "model.embed_tokens.weight", {}},
+                                      {blk + "attn_norm.weight", m + "input_layernorm.weight", {}}};
+  const std::pair<const char*, const char*> attention[] = {
+      {"attn_q", "q_proj"}, {"attn_k", "k_proj"}, {"attn_v", "v_proj"}, {"attn_output", "o_proj"}};
+  for (const auto& [gguf, stored] : attention) {
+    const bool rope = permuted_qk && (stored[0] == 'q' || stored[0] == 'k');
+    const std::optional<StoredLayout> layout =
+        rope ? std::optional(StoredLayout::RopeInterleaved) : std::nullopt;
+    for (const char* part : {".weight", ".bias"}) {
+      tensors.push_back({blk + gguf + part, m + "self_attn." + stored + part, layout});
+    }
+  }
+  tensors.push_back({blk + "attn_q_norm.weight", m + "self_attn.q_norm.weight", {}});
+  tensors.push_back({blk + "attn_k_norm.weight", m + "self_attn.k_norm.weight", {}});
+  tensors.push_back({blk + "ffn_norm.weight", m + "post_attention_layernorm.weight", {}});
+  for (const auto& [gguf, stored] :
+       {std::pair{"ffn_gate", "gate_proj"}, std::pair{"ffn_up", "up_proj"},
+        std::pair{"ffn_down", "down_proj"}}) {
+    for (const char* part : {".weight", ".bias"}) {
+      tensors.push_back({blk + gguf + part, m + "mlp." + stored + part, {}});
+    }
+  }
+  tensors.push_back({"output_norm.weight", "model.norm.weight", {}});
+  tensors.push_back({"output.weight", "lm_head.weight", {}});
+  return FamilyGguf{
+      .architecture = architecture,
+      .tensors = std::move(tensors),
+      .config_keys = {{"block_count", "num_hidden_layers", true},
+                      {"context_length", "max_position_embeddings", true},
+                      {"embedding_length", "hidden_size", true},
+                      {"feed_forward_length", "intermediate_size", true},
+                      {"attention.head_count", "num_attention_heads", true},
+                      {"attention.head_count_kv", "num_key_value_heads"},
+                      {"attention.key_length", "head_dim"},
+                      {"attention.layer_norm_rms_epsilon", "rms_norm_eps"},
+                      {"rope.freq_base", "rope_theta"}},
+      .implied_config = "\"hidden_act\": \"silu\"",
+  };
+}
+
 FamilyDescription llama_shaped_description(std::string_view model_type, std::string_view display,
                                            std::string_view supported,
                                            std::vector<FamilyTensor> tensors,
                                            FamilyConfigReader read,
-                                           std::vector<std::string_view> ignored) {
+                                           std::vector<std::string_view> ignored, FamilyGguf gguf) {
   return FamilyDescription{
       .family = model_type,
       .model_type = model_type,
@@ -179,6 +221,7 @@ FamilyDescription llama_shaped_description(std::string_view model_type, std::str
       .tensors = std::move(tensors),
       .ignored = std::move(ignored),
       .read_config = read,
+      .gguf = std::move(gguf),
   };
 }
 

@@ -63,12 +63,20 @@ void add_llama_mlp(std::vector<FamilyTensor>& tensors, const std::string& stored
 // MLP; model.norm and lm_head.
 std::vector<FamilyTensor> llama_shaped_tensors(NormPlacement norms, QkNorm qk_norm);
 
+// How llama.cpp's converter writes a family with pre-norms (Llama, Qwen2, Qwen3) as GGUF
+// `architecture`: token_embd, blk.{i}.attn_norm, attn_q/k/v/output (weights and biases),
+// attn_q_norm and attn_k_norm, ffn_norm, ffn_gate/up/down, output_norm and output; the q/k rows
+// permuted (RopeInterleaved) when `permuted_qk` (llama: LlamaModel.permute); the metadata keys of
+// LlamaConfig's sizes, RMSNorm's ε and RoPE's θ.
+FamilyGguf llama_shaped_gguf(std::string_view architecture, bool permuted_qk);
+
 // The description of a family whose config.json names its sizes as LlamaConfig does: our name and
 // model_type both `model_type`, no prefix before the tensors' names.
 FamilyDescription llama_shaped_description(std::string_view model_type, std::string_view display,
                                            std::string_view supported,
                                            std::vector<FamilyTensor> tensors,
                                            FamilyConfigReader read,
-                                           std::vector<std::string_view> ignored = {});
+                                           std::vector<std::string_view> ignored = {},
+                                           FamilyGguf gguf = {});
 
 }  // namespace attn

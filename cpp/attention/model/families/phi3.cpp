@@ -32,6 +32,35 @@ std::vector<FamilyTensor> phi3_tensors() {
   };
 }
 
+// How llama.cpp's converter writes Phi-3 as GGUF (convert_hf_to_gguf.py, Phi3MiniModel): the fused
+// qkv_proj as attn_qkv and gate_up_proj as ffn_up, as stored; the sliding window as
+// attention.sliding_window (0: none). LongRoPE's factors (rope_factors_long/short) are refused.
+FamilyGguf phi3_gguf() {
+  const std::string blk = "blk.{i}.", m = "model.layers.{i}.";
+  return FamilyGguf{
+      .architecture = "phi3",
+      .tensors = {{"token_embd.weight", "model.embed_tokens.weight", {}},
+                  {blk + "attn_norm.weight", m + "input_layernorm.weight", {}},
+                  {blk + "attn_qkv.weight", m + "self_attn.qkv_proj.weight", {}},
+                  {blk + "attn_output.weight", m + "self_attn.o_proj.weight", {}},
+                  {blk + "ffn_norm.weight", m + "post_attention_layernorm.weight", {}},
+                  {blk + "ffn_up.weight", m + "mlp.gate_up_proj.weight", {}},
+                  {blk + "ffn_down.weight", m + "mlp.down_proj.weight", {}},
+                  {"output_norm.weight", "model.norm.weight", {}},
+                  {"output.weight", "lm_head.weight", {}}},
+      .config_keys = {{"block_count", "num_hidden_layers", true},
+                      {"context_length", "max_position_embeddings", true},
+                      {"embedding_length", "hidden_size", true},
+                      {"feed_forward_length", "intermediate_size", true},
+                      {"attention.head_count", "num_attention_heads", true},
+                      {"attention.head_count_kv", "num_key_value_heads"},
+                      {"attention.layer_norm_rms_epsilon", "rms_norm_eps"},
+                      {"attention.sliding_window", "sliding_window"},
+                      {"rope.freq_base", "rope_theta"}},
+      .implied_config = "\"hidden_act\": \"silu\"",
+  };
+}
+
 ModelConfig phi3_config(const ConfigJson& config, const FamilyDescription& family) {
   refuse_rope_parameters(config, "rope_theta, rope_scaling and partial_rotary_factor");
   ModelConfig m = llama_shaped_sizes(config, family);
@@ -58,7 +87,7 @@ ModelConfig phi3_config(const ConfigJson& config, const FamilyDescription& famil
 const FamilyDescription& phi3_family() {
   static const FamilyDescription phi3 =
       llama_shaped_description("phi3", "Phi-3", "supported: Phi-3 checkpoints (Phi3ForCausalLM)",
-                               phi3_tensors(), phi3_config);
+                               phi3_tensors(), phi3_config, {}, phi3_gguf());
   return phi3;
 }
 

@@ -40,9 +40,10 @@ ModelConfig qwen3_config(const ConfigJson& config, const FamilyDescription& fami
 }  // namespace
 
 const FamilyDescription& qwen3_family() {
-  static const FamilyDescription qwen3 = llama_shaped_description(
-      "qwen3", "Qwen3", "supported: Qwen3 checkpoints (Qwen3ForCausalLM)",
-      llama_shaped_tensors(NormPlacement::Pre, QkNorm::PerHead), qwen3_config);
+  static const FamilyDescription qwen3 =
+      llama_shaped_description("qwen3", "Qwen3", "supported: Qwen3 checkpoints (Qwen3ForCausalLM)",
+                               llama_shaped_tensors(NormPlacement::Pre, QkNorm::PerHead),
+                               qwen3_config, {}, llama_shaped_gguf("qwen3", false));
   return qwen3;
 }
 

@@ -1,0 +1,200 @@
+// GGUF checkpoints' family, config and tensor names, see gguf_checkpoint.hpp.
+#include "attention/model/gguf_checkpoint.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "attention/error.hpp"
+
+namespace attn {
+
+namespace {
+
+using gguf::ValueType;
+
+bool is_integer(ValueType type) {
+  switch (type) {
+    case ValueType::U8:
+    case ValueType::I8:
+    case ValueType::U16:
+    case ValueType::I16:
+    case ValueType::U32:
+    case ValueType::I32:
+    case ValueType::U64:
+    case ValueType::I64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;  // never in the keys and names written
+    out += c;
+  }
+  return out + "\"";
+}
+
+const StoredTensor* find_tensor(const CheckpointFile& file, std::string_view name) {
+  for (const StoredTensor& tensor : file.tensors) {
+    if (tensor.name == name) return &tensor;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const FamilyDescription* family_of_gguf_architecture(std::string_view architecture) {
+  for (const FamilyDescription* family : families()) {
+    if (!family->gguf.architecture.empty() && family->gguf.architecture == architecture) {
+      return family;
+    }
+  }
+  return nullptr;
+}
+
+std::string gguf_architecture_names() {
+  std::string out;
+  for (const FamilyDescription* family : families()) {
+    if (family->gguf.architecture.empty()) continue;
+    out += (out.empty() ? "" : ", ") + std::string(family->gguf.architecture);
+  }
+  return out;
+}
+
+std::string gguf_config_json(const CheckpointFile& file) {
+  if (!file.gguf) throw Error("the checkpoint file is not a GGUF file");
+  const gguf::Metadata& metadata = file.gguf->metadata;
+  const gguf::Value* named = metadata.find("general.architecture");
+  if (named == nullptr || named->type != ValueType::String) {
+    throw Error(
+        "the GGUF file has no general.architecture (a string naming its model's architecture); "
+        "supported architectures: " +
+        gguf_architecture_names());
+  }
+  const std::string& architecture = metadata.string("general.architecture");
+  const FamilyDescription* family = family_of_gguf_architecture(architecture);
+  if (family == nullptr) {
+    throw Error("the GGUF file's general.architecture is '" + architecture.substr(0, 40) +
+                "', which is not read from GGUF files; supported: " + gguf_architecture_names());
+  }
+  const std::string prefix = architecture + ".";
+  std::string json = "{\"model_type\": " + json_string(family->model_type);
+  for (const GgufConfigKey& key : family->gguf.config_keys) {
+    const std::string name = prefix + std::string(key.gguf);
+    const gguf::Value* value = metadata.find(name);
+    if (value == nullptr) {
+      if (key.required) {
+        throw Error("the GGUF file's metadata has no " + name + " (config.json's " +
+                    std::string(key.config) + "); a " + std::string(family->display_name) +
+                    " GGUF file has it");
+      }
+      continue;
+    }
+    std::string number;
+    if (is_integer(value->type)) {
+      number = std::to_string(metadata.integer(name));
+    } else if (value->type == ValueType::F32 || value->type == ValueType::F64) {
+      char text[40];
+      std::snprintf(text, sizeof text, "%.17g", metadata.number(name));
+      number = text;
+    } else {
+      throw Error("the GGUF file's " + name + " is " + value->type_text() +
+                  "; a number was expected");
+    }
+    json += ", " + json_string(key.config) + ": " + number;
+  }
+  if (const gguf::Value* scaling = metadata.find(prefix + "rope.scaling.type")) {
+    const std::string type =
+        scaling->type == ValueType::String ? metadata.string(prefix + "rope.scaling.type") : "";
+    if (type != "none") {
+      throw Error("the GGUF file's " + prefix + "rope.scaling.type is '" + type.substr(0, 40) +
+                  "'; supported: none (RoPE scaling in GGUF files is not read yet)");
+    }
+  }
+  // RoPE scaling as llama.cpp stores it: factors per rotated pair, as tensors.
+  const std::pair<const char*, const char*> scaling_tensors[] = {
+      {"rope_freqs.weight", "Llama 3.1's RoPE scaling"},
+      {"rope_factors_long.weight", "Phi-3's LongRoPE"},
+      {"rope_factors_short.weight", "Phi-3's LongRoPE"}};
+  for (const auto& [name, what] : scaling_tensors) {
+    if (find_tensor(file, name) != nullptr) {
+      throw Error("the GGUF file has " + std::string(name) + " (" + what +
+                  " as llama.cpp stores it), which is not read yet; supported: GGUF files without "
+                  "RoPE scaling (Llama 2, SmolLM2, TinyLlama, Qwen2.5, Phi-3-mini-4k, …)");
+    }
+  }
+  const StoredTensor* embedding = find_tensor(file, "token_embd.weight");
+  if (embedding == nullptr || embedding->shape.size() != 2) {
+    throw Error(
+        "the GGUF file has no token_embd.weight (the token embedding, [vocab, d_model]); "
+        "is it a " +
+        std::string(family->display_name) + " model?");
+  }
+  json += ", \"vocab_size\": " + std::to_string(embedding->shape[0]);
+  const bool tied = find_tensor(file, "output.weight") == nullptr;
+  json += std::string(", \"tie_word_embeddings\": ") + (tied ? "true" : "false");
+  const bool attention_bias = find_tensor(file, "blk.0.attn_q.bias") != nullptr;
+  json += std::string(", \"attention_bias\": ") + (attention_bias ? "true" : "false");
+  const bool mlp_bias = find_tensor(file, "blk.0.ffn_gate.bias") != nullptr;
+  json += std::string(", \"mlp_bias\": ") + (mlp_bias ? "true" : "false");
+  if (!family->gguf.implied_config.empty()) json += ", " + std::string(family->gguf.implied_config);
+  return json + "}";
+}
+
+CheckpointConfig gguf_checkpoint_config(const CheckpointFile& file) {
+  const std::string json = gguf_config_json(file);
+  const gguf::Metadata& metadata = file.gguf->metadata;
+  const std::string& architecture = metadata.string("general.architecture");
+  CheckpointConfig config;
+  try {
+    config = checkpoint_config(ConfigJson(json));
+  } catch (const Error& error) {
+    throw Error("the GGUF file's metadata (" + architecture +
+                ".*, read as config.json): " + error.what());
+  }
+  // RoPE over part of each head (rope.dimension_count below the head's width) is not read.
+  const std::string rope_dims = architecture + ".rope.dimension_count";
+  if (metadata.contains(rope_dims) && config.model.positional == PositionalKind::Rope) {
+    const std::size_t head_dim = attention_shape(config.model).head_dim;
+    if (metadata.integer(rope_dims) != std::int64_t(head_dim)) {
+      throw Error(
+          "the GGUF file's " + rope_dims + " is " + std::to_string(metadata.integer(rope_dims)) +
+          "; supported: " + std::to_string(head_dim) + " (RoPE on every dimension of a head)");
+    }
+  }
+  if (const gguf::Value* eos = metadata.find("tokenizer.ggml.eos_token_id");
+      eos != nullptr && is_integer(eos->type)) {
+    const std::int64_t id = metadata.integer("tokenizer.ggml.eos_token_id");
+    if (id >= 0 && std::size_t(id) < config.model.vocab) config.eos_ids = {std::int32_t(id)};
+  }
+  return config;
+}
+
+FamilyDescription gguf_view(const FamilyDescription& family) {
+  FamilyDescription view = family;
+  view.name_prefix = "";
+  view.ignored.clear();
+  view.tensors.clear();
+  for (const GgufTensorName& name : family.gguf.tensors) {
+    const auto source =
+        std::find_if(family.tensors.begin(), family.tensors.end(),
+                     [&](const FamilyTensor& t) { return t.stored == name.stored; });
+    if (source == family.tensors.end()) continue;  // a tensor of another family of the same shape
+    FamilyTensor tensor = *source;
+    tensor.stored = name.gguf;
+    if (name.layout) {
+      if (source->layout == StoredLayout::Transposed && *name.layout == StoredLayout::AsIs) {
+        std::reverse(tensor.shape.begin(), tensor.shape.end());
+      }
+      tensor.layout = *name.layout;
+    }
+    view.tensors.push_back(std::move(tensor));
+  }
+  return view;
+}
+
+}  // namespace attn

@@ -1,0 +1,489 @@
+#!/usr/bin/env python3
+"""GGUF files of the tiny golden checkpoints, as llama.cpp's converter (convert_hf_to_gguf.py)
+writes them, for loadCheckpoint's GGUF path: tests/data/gguf/
+
+  <case>-f32.gguf     the checkpoint's weights as they are (F32): the model loaded from it must give
+                      the .safetensors model's logits and attention, bit for bit
+  <case>-f16.gguf     weight matrices F16, 1-D tensors (norms, biases) F32, as llama.cpp's
+                      --outtype f16 stores them; beside it <case>-f16.safetensors, the same values
+                      under the Hugging Face names (matrices F16, the rest F32): the two models
+                      must be equal bit for bit, and within F16's rounding of the golden logits
+  <case>-q8_0.gguf    weight matrices Q8_0 (ggml's quantize_row_q8_0: per 32 values d = max|x| /
+                      127 as a half, q = round(x / d)), 1-D tensors F32; beside it
+                      <case>-q8_0.dequantized.safetensors, the dequantized values (d · q, exact in
+                      float32; computed here in float64 from the blocks' bytes) as F32 under the
+                      Hugging Face names: the two models must be equal bit for bit
+
+for the cases llama (tests/data/llama/llama-f32: llama.cpp's q/k row permutation applied, as
+LlamaModel.permute does), qwen2 (tests/data/llama/qwen2-f32: tied embeddings, q/k/v biases, no
+permutation), qwen3 (tests/data/families/qwen3-f32: per-head q/k norms, head_dim 16 beside a
+hidden size of 48 as attention.key_length; F32 and F16 only, its rows of 48 values being no whole
+number of Q8_0 blocks), phi3 (tests/data/families/phi3-f32: the fused attn_qkv and ffn_up, a sliding
+window of 6; F32 and F16 only, ffn_down's rows of 112 values being no whole Q8_0 blocks) and gpt2 (tests/data/gpt2/tiny-f32: Conv1D weights written [out, in], the causal-mask
+buffers dropped, as GPT2Model.modify_tensors does). The metadata holds the keys the converter
+writes for these sizes (general.architecture, <arch>.block_count, context_length,
+embedding_length, feed_forward_length, attention.head_count(_kv), the norm's ε, rope.freq_base,
+rope.dimension_count, tokenizer.ggml.eos_token_id).
+
+and kquants.gguf: a random llama of d_model 256 (K-quants' rows are 256 values) whose weight
+matrices are random blocks of every quantized type the core reads — token_embd Q6_K, attn_q Q4_K,
+attn_k Q5_K, attn_v Q6_K, attn_output Q4_K, ffn_gate Q5_K, ffn_up Q8_0, ffn_down Q4_K, output Q4_0 —
+with small scales (every weight within ±4), norms F32: test_gguf_checkpoint.cpp checks each
+parameter the import made against the blocks' values placed by hand;
+
+qwen2-1.5b-q4_k_m.head.gguf: the first bytes (header and metadata, no data) of a Qwen2.5-1.5B-
+shaped Q4_K_M file (Q4_K matrices, Q6_K for v, ffn_down and the embedding): 1.5 B parameters, which
+the import refuses as too large for the tab while it dequantizes to float32;
+
+and tests/data/malformed-gguf/: GGUF files loadCheckpoint must refuse, each a variation of
+llama-f32.gguf, with expected.json mapping each file to a part of the message it must give
+(written here by hand, from what the refusal must name).
+
+Deterministic; needs only numpy. The GGUF writer and the reference dequantization are
+make-gguf-golden.py's.
+"""
+
+import importlib.util
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from safetensors_io import _write_file, read_safetensors  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("gguf_golden", os.path.join(HERE, "make-gguf-golden.py"))
+gguf = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gguf)
+
+gguf.GGML_TYPES["Q4_1"] = (3, 32, 20)  # ggml.h: refused by the core, for a test
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DATA = os.path.join(ROOT, "tests", "data")
+OUT = os.path.join(DATA, "gguf")
+
+
+CONV1D_WEIGHTS = (".c_attn.weight", ".c_proj.weight", ".c_fc.weight")  # GPT-2's, stored [in, out]
+
+
+def permute(w, n_head, n_head_kv):
+    """convert_hf_to_gguf.py's LlamaModel.permute: each head's rows [2, head_dim / 2] swapped to
+    [head_dim / 2, 2] (the halves rotate-half pairs interleaved, as llama.cpp's RoPE reads them)."""
+    if n_head_kv is not None and n_head != n_head_kv:
+        n_head = n_head_kv
+    return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
+            .swapaxes(1, 2).reshape(w.shape))
+
+
+def quantize_q8_0(x):
+    """ggml's quantize_row_q8_0_ref in float32: per 32 values d = amax / 127, q = roundf(x / d)."""
+    blocks = x.astype(np.float32).reshape(-1, 32)
+    amax = np.abs(blocks).max(axis=1)
+    d = (amax / np.float32(127)).astype(np.float32)
+    inv = np.where(d != 0, np.float32(1) / np.where(d != 0, d, 1), 0).astype(np.float32)
+    v = blocks * inv[:, None]
+    q = np.trunc(v + np.copysign(np.float32(0.5), v)).astype(np.int8)  # roundf: half away from 0
+    out = np.zeros(len(blocks), gguf.Q8_0)
+    out["d"] = d.astype(np.float16).view(np.uint16)
+    out["qs"] = q
+    return out.tobytes()
+
+
+def llama_shaped(config, tensors, arch, permuted):
+    """[(gguf name, hf name, array as GGUF stores it)] and the metadata of a Llama-shaped case."""
+    heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
+    out = [("token_embd.weight", "model.embed_tokens.weight")]
+    for i in range(config["num_hidden_layers"]):
+        m, b = f"model.layers.{i}.", f"blk.{i}."
+        out += [(b + "attn_norm.weight", m + "input_layernorm.weight")]
+        for g, h in (("attn_q", "q_proj"), ("attn_k", "k_proj"), ("attn_v", "v_proj"),
+                     ("attn_output", "o_proj")):
+            for part in ("weight", "bias"):
+                out += [(f"{b}{g}.{part}", f"{m}self_attn.{h}.{part}")]
+        out += [(b + "attn_q_norm.weight", m + "self_attn.q_norm.weight"),
+                (b + "attn_k_norm.weight", m + "self_attn.k_norm.weight")]
+        out += [(b + "ffn_norm.weight", m + "post_attention_layernorm.weight")]
+        for g, h in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"), ("ffn_down", "down_proj")):
+            out += [(f"{b}{g}.weight", f"{m}mlp.{h}.weight")]
+    out += [("output_norm.weight", "model.norm.weight"), ("output.weight", "lm_head.weight")]
+    stored = []
+    for g, h in out:
+        if h not in tensors:
+            continue
+        a = tensors[h]
+        if permuted and ".attn_q." in g:
+            a = permute(a, heads, heads)
+        if permuted and ".attn_k." in g:
+            a = permute(a, heads, kv_heads)
+        stored.append((g, h, a))
+    head_dim = config.get("head_dim") or config["hidden_size"] // heads
+    metadata = [
+        ("general.architecture", gguf.STRING, arch),
+        (f"{arch}.block_count", gguf.U32, config["num_hidden_layers"]),
+        (f"{arch}.context_length", gguf.U32, config["max_position_embeddings"]),
+        (f"{arch}.embedding_length", gguf.U32, config["hidden_size"]),
+        (f"{arch}.feed_forward_length", gguf.U32, config["intermediate_size"]),
+        (f"{arch}.attention.head_count", gguf.U32, heads),
+        (f"{arch}.attention.head_count_kv", gguf.U32, kv_heads),
+        (f"{arch}.rope.freq_base", gguf.F32, config["rope_theta"]),
+        (f"{arch}.attention.layer_norm_rms_epsilon", gguf.F32, config["rms_norm_eps"]),
+        (f"{arch}.rope.dimension_count", gguf.U32, head_dim),
+        ("tokenizer.ggml.eos_token_id", gguf.U32, config["eos_token_id"]),
+    ]
+    if "head_dim" in config:  # the converter writes it when config.json has it
+        metadata += [(f"{arch}.attention.key_length", gguf.U32, head_dim),
+                     (f"{arch}.attention.value_length", gguf.U32, head_dim)]
+    return stored, metadata
+
+
+def phi3(config, tensors):
+    """Phi3MiniModel's names: the fused qkv_proj and gate_up_proj as attn_qkv and ffn_up, as stored."""
+    heads = config["num_attention_heads"]
+    out = [("token_embd.weight", "model.embed_tokens.weight")]
+    for i in range(config["num_hidden_layers"]):
+        m, b = f"model.layers.{i}.", f"blk.{i}."
+        out += [(b + "attn_norm.weight", m + "input_layernorm.weight"),
+                (b + "attn_qkv.weight", m + "self_attn.qkv_proj.weight"),
+                (b + "attn_output.weight", m + "self_attn.o_proj.weight"),
+                (b + "ffn_norm.weight", m + "post_attention_layernorm.weight"),
+                (b + "ffn_up.weight", m + "mlp.gate_up_proj.weight"),
+                (b + "ffn_down.weight", m + "mlp.down_proj.weight")]
+    out += [("output_norm.weight", "model.norm.weight"), ("output.weight", "lm_head.weight")]
+    stored = [(g, h, tensors[h]) for g, h in out]
+    metadata = [
+        ("general.architecture", gguf.STRING, "phi3"),
+        ("phi3.context_length", gguf.U32, config["max_position_embeddings"]),
+        ("phi3.rope.scaling.original_context_length", gguf.U32, config["original_max_position_embeddings"]),
+        ("phi3.embedding_length", gguf.U32, config["hidden_size"]),
+        ("phi3.feed_forward_length", gguf.U32, config["intermediate_size"]),
+        ("phi3.block_count", gguf.U32, config["num_hidden_layers"]),
+        ("phi3.attention.head_count", gguf.U32, heads),
+        ("phi3.attention.head_count_kv", gguf.U32, config["num_key_value_heads"]),
+        ("phi3.attention.layer_norm_rms_epsilon", gguf.F32, config["rms_norm_eps"]),
+        ("phi3.rope.dimension_count", gguf.U32, config["hidden_size"] // heads),
+        ("phi3.rope.freq_base", gguf.F32, config["rope_theta"]),
+        ("phi3.attention.sliding_window", gguf.U32, config["sliding_window"] or 0),
+        ("tokenizer.ggml.eos_token_id", gguf.U32, config["eos_token_id"]),
+    ]
+    return stored, metadata
+
+
+def gpt2(config, tensors):
+    out = [("token_embd.weight", "wte.weight"), ("position_embd.weight", "wpe.weight")]
+    for i in range(config["n_layer"]):
+        h, b = f"h.{i}.", f"blk.{i}."
+        for g, name in (("attn_norm", "ln_1"), ("attn_qkv", "attn.c_attn"),
+                        ("attn_output", "attn.c_proj"), ("ffn_norm", "ln_2"),
+                        ("ffn_up", "mlp.c_fc"), ("ffn_down", "mlp.c_proj")):
+            for part in ("weight", "bias"):
+                out += [(f"{b}{g}.{part}", f"{h}{name}.{part}")]
+    out += [("output_norm.weight", "ln_f.weight"), ("output_norm.bias", "ln_f.bias")]
+    # lm_head.weight (a copy of wte) as output.weight, as older versions of the converter wrote it
+    out += [("output.weight", "lm_head.weight")]
+    stored = []
+    for g, name in out:
+        key = name if name in tensors else "transformer." + name
+        a = tensors[key]
+        if name.endswith(CONV1D_WEIGHTS):
+            a = a.T  # GPT2Model.modify_tensors: Conv1D [in, out] -> [out, in]
+        stored.append((g, key, np.ascontiguousarray(a)))
+    metadata = [
+        ("general.architecture", gguf.STRING, "gpt2"),
+        ("gpt2.block_count", gguf.U32, config["n_layer"]),
+        ("gpt2.context_length", gguf.U32, config["n_ctx"]),
+        ("gpt2.embedding_length", gguf.U32, config["n_embd"]),
+        ("gpt2.feed_forward_length", gguf.U32, 4 * config["n_embd"]),
+        ("gpt2.attention.head_count", gguf.U32, config["n_head"]),
+        ("gpt2.attention.layer_norm_epsilon", gguf.F32, config["layer_norm_epsilon"]),
+    ]
+    return stored, metadata
+
+
+def unpermuted(name, array, config):
+    """The Hugging Face order of a stored llama q/k tensor (the permutation undone)."""
+    heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
+    n = heads if ".attn_q." in name else kv_heads
+    head_dim = array.shape[0] // n
+    return (array.reshape(n, head_dim // 2, 2, *array.shape[1:]).swapaxes(1, 2)
+            .reshape(array.shape))
+
+
+def write_case(case, stored, metadata, config, permuted, kinds=("f32", "f16", "q8_0")):
+    """The case's GGUF files (`kinds`) and their .safetensors twins."""
+    for kind in kinds:
+        gguf_tensors, twin = [], []
+        for g, h, a in stored:
+            a = np.ascontiguousarray(a.astype(np.float32))
+            dims = list(reversed(a.shape))
+            if kind == "f32" or a.ndim != 2:
+                code, data, values = "F32", a.astype("<f4").tobytes(), a
+            elif kind == "f16":
+                code, data = "F16", a.astype("<f2").tobytes()
+                values = a.astype(np.float16)
+            else:
+                code, data = "Q8_0", quantize_q8_0(a)
+                values = gguf.dequantize("Q8_0", data).reshape(a.shape).astype(np.float32)
+            gguf_tensors.append((g, code, dims, data))
+            # the twin holds the Hugging Face layout: llama's q/k permutation undone, GPT-2's
+            # Conv1D weights back to [in, out]
+            if permuted and (".attn_q." in g or ".attn_k." in g):
+                values = unpermuted(g, values, config)
+            if h.endswith(CONV1D_WEIGHTS):
+                values = values.T
+            values = np.ascontiguousarray(values)
+            twin_code = "F16" if values.dtype == np.float16 else "F32"
+            twin.append((h, twin_code, values, values.astype("<f2" if twin_code == "F16" else "<f4").tobytes()))
+        gguf.write_gguf(os.path.join(OUT, f"{case}-{kind}.gguf"), metadata, gguf_tensors)
+        if kind == "f16":
+            path = os.path.join(OUT, f"{case}-f16.safetensors")
+        elif kind == "q8_0":
+            path = os.path.join(OUT, f"{case}-q8_0.dequantized.safetensors")
+        else:
+            continue
+        _write_file(path, [(h, code, a.shape, data) for h, code, a, data in twin],
+                    {"format": "pt"}, metadata_first=True)
+
+
+# Each refused file: (name, edit of (metadata, tensors) -> None, or bytes edit, the message part).
+def refused_files(metadata, tensors):
+    """The variations of llama-f32.gguf's metadata [(key, kind, value)] and tensors [(name, type,
+    dims, bytes)] loadCheckpoint must refuse, with the part of the message each must give."""
+    def meta(key, kind=None, value=None):  # replace, add (kind given) or drop (kind None) a key
+        def edit(m, t):
+            at = [i for i, (k, _, _) in enumerate(m) if k == key]
+            if kind is None:
+                del m[at[0]]
+            elif at:
+                m[at[0]] = (key, kind, value)
+            else:
+                m.append((key, kind, value))
+        return edit
+
+    def drop(name):
+        def edit(m, t):
+            t[:] = [x for x in t if x[0] != name]
+        return edit
+
+    def add(name, type_name, dims, data):
+        def edit(m, t):
+            t.append((name, type_name, dims, data))
+        return edit
+
+    def retype(name):  # stored as Q4_1 (ggml type 3, 20 bytes per 32 values), not dequantized
+        def edit(m, t):
+            for i, (n, _, dims, _) in enumerate(t):
+                if n == name:
+                    t[i] = (n, "Q4_1", dims, bytes(int(np.prod(dims)) // 32 * 20))
+        return edit
+
+    def nan(name):
+        def edit(m, t):
+            for i, (n, ty, dims, data) in enumerate(t):
+                if n == name:
+                    t[i] = (n, ty, dims, struct.pack("<f", float("nan")) + data[4:])
+        return edit
+
+    return [
+        ("arch-gemma2.gguf", meta("general.architecture", gguf.STRING, "gemma2"),
+         "general.architecture is 'gemma2', which is not read from GGUF files; supported: "
+         "gpt2, llama, qwen2, qwen3, phi3"),
+        ("arch-bert.gguf", meta("general.architecture", gguf.STRING, "bert"),
+         "general.architecture is 'bert'"),
+        ("no-architecture.gguf", meta("general.architecture"), "has no general.architecture"),
+        ("no-block-count.gguf", meta("llama.block_count"), "metadata has no llama.block_count"),
+        ("rope-scaling.gguf", meta("llama.rope.scaling.type", gguf.STRING, "linear"),
+         "llama.rope.scaling.type is 'linear'; supported: none"),
+        ("rope-freqs.gguf", add("rope_freqs.weight", "F32", [8], bytes(32)),
+         "rope_freqs.weight (Llama 3.1's RoPE scaling"),
+        ("partial-rope.gguf", meta("llama.rope.dimension_count", gguf.U32, 8),
+         "llama.rope.dimension_count is 8; supported: 16"),
+        ("q4_1.gguf", retype("blk.0.ffn_up.weight"),
+         "'blk.0.ffn_up.weight' is Q4_1; supported in GGUF files: F32, F16, BF16, Q8_0, Q4_0, "
+         "Q4_K, Q5_K, Q6_K"),
+        ("no-ffn-down.gguf", drop("blk.1.ffn_down.weight"), "blk.1.ffn_down.weight"),
+        ("feed-forward-length.gguf", meta("llama.feed_forward_length", gguf.U32, 80),
+         "has shape [96, 64]"),
+        ("extra-tensor.gguf", add("blk.0.attn_sinks.weight", "F32", [8], bytes(32)),
+         "'blk.0.attn_sinks.weight' [8] is not a Llama tensor"),
+        ("block-count.gguf", meta("llama.block_count", gguf.U32, 1),
+         "but the checkpoint has 2 layers"),
+        ("nan.gguf", nan("blk.0.attn_v.weight"),
+         "'blk.0.attn_v.weight' holds a non-finite value"),
+        ("string-head-count.gguf", meta("llama.attention.head_count", gguf.STRING, "4"),
+         "llama.attention.head_count is string; a number was expected"),
+    ]
+
+
+def write_refused(config, stored):
+    """tests/data/malformed-gguf/: refused_files' files, three hostile headers and a truncated
+    file, and expected.json."""
+    folder = os.path.join(DATA, "malformed-gguf")
+    os.makedirs(folder, exist_ok=True)
+    _, metadata = llama_shaped(config, {h: a for _, h, a in stored}, "llama", True)
+    base = [(g, "F32", list(reversed(a.shape)), np.ascontiguousarray(a, "<f4").tobytes())
+            for g, _, a in stored]
+    expected = {}
+    for name, edit, message in refused_files(metadata, base):
+        m, t = list(metadata), list(base)
+        edit(m, t)
+        gguf.write_gguf(os.path.join(folder, name), m, t)
+        expected[name] = message
+    good = os.path.join(OUT, "llama-f32.gguf")
+    with open(good, "rb") as f:
+        data = f.read()
+    hostile = {
+        # a tensor count of 2^63
+        "tensor-count.gguf": (data[:8] + struct.pack("<Q", 1 << 63) + data[16:],
+                              "GGUF: the header claims 9223372036854775808 tensors"),
+        # general.architecture's string length past the file (1 MB, within the string limit)
+        "string-length.gguf": (data[:24 + 8 + len("general.architecture") + 4] +
+                               struct.pack("<Q", 1 << 20) +
+                               data[24 + 8 + len("general.architecture") + 4 + 8:],
+                               "runs past the end of the file"),
+        # the data cut short: the last tensor runs past the end of the file
+        "truncated.gguf": (data[:len(data) - 4096], "runs past the end of the data section"),
+    }
+    for name, (content, message) in hostile.items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(content)
+        expected[name] = message
+    with open(os.path.join(folder, "expected.json"), "w") as f:
+        json.dump(expected, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+def random_blocks(rng, type_name, count):
+    """count values of random blocks of type_name with small scales (|value| <= 4)."""
+    halves = lambda low, high, n: rng.uniform(low, high, n).astype(np.float16).view(np.uint16)
+    if type_name == "Q8_0":
+        b = np.zeros(count // 32, gguf.Q8_0)
+        b["d"] = halves(1e-3, 2e-2, len(b))
+        b["qs"] = rng.integers(-128, 128, (len(b), 32))
+    elif type_name == "Q4_0":
+        b = np.zeros(count // 32, gguf.Q4_0)
+        b["d"] = halves(1e-3, 0.3, len(b))
+        b["qs"] = rng.integers(0, 256, (len(b), 16))
+    elif type_name in ("Q4_K", "Q5_K"):
+        b = np.zeros(count // 256, gguf.Q4_K if type_name == "Q4_K" else gguf.Q5_K)
+        b["d"] = halves(1e-4, 2e-3, len(b))
+        b["dmin"] = halves(0, 2e-3, len(b))
+        b["scales"] = rng.integers(0, 256, (len(b), 12))
+        b["qs"] = rng.integers(0, 256, (len(b), 128))
+        if type_name == "Q5_K":
+            b["qh"] = rng.integers(0, 256, (len(b), 32))
+    else:  # Q6_K
+        b = np.zeros(count // 256, gguf.Q6_K)
+        b["ql"] = rng.integers(0, 256, (len(b), 128))
+        b["qh"] = rng.integers(0, 256, (len(b), 64))
+        b["scales"] = rng.integers(-128, 128, (len(b), 16))
+        b["d"] = halves(1e-5, 5e-4, len(b))
+    data = b.tobytes()
+    assert np.all(np.abs(gguf.dequantize(type_name, data)) <= 4)
+    return data
+
+
+def write_kquants():
+    rng = np.random.default_rng(34)
+    d, ff, vocab, heads, kv_heads = 256, 256, 32, 4, 2
+    head_dim = d // heads
+    tensors = [("token_embd.weight", "Q6_K", [vocab, d]), ("blk.0.attn_norm.weight", "F32", [d]),
+               ("blk.0.attn_q.weight", "Q4_K", [d, d]), ("blk.0.attn_k.weight", "Q5_K", [kv_heads * head_dim, d]),
+               ("blk.0.attn_v.weight", "Q6_K", [kv_heads * head_dim, d]),
+               ("blk.0.attn_output.weight", "Q4_K", [d, d]), ("blk.0.ffn_norm.weight", "F32", [d]),
+               ("blk.0.ffn_gate.weight", "Q5_K", [ff, d]), ("blk.0.ffn_up.weight", "Q8_0", [ff, d]),
+               ("blk.0.ffn_down.weight", "Q4_K", [d, ff]), ("output_norm.weight", "F32", [d]),
+               ("output.weight", "Q4_0", [vocab, d])]
+    written = []
+    for name, type_name, shape in tensors:
+        count = int(np.prod(shape))
+        if type_name == "F32":
+            data = rng.uniform(0.5, 1.5, count).astype("<f4").tobytes()
+        else:
+            data = random_blocks(rng, type_name, count)
+        written.append((name, type_name, list(reversed(shape)), data))
+    metadata = [
+        ("general.architecture", gguf.STRING, "llama"),
+        ("llama.block_count", gguf.U32, 1), ("llama.context_length", gguf.U32, 64),
+        ("llama.embedding_length", gguf.U32, d), ("llama.feed_forward_length", gguf.U32, ff),
+        ("llama.attention.head_count", gguf.U32, heads), ("llama.attention.head_count_kv", gguf.U32, kv_heads),
+        ("llama.rope.freq_base", gguf.F32, 10000.0), ("llama.attention.layer_norm_rms_epsilon", gguf.F32, 1e-5),
+    ]
+    gguf.write_gguf(os.path.join(OUT, "kquants.gguf"), metadata, written)
+
+
+def write_large_head():
+    """qwen2-1.5b-q4_k_m.head.gguf: the header of a Qwen2.5-1.5B-shaped Q4_K_M file, no data."""
+    d, ff, vocab, heads, kv_heads, layers = 1536, 8960, 151936, 12, 2, 28
+    kv = kv_heads * d // heads
+    tensors = [("token_embd.weight", "Q6_K", [vocab, d])]
+    for i in range(layers):
+        b = f"blk.{i}."
+        tensors += [(b + "attn_norm.weight", "F32", [d]), (b + "attn_q.weight", "Q4_K", [d, d]),
+                    (b + "attn_q.bias", "F32", [d]), (b + "attn_k.weight", "Q4_K", [kv, d]),
+                    (b + "attn_k.bias", "F32", [kv]), (b + "attn_v.weight", "Q6_K", [kv, d]),
+                    (b + "attn_v.bias", "F32", [kv]), (b + "attn_output.weight", "Q4_K", [d, d]),
+                    (b + "ffn_norm.weight", "F32", [d]), (b + "ffn_gate.weight", "Q4_K", [ff, d]),
+                    (b + "ffn_up.weight", "Q4_K", [ff, d]), (b + "ffn_down.weight", "Q6_K", [d, ff])]
+    tensors += [("output_norm.weight", "F32", [d])]
+    metadata = [
+        ("general.architecture", gguf.STRING, "qwen2"),
+        ("qwen2.block_count", gguf.U32, layers), ("qwen2.context_length", gguf.U32, 32768),
+        ("qwen2.embedding_length", gguf.U32, d), ("qwen2.feed_forward_length", gguf.U32, ff),
+        ("qwen2.attention.head_count", gguf.U32, heads), ("qwen2.attention.head_count_kv", gguf.U32, kv_heads),
+        ("qwen2.rope.freq_base", gguf.F32, 1000000.0),
+        ("qwen2.attention.layer_norm_rms_epsilon", gguf.F32, 1e-6),
+    ]
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata))
+    for key, kind, value in metadata:
+        out += gguf.gguf_string(key) + struct.pack("<I", kind) + gguf.gguf_value(kind, value)
+    offset = 0
+    for name, type_name, shape in tensors:
+        type_id, block_values, block_bytes = gguf.GGML_TYPES[type_name]
+        dims = list(reversed(shape))
+        out += gguf.gguf_string(name) + struct.pack("<I", len(dims))
+        out += b"".join(struct.pack("<Q", x) for x in dims) + struct.pack("<IQ", type_id, offset)
+        offset += -(-int(np.prod(shape)) // block_values * block_bytes // 32) * 32
+    out = gguf.pad(out, 32)
+    with open(os.path.join(OUT, "qwen2-1.5b-q4_k_m.head.gguf"), "wb") as f:
+        f.write(out)
+    return len(out) + offset  # the whole file's size
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    write_kquants()
+    print("qwen2-1.5b-q4_k_m.head.gguf: the whole file would be", write_large_head(), "bytes")
+    for case, folder, name, arch, permuted in (("llama", "llama", "llama-f32", "llama", True),
+                                               ("qwen2", "llama", "qwen2-f32", "qwen2", False),
+                                               ("qwen3", "families", "qwen3-f32", "qwen3", False),
+                                               ("phi3", "families", "phi3-f32", "phi3", False),
+                                               ("gpt2", "gpt2", "tiny-f32", "gpt2", False)):
+        with open(os.path.join(DATA, folder, name + ".config.json")) as f:
+            config = json.load(f)
+        tensors, _ = read_safetensors(os.path.join(DATA, folder, name + ".safetensors"))
+        if arch == "gpt2":
+            stored, metadata = gpt2(config, tensors)
+        elif arch == "phi3":
+            stored, metadata = phi3(config, tensors)
+        else:
+            stored, metadata = llama_shaped(config, tensors, arch, permuted)
+        # every tensor of the checkpoint but GPT-2's causal-mask buffers is written
+        written = {h for _, h, _ in stored}
+        left = sorted(n for n in tensors if n not in written and not n.endswith(("attn.bias",
+                                                                                  "masked_bias")))
+        assert not left, f"{case}: tensors not written: {left}"
+        # qwen3's rows of 48 values and phi3's ffn_down rows of 112 are no whole number of Q8_0
+        # blocks: F32 and F16 only
+        write_case(case, stored, metadata, config, permuted,
+                   ("f32", "f16") if case in ("qwen3", "phi3") else ("f32", "f16", "q8_0"))
+        if case == "llama":
+            write_refused(config, stored)
+    print(f"wrote {OUT}/{{llama,qwen2,qwen3,phi3,gpt2}}-{{f32,f16,q8_0}}.gguf and their .safetensors twins, "
+          "kquants.gguf and tests/data/malformed-gguf")
+
+
+if __name__ == "__main__":
+    main()

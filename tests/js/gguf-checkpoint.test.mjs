@@ -1,0 +1,96 @@
+// GGUF files through lens.loadCheckpoint({ weights }): the tiny golden checkpoints as llama.cpp's
+// converter writes them (tests/data/gguf, scripts/data/make-gguf-checkpoints.py) — no config, the
+// family and sizes from the metadata — give the .safetensors model's numbers (F32 bit for bit, F16
+// as the same F16 .safetensors, Q8_0 as its dequantized weights), from bytes or a Blob; refused
+// files (tests/data/malformed-gguf) are refused with their messages and the module works after.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+
+import { DATA_DIR, loadLens } from './support.mjs';
+import { assertGoldenForward, familyGolden, gpt2Golden, llamaGolden } from './checkpoint-support.mjs';
+
+const lens = await loadLens();
+
+const gguf = (name) => new Uint8Array(readFileSync(`${DATA_DIR}gguf/${name}`));
+const CASES = [
+  { name: 'llama', golden: () => llamaGolden('llama-f32'), family: 'llama' },
+  { name: 'qwen2', golden: () => llamaGolden('qwen2-f32'), family: 'qwen2' },
+  // rows of 48 (qwen3) and 112 values (phi3's ffn_down), no whole Q8_0 blocks: F32 and F16 only
+  { name: 'qwen3', golden: () => familyGolden('qwen3-f32'), family: 'qwen3', q8: false },
+  { name: 'phi3', golden: () => familyGolden('phi3-f32'), family: 'phi3', q8: false },
+  { name: 'gpt2', golden: () => gpt2Golden('tiny-f32'), family: 'gpt2' },
+];
+
+// Two models' logits and attention on the same ids, equal bit for bit.
+function assertSameForward(a, b, ids, what) {
+  const x = a.forward(ids, { n: ids.length });
+  const y = b.forward(ids, { n: ids.length });
+  assert.deepEqual(Array.from(x.logits), Array.from(y.logits), `${what}: logits`);
+  assert.equal(x.attention.length, y.attention.length);
+  x.attention.forEach((layer, l) => assert.deepEqual(Array.from(layer), Array.from(y.attention[l]), `${what}: attention ${l}`));
+}
+
+const idsOf = (expected) => Int32Array.from(expected.ids.data, Number);
+
+test('an F32 GGUF file loads with no config and gives the .safetensors model\'s numbers', async () => {
+  for (const { name, golden, family } of CASES) {
+    const { weights, config, expected, metadata } = golden();
+    const fromGguf = await lens.loadCheckpoint({ weights: gguf(`${name}-f32.gguf`) });
+    const fromSafetensors = await lens.loadCheckpoint({ weights, config });
+    try {
+      assert.equal(fromGguf.family, family);
+      assert.deepEqual(fromGguf.config, fromSafetensors.config, `${name}: the config read from the metadata`);
+      assert.deepEqual(fromGguf.weights.formats, { F32: fromGguf.weights.formats.F32 });
+      assertSameForward(fromGguf, fromSafetensors, idsOf(expected), name);
+      assertGoldenForward(fromGguf, expected, metadata ?? { layers: String(fromGguf.config.layers) }, name);
+    } finally {
+      fromGguf.dispose();
+      fromSafetensors.dispose();
+    }
+  }
+});
+
+test('F16 and Q8_0 GGUF files: the model of the same F16 weights, and of the dequantized ones', async () => {
+  for (const { name, golden, q8 = true } of CASES) {
+    const { config, expected } = golden();
+    const files = [[`${name}-f16.gguf`, `${name}-f16.safetensors`, 'F16'],
+      [`${name}-q8_0.gguf`, `${name}-q8_0.dequantized.safetensors`, 'Q8_0']];
+    for (const [file, twin, format] of q8 ? files : files.slice(0, 1)) {
+      // a Blob: read by range, as a file picked in the page is
+      const fromGguf = await lens.loadCheckpoint({ weights: new Blob([gguf(file)]) });
+      const fromTwin = await lens.loadCheckpoint({ weights: gguf(twin), config });
+      try {
+        assert.ok(fromGguf.weights.formats[format] > 0, `${file}: ${JSON.stringify(fromGguf.weights)}`);
+        assert.ok(fromGguf.weights.formats.F32 > 0, `${file}: norms stay F32`);
+        assert.equal(fromGguf.weights.bytes <= gguf(file).length, true);
+        assertSameForward(fromGguf, fromTwin, idsOf(expected), file);
+      } finally {
+        fromGguf.dispose();
+        fromTwin.dispose();
+      }
+    }
+  }
+});
+
+test('a GGUF file with a config, or a .safetensors file without one, is refused by name', async () => {
+  const { weights, config } = llamaGolden('llama-f32');
+  await assert.rejects(lens.loadCheckpoint({ weights: gguf('llama-f32.gguf'), config }),
+    /this is a GGUF file, whose metadata holds its config: give loadCheckpoint no config/);
+  await assert.rejects(lens.loadCheckpoint({ weights }), /loadCheckpoint needs config \(config.json's text or the parsed object\)/);
+});
+
+test('GGUF files the core cannot read are refused, saying why, and the module works after', async () => {
+  const dir = `${DATA_DIR}malformed-gguf/`;
+  const expected = JSON.parse(readFileSync(`${dir}expected.json`, 'utf8'));
+  assert.ok(Object.keys(expected).length >= 15);
+  for (const [file, message] of Object.entries(expected)) {
+    const started = performance.now();
+    await assert.rejects(lens.loadCheckpoint({ weights: new Uint8Array(readFileSync(`${dir}${file}`)) }),
+      (error) => error.message.includes(message), `${file}: refused, saying "${message}"`);
+    assert.ok(performance.now() - started < 1000, `${file}: refused in under a second`);
+  }
+  const m = await lens.loadCheckpoint({ weights: gguf('qwen2-f32.gguf') });
+  assert.equal(m.config.layers, 2);
+  m.dispose();
+});
