@@ -545,7 +545,7 @@ export function engineSuite(engineName) {
     await page.click('#train-run');
     await page.waitFor(() => Number(document.body.dataset.trainStep) >= 200, null, 60000, '200 steps');
     await page.click('#train-run'); // pause
-    await page.waitFor(() => document.body.dataset.trainStatus === 'paused', null, 10000, 'paused');
+    await page.waitFor(() => document.body.dataset.trainStatus === 'paused', null, 30000, 'paused'); // the chunk under way ends first
     const later = await page.evaluate(status);
     assert.ok(Number(later.heldOutLoss) < Number(first.heldOutLoss) - 0.3, `held-out loss ${first.heldOutLoss} → ${later.heldOutLoss}`);
     for (const [layer, head] of [[0, 0], [1, 1]]) {
