@@ -60,22 +60,6 @@ std::size_t scalar_size(ValueType type) {
   return 0;
 }
 
-bool is_integer(ValueType type) {
-  switch (type) {
-    case ValueType::U8:
-    case ValueType::I8:
-    case ValueType::U16:
-    case ValueType::I16:
-    case ValueType::U32:
-    case ValueType::I32:
-    case ValueType::U64:
-    case ValueType::I64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // An array's elements: "u32", "strings", "arrays".
 std::string element_text(ValueType element) {
   std::string text = value_type_name(element);
@@ -497,6 +481,22 @@ Index read_header(std::span<const std::uint8_t> head, std::uint64_t file_size,
 }
 
 }  // namespace
+
+bool is_integer(ValueType type) {
+  switch (type) {
+    case ValueType::U8:
+    case ValueType::I8:
+    case ValueType::U16:
+    case ValueType::I16:
+    case ValueType::U32:
+    case ValueType::I32:
+    case ValueType::U64:
+    case ValueType::I64:
+      return true;
+    default:
+      return false;
+  }
+}
 
 const char* value_type_name(ValueType type) {
   static constexpr const char* kNames[kValueTypeCount] = {"u8",  "i8",  "u16",  "i16",    "u32",

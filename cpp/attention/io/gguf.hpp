@@ -45,6 +45,8 @@ enum class ValueType : std::uint32_t {
 };
 // "u8", "i32", "f32", "bool", "string", "array", …
 const char* value_type_name(ValueType type);
+// Whether values of this type are integers (u8 … i64).
+bool is_integer(ValueType type);
 
 struct Limits {
   std::uint64_t max_header_bytes = std::uint64_t{64} << 20;  // everything before the data

@@ -10,23 +10,8 @@ namespace attn {
 
 namespace {
 
+using gguf::is_integer;
 using gguf::ValueType;
-
-bool is_integer(ValueType type) {
-  switch (type) {
-    case ValueType::U8:
-    case ValueType::I8:
-    case ValueType::U16:
-    case ValueType::I16:
-    case ValueType::U32:
-    case ValueType::I32:
-    case ValueType::U64:
-    case ValueType::I64:
-      return true;
-    default:
-      return false;
-  }
-}
 
 std::string json_string(std::string_view text) {
   std::string out = "\"";

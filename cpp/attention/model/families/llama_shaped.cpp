@@ -163,6 +163,18 @@ std::vector<FamilyTensor> llama_shaped_tensors(NormPlacement norms, QkNorm qk_no
   return tensors;
 }
 
+std::vector<GgufConfigKey> llama_shaped_gguf_config_keys() {
+  return {{"block_count", "num_hidden_layers", true},
+          {"context_length", "max_position_embeddings", true},
+          {"embedding_length", "hidden_size", true},
+          {"feed_forward_length", "intermediate_size", true},
+          {"attention.head_count", "num_attention_heads", true},
+          {"attention.head_count_kv", "num_key_value_heads"},
+          {"attention.key_length", "head_dim"},
+          {"attention.layer_norm_rms_epsilon", "rms_norm_eps"},
+          {"rope.freq_base", "rope_theta"}};
+}
+
 FamilyGguf llama_shaped_gguf(std::string_view architecture, bool permuted_qk) {
   const std::string blk = "blk.{i}.", m = "model.layers.{i}.";
   std::vector<GgufTensorName> tensors{{"token_embd.weight", "model.embed_tokens.weight", {}},
@@ -192,15 +204,7 @@ FamilyGguf llama_shaped_gguf(std::string_view architecture, bool permuted_qk) {
   return FamilyGguf{
       .architecture = architecture,
       .tensors = std::move(tensors),
-      .config_keys = {{"block_count", "num_hidden_layers", true},
-                      {"context_length", "max_position_embeddings", true},
-                      {"embedding_length", "hidden_size", true},
-                      {"feed_forward_length", "intermediate_size", true},
-                      {"attention.head_count", "num_attention_heads", true},
-                      {"attention.head_count_kv", "num_key_value_heads"},
-                      {"attention.key_length", "head_dim"},
-                      {"attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-                      {"rope.freq_base", "rope_theta"}},
+      .config_keys = llama_shaped_gguf_config_keys(),
       .implied_config = "\"hidden_act\": \"silu\"",
   };
 }

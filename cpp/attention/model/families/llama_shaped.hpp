@@ -69,6 +69,9 @@ std::vector<FamilyTensor> llama_shaped_tensors(NormPlacement norms, QkNorm qk_no
 // permuted (RopeInterleaved) when `permuted_qk` (llama: LlamaModel.permute); the metadata keys of
 // LlamaConfig's sizes, RMSNorm's ε and RoPE's θ.
 FamilyGguf llama_shaped_gguf(std::string_view architecture, bool permuted_qk);
+// The GGUF metadata keys a Llama-shaped config.json is read from (llama.cpp's `{arch}.` names
+// without the prefix → config.json's keys; true: required).
+std::vector<GgufConfigKey> llama_shaped_gguf_config_keys();
 
 // The description of a family whose config.json names its sizes as LlamaConfig does: our name and
 // model_type both `model_type`, no prefix before the tensors' names.

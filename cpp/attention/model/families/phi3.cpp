@@ -32,6 +32,13 @@ std::vector<FamilyTensor> phi3_tensors() {
   };
 }
 
+// The Llama-shaped metadata keys and Phi-3's window.
+std::vector<GgufConfigKey> phi3_gguf_config_keys() {
+  std::vector<GgufConfigKey> keys = llama_shaped_gguf_config_keys();
+  keys.push_back({"attention.sliding_window", "sliding_window"});
+  return keys;
+}
+
 // How llama.cpp's converter writes Phi-3 as GGUF (convert_hf_to_gguf.py, Phi3MiniModel): the fused
 // qkv_proj as attn_qkv and gate_up_proj as ffn_up, as stored; the sliding window as
 // attention.sliding_window (0: none). LongRoPE's factors (rope_factors_long/short) are refused.
@@ -48,15 +55,7 @@ FamilyGguf phi3_gguf() {
                   {blk + "ffn_down.weight", m + "mlp.down_proj.weight", {}},
                   {"output_norm.weight", "model.norm.weight", {}},
                   {"output.weight", "lm_head.weight", {}}},
-      .config_keys = {{"block_count", "num_hidden_layers", true},
-                      {"context_length", "max_position_embeddings", true},
-                      {"embedding_length", "hidden_size", true},
-                      {"feed_forward_length", "intermediate_size", true},
-                      {"attention.head_count", "num_attention_heads", true},
-                      {"attention.head_count_kv", "num_key_value_heads"},
-                      {"attention.layer_norm_rms_epsilon", "rms_norm_eps"},
-                      {"attention.sliding_window", "sliding_window"},
-                      {"rope.freq_base", "rope_theta"}},
+      .config_keys = phi3_gguf_config_keys(),
       .implied_config = "\"hidden_act\": \"silu\"",
   };
 }
