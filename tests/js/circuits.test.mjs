@@ -2,13 +2,13 @@
 // (web/shared/model-session/session-circuits.js through session-model.js) on the shipped english
 // model and a checkpoint with GPT-2's vocabulary — the induction preset read back token for token,
 // answers as one token or refused by name, the analyses equal to the API's own calls — and the
-// view's matrices (web/views/circuits/matrices.js): each result laid out as drawn, the attribution's
+// view's matrices (web/shared/circuit-matrices.js): each result laid out as drawn, the attribution's
 // parts complete and sorted, the export's JSON.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { SessionModel } from '../../web/shared/model-session/session-model.js';
-import { attributionParts, lensCell, positionLabels, resultJson, resultMatrix } from '../../web/views/circuits/matrices.js';
+import { attributionParts, lensCell, positionLabels, resultJson, resultMatrix } from '../../web/shared/circuit-matrices.js';
 import { gpt2SizedCheckpoint, gpt2Tokenizer } from './checkpoint-support.mjs';
 import { loadLens } from './support.mjs';
 

@@ -5,6 +5,9 @@
 // its own engine (web/shared/engine.js) and draws with the page's shared modules (view model,
 // head picker, Heatmap, labels, catalog). Attributes are untrusted text: they are parsed by
 // stateFromAttributes and only ever shown with textContent.
+// With a snapshot (a child <script type="application/json">, or snapshot="file.json" fetched over
+// http) it draws the snapshot's numbers instead (snapshot-source.js reads it, snapshot-view.js
+// draws it): no wasm is instantiated, no worker started, and no request made but the file's.
 import { loadAttentionLens } from 'attention-lens/single-file';
 import { catalogOf } from '../shared/catalog.js';
 import { el } from '../shared/dom.js';
@@ -19,10 +22,12 @@ import { DEFAULTS, makeSchema } from '../shared/state.js';
 import { TokenChips } from '../shared/token-chips.js';
 import { availableStages, cellWords, keepTogether, pickStage, settingsSummary, stageNeeds, stepsOfStage,
   walkthroughSteps } from '../shared/view-model.js';
+import { snapshotOptions, snapshotSource } from './snapshot-source.js';
+import { SnapshotView } from './snapshot-view.js';
 import css from './attention-lens-element.css?inline';
 
 const TAG = 'attention-lens';
-const OBSERVED = [...Object.keys(ELEMENT_ATTRIBUTES), 'scale', 'compact'];
+const OBSERVED = [...Object.keys(ELEMENT_ATTRIBUTES), 'scale', 'compact', 'snapshot'];
 // State fields that change the computation (the rest, step and head, only change the view).
 const COMPUTE_KEYS = ['text', 'tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask', 'window',
   'prefix', 'padTo', 'cross', 'source', 'scale', 'model', 'layer'];
@@ -136,8 +141,11 @@ class AttentionLensElement extends HTMLElement {
   #renders = 0;
   #scheme = null;
   #onScheme = () => {
-    if (this.#result) this.#schedule();
+    if (this.#result || this.#shot.snapshot) this.#schedule();
   };
+  // A snapshot's state: the source read (key), its value or error, the view drawing it.
+  #shot = { key: null, snapshot: null, error: null, view: null };
+  #children = null; // a MutationObserver: an inline snapshot written or replaced after the element
 
   constructor() {
     super();
@@ -153,7 +161,9 @@ class AttentionLensElement extends HTMLElement {
       matrices: el('div', 'matrices single'),
       readout: el('p', 'readout hint'),
       explain: el('p', 'explain'),
+      snapshot: el('div', 'snapshot'),
     };
+    parts.snapshot.hidden = true;
     parts.lens.dataset.status = 'loading';
     parts.title.append(el('span', 'status', 'Loading Attention Lens…'));
     parts.problems.hidden = true;
@@ -166,7 +176,7 @@ class AttentionLensElement extends HTMLElement {
     parts.readout.setAttribute('aria-live', 'polite');
     parts.explain.hidden = true;
     parts.lens.append(parts.title, parts.problems, parts.tokens, parts.sourceTokens, parts.heads, parts.matrices,
-      parts.readout, parts.explain);
+      parts.readout, parts.explain, parts.snapshot);
     root.append(parts.lens);
     this.#parts = parts;
     this.#chips = { target: new TokenChips(parts.tokens, { label: 'Tokens:' }), source: new TokenChips(parts.sourceTokens, { label: 'Source:' }) };
@@ -180,18 +190,22 @@ class AttentionLensElement extends HTMLElement {
   connectedCallback() {
     if (typeof ResizeObserver === 'function' && !this.#resize) {
       this.#resize = new ResizeObserver(() => {
-        if (this.#result && this.#width() !== this.#drawnWidth) this.#schedule();
+        if ((this.#result || this.#shot.snapshot) && this.#width() !== this.#drawnWidth) this.#schedule();
       });
     }
     this.#resize?.observe(this);
     // The canvas is drawn with the theme's colours: redraw when the reader's theme changes.
     this.#scheme ??= typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : null;
     this.#scheme?.addEventListener('change', this.#onScheme);
+    // An inline snapshot may be parsed (or replaced) after the element is connected.
+    this.#children ??= typeof MutationObserver === 'function' ? new MutationObserver(() => this.#schedule()) : null;
+    this.#children?.observe(this, { childList: true, subtree: true, characterData: true });
     this.#schedule();
   }
 
   disconnectedCallback() {
     this.#resize?.disconnect();
+    this.#children?.disconnect();
     this.#scheme?.removeEventListener('change', this.#onScheme);
     if (this.#frame) cancelAnimationFrame(this.#frame);
     this.#frame = 0;
@@ -223,6 +237,12 @@ class AttentionLensElement extends HTMLElement {
 
   #update() {
     if (!this.isConnected) return;
+    const source = snapshotSource(this);
+    if (source) {
+      this.#updateSnapshot(source);
+      return;
+    }
+    this.#leaveSnapshot();
     if (!lens) {
       sharedLens().then(() => this.#schedule(), (error) => this.#fail(error));
       return;
@@ -286,6 +306,87 @@ class AttentionLensElement extends HTMLElement {
     }
     this.#result = null;
     this.#fail(firstError);
+  }
+
+  // ---- snapshots ----
+
+  /**
+   * A snapshot's source ({ key, read }: snapshot-source.js) read once per key (a file: fetched
+   * once), then drawn; a bad one shows its message in the element and nothing else.
+   */
+  #updateSnapshot(source) {
+    const shot = this.#shot;
+    if (source.key !== shot.key) {
+      shot.key = source.key;
+      shot.snapshot = null;
+      shot.error = null;
+      this.#parts.lens.dataset.status = 'loading';
+      this.#parts.title.replaceChildren(el('span', 'status', 'Loading the snapshot…'));
+      source.read().then((snapshot) => {
+        if (shot.key !== source.key) return;
+        shot.snapshot = snapshot;
+        this.#schedule();
+      }, (error) => {
+        if (shot.key !== source.key) return;
+        shot.error = error;
+        this.#schedule();
+      });
+      return;
+    }
+    if (shot.error) {
+      this.#failSnapshot(shot.error);
+      return;
+    }
+    if (!shot.snapshot) return; // still reading
+    this.#drawSnapshot(shot.snapshot);
+  }
+
+  /** Back to computing (the snapshot removed): the snapshot's part hidden, the walkthrough's parts shown again. */
+  #leaveSnapshot() {
+    if (this.#shot.key === null) return;
+    this.#shot = { key: null, snapshot: null, error: null, view: this.#shot.view };
+    this.#parts.snapshot.hidden = true;
+    this.#parts.matrices.hidden = false;
+    this.#parts.readout.hidden = false;
+    this.#result = null;
+    this.#computeKey = null;
+  }
+
+  #drawSnapshot(snapshot) {
+    const p = this.#parts;
+    for (const part of [p.tokens, p.sourceTokens, p.explain, p.matrices, p.readout]) part.hidden = true;
+    this.#picker.render({ heads: 0, head: 0, visible: false });
+    p.snapshot.hidden = false;
+    this.#shot.view ??= new SnapshotView(p.snapshot, { onRender: (detail) => {
+      p.lens.dataset.layer = String(detail.layer);
+      p.lens.dataset.head = String(detail.head);
+      p.title.replaceChildren(el('strong', '', this.#shot.view.title), el('span', 'settings', ` · ${snapshotModelName(this.#shot.snapshot)}`));
+      this.#renders += 1;
+      this.dispatchEvent(new CustomEvent('attention-lens-render', { detail: { snapshot: true, ...detail } }));
+    } });
+    const { options, problems } = snapshotOptions((name) => this.getAttribute(name));
+    const notes = [...problems, ...this.#shot.view.show(snapshot, options)];
+    p.problems.replaceChildren(...notes.map((note) => el('li', '', note)));
+    p.problems.hidden = notes.length === 0;
+    p.lens.dataset.status = 'ready';
+    p.lens.dataset.snapshot = snapshot.kind;
+    p.lens.dataset.step = snapshot.kind === 'model' ? 'weights' : snapshot.analysis;
+    this.#drawnWidth = this.#width();
+  }
+
+  #failSnapshot(error) {
+    const p = this.#parts;
+    p.lens.dataset.status = 'error';
+    p.lens.dataset.snapshot = '';
+    p.title.replaceChildren(el('span', 'status error', `This snapshot cannot be shown: ${String(error?.message ?? error)}`));
+    for (const part of [p.problems, p.tokens, p.sourceTokens, p.explain, p.snapshot, p.matrices]) part.hidden = true;
+    this.#picker.render({ heads: 0, head: 0, visible: false });
+    p.readout.textContent = '';
+  }
+
+  /** The snapshot's drawn numbers (tests read them): { data, rows, cols, … } of its main heatmap, or null. */
+  get snapshotMatrix() {
+    return this.#shot.snapshot ? this.#shot.view?.matrix ?? null : null;
   }
 
   #fail(error) {
@@ -418,6 +519,13 @@ class AttentionLensElement extends HTMLElement {
     line.className = 'readout';
     line.textContent = `${prefix}${cellWords(m, cell.row, cell.col)}: ${formatPrecise(value)}`;
   }
+}
+
+/** A snapshot's model in a few words for the title line. */
+function snapshotModelName(snapshot) {
+  const m = snapshot.provenance.model;
+  const name = m?.source === 'hub' ? m.id : m?.source === 'shipped' ? m.name : m?.source === 'files' ? m.fileName : '';
+  return `${name ? `${name} · ` : ''}snapshot`;
 }
 
 if (typeof customElements !== 'undefined' && !customElements.get(TAG)) {

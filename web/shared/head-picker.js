@@ -1,5 +1,5 @@
 // The head picker: "Head: 1 2 3 4", one pressed button per head, used by the page's walkthrough
-// and the <attention-lens> element. Rebuilt only when the heads, the pressed head or whether it
+// and the <attention-lens> element (whose snapshots also pick a layer with it). Rebuilt only when the heads, the pressed head or whether it
 // shows changed (typing redraws the numbers, not the picker).
 import { button, el } from './dom.js';
 
@@ -11,7 +11,8 @@ export class HeadPicker {
   /**
    * @param {HTMLElement} host
    * @param {{label: string, labelClass: string, buttonClass?: string, hide?: boolean,
-   *   onPick: (head: number) => void}} options  hide: set host.hidden when there is nothing to pick
+   *   itemName?: string, onPick: (head: number) => void}} options  hide: set host.hidden when there is nothing to pick;
+   *   itemName: what a button picks, in its aria-label ('head' by default; the element's snapshots also pick a 'layer')
    */
   constructor(host, options) {
     this.#host = host;
@@ -23,7 +24,7 @@ export class HeadPicker {
     const shown = `${visible}|${heads}|${head}`;
     if (shown === this.#shown) return;
     this.#shown = shown;
-    const { label, labelClass, buttonClass = '', hide = false, onPick } = this.#options;
+    const { label, labelClass, buttonClass = '', hide = false, itemName = 'head', onPick } = this.#options;
     if (hide) this.#host.hidden = !visible;
     if (!visible) {
       this.#host.replaceChildren();
@@ -32,7 +33,7 @@ export class HeadPicker {
     this.#host.replaceChildren(el('span', labelClass, label), ...Array.from({ length: heads }, (_, h) => {
       const b = button(buttonClass, String(h + 1), () => onPick(h));
       b.setAttribute('aria-pressed', String(h === head));
-      b.setAttribute('aria-label', `head ${h + 1}`);
+      b.setAttribute('aria-label', `${itemName} ${h + 1}`);
       return b;
     }));
   }

@@ -7,8 +7,8 @@ import { $, el } from '../../shared/dom.js';
 import { exportButtons } from '../../shared/exporting.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { displayToken } from '../../shared/labels.js';
-import { attributionParts, lensCell, lensRowLabels, resultJson, resultMatrix } from './matrices.js';
-import { percent, signed } from './format.js';
+import { attributionParts, lensCell, lensRowLabels, resultJson, resultMatrix } from '../../shared/circuit-matrices.js';
+import { percent, signed } from '../../shared/circuit-format.js';
 
 /** What each analysis shows, under its heading. */
 export const EXPLAIN = {

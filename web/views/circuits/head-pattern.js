@@ -4,7 +4,7 @@
 import { $ } from '../../shared/dom.js';
 import { exportButtons, matrixRows } from '../../shared/exporting.js';
 import { Heatmap } from '../../shared/heatmap.js';
-import { positionLabels } from './matrices.js';
+import { positionLabels } from '../../shared/circuit-matrices.js';
 import { setPageState } from '../../shared/page-state.js';
 
 /**

@@ -3,7 +3,7 @@
 // differ, and what each answer box reads as. Text only ever goes in as textContent.
 import { $, el } from '../../shared/dom.js';
 import { displayToken } from '../../shared/labels.js';
-import { percent } from './format.js';
+import { percent } from '../../shared/circuit-format.js';
 
 /** The model line: which model the session has loaded (the store's yourModel.model), or why none. */
 export function drawModel(model, loading, ablated = []) {

@@ -1,8 +1,8 @@
-// The Circuits view's results as the matrices it draws (pure, tested in node): each analysis's
+// The Circuits view's results as the matrices it (and the <attention-lens> element's snapshots) draw (pure, tested in node): each analysis's
 // numbers from the API placed in rows and columns with their labels, titles and what a cell means,
 // and the JSON an export writes. No number is computed here: values are copied as returned
 // (sorting and formatting only).
-import { displayToken } from '../../shared/labels.js';
+import { displayToken } from './labels.js';
 
 const layerLabels = (layers) => Array.from({ length: layers }, (_, l) => `L${l + 1}`);
 const headLabels = (heads) => Array.from({ length: heads }, (_, h) => `H${h + 1}`);

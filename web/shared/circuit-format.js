@@ -1,5 +1,5 @@
-// The Circuits view's number texts (formatting only).
-import { formatNumber } from '../../shared/format.js';
+// The Circuits view's (and the element's circuits snapshots') number texts (formatting only).
+import { formatNumber } from './format.js';
 
 /** 0.4523 -> '45.2%'. */
 export const percent = (p) => `${(p * 100).toFixed(p >= 0.995 || p < 0.001 ? 2 : 1)}%`;
