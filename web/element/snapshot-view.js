@@ -10,6 +10,7 @@
 import { attributionParts, lensCell, lensRowLabels, resultMatrix } from '../shared/circuit-matrices.js';
 import { percent, signed } from '../shared/circuit-format.js';
 import { el } from '../shared/dom.js';
+import { boundText } from '../shared/embed-snippet.js';
 import { formatPrecise } from '../shared/format.js';
 import { HeadGrid } from '../shared/head-grid.js';
 import { HeadPicker } from '../shared/head-picker.js';
@@ -20,13 +21,6 @@ import { cellWords } from '../shared/view-model.js';
 
 const MAX_BARS = 12;
 const MAX_GRID_HEADS = 1024; // small tiles for every head up to this many (a 32 × 32 model)
-
-/** '±0.002': the bound of a snapshot's 8-bit weights, to one significant digit (rounded up). */
-export function boundText(bound) {
-  const digits = Math.max(0, -Math.floor(Math.log10(bound)));
-  const step = 10 ** -digits;
-  return `±${(Math.ceil(bound / step - 1e-9) * step).toFixed(digits)}`;
-}
 
 /** Where the numbers came from, as one line of text. */
 export function provenanceLine(p) {

@@ -1,5 +1,6 @@
 // The <attention-lens> element's attributes, shared by the element (parsing) and the page's
-// Embed dialog (printing a snippet of the current state).
+// Embed dialog (printing a snippet of the current state, or of a view's snapshot).
+import { readSnapshot, scriptSafeJson, snapshotJson } from './snapshot.js';
 import { DEFAULTS } from './state.js';
 
 // attribute name -> state key. `head` is 1-based in the attribute, as the page labels heads.
@@ -76,4 +77,31 @@ export function elementSnippet(state, scriptSrc = 'attention-lens-element.js') {
 export function iframeSnippet(pageUrl) {
   return `<iframe src="${escapeAttribute(pageUrl)}" title="Attention Lens" width="100%" height="720" ` +
     'style="border:0" loading="lazy"></iframe>';
+}
+
+/**
+ * A snapshot's snippets: `inline` (the element with the snapshot in a <script type="application/json">
+ * child, escaped so no text in it can end the script element), `file` (the element naming
+ * `fileName`, the .json beside the post), the file's `json`, its size in `bytes` (of the inline
+ * JSON) and the weights' bound ('±0.002', or '' without weights), read back as the element reads it.
+ */
+export function snapshotSnippets(snapshot, { fileName = 'snapshot.json', scriptSrc = 'attention-lens-element.js' } = {}) {
+  const inlineJson = scriptSafeJson(snapshot);
+  const json = snapshotJson(snapshot);
+  const { bound } = readSnapshot(json); // the element's own check: a snapshot it would refuse is never offered
+  const script = `<script src="${escapeAttribute(scriptSrc)}" defer></script>\n`;
+  return {
+    inline: `${script}<attention-lens snapshot><script type="application/json">${inlineJson}</script></attention-lens>`,
+    file: `${script}<attention-lens snapshot="${escapeAttribute(fileName)}"></attention-lens>`,
+    json,
+    bytes: new TextEncoder().encode(inlineJson).length,
+    bound: bound > 0 ? boundText(bound) : '',
+  };
+}
+
+/** '±0.002': a snapshot's bound on its 8-bit weights, to one significant digit (rounded up). */
+export function boundText(bound) {
+  const digits = Math.max(0, -Math.floor(Math.log10(bound)));
+  const step = 10 ** -digits;
+  return `±${(Math.ceil(bound / step - 1e-9) * step).toFixed(digits)}`;
 }

@@ -47,6 +47,11 @@ export class CircuitsDrawing {
       onHover: (cell) => this.#detail(cell), onActivate: (cell) => this.#activate(cell) });
   }
 
+  /** What is drawn: { result, context, config } (the view's snapshot), or null. */
+  get shown() {
+    return this.#shown;
+  }
+
   /** The shown result's matrix (tests and exports), or null. */
   get matrix() {
     return this.#shown?.matrix ?? null;

@@ -10,7 +10,9 @@
 // live in the URL (settings circuitClean, circuitCorrupt, circuitA, circuitB, circuitShow,
 // circuitLayer). This file is the controller; prompts.js, draw.js and head-pattern.js draw.
 import { $ } from '../../shared/dom.js';
-import { modelProvenance } from '../../shared/exporting.js';
+import { embedSource, openEmbed, weightsFileFacts } from '../../shared/embed-dialog.js';
+import { modelProvenance, PROJECT_VERSION } from '../../shared/exporting.js';
+import { makeCircuitsSnapshot, snapshotProvenance } from '../../shared/snapshot.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { countPageState, setPageState } from '../../shared/page-state.js';
 import { CIRCUIT_ANALYSES } from '../../shared/state.js';
@@ -254,6 +256,22 @@ class CircuitsController {
     countPageState('circuitsDrawn');
   }
 
+  /** The analysis drawn as a snapshot (shared/snapshot.js) with the model's provenance; for the Embed dialog. */
+  async snapshot() {
+    const shown = this.#drawing.shown;
+    const model = this.#model();
+    if (!shown || !model) throw new Error('run an analysis first.');
+    const { result, context, config } = shown;
+    const files = model.source === 'files' ? await weightsFileFacts(model.weightsFiles) : undefined;
+    const settings = { view: 'circuits', analysis: result.kind, ...(result.kind === 'rollout' ? { layer: context.layer + 1 } : {}),
+      ...(result.ablated?.length ? { knockedOut: result.ablated.map((h) => `L${h.layer + 1}H${h.head + 1}`).join(' ') } : {}) };
+    const snapshot = makeCircuitsSnapshot({ result, config, context,
+      provenance: snapshotProvenance(model, { files, text: context.clean, settings, version: PROJECT_VERSION }) });
+    return { snapshot, fileName: `circuits-${result.kind}.json`, what: `${result.kind === 'heads' ? 'patching every head'
+      : result.kind === 'residual' ? 'patching the residual stream' : result.kind === 'layers' ? 'patching every sublayer'
+        : result.kind === 'attribution' ? 'direct logit attribution' : result.kind === 'lens' ? 'the logit lens' : 'attention rollout'} of ${config.layers} layers` };
+  }
+
   #modelName(model) {
     return model.source === 'shipped' ? model.name : model.source === 'hub' ? model.id : model.fileName;
   }
@@ -316,6 +334,8 @@ class CircuitsController {
   }
 
   #wire() {
+    embedSource('circuits', () => this.snapshot());
+    $('circuits-embed').addEventListener('click', () => openEmbed(() => this.snapshot()));
     $('circuits-to-model').addEventListener('click', () => this.#store.update(({ settings }) => ({ settings: { ...settings, tab: 'model' } })));
     $('circuits-clean').addEventListener('input', () => this.#setSettings({ circuitClean: $('circuits-clean').value }, { typed: true }));
     $('circuits-corrupt').addEventListener('input', () => this.#setSettings({ circuitCorrupt: $('circuits-corrupt').value }, { typed: true }));

@@ -257,6 +257,10 @@ export function generationDrawing(provenance = () => ({})) {
     },
     /** The tokens so far (ids). */
     ids: () => steps.map((s) => s.id),
+    /** The steps so far ({ id, token, probability, attention }), the prompt's tokens and the head shown (a snapshot's). */
+    steps: () => [...steps],
+    prompt: () => prompt,
+    chosen: () => ({ ...chosen }),
     count: () => steps.length,
   };
 }

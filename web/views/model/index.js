@@ -15,7 +15,9 @@
 // refused or cancelled load leaves the loaded model and everything drawn as it was (a cancel is said
 // as news, not as an error). The footer (the store's footer.model) says the drawn run. This file is
 // the controller (the store's `yourModel`, the worker's calls); draw.js draws.
-import { modelProvenance } from '../../shared/exporting.js';
+import { embedSource, openEmbed, weightsFileFacts } from '../../shared/embed-dialog.js';
+import { modelProvenance, PROJECT_VERSION } from '../../shared/exporting.js';
+import { makeModelSnapshot, snapshotProvenance } from '../../shared/snapshot.js';
 import { $ } from '../../shared/dom.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { formatBytes } from '../../shared/format.js';
@@ -161,6 +163,29 @@ class ModelController {
     // The strip's runs keep Hub files too: the view's list of kept files follows.
     this.training = new TrainingStrip({ session, onRunEnded: () => this.#client && this.#drawCache() });
     this.#wire();
+  }
+
+  /**
+   * The view as a snapshot (shared/snapshot.js): the text's run — every layer × head, the next tokens
+   * (before → after with heads knocked out) — and the generation written after that text, with the
+   * model's provenance (a file's SHA-256 computed now, once); for the Embed dialog.
+   */
+  async snapshot() {
+    const { model, lastRun: run } = this.view();
+    if (!model || !run) throw new Error('load a model and type some text first.');
+    const steps = this.generation.steps();
+    const generated = steps.length && JSON.stringify(this.generation.prompt()) === JSON.stringify(run.tokens) ? steps : [];
+    const files = model.source === 'files' ? await weightsFileFacts(model.weightsFiles) : undefined;
+    const view = this.generation.chosen();
+    const settings = { view: 'your model', layer: view.layer + 1, head: view.head + 1,
+      ...(run.ablated?.length ? { knockedOut: run.ablated.map((h) => `L${h.layer + 1}H${h.head + 1}`).join(' ') } : {}),
+      ...(generated.length ? Object.fromEntries(Object.entries(this.#sampling()).map(([k, v]) => [`generate.${k}`, v])) : {}) };
+    const snapshot = makeModelSnapshot({ run, config: model.config, view, generation: generated.length ? { steps: generated } : undefined,
+      provenance: snapshotProvenance(model, { files, text: run.text, settings, version: PROJECT_VERSION }) });
+    const { layers, heads } = model.config;
+    const name = (model.source === 'shipped' ? model.name : model.source === 'hub' ? model.id : model.fileName).split('/').pop();
+    return { snapshot, fileName: `${name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/\.safetensors$|\.gguf$/, '')}-attention.json`,
+      what: `all ${layers * heads} heads (${layers} layers × ${heads}) on ${run.n} tokens${generated.length ? ` and ${generated.length} generated` : ''}` };
   }
 
   /** A head's "knock out" toggle: ablated (or restored) in the worker's model, then the text runs again. */
@@ -383,7 +408,8 @@ class ModelController {
       this.generation.clear();
       genRunning(false);
       genInfo('');
-      this.#setView({ model: value, lastRun: null });
+      // A model from files keeps its weights' File objects: a snapshot's provenance hashes them (only then).
+      this.#setView({ model: type === 'load' ? { ...value, weightsFiles: [payload.weights].flat() } : value, lastRun: null });
       this.#setSettings(this.#linkSettings(value));
       loaded = true;
       $('model-example').textContent = value.source === 'shipped' ? 'Example: a sentence of its alphabet' : 'Example: the IOI sentence';
@@ -573,6 +599,8 @@ class ModelController {
       this.#load([...(e.dataTransfer?.files ?? [])]);
     });
     $('model-restore').addEventListener('click', () => this.#ablate([]));
+    embedSource('model', () => this.snapshot());
+    $('model-embed').addEventListener('click', () => openEmbed(() => this.snapshot()));
     $('model-example').addEventListener('click', () => {
       $('model-text').value = this.view().model?.source === 'shipped' ? CHAR_EXAMPLE : IOI;
       this.#setSettings({ modelText: $('model-text').value });

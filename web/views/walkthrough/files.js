@@ -1,7 +1,8 @@
 // The walkthrough's outward actions: a reader's .safetensors weights (load, back to seeded,
-// download), the share link and the Embed dialog. Files are read as bytes and handed to the
+// download), the share link and the walkthrough's Embed content. Files are read as bytes and handed to the
 // core; snippets are placed in read-only text areas as text.
 import { $ } from '../../shared/dom.js';
+import { embedSource, wireEmbedDialog } from '../../shared/embed-dialog.js';
 import { elementSnippet, iframeSnippet } from '../../shared/embed-snippet.js';
 import { download } from './exporting.js';
 
@@ -43,7 +44,10 @@ export function wireWeightsFile(store, engine, { compute, show }) {
   });
 }
 
-/** `pageUrl()` is the link to this exact view. */
+/**
+ * The share link, and the walkthrough's Embed content (the live element snippet and an iframe of
+ * the page; shared/embed-dialog.js's one dialog shows it). `pageUrl()` is the link to this exact view.
+ */
 export function wireShareAndEmbed(store, pageUrl) {
   $('share').addEventListener('click', async () => {
     try {
@@ -53,19 +57,6 @@ export function wireShareAndEmbed(store, pageUrl) {
       store.set({ notice: `Copy this link: ${pageUrl()}` });
     }
   });
-  const dialog = $('embed-dialog');
-  $('embed').addEventListener('click', () => {
-    $('embed-element').value = elementSnippet(store.get().settings);
-    $('embed-iframe').value = iframeSnippet(pageUrl());
-    dialog.showModal();
-  });
-  $('embed-close').addEventListener('click', () => dialog.close());
-  $('embed-copy').addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText($('embed-element').value);
-      $('embed-copy').textContent = 'Copied';
-    } catch {
-      $('embed-element').select();
-    }
-  });
+  embedSource('walkthrough', async () => ({ live: { element: elementSnippet(store.get().settings), iframe: iframeSnippet(pageUrl()) } }));
+  wireEmbedDialog(store);
 }
