@@ -1,6 +1,7 @@
 // The one-tag blog embed, dist/attention-lens-element.js, in Chromium: the example post opened
 // from file:// and over http, a module-script page, its numbers against the JS API, untrusted
-// attributes, re-rendering on attribute changes, and a strict Content-Security-Policy.
+// attributes, re-rendering on attribute changes, and a strict Content-Security-Policy. (Snapshots:
+// snapshot.test.mjs; the example post's two snapshots are checked here to draw beside its live elements.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,14 +87,14 @@ function assertProbabilityRows(table, label) {
   });
 }
 
-test('the blog example works from file://: both elements render, nothing but the script loads', async () => {
+test('the blog example works from file://: its live elements and snapshots render, nothing but the script loads', async () => {
   const { page, problems } = await openPage(live.chrome.browser, 'file://');
   const { dialogs } = await instrument(page);
   const requests = [];
   page.on('request', (request) => requests.push(request.url()));
   await page.goto(exampleUrl);
-  await settled(page, 2);
-  const [causal, cross] = await describe(page);
+  await settled(page, 4);
+  const [causal, cross, model, patching] = await describe(page);
 
   assert.equal(causal.status, 'ready');
   assert.deepEqual(causal.matrices, [{ rows: 6, cols: 6 }]);
@@ -119,7 +120,18 @@ test('the blog example works from file://: both elements render, nothing but the
   assert.match(cross.explanation, /softmax/);
   assertProbabilityRows(cross.table, 'cross');
 
-  // One wasm module instance for the whole page, and only the page and the script were read.
+  // The snapshots (written at build time from the shipped induction model) draw without the wasm.
+  assert.equal(model.status, 'ready');
+  assert.match(model.title, /^Attention · layer 2 of 2, head 4 of 4 · induction · snapshot$/);
+  assert.deepEqual(model.matrices[0], { rows: 20, cols: 20 });
+  // Row i's i + 1 weights, each within 1/510 (8 bits) and 5e-5 (the table's 4 decimals) of a softmax row's.
+  assert.equal(model.table.length, 20);
+  model.table.forEach((row, i) => assert.ok(Math.abs(row.reduce((x, y) => x + y, 0) - 1) <= (i + 1) * (1 / 510 + 5e-5), `snapshot row ${i}`));
+  assert.equal(patching.status, 'ready');
+  assert.match(patching.title, /^Patching each head/);
+  assert.deepEqual(patching.matrices, [{ rows: 2, cols: 4 }]);
+
+  // One wasm module instance for the whole page (the live elements'), and only the page and the script were read.
   assert.equal(await page.evaluate(() => window.__wasmInstances), 1);
   assert.deepEqual(requests, [exampleUrl, elementUrl]);
   assert.deepEqual(dialogs, []);
@@ -132,7 +144,7 @@ test('the blog example works from file://: both elements render, nothing but the
 test('the blog example fits 375 px and a wide matrix scrolls inside its element', async () => {
   const { page, problems } = await openPage(live.chrome.browser, 'file://', { width: 375, height: 812 });
   await page.goto(exampleUrl);
-  await settled(page, 2);
+  await settled(page, 4);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
   await page.screenshot({ path: join(screenshotDir, 'blog-example-375.png'), fullPage: true });
@@ -140,13 +152,13 @@ test('the blog example fits 375 px and a wide matrix scrolls inside its element'
   await figures.nth(0).screenshot({ path: join(screenshotDir, 'blog-example-375-figure1.png') });
   await figures.nth(1).screenshot({ path: join(screenshotDir, 'blog-example-375-figure2.png') });
   // The canvases follow the reader's theme: switching to dark redraws them on a dark surface.
-  const corner = () => page.evaluate(() => [...document.querySelectorAll('attention-lens')].map((host) => {
+  const corner = () => page.evaluate(() => [...document.querySelectorAll('attention-lens:not([snapshot])')].map((host) => {
     const canvas = host.shadowRoot.querySelector('canvas');
     return Array.from(canvas.getContext('2d').getImageData(1, 1, 1, 1).data.slice(0, 3));
   }));
   assert.deepEqual(await corner(), [[255, 255, 255], [255, 255, 255]]);
   await page.emulateMedia({ colorScheme: 'dark' });
-  await page.waitForFunction(() => [...document.querySelectorAll('attention-lens')].every((host) =>
+  await page.waitForFunction(() => [...document.querySelectorAll('attention-lens:not([snapshot])')].every((host) =>
     host.shadowRoot.querySelector('canvas').getContext('2d').getImageData(1, 1, 1, 1).data[0] < 60));
   assert.deepEqual(await corner(), [[26, 29, 36], [26, 29, 36]]); // --surface in dark mode
   await page.screenshot({ path: join(screenshotDir, 'blog-example-375-dark.png'), fullPage: true });
@@ -159,9 +171,9 @@ test('the blog example fits 375 px and a wide matrix scrolls inside its element'
     wide.setAttribute('tokenizer', 'char');
     document.querySelector('article').append(wide);
   });
-  await settled(page, 3);
+  await settled(page, 5);
   const scroll = await page.evaluate(() => {
-    const s = document.querySelectorAll('attention-lens')[2].shadowRoot.querySelector('.heatmap-scroll');
+    const s = document.querySelectorAll('attention-lens')[4].shadowRoot.querySelector('.heatmap-scroll');
     return { scrollWidth: s.scrollWidth, clientWidth: s.clientWidth, page: document.documentElement.scrollWidth };
   });
   assert.ok(scroll.scrollWidth > scroll.clientWidth, `the heatmap scrolls (${JSON.stringify(scroll)})`);

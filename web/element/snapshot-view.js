@@ -168,6 +168,7 @@ export class SnapshotView {
     const { canvas, legend, figure } = this.#map;
     canvas.dataset.rows = String(matrix.rows);
     canvas.dataset.cols = String(matrix.cols);
+    legend.querySelector('.legend-bound')?.remove(); // the Heatmap keeps a legend that did not change
     if (bound > 0) {
       canvas.setAttribute('aria-label', `${canvas.getAttribute('aria-label')} Weights to ${boundText(bound)} (8-bit snapshot).`);
       legend.append(el('span', 'legend-name muted legend-bound', `8-bit snapshot: weights to ${boundText(bound)}`));

@@ -6,7 +6,8 @@
 // the inspector shows a cell's terms; the Web Worker path; the embed from file:// and over http
 // under the strict CSP; a hostile link runs nothing; the Train view trains in its worker (the
 // loss falls); the embed's model="induction" draws the trained head from file:// and under the strict
-// CSP; a heatmap's SVG figure opens as an image of its declared size; at 375 px no tab scrolls
+// CSP; snapshots (inline and snapshot="…json") draw the API's weights within their 8-bit bound from file://
+// and under the strict CSP, with no wasm and no request but the .json; a heatmap's SVG figure opens as an image of its declared size; at 375 px no tab scrolls
 // sideways or has anything wider than its panel, and the footer describes the tab shown. The Your model view's checks are model-checks.mjs's (the local stand-in of the Hub,
 // scripts/lib/hub-stand-in.mjs, and a server that never answers, for a cancel). Errors and requests are
 // recorded in the page (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches
@@ -22,6 +23,7 @@ import { cutSelects, heatmapTable, screenshotDir, serveDist, sticksOut, withRand
 import { familyRepos, llama3F32, llamaHubRepos, qwen2Bf16, shardedMistral, startSmallHub, startStall, twelveHeadsRepo } from '../hub-fixture.mjs';
 import { ENGINE_FAMILY_CASES, modelChecks, pickFiles } from './model-checks.mjs';
 import { launchEngine } from '../../../scripts/lib/drivers.mjs';
+import { QUANTISATION_BOUND, scriptSafeJson } from '../../../web/shared/snapshot.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const dist = join(root, 'dist');
@@ -65,6 +67,25 @@ function modelFixture() {
   copyFileSync(join(dist, 'models', 'induction.js'), join(dir, 'models', 'induction.js'));
   copyFileSync(PROBE, join(dir, 'probe.js'));
   return { dir, fileUrl: pathToFileURL(join(dir, 'model-post-file.html')).href };
+}
+
+// A post of snapshots (dist/snapshots/, written at build time from the shipped induction model):
+// the model's every head and its patched heads inline, and the model's again as snapshot="…json";
+// snapshot-post-file.html (the probe first, for file://) and snapshot-post.html (served), in the
+// model fixture's folder with the .json beside them.
+function snapshotFixture(dir) {
+  mkdirSync(join(dir, 'snapshots'), { recursive: true });
+  const inline = (name) => {
+    const json = readFileSync(join(dist, 'snapshots', `${name}.json`), 'utf8');
+    copyFileSync(join(dist, 'snapshots', `${name}.json`), join(dir, 'snapshots', `${name}.json`));
+    return `<attention-lens snapshot><script type="application/json">${scriptSafeJson(JSON.parse(json))}</script></attention-lens>`;
+  };
+  const page = (head) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<title>snapshot embed</title>${head}<script src="attention-lens-element.js" defer></script></head><body>
+${inline('induction-model')}${inline('induction-patching')}<attention-lens snapshot="snapshots/induction-model.json"></attention-lens></body></html>`;
+  writeFileSync(join(dir, 'snapshot-post-file.html'), page('<script src="probe.js"></script>'));
+  writeFileSync(join(dir, 'snapshot-post.html'), page(''));
+  return pathToFileURL(join(dir, 'snapshot-post-file.html')).href;
 }
 
 /** The induction model's layer 2 (index 1), head 4 (index 3) on INDUCTION_TEXT, from the JS API in Node. */
@@ -288,6 +309,7 @@ export function engineSuite(engineName) {
     mkdirSync(screenshotDir, { recursive: true });
     live.fileUrl = fileFixture();
     live.modelPost = modelFixture();
+    live.snapshotFileUrl = snapshotFixture(live.modelPost.dir);
     live.llama = { mistral: shardedMistral(), qwen2: qwen2Bf16(), llama3: llama3F32() };
     live.hub = await startSmallHub({ ...llamaHubRepos(live.llama.mistral, live.llama.qwen2), ...twelveHeadsRepo(),
       ...familyRepos(ENGINE_FAMILY_CASES) });
@@ -481,7 +503,7 @@ export function engineSuite(engineName) {
   }));
 
   const embedShapes = () => {
-    const all = [...document.querySelectorAll('attention-lens')];
+    const all = [...document.querySelectorAll('attention-lens:not([snapshot])')]; // the live ones (the post also has snapshots)
     const done = all.length >= 2 && all.every((e) => e.shadowRoot?.querySelector('.lens')?.dataset.status === 'ready' &&
       [...e.shadowRoot.querySelectorAll('figure')].every((f) => f.dataset.table !== 'pending'));
     return done && all.map((e) => ({
@@ -501,7 +523,8 @@ export function engineSuite(engineName) {
     const report = await clean(page, { wasm: 1 });
     // (Chromium lists file:// loads in resource timing; Firefox and WebKit list none.)
     for (const url of report.resources) assert.match(url, /\/engine-fixtures\/(probe|attention-lens-element)\.js$/);
-    for (const url of (page.requests?.() ?? []).filter((u) => u !== 'data:,')) assert.match(url, /\/engine-fixtures\/(blog-example\.html|probe\.js|attention-lens-element\.js)$/);
+    // (data: URLs are no request: Firefox lists a data: font of its own once the post's snapshots draw.)
+    for (const url of (page.requests?.() ?? []).filter((u) => !u.startsWith('data:'))) assert.match(url, /\/engine-fixtures\/(blog-example\.html|probe\.js|attention-lens-element\.js)$/);
     await page.screenshot(shot('embed-file'));
   }, { width: 800, height: 1000 }));
 
@@ -575,6 +598,37 @@ export function engineSuite(engineName) {
         assert.doesNotMatch(plain.title, /trained/);
         await clean(page, { wasm: 1 });
         if (url.startsWith('http')) await page.screenshot(shot('embed-model'));
+      }, { width: 800, height: 1000 });
+    }
+  });
+
+  test(`${engineName}: snapshots draw from file:// and under the strict CSP, loading no wasm and requesting nothing but the .json`, async () => {
+    const want = await inductionHead();
+    for (const url of [live.snapshotFileUrl, `${live.models.url}snapshot-post.html`]) {
+      await withPage(async (page) => {
+        await page.goto(url);
+        const [model, patching, file] = await page.waitFor(embedTables, null, 30000, `the snapshots of ${url}`);
+        assert.equal(model.status, 'ready', model.title);
+        assert.match(model.title, /^Attention · layer 2 of 2, head 4 of 4 · induction · snapshot/);
+        assert.equal(model.rows.length, want.length);
+        // Within the 8-bit bound, and the screen-reader table's 4 decimals.
+        want.forEach((row, i) => row.forEach((v, j) => assert.ok(Math.abs(model.rows[i][j] - v) <= QUANTISATION_BOUND + 6e-5,
+          `${url} [${i}][${j}]: drawn ${model.rows[i][j]}, API ${v}`)));
+        assert.equal(patching.status, 'ready', patching.title);
+        assert.match(patching.title, /^Patching each head/);
+        assert.equal(patching.rows.length, 2);
+        const report = await clean(page, { wasm: 0 });
+        if (url.startsWith('file:')) {
+          assert.equal(file.status, 'error');
+          assert.match(file.title, /cannot be read by a page opened from file:\/\/.*use the inline form/);
+          for (const u of (page.requests?.() ?? []).filter((r) => !r.startsWith('data:'))) assert.match(u, /\/engine-fixtures\/(snapshot-post-file\.html|probe\.js|attention-lens-element\.js)$/);
+        } else {
+          assert.equal(file.status, 'ready', file.title);
+          assert.deepEqual(file.rows, model.rows, 'the .json draws what the inline copy draws');
+          assert.equal(report.resources.filter((u) => u.endsWith('/snapshots/induction-model.json')).length, 1, report.resources.join(' '));
+          assert.deepEqual(report.resources.filter((u) => !/\/(attention-lens-element\.js|snapshots\/induction-model\.json|_*probe\.js)$/.test(u)), []);
+          await page.screenshot(shot('snapshots'));
+        }
       }, { width: 800, height: 1000 });
     }
   });
