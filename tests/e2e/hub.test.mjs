@@ -25,7 +25,7 @@ import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, headFi
 import { strictCspAlso } from '../../scripts/lib/csp.mjs';
 import { smallGpt2Files } from '../js/checkpoint-support.mjs';
 import { formatBytes } from '../../web/shared/format.js';
-import { HUB_MODELS, hubGroups, hubModelLine, hubOptionLabel, whyNotLoadable } from '../../web/views/model/hub-models.js';
+import { HUB_MODELS, hubGroups, hubModelLine, hubOptionLabel, whyNotLoadable } from '../../web/shared/hub-models.js';
 
 // The Llama family's repos: a sharded Mistral (its index, two shards), a Qwen2 in BF16, a random
 // Llama with SmolLM2's head layout (9 query heads, 3 K/V heads), and a config the core refuses.

@@ -1,4 +1,4 @@
-// The Your model view's Hub picker data (web/views/model/hub-models.js: which models load, and why
+// The Your model view's Hub picker data (web/shared/hub-models.js: which models load, and why
 // not), its dropped files' order and facts line (model-data.js), the page's hubEndpoint hash
 // parameter (web/page-settings.js) and the strict CSP's Hub origins (scripts/lib/csp.mjs).
 // No request is made: every id is checked by the API with an already-aborted signal.
@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { HUB_MODELS, PYTHIA_REVISIONS, bytesInTab, hubEntry, hubGroups, hubModelLine, hubOptionLabel, hubRequest, isSupported,
-  whyNotLoadable } from '../../web/views/model/hub-models.js';
+  whyNotLoadable } from '../../web/shared/hub-models.js';
 import { fileRole, modelFacts, orderShards } from '../../web/views/model/model-data.js';
 import { familyGolden, llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
 import { hubEndpointCodec, pageDefaults, pageSchema } from '../../web/page-settings.js';

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { SessionModel } from '../../web/shared/model-session/session-model.js';
-import { PYTHIA_REVISIONS } from '../../web/views/model/hub-models.js';
+import { PYTHIA_REVISIONS } from '../../web/shared/hub-models.js';
 import { bestHead, defaultRevisions, megabytes, progressLine, scoreMatrix, stepOf, TRAINING_DEFAULT, trainingJson, trainingOrder,
   trainingRows } from '../../web/views/model/training-data.js';
 import { csvText } from '../../web/shared/exporting.js';

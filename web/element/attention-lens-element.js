@@ -8,6 +8,8 @@
 // With a snapshot (a child <script type="application/json">, or snapshot="file.json" fetched over
 // http) it draws the snapshot's numbers instead (snapshot-source.js reads it, snapshot-view.js
 // draws it): no wasm is instantiated, no worker started, and no request made but the file's.
+// With hub="org/name" (and no snapshot) it offers to load that model from the Hub, and only when the
+// reader presses its button (live-hub.js), then draws each run as a snapshot.
 import { loadAttentionLens } from 'attention-lens/single-file';
 import { catalogOf } from '../shared/catalog.js';
 import { el } from '../shared/dom.js';
@@ -22,12 +24,13 @@ import { DEFAULTS, makeSchema } from '../shared/state.js';
 import { TokenChips } from '../shared/token-chips.js';
 import { availableStages, cellWords, keepTogether, pickStage, settingsSummary, stageNeeds, stepsOfStage,
   walkthroughSteps } from '../shared/view-model.js';
+import { LiveHub, liveRequest } from './live-hub.js';
 import { snapshotOptions, snapshotSource } from './snapshot-source.js';
 import { SnapshotView } from './snapshot-view.js';
 import css from './attention-lens-element.css?inline';
 
 const TAG = 'attention-lens';
-const OBSERVED = [...Object.keys(ELEMENT_ATTRIBUTES), 'scale', 'compact', 'snapshot'];
+const OBSERVED = [...Object.keys(ELEMENT_ATTRIBUTES), 'scale', 'compact', 'snapshot', 'hub', 'revision', 'file', 'endpoint'];
 // State fields that change the computation (the rest, step and head, only change the view).
 const COMPUTE_KEYS = ['text', 'tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask', 'window',
   'prefix', 'padTo', 'cross', 'source', 'scale', 'model', 'layer'];
@@ -141,10 +144,14 @@ class AttentionLensElement extends HTMLElement {
   #renders = 0;
   #scheme = null;
   #onScheme = () => {
-    if (this.#result || this.#shot.snapshot) this.#schedule();
+    if (this.#result || this.#drawn) this.#schedule();
   };
-  // A snapshot's state: the source read (key), its value or error, the view drawing it.
-  #shot = { key: null, snapshot: null, error: null, view: null };
+  #mode = 'compute'; // 'compute' (the walkthrough's layer), 'snapshot' or 'live' (hub=…)
+  // A snapshot's state: the source read (key), its value or error.
+  #shot = { key: null, snapshot: null, error: null };
+  #snapView = null; // the SnapshotView drawing a snapshot or a live run
+  #drawn = null; // the snapshot it draws
+  #live = null; // the LiveHub of hub=…
   #children = null; // a MutationObserver: an inline snapshot written or replaced after the element
 
   constructor() {
@@ -162,8 +169,10 @@ class AttentionLensElement extends HTMLElement {
       readout: el('p', 'readout hint'),
       explain: el('p', 'explain'),
       snapshot: el('div', 'snapshot'),
+      live: el('div', 'live'),
     };
     parts.snapshot.hidden = true;
+    parts.live.hidden = true;
     parts.lens.dataset.status = 'loading';
     parts.title.append(el('span', 'status', 'Loading Attention Lens…'));
     parts.problems.hidden = true;
@@ -176,7 +185,7 @@ class AttentionLensElement extends HTMLElement {
     parts.readout.setAttribute('aria-live', 'polite');
     parts.explain.hidden = true;
     parts.lens.append(parts.title, parts.problems, parts.tokens, parts.sourceTokens, parts.heads, parts.matrices,
-      parts.readout, parts.explain, parts.snapshot);
+      parts.readout, parts.explain, parts.snapshot, parts.live);
     root.append(parts.lens);
     this.#parts = parts;
     this.#chips = { target: new TokenChips(parts.tokens, { label: 'Tokens:' }), source: new TokenChips(parts.sourceTokens, { label: 'Source:' }) };
@@ -190,7 +199,7 @@ class AttentionLensElement extends HTMLElement {
   connectedCallback() {
     if (typeof ResizeObserver === 'function' && !this.#resize) {
       this.#resize = new ResizeObserver(() => {
-        if ((this.#result || this.#shot.snapshot) && this.#width() !== this.#drawnWidth) this.#schedule();
+        if ((this.#result || this.#drawn) && this.#width() !== this.#drawnWidth) this.#schedule();
       });
     }
     this.#resize?.observe(this);
@@ -239,10 +248,16 @@ class AttentionLensElement extends HTMLElement {
     if (!this.isConnected) return;
     const source = snapshotSource(this);
     if (source) {
+      this.#enter('snapshot');
       this.#updateSnapshot(source);
       return;
     }
-    this.#leaveSnapshot();
+    if (this.getAttribute('hub') !== null) {
+      this.#enter('live');
+      this.#updateLive();
+      return;
+    }
+    this.#enter('compute');
     if (!lens) {
       sharedLens().then(() => this.#schedule(), (error) => this.#fail(error));
       return;
@@ -341,31 +356,81 @@ class AttentionLensElement extends HTMLElement {
     this.#drawSnapshot(shot.snapshot);
   }
 
-  /** Back to computing (the snapshot removed): the snapshot's part hidden, the walkthrough's parts shown again. */
-  #leaveSnapshot() {
-    if (this.#shot.key === null) return;
-    this.#shot = { key: null, snapshot: null, error: null, view: this.#shot.view };
-    this.#parts.snapshot.hidden = true;
-    this.#parts.matrices.hidden = false;
-    this.#parts.readout.hidden = false;
-    this.#result = null;
-    this.#computeKey = null;
+  /**
+   * The element's mode changes (a snapshot added or removed, hub set or unset): what the last
+   * mode drew is dropped and its parts hidden; computing starts again from its attributes.
+   */
+  #enter(mode) {
+    if (mode === this.#mode) return;
+    if (this.#mode === 'snapshot') this.#shot = { key: null, snapshot: null, error: null };
+    this.#mode = mode;
+    this.#drawn = null;
+    const p = this.#parts;
+    p.snapshot.hidden = true;
+    p.live.hidden = true;
+    p.lens.dataset.snapshot = '';
+    p.lens.dataset.live = '';
+    if (mode === 'compute') {
+      p.matrices.hidden = false;
+      p.readout.hidden = false;
+      this.#result = null;
+      this.#computeKey = null;
+    }
   }
 
-  #drawSnapshot(snapshot) {
+  /** hub=…: the live box (a button until the reader asks), then each run drawn as a snapshot. */
+  #updateLive() {
+    const p = this.#parts;
+    const { request, text, error } = liveRequest((name) => this.getAttribute(name), DEFAULTS.text);
+    if (error) {
+      p.live.hidden = true;
+      this.#failLive(`Attention Lens cannot load a model: ${error}.`);
+      return;
+    }
+    this.#live ??= new LiveHub(p.live, { moduleUrl: new URL('attention-lens.mjs', SCRIPT_URL).href, onChange: () => this.#schedule() });
+    const state = this.#live.update(request, text);
+    p.lens.dataset.live = this.#live.phase;
+    if (state.snapshot) {
+      p.live.hidden = true;
+      this.#drawSnapshot(state.snapshot, { label: 'live' });
+      return;
+    }
+    this.#drawn = null;
+    for (const part of [p.problems, p.tokens, p.sourceTokens, p.explain, p.matrices, p.readout, p.snapshot]) part.hidden = true;
+    this.#picker.render({ heads: 0, head: 0, visible: false });
+    p.live.hidden = false;
+    if (state.error) {
+      this.#failLive(state.message, { keepBox: true });
+      return;
+    }
+    p.lens.dataset.status = this.#live.phase === 'loading' ? 'loading' : 'idle';
+    p.title.replaceChildren(el('strong', '', request.hub), el('span', 'settings', ` · live, loaded when you ask${state.message ? ` · ${state.message}` : ''}`));
+  }
+
+  #failLive(message, { keepBox = false } = {}) {
+    const p = this.#parts;
+    p.lens.dataset.status = 'error';
+    p.title.replaceChildren(el('span', 'status error', message));
+    for (const part of [p.problems, p.tokens, p.sourceTokens, p.explain, p.snapshot, p.matrices, p.readout]) part.hidden = true;
+    p.live.hidden = !keepBox;
+  }
+
+  #drawSnapshot(snapshot, { label = 'snapshot' } = {}) {
     const p = this.#parts;
     for (const part of [p.tokens, p.sourceTokens, p.explain, p.matrices, p.readout]) part.hidden = true;
     this.#picker.render({ heads: 0, head: 0, visible: false });
     p.snapshot.hidden = false;
-    this.#shot.view ??= new SnapshotView(p.snapshot, { onRender: (detail) => {
+    this.#drawn = snapshot;
+    this.#snapView ??= new SnapshotView(p.snapshot, { onRender: (detail) => {
       p.lens.dataset.layer = String(detail.layer);
       p.lens.dataset.head = String(detail.head);
-      p.title.replaceChildren(el('strong', '', this.#shot.view.title), el('span', 'settings', ` · ${snapshotModelName(this.#shot.snapshot)}`));
+      p.title.replaceChildren(el('strong', '', this.#snapView.title), el('span', 'settings', ` · ${snapshotModelName(this.#drawn, this.#snapLabel)}`));
       this.#renders += 1;
-      this.dispatchEvent(new CustomEvent('attention-lens-render', { detail: { snapshot: true, ...detail } }));
+      this.dispatchEvent(new CustomEvent('attention-lens-render', { detail: { snapshot: this.#mode === 'snapshot', live: this.#mode === 'live', ...detail } }));
     } });
+    this.#snapLabel = label;
     const { options, problems } = snapshotOptions((name) => this.getAttribute(name));
-    const notes = [...problems, ...this.#shot.view.show(snapshot, options)];
+    const notes = [...problems, ...this.#snapView.show(snapshot, options)];
     p.problems.replaceChildren(...notes.map((note) => el('li', '', note)));
     p.problems.hidden = notes.length === 0;
     p.lens.dataset.status = 'ready';
@@ -382,11 +447,14 @@ class AttentionLensElement extends HTMLElement {
     for (const part of [p.problems, p.tokens, p.sourceTokens, p.explain, p.snapshot, p.matrices]) part.hidden = true;
     this.#picker.render({ heads: 0, head: 0, visible: false });
     p.readout.textContent = '';
+    this.#drawn = null;
   }
 
-  /** The snapshot's drawn numbers (tests read them): { data, rows, cols, … } of its main heatmap, or null. */
+  #snapLabel = 'snapshot';
+
+  /** The snapshot's (or live run's) drawn numbers (tests read them): { data, rows, cols, … } of its main heatmap, or null. */
   get snapshotMatrix() {
-    return this.#shot.snapshot ? this.#shot.view?.matrix ?? null : null;
+    return this.#drawn ? this.#snapView?.matrix ?? null : null;
   }
 
   #fail(error) {
@@ -521,11 +589,11 @@ class AttentionLensElement extends HTMLElement {
   }
 }
 
-/** A snapshot's model in a few words for the title line. */
-function snapshotModelName(snapshot) {
-  const m = snapshot.provenance.model;
+/** A snapshot's model in a few words for the title line, then `label` ('snapshot', 'live'). */
+function snapshotModelName(snapshot, label = 'snapshot') {
+  const m = snapshot?.provenance.model;
   const name = m?.source === 'hub' ? m.id : m?.source === 'shipped' ? m.name : m?.source === 'files' ? m.fileName : '';
-  return `${name ? `${name} · ` : ''}snapshot`;
+  return `${name ? `${name} · ` : ''}${label}`;
 }
 
 if (typeof customElements !== 'undefined' && !customElements.get(TAG)) {

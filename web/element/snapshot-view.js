@@ -26,7 +26,7 @@ const MAX_GRID_HEADS = 1024; // small tiles for every head up to this many (a 32
 export function provenanceLine(p) {
   const m = p.model;
   let model = '';
-  if (m?.source === 'hub') model = `${m.id} @ ${m.revision}${m.endpoint && m.endpoint !== 'https://huggingface.co' ? ` from ${m.endpoint}` : ''}`;
+  if (m?.source === 'hub') model = `${m.id}${m.file ? ` (${m.file})` : ''} @ ${m.revision}${m.endpoint && m.endpoint !== 'https://huggingface.co' ? ` from ${m.endpoint}` : ''}`;
   else if (m?.source === 'shipped') model = `${m.name}${m.title ? ` (${m.title})` : ''}, shipped with Attention Lens`;
   else if (m?.source === 'files') {
     model = m.files.length ? m.files.map((f) => `${f.name}${f.sha256 ? ` (SHA-256 ${f.sha256.slice(0, 12)}…)` : ''}`).join(', ') : m.fileName;

@@ -242,7 +242,8 @@ export function snapshotProvenance(model, { files, text: typed = '', settings = 
   let source = null;
   if (model?.source === 'shipped') source = { source: 'shipped', name: model.name, title: model.title ?? model.name };
   else if (model?.source === 'hub') {
-    source = { source: 'hub', id: model.id, revision: model.revision ?? 'main', ...(model.endpoint ? { endpoint: model.endpoint } : {}) };
+    source = { source: 'hub', id: model.id, revision: model.revision ?? 'main', ...(model.file ? { file: model.file } : {}),
+      ...(model.endpoint ? { endpoint: model.endpoint } : {}) };
   } else if (model) source = { source: 'files', fileName: model.fileName ?? '', files: files ?? [] };
   return { generator: 'Attention Lens', version: String(version), created: date.toISOString(), model: source,
     family: model?.familyName ?? model?.family ?? '', text: typed, settings };
@@ -278,7 +279,7 @@ function readProvenance(p) {
     if (m.source === 'shipped') Object.assign(out.model, { name: text(m.name, 'provenance.model.name', 80), title: optionalText(m.title, 'provenance.model.title', 200) });
     if (m.source === 'hub') {
       Object.assign(out.model, { id: text(m.id, 'provenance.model.id', 300), revision: optionalText(m.revision, 'provenance.model.revision', 200) || 'main',
-        endpoint: optionalText(m.endpoint, 'provenance.model.endpoint', 300) });
+        endpoint: optionalText(m.endpoint, 'provenance.model.endpoint', 300), file: optionalText(m.file, 'provenance.model.file', 300) });
     }
     if (m.source === 'files') {
       out.model.fileName = optionalText(m.fileName, 'provenance.model.fileName', 300);

@@ -84,15 +84,15 @@ export class SessionModel {
       memory: this.#lens.memory(), tokenizer: true };
   }
 
-  /** A checkpoint by Hugging Face id or repo URL (endpoint: a mirror; revision: undefined is main). */
-  async hub({ hub: id, endpoint, revision }) {
+  /** A checkpoint by Hugging Face id or repo URL (endpoint: a mirror; revision: undefined is main; file: a GGUF file of the repo). */
+  async hub({ hub: id, endpoint, revision, file }) {
     if (this.#hubLoad) throw new Error('a Hub load is already running');
     this.#hubLoad = new AbortController();
     try {
-      const model = await this.#lens.loadCheckpoint({ hub: id, ...(endpoint ? { endpoint } : {}), ...(revision ? { revision } : {}),
+      const model = await this.#lens.loadCheckpoint({ hub: id, ...(endpoint ? { endpoint } : {}), ...(revision ? { revision } : {}), ...(file ? { file } : {}),
         onProgress: this.#onProgress, signal: this.#hubLoad.signal });
       this.#keep(model, false);
-      return { source: 'hub', id, endpoint: endpoint ?? null, revision: revision ?? 'main', family: model.family,
+      return { source: 'hub', id, endpoint: endpoint ?? null, revision: revision ?? 'main', ...(file ? { file } : {}), family: model.family,
         familyName: this.#familyName(model.family), config: { ...model.config },
         memory: this.#lens.memory(), tokenizer: model.hasTokenizer };
     } finally {

@@ -5,7 +5,7 @@ import { exportButtons, modelProvenance } from '../../shared/exporting.js';
 import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
-import { hubEntry, hubGroups, hubModelLine, hubOptionLabel, whyNotLoadable } from './hub-models.js';
+import { hubEntry, hubGroups, hubModelLine, hubOptionLabel, whyNotLoadable } from '../../shared/hub-models.js';
 import { layerKinds, layerKindsLegend, modelFacts, percent } from './model-data.js';
 import { HeadFinder } from './head-finder.js';
 import { headView } from './head-view.js';

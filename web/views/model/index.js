@@ -22,7 +22,7 @@ import { $ } from '../../shared/dom.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { formatBytes } from '../../shared/format.js';
 import { isHubId, setFooter } from '../../page-settings.js';
-import { hubEntry, hubRequest } from './hub-models.js';
+import { hubEntry, hubRequest } from '../../shared/hub-models.js';
 import { fileRole, orderShards } from './model-data.js';
 import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
 import { chosenHubRevision, drawCache, drawCancelling, drawFirstRun, drawHubChoice, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers,

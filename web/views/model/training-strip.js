@@ -15,7 +15,7 @@ import { gridSvg } from '../../shared/svg-figure.js';
 import { formatNumber } from '../../shared/format.js';
 import { Heatmap, probabilityLegend } from '../../shared/heatmap.js';
 import { setPageState } from '../../shared/page-state.js';
-import { hubEntry } from './hub-models.js';
+import { hubEntry } from '../../shared/hub-models.js';
 import { bestHead, defaultRevisions, headName, progressLine, scoreMatrix, stepOf, trainingJson, trainingOrder, trainingRows,
   TRAINING_SCORES } from './training-data.js';
 

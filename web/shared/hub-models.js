@@ -1,4 +1,4 @@
-// The Your model view's picker data (DOM-free): the known-good Hugging Face Hub models, their
+// The Hub models the page knows (DOM-free): the Your model view's picker data, and the sizes the <attention-lens hub> element names before a download. The known-good Hugging Face Hub models, their
 // download sizes, families and parameter counts, and whether a model fits the tab. What the core
 // decides comes from the core (lens.catalog, passed in as `tab`): which families it reads and their
 // names (catalog.families), the bytes a parameter takes by its stored dtype (catalog.parameterBytes)
