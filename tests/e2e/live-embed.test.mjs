@@ -15,7 +15,7 @@ import { STRICT_CSP, strictCspAlso } from '../../scripts/lib/csp.mjs';
 import { instrument, launchBrowser, openPage, screenshotDir, serveDist } from './browser.mjs';
 import { startSmallHub, TWELVE_HEADS, TWELVE_ID, twelveHeadsRepo } from './hub-fixture.mjs';
 import { SessionModel } from '../../web/shared/model-session/session-model.js';
-import { QUANTISATION_BOUND } from '../../web/shared/snapshot.js';
+import { QUANTISATION_BOUND, quantiseRows, scriptSafeJson } from '../../web/shared/snapshot.js';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const TEXT = 'the cat sat on the mat and the cat';
@@ -35,7 +35,11 @@ before(async () => {
   writeFileSync(join(live.dir, 'live.html'), pageHtml(
     `<attention-lens hub="${TWELVE_ID}" endpoint="${live.hub.endpoint}" text="${TEXT}" layer="2" head="5"></attention-lens>` +
     '<attention-lens hub="HuggingFaceTB/SmolLM2-135M" text="The cat"></attention-lens>' +
-    '<attention-lens hub="not an id"></attention-lens>'));
+    '<attention-lens hub="not an id"></attention-lens>' +
+    // With a snapshot inside, hub= shows the snapshot and offers no load.
+    `<attention-lens hub="${TWELVE_ID}" endpoint="${live.hub.endpoint}"><script type="application/json">${scriptSafeJson({ format: 'attention-lens-snapshot',
+      version: 1, kind: 'model', model: { layers: 1, heads: 1 }, tokens: ['a', 'b'], attention: { layers: [0], causal: true,
+        ...quantiseRows([Float32Array.from([1]), Float32Array.from([0.25, 0.75])]) } })}</script></attention-lens>`));
   writeFileSync(join(live.dir, 'live-blocked.html'), pageHtml(`<attention-lens hub="${TWELVE_ID}" endpoint="${live.hub.endpoint}" text="${TEXT}"></attention-lens>`));
   [live.server, live.blocked] = await Promise.all([serveDist({ csp: strictCspAlso([live.hub.endpoint, live.hub.storage]), dir: live.dir }),
     serveDist({ csp: STRICT_CSP, dir: live.dir })]);
@@ -72,7 +76,9 @@ test('hub="…": nothing requested before the press; then every head drawn withi
   const endpoint = live.hub.endpoint;
   live.hub.reset();
   await page.goto(`${live.server.url}live.html`);
-  let [twelve, listed, bad] = await states(page, 3);
+  let [twelve, listed, bad, withSnapshot] = await states(page, 4);
+  assert.equal(withSnapshot.status, 'ready', withSnapshot.title);
+  assert.equal(withSnapshot.button, '', 'no load offered beside a snapshot');
   assert.equal(twelve.status, 'idle');
   assert.equal(twelve.what, `${TWELVE_ID} · download size unknown until asked from ${endpoint.replace('http://', '')}`);
   assert.equal(twelve.button, `Load ${TWELVE_ID} (size unknown until asked) and run it in this page`);
@@ -88,7 +94,7 @@ test('hub="…": nothing requested before the press; then every head drawn withi
   await page.screenshot({ path: join(screenshotDir, 'live-embed-idle.png'), fullPage: true });
 
   await page.locator('attention-lens').first().locator('.live-load').click();
-  [twelve] = await states(page, 3);
+  [twelve] = await states(page, 4);
   assert.equal(twelve.status, 'ready', twelve.title);
   assert.equal(twelve.live, 'ready');
   assert.match(twelve.title, /^Attention · layer 2 of 2, head 5 of 12 · org\/twelve-heads · live$/);
