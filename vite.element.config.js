@@ -4,8 +4,9 @@
 // modules it reuses (web/shared/) and the single-file JS API: the element imports it as
 // `attention-lens/single-file` (package.json's export name), which this config resolves to the
 // wasm-release preset's embed build (build/wasm-release/attention-lens.embed.mjs: the same API
-// and wasm inlined, without the trainer and checkpoint import, which the element never uses; 368
-// KB of wasm instead of 564). Run after the page build, which empties dist/.
+// and wasm inlined, without the trainer and checkpoint import, which the element's own drawing never
+// uses; 368 KB of wasm instead of 564 — a hub="…" element imports the full dist/attention-lens.mjs
+// from beside the script at run time, when its reader asks). Run after the page build, which empties dist/.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';

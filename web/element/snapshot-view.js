@@ -50,6 +50,7 @@ export class SnapshotView {
   #matrix = null;
   #genMap = null;
   #genMatrix = null;
+  #genChips = null;
   #grid = null;
   #gridShape = '';
   #chips;
@@ -253,8 +254,6 @@ export class SnapshotView {
     this.#genMap.options.minCell = minCellFor(steps.length, cols);
     this.#genMap.render(this.#genMatrix);
   }
-
-  #genChips = null;
 
   #genHover(cell) {
     if (!cell || !this.#genMatrix) return this.#hover(null);
