@@ -155,6 +155,15 @@ const WHY = {
   Q4_K_M: 'llama.cpp quantizes the activations to Q8_0 (Q5_0, Q8_0 rows) and Q8_K (Q4_K, Q6_K rows) for its dot products; ours uses float32 activations',
 };
 
+const fmt = (x, digits = 1) => (x === undefined ? '—' : x.toFixed(digits));
+const share = (bytes, tokPerS, threads) => (bytes === undefined ? '—'
+  : `${((bytes * tokPerS) / 1e9).toFixed(1)} GB/s, ${((100 * bytes * tokPerS) / 1e9 / probe[threads]).toFixed(0)}%`);
+/** A row of the results table (markdown). */
+const rowLine = (r) => `| ${SHAPES[r.shape].name} | ${r.format} | ${r.threads} | ${fmt(r.oursPrompt, 0)} | ${fmt(r.theirPrompt, 0)} | ` +
+  `${r.oursPrompt ? `${(r.theirPrompt / r.oursPrompt).toFixed(2)}×` : '—'} | ${fmt(r.oursDecode)} | ${fmt(r.theirDecode)} | ` +
+  `${r.oursDecode ? `${(r.oursDecode / r.theirDecode).toFixed(2)}×` : '—'} | ${share(r.oursBytes, r.oursDecode, r.threads)} | ` +
+  `${share(r.theirBytes, r.theirDecode, r.threads)} | ${fmt(median(r.others), 2)} / ${fmt(Math.max(...r.others), 2)} |`;
+
 // ---- run ---------------------------------------------------------------------------------------
 
 const start = now();
@@ -269,6 +278,7 @@ try {
       row.theirDecode = median(theirRuns.map((x) => (x.timings.predicted_n - 1) / (x.timings.predicted_ms / 1000)));
       row.theirBytes = file.weightBytes;
       rows.push(row);
+      log(`  ${rowLine(row)}`);
     }
   }
 } finally {
@@ -278,19 +288,11 @@ try {
 
 // ---- the table ---------------------------------------------------------------------------------
 
-const fmt = (x, digits = 1) => (x === undefined ? '—' : x.toFixed(digits));
-const share = (bytes, tokPerS, threads) => (bytes === undefined ? '—'
-  : `${((bytes * tokPerS) / 1e9).toFixed(1)} GB/s, ${((100 * bytes * tokPerS) / 1e9 / probe[threads]).toFixed(0)}%`);
 log();
 log('| model | file | threads | prompt ms: ours | wllama | wllama / ours | decode tok/s: ours | wllama | ours / wllama | ' +
   'ours: streamed, % of probe | wllama: streamed, % of probe | others\' CPU (cores, median / max) |');
 log('|---|---|---|---|---|---|---|---|---|---|---|---|');
-for (const r of rows) {
-  log(`| ${SHAPES[r.shape].name} | ${r.format} | ${r.threads} | ${fmt(r.oursPrompt, 0)} | ${fmt(r.theirPrompt, 0)} | ` +
-    `${r.oursPrompt ? `${(r.theirPrompt / r.oursPrompt).toFixed(2)}×` : '—'} | ${fmt(r.oursDecode)} | ${fmt(r.theirDecode)} | ` +
-    `${r.oursDecode ? `${(r.oursDecode / r.theirDecode).toFixed(2)}×` : '—'} | ${share(r.oursBytes, r.oursDecode, r.threads)} | ` +
-    `${share(r.theirBytes, r.theirDecode, r.threads)} | ${fmt(median(r.others), 2)} / ${fmt(Math.max(...r.others), 2)} |`);
-}
+for (const r of rows) log(rowLine(r));
 log();
 log('prompt: 64 tokens (ours: generate() to its first token; wllama: llama.cpp\'s timings.prompt_ms); decode: the 63 tokens ' +
   'after the first; streamed = weight bytes per token (ours: what it holds after loading; wllama: the file\'s weights) × tok/s; ' +
