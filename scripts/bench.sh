@@ -22,6 +22,10 @@
 #      SmolLM2-135M-sized random models; the second is written by /usr/bin/python3
 #      scripts/data/make-llama-bench-model.py into build/bench-llama/ (~1.2 GB, cached; both
 #      skipped with a note when Debian's python3-torch is missing)
+#  10. node tests/bench/wllama-bench.mjs: generation on GGUF files (SmolLM2-135M/-360M-shaped random
+#      models in F32, F16, Q8_0, Q4_0, Q4_K_M, written by tests/bench/gguf-writer.mjs into
+#      build/bench-gguf/, cached), ours vs @wllama/wllama in headless Chromium at 1 and 2 threads, with
+#      a wasm bandwidth probe; WLLAMA_BENCH picks the files (default: every 135M one, 360M Q8_0 and Q4_K_M)
 # Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only); --quick also gives
 # train-bench.mjs and gpt2-bench.mjs 3 short rounds.
 set -euo pipefail
@@ -61,4 +65,6 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 else
   log "gpt2-bench and generate-bench skipped: /usr/bin/python3 has no torch (Debian's python3-torch) to write the models"
 fi
+echo
+node tests/bench/wllama-bench.mjs
 log "total: $(($(date +%s) - start)) s (builds $((built - start)) s)"

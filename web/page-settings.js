@@ -63,11 +63,25 @@ export const hubRevisionCodec = Object.freeze({
   hint: 'not a branch, tag or commit name',
 });
 
+/**
+ * `hubFile` (page only): the GGUF file of the `hub` repo the model came from ('name.gguf', up to
+ * two folders down; absent: none, the repo's .safetensors). A name ending in .gguf, of letters,
+ * digits, '.', '_', '-' and '/', no part empty or starting with a dot, at most 300 characters
+ * (lens.loadCheckpoint checks it again).
+ */
+export const hubFileCodec = Object.freeze({
+  parse: (s) => (s === '' || (s.length <= 300 && /^[A-Za-z0-9._/-]+\.gguf$/.test(s) &&
+    !s.split('/').some((p) => p === '' || p.startsWith('.'))) ? s : undefined),
+  print: (v) => v || '',
+  hint: 'not a .gguf file name',
+});
+
 /** The settings' schema with the page's `model`: 'random' in the URL is '' (random weights). */
 export function pageSchema(catalog) {
   const schema = makeSchema(catalog);
   const model = { parse: (s) => (s === 'random' ? '' : schema.model.parse(s)), print: (v) => v || 'random' };
-  return Object.freeze({ ...schema, model, hubEndpoint: hubEndpointCodec, hub: hubIdCodec, hubRevision: hubRevisionCodec });
+  return Object.freeze({ ...schema, model, hubEndpoint: hubEndpointCodec, hub: hubIdCodec, hubRevision: hubRevisionCodec,
+    hubFile: hubFileCodec });
 }
 
 /** The store's `train` (views/train/) when no run has started. */

@@ -9,7 +9,8 @@
 //   type(selector, text) (real keystrokes at the end of the field), press(key) ('End', 'Backspace',
 //   'ArrowRight', 'ArrowLeft', 'Enter', 'Escape': to the focused element), fill(selector, value) (sets the value, one input event), mouseMove(x, y) (viewport
 //   pixels), screenshot(path, { fullPage }), close(); requests() (every URL requested, workers'
-//   included) in Chromium and Firefox only.
+//   included) and consoleLog() (the console's messages and page errors) in Chromium and Firefox only; a
+//   waitFor that times out says what the page showed and its last console messages.
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -25,13 +26,28 @@ export const MINIBROWSER = process.env.MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `fn(arg)` in the page until it returns something truthy; resolves to that value. */
-async function poll(evaluate, fn, arg, timeout = 15000, what = fn.toString()) {
+/** In the page: what a timed-out wait reports of it (the page's state flags, its visible messages). */
+function pageState() {
+  const shown = (e) => !e.hidden && e.textContent.trim() && e.getClientRects().length > 0;
+  return JSON.stringify({ state: { ...document.body.dataset },
+    messages: [...document.querySelectorAll('[role="alert"], [role="status"], [aria-live]')].filter(shown)
+      .map((e) => `${e.id ? `#${e.id}` : e.tagName.toLowerCase()}: ${e.textContent.trim().slice(0, 160)}`).slice(0, 12) });
+}
+
+/**
+ * Polls `fn(arg)` in the page until it returns something truthy; resolves to that value. A timeout's
+ * message says what the page showed then and the last console messages, so a failure in CI explains itself.
+ */
+async function poll(page, fn, arg, timeout = 15000, what = fn.toString()) {
   const end = Date.now() + timeout;
   for (;;) {
-    const value = await evaluate(fn, arg);
+    const value = await page.evaluate(fn, arg);
     if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${timeout} ms waiting for ${what.slice(0, 200)}`);
+    if (Date.now() > end) {
+      const state = await page.evaluate(pageState).catch((error) => `(the page's state could not be read: ${error.message})`);
+      const log = page.consoleLog?.().slice(-10).join('\n  ') || '(none recorded)';
+      throw new Error(`timed out after ${timeout} ms waiting for ${what.slice(0, 200)}\n the page: ${state}\n its last console messages:\n  ${log}`);
+    }
     await sleep(40);
   }
 }
@@ -52,7 +68,7 @@ function focusEnd(selector) {
 }
 
 function common(page) {
-  page.waitFor = (fn, arg, timeout, what) => poll(page.evaluate, fn, arg, timeout, what);
+  page.waitFor = (fn, arg, timeout, what) => poll(page, fn, arg, timeout, what);
   page.fill = (selector, value) => page.evaluate(setValue, [selector, value]);
   return page;
 }
@@ -63,9 +79,13 @@ function common(page) {
  */
 function protocolPage(p, context) {
   const requests = [];
+  const consoleLog = [];
   p.on('request', (request) => requests.push(request.url()));
+  p.on('console', (message) => consoleLog.push(`${message.type()}: ${message.text().slice(0, 300)}`));
+  p.on('pageerror', (error) => consoleLog.push(`page error: ${String(error?.message ?? error).slice(0, 300)}`));
   return common({
     requests: () => [...requests],
+    consoleLog: () => [...consoleLog],
     goto: (url) => p.goto(url),
     evaluate: (fn, arg) => p.evaluate(fn, arg),
     click: (selector) => p.click(selector),

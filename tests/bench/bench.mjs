@@ -307,6 +307,10 @@ async function loadProbe() {
 const simdLens = await loadLens(path.join(root, 'dist/attention-lens.mjs'));
 const scalarLens = await loadLens(path.join(root, 'build/wasm-nosimd/attention-lens.mjs'));
 const probe = await loadProbe();
+// The threaded build (dist/attention-lens-threads.mjs, beside the module) with two threads: the layer's
+// heads and projections split over them.
+const threadedLens = await (await import(pathToFileURL(path.join(root, 'dist/attention-lens.mjs')).href)).loadAttentionLens({ threads: 2 });
+if (threadedLens.threads !== 2) throw new Error(`the threaded build gave ${threadedLens.threads} threads, expected 2`);
 if (simdLens.simd !== 'wasm') throw new Error(`dist/attention-lens.mjs reports simd '${simdLens.simd}', expected 'wasm'`);
 if (scalarLens.simd !== 'scalar') throw new Error(`the no-SIMD build reports simd '${scalarLens.simd}', expected 'scalar'`);
 
@@ -332,6 +336,8 @@ log('full flops, so they are effective rates (this module skips the masked half;
 log(`Peers, all single-threaded SIMD wasm: TensorFlow.js ${tf.version_core} (tfjs-backend-wasm), onnxruntime-web ${ortVersion}`);
 log('(wasm backend, numThreads = 1, weights as graph constants; "ORT ops" = MatMul/Softmax graph, "ORT MHA" =');
 log('com.microsoft MultiHeadAttention between the projection MatMuls).');
+log('"wasm output-only, 2 threads": this module\'s threaded build (loadAttentionLens({ threads: 2 })): the projections\'');
+log('column panels and the heads split over two threads, the same bits as one thread.');
 log();
 
 // Peak probe.
@@ -375,6 +381,7 @@ if (probe) {
 const IMPLS = [
   ['flash', 'wasm output-only'],
   ['simd', 'wasm weights'],
+  ['flash2', 'wasm output-only, 2 threads'],
   ['scalar', 'no-SIMD wasm'],
   ['plain', 'plain JS'],
   ['tfjs', 'tfjs-wasm'],
@@ -452,7 +459,8 @@ async function runSize(n, d, heads, masks = MASKS) {
   const config = { dModel: d, heads, bias: false, positional: 'none', seed: 1 };
   const simdLayer = simdLens.createLayer(config);
   const scalarLayer = scalarLens.createLayer(config);
-  for (const layer of [simdLayer, scalarLayer]) layer.setWeights({ inProjWeight, outProjWeight });
+  const threadedLayer = threadedLens.createLayer(config);
+  for (const layer of [simdLayer, scalarLayer, threadedLayer]) layer.setWeights({ inProjWeight, outProjWeight });
   const flops = flopsOf(n, d);
 
   for (const mask of masks) {
@@ -463,6 +471,7 @@ async function runSize(n, d, heads, masks = MASKS) {
     const m = await measureRounds([
       ['flash', () => simdLayer.forward(x, { n, mask, weights: false }), false],
       ['simd', () => simdLayer.forward(x, { n, mask, weights: true }), false],
+      ['flash2', () => threadedLayer.forward(x, { n, mask, weights: false }), false],
       ['tfjs', () => tfRun(x), false],
       ...[['ortOps', ortOps], ['ortMha', ortMha]].filter(([, o]) => !o.error).map(([k, o]) => [k, o.run, true]),
     ]);
@@ -511,6 +520,7 @@ async function runSize(n, d, heads, masks = MASKS) {
   }
   simdLayer.dispose();
   scalarLayer.dispose();
+  threadedLayer.dispose();
   return out;
 }
 
@@ -615,6 +625,9 @@ if (breakdown.length) {
   log(`- projection matmuls >= 75% of peak, measured alongside: ${verdict(alongsidePct.every((v) => v >= 0.75))} ` +
     `(${alongsidePct.map(fmtPct).join(', ')}; of the run's best peak: ${breakdown.map((b) => fmtPct(projOf(b, peak))).join(', ')})`);
 }
+const threadGain = rows.map((r) => r.m.flash.ms / r.m.flash2.ms);
+log(`- two threads (output-only) vs one: ${rows.map((r, i) => `${r.n}×${r.d}×${r.heads} ${r.mask} ${threadGain[i].toFixed(2)}×`).join(', ')}; ` +
+  `n = 1024 >= 1.6×: ${verdict(rows.every((r, i) => r.n !== 1024 || threadGain[i] >= 1.6))}`);
 const big = rows.filter((r) => r.n === 1024);
 if (big.length) log(`- n = 1024: output-only faster than materialising: ${verdict(big.every((r) => r.m.flash.ms < r.m.simd.ms))} ` +
   `(${big.map((r) => `${r.mask} ${fmtMs(r.m.flash.ms)} vs ${fmtMs(r.m.simd.ms)} ms`).join(', ')})`);

@@ -174,11 +174,11 @@ test('Your model: load a checkpoint, every head and the next tokens match the AP
   await dropped(['model.bin', 'config.json']);
   await page.waitForFunction(() => document.querySelector('#model-error').textContent.startsWith('model.bin'));
   assert.equal(await page.textContent('#model-error'), 'model.bin is not a checkpoint file: drop model.safetensors (or its shards with ' +
-    'model.safetensors.index.json), config.json and optionally tokenizer.json or vocab.json + merges.txt');
+    'model.safetensors.index.json), config.json and optionally tokenizer.json or vocab.json + merges.txt — or one .gguf file');
   await dropped(['model.safetensors']);
   await page.waitForFunction(() => document.querySelector('#model-error').textContent.startsWith('Found'));
   assert.equal(await page.textContent('#model-error'), 'Found model.safetensors: a checkpoint needs its weights (model.safetensors, ' +
-    'or every shard) and config.json (dropped together)');
+    'or every shard) and config.json (dropped together), or is one .gguf file');
   assert.equal(await page.getAttribute('body', 'data-model-loads'), '1');
 
   // A head's larger view from the keyboard (Enter on its tile): the whole heatmap with its tokens,

@@ -5,9 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { HUB_MODELS, PYTHIA_REVISIONS, bytesInTab, hubEntry, hubGroups, hubModelLine, hubOptionLabel, hubRequest, isSupported,
-  whyNotLoadable } from '../../web/shared/hub-models.js';
-import { fileRole, modelFacts, orderShards } from '../../web/views/model/model-data.js';
+import { GGUF_GROUP, HUB_MODELS, PYTHIA_REVISIONS, bytesInTab, dequantizedNote, dequantizedTypes, ggufFileLabel, hubEntry, hubGroups,
+  hubModelLine, hubOptionLabel, hubRequest, isSupported, whyNotLoadable, withFile } from '../../web/shared/hub-models.js';
+import { fileRole, formatsLine, modelFacts, orderShards } from '../../web/views/model/model-data.js';
+import { readFileSync } from 'node:fs';
+import { DATA_DIR } from './support.mjs';
 import { familyGolden, llamaGolden, smallGpt2Files } from './checkpoint-support.mjs';
 import { hubEndpointCodec, pageDefaults, pageSchema } from '../../web/page-settings.js';
 import { hashToState, stateToHash } from '../../web/shared/state.js';
@@ -20,9 +22,11 @@ const lens = await loadLens();
 const { families, parameterBytes } = lens.catalog;
 const tab = (maxParameterBytes) => ({ families, parameterBytes, maxParameterBytes });
 const displayName = (family) => families.find((f) => f.name === family)?.displayName ?? family;
+// The .safetensors repos (the GGUF repos have a test of their own below).
+const SAFETENSORS_MODELS = HUB_MODELS.filter((m) => !m.gguf);
 
 test('the Hub list: the known-good models, their sizes, families and parameters; loadable when the core reads the family and they fit the tab', async () => {
-  assert.deepEqual(HUB_MODELS.map((m) => [m.id, m.size, displayName(m.family), m.params, m.dtype]), [
+  assert.deepEqual(SAFETENSORS_MODELS.map((m) => [m.id, m.size, displayName(m.family), m.params, m.dtype]), [
     ['openai-community/gpt2', '548 MB', 'GPT-2', 124e6, 'F32'],
     ['distilbert/distilgpt2', '353 MB', 'GPT-2', 82e6, 'F32'],
     ['HuggingFaceTB/SmolLM2-135M', '269 MB', 'Llama', 135e6, 'BF16'],
@@ -40,41 +44,41 @@ test('the Hub list: the known-good models, their sizes, families and parameters;
   assert.deepEqual(['gpt_neox', 'qwen3', 'gemma3_text', 'olmo2'].map(displayName).every((name) => name && !name.includes('_')), true,
     'the core names every new family');
   assert.deepEqual(families.map((f) => f.displayName).slice(0, 4), ['GPT-2', 'Llama', 'Qwen2', 'Mistral']);
-  assert.ok(HUB_MODELS.every((m) => isSupported(m, tab())));
+  assert.ok(SAFETENSORS_MODELS.every((m) => isSupported(m, tab())));
   // The bytes each takes in the tab: F16 / BF16 weights kept 2-byte, F32 as is (the core's rule).
   assert.deepEqual({ F32: parameterBytes.F32, F16: parameterBytes.F16, BF16: parameterBytes.BF16 }, { F32: 4, F16: 2, BF16: 2 });
-  assert.deepEqual(HUB_MODELS.map((m) => bytesInTab(m, tab())), [496e6, 328e6, 270e6, 724e6, 988e6, 2.2e9,
+  assert.deepEqual(SAFETENSORS_MODELS.map((m) => bytesInTab(m, tab())), [496e6, 328e6, 270e6, 724e6, 988e6, 2.2e9,
     140_853_248, 324_645_888, 810_668_032, 1_192_099_840, 536_196_352, 536_196_352, 5_939_666_944]);
   // Against a limit: within it, loadable; above it, the reason names both sizes.
   const GiB = 2 ** 30;
-  assert.deepEqual(HUB_MODELS.filter((m) => whyNotLoadable(m, tab(GiB)) === null).map((m) => m.name),
+  assert.deepEqual(SAFETENSORS_MODELS.filter((m) => whyNotLoadable(m, tab(GiB)) === null).map((m) => m.name),
     ['gpt2', 'distilgpt2', 'SmolLM2-135M', 'SmolLM2-360M', 'Qwen2.5-0.5B', 'pythia-70m', 'pythia-160m', 'pythia-410m', 'gemma-3-270m',
       'gemma-3-270m-it']);
   // OLMo-2-0425-1B is published in float32: 5.94 GB, above the core's limit (3 GiB); the rest fit it.
   const coreLimit = lens.catalog.limits.maxCheckpointParameterBytes;
-  assert.deepEqual(HUB_MODELS.filter((m) => whyNotLoadable(m, tab(coreLimit)) !== null).map((m) => m.name), ['OLMo-2-0425-1B']);
-  assert.equal(whyNotLoadable(HUB_MODELS.at(-1), tab(3 * GiB)), "needs 5.94 GB as float32; the tab's limit is 3.22 GB");
-  assert.equal(hubModelLine(HUB_MODELS.find((m) => m.name === 'gemma-3-270m'), tab(3 * GiB)),
+  assert.deepEqual(SAFETENSORS_MODELS.filter((m) => whyNotLoadable(m, tab(coreLimit)) !== null).map((m) => m.name), ['OLMo-2-0425-1B']);
+  assert.equal(whyNotLoadable(SAFETENSORS_MODELS.at(-1), tab(3 * GiB)), "needs 5.94 GB as float32; the tab's limit is 3.22 GB");
+  assert.equal(hubModelLine(SAFETENSORS_MODELS.find((m) => m.name === 'gemma-3-270m'), tab(3 * GiB)),
     `google/gemma-3-270m · 536 MB · ${displayName('gemma3_text')} · 268 M parameters · gated: accept its licence on the Hub`);
-  assert.equal(hubModelLine(HUB_MODELS.at(-1), tab(3 * GiB)), `allenai/OLMo-2-0425-1B · 5.94 GB · ${displayName('olmo2')} · 1.48 B ` +
+  assert.equal(hubModelLine(SAFETENSORS_MODELS.at(-1), tab(3 * GiB)), `allenai/OLMo-2-0425-1B · 5.94 GB · ${displayName('olmo2')} · 1.48 B ` +
     "parameters · needs 5.94 GB as float32; the tab's limit is 3.22 GB");
-  assert.equal(hubModelLine(HUB_MODELS[0], tab(GiB)), 'openai-community/gpt2 · 548 MB · GPT-2 · 124 M parameters');
-  assert.equal(hubModelLine(HUB_MODELS[2], tab(GiB)), 'HuggingFaceTB/SmolLM2-135M · 269 MB · Llama · 135 M parameters');
-  assert.equal(hubModelLine(HUB_MODELS[5], tab(GiB)),
+  assert.equal(hubModelLine(SAFETENSORS_MODELS[0], tab(GiB)), 'openai-community/gpt2 · 548 MB · GPT-2 · 124 M parameters');
+  assert.equal(hubModelLine(SAFETENSORS_MODELS[2], tab(GiB)), 'HuggingFaceTB/SmolLM2-135M · 269 MB · Llama · 135 M parameters');
+  assert.equal(hubModelLine(SAFETENSORS_MODELS[5], tab(GiB)),
     "TinyLlama/TinyLlama-1.1B-Chat-v1.0 · 2.2 GB · Llama · 1.1 B parameters · needs 2.20 GB as BF16; the tab's limit is 1.07 GB");
-  assert.equal(whyNotLoadable(HUB_MODELS[4], tab(0.5 * GiB)), "needs 0.988 GB as BF16; the tab's limit is 0.537 GB");
-  assert.equal(whyNotLoadable(HUB_MODELS[0], tab(0.25 * GiB)), "needs 0.496 GB as float32; the tab's limit is 0.268 GB");
-  assert.equal(whyNotLoadable(HUB_MODELS[5], tab(3 * GiB)), null);
-  assert.equal(whyNotLoadable(HUB_MODELS[5], tab(undefined)), null, 'no limit given: not checked');
+  assert.equal(whyNotLoadable(SAFETENSORS_MODELS[4], tab(0.5 * GiB)), "needs 0.988 GB as BF16; the tab's limit is 0.537 GB");
+  assert.equal(whyNotLoadable(SAFETENSORS_MODELS[0], tab(0.25 * GiB)), "needs 0.496 GB as float32; the tab's limit is 0.268 GB");
+  assert.equal(whyNotLoadable(SAFETENSORS_MODELS[5], tab(3 * GiB)), null);
+  assert.equal(whyNotLoadable(SAFETENSORS_MODELS[5], tab(undefined)), null, 'no limit given: not checked');
   // A family the core does not read is refused whatever the limit.
-  assert.equal(whyNotLoadable({ ...HUB_MODELS[0], family: 'bert' }, tab(3 * GiB)), 'not supported yet');
+  assert.equal(whyNotLoadable({ ...SAFETENSORS_MODELS[0], family: 'bert' }, tab(3 * GiB)), 'not supported yet');
   // The page passes the core's own limit (lens.catalog.limits), never a copy of it.
   const limit = lens.catalog.limits.maxCheckpointParameterBytes;
   assert.ok(Number.isFinite(limit) && limit > 0);
-  for (const m of HUB_MODELS) assert.equal(whyNotLoadable(m, tab(limit)) === null, bytesInTab(m, tab()) <= limit, m.id);
+  for (const m of SAFETENSORS_MODELS) assert.equal(whyNotLoadable(m, tab(limit)) === null, bytesInTab(m, tab()) <= limit, m.id);
   assert.equal(new Set(HUB_MODELS.map((m) => m.name)).size, HUB_MODELS.length, 'names are unique');
   assert.ok(Object.isFrozen(HUB_MODELS) && HUB_MODELS.every(Object.isFrozen));
-  for (const m of HUB_MODELS) {
+  for (const m of SAFETENSORS_MODELS) {
     assert.ok(Math.abs(m.bytes - Number.parseFloat(m.size) * (m.size.endsWith('GB') ? 1e9 : 1e6)) < 1, m.id);
     // The download is the parameters at the stored dtype's size (within 12%: the cards round), plus
     // what the files hold beside them (STORED_EXTRA: Pythia's mask buffers, Qwen3's lm_head copy).
@@ -165,6 +169,7 @@ test('the Hub menu: the entries grouped by family in the list\'s order, each opt
     [displayName('qwen3'), ['Qwen3-0.6B']],
     [displayName('gemma3_text'), ['gemma-3-270m', 'gemma-3-270m-it']],
     [displayName('olmo2'), ['OLMo-2-0425-1B']],
+    [GGUF_GROUP, ['SmolLM2-135M-Instruct', 'Qwen2.5-0.5B-Instruct', 'Llama-3.2-1B-Instruct']],
   ]);
   assert.equal(groups.flatMap((g) => g.entries).length, HUB_MODELS.length, 'every entry listed once');
   const label = (name, limit) => hubOptionLabel(HUB_MODELS.find((m) => m.name === name), tab(limit));
@@ -175,7 +180,9 @@ test('the Hub menu: the entries grouped by family in the list\'s order, each opt
   assert.equal(label('TinyLlama-1.1B-Chat', 3 * GiB), 'TinyLlama-1.1B-Chat · 2.2 GB');
   assert.equal(hubOptionLabel({ ...HUB_MODELS[0], family: 'bert' }, tab(3 * GiB)), 'gpt2 · 548 MB · not supported yet');
   // Every option that cannot load says so, and only those.
-  for (const m of HUB_MODELS) assert.equal(/· (too large|not supported yet)$/.test(hubOptionLabel(m, tab(GiB))), whyNotLoadable(m, tab(GiB)) !== null, m.id);
+  for (const m of SAFETENSORS_MODELS) {
+    assert.equal(/· (too large|not supported yet)$/.test(hubOptionLabel(m, tab(GiB))), whyNotLoadable(m, tab(GiB)) !== null, m.id);
+  }
   assert.equal(hubEntry('  EleutherAI/pythia-70m '), HUB_MODELS.find((m) => m.name === 'pythia-70m'));
   assert.equal(hubEntry('EleutherAI/pythia-70'), undefined);
   assert.equal(hubEntry(''), undefined);
@@ -201,8 +208,8 @@ test('dropped shards: ordered by the index\'s weight_map (first appearance), els
   assert.deepEqual(orderShards(['model.safetensors'], undefined), { order: ['model.safetensors'] });
   // The files a dropped repo folder holds: shards, the index, the companions skipped.
   assert.deepEqual([a, 'model.safetensors.index.json', 'config.json', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json',
-    'special_tokens_map.json', 'vocab.json', 'merges.txt', 'README.md'].map(fileRole),
-  ['weights', 'index', 'config', 'tokenizer', 'companion', 'companion', 'companion', 'vocab', 'merges', null]);
+    'special_tokens_map.json', 'vocab.json', 'merges.txt', 'README.md', 'SmolLM2-135M-Instruct-Q8_0.gguf', 'X.GGUF'].map(fileRole),
+  ['weights', 'index', 'config', 'tokenizer', 'companion', 'companion', 'companion', 'vocab', 'merges', null, 'gguf', 'gguf']);
 });
 
 test('the facts line: a model\'s family and conventions from model.family and model.config alone', async () => {
@@ -252,6 +259,10 @@ test('the id box: an id gets the page\'s endpoint, a repo URL its own; empty tex
   assert.deepEqual(hubRequest(undefined, undefined).error, "type a Hugging Face id (org/name) or a repo's URL");
   // '<img src=x onerror=…>' is passed on as text: the API refuses it by name (shown with textContent).
   assert.deepEqual(hubRequest('<img src=x>/a', ''), { hub: '<img src=x>/a' });
+  // A GGUF repo's file (the File row's), trimmed; none when empty. The API checks the name.
+  assert.deepEqual(hubRequest('org/x-GGUF', 'http://127.0.0.1:9', ' x-Q8_0.gguf '), { hub: 'org/x-GGUF', endpoint: 'http://127.0.0.1:9', file: 'x-Q8_0.gguf' });
+  assert.deepEqual(hubRequest('org/x-GGUF', '', 'x-Q8_0.gguf'), { hub: 'org/x-GGUF', file: 'x-Q8_0.gguf' });
+  assert.deepEqual(hubRequest('org/name', '', '  '), { hub: 'org/name' });
 });
 
 test('hubEndpoint: an http(s) mirror from the link, anything else ignored; absent links are unchanged', () => {
@@ -287,4 +298,106 @@ test('the strict CSP: connect-src is the page\'s origin and exactly the Hub\'s; 
   for (const directive of ["default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "worker-src 'self'", "object-src 'none'"]) {
     assert.ok(STRICT_CSP.split('; ').includes(directive), directive);
   }
+});
+
+// The GGUF repos' files and sizes as the Hub lists them (the search tools' copies of each repo's
+// "Files and versions" page or model card): bartowski/SmolLM2-135M-Instruct-GGUF's Q8_0 145 MB and
+// Q4_K_M 105 MB (the same files bartowski uploaded to lmstudio-community/SmolLM2-135M-Instruct-GGUF);
+// second-state/Qwen2.5-0.5B-Instruct-GGUF's Q8_0 531 MB and Q4_K_M 398 MB; bartowski/Llama-3.2-1B-
+// Instruct-GGUF's card table, Q8_0 1.32GB and Q4_K_M 0.81GB. The parameters: SmolLM2-135M's and
+// Qwen2.5-0.5B's as the .safetensors entries above (the same models, instruction-tuned); Llama 3.2
+// 1B's counted from its config.json (vocab_size 128256, hidden_size 2048, num_hidden_layers 16,
+// num_attention_heads 32, num_key_value_heads 8, head_dim 64, intermediate_size 8192, tied,
+// rope_scaling { rope_type: "llama3", factor 32 }).
+test('the GGUF repos: their known files, sizes and parameters; the files the core cannot read yet marked, each reason the core\'s own', async () => {
+  const gguf = HUB_MODELS.filter((m) => m.gguf);
+  assert.deepEqual(gguf.map((m) => [m.id, m.name, displayName(m.family), m.params, m.files.map((f) => [f.file, f.quant, f.size])]), [
+    ['bartowski/SmolLM2-135M-Instruct-GGUF', 'SmolLM2-135M-Instruct', 'Llama', 135e6,
+      [['SmolLM2-135M-Instruct-Q8_0.gguf', 'Q8_0', '145 MB'], ['SmolLM2-135M-Instruct-Q4_K_M.gguf', 'Q4_K_M', '105 MB']]],
+    ['second-state/Qwen2.5-0.5B-Instruct-GGUF', 'Qwen2.5-0.5B-Instruct', 'Qwen2', 494e6,
+      [['Qwen2.5-0.5B-Instruct-Q8_0.gguf', 'Q8_0', '531 MB'], ['Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', 'Q4_K_M', '398 MB']]],
+    ['bartowski/Llama-3.2-1B-Instruct-GGUF', 'Llama-3.2-1B-Instruct', 'Llama', 1_235_814_400,
+      [['Llama-3.2-1B-Instruct-Q8_0.gguf', 'Q8_0', '1.32 GB'], ['Llama-3.2-1B-Instruct-Q4_K_M.gguf', 'Q4_K_M', '0.81 GB']]],
+  ]);
+  assert.equal(gatedDecoderParams({ vocab: 128256, d: 2048, layers: 16, heads: 32, kvHeads: 8, headDim: 64, mlp: 8192, normsPerLayer: 2,
+    qkNorm: 0, tied: true }), 1_235_814_400);
+  assert.equal(HUB_MODELS.find((m) => m.id === 'HuggingFaceTB/SmolLM2-135M').params, 135e6);
+  assert.equal(HUB_MODELS.find((m) => m.id === 'Qwen/Qwen2.5-0.5B').params, 494e6);
+  for (const m of gguf) {
+    assert.ok(Object.isFrozen(m) && Object.isFrozen(m.files) && m.files.every(Object.isFrozen), m.id);
+    // The entry's own size, bytes and dtype: its first file's.
+    assert.deepEqual([m.size, m.bytes, m.dtype], [m.files[0].size, m.files[0].bytes, m.files[0].quant]);
+    for (const f of m.files) {
+      assert.ok(Math.abs(f.bytes - Number.parseFloat(f.size) * (f.size.endsWith('GB') ? 1e9 : 1e6)) < 1, f.file);
+      // Q8_0 stores 34 bytes per 32 weights: the file is the parameters at 8.5 bits (within 3%: the metadata, the norms in F32).
+      if (f.quant === 'Q8_0') assert.ok(Math.abs(f.bytes / (m.params * 34 / 32) - 1) < 0.03, `${f.file}: ${f.bytes} bytes`);
+      // A valid id and file for lens.loadCheckpoint: refused only because the load is already cancelled.
+      await assert.rejects(lens.loadCheckpoint({ hub: m.id, file: f.file, signal: AbortSignal.abort() }),
+        new RegExp(`^Error: the load of '${m.id}' was cancelled$`));
+    }
+  }
+  // Each "not read yet" is the core's: llama.cpp's Q4_K_M stores a row of d_model values that is not
+  // whole 256-value blocks as Q5_0 (SmolLM2-135M's 576, Qwen2.5-0.5B's 896; Llama 3.2 1B's 2048 is
+  // whole), a type the core refuses by name; Llama 3's rope_freqs.weight is refused too.
+  const refusal = JSON.parse(readFileSync(`${DATA_DIR}malformed-gguf/expected.json`, 'utf8'));
+  const readTypes = /supported in GGUF files: (.*)$/.exec(refusal['q4_1.gguf'])[1].split(', ');
+  assert.ok(readTypes.includes('Q8_0') && !readTypes.includes('Q5_0'), readTypes.join(', '));
+  assert.deepEqual([576, 896, 2048].map((d) => d % 256 === 0), [false, false, true]);
+  assert.match(refusal['rope-freqs.gguf'], /rope_freqs\.weight/);
+  const notYet = gguf.flatMap((m) => m.files.filter((f) => f.notYet).map((f) => [f.file, f.notYet]));
+  assert.deepEqual(notYet, [
+    ['SmolLM2-135M-Instruct-Q4_K_M.gguf', 'its rows of 576 values are not whole 256-value blocks, so llama.cpp stored them as Q5_0, which is not read yet'],
+    ['Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', 'its rows of 896 values are not whole 256-value blocks, so llama.cpp stored them as Q5_0, which is not read yet'],
+    ['Llama-3.2-1B-Instruct-Q8_0.gguf', "Llama 3's RoPE scaling (rope_freqs.weight) is not read from GGUF files yet"],
+    ['Llama-3.2-1B-Instruct-Q4_K_M.gguf', "Llama 3's RoPE scaling (rope_freqs.weight) is not read from GGUF files yet"],
+  ]);
+
+  // Against the core's limit: the Q8_0 files of SmolLM2 and Qwen2.5 load (dequantized to float32:
+  // 4 bytes a parameter while the core does not keep Q8_0); the rest say why not.
+  const limited = tab(lens.catalog.limits.maxCheckpointParameterBytes);
+  const why = gguf.flatMap((m) => m.files.map((f) => [f.file, whyNotLoadable(withFile(m, f.file), limited)]));
+  assert.deepEqual(why.filter(([, w]) => w === null).map(([f]) => f), ['SmolLM2-135M-Instruct-Q8_0.gguf', 'Qwen2.5-0.5B-Instruct-Q8_0.gguf']);
+  assert.ok(why.filter(([, w]) => w !== null).every(([, w]) => w.startsWith('not read yet: ')));
+  assert.equal(bytesInTab(withFile(gguf[0], 'SmolLM2-135M-Instruct-Q8_0.gguf'), limited), 135e6 * lens.catalog.parameterBytes.F32);
+  // The entry's facts line: its chosen file (the first by default), size, family, parameters and the memory the dequantized weights take.
+  const smol = gguf[0];
+  assert.equal(hubModelLine(smol, limited), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q8_0.gguf · 145 MB · Llama · ' +
+    '135 M parameters · Q8_0 weights are dequantized to float32 at load today (memory ≈ 4 bytes per weight): 0.540 GB');
+  assert.equal(hubModelLine(withFile(smol, 'SmolLM2-135M-Instruct-Q4_K_M.gguf'), limited), 'bartowski/SmolLM2-135M-Instruct-GGUF · ' +
+    'SmolLM2-135M-Instruct-Q4_K_M.gguf · 105 MB · Llama · 135 M parameters · Q4_K_M weights are dequantized to float32 at load today ' +
+    '(memory ≈ 4 bytes per weight): 0.540 GB · not read yet: its rows of 576 values are not whole 256-value blocks, so llama.cpp stored ' +
+    'them as Q5_0, which is not read yet');
+  // A file the list does not know: named, nothing claimed about it, loadable (the API and the core judge it).
+  const other = withFile(smol, 'SmolLM2-135M-Instruct-Q6_K.gguf');
+  assert.equal(whyNotLoadable(other, limited), null);
+  assert.equal(hubModelLine(other, limited), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q6_K.gguf · Llama · 135 M parameters');
+  // The menus: the repo's option names its files' quants ('not read yet' when none loads); the File menu each file's.
+  assert.deepEqual(gguf.map((m) => hubOptionLabel(m, limited)), ['SmolLM2-135M-Instruct · Q8_0, Q4_K_M', 'Qwen2.5-0.5B-Instruct · Q8_0, Q4_K_M',
+    'Llama-3.2-1B-Instruct · Q8_0, Q4_K_M · not read yet']);
+  assert.deepEqual(smol.files.map((f) => ggufFileLabel(smol, f, limited)), ['Q8_0 · 145 MB', 'Q4_K_M · 105 MB · not read yet']);
+  assert.equal(ggufFileLabel(gguf[1], gguf[1].files[0], tab(GiB_)), 'Q8_0 · 531 MB · too large');
+  // Once the core keeps a type as stored (catalog.parameterBytes lists it), nothing is said of dequantizing, and its bytes count.
+  const keeps = { ...limited, parameterBytes: { ...limited.parameterBytes, Q8_0: 34 / 32 } };
+  assert.deepEqual(dequantizedTypes(['Q8_0', 'F32'], keeps), []);
+  assert.deepEqual(dequantizedTypes(['Q8_0', 'F32', 'Q4_K'], limited), ['Q8_0', 'Q4_K']);
+  assert.equal(dequantizedNote([]), '');
+  assert.equal(hubModelLine(smol, keeps), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q8_0.gguf · 145 MB · Llama · 135 M parameters');
+  assert.equal(bytesInTab(smol, keeps), 135e6 * 34 / 32);
+});
+
+const GiB_ = 2 ** 30;
+
+test('a GGUF file\'s format line, from m.weights.formats: the most common type first', async () => {
+  const m = await lens.loadCheckpoint({ weights: new Uint8Array(readFileSync(`${DATA_DIR}gguf/llama-q8_0.gguf`)) });
+  try {
+    const { formats } = m.weights;
+    assert.ok(formats.Q8_0 > formats.F32, JSON.stringify(formats));
+    assert.equal(formatsLine(formats), `Q8_0 × ${formats.Q8_0}, F32 × ${formats.F32} tensors`);
+  } finally {
+    m.dispose();
+  }
+  assert.equal(formatsLine({ F16: 1 }), 'F16 × 1 tensor');
+  assert.equal(formatsLine({ F32: 2, BF16: 2 }), 'BF16 × 2, F32 × 2 tensors');
+  assert.equal(formatsLine({}), '');
+  assert.equal(formatsLine(undefined), '');
 });

@@ -3,12 +3,16 @@
 // text's run equals the API's forward and next tokens, and a run with heads knocked out runs two
 // forwards — the knocked-out model's (attention, next tokens) and the whole model's (its next
 // tokens beside) — whose numbers equal the API's own calls; knocking heads out runs the text again.
+// A .gguf file loads with no config (its metadata holds it and the tokenizer): its run equals the
+// API's forward on the same bytes, and a config given with it or a broken .gguf is refused.
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import assert from 'node:assert/strict';
 
 import { COMPARE, SessionModel, TOP } from '../../web/shared/model-session/session-model.js';
 import { gpt2SizedCheckpoint, gpt2Tokenizer, llamaGolden } from './checkpoint-support.mjs';
-import { loadLens } from './support.mjs';
+import { DATA_DIR, loadLens } from './support.mjs';
+import { llamaQ8WithTokenizer } from './gguf-support.mjs';
 
 const lens = await loadLens();
 
@@ -94,5 +98,47 @@ test('a keystroke runs one forward; with heads knocked out two, and their number
     assert.deepEqual(restored.attention, plain.attention, 'restored bit for bit');
   } finally {
     model.dispose();
+  }
+});
+
+test('a .gguf file loads with no config: its weights\' formats, the types dequantized at load, and a run equal to the API\'s forward', async () => {
+  const bytes = llamaQ8WithTokenizer();
+  const { session, loaded, model, forwards } = await sessionWith((s) => s.load({ weights: file(bytes, 'tiny-Q8_0.gguf'), gguf: true }));
+  const api = await lens.loadCheckpoint({ weights: bytes });
+  try {
+    assert.equal(loaded.source, 'files');
+    assert.equal(loaded.container, 'GGUF');
+    assert.equal(loaded.fileName, 'tiny-Q8_0.gguf');
+    assert.equal(loaded.fileBytes, bytes.length);
+    assert.equal(loaded.family, 'llama');
+    assert.equal(loaded.tokenizer, true, 'the tokenizer from the metadata');
+    assert.deepEqual(loaded.config, { ...api.config });
+    assert.deepEqual(loaded.weights, { formats: { ...api.weights.formats }, bytes: api.weights.bytes });
+    assert.deepEqual(loaded.weights.formats, { Q8_0: 16, F32: 5 });
+    // Q8_0 is dequantized to float32 at load while the core's parameterBytes does not list it.
+    assert.deepEqual(loaded.dequantized, Object.keys(api.weights.formats).filter((t) => lens.catalog.parameterBytes[t] === undefined));
+    assert.deepEqual(loaded.dequantized, ['Q8_0']);
+    const text = 'When Mary and John went to the store, John gave a drink to';
+    const run = session.run({ text });
+    assert.equal(forwards.length, 1);
+    const ids = api.tokenize(text).ids;
+    assert.deepEqual(run.ids, Array.from(ids));
+    const want = api.forward(ids, { logits: 'last', next: TOP });
+    assert.equal(run.attention.length, api.config.layers);
+    run.attention.forEach((layer, l) => assert.deepEqual(Array.from(layer), Array.from(want.attention[l]), `layer ${l}'s attention, bit for bit`));
+    assert.deepEqual(run.top.map((t) => [t.id, t.probability]), want.next.map((t) => [t.id, t.probability]));
+    assert.ok(run.top.every((t) => typeof t.token === 'string' && !t.token.startsWith('#')), 'the next tokens\' text from the GGUF tokenizer');
+
+    // A config.json with a .gguf: the API refuses it by name; a truncated .gguf: the core's message. The model stays.
+    await assert.rejects(session.load({ weights: file(bytes, 'tiny-Q8_0.gguf'), config: file('{}', 'config.json'), gguf: true }),
+      /this is a GGUF file, whose metadata holds its config: give loadCheckpoint no config/);
+    await assert.rejects(session.load({ weights: file(readFileSync(`${DATA_DIR}malformed-gguf/truncated.gguf`), 'truncated.gguf'), gguf: true }),
+      /runs past the end of the data section/);
+    await assert.rejects(session.load({ weights: file(bytes, 'tiny.gguf') }), /choose model\.safetensors and config\.json, or one \.gguf file/);
+    assert.equal(session.model, model, 'a refused load keeps the model');
+    assert.deepEqual(session.run({ text }).attention.map((a) => Array.from(a)), run.attention.map((a) => Array.from(a)));
+  } finally {
+    model.dispose();
+    api.dispose();
   }
 });

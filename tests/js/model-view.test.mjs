@@ -163,7 +163,7 @@ test("the Your model view's URL keys: text, sampling settings, seed and knocked-
   assert.deepEqual(bad.state.knock, []);
 });
 
-test("the Your model view's Hub keys: hub (org/name only) and hubRevision (not main) round-trip; anything else is dropped and said what it should be", () => {
+test("the Your model view's Hub keys: hub (org/name only), hubRevision (not main) and hubFile (a .gguf) round-trip; anything else is dropped and said what it should be", () => {
   const schema = pageSchema(catalogOf(lens));
   const base = pageDefaults({});
   const settings = { ...base, tab: 'model', hub: 'HuggingFaceTB/SmolLM2-135M', hubRevision: 'refs/pr/3', hubEndpoint: 'http://127.0.0.1:9' };
@@ -189,6 +189,18 @@ test("the Your model view's Hub keys: hub (org/name only) and hubRevision (not m
   }
   for (const bad of ['a b', '../x', 'x/./y', 'x//y', 'r'.repeat(101), 'v1?x']) {
     assert.deepEqual(hashToState(`#hubRevision=${encodeURIComponent(bad)}`, schema, pageDefaults).ignored, ['hubRevision (not a branch, tag or commit name)'], bad);
+  }
+  // hubFile: a GGUF repo's .gguf (up to folders down), round-tripped; absent when none; anything else dropped.
+  const gguf = { ...settings, hub: 'bartowski/SmolLM2-135M-Instruct-GGUF', hubRevision: '', hubFile: 'SmolLM2-135M-Instruct-Q8_0.gguf' };
+  const ggufHash = stateToHash(gguf, schema, pageDefaults);
+  assert.match(ggufHash, /[#&]hubFile=SmolLM2-135M-Instruct-Q8_0\.gguf(&|$)/);
+  assert.equal(hashToState(ggufHash, schema, pageDefaults).state.hubFile, gguf.hubFile);
+  assert.equal(hashToState('#hubFile=Q4_K_M%2Fx-Q4_K_M.gguf', schema, pageDefaults).state.hubFile, 'Q4_K_M/x-Q4_K_M.gguf');
+  assert.doesNotMatch(stateToHash({ ...gguf, hubFile: '' }, schema, pageDefaults), /hubFile/);
+  for (const bad of ['model.safetensors', '../x.gguf', '.hidden.gguf', 'a//b.gguf', 'a b.gguf', '<img>.gguf', `${'x'.repeat(300)}.gguf`, '.gguf/x']) {
+    const read = hashToState(`#hubFile=${encodeURIComponent(bad)}`, schema, pageDefaults);
+    assert.deepEqual(read.ignored, ['hubFile (not a .gguf file name)'], bad);
+    assert.equal(read.state.hubFile, undefined);
   }
 });
 

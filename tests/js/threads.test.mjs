@@ -1,7 +1,7 @@
 // loadAttentionLens({ threads }): the threaded build (dist/attention-lens-threads.mjs) in node, and
 // its numbers against the single-threaded build's, bit for bit: a model wide enough that its
 // products split over the threads (forward, next tokens, generation, loss and gradients, training
-// steps) and a BF16 Llama-family checkpoint (weights kept 2-byte). Bad thread counts are named.
+// steps), the attention layer (its heads split over the threads) and a BF16 Llama-family checkpoint (weights kept 2-byte). Bad thread counts are named.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -69,6 +69,37 @@ test('BF16 and F16 Llama-family checkpoints with two threads: the same logits, a
   assert.deepEqual(Array.from(genB.ids), Array.from(genA.ids));
   a.dispose();
   b.dispose();
+  }
+});
+
+// The attention layer's forward for these options, each head's output on the layer's pool.
+function layerResults(lens, config, x, options) {
+  const layer = lens.createLayer(config);
+  const out = layer.forward(x, options);
+  const result = { output: Array.from(out.output), attention: out.attention ? Array.from(out.attention) : null,
+    steps: out.steps?.map((s) => [s.id, s.head, Array.from(s.data)]) ?? null };
+  layer.dispose();
+  return result;
+}
+
+test('the attention layer with two threads: every head computed as one thread does, bit for bit (flash and materialising, masks, ALiBi, grouped-query, cross, traced)', () => {
+  const n = 96;
+  const x = single.numpyRandn(7, n * 128).map((v) => v * 0.5);
+  const kv = single.numpyRandn(8, 40 * 128);
+  const cases = [
+    [{ dModel: 128, heads: 8, seed: 1 }, { n, mask: 'causal', weights: false }],
+    [{ dModel: 128, heads: 8, seed: 1 }, { n, mask: 'none' }],
+    [{ dModel: 128, heads: 8, kvHeads: 2, positional: 'rope', seed: 2 }, { n, mask: 'sliding-window', window: 17, weights: false }],
+    [{ dModel: 128, heads: 8, positional: 'alibi', seed: 3 }, { n, mask: 'causal' }],
+    [{ dModel: 128, heads: 4, seed: 4 }, { n, kv: Float32Array.from(kv), kvN: 40, weights: false }],
+    [{ dModel: 128, heads: 4, seed: 5 }, { n: 12, mask: 'causal', trace: true }],
+  ];
+  for (const [config, options] of cases) {
+    const input = Float32Array.from(x.subarray(0, options.n * 128));
+    const one = layerResults(single, config, input, options);
+    const two = layerResults(threaded, config, input, options);
+    assert.ok(one.output.some((v) => v !== 0), 'the layer computed something');
+    assert.deepEqual(two, one, JSON.stringify({ config, mask: options.mask, weights: options.weights }));
   }
 });
 

@@ -11,7 +11,7 @@
 import { button, el } from '../shared/dom.js';
 import { PROJECT_VERSION } from '../shared/exporting.js';
 import { formatBytes } from '../shared/format.js';
-import { hubEntry } from '../shared/hub-models.js';
+import { hubEntry, withFile } from '../shared/hub-models.js';
 import { SessionModel } from '../shared/model-session/session-model.js';
 import { makeModelSnapshot, readSnapshot, snapshotProvenance } from '../shared/snapshot.js';
 
@@ -40,7 +40,7 @@ export function liveRequest(getAttribute, defaultText) {
   if (file) {
     if (!GGUF_FILE.test(file)) return fail(`file="${file.slice(0, 80)}" is not a .gguf file of the repo`);
     request.file = file;
-  }
+  } else if (hubEntry(hub)?.gguf) request.file = withFile(hubEntry(hub)).file; // a listed GGUF repo: its first known file
   const endpoint = getAttribute('endpoint')?.trim();
   if (endpoint) {
     let url = null;
@@ -170,11 +170,13 @@ export class LiveHub {
   #drawBox() {
     const p = this.#parts;
     const request = this.#request;
-    const entry = hubEntry(request.hub);
-    const size = request.file ? 'its size unknown until asked' : entry ? `${entry.size}` : 'size unknown until asked';
+    // A listed model's download (a GGUF repo's: the chosen file's, when the list knows it).
+    const entry = withFile(hubEntry(request.hub), request.file);
+    const known = entry && !entry.unknownFile && entry.size && (!request.file || entry.gguf) ? entry.size : '';
+    const size = known || 'size unknown until asked';
     const from = this.#where().replace(/^https?:\/\//, '');
     p.what.textContent = `${request.hub}${request.file ? ` · ${request.file}` : ''}${request.revision ? ` @ ${request.revision}` : ''} · ` +
-      `${entry && !request.file ? `${entry.size} download` : 'download size unknown until asked'} from ${from}`;
+      `${known ? `${known} download` : 'download size unknown until asked'} from ${from}`;
     p.load.textContent = `Load ${entry?.name ?? request.hub} (${size}) and run it in this page`;
     const local = typeof location !== 'undefined' && location.protocol === 'file:';
     p.load.disabled = this.#phase === 'loading' || local;

@@ -4,7 +4,9 @@
 // names (catalog.families), the bytes a parameter takes by its stored dtype (catalog.parameterBytes)
 // and the memory limit (catalog.limits.maxCheckpointParameterBytes) — never a copy of them here.
 // The sizes are those of each repo's weights as the Hub lists them (decimal units), the parameter
-// counts the models' cards'; neither is measured here.
+// counts the models' cards'; neither is measured here. A GGUF repo (llama.cpp's files: one model
+// quantized several ways) lists the .gguf files known to work or known not to yet (`files`); one is
+// loaded by name (lens.loadCheckpoint({ hub, file })).
 
 /**
  * Pythia's training checkpoints, published as revisions of each Pythia repo (the Pythia card's
@@ -17,11 +19,28 @@ export const PYTHIA_REVISIONS = Object.freeze([
   ...Array.from({ length: 143 }, (_, i) => `step${(i + 1) * 1000}`),
 ]);
 
+// Why a listed GGUF file cannot be read yet (the core refuses it by name; tests/js/hub-models.test.mjs
+// checks each reason against the core's refusal). llama.cpp's Q4_K_M writes a K-quant only where a row
+// holds whole 256-value super-blocks; a row of another length falls back (Q4_K → Q5_0, Q6_K → Q8_0).
+const Q5_0_FALLBACK = (width) => `its rows of ${width} values are not whole 256-value blocks, so llama.cpp stored them as Q5_0, ` +
+  'which is not read yet';
+const LLAMA3_ROPE = "Llama 3's RoPE scaling (rope_freqs.weight) is not read from GGUF files yet";
+
+/** A GGUF repo's entry: its first file's size, bytes and quant as the entry's own (the file chosen with the repo). */
+function ggufRepo({ files, ...entry }) {
+  const [first] = files;
+  return { ...entry, size: first.size, bytes: first.bytes, dtype: first.quant, gguf: true,
+    files: Object.freeze(files.map((f) => Object.freeze(f))) };
+}
+
 /**
  * The picker's list: { name (its option's label), id (the Hub id loaded), size (download), bytes,
  * family (the core's name, m.family), params (parameter count), dtype (as stored), revisions (when
  * the repo publishes training checkpoints as revisions: their names, oldest first; main is the
- * final one) }. Frozen: the view only reads it. Where each number comes from:
+ * final one) }; a GGUF repo's also `files`: its known .gguf files, [{ file, quant (llama.cpp's name
+ * of the mix: Q8_0, Q4_K_M), size, bytes, notYet? (why the core cannot read it yet, in words) }],
+ * the first the one chosen with the repo (its size, bytes and quant are the entry's size, bytes and
+ * dtype). Frozen: the view only reads it. Where each number comes from:
  * tests/js/hub-models.test.mjs (each entry's config.json values, parameter count and file size).
  */
 export const HUB_MODELS = Object.freeze([
@@ -45,6 +64,18 @@ export const HUB_MODELS = Object.freeze([
     dtype: 'BF16', gated: true },
   { name: 'OLMo-2-0425-1B', id: 'allenai/OLMo-2-0425-1B', size: '5.94 GB', bytes: 5.94e9, family: 'olmo2', params: 1_484_916_736,
     dtype: 'F32' },
+  ggufRepo({ name: 'SmolLM2-135M-Instruct', id: 'bartowski/SmolLM2-135M-Instruct-GGUF', family: 'llama', params: 135e6, files: [
+    { file: 'SmolLM2-135M-Instruct-Q8_0.gguf', quant: 'Q8_0', size: '145 MB', bytes: 145e6 },
+    { file: 'SmolLM2-135M-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', size: '105 MB', bytes: 105e6, notYet: Q5_0_FALLBACK(576) },
+  ] }),
+  ggufRepo({ name: 'Qwen2.5-0.5B-Instruct', id: 'second-state/Qwen2.5-0.5B-Instruct-GGUF', family: 'qwen2', params: 494e6, files: [
+    { file: 'Qwen2.5-0.5B-Instruct-Q8_0.gguf', quant: 'Q8_0', size: '531 MB', bytes: 531e6 },
+    { file: 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', size: '398 MB', bytes: 398e6, notYet: Q5_0_FALLBACK(896) },
+  ] }),
+  ggufRepo({ name: 'Llama-3.2-1B-Instruct', id: 'bartowski/Llama-3.2-1B-Instruct-GGUF', family: 'llama', params: 1_235_814_400, files: [
+    { file: 'Llama-3.2-1B-Instruct-Q8_0.gguf', quant: 'Q8_0', size: '1.32 GB', bytes: 1.32e9, notYet: LLAMA3_ROPE },
+    { file: 'Llama-3.2-1B-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', size: '0.81 GB', bytes: 0.81e9, notYet: LLAMA3_ROPE },
+  ] }),
 ].map((m) => Object.freeze(m)));
 
 /**
@@ -59,22 +90,57 @@ export const familyName = (entry, tab) => tab.families.find((f) => f.name === en
 /** Whether the core reads an entry's family. */
 export const isSupported = (entry, tab) => tab.families.some((f) => f.name === entry.family);
 
+/**
+ * The bytes one parameter stored as `dtype` takes in the tab: the core's (catalog.parameterBytes); a
+ * quantized type the core does not list there is dequantized to float32 at load (float32's bytes).
+ */
+export const parameterBytesOf = (dtype, tab) => tab.parameterBytes[dtype] ?? tab.parameterBytes.F32;
+
 /** The bytes an entry's parameters take in the tab (the core's bytes per parameter of its dtype). */
-export const bytesInTab = (entry, tab) => entry.params * tab.parameterBytes[entry.dtype];
+export const bytesInTab = (entry, tab) => entry.params * parameterBytesOf(entry.dtype, tab);
+
+/** The stored types of `types` the core dequantizes to float32 at load: those not in its catalog.parameterBytes. */
+export const dequantizedTypes = (types, tab) => types.filter((t) => t !== undefined && tab.parameterBytes[t] === undefined);
+
+/**
+ * What the page says of quantized weights the core dequantizes at load (`dequantized`: their
+ * types, e.g. ['Q8_0']: dequantizedTypes'), '' when none. The one place this is worded: a GGUF
+ * entry's facts line and a loaded model's facts line say it.
+ */
+export function dequantizedNote(dequantized) {
+  if (!dequantized.length) return '';
+  return `${dequantized.join(', ')} weights are dequantized to float32 at load today (memory ≈ 4 bytes per weight)`;
+}
 
 /** Decimal gigabytes, 3 significant digits: '1.45 GB', '1.07 GB'. */
 const gigabytes = (bytes) => `${(bytes / 1e9).toPrecision(3)} GB`;
 
 /**
- * Why an entry cannot be loaded in this tab, or null when it can: its family not read yet, or its
- * parameters above the core's limit (tab.maxParameterBytes; undefined: not checked).
- * e.g. "needs 2.20 GB as BF16; the tab's limit is 1.07 GB".
+ * A GGUF entry with one of its files chosen (by name; undefined: the first): the entry with that
+ * file's file, size, bytes, quant (as dtype) and notYet; a file the entry does not list: the entry
+ * with that name alone (nothing known of it). Any other entry is returned as is.
  */
-export function whyNotLoadable(entry, tab) {
+export function withFile(entry, file) {
+  if (!entry?.gguf) return entry;
+  const known = file === undefined ? entry.files[0] : entry.files.find((f) => f.file === file);
+  if (!known) return { ...entry, file, size: '', bytes: undefined, dtype: undefined, notYet: undefined, unknownFile: true };
+  return { ...entry, file: known.file, size: known.size, bytes: known.bytes, dtype: known.quant, notYet: known.notYet };
+}
+
+/**
+ * Why an entry cannot be loaded in this tab, or null when it can: its family not read yet, a GGUF
+ * file the core cannot read yet (its notYet), or its parameters above the core's limit
+ * (tab.maxParameterBytes; undefined: not checked). A GGUF entry is judged by its chosen file
+ * (withFile; the first by default). e.g. "needs 2.20 GB as BF16; the tab's limit is 1.07 GB".
+ */
+export function whyNotLoadable(given, tab) {
+  const entry = given.gguf && given.file === undefined ? withFile(given) : given;
   if (!isSupported(entry, tab)) return 'not supported yet';
+  if (entry.notYet) return `not read yet: ${entry.notYet}`;
+  if (entry.unknownFile) return null;
   const need = bytesInTab(entry, tab);
   if (tab.maxParameterBytes !== undefined && need > tab.maxParameterBytes) {
-    const form = tab.parameterBytes[entry.dtype] === 4 ? 'float32' : entry.dtype;
+    const form = parameterBytesOf(entry.dtype, tab) === 4 ? 'float32' : entry.dtype;
     return `needs ${gigabytes(need)} as ${form}; the tab's limit is ${gigabytes(tab.maxParameterBytes)}`;
   }
   return null;
@@ -82,26 +148,34 @@ export function whyNotLoadable(entry, tab) {
 
 /**
  * The facts line under the menu for the chosen entry: 'openai-community/gpt2 · 548 MB · GPT-2 · 124 M parameters'
- * (+ why it is disabled).
+ * (+ why it is disabled); a GGUF entry's with its chosen file (withFile) and what its quantized
+ * weights take: 'bartowski/…-GGUF · SmolLM2-135M-Instruct-Q8_0.gguf · 145 MB · Llama · 135 M
+ * parameters · Q8_0 weights are dequantized to float32 at load today (…): 0.540 GB'.
  */
-export function hubModelLine(entry, tab) {
+export function hubModelLine(given, tab) {
+  const entry = given.gguf && given.file === undefined ? withFile(given) : given;
   const why = whyNotLoadable(entry, tab);
   const params = entry.params >= 1e9 ? `${Number((entry.params / 1e9).toPrecision(3))} B` : `${Math.round(entry.params / 1e6)} M`;
-  return [entry.id, entry.size, familyName(entry, tab), `${params} parameters`, ...(entry.gated ? ['gated: accept its licence on the Hub'] : []),
+  const note = entry.gguf && !entry.unknownFile ? dequantizedNote(dequantizedTypes([entry.dtype], tab)) : '';
+  return [entry.id, ...(entry.gguf ? [entry.file] : []), ...(entry.size ? [entry.size] : []), familyName(entry, tab), `${params} parameters`,
+    ...(entry.gated ? ['gated: accept its licence on the Hub'] : []), ...(note ? [`${note}: ${gigabytes(bytesInTab(entry, tab))}`] : []),
     ...(why ? [why] : [])].join(' · ');
 }
 
 /** The listed entry whose Hub id is `text` (the id box's, trimmed), or undefined. */
 export const hubEntry = (text) => HUB_MODELS.find((m) => m.id === String(text ?? '').trim());
 
+/** The menu's group of GGUF repos (whatever their family: the facts line names it). */
+export const GGUF_GROUP = 'GGUF files (llama.cpp)';
+
 /**
- * The picker's menu: the list's entries grouped by family (the core's display name), the groups
- * and the entries in the list's order: [{ label, entries }].
+ * The picker's menu: the list's entries grouped by family (the core's display name), the GGUF
+ * repos in a group of their own last; the groups and the entries in the list's order: [{ label, entries }].
  */
 export function hubGroups(tab) {
   const groups = new Map();
   for (const entry of HUB_MODELS) {
-    const label = familyName(entry, tab);
+    const label = entry.gguf ? GGUF_GROUP : familyName(entry, tab);
     if (!groups.has(label)) groups.set(label, []);
     groups.get(label).push(entry);
   }
@@ -111,23 +185,42 @@ export function hubGroups(tab) {
 /**
  * An entry's option in the menu: its name and download size, and in a word why it needs more than
  * a click: 'pythia-70m · 166 MB', 'gemma-3-270m · 536 MB · gated', 'OLMo-2-0425-1B · 5.94 GB · too
- * large' (for the tab; the facts line under the menu says it in full: hubModelLine).
+ * large' (for the tab; the facts line under the menu says it in full: hubModelLine). A GGUF repo's:
+ * its name and its files' quants, 'SmolLM2-135M-Instruct · Q8_0, Q4_K_M' ('· not read yet' when
+ * none of them loads).
  */
 export function hubOptionLabel(entry, tab) {
+  if (entry.gguf) {
+    const none = entry.files.every((f) => whyNotLoadable(withFile(entry, f.file), tab) !== null);
+    return [entry.name, entry.files.map((f) => f.quant).join(', '), ...(none ? ['not read yet'] : [])].join(' · ');
+  }
   const why = whyNotLoadable(entry, tab);
   const short = why === null ? [] : [isSupported(entry, tab) ? 'too large' : why];
   return [entry.name, entry.size, ...(entry.gated ? ['gated'] : []), ...short].join(' · ');
 }
 
 /**
- * What the id box holds, as lens.loadCheckpoint's hub options: { hub } alone when it is a repo's
- * URL (its origin is the endpoint), else { hub, endpoint } with the page's endpoint ('' or
- * undefined: the API's default, https://huggingface.co). Empty text: { error }. The id itself is
- * checked by the API (its message is shown).
+ * A GGUF file's option in the File menu: 'Q8_0 · 145 MB', 'Q4_K_M · 105 MB · not read yet',
+ * 'Q8_0 · 1.32 GB · too large'.
  */
-export function hubRequest(text, endpoint) {
+export function ggufFileLabel(entry, file, tab) {
+  const chosen = withFile(entry, file.file);
+  const why = whyNotLoadable(chosen, tab);
+  return [file.quant, file.size, ...(why === null ? [] : [chosen.notYet ? 'not read yet' : 'too large'])].join(' · ');
+}
+
+/**
+ * What the id box (and the File menu or box, `file`: a GGUF repo's .gguf; '' or undefined: none)
+ * holds, as lens.loadCheckpoint's hub options: { hub } alone when it is a repo's URL (its origin is
+ * the endpoint), else { hub, endpoint } with the page's endpoint ('' or undefined: the API's
+ * default, https://huggingface.co); with { file } when one is named. Empty text: { error }. The id
+ * and the file name themselves are checked by the API (its message is shown).
+ */
+export function hubRequest(text, endpoint, file) {
   const hub = String(text ?? '').trim();
   if (!hub) return { error: "type a Hugging Face id (org/name) or a repo's URL" };
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(hub) || !endpoint) return { hub };
-  return { hub, endpoint };
+  const named = String(file ?? '').trim();
+  const withName = named ? { file: named } : {};
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(hub) || !endpoint) return { hub, ...withName };
+  return { hub, endpoint, ...withName };
 }

@@ -15,6 +15,7 @@
 #include "attention/ops/rmsnorm.hpp"
 #include "attention/ops/rope.hpp"
 #include "attention/ops/sdpa.hpp"
+#include "attention/parallel.hpp"
 
 namespace attn {
 
@@ -253,14 +254,24 @@ void AttentionLayer::attend(const Projections& p, const ForwardOptions& options,
   }
   const bool flash = !options.want_weights && !tracing_ && options.preview_side == 0;
   result_.attention.resize(options.want_weights ? heads * n * kv_n : 0);
-  if (!flash && !options.want_weights) scratch_weights_.resize(n, kv_n);
+  // Traced, or a preview without the weights, one head at a time (they share the weights' scratch
+  // and the trace's records); otherwise each head on one thread of the pool: every head's values
+  // are the same for any thread count.
+  const bool one_at_a_time = tracing_ || !(flash || options.want_weights);
+  if (one_at_a_time) scratch_weights_.resize(n, kv_n);
   concat_.resize(n, heads * dk);
+  if (flash) {
+    flash_.resize(heads);
+  } else {
+    sdpa_.resize(heads);
+  }
   Matrix scores_copy, scaled_copy, capped_copy, masked_copy;
   SdpaSnapshots snapshots{&scores_copy, &scaled_copy, &capped_copy, &masked_copy};
-  for (std::size_t h = 0; h < heads; ++h) {
+  const auto attend_head = [&](std::size_t h) {
+    LogitParams head_params = params;
     if (!alibi_slopes_.empty()) {
-      params.alibi = true;
-      params.alibi_slope = alibi_slopes_[h];
+      head_params.alibi = true;
+      head_params.alibi_slope = alibi_slopes_[h];
     }
     // Query head h reads the keys and values of its group's head g.
     const std::size_t g = kv_head_of(h);
@@ -269,19 +280,19 @@ void AttentionLayer::attend(const Projections& p, const ForwardOptions& options,
     const ConstMatView k = p.k.col_block(g * dk, dk);
     const ConstMatView v = p.v.col_block(g * dk, dk);
     if (flash) {
-      flash_attention(q, k, v, params, context, flash_);
-      continue;
+      flash_attention(q, k, v, head_params, context, flash_[h]);
+      return;
     }
     MatView weights = options.want_weights
                           ? MatView(result_.attention.data() + h * n * kv_n, n, kv_n)
                           : scratch_weights_.view();
-    scaled_dot_product_attention(q, k, v, params, weights, context, sdpa_,
+    scaled_dot_product_attention(q, k, v, head_params, weights, context, sdpa_[h],
                                  traces(h) ? &snapshots : nullptr);
     if (traces(h)) {
       record(StepKind::Scores, scores_copy, int(h));
       record(StepKind::Scaled, scaled_copy, int(h));
-      if (params.softcap > 0.0f) record(StepKind::Capped, capped_copy, int(h));
-      if (params.alibi) record(StepKind::Alibi, sdpa_.bias, int(h));
+      if (head_params.softcap > 0.0f) record(StepKind::Capped, capped_copy, int(h));
+      if (head_params.alibi) record(StepKind::Alibi, sdpa_[h].bias, int(h));
       record(StepKind::Masked, masked_copy, int(h));
       record(StepKind::Weights, weights, int(h));
       record(StepKind::Context, context, int(h));
@@ -291,6 +302,16 @@ void AttentionLayer::attend(const Projections& p, const ForwardOptions& options,
                MatView(preview.values.data() + h * preview.rows * preview.cols, preview.rows,
                        preview.cols));
     }
+  };
+  if (one_at_a_time) {
+    for (std::size_t h = 0; h < heads; ++h) attend_head(h);
+  } else {
+    // A thread takes at least ~2^17 multiply-adds' worth of heads (QKᵀ and A·V: 2·n·kv_n·d_k each).
+    const std::size_t head_work = 2 * n * kv_n * dk + 1;
+    parallel_for(heads, (std::size_t{1} << 17) / head_work + 1,
+                 [&](std::size_t begin, std::size_t end) {
+                   for (std::size_t h = begin; h < end; ++h) attend_head(h);
+                 });
   }
   record(StepKind::Concat, concat_);
 }

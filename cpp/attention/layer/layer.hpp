@@ -124,8 +124,9 @@ class AttentionLayer {
   Matrix q_proj_, kv_proj_;
   Matrix concat_;           // [n, inner]
   Matrix scratch_weights_;  // [n, kv_n] when traced without keeping the weights
-  SdpaWorkspace sdpa_;      // the materialising path's scratch (weights or trace requested)
-  FlashWorkspace flash_;    // the output-only path's scratch
+  // One scratch per head (the heads run on the thread pool, each head on one thread):
+  std::vector<SdpaWorkspace> sdpa_;    // the materialising path's (weights or trace requested)
+  std::vector<FlashWorkspace> flash_;  // the output-only path's
   ForwardResult result_;
   // The last trace's step buffers, one slot per (kind, head), reused by the next trace so that
   // repeated traced forwards do not reallocate them.

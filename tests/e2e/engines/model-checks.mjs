@@ -1,7 +1,8 @@
 // The Your model view's share of the engine-neutral page checks (checks.mjs's engineSuite calls
 // modelChecks with its engine, servers and helpers): a GPT-2-family checkpoint from files and by Hub
 // id from the local stand-in of the Hub (its redirect to a second origin, the weights by Range), the
-// Llama family (a sharded Mistral, a BF16 Qwen2, a Llama 3 from files), each head drawn as the JS API
+// Llama family (a sharded Mistral, a BF16 Qwen2, a Llama 3 from files), a .gguf file picked alone
+// (its config and tokenizer from its metadata), each head drawn as the JS API
 // computes it; greedy Generate as the API's m.generate and where the newest token looked; GPT-2
 // small's 12 heads each whole in its tile, the load's phases, line, bar and errors within a screen of
 // the control that started it, Cancel neither an alert nor a lost focus; a link changed while a Hub
@@ -14,6 +15,7 @@ import { apiHubCheckpoint, assertHeadsDrawn, drawnGroups, expectedGroups, expect
   recordLoadLines, SMALL_GPT2, SMALL_ID, tilesCropped, TWELVE_HEADS, TWELVE_ID } from '../hub-fixture.mjs';
 import { assertAsAccurate, familyGolden, llamaGolden, smallGpt2Files } from '../../js/checkpoint-support.mjs';
 import { apiShipped, assertNear, attributionRows, circuitsTable } from '../circuits-fixture.mjs';
+import { llamaQ8WithTokenizer } from '../../js/gguf-support.mjs';
 
 /** The family cases the engines' stand-in serves (checks.mjs adds familyRepos of these): Gemma 3's local/global layers, Pythia in F16. */
 export const ENGINE_FAMILY_CASES = ['gemma3-bf16', 'pythia-f16'];
@@ -63,6 +65,18 @@ async function apiCheckpoint({ files, text }) {
   const { attention } = gpt.forward(ids, { n: ids.length });
   const out = { n: ids.length, family: gpt.family, attention: attention.map((a) => Array.from(a)) };
   gpt.dispose();
+  return out;
+}
+
+/** The public API in the page on a picked .gguf file's bytes (no config: its metadata holds it): its formats and each layer's attention for `text`. */
+async function apiGgufFile({ file, text }) {
+  const { loadAttentionLens } = await import('/attention-lens.mjs');
+  const lens = await loadAttentionLens();
+  const m = await lens.loadCheckpoint({ weights: new Blob([Uint8Array.from(atob(file.base64), (c) => c.charCodeAt(0))]) });
+  const { ids } = m.tokenize(text);
+  const { attention } = m.forward(ids, { n: ids.length });
+  const out = { n: ids.length, formats: { ...m.weights.formats }, attention: attention.map((a) => Array.from(a)) };
+  m.dispose();
   return out;
 }
 
@@ -151,6 +165,24 @@ export function modelChecks(engineName, { live, withPage, shot, clean }) {
     const api = await page.evaluate(apiCheckpoint, { files, text });
     await assertHeadsDrawn(drawnHead(page), SMALL_GPT2, api);
     await page.screenshot(shot('yourmodel'));
+    await clean(page);
+  }));
+
+  test(`${engineName}: Your model loads a .gguf file picked alone (a Q8_0 Llama, its tokenizer in its metadata): its format said, every head drawn as the JS API computes it`, () => withPage(async (page) => {
+    await page.goto(`${live.strict.url}#tab=model`);
+    await page.waitFor(() => document.body.dataset.modelReady === 'true', null, MODEL_WAIT, 'the Your model view');
+    const files = asFiles({ 'tiny-Q8_0.gguf': llamaQ8WithTokenizer() });
+    await page.evaluate(pickFiles, { selector: '#model-files', files });
+    const ended = await page.waitFor(() => (document.body.dataset.modelLoads === '1' || !document.querySelector('#model-error').hidden) &&
+      { loads: document.body.dataset.modelLoads, error: document.querySelector('#model-error').hidden ? null : document.querySelector('#model-error').textContent },
+    null, MODEL_WAIT, 'the .gguf file to load');
+    assert.deepEqual(ended, { loads: '1', error: null });
+    assert.match(await page.evaluate(() => document.querySelector('#model-status').textContent),
+      /^tiny-Q8_0\.gguf: GGUF, Q8_0 × 16, F32 × 5 tensors · .* 2 layers × 4 heads · d_model 64 · 96 tokens · context 64/);
+    const text = await page.evaluate(() => document.querySelector('#model-text').value);
+    const api = await page.evaluate(apiGgufFile, { file: files[0], text });
+    assert.deepEqual(api.formats, { Q8_0: 16, F32: 5 });
+    await assertHeadsDrawn(drawnHead(page), { layers: 2, heads: 4 }, api);
     await clean(page);
   }));
 

@@ -18,7 +18,7 @@ export class ModelSession {
   /** Starts the worker once; resolves to its info ({ simd, threads, limits, trained }). */
   start() {
     if (this.#closed) return Promise.reject(new Error('the model session was closed'));
-    this.#starting ??= ViewWorkerClient.start(new Worker(new URL('./session-worker.js', import.meta.url), { type: 'module' }),
+    this.#starting ??= ViewWorkerClient.start(() => new Worker(new URL('./session-worker.js', import.meta.url), { type: 'module' }),
       this.#moduleUrl, { onUpdate: (update) => this.#listeners.forEach((listen) => listen(update)),
         failed: 'the model worker failed to start' })
       .then((client) => {

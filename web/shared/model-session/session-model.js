@@ -60,19 +60,33 @@ export class SessionModel {
   }
 
   /**
-   * Files dropped or picked: { weights (a File, or the shards' Files in order), config, tokenizer?,
-   * vocab?, merges? } (Files), handed to the API as their text: the core parses and checks them.
+   * What the loaded checkpoint's weights are, for the page: { weights: m.weights ({ formats, bytes }),
+   * dequantized: the stored types the core dequantizes to float32 at load (those not in
+   * lens.catalog.parameterBytes: GGUF's quantized ones today) }.
    */
-  async load({ weights, config, tokenizer, vocab, merges }) {
-    if (!weights || !config) throw new Error('choose model.safetensors and config.json');
+  #weightsOf(model) {
+    const formats = { ...(model.weights?.formats ?? {}) };
+    const kept = this.#lens.catalog.parameterBytes;
+    return { weights: { formats, bytes: model.weights?.bytes ?? 0 }, dequantized: Object.keys(formats).filter((t) => kept[t] === undefined) };
+  }
+
+  /**
+   * Files dropped or picked: { weights (a File, or the shards' Files in order), config?, tokenizer?,
+   * vocab?, merges?, gguf? } (Files), handed to the API as their text: the core parses and checks
+   * them. A GGUF file (gguf: true; weights one .gguf File) needs no config: its metadata holds it and
+   * its tokenizer (a tokenizer given is used instead); a config given with it is refused by the API.
+   */
+  async load({ weights, config, tokenizer, vocab, merges, gguf = false }) {
+    if (!weights || (!config && !gguf)) throw new Error('choose model.safetensors and config.json, or one .gguf file');
     if ((vocab || merges) && !(vocab && merges)) throw new Error('a tokenizer given as files needs both vocab.json and merges.txt');
     const tokenizerText = tokenizer ? await tokenizer.text() : vocab ? { vocab: await vocab.text(), merges: await merges.text() } : undefined;
-    const model = await this.#lens.loadCheckpoint({ weights, config: await config.text(), tokenizer: tokenizerText, onProgress: this.#onProgress });
+    const model = await this.#lens.loadCheckpoint({ weights, ...(config ? { config: await config.text() } : {}), tokenizer: tokenizerText,
+      onProgress: this.#onProgress });
     this.#keep(model, false);
     const shards = Array.isArray(weights) ? weights : [weights];
     return { source: 'files', family: model.family, familyName: this.#familyName(model.family), config: { ...model.config }, fileBytes: shards.reduce((sum, f) => sum + f.size, 0),
       fileName: shards.length === 1 ? shards[0].name : `${firstByName(shards)} + ${shards.length - 1} more shard${shards.length > 2 ? 's' : ''}`,
-      memory: this.#lens.memory(), tokenizer: model.hasTokenizer };
+      container: gguf ? 'GGUF' : null, ...this.#weightsOf(model), memory: this.#lens.memory(), tokenizer: model.hasTokenizer };
   }
 
   /** A shipped trained model by name (lens.trainedModels), its weights from models/ beside the module. */
@@ -84,17 +98,20 @@ export class SessionModel {
       memory: this.#lens.memory(), tokenizer: true };
   }
 
-  /** A checkpoint by Hugging Face id or repo URL (endpoint: a mirror; revision: undefined is main; file: a GGUF file of the repo). */
+  /**
+   * A checkpoint by Hugging Face id or repo URL (endpoint: a mirror; revision: undefined is main;
+   * file: a GGUF repo's .gguf file, fetched alone: its metadata is the config).
+   */
   async hub({ hub: id, endpoint, revision, file }) {
     if (this.#hubLoad) throw new Error('a Hub load is already running');
     this.#hubLoad = new AbortController();
     try {
-      const model = await this.#lens.loadCheckpoint({ hub: id, ...(endpoint ? { endpoint } : {}), ...(revision ? { revision } : {}), ...(file ? { file } : {}),
-        onProgress: this.#onProgress, signal: this.#hubLoad.signal });
+      const model = await this.#lens.loadCheckpoint({ hub: id, ...(endpoint ? { endpoint } : {}), ...(revision ? { revision } : {}),
+        ...(file !== undefined ? { file } : {}), onProgress: this.#onProgress, signal: this.#hubLoad.signal });
       this.#keep(model, false);
-      return { source: 'hub', id, endpoint: endpoint ?? null, revision: revision ?? 'main', ...(file ? { file } : {}), family: model.family,
-        familyName: this.#familyName(model.family), config: { ...model.config },
-        memory: this.#lens.memory(), tokenizer: model.hasTokenizer };
+      return { source: 'hub', id, endpoint: endpoint ?? null, revision: revision ?? 'main', file: file ?? null, family: model.family,
+        familyName: this.#familyName(model.family), config: { ...model.config }, container: file !== undefined ? 'GGUF' : null,
+        ...this.#weightsOf(model), memory: this.#lens.memory(), tokenizer: model.hasTokenizer };
     } finally {
       this.#hubLoad = null;
     }

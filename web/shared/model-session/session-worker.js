@@ -1,6 +1,6 @@
 // The model session's Web Worker: owns the one loaded model (session-model.js) so a 500 MB file is
 // read and run off the page's thread, and answers any view's requests {id, type}: 'init'
-// {moduleUrl}, 'trained' {name}, 'load' {weights, config, tokenizer?, vocab?, merges?} (Files),
+// {moduleUrl, threads}, 'trained' {name}, 'load' {weights, config, tokenizer?, vocab?, merges?} (Files),
 // 'hub' {hub, endpoint?, revision?}, 'cancel', 'cached', 'uncache' {repo?}, 'run' {text}, 'ablate'
 // {heads, text}, 'generate' {text, prefix, maxTokens, temperature, topK, topP, seed, gen}, 'scores',
 // 'layer' {layer, text?}, and the Circuits view's 'circuitPrompts' {clean, corrupted}, 'circuitAnswers'
@@ -20,8 +20,9 @@ serveRequests({
   handlers: {
     async init(message) {
       const api = await import(/* @vite-ignore */ message.moduleUrl);
-      // Threads where the page is cross-origin isolated (a real model's forward splits over them).
-      session = new SessionModel(await api.loadAttentionLens({ threads: 'auto' }), post);
+      // Threads where the page is cross-origin isolated (a real model's forward splits over them):
+      // 'auto', or 1 when the page's retry of a stalled start asks for it (view-worker-client.js).
+      session = new SessionModel(await api.loadAttentionLens({ threads: message.threads ?? 'auto' }), post);
       return session.info();
     },
     ...Object.fromEntries(['load', 'trained', 'hub', 'cancel', 'cached', 'uncache', 'run', 'ablate', 'generate', 'scores', 'layer',

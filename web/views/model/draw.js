@@ -5,8 +5,8 @@ import { exportButtons, modelProvenance } from '../../shared/exporting.js';
 import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
-import { hubEntry, hubGroups, hubModelLine, hubOptionLabel, whyNotLoadable } from '../../shared/hub-models.js';
-import { layerKinds, layerKindsLegend, modelFacts, percent } from './model-data.js';
+import { dequantizedNote, ggufFileLabel, hubEntry, hubGroups, hubModelLine, hubOptionLabel, whyNotLoadable, withFile } from '../../shared/hub-models.js';
+import { formatsLine, layerKinds, layerKindsLegend, modelFacts, percent } from './model-data.js';
 import { HeadFinder } from './head-finder.js';
 import { headView } from './head-view.js';
 import { MAX_TABLE_HEADS, modelHeads } from './model-heads.js';
@@ -27,6 +27,9 @@ export const textInfo = (message, error = false) => {
 const loadStatus = (text) => {
   $('model-load-status').textContent = text;
 };
+
+/** A line said about a load that ended (e.g. the files dropped with a .gguf that were not read). */
+export const loadNote = (text) => loadStatus(text);
 
 /**
  * The load's feedback (its line, the bar and Cancel, an error) placed right after `near`: the
@@ -92,30 +95,40 @@ export function drawLoading(what, { cancellable = false, near = null, name = wha
   setPickersDisabled(true);
 }
 
+/** A Hub model's repo and revision (and its GGUF file): 'org/name @ step1000', 'org/name-GGUF, file name.gguf'. */
+function hubName(model) {
+  return `${model.id}${model.revision && model.revision !== 'main' ? ` @ ${model.revision}` : ''}${model.file ? `, file ${model.file}` : ''}`;
+}
+
 /** Where a loaded model came from, for the status line. */
 function origin(model) {
   if (model.source === 'shipped') return `${model.name} (${model.title}), shipped with the page`;
   if (model.source === 'hub') {
-    const id = `${model.id}${model.revision && model.revision !== 'main' ? ` @ ${model.revision}` : ''}`;
-    return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(model.id) ? id : `${id} from ${model.endpoint ?? 'https://huggingface.co'}`;
+    return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(model.id) ? hubName(model) : `${hubName(model)} from ${model.endpoint ?? 'https://huggingface.co'}`;
   }
   return model.fileName;
 }
 
 /** A loaded model's short name (the kept model's in a refusal, the pickers' pressed button). */
-export const modelLabel = (model) => (model.source === 'shipped' ? model.name : model.source === 'hub' ? model.id : model.fileName);
+export const modelLabel = (model) => (model.source === 'shipped' ? model.name
+  : model.source === 'hub' ? `${model.id}${model.file ? ` (${model.file})` : ''}` : model.fileName);
 
 /**
- * The loaded model's origin, size, shape and memory in the status line (its numbers for the tests),
- * and its family and conventions in the facts line under it (model-data.js's modelFacts).
+ * The loaded model's origin, format (a GGUF file's: 'GGUF, Q8_0 × 168, F32 × 61 tensors', from
+ * m.weights.formats), size, shape and memory in the status line (its numbers for the tests), and its
+ * family and conventions in the facts line under it (model-data.js's modelFacts), with what the core
+ * does to quantized weights at load (hub-models.js's dequantizedNote).
  */
 export function drawLoaded(model) {
   const { fileBytes, config, memory } = model;
-  $('model-status').textContent = `${origin(model)}: ${fileBytes ? `${formatBytes(fileBytes)} · ` : ''}${config.layers} layers × ` +
+  const format = model.container ? `${model.container}, ${formatsLine(model.weights?.formats)} · ` : '';
+  const bytes = fileBytes ?? (model.container ? model.weights?.bytes : undefined);
+  $('model-status').textContent = `${origin(model)}: ${format}${bytes ? `${formatBytes(bytes)} · ` : ''}${config.layers} layers × ` +
     `${config.heads} heads · d_model ${config.dModel} · ${config.vocab} tokens · context ${config.context} · ` +
     `wasm memory ${formatBytes(memory.allocatedBytes)} in use (heap ${formatBytes(memory.heapBytes)}: memory freed is kept for reuse)`;
-  Object.assign($('model-status').dataset, { fileBytes: fileBytes ?? '', heapBytes: memory.heapBytes });
-  $('model-facts').textContent = modelFacts(model.familyName ?? model.family, config);
+  Object.assign($('model-status').dataset, { fileBytes: fileBytes ?? '', heapBytes: memory.heapBytes, container: model.container ?? '' });
+  const note = dequantizedNote(model.dequantized ?? []);
+  $('model-facts').textContent = `${modelFacts(model.familyName ?? model.family, config)}${note ? ` · ${note}` : ''}`;
   $('model-facts').hidden = false;
   $('model-facts').dataset.family = model.family ?? '';
   setPageState({ modelSource: model.source, modelName: modelLabel(model) });
@@ -159,8 +172,8 @@ export function drawCancelling() {
 
 // ---- the pickers --------------------------------------------------------------------------
 
-const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-pick, #model-hub-revision, #model-hub-load, ' +
-  '#model-cache button')];
+const pickers = () => [...document.querySelectorAll('#model-trained button, #model-hub-pick, #model-hub-revision, #model-hub-file-pick, ' +
+  '#model-hub-load, #model-cache button')];
 
 function setPickersDisabled(disabled) {
   for (const b of pickers()) b.disabled = disabled;
@@ -170,15 +183,43 @@ function setPickersDisabled(disabled) {
 let hubTab = null; // what the core says fits the tab (drawPickers' `tab`), for the facts line
 
 /**
+ * The File row under the id box (a GGUF repo's .gguf), shown for a listed GGUF repo (a menu of its
+ * known files, each 'Q8_0 · 145 MB' and in a word why not, and "Another file" for a name typed in
+ * the box), for an id that says GGUF, or while the box holds a name (the box alone). Returns the
+ * listed entry with its chosen file (withFile), or the entry as is.
+ */
+function drawFileRow(entry) {
+  const pick = $('model-hub-file-pick');
+  const box = $('model-hub-file');
+  const listed = Boolean(entry?.gguf && hubTab);
+  if (listed && pick.dataset.id !== entry.id) {
+    pick.replaceChildren(...entry.files.map((f) => new Option(ggufFileLabel(entry, f, hubTab), f.file)),
+      new Option('Another file (type its name)', ''));
+    pick.dataset.id = entry.id;
+    const typed = box.value.trim();
+    pick.value = !typed || entry.files.some((f) => f.file === typed) ? typed || entry.files[0].file : '';
+  }
+  if (!listed) pick.dataset.id = '';
+  pick.hidden = !listed;
+  box.hidden = listed && pick.value !== '';
+  $('model-hub-file-label').htmlFor = pick.hidden ? 'model-hub-file' : 'model-hub-file-pick';
+  $('model-hub-file-row').hidden = !listed && !/gguf/i.test($('model-hub-id').value) && box.value.trim() === '';
+  return entry?.gguf ? withFile(entry, chosenHubFile() || undefined) : entry;
+}
+
+/**
  * The Hub's menu follows the id box: the listed model it names chosen (else the menu's first
  * line), its facts line under the menu (hubModelLine: id · size · family · parameters, gated or why
- * it cannot load), its training checkpoints' menu shown when it has them (Pythia), and Load
- * disabled for a listed model the tab cannot load (or while a load runs).
+ * it cannot load; a GGUF repo's with its chosen file), its training checkpoints' menu shown when it
+ * has them (Pythia), its File row (drawFileRow), and Load disabled for a listed model the tab
+ * cannot load, a listed GGUF repo with no file named (or while a load runs).
  */
 export function drawHubChoice() {
-  const entry = hubEntry($('model-hub-id').value);
+  const listed = hubEntry($('model-hub-id').value);
   const pick = $('model-hub-pick');
-  if (pick.options.length) pick.value = entry?.id ?? '';
+  if (pick.options.length) pick.value = listed?.id ?? '';
+  const entry = drawFileRow(listed);
+  const noFile = Boolean(listed?.gguf && !chosenHubFile());
   const why = entry && hubTab ? whyNotLoadable(entry, hubTab) : null;
   $('model-hub-line').textContent = entry && hubTab ? hubModelLine(entry, hubTab) : '';
   $('model-hub-line').hidden = !entry || !hubTab;
@@ -192,18 +233,33 @@ export function drawHubChoice() {
   }
   menu.dataset.id = entry?.revisions ? entry.id : '';
   $('model-hub-revision-row').hidden = !entry?.revisions;
-  $('model-hub-load').disabled = busy || why !== null;
+  $('model-hub-load').disabled = busy || why !== null || noFile;
 }
 
 /** The training checkpoint chosen for the id box's listed model ('': main, or it has none). */
 export const chosenHubRevision = () => ($('model-hub-revision-row').hidden ? '' : $('model-hub-revision').value);
 
-/** The shipped model's button pressed, the others not; a listed Hub model's menu (and its revision menu) shows the one loaded. */
+/** The GGUF file named in the File row ('': none: the row hidden, or nothing typed). */
+export function chosenHubFile() {
+  if ($('model-hub-file-row').hidden) return '';
+  const pick = $('model-hub-file-pick');
+  return !pick.hidden && pick.value ? pick.value : $('model-hub-file').value.trim();
+}
+
+/** The File row set to `file` (a link's hubFile, or a loaded model's): its menu's option when listed, else the box. */
+export function setHubFile(file) {
+  $('model-hub-file').value = file ?? '';
+  $('model-hub-file-pick').dataset.id = ''; // rebuilt, choosing `file` (drawFileRow)
+  drawHubChoice();
+}
+
+/** The shipped model's button pressed, the others not; a listed Hub model's menu (and its revision and file menus) shows the one loaded. */
 function markPressed(model) {
   const key = model.source === 'shipped' ? `shipped:${model.name}` : '';
   for (const b of document.querySelectorAll('#model-trained button')) b.setAttribute('aria-pressed', String(b.dataset.key === key));
   if (model.source !== 'hub' || hubEntry($('model-hub-id').value)?.id !== model.id) return;
-  drawHubChoice();
+  if (model.file && chosenHubFile() !== model.file) setHubFile(model.file);
+  else drawHubChoice();
   const revision = model.revision && model.revision !== 'main' ? model.revision : '';
   if ([...$('model-hub-revision').options].some((o) => o.value === revision)) $('model-hub-revision').value = revision;
 }
@@ -244,8 +300,8 @@ export function drawPickers(shipped, { onShipped, tab }) {
   // The families the core reads, by the names it gives them (lens.catalog.families).
   const names = tab.families.map((f) => f.displayName);
   const read = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names.join('');
-  $('model-own-note').textContent = `A Hugging Face checkpoint (${read}), read from your disk into the WebAssembly core (nothing is ` +
-    'uploaded). README "Your own model" says where to download one.';
+  $('model-own-note').textContent = `A Hugging Face checkpoint (${read}) or a GGUF file, read from your disk into the WebAssembly core ` +
+    '(nothing is uploaded). README "Your own model" says where to download one.';
   $('model-trained').replaceChildren(...shipped.map(({ name, title, bytes }) => {
     const b = button('model-pick', undefined, () => onShipped(name));
     b.dataset.key = `shipped:${name}`;

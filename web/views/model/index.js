@@ -1,16 +1,17 @@
 // The "Your model" view: the page's model session (shared/model-session/: the loaded model in a Web Worker) — a shipped trained
 // model (english, loaded the first time the view is shown, so it is never empty), a GPT-2 or
-// Llama-family checkpoint by Hugging Face id (the picker's list or any id / repo URL, from the API's
-// endpoint or the link's hubEndpoint mirror; cancellable), or dropped / picked files
-// (model.safetensors or its shards + model.safetensors.index.json, config.json, and tokenizer
-// files when not GPT-2's) — its line, bar (download, then the weights prepared, then the first run)
+// Llama-family checkpoint by Hugging Face id (the picker's list or any id / repo URL, a GGUF repo's
+// .gguf file named in the File row, from the API's endpoint or the link's hubEndpoint mirror;
+// cancellable), or dropped / picked files (model.safetensors or its shards +
+// model.safetensors.index.json, config.json, and tokenizer files when not GPT-2's; or one .gguf
+// file, its config and tokenizer in its metadata) — its line, bar (download, then the weights prepared, then the first run)
 // and errors beside the control that started it; then, for the typed
 // text, every layer × head's attention, the top 10 next tokens, a head finder (previous-token and
 // induction scores), a head's larger view and from it the walkthrough, heads knocked out (m.ablate in the worker;
 // the next tokens before → after; Restore all), Generate (m.generate in chunks, each token streamed
 // from the worker as it is produced; Stop; where each new token looked: generate-draw.js) and the
 // text, sampling settings, knocked-out heads and a Hub model's id in the URL (settings modelText,
-// gen*, knock, hub + hubRevision: a link naming a Hub model loads it when the view opens). Mounted
+// gen*, knock, hub + hubRevision + hubFile: a link naming a Hub model loads it when the view opens). Mounted
 // by main.js; the worker starts the first time the view is shown. Errors are shown as text; a
 // refused or cancelled load leaves the loaded model and everything drawn as it was (a cancel is said
 // as news, not as an error). The footer (the store's footer.model) says the drawn run. This file is
@@ -25,8 +26,8 @@ import { isHubId, setFooter } from '../../page-settings.js';
 import { hubEntry, hubRequest } from '../../shared/hub-models.js';
 import { fileRole, orderShards } from './model-data.js';
 import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
-import { chosenHubRevision, drawCache, drawCancelling, drawFirstRun, drawHubChoice, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers,
-  drawProgress, footerLine, modelDrawing, placeLoadFeedback, showError, textInfo } from './draw.js';
+import { chosenHubFile, chosenHubRevision, drawCache, drawCancelling, drawFirstRun, drawHubChoice, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers,
+  drawProgress, footerLine, loadNote, modelDrawing, placeLoadFeedback, setHubFile, showError, textInfo } from './draw.js';
 import { setPageState, countPageState } from '../../shared/page-state.js';
 import { TrainingStrip } from './training-strip.js';
 
@@ -47,28 +48,63 @@ export const GEN_CHUNK = 8;
 export const FIRST_MODEL = 'english';
 
 const FILES_HINT = 'drop model.safetensors (or its shards with model.safetensors.index.json), config.json and optionally ' +
-  'tokenizer.json or vocab.json + merges.txt';
+  'tokenizer.json or vocab.json + merges.txt — or one .gguf file';
+
+/**
+ * A dropped .gguf file with the others dropped with it: { weights: the File, gguf: true, tokenizer?,
+ * ignored?: the names of a config.json (the GGUF's metadata holds its config) and a repo's
+ * companion files, not read }, or null after saying what is wrong (another .gguf or .safetensors
+ * with it: one checkpoint at a time; split GGUF files are not read yet).
+ */
+function pickGguf(ggufs, others) {
+  if (ggufs.length > 1) {
+    showError(`Found ${ggufs.length} .gguf files (${ggufs.map((f) => f.name).join(', ')}): drop one .gguf file at a time ` +
+      '(a model split into several .gguf files is not read yet)');
+    return null;
+  }
+  const picked = { weights: ggufs[0], gguf: true };
+  const ignored = [];
+  for (const file of others) {
+    const role = fileRole(file.name);
+    if (role === 'weights' || role === 'index') {
+      showError(`Found ${ggufs[0].name} and ${file.name}: drop one checkpoint at a time (a .gguf file alone, or model.safetensors with config.json)`);
+      return null;
+    }
+    if (role === 'tokenizer') picked.tokenizer = file;
+    else if (role === 'vocab' || role === 'merges') picked[role] = file;
+    else ignored.push(file.name);
+  }
+  if ((picked.vocab || picked.merges) && !(picked.vocab && picked.merges)) {
+    showError('A tokenizer given as files needs both vocab.json and merges.txt');
+    return null;
+  }
+  if (ignored.length) picked.ignored = ignored;
+  return picked;
+}
 
 /**
  * The dropped files by their role ({ weights: File | File[] (shards, in the order the index or
- * their names give), config, tokenizer?, vocab?, merges? }), or null after saying what is wrong.
- * A repo's companion files (tokenizer_config.json, …) are skipped.
+ * their names give), config, tokenizer?, vocab?, merges? }, or a .gguf file's: pickGguf), or null
+ * after saying what is wrong. A repo's companion files (tokenizer_config.json, …) are skipped.
  */
 async function pickFiles(files) {
+  const unknown = files.find((file) => !fileRole(file.name));
+  if (unknown) {
+    showError(`${unknown.name} is not a checkpoint file: ${FILES_HINT}`);
+    return null;
+  }
+  const ggufs = files.filter((file) => fileRole(file.name) === 'gguf');
+  if (ggufs.length) return pickGguf(ggufs, files.filter((file) => !ggufs.includes(file)));
   const picked = {};
   const weights = [];
   for (const file of files) {
     const role = fileRole(file.name);
-    if (!role) {
-      showError(`${file.name} is not a checkpoint file: ${FILES_HINT}`);
-      return null;
-    }
     if (role === 'weights') weights.push(file);
     else if (role !== 'companion') picked[role] = file;
   }
   if (!weights.length || !picked.config) {
     showError(`Found ${files.map((f) => f.name).join(', ')}: a checkpoint needs its weights (model.safetensors, or every shard) ` +
-      'and config.json (dropped together)');
+      'and config.json (dropped together), or is one .gguf file');
     return null;
   }
   let index;
@@ -318,27 +354,33 @@ class ModelController {
     if (!(await this.#canLoad('A model is still loading: drop the next one when it is done'))) return;
     const picked = await pickFiles(files);
     if (!picked) return;
-    await this.#loadWith(filesLabel(picked.weights), 'load', picked,
-      'Could not load the checkpoint', { counted: true, near: $('model-drop'), name: 'the weights' });
+    const { ignored, ...payload } = picked;
+    const loaded = await this.#loadWith(filesLabel(picked.weights), 'load', payload,
+      'Could not load the checkpoint', { counted: true, near: $('model-drop'), name: picked.gguf ? picked.weights.name : 'the weights' });
+    // A config.json (or a companion) dropped with a .gguf: not read, and said so.
+    if (loaded && ignored) {
+      loadNote(`${ignored.join(', ')} ${ignored.length === 1 ? 'was' : 'were'} not read: a GGUF file's metadata holds its config.`);
+    }
   }
 
   /**
    * A checkpoint by Hub id or repo URL (the id box or the list; `revision` and `linked`: a link's
    * hub and hubRevision): cancellable. Resolves to whether it loaded.
    */
-  async #loadHub(text, { revision = '', linked = false } = {}) {
+  async #loadHub(text, { revision = '', file = '', linked = false } = {}) {
     placeLoadFeedback($('model-hub-form'));
     if (!(await this.#canLoad('A model is still loading: wait for it or cancel it'))) return false;
-    const request = hubRequest(text, this.#store.get().settings.hubEndpoint);
+    const request = hubRequest(text, this.#store.get().settings.hubEndpoint, file);
     if (request.error) {
       showError(request.error);
       return false;
     }
     if (revision && revision !== 'main') request.revision = revision;
     const where = request.endpoint ?? (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(request.hub) ? '' : 'https://huggingface.co');
-    return this.#loadWith(`${request.hub}${request.revision ? ` @ ${request.revision}` : ''}${where ? ` from ${where}` : ''}` +
+    return this.#loadWith(`${request.hub}${request.revision ? ` @ ${request.revision}` : ''}${request.file ? `, file ${request.file}` : ''}` +
+      `${where ? ` from ${where}` : ''}` +
       `${linked ? ' (named in the link)' : ''}`, 'hub', request, `Could not load ${request.hub}`,
-    { counted: true, cancellable: true, near: $('model-hub-form'), name: request.hub });
+    { counted: true, cancellable: true, near: $('model-hub-form'), name: request.file ?? request.hub });
   }
 
   /** A shipped trained model by name (`keepError`: the message shown stays, as when a link's Hub model failed). */
@@ -354,28 +396,29 @@ class ModelController {
    * would; the id box shows it. Resolves to whether it loaded.
    */
   async #loadLinkedHub() {
-    const { hub, hubRevision: revision } = this.#store.get().settings;
+    const { hub, hubRevision: revision, hubFile: file = '' } = this.#store.get().settings;
     $('model-hub-id').value = hub;
-    drawHubChoice();
-    const loaded = await this.#loadHub(hub, { revision, linked: true });
+    setHubFile(file);
+    const loaded = await this.#loadHub(hub, { revision, file, linked: true });
     // Refused: the URL names the model still shown (if any) again.
     if (!loaded && this.view().model) this.#setSettings(this.#linkSettings(this.view().model));
     return loaded;
   }
 
   /**
-   * The URL's hub, hubRevision (and hubEndpoint, for a repo loaded by its URL) for a loaded model:
-   * a Hub repo's id 'org/name', else '' (a shipped model or files).
+   * The URL's hub, hubRevision, hubFile (a GGUF repo's file) and hubEndpoint (for a repo loaded by
+   * its URL) for a loaded model: a Hub repo's id 'org/name', else '' (a shipped model or files).
    */
   #linkSettings(model) {
-    if (model.source !== 'hub') return { hub: '', hubRevision: '' };
+    if (model.source !== 'hub') return { hub: '', hubRevision: '', hubFile: '' };
     const hubRevision = model.revision && model.revision !== 'main' ? model.revision : '';
-    if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(model.id)) return { hub: model.id, hubRevision };
+    const hubFile = model.file ?? '';
+    if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(model.id)) return { hub: model.id, hubRevision, hubFile };
     // A repo's URL: its origin is the endpoint (the API's default is left out of the link).
     const url = new URL(model.id);
     const id = url.pathname.replace(/^\/+|\/+$/g, '');
-    if (!isHubId(id)) return { hub: '', hubRevision: '' };
-    return { hub: id, hubRevision, hubEndpoint: url.origin === 'https://huggingface.co' ? '' : url.origin };
+    if (!isHubId(id)) return { hub: '', hubRevision: '', hubFile: '' };
+    return { hub: id, hubRevision, hubFile, hubEndpoint: url.origin === 'https://huggingface.co' ? '' : url.origin };
   }
 
   /** Whether the loaded model is the Hub repo `settings` name (hub, hubRevision, hubEndpoint). */
@@ -383,7 +426,7 @@ class ModelController {
     const { model } = this.view();
     if (model?.source !== 'hub') return false;
     const now = this.#linkSettings(model);
-    return now.hub === settings.hub && now.hubRevision === (settings.hubRevision || '') &&
+    return now.hub === settings.hub && now.hubRevision === (settings.hubRevision || '') && now.hubFile === (settings.hubFile || '') &&
       (now.hubEndpoint ?? model.endpoint ?? '') === (settings.hubEndpoint || '');
   }
 
@@ -570,16 +613,23 @@ class ModelController {
   #wire() {
     $('model-hub-form').addEventListener('submit', (e) => {
       e.preventDefault();
-      this.#loadHub($('model-hub-id').value, { revision: chosenHubRevision() });
+      this.#loadHub($('model-hub-id').value, { revision: chosenHubRevision(), file: chosenHubFile() });
     });
     // A listed model chosen: its id in the id box (the first line: the box emptied of a listed id),
     // its facts line and checkpoints' menu under the menu; typing an id chooses what it names.
     $('model-hub-pick').addEventListener('change', () => {
       const id = $('model-hub-pick').value;
       if (id || hubEntry($('model-hub-id').value)) $('model-hub-id').value = id;
+      // A listed repo chosen: a file name typed for another repo is not its.
+      if (id) $('model-hub-file').value = '';
       drawHubChoice();
     });
     $('model-hub-id').addEventListener('input', () => drawHubChoice());
+    $('model-hub-file-pick').addEventListener('change', () => {
+      drawHubChoice();
+      if ($('model-hub-file-pick').value === '') $('model-hub-file').focus();
+    });
+    $('model-hub-file').addEventListener('input', () => drawHubChoice());
     $('model-cancel').addEventListener('click', () => this.#cancel());
     $('model-cache-clear').addEventListener('click', () => this.#uncache());
     $('model-files').addEventListener('change', (e) => {
@@ -624,7 +674,7 @@ class ModelController {
         const textChanged = s.modelText !== $('model-text').value;
         this.#fieldsFromSettings(s);
         // A link naming another Hub model (hashchange): that model, its knocked-out heads with it.
-        const hubChanged = ['hub', 'hubRevision', 'hubEndpoint'].some((key) => s[key] !== before.settings[key]);
+        const hubChanged = ['hub', 'hubRevision', 'hubFile', 'hubEndpoint'].some((key) => s[key] !== before.settings[key]);
         // The generation written after another text (the link's text differs) is not this text's.
         if (textChanged) {
           this.#gen += 1;

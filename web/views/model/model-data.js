@@ -14,12 +14,14 @@ const COMPANIONS = ['tokenizer_config.json', 'generation_config.json', 'special_
 
 /**
  * Which checkpoint file a dropped or picked file is, by its name: 'weights' (a .safetensors file:
- * the model or one of its shards), 'index' (model.safetensors.index.json), 'config', 'tokenizer',
- * 'vocab', 'merges', 'companion' (a repo's file the model does not need), or null (none of them).
+ * the model or one of its shards), 'gguf' (a .gguf file: llama.cpp's, its config and tokenizer in
+ * its metadata), 'index' (model.safetensors.index.json), 'config', 'tokenizer', 'vocab', 'merges',
+ * 'companion' (a repo's file the model does not need), or null (none of them).
  */
 export function fileRole(name) {
   const lower = name.toLowerCase();
   if (lower.endsWith('.safetensors')) return 'weights';
+  if (lower.endsWith('.gguf')) return 'gguf';
   if (lower.endsWith('.index.json')) return 'index';
   if (lower.endsWith('.txt')) return 'merges';
   if (!lower.endsWith('.json')) return null;
@@ -67,6 +69,18 @@ export function orderShards(names, index, indexName = 'model.safetensors.index.j
     if (missing.length) return { error: `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing: drop every shard` };
   }
   return { order };
+}
+
+/**
+ * The tensors a checkpoint's file(s) held, by storage type (the API's m.weights.formats: { Q8_0:
+ * 168, F32: 61 }), the most common first: 'Q8_0 × 168, F32 × 61 tensors'; '' when none are given.
+ */
+export function formatsLine(formats) {
+  const entries = Object.entries(formats ?? {}).filter(([, count]) => count > 0)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  if (!entries.length) return '';
+  const total = entries.reduce((sum, [, count]) => sum + count, 0);
+  return `${entries.map(([type, count]) => `${type} × ${count}`).join(', ')} tensor${total === 1 ? '' : 's'}`;
 }
 
 const NORM_NAMES = { 'rms-norm': 'RMSNorm', 'rms-norm-1+w': 'RMSNorm (1 + w)', 'layer-norm': 'LayerNorm' };

@@ -236,7 +236,7 @@ class TrainController {
     buildTrainMenus(this.#catalog.tasks);
     const settings = this.#store.get().settings;
     syncTrainControls(settings, probeOf(settings));
-    const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' });
+    const worker = () => new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' });
     this.#client = await ViewWorkerClient.start(worker, this.#moduleUrl, {
       onUpdate: (update) => {
         if (!this.#configuring) this.#receive(update);

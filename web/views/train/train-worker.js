@@ -2,7 +2,7 @@
 // createTrainer) and trains in chunks of a few steps, so the page never waits on a step. After
 // every chunk it posts an update: { step, loss, heldOutLoss, accuracy, scores (model.headScores
 // on the core's induction probe), probe attention (one [heads·n·n] per layer) }. Between chunks it
-// answers the page's requests: {id, type} with type 'init' {moduleUrl}, 'configure' {config},
+// answers the page's requests: {id, type} with type 'init' {moduleUrl, threads}, 'configure' {config},
 // 'run', 'pause', 'step', 'probe' {text}, 'ablate', 'save', 'load' {bytes}. Replies:
 // {id, ok, value | error}; updates: {type: 'update', update}; a diverged run: {type: 'diverged',
 // error}. Nothing here computes attention: every number comes from the API.
@@ -119,7 +119,8 @@ function need() {
 const handlers = {
   async init(message) {
     const api = await import(/* @vite-ignore */ message.moduleUrl);
-    lens = await api.loadAttentionLens({ threads: 'auto' });  // threads where the page is isolated
+    // threads where the page is isolated ('auto'), or 1 when the page's retry of a stalled start asks
+    lens = await api.loadAttentionLens({ threads: message.threads ?? 'auto' });
     return { tasks: lens.catalog.tasks, limits: lens.catalog.limits, simd: lens.simd, threads: lens.threads };
   },
   configure: (message) => configure(message.config),

@@ -1,0 +1,208 @@
+// GGUF files in the Your model view (Chromium): a .gguf picked as a file (tests/data/gguf's tiny
+// Q8_0 Llama with a tokenizer in its metadata, tests/js/gguf-support.mjs) loads with no config, its
+// status line names the file, its format (m.weights.formats) and its size, the facts line says Q8_0
+// is dequantized at load, and every head is drawn as the JS API computes it on the same bytes; a
+// config.json dropped with it is said not read; a hostile or truncated .gguf shows the core's
+// message and the model stays. A GGUF repo by Hub id + File from the local stand-in of the Hub:
+// the File row (typed name for an unlisted repo; the known files' menu for a listed one), the load,
+// only the file asked for, its header first by Range; the link's hub + hubFile (a reload loads the same file), and the listed repos' File menus.
+// Screenshots at 1280 and 375 px after the GGUF load and of the File row (build/screenshots/gguf-*.png).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { launchBrowser, openPage, screenshotDir, serveDist, tableNumbers } from './browser.mjs';
+import { assertHeadsDrawn, headFigure } from './hub-fixture.mjs';
+import { strictCspAlso } from '../../scripts/lib/csp.mjs';
+import { startStandIn } from '../../scripts/lib/hub-stand-in.mjs';
+import { llamaQ8WithTokenizer } from '../js/gguf-support.mjs';
+import { DATA_DIR } from '../js/support.mjs';
+import { formatBytes } from '../../web/shared/format.js';
+import { HUB_MODELS, ggufFileLabel } from '../../web/shared/hub-models.js';
+
+const GGUF = llamaQ8WithTokenizer();
+const TRUNCATED = readFileSync(`${DATA_DIR}malformed-gguf/truncated.gguf`);
+const Q4_1 = readFileSync(`${DATA_DIR}malformed-gguf/q4_1.gguf`);
+const REPO = 'org/tiny-GGUF';
+const FILE = 'tiny-Q8_0.gguf';
+
+let hub;
+let server;
+let chrome;
+
+before(async () => {
+  hub = await startStandIn({ [REPO]: { 'README.md': '# tiny', [FILE]: GGUF } });
+  [server, chrome] = await Promise.all([serveDist({ csp: strictCspAlso([hub.endpoint, hub.storage]) }), launchBrowser()]);
+});
+after(async () => {
+  await chrome?.close();
+  server?.stop();
+  await hub?.close();
+});
+
+const upload = (name, bytes) => ({ name, mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
+
+/** In the page: the JS API on the same GGUF bytes (or the Hub file), each layer's attention on `text`. */
+async function apiGguf({ bytes, hub: id, file, endpoint, text }) {
+  const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+  const lens = await loadAttentionLens();
+  const m = await (bytes ? lens.loadCheckpoint({ weights: new Blob([Uint8Array.from(bytes)]) }) : lens.loadCheckpoint({ hub: id, file, endpoint }));
+  const { ids } = m.tokenize(text);
+  const { attention } = m.forward(ids, { n: ids.length });
+  const out = { n: ids.length, formats: { ...m.weights.formats }, config: { ...m.config }, attention: attention.map((a) => Array.from(a)) };
+  m.dispose();
+  return out;
+}
+
+/** The problems the page reported, less the stand-in's origins and its 404 for a missing file. */
+const realProblems = (problems) => problems().filter((p) => ![hub.endpoint, hub.storage].some((o) => p.includes(`left the origin: ${o}`)) &&
+  !/Failed to load resource: the server responded with a status of 404/.test(p));
+
+test('a .gguf file picked loads with no config: its format and size said, every head as the API computes; a broken .gguf is refused and the model stays', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  await page.goto(`${server.url}#tab=model`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  assert.match(await page.getAttribute('#model-files', 'accept'), /(^|,)\.gguf(,|$)/);
+  assert.match(await page.textContent('#model-drop'), /one \.gguf file/);
+
+  await page.setInputFiles('#model-files', [upload('tiny-Q8_0.gguf', GGUF)]);
+  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
+  await page.waitForSelector('#model-finder tbody tr');
+  const text = await page.inputValue('#model-text');
+  const api = await page.evaluate(apiGguf, { bytes: Array.from(GGUF), text });
+  assert.deepEqual(api.formats, { Q8_0: 16, F32: 5 });
+  const status = await page.textContent('#model-status');
+  assert.ok(status.startsWith(`tiny-Q8_0.gguf: GGUF, Q8_0 × 16, F32 × 5 tensors · ${formatBytes(GGUF.length)} · 2 layers × 4 heads · d_model 64 · ` +
+    '96 tokens · context 64 · wasm memory'), status);
+  assert.equal(await page.getAttribute('#model-status', 'data-container'), 'GGUF');
+  assert.match(await page.textContent('#model-facts'), /^Llama · 2 layers · .* · Q8_0 weights are dequantized to float32 at load today \(memory ≈ 4 bytes per weight\)$/);
+  assert.equal(await page.textContent('#model-text-info'), `${api.n} tokens`);
+  await assertHeadsDrawn((layer, head) => tableNumbers(page, headFigure(layer, head)), { layers: 2, heads: 4 }, api);
+  const next = await page.$$eval('#model-next li .model-next-token', (items) => items.map((i) => i.textContent));
+  assert.equal(next.length, 10);
+  assert.ok(next.every((t) => t.length > 0 && !t.startsWith('#')), JSON.stringify(next));
+
+  // Screenshots of the view with the GGUF model loaded (looked at by hand: the status and facts lines wrap, nothing sticks out).
+  const dir = screenshotDir;
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, 'gguf-file-1280.png'), fullPage: false });
+  await page.setViewportSize({ width: 375, height: 900 });
+  await page.locator('#model-status').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(dir, 'gguf-file-375.png'), fullPage: false });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth > innerWidth);
+  assert.equal(wide, false, 'nothing wider than a 375 px screen');
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // A config.json dropped with it: the model loads, and the load line says the config was not read.
+  await page.setInputFiles('#model-files', [upload('tiny-Q8_0.gguf', GGUF), upload('config.json', '{"model_type": "gpt2"}')]);
+  await page.waitForSelector('body[data-model-loads="2"]', { timeout: 30000 });
+  assert.equal(await page.textContent('#model-load-status'), "config.json was not read: a GGUF file's metadata holds its config.");
+
+  // Refused, each with the core's message; the loaded model and its heads stay.
+  const kept = await tableNumbers(page, headFigure(1, 3));
+  const refusals = [
+    [[upload('truncated.gguf', TRUNCATED)], /Could not load the checkpoint: .*runs past the end of the data section/],
+    [[upload('q4_1.gguf', Q4_1)], /Could not load the checkpoint: .*'blk\.0\.ffn_up\.weight' is Q4_1; supported in GGUF files: F32, F16, BF16, Q8_0/],
+    [[upload('a.gguf', GGUF), upload('b.gguf', GGUF)], /^Found 2 \.gguf files \(a\.gguf, b\.gguf\): drop one \.gguf file at a time/],
+    [[upload('a.gguf', GGUF), upload('model.safetensors', GGUF)], /^Found a\.gguf and model\.safetensors: drop one checkpoint at a time/],
+  ];
+  for (const [files, message] of refusals) {
+    await page.setInputFiles('#model-files', files);
+    await page.waitForFunction((source) => new RegExp(source).test(document.querySelector('#model-error').textContent), message.source,
+      { timeout: 30000 });
+    await page.waitForSelector('body[data-model-loading="false"]');
+    assert.equal(await page.locator('#model-error').isVisible(), true);
+    assert.match(await page.textContent('#model-status'), /^tiny-Q8_0\.gguf: GGUF/);
+    assert.deepEqual(await tableNumbers(page, headFigure(1, 3)), kept, 'the model and its heads stay');
+  }
+  // The view keeps working: a keystroke runs the kept model.
+  const typed = await page.evaluate(apiGguf, { bytes: Array.from(GGUF), text: 'the cat sat' });
+  await page.fill('#model-text', 'the cat sat');
+  await page.waitForFunction((n) => document.querySelector('#model-text-info').textContent === `${n} tokens`, typed.n);
+  await assertHeadsDrawn((layer, head) => tableNumbers(page, headFigure(layer, head)), { layers: 2, heads: 4 }, typed);
+  assert.deepEqual(realProblems(problems), []);
+  await page.close();
+});
+
+test('a GGUF repo by Hub id + File: the file alone fetched, drawn as the API computes, in the link (a reload loads it again); the listed repos\' File menus', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  await page.waitForSelector('body[data-model-source="shipped"]', { timeout: 30000 });
+
+  // A listed GGUF repo: its known files in the File menu (the first chosen), the facts line of the chosen one; a file not read yet disables Load.
+  const smol = HUB_MODELS.find((m) => m.id === 'bartowski/SmolLM2-135M-Instruct-GGUF');
+  await page.selectOption('#model-hub-pick', smol.id);
+  assert.equal(await page.locator('#model-hub-file-row').isVisible(), true);
+  const tab = await page.evaluate(async () => {
+    const { loadAttentionLens } = await import(new URL('attention-lens.mjs', document.baseURI).href);
+    const { families, parameterBytes, limits } = (await loadAttentionLens()).catalog;
+    return { families, parameterBytes, maxParameterBytes: limits.maxCheckpointParameterBytes };
+  });
+  assert.deepEqual(await page.$$eval('#model-hub-file-pick option', (os) => os.map((o) => [o.value, o.textContent])),
+    [...smol.files.map((f) => [f.file, ggufFileLabel(smol, f, tab)]), ['', 'Another file (type its name)']]);
+  assert.equal(await page.inputValue('#model-hub-file-pick'), 'SmolLM2-135M-Instruct-Q8_0.gguf');
+  assert.equal(await page.locator('#model-hub-file').isHidden(), true);
+  assert.match(await page.textContent('#model-hub-line'), /SmolLM2-135M-Instruct-Q8_0\.gguf · 145 MB · Llama · 135 M parameters · Q8_0 weights are dequantized/);
+  assert.equal(await page.isDisabled('#model-hub-load'), false);
+  // The Hub's form with the File row, at 1280 and 375 px (nothing wider than the screen).
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, 'gguf-hub-file-1280.png') });
+  await page.setViewportSize({ width: 375, height: 900 });
+  await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, 'gguf-hub-file-375.png') });
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth > innerWidth), false);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.selectOption('#model-hub-file-pick', 'SmolLM2-135M-Instruct-Q4_K_M.gguf');
+  assert.match(await page.textContent('#model-hub-line'), /· not read yet: its rows of 576 values are not whole 256-value blocks/);
+  assert.equal(await page.isDisabled('#model-hub-load'), true);
+  // "Another file": the box shown and focused; Load waits for a name.
+  await page.selectOption('#model-hub-file-pick', '');
+  assert.equal(await page.locator('#model-hub-file').isVisible(), true);
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'model-hub-file');
+  assert.equal(await page.isDisabled('#model-hub-load'), true);
+  // A listed .safetensors repo: no File row.
+  await page.selectOption('#model-hub-pick', 'openai-community/gpt2');
+  assert.equal(await page.locator('#model-hub-file-row').isHidden(), true);
+
+  // An unlisted repo whose id says GGUF: the File box; its file typed, loaded from the stand-in.
+  await page.fill('#model-hub-id', REPO);
+  assert.equal(await page.locator('#model-hub-file-row').isVisible(), true);
+  assert.equal(await page.locator('#model-hub-file-pick').isHidden(), true);
+  assert.equal(await page.getAttribute('#model-hub-file-label', 'for'), 'model-hub-file');
+  await page.fill('#model-hub-file', FILE);
+  hub.reset();
+  await page.click('#model-hub-load');
+  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
+  await page.waitForSelector('#model-finder tbody tr');
+  assert.equal(hub.count('hub', 'config.json'), 0, 'no config.json asked for');
+  // Its header read first, by Range (in a browser the API then keeps the whole file in Cache Storage).
+  const reads = hub.requests.filter((r) => r.method === 'GET');
+  assert.ok(reads.every((r) => r.path.endsWith(`/${FILE}`)), `only the file asked for: ${JSON.stringify(reads)}`);
+  assert.equal(reads[0].range, 'bytes=0-65535');
+  const status = await page.textContent('#model-status');
+  assert.ok(status.startsWith(`${REPO}, file ${FILE} from ${hub.endpoint}: GGUF, Q8_0 × 16, F32 × 5 tensors · `), status);
+  const text = await page.inputValue('#model-text');
+  const api = await page.evaluate(apiGguf, { hub: REPO, file: FILE, endpoint: hub.endpoint, text });
+  await assertHeadsDrawn((layer, head) => tableNumbers(page, headFigure(layer, head)), { layers: 2, heads: 4 }, api);
+  // The link names the repo and its file; opened afresh, it loads the same file.
+  const url = page.url();
+  assert.match(url, /[#&]hub=org%2Ftiny-GGUF(&|$)/);
+  assert.match(url, /[#&]hubFile=tiny-Q8_0\.gguf(&|$)/);
+  const again = await openPage(chrome.browser, server.url);
+  await again.page.goto(url);
+  await again.page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
+  assert.ok((await again.page.textContent('#model-status')).startsWith(`${REPO}, file ${FILE} from ${hub.endpoint}: GGUF`));
+  assert.equal(await again.page.inputValue('#model-hub-file'), FILE);
+  await assertHeadsDrawn((layer, head) => tableNumbers(again.page, headFigure(layer, head)), { layers: 2, heads: 4 }, api);
+  await again.page.close();
+
+  // A file the repo does not hold: the API's message, the model stays.
+  await page.fill('#model-hub-file', 'tiny-Q4_K_M.gguf');
+  await page.click('#model-hub-load');
+  await page.waitForFunction(() => /tiny-Q4_K_M\.gguf was not found in 'org\/tiny-GGUF'/.test(document.querySelector('#model-error').textContent),
+    undefined, { timeout: 30000 });
+  await page.waitForSelector('body[data-model-loading="false"]');
+  assert.ok((await page.textContent('#model-status')).startsWith(`${REPO}, file ${FILE}`));
+  assert.deepEqual(realProblems(problems), []);
+  await page.close();
+});
