@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SessionModel } from '../../web/shared/model-session/session-model.js';
-import { makeCircuitsSnapshot, makeModelSnapshot, scriptSafeJson, snapshotJson, snapshotProvenance } from '../../web/shared/snapshot.js';
+import { makeCircuitsSnapshot, makeModelSnapshot, scriptSafeJson, snapshotJson, snapshotProvenance } from '../../web/api/snapshot.js';
 
 const dist = resolve(process.argv[2] ?? 'dist');
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));

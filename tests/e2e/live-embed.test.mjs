@@ -15,7 +15,7 @@ import { STRICT_CSP, strictCspAlso } from '../../scripts/lib/csp.mjs';
 import { instrument, launchBrowser, openPage, screenshotDir, serveDist } from './browser.mjs';
 import { startSmallHub, TWELVE_HEADS, TWELVE_ID, twelveHeadsRepo } from './hub-fixture.mjs';
 import { SessionModel } from '../../web/shared/model-session/session-model.js';
-import { QUANTISATION_BOUND, quantiseRows, scriptSafeJson } from '../../web/shared/snapshot.js';
+import { QUANTISATION_BOUND, quantiseRows, scriptSafeJson } from '../../web/api/snapshot.js';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const TEXT = 'the cat sat on the mat and the cat';

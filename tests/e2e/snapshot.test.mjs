@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { STRICT_CSP } from '../../scripts/lib/csp.mjs';
 import { browserFixture, instrument, openPage, screenshotDir } from './browser.mjs';
 import { SessionModel } from '../../web/shared/model-session/session-model.js';
-import { QUANTISATION_BOUND, quantiseRows, scriptSafeJson, toBase64 } from '../../web/shared/snapshot.js';
+import { QUANTISATION_BOUND, quantiseRows, scriptSafeJson, toBase64 } from '../../web/api/snapshot.js';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const live = browserFixture({ csp: true });

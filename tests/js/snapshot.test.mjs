@@ -1,4 +1,4 @@
-// Snapshots (web/shared/snapshot.js): the Your model view's run of a GPT-2-small-shaped model (12
+// Snapshots (web/api/snapshot.js): the Your model view's run of a GPT-2-small-shaped model (12
 // layers × 12 heads, 32 tokens, random weights written here) and the Circuits view's analyses
 // written by the model session (SessionModel, as the page's worker runs it) and read back: the
 // attention within the stated 8-bit bound of the API's float32 weights, every other number exact,
@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 
 import { SessionModel } from '../../web/shared/model-session/session-model.js';
 import { makeCircuitsSnapshot, makeModelSnapshot, QUANTISATION_BOUND, quantiseRows, readSnapshot, scriptSafeJson, sha256Hex,
-  snapshotProvenance, SnapshotError, SNAPSHOT_LIMITS, toBase64 } from '../../web/shared/snapshot.js';
-import { loadLens, writeSafetensors } from './support.mjs';
+  snapshotProvenance, SnapshotError, SNAPSHOT_LIMITS, toBase64 } from '../../web/api/snapshot.js';
+import { assertThrowsMessage, loadLens, writeSafetensors } from './support.mjs';
 import { gpt2Config, gpt2Tensors, gpt2Tokenizer } from './checkpoint-support.mjs';
 
 const lens = await loadLens();
@@ -72,6 +72,40 @@ test('every head of a GPT-2-small-shaped model at 32 tokens: within ±1/510 of t
   assert.equal(read.provenance.model.files[0].sha256.length, 64);
   assert.equal(read.provenance.version, '0.1.0');
   assert.equal(read.provenance.settings.head, 5);
+});
+
+test('m.snapshot: the API writes the same kind of snapshot from a loaded checkpoint (text or ids, chosen layers, provenance), and names bad options', async () => {
+  const m = await lens.loadCheckpoint({ weights: files.weights, config: await files.config.text(),
+    tokenizer: { vocab: await files.vocab.text(), merges: await files.merges.text() } });
+  const { ids, tokens } = m.tokenize(TEXT.slice(0, 60));
+  const forward = m.forward(ids, { n: ids.length, logits: 'last', next: 5 });
+  const shot = m.snapshot({ text: TEXT.slice(0, 60), layers: [2, 7], layer: 7, head: 4, top: 5,
+    source: { source: 'hub', id: 'org/gpt2-shaped', revision: 'abc123' }, settings: { note: 'two layers' } });
+  const read = readSnapshot(JSON.stringify(shot));
+  assert.deepEqual(read.tokens, tokens);
+  assert.deepEqual(read.ids, Array.from(ids));
+  assert.deepEqual([...read.attention.keys()], [2, 7]);
+  for (const l of [2, 7]) assert.ok(maxAbsDiff(read.attention.get(l), forward.attention[l]) <= read.bound * (1 + 1e-6) + 1e-7, `layer ${l}`);
+  assert.deepEqual(read.next.map((t) => [t.id, t.probability]), forward.next.map((t) => [t.id, t.probability]));
+  assert.deepEqual(read.view, { layer: 7, head: 4 });
+  assert.deepEqual([read.provenance.model.source, read.provenance.model.id, read.provenance.model.revision], ['hub', 'org/gpt2-shaped', 'abc123']);
+  assert.equal(read.provenance.family, 'gpt2');
+  assert.equal(read.provenance.text, TEXT.slice(0, 60));
+  assert.equal(read.provenance.settings.note, 'two layers');
+  assert.equal(read.provenance.version, JSON.parse(await (await import('node:fs/promises')).readFile(new URL('../../package.json', import.meta.url), 'utf8')).version);
+  // by ids, every layer by default
+  const byIds = readSnapshot(m.snapshot({ ids }));
+  assert.equal(byIds.attention.size, 12);
+  assert.deepEqual(byIds.tokens, m.tokenTexts(ids));
+  assertThrowsMessage(() => m.snapshot({}), /snapshot needs ids \(or text/);
+  assertThrowsMessage(() => m.snapshot({ ids, text: 'a' }), /ids or text, not both/);
+  assertThrowsMessage(() => m.snapshot({ ids, layers: [12] }), /layers\[0\]/);
+  assertThrowsMessage(() => m.snapshot({ ids, layers: [1], layer: 2 }), /layer 2 is not one of its layers \(1\)/);
+  assertThrowsMessage(() => m.snapshot({ ids, source: { source: 'ftp' } }), /source must be \{ source: 'hub' \| 'files' \| 'shipped'/);
+  assertThrowsMessage(() => m.snapshot({ ids, colour: 'red' }), /unknown snapshot options key 'colour'|colour/);
+  // still working after the refusals
+  assert.equal(readSnapshot(m.snapshot({ ids: ids.subarray(0, 3) })).tokens.length, 3);
+  m.dispose();
 });
 
 test('knocked-out heads and a generation round-trip: before → after exact, generated rows within the bound', async () => {

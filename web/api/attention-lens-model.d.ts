@@ -283,6 +283,13 @@ export interface TransformerModel {
   patch(options: PatchOptions & { over: 'heads' | 'residual' }): Patching<Float32Array>;
   patch(options: PatchOptions & { over: 'layers' }): Patching<{ attention: Float32Array; mlp: Float32Array }>;
   /**
+   * The run on `ids` (or a checkpoint's `text`) as a snapshot for <attention-lens> (README "Embed in a
+   * blog post"): tokens, every (or `layers`') layer × head's attention quantised to 8 bits per row
+   * (within 1/510), the `top` next tokens, the knocked-out heads, the provenance. JSON.stringify it
+   * for the .json file.
+   */
+  snapshot(options: SnapshotOptions): Snapshot;
+  /**
    * Ablates these heads (output zeroed, or scaled) in every later forward, trace, generate,
    * headScores, headAblation, lossAndGradients, logitLens, rollout, attribute and patch; [] restores
    * the model bit for bit. A head out
@@ -395,4 +402,33 @@ export interface TrainedModel extends TransformerModel {
   /** Token ids of text, read as tokenize(text, options) reads it. */
   encode(text: string, options?: AlphabetReadOptions): Int32Array;
   decode(ids: TokenIds): string;
+}
+
+/** Options of model.snapshot. */
+export interface SnapshotOptions {
+  ids?: Int32Array | number[];
+  /** A checkpoint with a tokenizer only; not with ids. */
+  text?: string;
+  /** 0-based layers to keep (default: every layer). */
+  layers?: number[];
+  /** The layer and head shown first (0-based). */
+  layer?: number;
+  head?: number;
+  /** How many next tokens (default 10). */
+  top?: number;
+  source?:
+    | { source: 'hub'; id: string; revision?: string; file?: string; endpoint?: string }
+    | { source: 'files'; fileName: string; files?: { name: string; bytes: number; sha256: string }[] }
+    | { source: 'shipped'; name: string };
+  settings?: Record<string, string | number | boolean>;
+}
+
+/** A snapshot document (format 'attention-lens-snapshot'): plain JSON. */
+export interface Snapshot {
+  format: 'attention-lens-snapshot';
+  version: number;
+  kind: 'model' | 'circuits';
+  provenance: { generator: string; version: string; created: string; model: object | null; family: string; text: string; settings: object };
+  model: { layers: number; heads: number; kvHeads: number };
+  [part: string]: unknown;
 }

@@ -2,6 +2,7 @@
 // head diagnostics, next tokens and .safetensors files.
 // A module of the JS API (web/api/attention-lens-api.js is its entry; scripts/bundle-api.mjs
 // bundles them into dist/attention-lens.mjs).
+import { makeModelSnapshot, readSnapshot, SNAPSHOT_LIMITS, snapshotProvenance } from './snapshot.js';
 import { booleanOption, byteArray, checkKeys, checkOptions, deepFreeze, describe, fieldOptions, finalizer, freeHandle, integerIn, measured, needTraining, numberOption, numbers, probeOptions, SEQUENCE_KEYS, sequenceShape, SIZE_MAX, stringOption, tokenIds, unwrap } from './common.js';
 
 const MODEL_FORWARD_KEYS = ['n', 'batch', 'trace', 'logits', 'ablate', 'next'];
@@ -10,6 +11,11 @@ const ABLATION_KEYS = ['layer', 'head', 'scale'];
 const LENS_KEYS = ['topK', 'token'];
 const ATTRIBUTE_KEYS = ['answers'];
 const PATCH_KEYS = ['clean', 'corrupted', 'answers', 'over'];
+const SNAPSHOT_KEYS = ['ids', 'text', 'layers', 'layer', 'head', 'top', 'source', 'settings'];
+const SNAPSHOT_SOURCES = ['hub', 'files', 'shipped'];
+// The project's version (package.json's), which a snapshot's provenance records: the module's
+// --extern-pre-js defines it.
+const PROJECT_VERSION = typeof ATTN_VERSION === 'string' ? ATTN_VERSION : 'dev'; // eslint-disable-line no-undef
 const INT32_MIN = -0x80000000;
 const INT32_MAX = 0x7fffffff;
 
@@ -429,6 +435,64 @@ export class TransformerModel {
     const effect = ArrayBuffer.isView(result.effect) ? result.effect.slice()
       : { attention: result.effect.attention.slice(), mlp: result.effect.mlp.slice() };
     return { clean: result.clean, corrupted: result.corrupted, effect };
+  }
+
+  /**
+   * The model's run on `ids` (or, for a checkpoint with a tokenizer, `text`) as a snapshot that
+   * <attention-lens> draws with no model, core or worker (README "Embed in a blog post"): the
+   * tokens, every layer × head's attention (or only `layers`', 0-based) quantised to 8 bits per row
+   * (within 1/510), the `top` next tokens (default 10), the knocked-out heads, the head shown first
+   * (`layer`, `head`), and the provenance: `source` ({ source: 'hub', id, revision?, file?,
+   * endpoint? } | { source: 'files', fileName, files?: [{ name, bytes, sha256 }] } | { source:
+   * 'shipped', name }), the family, the text, `settings` (plain values) and this module's version.
+   * Returns the snapshot as a plain object: JSON.stringify(m.snapshot({ … })) is the .json file.
+   */
+  snapshot(options = {}) {
+    this.#live();
+    checkKeys('snapshot options', options, SNAPSHOT_KEYS);
+    const { layers: layerCount, heads } = this.#config;
+    let ids;
+    let tokens = null;
+    let text = '';
+    if (options.text !== undefined) {
+      if (options.ids !== undefined) throw new Error('snapshot takes ids or text, not both');
+      if (typeof options.text !== 'string') throw new Error(`snapshot's text must be a string, got ${describe(options.text)}`);
+      if (typeof this.tokenize !== 'function') throw new Error("snapshot's text needs a checkpoint with a tokenizer: give ids");
+      text = options.text;
+      ({ ids, tokens } = this.tokenize(text));
+    } else if (options.ids !== undefined) {
+      ids = tokenIds('ids', options.ids);
+    } else {
+      throw new Error('snapshot needs ids (or text, for a checkpoint with a tokenizer)');
+    }
+    let layers;
+    if (options.layers !== undefined) {
+      if (!Array.isArray(options.layers) || options.layers.length === 0) {
+        throw new Error(`snapshot's layers must be a non-empty array of layer numbers, got ${describe(options.layers)}`);
+      }
+      layers = [...new Set(options.layers.map((l, i) => integerIn(`layers[${i}]`, l, 0, layerCount - 1)))].sort((a, b) => a - b);
+    }
+    const layer = integerIn('layer', options.layer ?? layers?.[0] ?? 0, 0, layerCount - 1);
+    if (layers && !layers.includes(layer)) throw new Error(`snapshot's layer ${layer} is not one of its layers (${layers.join(', ')})`);
+    const head = integerIn('head', options.head ?? 0, 0, heads - 1);
+    const top = integerIn('top', options.top ?? 10, 1, SNAPSHOT_LIMITS.next);
+    let model = null;
+    if (options.source !== undefined) {
+      const source = options.source;
+      if (source === null || typeof source !== 'object' || !SNAPSHOT_SOURCES.includes(source.source)) {
+        throw new Error(`snapshot's source must be { source: ${SNAPSHOT_SOURCES.map((s) => `'${s}'`).join(' | ')}, … }, got ${describe(source)}`);
+      }
+      model = { ...source, family: this.family ?? '' };
+    }
+    const n = ids.length;
+    const { attention, next } = this.forward(ids, { n, logits: 'last', next: top });
+    const textOf = (id, known) => known ?? this[TOKEN_TEXT](id) ?? `#${id}`;
+    const run = { n, ids: Array.from(ids), tokens: tokens ?? Array.from(ids, (id) => textOf(id)), attention,
+      top: next.map((t) => ({ id: t.id, token: textOf(t.id, t.token), probability: t.probability })), ablated: this.ablated ?? [] };
+    const provenance = snapshotProvenance(model, { files: model?.files, text, settings: options.settings ?? {}, version: PROJECT_VERSION });
+    const snapshot = makeModelSnapshot({ run, config: this.#config, provenance, view: { layer, head }, layers });
+    readSnapshot(snapshot); // what the element will read: a snapshot it would refuse is never returned
+    return JSON.parse(JSON.stringify(snapshot));
   }
 
   /**

@@ -6,14 +6,14 @@
 // checkpoint import), loads the checkpoint through the page's model session code
 // (shared/model-session/session-model.js, here on the page's thread) — lens.loadCheckpoint({ hub }),
 // whose Cache Storage of Hub files the page shares on the same origin — and turns each run into a
-// snapshot (shared/snapshot.js) that the element draws as any other. A blocked fetch (a blog's
+// snapshot (api/snapshot.js) that the element draws as any other. A blocked fetch (a blog's
 // Content-Security-Policy without the Hub's origins in connect-src) is said in words.
 import { button, el } from '../shared/dom.js';
 import { PROJECT_VERSION } from '../shared/exporting.js';
 import { formatBytes } from '../shared/format.js';
 import { hubEntry, withFile } from '../shared/hub-models.js';
 import { SessionModel } from '../shared/model-session/session-model.js';
-import { makeModelSnapshot, readSnapshot, snapshotProvenance } from '../shared/snapshot.js';
+import { makeModelSnapshot, readSnapshot, snapshotProvenance } from '../api/snapshot.js';
 
 /** The Hub's own origin (the API's default endpoint). */
 export const HUB = 'https://huggingface.co';

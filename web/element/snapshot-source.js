@@ -2,8 +2,8 @@
 // it is shown: a child <script type="application/json"> (inline: read from the page, works from
 // file://), or snapshot="finding.json" (one fetch over http(s), its size bounded as it streams; a
 // file:// page is told to use the inline form and nothing is requested). Either way the text goes
-// through readSnapshot (web/shared/snapshot.js), which treats it as untrusted input.
-import { readSnapshot, SNAPSHOT_LIMITS } from '../shared/snapshot.js';
+// through readSnapshot (web/api/snapshot.js), which treats it as untrusted input.
+import { readSnapshot, SNAPSHOT_LIMITS } from '../api/snapshot.js';
 import { COLOR_SCALES } from '../shared/color-scale.js';
 
 /** The inline snapshot's script element, if the element has one as a child. */

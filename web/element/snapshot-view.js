@@ -1,4 +1,4 @@
-// What <attention-lens> draws for a snapshot (web/shared/snapshot.js's readSnapshot): no model, no
+// What <attention-lens> draws for a snapshot (web/api/snapshot.js's readSnapshot): no model, no
 // core, no worker. A Your model snapshot: the tokens, a layer and head picker, that head's heatmap
 // (hover or focus a cell to read it, its query and key chips marked), every layer × head as small
 // tiles (click one to show it), the next tokens (before → after with heads knocked out) and the

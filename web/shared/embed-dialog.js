@@ -1,5 +1,5 @@
 // The page's one Embed dialog ("Embed this view"), for every view: the walkthrough's live
-// <attention-lens> snippet and iframe (as before), or a view's snapshot (web/shared/snapshot.js)
+// <attention-lens> snippet and iframe (as before), or a view's snapshot (web/api/snapshot.js)
 // as (a) an inline snippet that carries the numbers in a <script type="application/json">, and
 // (b) a .json file to download with the snippet that names it; its size and the weights' bound
 // said above them. The header's Embed button asks the shown tab's source (embedSource), the
@@ -8,7 +8,7 @@ import { $ } from './dom.js';
 import { formatBytes } from './format.js';
 import { snapshotSnippets } from './embed-snippet.js';
 import { download } from './exporting.js';
-import { sha256Hex } from './snapshot.js';
+import { sha256Hex } from '../api/snapshot.js';
 
 const sources = new Map();
 const hashes = new WeakMap(); // File -> Promise of its SHA-256 (hex)

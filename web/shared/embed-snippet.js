@@ -1,6 +1,6 @@
 // The <attention-lens> element's attributes, shared by the element (parsing) and the page's
 // Embed dialog (printing a snippet of the current state, or of a view's snapshot).
-import { readSnapshot, scriptSafeJson, snapshotJson } from './snapshot.js';
+import { readSnapshot, scriptSafeJson, snapshotJson } from '../api/snapshot.js';
 import { DEFAULTS } from './state.js';
 
 // attribute name -> state key. `head` is 1-based in the attribute, as the page labels heads.

@@ -23,7 +23,7 @@ import { cutSelects, heatmapTable, screenshotDir, serveDist, sticksOut, withRand
 import { familyRepos, llama3F32, llamaHubRepos, qwen2Bf16, shardedMistral, startSmallHub, startStall, twelveHeadsRepo } from '../hub-fixture.mjs';
 import { ENGINE_FAMILY_CASES, modelChecks, pickFiles } from './model-checks.mjs';
 import { launchEngine } from '../../../scripts/lib/drivers.mjs';
-import { QUANTISATION_BOUND, scriptSafeJson } from '../../../web/shared/snapshot.js';
+import { QUANTISATION_BOUND, scriptSafeJson } from '../../../web/api/snapshot.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const dist = join(root, 'dist');

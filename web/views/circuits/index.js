@@ -12,7 +12,7 @@
 import { $ } from '../../shared/dom.js';
 import { embedSource, openEmbed, weightsFileFacts } from '../../shared/embed-dialog.js';
 import { modelProvenance, PROJECT_VERSION } from '../../shared/exporting.js';
-import { makeCircuitsSnapshot, snapshotProvenance } from '../../shared/snapshot.js';
+import { makeCircuitsSnapshot, snapshotProvenance } from '../../api/snapshot.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { countPageState, setPageState } from '../../shared/page-state.js';
 import { CIRCUIT_ANALYSES } from '../../shared/state.js';
@@ -256,7 +256,7 @@ class CircuitsController {
     countPageState('circuitsDrawn');
   }
 
-  /** The analysis drawn as a snapshot (shared/snapshot.js) with the model's provenance; for the Embed dialog. */
+  /** The analysis drawn as a snapshot (api/snapshot.js) with the model's provenance; for the Embed dialog. */
   async snapshot() {
     const shown = this.#drawing.shown;
     const model = this.#model();

@@ -18,7 +18,7 @@
 // the controller (the store's `yourModel`, the worker's calls); draw.js draws.
 import { embedSource, openEmbed, weightsFileFacts } from '../../shared/embed-dialog.js';
 import { modelProvenance, PROJECT_VERSION } from '../../shared/exporting.js';
-import { makeModelSnapshot, snapshotProvenance } from '../../shared/snapshot.js';
+import { makeModelSnapshot, snapshotProvenance } from '../../api/snapshot.js';
 import { $ } from '../../shared/dom.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { formatBytes } from '../../shared/format.js';
@@ -202,7 +202,7 @@ class ModelController {
   }
 
   /**
-   * The view as a snapshot (shared/snapshot.js): the text's run — every layer × head, the next tokens
+   * The view as a snapshot (api/snapshot.js): the text's run — every layer × head, the next tokens
    * (before → after with heads knocked out) — and the generation written after that text, with the
    * model's provenance (a file's SHA-256 computed now, once); for the Embed dialog.
    */
