@@ -49,7 +49,9 @@ TEST_CASE("every format dequantizes to the numpy reference bit for bit", "[gguf]
       {"f32", attn::GgmlType::F32},   {"f16", attn::GgmlType::F16},
       {"bf16", attn::GgmlType::BF16}, {"q8_0", attn::GgmlType::Q8_0},
       {"q4_0", attn::GgmlType::Q4_0}, {"q4_k", attn::GgmlType::Q4_K},
-      {"q5_k", attn::GgmlType::Q5_K}, {"q6_k", attn::GgmlType::Q6_K}};
+      {"q5_k", attn::GgmlType::Q5_K}, {"q6_k", attn::GgmlType::Q6_K},
+      {"q4_1", attn::GgmlType::Q4_1}, {"q5_0", attn::GgmlType::Q5_0},
+      {"q5_1", attn::GgmlType::Q5_1}};
   REQUIRE(index.tensors.size() == formats.size());
   for (const auto& [name, type] : formats) {
     INFO("tensor " << name);
