@@ -104,101 +104,136 @@ inline Floats halves_to_floats(const std::uint8_t* p) {
                                     ((h & Ints(0x8000)) << 16));
 }
 
-// Dequantizes blocks [b0, b1) of one panel, value by value, into two vectors (rows 0 … W − 1 and
-// W … 2W − 1 of the panel), handing each to take(k, low, high), k counted from block b0's first
-// value. Each lane's value is ops/dequantize's: fma(scale, q, offset) of an exact scale·q and an
-// offset that is exact (−8·d, −16·d, −32·scale) or the one rounding ggml makes (+ m, − dmin·min).
-template <GgmlType T, class Take>
-inline void decode_panel(const QuantizedMatrix& w, std::size_t panel, std::size_t b0,
-                         std::size_t b1, Take&& take) {
+// Dequantizes blocks [b0, b1) of P consecutive panels from `panel`, value by value: for each
+// value k (counted from block b0's first) take(k, low, high) gets each panel's two vectors (rows 0
+// … W − 1 and W … 2W − 1), low[p] and high[p]. Each lane's value is ops/dequantize's:
+// fma(scale, q, offset) of an exact scale·q and an offset that is exact (−8·d, −16·d, −32·scale)
+// or the one rounding ggml makes (+ m, − dmin·min). P panels at once give the caller P
+// independent sums (a sum's latency, not the loads, bounds one panel alone).
+template <GgmlType T, std::size_t P, class Take>
+inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size_t b0,
+                          std::size_t b1, Take&& take) {
   constexpr QuantizedLayout layout = quantized_layout(T);
   constexpr std::size_t kGroups = layout.block_values / layout.group_values;
   constexpr std::size_t kBits = layout.high_bits;
   constexpr std::size_t kPerByte = kBits ? 4 / kBits : 1;  // values per byte of high bits
   for (std::size_t b = b0; b < b1; ++b) {
-    const std::uint8_t* rec = w.record(panel, b);
-    const Floats d0 = halves_to_floats(rec), d1 = halves_to_floats(rec + 2 * W);
-    Floats m0(0.0f), m1(0.0f);
-    if constexpr (layout.has_m) {
-      m0 = halves_to_floats(rec + layout.m_offset(NR));
-      m1 = halves_to_floats(rec + layout.m_offset(NR) + 2 * W);
+    const std::uint8_t* quants[P];
+    const std::uint8_t* high[P];
+    // Every group's scales and offsets first, kept in L1 (the values' loop reads them per group).
+    alignas(64) float scales_of[P][kGroups][NR], offsets_of[P][kGroups][NR];
+    for (std::size_t p = 0; p < P; ++p) {
+      const std::uint8_t* rec = w.record(panel + p, b);
+      quants[p] = rec + layout.quants_offset(NR);
+      high[p] = rec + layout.high_offset(NR);
+      const Floats d0 = halves_to_floats(rec), d1 = halves_to_floats(rec + 2 * W);
+      Floats m0(0.0f), m1(0.0f);
+      if constexpr (layout.has_m) {
+        m0 = halves_to_floats(rec + layout.m_offset(NR));
+        m1 = halves_to_floats(rec + layout.m_offset(NR) + 2 * W);
+      }
+      for (std::size_t g = 0; g < kGroups; ++g) {
+        Floats s0 = d0, s1 = d1, o0(0.0f), o1(0.0f);
+        if constexpr (T == GgmlType::Q4_0) {
+          o0 = d0 * Floats(-8.0f);
+          o1 = d1 * Floats(-8.0f);
+        } else if constexpr (T == GgmlType::Q5_0) {
+          o0 = d0 * Floats(-16.0f);
+          o1 = d1 * Floats(-16.0f);
+        } else if constexpr (T == GgmlType::Q4_1 || T == GgmlType::Q5_1) {
+          o0 = m0;
+          o1 = m1;
+        } else if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
+          const std::uint8_t* scales = rec + layout.scales_offset(NR) + g * NR;
+          const std::uint8_t* mins = rec + layout.mins_offset(NR) + g * NR;
+          s0 = d0 * xsimd::to_float(lanes_u8(scales));
+          s1 = d1 * xsimd::to_float(lanes_u8(scales + W));
+          o0 = -(m0 * xsimd::to_float(lanes_u8(mins)));
+          o1 = -(m1 * xsimd::to_float(lanes_u8(mins + W)));
+        } else if constexpr (T == GgmlType::Q6_K) {
+          const std::uint8_t* scales = rec + layout.scales_offset(NR) + g * NR;
+          s0 = d0 * xsimd::to_float(lanes_i8(scales));
+          s1 = d1 * xsimd::to_float(lanes_i8(scales + W));
+          o0 = s0 * Floats(-32.0f);
+          o1 = s1 * Floats(-32.0f);
+        }
+        s0.store_aligned(scales_of[p][g]);
+        s1.store_aligned(scales_of[p][g] + W);
+        o0.store_aligned(offsets_of[p][g]);
+        o1.store_aligned(offsets_of[p][g] + W);
+      }
     }
-    const std::uint8_t* quants = rec + layout.quants_offset(NR);
-    const std::uint8_t* high = rec + layout.high_offset(NR);
     const std::size_t k_block = (b - b0) * layout.block_values;
     for (std::size_t g = 0; g < kGroups; ++g) {
-      Floats s0 = d0, s1 = d1, o0(0.0f), o1(0.0f);
-      if constexpr (T == GgmlType::Q4_0) {
-        o0 = d0 * Floats(-8.0f);
-        o1 = d1 * Floats(-8.0f);
-      } else if constexpr (T == GgmlType::Q5_0) {
-        o0 = d0 * Floats(-16.0f);
-        o1 = d1 * Floats(-16.0f);
-      } else if constexpr (T == GgmlType::Q4_1 || T == GgmlType::Q5_1) {
-        o0 = m0;
-        o1 = m1;
-      } else if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
-        const std::uint8_t* scales = rec + layout.scales_offset(NR) + g * NR;
-        const std::uint8_t* mins = rec + layout.mins_offset(NR) + g * NR;
-        s0 = d0 * xsimd::to_float(lanes_u8(scales));
-        s1 = d1 * xsimd::to_float(lanes_u8(scales + W));
-        o0 = -(m0 * xsimd::to_float(lanes_u8(mins)));
-        o1 = -(m1 * xsimd::to_float(lanes_u8(mins + W)));
-      } else if constexpr (T == GgmlType::Q6_K) {
-        const std::uint8_t* scales = rec + layout.scales_offset(NR) + g * NR;
-        s0 = d0 * xsimd::to_float(lanes_i8(scales));
-        s1 = d1 * xsimd::to_float(lanes_i8(scales + W));
-        o0 = s0 * Floats(-32.0f);
-        o1 = s1 * Floats(-32.0f);
-      }
       const std::size_t v0 = g * layout.group_values;
       for (std::size_t v = v0; v < v0 + layout.group_values; v += kPerByte) {
-        [[maybe_unused]] Ints h(0);
-        if constexpr (kBits != 0) h = lanes_u8(high + (v / kPerByte) * L);
+        [[maybe_unused]] Ints h[P];
+        if constexpr (kBits != 0) {
+          for (std::size_t p = 0; p < P; ++p) h[p] = lanes_u8(high[p] + (v / kPerByte) * L);
+        }
         for (std::size_t s = 0; s < kPerByte; ++s) {
-          Ints q0, q1;
-          if constexpr (layout.eight_bit) {
-            q0 = lanes_i8(quants + (v + s) * NR);
-            q1 = lanes_i8(quants + (v + s) * NR + W);
-          } else {
-            const Ints n = lanes_u8(quants + (v + s) * L);
-            q0 = n & Ints(0xF);
-            q1 = n >> 4;
-            if constexpr (kBits != 0) {
-              constexpr std::int32_t mask = (1 << kBits) - 1;
-              q0 = q0 | (((h >> int(kBits * 2 * s)) & Ints(mask)) << 4);
-              q1 = q1 | (((h >> int(kBits * (2 * s + 1))) & Ints(mask)) << 4);
+          Floats low[P], up[P];
+          for (std::size_t p = 0; p < P; ++p) {
+            Ints q0, q1;
+            if constexpr (layout.eight_bit) {
+              q0 = lanes_i8(quants[p] + (v + s) * NR);
+              q1 = lanes_i8(quants[p] + (v + s) * NR + W);
+            } else {
+              const Ints n = lanes_u8(quants[p] + (v + s) * L);
+              q0 = n & Ints(0xF);
+              q1 = n >> 4;
+              if constexpr (kBits != 0) {
+                constexpr std::int32_t mask = (1 << kBits) - 1;
+                q0 = q0 | (((h[p] >> int(kBits * 2 * s)) & Ints(mask)) << 4);
+                q1 = q1 | (((h[p] >> int(kBits * (2 * s + 1))) & Ints(mask)) << 4);
+              }
+            }
+            const Floats s0 = Floats::load_aligned(scales_of[p][g]);
+            const Floats s1 = Floats::load_aligned(scales_of[p][g] + W);
+            if constexpr (T == GgmlType::Q8_0) {  // d · q: no offset (a zero's sign as ggml's)
+              low[p] = s0 * xsimd::to_float(q0);
+              up[p] = s1 * xsimd::to_float(q1);
+            } else {
+              low[p] = xsimd::fma(s0, xsimd::to_float(q0), Floats::load_aligned(offsets_of[p][g]));
+              up[p] =
+                  xsimd::fma(s1, xsimd::to_float(q1), Floats::load_aligned(offsets_of[p][g] + W));
             }
           }
-          if constexpr (T == GgmlType::Q8_0) {  // d · q: no offset (and a zero's sign as ggml's)
-            take(k_block + v + s, s0 * xsimd::to_float(q0), s1 * xsimd::to_float(q1));
-          } else {
-            take(k_block + v + s, xsimd::fma(s0, xsimd::to_float(q0), o0),
-                 xsimd::fma(s1, xsimd::to_float(q1), o1));
-          }
+          take(k_block + v + s, low, up);
         }
       }
     }
   }
 }
 
-// y[0, cols) = x[0, w.cols) · panel `panel`'s rows + bias: the one-row kernel. The same sums as
-// matmul_packed's one-row kernels on the widened panel (each output in order over k, from the
-// bias or 0).
-template <GgmlType T>
-void row_panel(const float* x, const QuantizedMatrix& w, std::size_t panel, float* y,
-               std::size_t cols, const float* bias) {
-  alignas(64) float edge[NR] = {};
+// Panels the one-row kernel streams at once: P independent pairs of sums.
+constexpr std::size_t kRowPanels = 3;
+
+// y[0, cols) = x[0, w.cols) · the rows of P panels from `panel` + bias: the one-row kernel. The
+// same sums as matmul_packed's one-row kernels on the widened panels (each output in order over k,
+// from the bias or 0).
+template <GgmlType T, std::size_t P>
+void row_panels(const float* x, const QuantizedMatrix& w, std::size_t panel, float* y,
+                std::size_t cols, const float* bias) {
+  alignas(64) float edge[P * NR] = {};
   if (bias) std::copy(bias, bias + cols, edge);
-  Floats acc0 = bias ? Floats::load_aligned(edge) : Floats(0.0f);
-  Floats acc1 = bias ? Floats::load_aligned(edge + W) : Floats(0.0f);
-  decode_panel<T>(w, panel, 0, w.blocks_per_row(), [&](std::size_t k, Floats low, Floats high) {
-    const Floats xk(x[k]);
-    acc0 = xsimd::fma(xk, low, acc0);
-    acc1 = xsimd::fma(xk, high, acc1);
-  });
-  acc0.store_aligned(edge);
-  acc1.store_aligned(edge + W);
+  Floats acc0[P], acc1[P];
+  for (std::size_t p = 0; p < P; ++p) {
+    acc0[p] = bias ? Floats::load_aligned(edge + p * NR) : Floats(0.0f);
+    acc1[p] = bias ? Floats::load_aligned(edge + p * NR + W) : Floats(0.0f);
+  }
+  decode_panels<T, P>(w, panel, 0, w.blocks_per_row(),
+                      [&](std::size_t k, const Floats* low, const Floats* high) {
+                        const Floats xk(x[k]);
+                        for (std::size_t p = 0; p < P; ++p) {
+                          acc0[p] = xsimd::fma(xk, low[p], acc0[p]);
+                          acc1[p] = xsimd::fma(xk, high[p], acc1[p]);
+                        }
+                      });
+  for (std::size_t p = 0; p < P; ++p) {
+    acc0[p].store_aligned(edge + p * NR);
+    acc1[p].store_aligned(edge + p * NR + W);
+  }
   std::copy(edge, edge + cols, y);
 }
 
@@ -206,11 +241,11 @@ template <GgmlType T>
 void widen_panel(const QuantizedMatrix& w, std::size_t panel, std::size_t k_first, std::size_t kc,
                  float* out) {
   constexpr std::size_t bv = quantized_layout(T).block_values;
-  decode_panel<T>(w, panel, k_first / bv, (k_first + kc) / bv,
-                  [&](std::size_t k, Floats low, Floats high) {
-                    low.store_aligned(out + k * NR);
-                    high.store_aligned(out + k * NR + W);
-                  });
+  decode_panels<T, 1>(w, panel, k_first / bv, (k_first + kc) / bv,
+                      [&](std::size_t k, const Floats* low, const Floats* high) {
+                        low[0].store_aligned(out + k * NR);
+                        high[0].store_aligned(out + k * NR + W);
+                      });
 }
 
 // The format's kernel: f.template operator()<T>() for w's type T.
@@ -266,11 +301,19 @@ void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const fl
   const std::size_t min_panels = kParallelFlops / panel_flops + 1;
 #if ATTN_SIMD
   if (m == 1) {  // one row: every panel streamed once, dequantized in registers
-    parallel_for(panels, min_panels, [&](std::size_t begin, std::size_t end) {
+    // threads take runs of kRowPanels panels (each output computed by one, in one order)
+    const std::size_t groups = (panels + kRowPanels - 1) / kRowPanels;
+    parallel_for(groups, min_panels / kRowPanels + 1, [&](std::size_t begin, std::size_t end) {
       with_type(w.type(), [&]<GgmlType T>() {
-        for (std::size_t p = begin; p < end; ++p) {
-          const std::size_t cols = std::min(NR, w.rows() - p * NR);
-          row_panel<T>(x, w, p, y + p * NR, cols, b ? b + p * NR : nullptr);
+        std::size_t p = begin * kRowPanels;
+        const std::size_t last = std::min(panels, end * kRowPanels);
+        const auto row_bias = [&](std::size_t q) { return b ? b + q * NR : nullptr; };
+        for (; p + kRowPanels <= last; p += kRowPanels) {
+          const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
+          row_panels<T, kRowPanels>(x, w, p, y + p * NR, cols, row_bias(p));
+        }
+        for (; p < last; ++p) {
+          row_panels<T, 1>(x, w, p, y + p * NR, std::min(NR, w.rows() - p * NR), row_bias(p));
         }
       });
     });
