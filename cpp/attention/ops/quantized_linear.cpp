@@ -31,7 +31,6 @@ void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const fl
 namespace {
 
 constexpr std::size_t NR = kPanelWidth;
-constexpr std::size_t L = NR / 2;
 // The least work (multiply-adds) worth handing to another thread (matmul.cpp's).
 constexpr std::size_t kParallelFlops = std::size_t{1} << 17;
 
@@ -39,6 +38,7 @@ constexpr std::size_t kParallelFlops = std::size_t{1} << 17;
 using simd::Floats;
 using simd::Ints;
 constexpr std::size_t W = simd::kWidth;
+constexpr std::size_t L = NR / 2;  // lanes of a byte plane (quantized_weights.hpp)
 static_assert(NR == 2 * W && L == W, "a panel is two vectors: rows j and j + W share a byte");
 
 // W bytes (or halves) from p, each widened to one 32-bit lane: unsigned, signed, 16-bit unsigned.
