@@ -92,6 +92,18 @@ inline Ints lanes_u16(const std::uint8_t* p) {
 #endif
 }
 
+// Small integers (|q| < 2²²: quants, sub-block scales) as float, exactly. In wasm, LLVM (14) folds
+// a widening (i32x4.extend_low_i16x8) into the conversion after it and then converts lane by lane
+// (no wasm instruction converts i16 lanes): there the integer is added to the bits of 1.5·2²³
+// instead, whose float minus 1.5·2²³ is the integer (two vector operations, no scalarising).
+inline Floats small_to_float(Ints q) {
+#if defined(__wasm_simd128__)
+  return xsimd::bitwise_cast<float>(q + Ints(0x4B400000)) - Floats(12582912.0f);
+#else
+  return xsimd::to_float(q);
+#endif
+}
+
 // W IEEE halves (little-endian) as float, exactly, for finite halves (a loaded model's scales are:
 // the import refuses a tensor with a non-finite value): the magnitude's bits moved into a float's
 // and scaled by 2^112 (a subnormal half lands on a float subnormal, the product is exact), the sign
@@ -146,14 +158,14 @@ inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size
         } else if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
           const std::uint8_t* scales = rec + layout.scales_offset(NR) + g * NR;
           const std::uint8_t* mins = rec + layout.mins_offset(NR) + g * NR;
-          s0 = d0 * xsimd::to_float(lanes_u8(scales));
-          s1 = d1 * xsimd::to_float(lanes_u8(scales + W));
-          o0 = -(m0 * xsimd::to_float(lanes_u8(mins)));
-          o1 = -(m1 * xsimd::to_float(lanes_u8(mins + W)));
+          s0 = d0 * small_to_float(lanes_u8(scales));
+          s1 = d1 * small_to_float(lanes_u8(scales + W));
+          o0 = -(m0 * small_to_float(lanes_u8(mins)));
+          o1 = -(m1 * small_to_float(lanes_u8(mins + W)));
         } else if constexpr (T == GgmlType::Q6_K) {
           const std::uint8_t* scales = rec + layout.scales_offset(NR) + g * NR;
-          s0 = d0 * xsimd::to_float(lanes_i8(scales));
-          s1 = d1 * xsimd::to_float(lanes_i8(scales + W));
+          s0 = d0 * small_to_float(lanes_i8(scales));
+          s1 = d1 * small_to_float(lanes_i8(scales + W));
           o0 = s0 * Floats(-32.0f);
           o1 = s1 * Floats(-32.0f);
         }
@@ -176,8 +188,14 @@ inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size
           for (std::size_t p = 0; p < P; ++p) {
             Ints q0, q1;
             if constexpr (layout.eight_bit) {
+#if defined(__wasm_simd128__)  // the step's 8 bytes in one load, widened to two vectors
+              const v128_t bytes = wasm_i16x8_load8x8(quants[p] + (v + s) * NR);
+              q0 = Ints(wasm_i32x4_extend_low_i16x8(bytes));
+              q1 = Ints(wasm_i32x4_extend_high_i16x8(bytes));
+#else
               q0 = lanes_i8(quants[p] + (v + s) * NR);
               q1 = lanes_i8(quants[p] + (v + s) * NR + W);
+#endif
             } else {
               const Ints n = lanes_u8(quants[p] + (v + s) * L);
               q0 = n & Ints(0xF);
@@ -191,12 +209,12 @@ inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size
             const Floats s0 = Floats::load_aligned(scales_of[p][g]);
             const Floats s1 = Floats::load_aligned(scales_of[p][g] + W);
             if constexpr (T == GgmlType::Q8_0) {  // d · q: no offset (a zero's sign as ggml's)
-              low[p] = s0 * xsimd::to_float(q0);
-              up[p] = s1 * xsimd::to_float(q1);
+              low[p] = s0 * small_to_float(q0);
+              up[p] = s1 * small_to_float(q1);
             } else {
-              low[p] = xsimd::fma(s0, xsimd::to_float(q0), Floats::load_aligned(offsets_of[p][g]));
+              low[p] = xsimd::fma(s0, small_to_float(q0), Floats::load_aligned(offsets_of[p][g]));
               up[p] =
-                  xsimd::fma(s1, xsimd::to_float(q1), Floats::load_aligned(offsets_of[p][g] + W));
+                  xsimd::fma(s1, small_to_float(q1), Floats::load_aligned(offsets_of[p][g] + W));
             }
           }
           take(k_block + v + s, low, up);
