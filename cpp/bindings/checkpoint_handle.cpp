@@ -104,6 +104,13 @@ val CheckpointHandle::tokenizerNeed() const {
   });
 }
 
+val CheckpointHandle::memoryBytes() const {
+  return guarded([&] {
+    if (!import_) throw attn::Error("memoryBytes() needs begin() first");
+    return val(double(import_->parameter_bytes()));
+  });
+}
+
 val CheckpointHandle::buffer(std::size_t size) {
   return guarded([&] {
     buffer_.resize(size);

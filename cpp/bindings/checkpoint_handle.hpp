@@ -32,6 +32,9 @@ class CheckpointHandle {
   // config.json's end-of-text ids within the vocabulary; a GGUF file's tokenizer as
   // tokenizer.json's text when its metadata has one the core reads.
   val tokenizerNeed() const;
+  // The bytes the model's parameters will take in memory (known once begin() has read the headers):
+  // F16/BF16 matrices 2 a value, GGUF's quantized ones their blocks, the rest 4.
+  val memoryBytes() const;
   // A view of `size` bytes of wasm memory for the next chunk (valid until the next allocation).
   val buffer(std::size_t size);
   val read(std::size_t index, std::size_t size, double offset);

@@ -62,6 +62,7 @@ EMSCRIPTEN_BINDINGS(attention_lens) {
       .function("provide", &CheckpointHandle::provide)
       .function("begin", &CheckpointHandle::begin)
       .function("tokenizerNeed", &CheckpointHandle::tokenizerNeed)
+      .function("memoryBytes", &CheckpointHandle::memoryBytes)
       .function("buffer", &CheckpointHandle::buffer)
       .function("read", &CheckpointHandle::read)
       .function("finish", &CheckpointHandle::finish);

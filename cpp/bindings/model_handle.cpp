@@ -54,7 +54,8 @@ val ModelHandle::parameterTable() const {
 
 val ModelHandle::parameter(const std::string& name) {
   return guarded([&] {
-    if (model_->parameter_info(name).half) {  // a 2-byte weight: a widened copy, kept here
+    const attn::ParameterInfo& info = model_->parameter_info(name);
+    if (info.half || info.quantized) {  // a 2-byte or quantized weight: a float copy, kept here
       widened_ = model_->parameter_values(name);
       return view_of(widened_.data(), widened_.size());
     }

@@ -29,11 +29,15 @@ and kquants.gguf: a random llama of d_model 256 (K-quants' rows are 256 values) 
 matrices are random blocks of every quantized type the core reads — token_embd Q6_K, attn_q Q4_K,
 attn_k Q5_K, attn_v Q6_K, attn_output Q4_K, ffn_gate Q5_K, ffn_up Q8_0, ffn_down Q4_K, output Q4_0 —
 with small scales (every weight within ±4), norms F32: test_gguf_checkpoint.cpp checks each
-parameter the import made against the blocks' values placed by hand;
+parameter the import made against the blocks' values placed by hand; quants32.gguf: the same with
+d_model 96 and the 32-value types (token_embd Q5_0, attn_q Q4_1, attn_k Q5_1, attn_v Q8_0,
+attn_output Q4_0, ffn_gate Q5_0, ffn_up Q4_1, ffn_down Q5_1, output Q4_0: llama.cpp's Q4_K_M
+fallbacks for rows that are no whole 256-value block);
 
 qwen2-1.5b-q4_k_m.head.gguf: the first bytes (header and metadata, no data) of a Qwen2.5-1.5B-
 shaped Q4_K_M file (Q4_K matrices, Q6_K for v, ffn_down and the embedding): 1.5 B parameters, which
-the import refuses as too large for the tab while it dequantizes to float32;
+the import now keeps in 1.2 × its file's bytes or less, and qwen2-7b-q4_k_m.head.gguf, a Qwen2.5-7B-
+shaped one, too large for the tab even quantized;
 
 and tests/data/malformed-gguf/: GGUF files loadCheckpoint must refuse, each a variation of
 llama-f32.gguf, with expected.json mapping each file to a part of the message it must give
@@ -59,7 +63,7 @@ _spec = importlib.util.spec_from_file_location("gguf_golden", os.path.join(HERE,
 gguf = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gguf)
 
-gguf.GGML_TYPES["Q4_1"] = (3, 32, 20)  # ggml.h: refused by the core, for a test
+gguf.GGML_TYPES["IQ4_NL"] = (20, 32, 18)  # ggml.h: refused by the core, for a test
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(ROOT, "tests", "data")
@@ -272,11 +276,11 @@ def refused_files(metadata, tensors):
             t.append((name, type_name, dims, data))
         return edit
 
-    def retype(name):  # stored as Q4_1 (ggml type 3, 20 bytes per 32 values), not dequantized
+    def retype(name):  # stored as IQ4_NL (ggml type 20, 18 bytes per 32 values), not read
         def edit(m, t):
             for i, (n, _, dims, _) in enumerate(t):
                 if n == name:
-                    t[i] = (n, "Q4_1", dims, bytes(int(np.prod(dims)) // 32 * 20))
+                    t[i] = (n, "IQ4_NL", dims, bytes(int(np.prod(dims)) // 32 * 18))
         return edit
 
     def nan(name):
@@ -300,9 +304,9 @@ def refused_files(metadata, tensors):
          "rope_freqs.weight (Llama 3.1's RoPE scaling"),
         ("partial-rope.gguf", meta("llama.rope.dimension_count", gguf.U32, 8),
          "llama.rope.dimension_count is 8; supported: 16"),
-        ("q4_1.gguf", retype("blk.0.ffn_up.weight"),
-         "'blk.0.ffn_up.weight' is Q4_1; supported in GGUF files: F32, F16, BF16, Q8_0, Q4_0, "
-         "Q4_K, Q5_K, Q6_K"),
+        ("iq4_nl.gguf", retype("blk.0.ffn_up.weight"),
+         "'blk.0.ffn_up.weight' is IQ4_NL; supported in GGUF files: F32, F16, BF16, Q8_0, Q4_0, "
+         "Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K"),
         ("no-ffn-down.gguf", drop("blk.1.ffn_down.weight"), "blk.1.ffn_down.weight"),
         ("feed-forward-length.gguf", meta("llama.feed_forward_length", gguf.U32, 80),
          "has shape [96, 64]"),
@@ -366,6 +370,14 @@ def random_blocks(rng, type_name, count):
         b = np.zeros(count // 32, gguf.Q4_0)
         b["d"] = halves(1e-3, 0.3, len(b))
         b["qs"] = rng.integers(0, 256, (len(b), 16))
+    elif type_name in ("Q4_1", "Q5_0", "Q5_1"):
+        b = np.zeros(count // 32, {"Q4_1": gguf.Q4_1, "Q5_0": gguf.Q5_0, "Q5_1": gguf.Q5_1}[type_name])
+        b["d"] = halves(1e-3, 0.1, len(b))
+        if "m" in b.dtype.names:
+            b["m"] = halves(-1.0, 0.0, len(b))
+        if "qh" in b.dtype.names:
+            b["qh"] = rng.integers(0, 256, (len(b), 4))
+        b["qs"] = rng.integers(0, 256, (len(b), 16))
     elif type_name in ("Q4_K", "Q5_K"):
         b = np.zeros(count // 256, gguf.Q4_K if type_name == "Q4_K" else gguf.Q5_K)
         b["d"] = halves(1e-4, 2e-3, len(b))
@@ -386,16 +398,36 @@ def random_blocks(rng, type_name, count):
 
 
 def write_kquants():
-    rng = np.random.default_rng(34)
-    d, ff, vocab, heads, kv_heads = 256, 256, 32, 4, 2
+    write_quantized_llama("kquants.gguf", np.random.default_rng(34), 256, 256, 32, 4, 2, [
+        ("token_embd.weight", "Q6_K"), ("blk.0.attn_q.weight", "Q4_K"),
+        ("blk.0.attn_k.weight", "Q5_K"), ("blk.0.attn_v.weight", "Q6_K"),
+        ("blk.0.attn_output.weight", "Q4_K"), ("blk.0.ffn_gate.weight", "Q5_K"),
+        ("blk.0.ffn_up.weight", "Q8_0"), ("blk.0.ffn_down.weight", "Q4_K"),
+        ("output.weight", "Q4_0")])
+
+
+def write_quants32():
+    """quants32.gguf: as kquants.gguf with rows of 96 values (no whole 256-value block: what
+    llama.cpp's Q4_K_M falls back to for such rows, as for SmolLM2's 576) in the 32-value types."""
+    write_quantized_llama("quants32.gguf", np.random.default_rng(32), 96, 160, 40, 4, 2, [
+        ("token_embd.weight", "Q5_0"), ("blk.0.attn_q.weight", "Q4_1"),
+        ("blk.0.attn_k.weight", "Q5_1"), ("blk.0.attn_v.weight", "Q8_0"),
+        ("blk.0.attn_output.weight", "Q4_0"), ("blk.0.ffn_gate.weight", "Q5_0"),
+        ("blk.0.ffn_up.weight", "Q4_1"), ("blk.0.ffn_down.weight", "Q5_1"),
+        ("output.weight", "Q4_0")])
+
+
+def write_quantized_llama(file, rng, d, ff, vocab, heads, kv_heads, types):
+    types = dict(types)
     head_dim = d // heads
-    tensors = [("token_embd.weight", "Q6_K", [vocab, d]), ("blk.0.attn_norm.weight", "F32", [d]),
-               ("blk.0.attn_q.weight", "Q4_K", [d, d]), ("blk.0.attn_k.weight", "Q5_K", [kv_heads * head_dim, d]),
-               ("blk.0.attn_v.weight", "Q6_K", [kv_heads * head_dim, d]),
-               ("blk.0.attn_output.weight", "Q4_K", [d, d]), ("blk.0.ffn_norm.weight", "F32", [d]),
-               ("blk.0.ffn_gate.weight", "Q5_K", [ff, d]), ("blk.0.ffn_up.weight", "Q8_0", [ff, d]),
-               ("blk.0.ffn_down.weight", "Q4_K", [d, ff]), ("output_norm.weight", "F32", [d]),
-               ("output.weight", "Q4_0", [vocab, d])]
+    tensors = [("token_embd.weight", [vocab, d]), ("blk.0.attn_norm.weight", [d]),
+               ("blk.0.attn_q.weight", [d, d]), ("blk.0.attn_k.weight", [kv_heads * head_dim, d]),
+               ("blk.0.attn_v.weight", [kv_heads * head_dim, d]),
+               ("blk.0.attn_output.weight", [d, d]), ("blk.0.ffn_norm.weight", [d]),
+               ("blk.0.ffn_gate.weight", [ff, d]), ("blk.0.ffn_up.weight", [ff, d]),
+               ("blk.0.ffn_down.weight", [d, ff]), ("output_norm.weight", [d]),
+               ("output.weight", [vocab, d])]
+    tensors = [(name, types.get(name, "F32"), shape) for name, shape in tensors]
     written = []
     for name, type_name, shape in tensors:
         count = int(np.prod(shape))
@@ -411,12 +443,13 @@ def write_kquants():
         ("llama.attention.head_count", gguf.U32, heads), ("llama.attention.head_count_kv", gguf.U32, kv_heads),
         ("llama.rope.freq_base", gguf.F32, 10000.0), ("llama.attention.layer_norm_rms_epsilon", gguf.F32, 1e-5),
     ]
-    gguf.write_gguf(os.path.join(OUT, "kquants.gguf"), metadata, written)
+    gguf.write_gguf(os.path.join(OUT, file), metadata, written)
 
 
-def write_large_head():
-    """qwen2-1.5b-q4_k_m.head.gguf: the header of a Qwen2.5-1.5B-shaped Q4_K_M file, no data."""
-    d, ff, vocab, heads, kv_heads, layers = 1536, 8960, 151936, 12, 2, 28
+def write_large_head(file="qwen2-1.5b-q4_k_m.head.gguf", d=1536, ff=8960, vocab=151936, heads=12,
+                     kv_heads=2, layers=28):
+    """The header of a Qwen2.5-shaped Q4_K_M file, no data: qwen2-1.5b-q4_k_m.head.gguf (1.5 B
+    parameters), qwen2-7b-q4_k_m.head.gguf (7.6 B: too large for the tab even quantized)."""
     kv = kv_heads * d // heads
     tensors = [("token_embd.weight", "Q6_K", [vocab, d])]
     for i in range(layers):
@@ -447,7 +480,7 @@ def write_large_head():
         out += b"".join(struct.pack("<Q", x) for x in dims) + struct.pack("<IQ", type_id, offset)
         offset += -(-int(np.prod(shape)) // block_values * block_bytes // 32) * 32
     out = gguf.pad(out, 32)
-    with open(os.path.join(OUT, "qwen2-1.5b-q4_k_m.head.gguf"), "wb") as f:
+    with open(os.path.join(OUT, file), "wb") as f:
         f.write(out)
     return len(out) + offset  # the whole file's size
 
@@ -455,7 +488,10 @@ def write_large_head():
 def main():
     os.makedirs(OUT, exist_ok=True)
     write_kquants()
+    write_quants32()
     print("qwen2-1.5b-q4_k_m.head.gguf: the whole file would be", write_large_head(), "bytes")
+    print("qwen2-7b-q4_k_m.head.gguf: the whole file would be",
+          write_large_head("qwen2-7b-q4_k_m.head.gguf", 3584, 18944, 152064, 28, 4, 28), "bytes")
     for case, folder, name, arch, permuted in (("llama", "llama", "llama-f32", "llama", True),
                                                ("qwen2", "llama", "qwen2-f32", "qwen2", False),
                                                ("qwen3", "families", "qwen3-f32", "qwen3", False),

@@ -19,6 +19,9 @@ cpp/attention/ops/dequantize): tests/data/gguf/
                        q5_k  [32, 512]  as q4_k, with random fifth bits
                        q6_k  [8, 512]   16 super-blocks: the 256 int8 sub-scales are every value
                                         -128..127 once; d as q8_0's
+                       q4_1  [20, 64]   40 blocks, d as q8_0's, m random and special (rolled)
+                       q5_0  [20, 64]   40 blocks, d as q8_0's, random fifth bits
+                       q5_1  [20, 64]   as q4_1, with random fifth bits
   quants.expected.safetensors   each tensor's values [rows, ne[0]] as F32: computed in float64 by
                      the vectorised numpy reference below (written from ggml-common.h's block
                      layouts and ggml-quants.c's dequantize_row_*, independently of the C++), where
@@ -55,7 +58,8 @@ SCALAR_FORMATS = {U8: "<B", I8: "<b", U16: "<H", I16: "<h", U32: "<I", I32: "<i"
                   BOOL: "<?", U64: "<Q", I64: "<q", F64: "<d"}
 
 # ggml type ids and (values per block, bytes per block), from ggml.h and ggml.c's type_traits.
-GGML_TYPES = {"F32": (0, 1, 4), "F16": (1, 1, 2), "Q4_0": (2, 32, 18), "Q8_0": (8, 32, 34),
+GGML_TYPES = {"F32": (0, 1, 4), "F16": (1, 1, 2), "Q4_0": (2, 32, 18), "Q4_1": (3, 32, 20),
+              "Q5_0": (6, 32, 22), "Q5_1": (7, 32, 24), "Q8_0": (8, 32, 34),
               "Q4_K": (12, 256, 144), "Q5_K": (13, 256, 176), "Q6_K": (14, 256, 210),
               "BF16": (30, 1, 2)}
 
@@ -131,11 +135,15 @@ def k_quants_4bit(qs):
 
 Q8_0 = np.dtype([("d", "<u2"), ("qs", "i1", 32)])
 Q4_0 = np.dtype([("d", "<u2"), ("qs", "u1", 16)])
+Q4_1 = np.dtype([("d", "<u2"), ("m", "<u2"), ("qs", "u1", 16)])
+Q5_0 = np.dtype([("d", "<u2"), ("qh", "u1", 4), ("qs", "u1", 16)])
+Q5_1 = np.dtype([("d", "<u2"), ("m", "<u2"), ("qh", "u1", 4), ("qs", "u1", 16)])
 Q4_K = np.dtype([("d", "<u2"), ("dmin", "<u2"), ("scales", "u1", 12), ("qs", "u1", 128)])
 Q5_K = np.dtype([("d", "<u2"), ("dmin", "<u2"), ("scales", "u1", 12), ("qh", "u1", 32),
                  ("qs", "u1", 128)])
 Q6_K = np.dtype([("ql", "u1", 128), ("qh", "u1", 64), ("scales", "i1", 16), ("d", "<u2")])
-for dtype, size in ((Q8_0, 34), (Q4_0, 18), (Q4_K, 144), (Q5_K, 176), (Q6_K, 210)):
+for dtype, size in ((Q8_0, 34), (Q4_0, 18), (Q4_1, 20), (Q5_0, 22), (Q5_1, 24), (Q4_K, 144),
+                    (Q5_K, 176), (Q6_K, 210)):
     assert dtype.itemsize == size
 
 
@@ -152,6 +160,36 @@ def terms_q4_0(raw):
     q = b["qs"].astype(np.int64)
     q = np.concatenate([q & 0xF, q >> 4], axis=1) - 8
     return b["d"], np.ones_like(q), q, None, None
+
+
+def fifth_bits(qh):
+    """Q5_0 / Q5_1: value j's fifth bit is bit j of qh read as a little-endian u32 -> [blocks, 32]."""
+    word = qh.astype(np.int64) @ (1 << (8 * np.arange(4)))
+    return (word[:, None] >> np.arange(32)[None, :]) & 1
+
+
+def nibbles(qs):
+    q = qs.astype(np.int64)
+    return np.concatenate([q & 0xF, q >> 4], axis=1)
+
+
+# x = d * q + m (ggml: x0*d + m): as (d, 1, q, m, -1)
+def terms_q4_1(raw):
+    b = np.frombuffer(raw, Q4_1)
+    q = nibbles(b["qs"])
+    return b["d"], np.ones_like(q), q, b["m"], -np.ones_like(q)
+
+
+def terms_q5_0(raw):
+    b = np.frombuffer(raw, Q5_0)
+    q = nibbles(b["qs"]) + 16 * fifth_bits(b["qh"]) - 16
+    return b["d"], np.ones_like(q), q, None, None
+
+
+def terms_q5_1(raw):
+    b = np.frombuffer(raw, Q5_1)
+    q = nibbles(b["qs"]) + 16 * fifth_bits(b["qh"])
+    return b["d"], np.ones_like(q), q, b["m"], -np.ones_like(q)
 
 
 def terms_k(b, q):
@@ -187,8 +225,8 @@ def terms_q6_k(raw):
     return b["d"], scale, q, None, None
 
 
-TERMS = {"Q8_0": terms_q8_0, "Q4_0": terms_q4_0, "Q4_K": terms_q4_k, "Q5_K": terms_q5_k,
-         "Q6_K": terms_q6_k}
+TERMS = {"Q8_0": terms_q8_0, "Q4_0": terms_q4_0, "Q4_1": terms_q4_1, "Q5_0": terms_q5_0,
+         "Q5_1": terms_q5_1, "Q4_K": terms_q4_k, "Q5_K": terms_q5_k, "Q6_K": terms_q6_k}
 
 
 def dequantize(type_name, raw):
@@ -252,6 +290,19 @@ def blocks_q8_0(rng, count):
 def blocks_q4_0(rng, count):
     b = np.zeros(count, Q4_0)
     b["d"] = scale_halves(rng, count, 0.01)
+    b["qs"] = rng.randint(0, 256, size=(count, 16))
+    return b.tobytes()
+
+
+def blocks_32(rng, count, dtype):
+    """Q4_1 / Q5_0 / Q5_1 blocks: d as q8_0's, m (where the format has it) random and special in
+    other blocks than d's, random quants and fifth bits."""
+    b = np.zeros(count, dtype)
+    b["d"] = scale_halves(rng, count, 0.01)
+    if "m" in dtype.names:
+        b["m"] = np.roll(scale_halves(rng, count, 0.1), 5)
+    if "qh" in dtype.names:
+        b["qh"] = rng.randint(0, 256, size=(count, 4))
     b["qs"] = rng.randint(0, 256, size=(count, 16))
     return b.tobytes()
 
@@ -326,7 +377,10 @@ def quants(rng):
             ("q4_0", "Q4_0", [64, 20], blocks_q4_0(rng, 40)),
             ("q4_k", "Q4_K", [512, 32], blocks_q4_k(rng, 64)),
             ("q5_k", "Q5_K", [512, 32], blocks_q4_k(rng, 64, Q5_K)),
-            ("q6_k", "Q6_K", [512, 8], blocks_q6_k(rng, 16))):
+            ("q6_k", "Q6_K", [512, 8], blocks_q6_k(rng, 16)),
+            ("q4_1", "Q4_1", [64, 20], blocks_32(rng, 40, Q4_1)),
+            ("q5_0", "Q5_0", [64, 20], blocks_32(rng, 40, Q5_0)),
+            ("q5_1", "Q5_1", [64, 20], blocks_32(rng, 40, Q5_1))):
         cases.append((name, type_name, dims, raw, dequantize(type_name, raw)))
     return cases
 

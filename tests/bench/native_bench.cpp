@@ -13,12 +13,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "attention/layer/layer.hpp"
 #include "attention/layer/layer_reference.hpp"
 #include "attention/ops/simd.hpp"
 #include "peak-probe.hpp"
+#include "quantized-kernels.hpp"
 
 namespace {
 
@@ -98,7 +100,11 @@ struct Row {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "--quantized") {  // that section alone
+    bench_quantized_kernels();
+    return 0;
+  }
   const auto started = Clock::now();
   const Size sizes[] = {{16, 64, 4}, {64, 128, 4}, {128, 256, 8}, {512, 512, 8}, {1024, 512, 8}};
 
@@ -234,6 +240,7 @@ int main() {
         100 * pg / peak, r.k_attn, ag, 100 * ag / peak, r.k_flash, fg, 100 * fg / peak, r.k_out, og,
         100 * og / peak, r.ms - (r.k_proj + r.k_attn + r.k_out));
   }
+  bench_quantized_kernels();
   std::printf("\nattention_bench finished in %.1f s\n", ms_since(started) / 1000.0);
   if (failures) {
     std::fprintf(stderr, "ERROR: %d configuration(s) disagree by 1e-4 or more\n", failures);

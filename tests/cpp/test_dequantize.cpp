@@ -49,7 +49,9 @@ TEST_CASE("every format dequantizes to the numpy reference bit for bit", "[gguf]
       {"f32", attn::GgmlType::F32},   {"f16", attn::GgmlType::F16},
       {"bf16", attn::GgmlType::BF16}, {"q8_0", attn::GgmlType::Q8_0},
       {"q4_0", attn::GgmlType::Q4_0}, {"q4_k", attn::GgmlType::Q4_K},
-      {"q5_k", attn::GgmlType::Q5_K}, {"q6_k", attn::GgmlType::Q6_K}};
+      {"q5_k", attn::GgmlType::Q5_K}, {"q6_k", attn::GgmlType::Q6_K},
+      {"q4_1", attn::GgmlType::Q4_1}, {"q5_0", attn::GgmlType::Q5_0},
+      {"q5_1", attn::GgmlType::Q5_1}};
   REQUIRE(index.tensors.size() == formats.size());
   for (const auto& [name, type] : formats) {
     INFO("tensor " << name);
@@ -111,9 +113,9 @@ TEST_CASE("dequantize refuses other types and sizes that do not match, naming th
           "[dequantize]") {
   std::vector<std::uint8_t> bytes(34);
   std::vector<float> out(32);
-  CHECK_THROWS_WITH(attn::dequantize(attn::GgmlType::Q4_1, bytes, out),
-                    ContainsSubstring("Q4_1 values cannot be read") &&
-                        ContainsSubstring("Q8_0, Q4_0, Q4_K, Q5_K, Q6_K"));
+  CHECK_THROWS_WITH(attn::dequantize(attn::GgmlType::IQ4_NL, bytes, out),
+                    ContainsSubstring("IQ4_NL values cannot be read") &&
+                        ContainsSubstring("Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K"));
   std::vector<float> partial(31);
   CHECK_THROWS_WITH(attn::dequantize(attn::GgmlType::Q8_0, bytes, partial),
                     ContainsSubstring("31 Q8_0 values is not a whole number of blocks of 32"));

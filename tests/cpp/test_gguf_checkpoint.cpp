@@ -2,8 +2,9 @@
 // checkpoints as llama.cpp's converter writes them (tests/data/gguf, from
 // scripts/data/make-gguf-checkpoints.py) give the .safetensors model's numbers — F32 bit for bit
 // (llama's q/k permutation undone), F16 equal to the same F16 weights as .safetensors, Q8_0 equal
-// to its dequantized weights as .safetensors —, the header read by growing prefixes, chunks of any
-// size, and every refused file (tests/data/malformed-gguf) refused with its message.
+// to its dequantized weights as .safetensors —, quantized weights kept in their blocks giving the
+// numbers of the same file dequantized to float at load, the header read by growing prefixes,
+// chunks of any size, and every refused file (tests/data/malformed-gguf) refused with its message.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -87,59 +88,119 @@ double logits_distance(attn::Model& model, const attn::safetensors::File& expect
 
 }  // namespace
 
-TEST_CASE("K-quant, Q8_0 and Q4_0 blocks are dequantized into the parameters they fill", "[gguf]") {
-  // kquants.gguf: a random llama of d_model 256 whose matrices are random blocks of each type
-  const Bytes bytes = gguf_file("kquants.gguf");
-  const auto model = attn::load_gguf_checkpoint(bytes);  // in 64 KB chunks: blocks split
-  const attn::gguf::Index index = attn::gguf::parse(bytes);
-  const std::size_t head_dim = 64, d = 256;
-  // Where stored row r of a tensor goes: its parameter, that parameter's first row, and llama's
-  // q/k permutation undone (within each head, stored row 2·j + s is row s·head_dim/2 + j).
-  struct Place {
-    const char* gguf;
-    const char* ours;
-    std::size_t first_row;
-    bool permuted;
-  };
-  const Place places[] = {{"token_embd.weight", "embed.weight", 0, false},
-                          {"blk.0.attn_norm.weight", "layers.0.ln1.weight", 0, false},
-                          {"blk.0.attn_q.weight", "layers.0.attn.in_proj_weight", 0, true},
-                          {"blk.0.attn_k.weight", "layers.0.attn.in_proj_weight", 256, true},
-                          {"blk.0.attn_v.weight", "layers.0.attn.in_proj_weight", 384, false},
-                          {"blk.0.attn_output.weight", "layers.0.attn.out_proj.weight", 0, false},
-                          {"blk.0.ffn_norm.weight", "layers.0.ln2.weight", 0, false},
-                          {"blk.0.ffn_gate.weight", "layers.0.mlp.fc.weight", 0, false},
-                          {"blk.0.ffn_up.weight", "layers.0.mlp.fc.weight", 256, false},
-                          {"blk.0.ffn_down.weight", "layers.0.mlp.proj.weight", 0, false},
-                          {"output_norm.weight", "ln_f.weight", 0, false},
-                          {"output.weight", "unembed.weight", 0, false}};
-  REQUIRE(index.tensors.size() == std::size(places));
+// kquants.gguf and quants32.gguf: random llamas whose matrices are random blocks of each type.
+struct QuantizedFile {
+  const char* file;
+  std::size_t d, head_dim, kv_rows, ff;
   std::set<std::string> types;
-  for (const Place& place : places) {
-    INFO(place.gguf);
-    const attn::gguf::TensorInfo* tensor = index.find(place.gguf);
-    REQUIRE(tensor != nullptr);
-    types.insert(attn::ggml_type_name(tensor->type));
-    const std::vector<float> values = attn::gguf::tensor_values(*tensor, bytes);
-    const std::vector<float> parameter = model->parameter_values(place.ours);
-    const std::size_t row_length = tensor->dims[0];
-    const std::size_t rows = values.size() / row_length;
-    REQUIRE(row_length == (tensor->dims.size() == 1 ? d : tensor->dims[0]));
-    std::size_t mismatches = 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-      std::size_t row = r;
-      if (place.permuted) {
-        const std::size_t head = r / head_dim, within = r % head_dim;
-        row = head * head_dim + (within % 2) * (head_dim / 2) + within / 2;
+};
+const QuantizedFile kQuantizedFiles[] = {
+    {"kquants.gguf", 256, 64, 128, 256, {"F32", "Q4_0", "Q4_K", "Q5_K", "Q6_K", "Q8_0"}},
+    {"quants32.gguf", 96, 24, 48, 160, {"F32", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0"}}};
+
+TEST_CASE("quantized blocks are kept in the parameters they fill, each row where it belongs",
+          "[gguf]") {
+  for (const QuantizedFile& file : kQuantizedFiles) {
+    INFO(file.file);
+    const Bytes bytes = gguf_file(file.file);
+    const auto model = attn::load_gguf_checkpoint(bytes);  // in 64 KB chunks: blocks split
+    CHECK(model->has_quantized_parameters());
+    const attn::gguf::Index index = attn::gguf::parse(bytes);
+    const std::size_t head_dim = file.head_dim, d = file.d;
+    // Where stored row r of a tensor goes: its parameter, that parameter's first row, and llama's
+    // q/k permutation undone (within each head, stored row 2·j + s is row s·head_dim/2 + j).
+    struct Place {
+      const char* gguf;
+      const char* ours;
+      std::size_t first_row;
+      bool permuted;
+    };
+    const Place places[] = {
+        {"token_embd.weight", "embed.weight", 0, false},
+        {"blk.0.attn_norm.weight", "layers.0.ln1.weight", 0, false},
+        {"blk.0.attn_q.weight", "layers.0.attn.in_proj_weight", 0, true},
+        {"blk.0.attn_k.weight", "layers.0.attn.in_proj_weight", d, true},
+        {"blk.0.attn_v.weight", "layers.0.attn.in_proj_weight", d + file.kv_rows, false},
+        {"blk.0.attn_output.weight", "layers.0.attn.out_proj.weight", 0, false},
+        {"blk.0.ffn_norm.weight", "layers.0.ln2.weight", 0, false},
+        {"blk.0.ffn_gate.weight", "layers.0.mlp.fc.weight", 0, false},
+        {"blk.0.ffn_up.weight", "layers.0.mlp.fc.weight", file.ff, false},
+        {"blk.0.ffn_down.weight", "layers.0.mlp.proj.weight", 0, false},
+        {"output_norm.weight", "ln_f.weight", 0, false},
+        {"output.weight", "unembed.weight", 0, false}};
+    REQUIRE(index.tensors.size() == std::size(places));
+    std::set<std::string> types;
+    for (const Place& place : places) {
+      INFO(place.gguf);
+      const attn::gguf::TensorInfo* tensor = index.find(place.gguf);
+      REQUIRE(tensor != nullptr);
+      types.insert(attn::ggml_type_name(tensor->type));
+      CHECK(model->parameter_info(place.ours).quantized == (tensor->type != attn::GgmlType::F32));
+      const std::vector<float> values = attn::gguf::tensor_values(*tensor, bytes);
+      const std::vector<float> parameter = model->parameter_values(place.ours);
+      const std::size_t row_length = tensor->dims[0];
+      const std::size_t rows = values.size() / row_length;
+      REQUIRE(row_length == (tensor->dims.size() == 1 ? d : tensor->dims[0]));
+      std::size_t mismatches = 0;
+      for (std::size_t r = 0; r < rows; ++r) {
+        std::size_t row = r;
+        if (place.permuted) {
+          const std::size_t head = r / head_dim, within = r % head_dim;
+          row = head * head_dim + (within % 2) * (head_dim / 2) + within / 2;
+        }
+        for (std::size_t c = 0; c < row_length; ++c) {
+          const float ours = parameter[(place.first_row + row) * row_length + c];
+          if (!(ours == values[r * row_length + c])) ++mismatches;
+        }
       }
-      for (std::size_t c = 0; c < row_length; ++c) {
-        const float ours = parameter[(place.first_row + row) * row_length + c];
-        if (!(ours == values[r * row_length + c])) ++mismatches;
-      }
+      CHECK(mismatches == 0);
     }
-    CHECK(mismatches == 0);
+    CHECK(types == file.types);
   }
-  CHECK(types == std::set<std::string>{"F32", "Q4_0", "Q4_K", "Q5_K", "Q6_K", "Q8_0"});
+}
+
+// The old path (every block dequantized to float32 at load) is the reference: the kernels over the
+// kept blocks sum the same dequantized values in the same order (quantized_linear.hpp).
+TEST_CASE("a quantized GGUF model gives the numbers of the same file dequantized to float at load",
+          "[gguf]") {
+  for (const QuantizedFile& file : kQuantizedFiles) {
+    INFO(file.file);
+    const Bytes bytes = gguf_file(file.file);
+    const auto kept = attn::load_gguf_checkpoint(bytes);
+    const auto floats = attn::load_gguf_checkpoint(bytes, false);
+    CHECK_FALSE(floats->has_half_parameters());
+    // its memory: the blocks (the file's tensor bytes, Q4_K/Q5_K's scales unpacked, panels padded)
+    CHECK(kept->parameter_bytes() * 3 < floats->parameter_bytes());
+    CHECK(double(kept->parameter_bytes()) <= 1.2 * double(bytes.size()));
+    std::vector<std::int32_t> ids;
+    for (std::int32_t i = 0; i < 11; ++i) ids.push_back((i * 7 + 3) % std::int32_t(file.d / 8));
+    const auto x = kept->forward(ids, 1, ids.size());
+    const std::vector<float> logits(x.logits.begin(), x.logits.end());
+    const std::vector<float> attention(x.attention[0].begin(), x.attention[0].end());
+    const auto y = floats->forward(ids, 1, ids.size());
+    REQUIRE(logits.size() == y.logits.size());
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < logits.size(); ++i) differing += !(logits[i] == y.logits[i]);
+    for (std::size_t i = 0; i < attention.size(); ++i) {
+      differing += !(attention[i] == y.attention[0][i]);
+    }
+    CHECK(differing == 0);
+    // and a generation step (the one-row kernels) gives the full forward's last row
+    attn::KvCache cache;
+    kept->prefill(std::span<const std::int32_t>(ids.data(), ids.size() - 1), ids.size(), cache);
+    const attn::CachedStep step = kept->decode(ids.back(), cache);
+    const std::size_t vocab = kept->config().vocab;
+    std::size_t step_differing = 0;
+    for (std::size_t i = 0; i < vocab; ++i) {
+      step_differing += !(step.logits[i] == logits[(ids.size() - 1) * vocab + i]);
+    }
+    CHECK(step_differing == 0);
+  }
+  // a model whose family trains (GPT-2) is refused training while it keeps blocks, readably
+  const auto gpt2 = attn::load_gguf_checkpoint(gguf_file("gpt2-q8_0.gguf"));
+  const std::vector<std::int32_t> ids = {1, 2, 3};
+  CHECK_THROWS_WITH(gpt2->loss_and_gradients(ids, ids, 1, ids.size()),
+                    ContainsSubstring("kept in the checkpoint's quantized blocks (a GGUF file's"));
 }
 
 TEST_CASE("a GGUF file's config is its metadata's, read as the family's config.json", "[gguf]") {
@@ -215,16 +276,14 @@ TEST_CASE("F16 GGUF files keep their matrices 2-byte, as the same F16 .safetenso
   }
 }
 
-TEST_CASE(
-    "Q8_0 GGUF files are dequantized to float at load: the model of their dequantized "
-    "weights",
-    "[gguf]") {
+TEST_CASE("Q8_0 GGUF files keep their blocks: the model of their dequantized weights, bit for bit",
+          "[gguf]") {
   for (const GgufCase& c : kCases) {
     if (!c.q8_0) continue;
     INFO(c.gguf);
     const auto expected = CheckpointCases{c.folder}.expected(c.name);
     const auto gguf = attn::load_gguf_checkpoint(gguf_file(std::string(c.gguf) + "-q8_0.gguf"));
-    CHECK_FALSE(gguf->has_half_parameters());
+    CHECK(gguf->has_quantized_parameters());
     // the dequantized values (d · q, exact in float), computed by the test script from the blocks
     const auto twin =
         load_safetensors(c, gguf_file(std::string(c.gguf) + "-q8_0.dequantized.safetensors"));
@@ -321,13 +380,11 @@ TEST_CASE("a GGUF header of 2.5 MB (a real tokenizer's size) is read in growing 
   require_same_forward(*model, *reference, CheckpointCases{"llama"}.expected("llama-f32"));
 }
 
-TEST_CASE("a 1.5 B Q4_K_M GGUF is refused from its header alone while it dequantizes to float32",
-          "[gguf]") {
-  // the first bytes of a Qwen2.5-1.5B-shaped Q4_K_M file (make-gguf-checkpoints.py): no data
-  // and zeros for the start of its data, which the first read (1 MB) takes with the header
-  Bytes head = gguf_file("qwen2-1.5b-q4_k_m.head.gguf");
+// The headers of Qwen2.5-shaped Q4_K_M files (make-gguf-checkpoints.py): no data, and zeros for
+// the start of it, which the first read (1 MB) takes with the header.
+attn::CheckpointFiles described_head(const std::string& name, std::uint64_t file_size) {
+  Bytes head = gguf_file(name);
   head.resize(attn::gguf::kFirstHeadBytes, 0);
-  const std::uint64_t file_size = 1031210688;  // the whole file's, as the script computed it
   attn::CheckpointFiles files({file_size});
   while (!files.ready()) {
     std::vector<std::span<const std::uint8_t>> spans;
@@ -337,17 +394,30 @@ TEST_CASE("a 1.5 B Q4_K_M GGUF is refused from its header alone while it dequant
     }
     files.provide(spans);
   }
+  return files;
+}
+
+TEST_CASE("a 1.5 B Q4_K_M GGUF fits in its file's bytes; a 7 B one is refused from its header",
+          "[gguf]") {
+  const std::uint64_t file_size = 1031210688;  // the whole file's, as the script computed it
+  const attn::CheckpointFiles files = described_head("qwen2-1.5b-q4_k_m.head.gguf", file_size);
   const attn::CheckpointConfig config = attn::checkpoint_config_for(files.files(), {});
   CHECK(config.family == &attn::qwen2_family());
   CHECK(config.model.layers == 28);
   CHECK(config.model.tied);
   // 151 936 · 1 536 + 28 layers of q/k/v (with biases), o, gate/up/down and two norms + the final
-  // norm = 1 543 714 304 parameters, 6 174 MB in float32
+  // norm = 1 543 714 304 parameters: 6 174 MB in float32, its blocks (Q4_K's scales unpacked: 4
+  // bytes more per 144) and the float norms and biases within 1.2 × the file
+  const attn::CheckpointImport import(files.files(), config);
+  CHECK(double(import.parameter_bytes()) <= 1.2 * double(file_size));
+  CHECK(double(import.parameter_bytes()) >= double(file_size) * 0.99);
+  // Qwen2.5-7B's shapes (untied: 7.6 B parameters with its output layer, left out of this header)
+  const attn::CheckpointFiles large = described_head("qwen2-7b-q4_k_m.head.gguf", 4622261440);
   CHECK_THROWS_WITH(
-      attn::CheckpointImport(files.files(), config),
-      ContainsSubstring("this checkpoint is too large for the tab: 1543714304 parameters need 6174 "
-                        "MB") &&
-          ContainsSubstring("GGUF's quantized weights are dequantized to float32 for now"));
+      attn::CheckpointImport(large.files(), attn::checkpoint_config_for(large.files(), {})),
+      ContainsSubstring(
+          "this checkpoint is too large for the tab: 7070619136 parameters need 4693 MB") &&
+          ContainsSubstring("GGUF's quantized weights in their blocks"));
 }
 
 TEST_CASE("GGUF files loadCheckpoint cannot read are refused, saying why", "[gguf]") {

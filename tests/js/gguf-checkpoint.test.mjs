@@ -1,7 +1,9 @@
 // GGUF files through lens.loadCheckpoint({ weights }): the tiny golden checkpoints as llama.cpp's
 // converter writes them (tests/data/gguf, scripts/data/make-gguf-checkpoints.py) — no config, the
 // family and sizes from the metadata — give the .safetensors model's numbers (F32 bit for bit, F16
-// as the same F16 .safetensors, Q8_0 as its dequantized weights), from bytes or a Blob; refused
+// as the same F16 .safetensors, Q8_0 as its dequantized weights, bit for bit, while it keeps its
+// blocks in memory), from bytes or a Blob; quantized files of every kept type within 1.2× their
+// tensors' bytes in the tab; refused
 // files (tests/data/malformed-gguf) are refused with their messages and the module works after.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -64,11 +66,42 @@ test('F16 and Q8_0 GGUF files: the model of the same F16 weights, and of the deq
         assert.ok(fromGguf.weights.formats[format] > 0, `${file}: ${JSON.stringify(fromGguf.weights)}`);
         assert.ok(fromGguf.weights.formats.F32 > 0, `${file}: norms stay F32`);
         assert.equal(fromGguf.weights.bytes <= gguf(file).length, true);
+        // the parameters' memory: 2-byte matrices (F16) or the blocks (Q8_0), ≤ 1.2× the tensors'
+        // bytes in the file; the F16 twin's (2-byte as well), or under 0.4 of the float32 twin's
+        const { memory, bytes } = fromGguf.weights;
+        const twinMemory = fromTwin.weights.memory;
+        assert.ok(memory <= 1.2 * bytes, `${file}: ${memory} bytes in memory for ${bytes} in the file`);
+        assert.ok(format === 'F16' ? memory === twinMemory : memory < 0.4 * twinMemory, `${file}: ${memory} vs ${twinMemory}`);
         assertSameForward(fromGguf, fromTwin, idsOf(expected), file);
       } finally {
         fromGguf.dispose();
         fromTwin.dispose();
       }
+    }
+  }
+});
+
+test('GGUF files of every quantized type keep their blocks: their formats, and memory within 1.2x', async () => {
+  const files = {
+    'kquants.gguf': { F32: 3, Q4_0: 1, Q4_K: 3, Q5_K: 2, Q6_K: 2, Q8_0: 1 },
+    'quants32.gguf': { F32: 3, Q4_0: 2, Q4_1: 2, Q5_0: 2, Q5_1: 2, Q8_0: 1 },
+  };
+  for (const [file, formats] of Object.entries(files)) {
+    const m = await lens.loadCheckpoint({ weights: new Blob([gguf(file)]) });
+    try {
+      assert.deepEqual({ ...m.weights.formats }, formats, file);
+      assert.ok(m.weights.memory <= 1.2 * m.weights.bytes, `${file}: ${JSON.stringify(m.weights)}`);
+      // float32 would take 4 bytes a value; the blocks take 0.56 (Q4_0) … 1.06 (Q8_0)
+      const values = Object.values(m.parameterShapes).reduce((sum, shape) => sum + shape.reduce((a, b) => a * b, 1), 0);
+      assert.ok(m.weights.memory < values * 1.5, `${file}: ${m.weights.memory} bytes for ${values} values`);
+      const ids = Int32Array.from([3, 1, 4, 1, 5, 9, 2, 6]);
+      const out = m.forward(ids, { n: ids.length });
+      assert.ok(out.logits.every(Number.isFinite), `${file}: finite logits`);
+      // a quantized weight reads back as its dequantized float values
+      const q = m.parameters()['layers.0.attn.in_proj_weight'];
+      assert.ok(q.length > 0 && q.every(Number.isFinite) && q.some((v) => v !== 0), file);
+    } finally {
+      m.dispose();
     }
   }
 });

@@ -93,7 +93,8 @@ export interface LoadCheckpointOptions {
    * pytorch_model.bin.index.json names them (F32, F16 or BF16; F16/BF16 weight matrices stay
    * 2-byte in memory; a Blob is read in 4 MB chunks, a .bin's zip directory and data.pkl first);
    * or one GGUF file (magic 'GGUF'; architectures llama, qwen2, qwen3, phi3, gpt2; F32, F16, BF16 and
-   * Q8_0, Q4_0, Q4_K, Q5_K, Q6_K — the quantized ones dequantized to float32 at load, for now),
+   * Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K — the quantized ones kept in their blocks,
+   * dequantized as the kernels stream them),
    * its header and metadata read first, in as many ranges as it takes.
    */
   weights: CheckpointWeights | CheckpointWeights[];
@@ -208,10 +209,15 @@ export interface CheckpointModel extends TransformerModel {
   readonly config: Readonly<CheckpointConfig>;
   /**
    * The tensors read: how many of each storage type the file names ('F32', 'F16', 'BF16',
-   * 'Q8_0', 'Q4_K', …; GGUF's quantized ones are dequantized to float32 at load) and their bytes in
-   * the file(s).
+   * 'Q8_0', 'Q4_K', …; each kept so in memory: F16/BF16 matrices 2-byte, GGUF's quantized ones in
+   * their blocks, dequantized as the kernels stream them), their bytes in the file(s), and the
+   * bytes the model's parameters take in memory.
    */
-  readonly weights: { readonly formats: Readonly<Record<string, number>>; readonly bytes: number };
+  readonly weights: {
+    readonly formats: Readonly<Record<string, number>>;
+    readonly bytes: number;
+    readonly memory: number;
+  };
   /**
    * The checkpoint's tokenizer's ids of text, as the model gets them (with the BOS its
    * post-processor adds; a string is UTF-8 encoded, a lone surrogate as U+FFFD). tokens: each

@@ -165,6 +165,7 @@ export async function readCheckpoint(core, { sources, config, tokenizer, onRead,
       ranges = unwrap(handle.provide(bytes));
     }
     const reads = unwrap(handle.begin(config));
+    const memory = unwrap(handle.memoryBytes());
     // The tokenizer before the weights are read, so a mismatch is found first: the one given,
     // a GGUF file's own (the core's tokenizer.json of its metadata), or GPT-2's when the core
     // says the checkpoint has GPT-2's vocabulary.
@@ -197,7 +198,7 @@ export async function readCheckpoint(core, { sources, config, tokenizer, onRead,
     }
     cancelled?.();
     return new CheckpointModel(core, (model) => unwrap(handle.finish(model)), bpe, need.missing, need.family,
-      need.eos, storedWeights(reads));
+      need.eos, storedWeights(reads, memory));
   } catch (error) {
     bpe?.delete();
     throw error;
@@ -206,16 +207,16 @@ export async function readCheckpoint(core, { sources, config, tokenizer, onRead,
   }
 }
 
-// The tensors read, counted by their storage type in the file, and their bytes there:
-// { formats: { F32: 61, Q8_0: 168 }, bytes }.
-function storedWeights(reads) {
+// The tensors read, counted by their storage type in the file, their bytes there, and the bytes
+// the model's parameters take in memory: { formats: { F32: 61, Q8_0: 168 }, bytes, memory }.
+function storedWeights(reads, memory) {
   const formats = {};
   let bytes = 0;
   for (const { format, begin, end } of reads) {
     formats[format] = (formats[format] ?? 0) + 1;
     bytes += end - begin;
   }
-  return Object.freeze({ formats: Object.freeze(formats), bytes });
+  return Object.freeze({ formats: Object.freeze(formats), bytes, memory });
 }
 
 /** A loaded checkpoint (GPT-2 or the Llama family): a TransformerModel with its tokenizer. */
@@ -238,8 +239,10 @@ export class CheckpointModel extends TransformerModel {
 
   /**
    * The tensors read from the file(s): { formats: { F32: 61, Q8_0: 168, … } (tensors per storage
-   * type as the file names it: F32, F16, BF16, Q8_0, Q4_K, … — GGUF's quantized ones are
-   * dequantized to float32 at load), bytes (theirs in the file) }.
+   * type as the file names it: F32, F16, BF16, Q8_0, Q4_K, …, each kept so in memory — F16/BF16
+   * weight matrices 2-byte, GGUF's quantized ones in their blocks (dequantized as the kernels
+   * stream them), except a matrix that mixes them with float tensors, made float32), bytes
+   * (theirs in the file), memory (the bytes the model's parameters take in the tab) }.
    */
   get weights() {
     return this.#weights;

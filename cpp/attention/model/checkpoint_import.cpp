@@ -15,6 +15,7 @@
 #include "attention/model/family.hpp"
 #include "attention/model/gguf_checkpoint.hpp"
 #include "attention/ops/dequantize.hpp"
+#include "attention/ops/quantized_weights.hpp"
 
 namespace attn {
 
@@ -117,7 +118,7 @@ std::size_t CheckpointImport::unit_bytes(const Target& target) {
 }
 
 CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
-                                   const CheckpointConfig& config)
+                                   const CheckpointConfig& config, bool keep_quantized)
     : family_(config.family), names_(config.family) {
   if (family_ == nullptr) throw Error("the checkpoint's config names no family");
   if (files.empty()) throw Error("the checkpoint needs at least one file");
@@ -236,7 +237,7 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
                     shape_text(tensor.shape) + ", config.json (" + sizes_text + ") needs " +
                     shape_text(stored_shape));
       }
-      // GGUF's quantized blocks are dequantized to float as they are read.
+      // GGUF's quantized blocks: kept, or dequantized to float as they are read.
       const bool quantized = tensor.ggml_type && !tensor.dtype && can_dequantize(*tensor.ggml_type);
       if ((!tensor.dtype && !quantized) || tensor.dtype == safetensors::DType::U8 ||
           tensor.dtype == safetensors::DType::Bool) {
@@ -273,41 +274,69 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
       found.push_back({f, &tensor, std::move(target)});
     }
   }
-  // A weight matrix whose stored tensors are all F16 (or all BF16) stays in that form; the memory
-  // that takes is known from the headers alone.
+  // A weight matrix whose stored tensors are all F16 (or all BF16) stays in that form, one whose
+  // tensors are all GGUF quantized blocks keeps them (each tensor its rows, of its own type); the
+  // memory that takes is known from the headers alone.
   std::vector<std::pair<std::string, HalfKind>> kept_half;
+  std::vector<KeptQuantized> kept_quantized;
   std::uint64_t bytes = 0, parameters = 0;
   for (const auto& info : table) {
     std::optional<HalfKind> kind;
+    std::optional<KeptQuantized> blocks;
+    std::uint64_t blocks_bytes = 0;
     if (info.shape.size() == 2 && info.name != "pos.weight") {
-      bool any = false, all_f16 = true, all_bf16 = true;
+      bool any = false, all_f16 = true, all_bf16 = true, all_blocks = true;
+      std::vector<std::pair<std::size_t, const Target*>> parts;  // (first row, target)
       for (const Found& each : found) {
         if (each.target.parameter != info.name || each.target.compare_to_embed) continue;
         any = true;
-        all_f16 = all_f16 && each.target.dtype == safetensors::DType::F16;
-        all_bf16 = all_bf16 && each.target.dtype == safetensors::DType::BF16;
+        all_f16 = all_f16 && each.target.dtype == safetensors::DType::F16 && !each.target.blocks;
+        all_bf16 = all_bf16 && each.target.dtype == safetensors::DType::BF16 && !each.target.blocks;
+        all_blocks = all_blocks && each.target.blocks && can_keep_quantized(*each.target.blocks) &&
+                     !each.target.transpose && each.target.shape.size() == 2 &&
+                     each.target.shape[1] == info.shape[1];
+        parts.emplace_back(each.target.first_value / info.shape[1], &each.target);
       }
       all_f16 = all_f16 && any;
       all_bf16 = all_bf16 && any;
       if (all_bf16) kind = HalfKind::BF16;
       if (all_f16) kind = HalfKind::F16;
+      if (any && all_blocks && keep_quantized) {
+        std::sort(parts.begin(), parts.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+        KeptQuantized kept{info.name, {}};
+        std::size_t row = 0;
+        for (const auto& [first_row, target] : parts) {
+          if (first_row != row) break;  // not a run of row blocks: left to the checks below
+          kept.parts.emplace_back(*target->blocks, target->shape[0]);
+          row += target->shape[0];
+          blocks_bytes +=
+              QuantizedMatrix::bytes_for(*target->blocks, target->shape[0], info.shape[1]);
+        }
+        if (row == info.shape[0]) blocks = std::move(kept);
+      }
     }
     if (kind) kept_half.emplace_back(info.name, *kind);
     parameters += info.size;
+    if (blocks) {
+      bytes += blocks_bytes;
+      kept_quantized.push_back(std::move(*blocks));
+      continue;
+    }
     bytes += std::uint64_t{info.size} *
              (kind ? bytes_in_memory(*kind == HalfKind::BF16 ? safetensors::DType::BF16
                                                              : safetensors::DType::F16)
                    : bytes_in_memory(safetensors::DType::F32));
   }
   if (bytes > kMaxCheckpointParameterBytes) {
-    throw Error("this checkpoint is too large for the tab: " + str(parameters) +
-                " parameters need " + str(bytes / 1000000) + " MB (F16 and BF16 weights kept " +
-                "2-byte, the others float32" +
-                (gguf ? std::string("; GGUF's quantized weights are dequantized to float32 for now")
-                      : std::string()) +
-                "), the limit is " + str(kMaxCheckpointParameterBytes / 1000000) +
-                " MB (gpt2, SmolLM2, Qwen2.5-0.5B and TinyLlama-1.1B fit; gpt2-xl in F32 and "
-                "models of 2 B parameters and more in BF16 do not)");
+    throw Error(
+        "this checkpoint is too large for the tab: " + str(parameters) + " parameters need " +
+        str(bytes / 1000000) + " MB (F16 and BF16 weights kept " + "2-byte" +
+        (gguf ? std::string(", GGUF's quantized weights in their blocks") : std::string()) +
+        ", the others float32), the limit is " + str(kMaxCheckpointParameterBytes / 1000000) +
+        " MB (gpt2, SmolLM2, Qwen2.5-0.5B and TinyLlama-1.1B fit, and models up to about "
+        "5 B parameters in Q4_K_M; gpt2-xl in F32 and models of 2 B parameters and more "
+        "in BF16 do not)");
   }
   // Every block of every parameter: the blocks a fused parameter is stored in, or it whole.
   for (const auto& info : table) {
@@ -334,8 +363,13 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
     for (const auto& [name, kind] : kept_half) {
       if (name == each.target.parameter && !each.target.compare_to_embed) each.target.half = kind;
     }
+    for (const KeptQuantized& kept : kept_quantized) {
+      if (kept.name == each.target.parameter && !each.target.compare_to_embed) {
+        each.target.keep_blocks = true;
+      }
+    }
   }
-  model_ = std::make_unique<Model>(mc, kept_half);
+  model_ = std::make_unique<Model>(mc, kept_half, kept_quantized);
   std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
     if (a.target.compare_to_embed != b.target.compare_to_embed) return b.target.compare_to_embed;
     if (a.file != b.file) return a.file < b.file;
@@ -495,6 +529,17 @@ void CheckpointImport::store(std::size_t index, std::span<const std::uint8_t> by
                          : "config.json's tie_word_embeddings is true, so they must be equal"));
       }
     }
+  } else if (target.keep_blocks) {
+    // the blocks as they are, each into its row of the parameter (RoPE's and per-head row orders
+    // move whole rows: a block stays whole)
+    QuantizedWeights& weights = model_->quantized_parameter(target.parameter);
+    const std::size_t blocks = bytes.size() / size;
+    for (std::size_t i = 0; i < blocks; ++i) {
+      const std::size_t to = target.destination(first + i * per_unit);
+      const std::size_t row = to / weights.cols, block = to % weights.cols / per_unit;
+      QuantizedWeights::Part& part = weights.part_of(row);
+      part.matrix.set_block(row - part.first_row, block, bytes.data() + i * size);
+    }
   } else if (target.half) {
     // the stored 2-byte values (little-endian), as they are
     const std::span<std::uint16_t> parameter = model_->half_parameter(target.parameter);
@@ -586,9 +631,11 @@ std::unique_ptr<Model> load_checkpoint(const std::vector<std::span<const std::ui
   return load_described(files, import);
 }
 
-std::unique_ptr<Model> load_gguf_checkpoint(std::span<const std::uint8_t> file) {
+std::unique_ptr<Model> load_gguf_checkpoint(std::span<const std::uint8_t> file,
+                                            bool keep_quantized) {
   const std::vector<CheckpointFile> described = describe_checkpoint_files({file}, {file.size()});
-  CheckpointImport import(described, checkpoint_config_for(described, std::nullopt));
+  CheckpointImport import(described, checkpoint_config_for(described, std::nullopt),
+                          keep_quantized);
   return load_described({file}, import);
 }
 

@@ -2,8 +2,9 @@
 // and GGUF files (config from their metadata, gguf_checkpoint.hpp) read into a Model by their
 // family's description (family.hpp's registry: GPT-2, the Llama family, GPT-NeoX, Qwen3, Gemma 2
 // and 3, OLMo 2, Phi-3; GGUF: llama, qwen2, qwen3, phi3, gpt2). Tensor names and layouts, F16/BF16
-// conversion, GGUF's quantized blocks dequantized to float, the config cross-checked against the
-// files, the memory limit.
+// conversion, GGUF's quantized blocks kept as they are (or dequantized to float where a weight
+// matrix mixes them with float tensors), the config cross-checked against the files, the memory
+// limit.
 #pragma once
 
 #include <cstddef>
@@ -22,16 +23,17 @@
 namespace attn {
 
 // The parameters' bytes a loaded checkpoint may hold in memory, F16/BF16 weight matrices kept
-// 2-byte and the rest float32: 3 GiB of wasm32's 4 GB heap, the rest left to the forward.
-// gpt2 (0.5 GB in F32), SmolLM2-360M (0.72 GB in BF16), Qwen2.5-0.5B (0.99 GB in BF16) and
-// TinyLlama-1.1B (2.2 GB in BF16) fit; gpt2-xl in F32 (6.2 GB) or a 2 B-parameter model in BF16
+// 2-byte, GGUF's quantized ones in their blocks and the rest float32: 3 GiB of wasm32's 4 GB heap,
+// the rest left to the forward. gpt2 (0.5 GB in F32), SmolLM2-360M (0.72 GB in BF16), Qwen2.5-0.5B
+// (0.99 GB in BF16), TinyLlama-1.1B (2.2 GB in BF16), Qwen2.5-1.5B (1.1 GB in Q4_K_M) and
+// Llama-3.2-3B (2.0 GB in Q4_K_M) fit; gpt2-xl in F32 (6.2 GB) or a 2 B-parameter model in BF16
 // does not.
 inline constexpr std::uint64_t kMaxCheckpointParameterBytes = std::uint64_t{3} << 30;
 
 // The bytes one parameter stored as `dtype` takes in memory: a weight matrix stored F16 or BF16 is
-// kept 2-byte (widened as the kernels read it), every other value is float32 (a GGUF file's
-// quantized blocks too: dequantized at load, for now). The memory limit and
-// the page's "fits the tab" both count with it.
+// kept 2-byte (widened as the kernels read it), every other value is float32. (A GGUF file's
+// quantized weight matrix keeps its blocks: QuantizedMatrix::bytes_for.) The memory limit and the
+// page's "fits the tab" both count with it.
 inline std::size_t bytes_in_memory(safetensors::DType dtype) {
   return dtype == safetensors::DType::F16 || dtype == safetensors::DType::BF16 ? 2 : 4;
 }
@@ -76,14 +78,19 @@ class CheckpointImport {
   // files: each file described (CheckpointFiles: one file, or the shards of
   // model.safetensors.index.json or pytorch_model.bin.index.json, either format).
   // Checks the names (another family's checkpoint is refused as such), shapes, dtypes and the
-  // config against them, and the memory needed.
-  CheckpointImport(const std::vector<CheckpointFile>& files, const CheckpointConfig& config);
+  // config against them, and the memory needed. GGUF's quantized weight matrices keep their blocks
+  // unless keep_quantized is false (the reference the tests compare with: every block dequantized
+  // to float32 at load, as the import did before).
+  CheckpointImport(const std::vector<CheckpointFile>& files, const CheckpointConfig& config,
+                   bool keep_quantized = true);
   // heads: each file's first bytes (describe_checkpoint_files: a .safetensors file's 8 + its
   // header length, a pytorch_model.bin whole); file_sizes: the whole files' sizes.
   CheckpointImport(const std::vector<std::span<const std::uint8_t>>& heads,
                    const std::vector<std::uint64_t>& file_sizes, const CheckpointConfig& config);
 
   const ModelConfig& model_config() const { return model_->config(); }
+  // The bytes the model's parameters take in memory (the limit's count).
+  std::uint64_t parameter_bytes() const { return model_->parameter_bytes(); }
   // The tensors to read, by file and offset (a tied lm_head, compared with the embedding, last).
   const std::vector<CheckpointRead>& reads() const { return reads_; }
   // Bytes of reads()[index] from byte `offset` of its range, converted into the model: in order,
@@ -115,7 +122,8 @@ class CheckpointImport {
     std::optional<HalfKind> half;    // kept in its 2-byte form (the model's parameter is)
     std::size_t per_head = 0;        // head_dim when the rows are grouped per head (PerHeadQkv)
     std::size_t rope_head_dim = 0;   // head_dim when llama.cpp permuted the rows (RopeInterleaved)
-    std::optional<GgmlType> blocks;  // a GGUF block type (Q8_0, Q4_K, …): dequantized to float
+    std::optional<GgmlType> blocks;  // a GGUF block type (Q8_0, Q4_K, …)
+    bool keep_blocks = false;        // its parameter keeps them (else: dequantized to float)
     std::vector<std::uint8_t> pending;  // part of a value or block, until the next chunk
     // pytorch_model.bin: the storage's entry read, the tensor's values within its data
     struct Zip {
@@ -147,7 +155,9 @@ class CheckpointImport {
 // read() takes them), finish.
 std::unique_ptr<Model> load_checkpoint(const std::vector<std::span<const std::uint8_t>>& files,
                                        const CheckpointConfig& config);
-// A GGUF file in memory: its config from its metadata, then as load_checkpoint.
-std::unique_ptr<Model> load_gguf_checkpoint(std::span<const std::uint8_t> file);
+// A GGUF file in memory: its config from its metadata, then as load_checkpoint (keep_quantized:
+// as CheckpointImport's).
+std::unique_ptr<Model> load_gguf_checkpoint(std::span<const std::uint8_t> file,
+                                            bool keep_quantized = true);
 
 }  // namespace attn

@@ -35,16 +35,19 @@ Model::Model(const ModelConfig& config) : config_(config) {
 }
 
 Model::Model(const ModelConfig& config,
-             const std::vector<std::pair<std::string, HalfKind>>& kept_half)
+             const std::vector<std::pair<std::string, HalfKind>>& kept_half,
+             const std::vector<KeptQuantized>& kept_quantized)
     : config_(config) {
   if (!config_.checkpoint) throw Error("only a checkpoint's model keeps weights 2-byte");
-  lay_out(kept_half);
+  lay_out(kept_half, kept_quantized);
 }
 
-void Model::lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_half) {
+void Model::lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_half,
+                    const std::vector<KeptQuantized>& kept_quantized) {
   table_ = parameter_layout(config_);
   std::size_t floats = 0;
   halves_.clear();
+  quantized_.clear();
   for (auto& info : table_) {
     for (const auto& [name, kind] : kept_half) {
       if (name == info.name) {
@@ -52,7 +55,29 @@ void Model::lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_ha
         info.half = kind;
       }
     }
-    if (info.half) {  // its own buffer: wasm32 grows its heap by less than 2 GB at a time
+    const KeptQuantized* blocks = nullptr;
+    for (const KeptQuantized& kept : kept_quantized) {
+      if (kept.name == info.name) blocks = &kept;
+    }
+    if (blocks != nullptr) {
+      if (info.shape.size() != 2 || info.half) {
+        throw Error("only a weight matrix is kept quantized, not " + info.name);
+      }
+      auto weights = std::make_unique<QuantizedWeights>();
+      weights->cols = info.shape[1];
+      for (const auto& [type, rows] : blocks->parts) {
+        weights->parts.push_back({weights->rows, QuantizedMatrix(type, rows, weights->cols)});
+        weights->rows += rows;
+      }
+      if (weights->rows != info.shape[0]) {
+        throw Error("the quantized parts of " + info.name + " hold " +
+                    std::to_string(weights->rows) + " rows, not its " +
+                    std::to_string(info.shape[0]));
+      }
+      info.quantized = true;
+      info.offset = quantized_.size();
+      quantized_.push_back(std::move(weights));
+    } else if (info.half) {  // its own buffer: wasm32 grows its heap by less than 2 GB at a time
       info.offset = halves_.size();
       halves_.emplace_back(info.size, std::uint16_t{0});
     } else {
@@ -63,7 +88,7 @@ void Model::lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_ha
   params_.assign(floats, 0.0f);
   const auto offset = [&](const std::string& name) {
     for (const auto& info : table_) {
-      if (info.name == name) return info.half ? kNone : info.offset;
+      if (info.name == name) return info.half || info.quantized ? kNone : info.offset;
     }
     return kNone;
   };
@@ -107,6 +132,7 @@ StoredWeights Model::stored(const std::string& name) const {
   for (const auto& info : table_) {
     if (info.name != name) continue;
     if (info.half) return StoredWeights(halves_[info.offset].data(), *info.half);
+    if (info.quantized) return StoredWeights(quantized_[info.offset].get());
     return StoredWeights(params_.data() + info.offset);
   }
   return {};
@@ -144,6 +170,10 @@ const ParameterInfo& Model::parameter_info(const std::string& name) const {
 std::span<float> Model::parameter(const std::string& name) {
   const auto& info = parameter_info(name);
   packed_current_ = false;
+  if (info.quantized) {
+    throw Error("parameter '" + name +
+                "' is kept in its GGUF file's quantized blocks: it has no float32 copy to change");
+  }
   if (info.half) {
     throw Error("parameter '" + name + "' is kept in " +
                 (*info.half == HalfKind::BF16 ? "BF16" : "F16") +
@@ -157,6 +187,8 @@ std::vector<float> Model::parameter_values(const std::string& name) const {
   std::vector<float> values(info.size);
   if (info.half) {
     widen(halves_[info.offset].data(), values.data(), info.size, *info.half);
+  } else if (info.quantized) {
+    quantized_[info.offset]->dequantize_values(0, info.size, values.data());
   } else {
     std::copy_n(params_.data() + info.offset, info.size, values.data());
   }
@@ -166,13 +198,21 @@ std::vector<float> Model::parameter_values(const std::string& name) const {
 std::span<std::uint16_t> Model::half_parameter(const std::string& name) {
   const auto& info = parameter_info(name);
   packed_current_ = false;
-  if (!info.half) throw Error("parameter '" + name + "' is float, not kept 2-byte");
+  if (!info.half) throw Error("parameter '" + name + "' is not kept 2-byte");
   return halves_[info.offset];
+}
+
+QuantizedWeights& Model::quantized_parameter(const std::string& name) {
+  const auto& info = parameter_info(name);
+  packed_current_ = false;
+  if (!info.quantized) throw Error("parameter '" + name + "' is not kept quantized");
+  return *quantized_[info.offset];
 }
 
 std::uint64_t Model::parameter_bytes() const {
   std::uint64_t bytes = std::uint64_t{params_.size()} * 4;
   for (const auto& half : halves_) bytes += std::uint64_t{half.size()} * 2;
+  for (const auto& blocks : quantized_) bytes += blocks->bytes();
   return bytes;
 }
 

@@ -19,6 +19,7 @@
 #include "attention/ops/causal_attention.hpp"
 #include "attention/ops/half.hpp"
 #include "attention/ops/linear.hpp"
+#include "attention/ops/quantized_weights.hpp"
 #include "attention/tensor.hpp"
 
 namespace attn {
@@ -35,6 +36,14 @@ struct HeadAblation {
 };
 
 class Model;
+
+// A weight matrix a loaded checkpoint keeps in its GGUF file's quantized blocks: its row ranges in
+// order, each with its type (a fused parameter's tensors may differ, e.g. v in Q6_K beside q and k
+// in Q4_K).
+struct KeptQuantized {
+  std::string name;
+  std::vector<std::pair<GgmlType, std::size_t>> parts;  // (type, rows)
+};
 
 // One sequence's keys and values in every layer (after RoPE), so generation computes one new row
 // per token instead of a whole forward: layer l keeps keys [capacity, kv_heads·head_dim] and values
@@ -94,9 +103,11 @@ struct ModelOutput {
 class Model {
  public:
   // A loaded checkpoint's model: the parameters named in `kept_half` (weight matrices, each with
-  // its file's 2-byte kind) stay in that form, widened as the kernels read them; the others are
-  // float. Every parameter starts at 0 (the import fills them).
-  Model(const ModelConfig& config, const std::vector<std::pair<std::string, HalfKind>>& kept_half);
+  // its file's 2-byte kind) stay in that form, widened as the kernels read them, those in
+  // `kept_quantized` in their quantized blocks, dequantized as the kernels stream them; the others
+  // are float. Every parameter starts at 0 (the import fills them).
+  Model(const ModelConfig& config, const std::vector<std::pair<std::string, HalfKind>>& kept_half,
+        const std::vector<KeptQuantized>& kept_quantized = {});
   // A small model (createModel's options), initialised from options.seed as below.
   explicit Model(const SmallModelOptions& options) : Model(small_model_config(options)) {}
 
@@ -113,22 +124,29 @@ class Model {
   const ParameterInfo& parameter_info(const std::string& name) const;  // throws if absent
   std::size_t parameter_count() const { return params_.size(); }
 
-  // The float parameters (every parameter unless some are kept 2-byte).
+  // The float parameters (every parameter unless some are kept 2-byte or quantized).
   std::span<float> parameters() {
     packed_current_ = false;  // the caller may change them: pack again before the next forward
     return params_;
   }
   std::span<const float> parameters() const { return params_; }
-  // A float parameter (a 2-byte one throws attn::Error: see parameter_values and half_parameter).
+  // A float parameter (a 2-byte or quantized one throws attn::Error: see parameter_values,
+  // half_parameter and quantized_parameter).
   std::span<float> parameter(const std::string& name);
-  // Any parameter's values as float (a 2-byte one widened): a copy.
+  // Any parameter's values as float (a 2-byte one widened, a quantized one dequantized): a copy.
   std::vector<float> parameter_values(const std::string& name) const;
   // A 2-byte parameter's stored values (throws for a float one).
   std::span<std::uint16_t> half_parameter(const std::string& name);
-  // The parameters' bytes in memory: 4 per float value, 2 per kept 2-byte one.
+  // A quantized parameter's blocks (throws for another one).
+  QuantizedWeights& quantized_parameter(const std::string& name);
+  // The parameters' bytes in memory: 4 per float value, 2 per kept 2-byte one, a quantized
+  // matrix's blocks.
   std::uint64_t parameter_bytes() const;
-  bool has_half_parameters() const { return !halves_.empty(); }
-  // A weight matrix as stored (float or 2-byte), for the kernels; empty when absent.
+  // Whether some weights are kept in the checkpoint's own form (2-byte or quantized): such a model
+  // runs forwards but is not trained (its weights have no float32 copy to update).
+  bool has_half_parameters() const { return !halves_.empty() || !quantized_.empty(); }
+  bool has_quantized_parameters() const { return !quantized_.empty(); }
+  // A weight matrix as stored (float, 2-byte or quantized), for the kernels; empty when absent.
   StoredWeights stored_weights(const std::string& name) const { return stored(name); }
   std::span<const float> gradients() const { return grads_; }  // empty before a checkpoint
   std::span<float> gradients() { return grads_; }              // model's first backward
@@ -303,7 +321,8 @@ class Model {
     return packed_current_ && slot < packed_.size() ? &packed_[slot] : nullptr;
   }
 
-  void lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_half);
+  void lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_half,
+               const std::vector<KeptQuantized>& kept_quantized = {});
   StoredWeights stored(const std::string& name) const;
   // Layer l's attention weights as float for a traced layer: borrowed, or widened into
   // traced_weights_ when kept 2-byte.
@@ -314,6 +333,8 @@ class Model {
   std::vector<ParameterInfo> table_;
   AlignedVector<float> params_, grads_;
   std::vector<std::vector<std::uint16_t>> halves_;  // the 2-byte parameters, one buffer each
+  // the quantized parameters (unique_ptr: StoredWeights point at them)
+  std::vector<std::unique_ptr<QuantizedWeights>> quantized_;
   std::size_t embed_ = kNone, pos_ = kNone, lnf_w_ = kNone, lnf_b_ = kNone, unembed_ = kNone;
   StoredWeights embed_weights_, unembed_weights_;
   std::vector<std::vector<float>> traced_weights_;  // widened copies the traced layers borrow

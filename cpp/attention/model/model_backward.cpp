@@ -35,8 +35,10 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
   }
   if (has_half_parameters()) {
     throw Error(
-        "this model cannot be trained: its weights are kept in the checkpoint's 2-byte "
-        "form (F16 or BF16); load an F32 checkpoint to train it");
+        std::string("this model cannot be trained: its weights are kept in the checkpoint's ") +
+        (has_quantized_parameters() ? "quantized blocks (a GGUF file's Q8_0, Q4_K, …)"
+                                    : "2-byte form (F16 or BF16)") +
+        "; load an F32 checkpoint to train it");
   }
   if (targets.size() != ids.size()) {
     throw Error("targets has " + std::to_string(targets.size()) +

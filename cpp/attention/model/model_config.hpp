@@ -183,6 +183,7 @@ struct ParameterInfo {
   std::size_t offset = 0;  // in the float buffer, or (half) which of the 2-byte buffers
   std::size_t size = 0;
   std::optional<HalfKind> half;  // kept in a checkpoint's 2-byte form (F16 or BF16)
+  bool quantized = false;        // kept in a GGUF file's quantized blocks (offset: which matrix)
 };
 
 // Validates the config and lays out its parameters in buffer order (Model::parameter_table);

@@ -47,7 +47,8 @@ void Model::set_parameter(const std::string& name, std::span<const float> values
 void Model::load_safetensors(std::span<const std::uint8_t> bytes) {
   if (has_half_parameters()) {
     throw Error(
-        "this model keeps a checkpoint's 2-byte weights: load the checkpoint again instead");
+        "this model keeps a checkpoint's 2-byte or quantized weights: load the checkpoint again "
+        "instead");
   }
   const auto file = safetensors::File::parse(bytes);
   for (const auto& info : file.tensors()) {

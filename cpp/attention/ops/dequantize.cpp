@@ -48,6 +48,57 @@ void dequantize_q4_0(const std::uint8_t* in, std::size_t blocks, float* out) {
   }
 }
 
+void dequantize_q4_1(const std::uint8_t* in, std::size_t blocks, float* out) {
+  constexpr std::size_t kHalf = kQK4_1 / 2;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const auto block = block_at<BlockQ4_1>(in, b);
+    const float d = half_at(block.d), m = half_at(block.m);
+    for (std::size_t j = 0; j < kHalf; ++j) {  // d · q is exact: one rounding, at the + m
+      out[j] = d * static_cast<float>(block.qs[j] & 0xF) + m;
+      out[j + kHalf] = d * static_cast<float>(block.qs[j] >> 4) + m;
+    }
+    out += kQK4_1;
+  }
+}
+
+namespace {
+
+// Q5_0 / Q5_1's five-bit values 0..31 of one block: low nibbles of qs, then the high ones; value
+// j's fifth bit is bit j of qh (little-endian).
+template <class Block>
+void five_bit_values(const Block& block, int* q) {
+  const std::uint32_t qh = std::uint32_t(block.qh[0]) | (std::uint32_t(block.qh[1]) << 8) |
+                           (std::uint32_t(block.qh[2]) << 16) | (std::uint32_t(block.qh[3]) << 24);
+  for (std::size_t j = 0; j < 16; ++j) {
+    q[j] = (block.qs[j] & 0xF) | int(((qh >> j) & 1) << 4);
+    q[j + 16] = (block.qs[j] >> 4) | int(((qh >> (j + 16)) & 1) << 4);
+  }
+}
+
+}  // namespace
+
+void dequantize_q5_0(const std::uint8_t* in, std::size_t blocks, float* out) {
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const auto block = block_at<BlockQ5_0>(in, b);
+    const float d = half_at(block.d);
+    int q[kQK5_0];
+    five_bit_values(block, q);
+    for (std::size_t j = 0; j < kQK5_0; ++j) out[j] = d * static_cast<float>(q[j] - 16);
+    out += kQK5_0;
+  }
+}
+
+void dequantize_q5_1(const std::uint8_t* in, std::size_t blocks, float* out) {
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const auto block = block_at<BlockQ5_1>(in, b);
+    const float d = half_at(block.d), m = half_at(block.m);
+    int q[kQK5_1];
+    five_bit_values(block, q);
+    for (std::size_t j = 0; j < kQK5_1; ++j) out[j] = d * static_cast<float>(q[j]) + m;
+    out += kQK5_1;
+  }
+}
+
 void dequantize_q4_k(const std::uint8_t* in, std::size_t blocks, float* out) {
   for (std::size_t b = 0; b < blocks; ++b) {
     const auto block = block_at<BlockQ4_K>(in, b);
@@ -123,6 +174,9 @@ bool can_dequantize(GgmlType type) {
     case GgmlType::BF16:
     case GgmlType::Q8_0:
     case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
     case GgmlType::Q4_K:
     case GgmlType::Q5_K:
     case GgmlType::Q6_K:
@@ -133,7 +187,7 @@ bool can_dequantize(GgmlType type) {
 }
 
 const char* dequantizable_type_names() {
-  return "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K";
+  return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K";
 }
 
 void dequantize(GgmlType type, std::span<const std::uint8_t> bytes, std::span<float> out) {
@@ -171,6 +225,12 @@ void dequantize(GgmlType type, std::span<const std::uint8_t> bytes, std::span<fl
       return dequantize_q8_0(in, blocks, values);
     case GgmlType::Q4_0:
       return dequantize_q4_0(in, blocks, values);
+    case GgmlType::Q4_1:
+      return dequantize_q4_1(in, blocks, values);
+    case GgmlType::Q5_0:
+      return dequantize_q5_0(in, blocks, values);
+    case GgmlType::Q5_1:
+      return dequantize_q5_1(in, blocks, values);
     case GgmlType::Q4_K:
       return dequantize_q4_k(in, blocks, values);
     case GgmlType::Q5_K:

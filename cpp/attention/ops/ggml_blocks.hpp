@@ -84,6 +84,33 @@ struct BlockQ4_0 {
 };
 static_assert(sizeof(BlockQ4_0) == 18);
 
+constexpr std::size_t kQK4_1 = 32;  // Q4_1: x = d · q + m; qs as Q4_0's
+struct BlockQ4_1 {
+  std::uint8_t d[2];
+  std::uint8_t m[2];
+  std::uint8_t qs[kQK4_1 / 2];
+};
+static_assert(sizeof(BlockQ4_1) == 20);
+
+// Q5_0: x = d · (q − 16), q 5 bits: the low 4 as Q4_0's nibbles, the fifth of value j in bit j of
+// qh (read as a little-endian u32).
+constexpr std::size_t kQK5_0 = 32;
+struct BlockQ5_0 {
+  std::uint8_t d[2];
+  std::uint8_t qh[4];
+  std::uint8_t qs[kQK5_0 / 2];
+};
+static_assert(sizeof(BlockQ5_0) == 22);
+
+constexpr std::size_t kQK5_1 = 32;  // Q5_1: x = d · q + m; q as Q5_0's
+struct BlockQ5_1 {
+  std::uint8_t d[2];
+  std::uint8_t m[2];
+  std::uint8_t qh[4];
+  std::uint8_t qs[kQK5_1 / 2];
+};
+static_assert(sizeof(BlockQ5_1) == 24);
+
 constexpr std::size_t kQK_K = 256;        // K-quants' super-block
 constexpr std::size_t kKScaleBytes = 12;  // Q4_K / Q5_K: 8 six-bit scales and 8 six-bit mins
 

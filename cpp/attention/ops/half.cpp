@@ -1,8 +1,10 @@
-// F16/BF16 to float, and StoredWeights' rows widened, see half.hpp.
+// F16/BF16 to float, and StoredWeights' rows widened (or dequantized), see half.hpp.
 #include "attention/ops/half.hpp"
 
 #include <algorithm>
 #include <cstring>
+
+#include "attention/ops/quantized_weights.hpp"
 
 namespace attn {
 
@@ -65,6 +67,8 @@ void widen(const std::uint16_t* in, float* out, std::size_t count, HalfKind kind
 void StoredWeights::rows(std::size_t first, std::size_t count, std::size_t cols, float* out) const {
   if (values != nullptr) {
     std::copy(values + first * cols, values + (first + count) * cols, out);
+  } else if (quantized != nullptr) {
+    quantized->dequantize_values(first * cols, (first + count) * cols, out);
   } else {
     widen(half + first * cols, out, count * cols, kind);
   }

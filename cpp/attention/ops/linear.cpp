@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "attention/ops/quantized_linear.hpp"
 #include "attention/ops/vec.hpp"
 
 namespace attn {
@@ -15,6 +16,10 @@ void linear_forward(const float* x, const float* w, const float* b, float* y, st
 void linear_forward(const float* x, const StoredWeights& w, const float* b, float* y, std::size_t m,
                     std::size_t in, std::size_t out, LinearScratch& scratch,
                     std::size_t pack_values) {
+  if (w.quantized != nullptr) {  // dequantized as the kernels stream it, never packed as float
+    quantized_linear_forward(x, *w.quantized, b, y, m);
+    return;
+  }
   // Output columns [first, first + count) at a time: Wᵀ's columns are W's rows. Each y value is
   // summed over k in the same order whatever the block (matmul_packed's contract).
   const std::size_t panel = kPanelWidth;
@@ -35,11 +40,18 @@ void linear_forward(const float* x, const StoredWeights& w, const float* b, floa
 }
 
 std::size_t PackedLinear::bytes_for(const StoredWeights& w, std::size_t in, std::size_t out) {
+  if (w.quantized != nullptr) return 0;  // used where it is, already in the kernels' layout
   const std::size_t values = (out + kPanelWidth - 1) / kPanelWidth * kPanelWidth * in;
   return values * (w.half && w.kind == HalfKind::BF16 ? 2 : 4);
 }
 
 void PackedLinear::pack(const StoredWeights& w, std::size_t in, std::size_t out) {
+  quantized_ = w.quantized;
+  if (quantized_ != nullptr) {
+    floats_ = PackedMatrix{};
+    bf16_ = PackedBf16Matrix{};
+    return;
+  }
   // The buffer of the kind written is reused (a trained model packs again after every step); the
   // other kind's is freed.
   if (w.half && w.kind == HalfKind::BF16) {
@@ -59,12 +71,15 @@ void PackedLinear::pack(const StoredWeights& w, std::size_t in, std::size_t out)
 }
 
 void PackedLinear::clear() {
+  quantized_ = nullptr;
   floats_ = PackedMatrix{};
   bf16_ = PackedBf16Matrix{};
 }
 
 void PackedLinear::forward(const float* x, const float* b, float* y, std::size_t m) const {
-  if (!bf16_.data.empty()) {
+  if (quantized_ != nullptr) {
+    quantized_linear_forward(x, *quantized_, b, y, m);
+  } else if (!bf16_.data.empty()) {
     matmul_packed(ConstMatView(x, m, bf16_.rows), bf16_, MatView(y, m, bf16_.cols), b);
   } else {
     matmul_packed(ConstMatView(x, m, floats_.rows), floats_, MatView(y, m, floats_.cols), b);

@@ -87,20 +87,22 @@ void linear_backward(const float* dy, const float* x, const float* w, float* dx,
 // A weight W [out, in] packed once, as Wᵀ, for inference: a model whose weights do not change
 // between forwards keeps it and skips linear_forward's packing on every call (a generation step
 // would otherwise pack every weight of the model for one row). BF16 weights stay 2-byte (the
-// kernel widens them as it loads them), float and F16 ones are packed as float.
+// kernel widens them as it loads them), float and F16 ones are packed as float; quantized ones are
+// used where the model keeps them (already in their kernels' layout: no copy, 0 bytes).
 class PackedLinear {
  public:
   // Bytes a packed W [out, in] stored as `w` takes.
   static std::size_t bytes_for(const StoredWeights& w, std::size_t in, std::size_t out);
   void pack(const StoredWeights& w, std::size_t in, std::size_t out);
   void clear();
-  bool empty() const { return floats_.data.empty() && bf16_.data.empty(); }
+  bool empty() const { return floats_.data.empty() && bf16_.data.empty() && quantized_ == nullptr; }
   // y [m, out] = x [m, in] · Wᵀ + b: bit-identical to linear_forward on the stored W.
   void forward(const float* x, const float* b, float* y, std::size_t m) const;
 
  private:
   PackedMatrix floats_;
   PackedBf16Matrix bf16_;
+  const QuantizedWeights* quantized_ = nullptr;  // the model's, borrowed
 };
 
 }  // namespace attn

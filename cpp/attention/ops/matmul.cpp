@@ -20,7 +20,7 @@ constexpr std::size_t MR = kTileRows;
 // GPT-2-small forward (k = 768 and 3072) runs 1.07× faster than with k blocks of 512, which
 // kept the panel slice in L1 but reloaded C for every block. The scalar build sums each value
 // in double over all of k at once (no k blocks), as the reference does.
-constexpr std::size_t kKBlock = ATTN_SIMD ? 4096 : std::size_t(-1);
+constexpr std::size_t kKBlock = kMatmulDepthBlock;
 constexpr std::size_t kRowBlock = 64 / MR * MR;  // whole row tiles (see pack_row_tiles)
 // The least work (multiply-adds) worth handing to another thread.
 constexpr std::size_t kParallelFlops = std::size_t{1} << 17;
@@ -172,34 +172,6 @@ inline void tail_rows(std::size_t left, const float* a, Panel p, std::size_t kc,
   }
 }
 
-// A [m, k] (any stride) as the kernels read it: row tiles of MR rows (the last one the rows
-// left), each packed [k, rows], so the tile starting at row i begins at packed[i·k].
-// MR × W blocks are transposed in registers; the rest is copied one value at a time.
-void pack_row_tiles(ConstMatView a, AlignedVector<float>& packed) {
-  const std::size_t depth = a.cols;
-  packed.resize(a.rows * depth);
-  for (std::size_t i = 0; i < a.rows; i += MR) {
-    const std::size_t rows = std::min(MR, a.rows - i);
-    float* tile = packed.data() + i * depth;
-    std::size_t k0 = 0;
-#if ATTN_SIMD
-    if constexpr (MR == W) {
-      if (rows == MR) {
-        for (; k0 + W <= depth; k0 += W) {
-          Floats block[W];
-          for (std::size_t r = 0; r < W; ++r) block[r] = Floats::load_unaligned(a.row(i + r) + k0);
-          simd::transpose(block);
-          for (std::size_t t = 0; t < W; ++t) block[t].store_unaligned(tile + (k0 + t) * MR);
-        }
-      }
-    }
-#endif
-    for (std::size_t k = k0; k < depth; ++k) {
-      for (std::size_t r = 0; r < rows; ++r) tile[k * rows + r] = a(i + r, k);
-    }
-  }
-}
-
 // A BF16 panel slice [kc, NR] widened into floats (exact: a BF16 value is a float's top half),
 // for a product whose row tiles would each widen it again.
 inline void widen_panel(Bf16Panel panel, std::size_t kc, AlignedVector<float>& out) {
@@ -300,6 +272,48 @@ void multiply_packed(ConstMatView a, const Packed& b, std::size_t k_first, std::
 }
 
 }  // namespace
+
+// MR × W blocks are transposed in registers; the rest is copied one value at a time.
+void pack_row_tiles(ConstMatView a, AlignedVector<float>& packed) {
+  const std::size_t depth = a.cols;
+  packed.resize(a.rows * depth);
+  for (std::size_t i = 0; i < a.rows; i += MR) {
+    const std::size_t rows = std::min(MR, a.rows - i);
+    float* tile = packed.data() + i * depth;
+    std::size_t k0 = 0;
+#if ATTN_SIMD
+    if constexpr (MR == W) {
+      if (rows == MR) {
+        for (; k0 + W <= depth; k0 += W) {
+          Floats block[W];
+          for (std::size_t r = 0; r < W; ++r) block[r] = Floats::load_unaligned(a.row(i + r) + k0);
+          simd::transpose(block);
+          for (std::size_t t = 0; t < W; ++t) block[t].store_unaligned(tile + (k0 + t) * MR);
+        }
+      }
+    }
+#endif
+    for (std::size_t k = k0; k < depth; ++k) {
+      for (std::size_t r = 0; r < rows; ++r) tile[k * rows + r] = a(i + r, k);
+    }
+  }
+}
+
+void multiply_panel(const float* row_tiles, std::size_t rows, std::size_t depth,
+                    std::size_t k_first, std::size_t kc, const float* panel, float* c,
+                    std::size_t ldc, std::size_t cols, const float* bias, bool accumulate) {
+  const FloatPanel p{panel};
+  std::size_t i = 0;
+  for (; i + MR <= rows; i += MR) {
+    kernel<MR>(row_tiles + i * depth + k_first * MR, p, kc, c + i * ldc, ldc, cols, bias,
+               accumulate);
+  }
+  if (i < rows) {
+    const std::size_t left = rows - i;
+    tail_rows<MR - 1>(left, row_tiles + i * depth + k_first * left, p, kc, c + i * ldc, ldc, cols,
+                      bias, accumulate);
+  }
+}
 
 void pack_matrix(ConstMatView b, PackedMatrix& packed) {
   packed.rows = b.rows;

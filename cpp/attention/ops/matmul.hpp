@@ -46,6 +46,23 @@ struct PackedBf16Matrix {
   }
 };
 
+// Cache blocking of matmul_packed: a [kMatmulDepthBlock, kPanelWidth] slice of one panel stays in
+// cache while the kernel walks down the rows (see matmul.cpp); the scalar build sums all of k at
+// once. A multiple of 256 (a K-quant block), so a quantized panel's slices are whole blocks.
+inline constexpr std::size_t kMatmulDepthBlock = ATTN_SIMD ? 4096 : std::size_t(-1);
+
+// A [m, k] (any stride) as matmul_packed's kernels read it: row tiles of kTileRows rows (the last
+// one the rows left), each packed [k, rows], the tile starting at row i at packed[i·k].
+void pack_row_tiles(ConstMatView a, AlignedVector<float>& packed);
+// C [rows, cols] (+)= A[:, k_first : k_first + kc] · P for one float panel slice P [kc,
+// kPanelWidth] (cols <= kPanelWidth valid columns), A as pack_row_tiles packed it (depth: A's k);
+// bias [cols] or nullptr (ignored with accumulate). Each value summed in order over k, as
+// matmul_packed sums it (the panel kernels of weights widened slice by slice, quantized_linear.hpp,
+// use it).
+void multiply_panel(const float* row_tiles, std::size_t rows, std::size_t depth,
+                    std::size_t k_first, std::size_t kc, const float* panel, float* c,
+                    std::size_t ldc, std::size_t cols, const float* bias, bool accumulate);
+
 // packed <- B [k, n] (any stride). Reuses packed's allocation when large enough.
 void pack_matrix(ConstMatView b, PackedMatrix& packed);
 // packed <- Bᵀ, given B [n, k] (any stride): the layout Q·Kᵀ multiplies by, packed straight

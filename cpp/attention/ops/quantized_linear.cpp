@@ -1,0 +1,369 @@
+// The products over quantized weights, see quantized_linear.hpp.
+#include "attention/ops/quantized_linear.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "attention/ops/matmul.hpp"
+#include "attention/parallel.hpp"
+
+#if ATTN_SIMD && (defined(__AVX2__) || defined(__AVX512F__) || defined(__SSE4_1__))
+#include <immintrin.h>
+#endif
+#if ATTN_SIMD && defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
+namespace attn {
+
+namespace reference {
+
+void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const float* b, float* y,
+                              std::size_t m) {
+  std::vector<float> values(w.rows() * w.cols());
+  w.dequantize_rows(0, w.rows(), values.data());
+  linear_forward(x, values.data(), b, y, m, w.cols(), w.rows());
+}
+
+}  // namespace reference
+
+namespace {
+
+constexpr std::size_t NR = kPanelWidth;
+// The least work (multiply-adds) worth handing to another thread (matmul.cpp's).
+constexpr std::size_t kParallelFlops = std::size_t{1} << 17;
+
+#if ATTN_SIMD
+using simd::Floats;
+using simd::Ints;
+constexpr std::size_t W = simd::kWidth;
+constexpr std::size_t L = NR / 2;  // lanes of a byte plane (quantized_weights.hpp)
+static_assert(NR == 2 * W && L == W, "a panel is two vectors: rows j and j + W share a byte");
+
+// W bytes (or halves) from p, each widened to one 32-bit lane: unsigned, signed, 16-bit unsigned.
+inline Ints lanes_u8(const std::uint8_t* p) {
+#if defined(__AVX512F__)
+  return Ints(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__AVX2__)
+  return Ints(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__wasm_simd128__)
+  return Ints(wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(p))));
+#elif defined(__SSE4_1__)
+  std::int32_t word;
+  std::memcpy(&word, p, 4);
+  return Ints(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(word)));
+#else
+  alignas(64) std::int32_t lanes[W];
+  for (std::size_t i = 0; i < W; ++i) lanes[i] = p[i];
+  return Ints::load_aligned(lanes);
+#endif
+}
+inline Ints lanes_i8(const std::uint8_t* p) {
+#if defined(__AVX512F__)
+  return Ints(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__AVX2__)
+  return Ints(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__wasm_simd128__)
+  return Ints(wasm_i32x4_extend_low_i16x8(wasm_i16x8_extend_low_i8x16(wasm_v128_load32_zero(p))));
+#elif defined(__SSE4_1__)
+  std::int32_t word;
+  std::memcpy(&word, p, 4);
+  return Ints(_mm_cvtepi8_epi32(_mm_cvtsi32_si128(word)));
+#else
+  alignas(64) std::int32_t lanes[W];
+  for (std::size_t i = 0; i < W; ++i) lanes[i] = static_cast<std::int8_t>(p[i]);
+  return Ints::load_aligned(lanes);
+#endif
+}
+inline Ints lanes_u16(const std::uint8_t* p) {
+#if defined(__AVX512F__)
+  return Ints(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
+#elif defined(__AVX2__)
+  return Ints(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__wasm_simd128__)
+  return Ints(wasm_u32x4_load16x4(p));
+#elif defined(__SSE4_1__)
+  return Ints(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+#else
+  alignas(64) std::int32_t lanes[W];
+  for (std::size_t i = 0; i < W; ++i) lanes[i] = p[2 * i] | (p[2 * i + 1] << 8);
+  return Ints::load_aligned(lanes);
+#endif
+}
+
+// Small integers (|q| < 2²²: quants, sub-block scales) as float, exactly. In wasm, LLVM (14) folds
+// a widening (i32x4.extend_low_i16x8) into the conversion after it and then converts lane by lane
+// (no wasm instruction converts i16 lanes): there the integer is added to the bits of 1.5·2²³
+// instead, whose float minus 1.5·2²³ is the integer (two vector operations, no scalarising).
+inline Floats small_to_float(Ints q) {
+#if defined(__wasm_simd128__)
+  return xsimd::bitwise_cast<float>(q + Ints(0x4B400000)) - Floats(12582912.0f);
+#else
+  return xsimd::to_float(q);
+#endif
+}
+
+// W IEEE halves (little-endian) as float, exactly, for finite halves (a loaded model's scales are:
+// the import refuses a tensor with a non-finite value): the magnitude's bits moved into a float's
+// and scaled by 2^112 (a subnormal half lands on a float subnormal, the product is exact), the sign
+// put back.
+inline Floats halves_to_floats(const std::uint8_t* p) {
+  const Ints h = lanes_u16(p);
+  const Floats magnitude =
+      xsimd::bitwise_cast<float>((h & Ints(0x7FFF)) << 13) * Floats(5.192296858534828e33f);
+  return xsimd::bitwise_cast<float>(xsimd::bitwise_cast<std::int32_t>(magnitude) |
+                                    ((h & Ints(0x8000)) << 16));
+}
+
+// Dequantizes blocks [b0, b1) of P consecutive panels from `panel`, value by value: for each
+// value k (counted from block b0's first) take(k, low, high) gets each panel's two vectors (rows 0
+// … W − 1 and W … 2W − 1), low[p] and high[p]. Each lane's value is ops/dequantize's:
+// fma(scale, q, offset) of an exact scale·q and an offset that is exact (−8·d, −16·d, −32·scale)
+// or the one rounding ggml makes (+ m, − dmin·min). P panels at once give the caller P
+// independent sums (a sum's latency, not the loads, bounds one panel alone).
+template <GgmlType T, std::size_t P, class Take>
+inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size_t b0,
+                          std::size_t b1, Take&& take) {
+  constexpr QuantizedLayout layout = quantized_layout(T);
+  constexpr std::size_t kGroups = layout.block_values / layout.group_values;
+  constexpr std::size_t kBits = layout.high_bits;
+  constexpr std::size_t kPerByte = kBits ? 4 / kBits : 1;  // values per byte of high bits
+  for (std::size_t b = b0; b < b1; ++b) {
+    const std::uint8_t* quants[P];
+    const std::uint8_t* high[P];
+    // Every group's scales and offsets first, kept in L1 (the values' loop reads them per group).
+    alignas(64) float scales_of[P][kGroups][NR], offsets_of[P][kGroups][NR];
+    for (std::size_t p = 0; p < P; ++p) {
+      const std::uint8_t* rec = w.record(panel + p, b);
+      quants[p] = rec + layout.quants_offset(NR);
+      high[p] = rec + layout.high_offset(NR);
+      const Floats d0 = halves_to_floats(rec), d1 = halves_to_floats(rec + 2 * W);
+      Floats m0(0.0f), m1(0.0f);
+      if constexpr (layout.has_m) {
+        m0 = halves_to_floats(rec + layout.m_offset(NR));
+        m1 = halves_to_floats(rec + layout.m_offset(NR) + 2 * W);
+      }
+      for (std::size_t g = 0; g < kGroups; ++g) {
+        Floats s0 = d0, s1 = d1, o0(0.0f), o1(0.0f);
+        if constexpr (T == GgmlType::Q4_0) {
+          o0 = d0 * Floats(-8.0f);
+          o1 = d1 * Floats(-8.0f);
+        } else if constexpr (T == GgmlType::Q5_0) {
+          o0 = d0 * Floats(-16.0f);
+          o1 = d1 * Floats(-16.0f);
+        } else if constexpr (T == GgmlType::Q4_1 || T == GgmlType::Q5_1) {
+          o0 = m0;
+          o1 = m1;
+        } else if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
+          const std::uint8_t* scales = rec + layout.scales_offset(NR) + g * NR;
+          const std::uint8_t* mins = rec + layout.mins_offset(NR) + g * NR;
+          s0 = d0 * small_to_float(lanes_u8(scales));
+          s1 = d1 * small_to_float(lanes_u8(scales + W));
+          o0 = -(m0 * small_to_float(lanes_u8(mins)));
+          o1 = -(m1 * small_to_float(lanes_u8(mins + W)));
+        } else if constexpr (T == GgmlType::Q6_K) {
+          const std::uint8_t* scales = rec + layout.scales_offset(NR) + g * NR;
+          s0 = d0 * small_to_float(lanes_i8(scales));
+          s1 = d1 * small_to_float(lanes_i8(scales + W));
+          o0 = s0 * Floats(-32.0f);
+          o1 = s1 * Floats(-32.0f);
+        }
+        s0.store_aligned(scales_of[p][g]);
+        s1.store_aligned(scales_of[p][g] + W);
+        o0.store_aligned(offsets_of[p][g]);
+        o1.store_aligned(offsets_of[p][g] + W);
+      }
+    }
+    const std::size_t k_block = (b - b0) * layout.block_values;
+    for (std::size_t g = 0; g < kGroups; ++g) {
+      const std::size_t v0 = g * layout.group_values;
+      for (std::size_t v = v0; v < v0 + layout.group_values; v += kPerByte) {
+        [[maybe_unused]] Ints h[P];
+        if constexpr (kBits != 0) {
+          for (std::size_t p = 0; p < P; ++p) h[p] = lanes_u8(high[p] + (v / kPerByte) * L);
+        }
+        for (std::size_t s = 0; s < kPerByte; ++s) {
+          Floats low[P], up[P];
+          for (std::size_t p = 0; p < P; ++p) {
+            Ints q0, q1;
+            if constexpr (layout.eight_bit) {
+#if defined(__wasm_simd128__)  // the step's 8 bytes in one load, widened to two vectors
+              const v128_t bytes = wasm_i16x8_load8x8(quants[p] + (v + s) * NR);
+              q0 = Ints(wasm_i32x4_extend_low_i16x8(bytes));
+              q1 = Ints(wasm_i32x4_extend_high_i16x8(bytes));
+#else
+              q0 = lanes_i8(quants[p] + (v + s) * NR);
+              q1 = lanes_i8(quants[p] + (v + s) * NR + W);
+#endif
+            } else {
+              const Ints n = lanes_u8(quants[p] + (v + s) * L);
+              q0 = n & Ints(0xF);
+              q1 = n >> 4;
+              if constexpr (kBits != 0) {
+                constexpr std::int32_t mask = (1 << kBits) - 1;
+                q0 = q0 | (((h[p] >> int(kBits * 2 * s)) & Ints(mask)) << 4);
+                q1 = q1 | (((h[p] >> int(kBits * (2 * s + 1))) & Ints(mask)) << 4);
+              }
+            }
+            const Floats s0 = Floats::load_aligned(scales_of[p][g]);
+            const Floats s1 = Floats::load_aligned(scales_of[p][g] + W);
+            if constexpr (T == GgmlType::Q8_0) {  // d · q: no offset (a zero's sign as ggml's)
+              low[p] = s0 * small_to_float(q0);
+              up[p] = s1 * small_to_float(q1);
+            } else {
+              low[p] = xsimd::fma(s0, small_to_float(q0), Floats::load_aligned(offsets_of[p][g]));
+              up[p] =
+                  xsimd::fma(s1, small_to_float(q1), Floats::load_aligned(offsets_of[p][g] + W));
+            }
+          }
+          take(k_block + v + s, low, up);
+        }
+      }
+    }
+  }
+}
+
+// Panels the one-row kernel streams at once: P independent pairs of sums.
+constexpr std::size_t kRowPanels = 3;
+
+// y[0, cols) = x[0, w.cols) · the rows of P panels from `panel` + bias: the one-row kernel. The
+// same sums as matmul_packed's one-row kernels on the widened panels (each output in order over k,
+// from the bias or 0).
+template <GgmlType T, std::size_t P>
+void row_panels(const float* x, const QuantizedMatrix& w, std::size_t panel, float* y,
+                std::size_t cols, const float* bias) {
+  alignas(64) float edge[P * NR] = {};
+  if (bias) std::copy(bias, bias + cols, edge);
+  Floats acc0[P], acc1[P];
+  for (std::size_t p = 0; p < P; ++p) {
+    acc0[p] = bias ? Floats::load_aligned(edge + p * NR) : Floats(0.0f);
+    acc1[p] = bias ? Floats::load_aligned(edge + p * NR + W) : Floats(0.0f);
+  }
+  decode_panels<T, P>(w, panel, 0, w.blocks_per_row(),
+                      [&](std::size_t k, const Floats* low, const Floats* high) {
+                        const Floats xk(x[k]);
+                        for (std::size_t p = 0; p < P; ++p) {
+                          acc0[p] = xsimd::fma(xk, low[p], acc0[p]);
+                          acc1[p] = xsimd::fma(xk, high[p], acc1[p]);
+                        }
+                      });
+  for (std::size_t p = 0; p < P; ++p) {
+    acc0[p].store_aligned(edge + p * NR);
+    acc1[p].store_aligned(edge + p * NR + W);
+  }
+  std::copy(edge, edge + cols, y);
+}
+
+template <GgmlType T>
+void widen_panel(const QuantizedMatrix& w, std::size_t panel, std::size_t k_first, std::size_t kc,
+                 float* out) {
+  constexpr std::size_t bv = quantized_layout(T).block_values;
+  decode_panels<T, 1>(w, panel, k_first / bv, (k_first + kc) / bv,
+                      [&](std::size_t k, const Floats* low, const Floats* high) {
+                        low[0].store_aligned(out + k * NR);
+                        high[0].store_aligned(out + k * NR + W);
+                      });
+}
+
+// The format's kernel: f.template operator()<T>() for w's type T.
+template <class F>
+void with_type(GgmlType type, F&& f) {
+  switch (type) {
+    case GgmlType::Q8_0:
+      return f.template operator()<GgmlType::Q8_0>();
+    case GgmlType::Q4_0:
+      return f.template operator()<GgmlType::Q4_0>();
+    case GgmlType::Q4_1:
+      return f.template operator()<GgmlType::Q4_1>();
+    case GgmlType::Q5_0:
+      return f.template operator()<GgmlType::Q5_0>();
+    case GgmlType::Q5_1:
+      return f.template operator()<GgmlType::Q5_1>();
+    case GgmlType::Q4_K:
+      return f.template operator()<GgmlType::Q4_K>();
+    case GgmlType::Q5_K:
+      return f.template operator()<GgmlType::Q5_K>();
+    case GgmlType::Q6_K:
+      return f.template operator()<GgmlType::Q6_K>();
+    default:
+      return;
+  }
+}
+#endif
+
+}  // namespace
+
+void widen_quantized_panel(const QuantizedMatrix& w, std::size_t panel, std::size_t k_first,
+                           std::size_t kc, float* out) {
+#if ATTN_SIMD
+  with_type(w.type(), [&]<GgmlType T>() { widen_panel<T>(w, panel, k_first, kc, out); });
+#else
+  // Without SIMD: each row's blocks dequantized by the reference, then laid into the panel.
+  std::vector<float> row(w.cols());
+  for (std::size_t r = 0; r < NR; ++r) {
+    const std::size_t index = panel * NR + r;
+    if (index < w.rows()) w.dequantize_rows(index, 1, row.data());
+    for (std::size_t k = 0; k < kc; ++k) {
+      out[k * NR + r] = index < w.rows() ? row[k_first + k] : 0.0f;
+    }
+  }
+#endif
+}
+
+void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const float* b, float* y,
+                              std::size_t m, std::size_t ldy) {
+  const std::size_t depth = w.cols(), panels = w.panels();
+  if (m == 0 || panels == 0) return;
+  const std::size_t panel_flops = std::max<std::size_t>(1, m * depth * NR);
+  const std::size_t min_panels = kParallelFlops / panel_flops + 1;
+#if ATTN_SIMD
+  if (m == 1) {  // one row: every panel streamed once, dequantized in registers
+    // threads take runs of kRowPanels panels (each output computed by one, in one order)
+    const std::size_t groups = (panels + kRowPanels - 1) / kRowPanels;
+    parallel_for(groups, min_panels / kRowPanels + 1, [&](std::size_t begin, std::size_t end) {
+      with_type(w.type(), [&]<GgmlType T>() {
+        std::size_t p = begin * kRowPanels;
+        const std::size_t last = std::min(panels, end * kRowPanels);
+        const auto row_bias = [&](std::size_t q) { return b ? b + q * NR : nullptr; };
+        for (; p + kRowPanels <= last; p += kRowPanels) {
+          const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
+          row_panels<T, kRowPanels>(x, w, p, y + p * NR, cols, row_bias(p));
+        }
+        for (; p < last; ++p) {
+          row_panels<T, 1>(x, w, p, y + p * NR, std::min(NR, w.rows() - p * NR), row_bias(p));
+        }
+      });
+    });
+    return;
+  }
+#endif
+  // More rows: each panel's slice widened once (this thread's buffer), then matmul's kernel down
+  // the rows, packed into row tiles first (by the calling thread, as matmul_packed does).
+  thread_local AlignedVector<float> row_tiles;
+  pack_row_tiles(ConstMatView(x, m, depth), row_tiles);
+  const float* tiles = row_tiles.data();
+  parallel_for(panels, min_panels, [&](std::size_t begin, std::size_t end) {
+    thread_local AlignedVector<float> slice;
+    for (std::size_t p = begin; p < end; ++p) {
+      const std::size_t cols = std::min(NR, w.rows() - p * NR);
+      for (std::size_t k0 = 0; k0 < depth; k0 += kMatmulDepthBlock) {
+        const std::size_t kc = std::min(kMatmulDepthBlock, depth - k0);
+        slice.resize(kc * NR);
+        widen_quantized_panel(w, p, k0, kc, slice.data());
+        multiply_panel(tiles, m, depth, k0, kc, slice.data(), y + p * NR, ldy, cols,
+                       b ? b + p * NR : nullptr, k0 > 0);
+      }
+    }
+  });
+}
+
+void quantized_linear_forward(const float* x, const QuantizedWeights& w, const float* b, float* y,
+                              std::size_t m) {
+  for (const QuantizedWeights::Part& part : w.parts) {
+    quantized_linear_forward(x, part.matrix, b ? b + part.first_row : nullptr, y + part.first_row,
+                             m, w.rows);
+  }
+}
+
+}  // namespace attn
