@@ -16,6 +16,7 @@
 #include "attention/name_table.hpp"
 #include "attention/ops/embedding.hpp"
 #include "attention/ops/gelu.hpp"
+#include "attention/ops/quantized_weights.hpp"
 #include "attention/ops/simd.hpp"
 #include "attention/parallel.hpp"
 #include "attention/rng.hpp"
@@ -116,6 +117,10 @@ val catalog() {
   for (const auto dtype : {attn::safetensors::DType::F32, attn::safetensors::DType::F64,
                            attn::safetensors::DType::F16, attn::safetensors::DType::BF16}) {
     bytes.set(attn::safetensors::dtype_name(dtype), double(attn::bytes_in_memory(dtype)));
+  }
+  // GGUF's quantized types the core keeps as stored (quantized_weights.hpp).
+  for (const attn::GgmlType type : attn::kKeptQuantizedTypes) {
+    bytes.set(attn::ggml_type_name(type), attn::quantized_bytes_per_value(type));
   }
   out.set("parameterBytes", bytes);
   out.set("unknownCharacters", name_list(attn::unknown_character_policies()));

@@ -1,7 +1,7 @@
 // GGUF files in the Your model view (Chromium): a .gguf picked as a file (tests/data/gguf's tiny
 // Q8_0 Llama with a tokenizer in its metadata, tests/js/gguf-support.mjs) loads with no config, its
-// status line names the file, its format (m.weights.formats) and its size, the facts line says Q8_0
-// is dequantized at load, and every head is drawn as the JS API computes it on the same bytes; a
+// status line names the file, its format (m.weights.formats) and its size, the facts line says
+// nothing of dequantizing (Q8_0 is kept as stored), and every head is drawn as the JS API computes it on the same bytes; a
 // config.json dropped with it is said not read; a hostile or truncated .gguf shows the core's
 // message and the model stays. A GGUF repo by Hub id + File from the local stand-in of the Hub:
 // the File row (typed name for an unlisted repo; the known files' menu for a listed one), the load,
@@ -22,7 +22,7 @@ import { HUB_MODELS, ggufFileLabel } from '../../web/shared/hub-models.js';
 
 const GGUF = llamaQ8WithTokenizer();
 const TRUNCATED = readFileSync(`${DATA_DIR}malformed-gguf/truncated.gguf`);
-const Q4_1 = readFileSync(`${DATA_DIR}malformed-gguf/q4_1.gguf`);
+const IQ4_NL = readFileSync(`${DATA_DIR}malformed-gguf/iq4_nl.gguf`);
 const REPO = 'org/tiny-GGUF';
 const FILE = 'tiny-Q8_0.gguf';
 
@@ -75,7 +75,10 @@ test('a .gguf file picked loads with no config: its format and size said, every 
   assert.ok(status.startsWith(`tiny-Q8_0.gguf: GGUF, Q8_0 × 16, F32 × 5 tensors · ${formatBytes(GGUF.length)} · 2 layers × 4 heads · d_model 64 · ` +
     '96 tokens · context 64 · wasm memory'), status);
   assert.equal(await page.getAttribute('#model-status', 'data-container'), 'GGUF');
-  assert.match(await page.textContent('#model-facts'), /^Llama · 2 layers · .* · Q8_0 weights are dequantized to float32 at load today \(memory ≈ 4 bytes per weight\)$/);
+  // Q8_0 is kept as stored (the core's catalog.parameterBytes lists it): nothing said of dequantizing.
+  const facts = await page.textContent('#model-facts');
+  assert.match(facts, /^Llama · 2 layers · /);
+  assert.doesNotMatch(facts, /dequantized/);
   assert.equal(await page.textContent('#model-text-info'), `${api.n} tokens`);
   await assertHeadsDrawn((layer, head) => tableNumbers(page, headFigure(layer, head)), { layers: 2, heads: 4 }, api);
   const next = await page.$$eval('#model-next li .model-next-token', (items) => items.map((i) => i.textContent));
@@ -102,7 +105,7 @@ test('a .gguf file picked loads with no config: its format and size said, every 
   const kept = await tableNumbers(page, headFigure(1, 3));
   const refusals = [
     [[upload('truncated.gguf', TRUNCATED)], /Could not load the checkpoint: .*runs past the end of the data section/],
-    [[upload('q4_1.gguf', Q4_1)], /Could not load the checkpoint: .*'blk\.0\.ffn_up\.weight' is Q4_1; supported in GGUF files: F32, F16, BF16, Q8_0/],
+    [[upload('iq4_nl.gguf', IQ4_NL)], /Could not load the checkpoint: .*'blk\.0\.ffn_up\.weight' is IQ4_NL; supported in GGUF files: F32, F16, BF16, Q8_0/],
     [[upload('a.gguf', GGUF), upload('b.gguf', GGUF)], /^Found 2 \.gguf files \(a\.gguf, b\.gguf\): drop one \.gguf file at a time/],
     [[upload('a.gguf', GGUF), upload('model.safetensors', GGUF)], /^Found a\.gguf and model\.safetensors: drop one checkpoint at a time/],
   ];

@@ -336,37 +336,38 @@ test('the GGUF repos: their known files, sizes and parameters; the files the cor
         new RegExp(`^Error: the load of '${m.id}' was cancelled$`));
     }
   }
-  // Each "not read yet" is the core's: llama.cpp's Q4_K_M stores a row of d_model values that is not
-  // whole 256-value blocks as Q5_0 (SmolLM2-135M's 576, Qwen2.5-0.5B's 896; Llama 3.2 1B's 2048 is
-  // whole), a type the core refuses by name; Llama 3's rope_freqs.weight is refused too.
+  // Each "not read yet" is the core's: Llama 3's rope_freqs.weight is refused by name. llama.cpp's
+  // Q4_K_M stores a row of d_model values that is not whole 256-value blocks as Q5_0 (SmolLM2-135M's
+  // 576, Qwen2.5-0.5B's 896; Llama 3.2 1B's 2048 is whole): a type the core reads, so those load.
   const refusal = JSON.parse(readFileSync(`${DATA_DIR}malformed-gguf/expected.json`, 'utf8'));
-  const readTypes = /supported in GGUF files: (.*)$/.exec(refusal['q4_1.gguf'])[1].split(', ');
-  assert.ok(readTypes.includes('Q8_0') && !readTypes.includes('Q5_0'), readTypes.join(', '));
+  const readTypes = /supported in GGUF files: (.*)$/.exec(refusal['iq4_nl.gguf'])[1].split(', ');
+  for (const type of ['Q8_0', 'Q4_K', 'Q5_0', 'Q6_K']) assert.ok(readTypes.includes(type), readTypes.join(', '));
   assert.deepEqual([576, 896, 2048].map((d) => d % 256 === 0), [false, false, true]);
   assert.match(refusal['rope-freqs.gguf'], /rope_freqs\.weight/);
   const notYet = gguf.flatMap((m) => m.files.filter((f) => f.notYet).map((f) => [f.file, f.notYet]));
   assert.deepEqual(notYet, [
-    ['SmolLM2-135M-Instruct-Q4_K_M.gguf', 'its rows of 576 values are not whole 256-value blocks, so llama.cpp stored them as Q5_0, which is not read yet'],
-    ['Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', 'its rows of 896 values are not whole 256-value blocks, so llama.cpp stored them as Q5_0, which is not read yet'],
     ['Llama-3.2-1B-Instruct-Q8_0.gguf', "Llama 3's RoPE scaling (rope_freqs.weight) is not read from GGUF files yet"],
     ['Llama-3.2-1B-Instruct-Q4_K_M.gguf', "Llama 3's RoPE scaling (rope_freqs.weight) is not read from GGUF files yet"],
   ]);
 
-  // Against the core's limit: the Q8_0 files of SmolLM2 and Qwen2.5 load (dequantized to float32:
-  // 4 bytes a parameter while the core does not keep Q8_0); the rest say why not.
+  // The core keeps GGUF's quantized types as stored (catalog.parameterBytes lists them at their
+  // blocks' bytes): a listed file takes about its own bytes in the tab, and nothing is said of dequantizing.
   const limited = tab(lens.catalog.limits.maxCheckpointParameterBytes);
+  assert.equal(limited.parameterBytes.Q8_0, 34 / 32);
+  assert.ok(limited.parameterBytes.Q4_K > 144 / 256 && limited.parameterBytes.Q4_K < 160 / 256, String(limited.parameterBytes.Q4_K));
   const why = gguf.flatMap((m) => m.files.map((f) => [f.file, whyNotLoadable(withFile(m, f.file), limited)]));
-  assert.deepEqual(why.filter(([, w]) => w === null).map(([f]) => f), ['SmolLM2-135M-Instruct-Q8_0.gguf', 'Qwen2.5-0.5B-Instruct-Q8_0.gguf']);
+  assert.deepEqual(why.filter(([, w]) => w === null).map(([f]) => f), ['SmolLM2-135M-Instruct-Q8_0.gguf', 'SmolLM2-135M-Instruct-Q4_K_M.gguf',
+    'Qwen2.5-0.5B-Instruct-Q8_0.gguf', 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf']);
   assert.ok(why.filter(([, w]) => w !== null).every(([, w]) => w.startsWith('not read yet: ')));
-  assert.equal(bytesInTab(withFile(gguf[0], 'SmolLM2-135M-Instruct-Q8_0.gguf'), limited), 135e6 * lens.catalog.parameterBytes.F32);
-  // The entry's facts line: its chosen file (the first by default), size, family, parameters and the memory the dequantized weights take.
   const smol = gguf[0];
+  assert.equal(bytesInTab(withFile(smol, 'SmolLM2-135M-Instruct-Q8_0.gguf'), limited), 145e6);
+  assert.equal(bytesInTab(withFile(smol, 'SmolLM2-135M-Instruct-Q4_K_M.gguf'), limited), 105e6);
+  assert.deepEqual(dequantizedTypes(['Q8_0', 'F32', 'Q4_K_M', 'Q5_0'], limited), []);
+  // The entry's facts line: its chosen file (the first by default), size, family, parameters.
   assert.equal(hubModelLine(smol, limited), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q8_0.gguf · 145 MB · Llama · ' +
-    '135 M parameters · Q8_0 weights are dequantized to float32 at load today (memory ≈ 4 bytes per weight): 0.540 GB');
+    '135 M parameters');
   assert.equal(hubModelLine(withFile(smol, 'SmolLM2-135M-Instruct-Q4_K_M.gguf'), limited), 'bartowski/SmolLM2-135M-Instruct-GGUF · ' +
-    'SmolLM2-135M-Instruct-Q4_K_M.gguf · 105 MB · Llama · 135 M parameters · Q4_K_M weights are dequantized to float32 at load today ' +
-    '(memory ≈ 4 bytes per weight): 0.540 GB · not read yet: its rows of 576 values are not whole 256-value blocks, so llama.cpp stored ' +
-    'them as Q5_0, which is not read yet');
+    'SmolLM2-135M-Instruct-Q4_K_M.gguf · 105 MB · Llama · 135 M parameters');
   // A file the list does not know: named, nothing claimed about it, loadable (the API and the core judge it).
   const other = withFile(smol, 'SmolLM2-135M-Instruct-Q6_K.gguf');
   assert.equal(whyNotLoadable(other, limited), null);
@@ -374,18 +375,18 @@ test('the GGUF repos: their known files, sizes and parameters; the files the cor
   // The menus: the repo's option names its files' quants ('not read yet' when none loads); the File menu each file's.
   assert.deepEqual(gguf.map((m) => hubOptionLabel(m, limited)), ['SmolLM2-135M-Instruct · Q8_0, Q4_K_M', 'Qwen2.5-0.5B-Instruct · Q8_0, Q4_K_M',
     'Llama-3.2-1B-Instruct · Q8_0, Q4_K_M · not read yet']);
-  assert.deepEqual(smol.files.map((f) => ggufFileLabel(smol, f, limited)), ['Q8_0 · 145 MB', 'Q4_K_M · 105 MB · not read yet']);
-  assert.equal(ggufFileLabel(gguf[1], gguf[1].files[0], tab(GiB_)), 'Q8_0 · 531 MB · too large');
-  // Once the core keeps a type as stored (catalog.parameterBytes lists it), nothing is said of dequantizing, and its bytes count.
-  const keeps = { ...limited, parameterBytes: { ...limited.parameterBytes, Q8_0: 34 / 32 } };
-  assert.deepEqual(dequantizedTypes(['Q8_0', 'F32'], keeps), []);
-  assert.deepEqual(dequantizedTypes(['Q8_0', 'F32', 'Q4_K'], limited), ['Q8_0', 'Q4_K']);
+  assert.deepEqual(smol.files.map((f) => ggufFileLabel(smol, f, limited)), ['Q8_0 · 145 MB', 'Q4_K_M · 105 MB']);
+  assert.equal(ggufFileLabel(gguf[1], gguf[1].files[0], tab(0.5e9)), 'Q8_0 · 531 MB · too large');
+  // A tab whose core does not keep a type as stored: its weights counted at float32's 4 bytes and said so.
+  const { Q8_0: _kept, ...dequantizing } = limited.parameterBytes;
+  const older = { ...limited, parameterBytes: dequantizing };
+  assert.deepEqual(dequantizedTypes(['Q8_0', 'F32', 'Q4_K'], older), ['Q8_0']);
   assert.equal(dequantizedNote([]), '');
-  assert.equal(hubModelLine(smol, keeps), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q8_0.gguf · 145 MB · Llama · 135 M parameters');
-  assert.equal(bytesInTab(smol, keeps), 135e6 * 34 / 32);
+  assert.equal(hubModelLine(smol, older), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q8_0.gguf · 145 MB · Llama · ' +
+    '135 M parameters · Q8_0 weights are dequantized to float32 at load today (memory ≈ 4 bytes per weight): 0.540 GB');
+  assert.equal(bytesInTab(smol, older), 135e6 * limited.parameterBytes.F32);
 });
 
-const GiB_ = 2 ** 30;
 
 test('a GGUF file\'s format line, from m.weights.formats: the most common type first', async () => {
   const m = await lens.loadCheckpoint({ weights: new Uint8Array(readFileSync(`${DATA_DIR}gguf/llama-q8_0.gguf`)) });

@@ -101,7 +101,7 @@ test('a keystroke runs one forward; with heads knocked out two, and their number
   }
 });
 
-test('a .gguf file loads with no config: its weights\' formats, the types dequantized at load, and a run equal to the API\'s forward', async () => {
+test('a .gguf file loads with no config: its weights\' formats, none dequantized at load (Q8_0 kept as stored), and a run equal to the API\'s forward', async () => {
   const bytes = llamaQ8WithTokenizer();
   const { session, loaded, model, forwards } = await sessionWith((s) => s.load({ weights: file(bytes, 'tiny-Q8_0.gguf'), gguf: true }));
   const api = await lens.loadCheckpoint({ weights: bytes });
@@ -115,9 +115,9 @@ test('a .gguf file loads with no config: its weights\' formats, the types dequan
     assert.deepEqual(loaded.config, { ...api.config });
     assert.deepEqual(loaded.weights, { formats: { ...api.weights.formats }, bytes: api.weights.bytes });
     assert.deepEqual(loaded.weights.formats, { Q8_0: 16, F32: 5 });
-    // Q8_0 is dequantized to float32 at load while the core's parameterBytes does not list it.
+    // The core keeps Q8_0 as stored (its parameterBytes lists it): nothing is dequantized at load.
     assert.deepEqual(loaded.dequantized, Object.keys(api.weights.formats).filter((t) => lens.catalog.parameterBytes[t] === undefined));
-    assert.deepEqual(loaded.dequantized, ['Q8_0']);
+    assert.deepEqual(loaded.dequantized, []);
     const text = 'When Mary and John went to the store, John gave a drink to';
     const run = session.run({ text });
     assert.equal(forwards.length, 1);

@@ -20,10 +20,7 @@ export const PYTHIA_REVISIONS = Object.freeze([
 ]);
 
 // Why a listed GGUF file cannot be read yet (the core refuses it by name; tests/js/hub-models.test.mjs
-// checks each reason against the core's refusal). llama.cpp's Q4_K_M writes a K-quant only where a row
-// holds whole 256-value super-blocks; a row of another length falls back (Q4_K → Q5_0, Q6_K → Q8_0).
-const Q5_0_FALLBACK = (width) => `its rows of ${width} values are not whole 256-value blocks, so llama.cpp stored them as Q5_0, ` +
-  'which is not read yet';
+// checks each reason against the core's refusal).
 const LLAMA3_ROPE = "Llama 3's RoPE scaling (rope_freqs.weight) is not read from GGUF files yet";
 
 /** A GGUF repo's entry: its first file's size, bytes and quant as the entry's own (the file chosen with the repo). */
@@ -66,11 +63,11 @@ export const HUB_MODELS = Object.freeze([
     dtype: 'F32' },
   ggufRepo({ name: 'SmolLM2-135M-Instruct', id: 'bartowski/SmolLM2-135M-Instruct-GGUF', family: 'llama', params: 135e6, files: [
     { file: 'SmolLM2-135M-Instruct-Q8_0.gguf', quant: 'Q8_0', size: '145 MB', bytes: 145e6 },
-    { file: 'SmolLM2-135M-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', size: '105 MB', bytes: 105e6, notYet: Q5_0_FALLBACK(576) },
+    { file: 'SmolLM2-135M-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', size: '105 MB', bytes: 105e6 },
   ] }),
   ggufRepo({ name: 'Qwen2.5-0.5B-Instruct', id: 'second-state/Qwen2.5-0.5B-Instruct-GGUF', family: 'qwen2', params: 494e6, files: [
     { file: 'Qwen2.5-0.5B-Instruct-Q8_0.gguf', quant: 'Q8_0', size: '531 MB', bytes: 531e6 },
-    { file: 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', size: '398 MB', bytes: 398e6, notYet: Q5_0_FALLBACK(896) },
+    { file: 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', size: '398 MB', bytes: 398e6 },
   ] }),
   ggufRepo({ name: 'Llama-3.2-1B-Instruct', id: 'bartowski/Llama-3.2-1B-Instruct-GGUF', family: 'llama', params: 1_235_814_400, files: [
     { file: 'Llama-3.2-1B-Instruct-Q8_0.gguf', quant: 'Q8_0', size: '1.32 GB', bytes: 1.32e9, notYet: LLAMA3_ROPE },
@@ -96,11 +93,21 @@ export const isSupported = (entry, tab) => tab.families.some((f) => f.name === e
  */
 export const parameterBytesOf = (dtype, tab) => tab.parameterBytes[dtype] ?? tab.parameterBytes.F32;
 
-/** The bytes an entry's parameters take in the tab (the core's bytes per parameter of its dtype). */
-export const bytesInTab = (entry, tab) => entry.params * parameterBytesOf(entry.dtype, tab);
+/**
+ * A GGUF file's quant as the type the core lists: llama.cpp's mixes by their main type ('Q4_K_M',
+ * 'Q4_K_S' → 'Q4_K'; their other tensors are types the core keeps as stored too).
+ */
+const storedType = (quant) => quant?.replace(/^(Q\d_K)_[SML]$/, '$1');
+
+/**
+ * The bytes an entry's parameters take in the tab (the core's bytes per parameter of its dtype); a
+ * GGUF file whose type the core keeps as stored takes about its file's bytes (its blocks as stored).
+ */
+export const bytesInTab = (entry, tab) => (entry.gguf && entry.bytes !== undefined && tab.parameterBytes[storedType(entry.dtype)] !== undefined
+  ? entry.bytes : entry.params * parameterBytesOf(entry.dtype, tab));
 
 /** The stored types of `types` the core dequantizes to float32 at load: those not in its catalog.parameterBytes. */
-export const dequantizedTypes = (types, tab) => types.filter((t) => t !== undefined && tab.parameterBytes[t] === undefined);
+export const dequantizedTypes = (types, tab) => types.filter((t) => t !== undefined && tab.parameterBytes[storedType(t)] === undefined);
 
 /**
  * What the page says of quantized weights the core dequantizes at load (`dequantized`: their

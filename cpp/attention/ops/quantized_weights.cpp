@@ -259,19 +259,15 @@ void write_fields(GgmlType type, const BlockFields& f, std::uint8_t* out) {
 }  // namespace
 
 bool can_keep_quantized(GgmlType type) {
-  switch (type) {
-    case GgmlType::Q8_0:
-    case GgmlType::Q4_0:
-    case GgmlType::Q4_1:
-    case GgmlType::Q5_0:
-    case GgmlType::Q5_1:
-    case GgmlType::Q4_K:
-    case GgmlType::Q5_K:
-    case GgmlType::Q6_K:
-      return true;
-    default:
-      return false;
+  for (const GgmlType kept : kKeptQuantizedTypes) {
+    if (kept == type) return true;
   }
+  return false;
+}
+
+double quantized_bytes_per_value(GgmlType type) {
+  const QuantizedLayout layout = quantized_layout(type);
+  return double(layout.record_bytes(NR)) / double(NR * layout.block_values);
 }
 
 std::size_t QuantizedMatrix::bytes_for(GgmlType type, std::size_t rows, std::size_t cols) {

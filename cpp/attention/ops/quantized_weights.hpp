@@ -27,8 +27,14 @@
 
 namespace attn {
 
-// Whether a matrix of `type` can be kept quantized (QuantizedMatrix's types).
+// The types a matrix can be kept quantized in (QuantizedMatrix's types).
+inline constexpr GgmlType kKeptQuantizedTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1,
+                                                   GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q4_K,
+                                                   GgmlType::Q5_K, GgmlType::Q6_K};
 bool can_keep_quantized(GgmlType type);
+// The bytes one value of a matrix kept in `type` takes in memory (its layout's record over the
+// values it holds: Q8_0 34 / 32, Q4_K 148 / 256 with its scales unpacked).
+double quantized_bytes_per_value(GgmlType type);
 
 // The per-type constants of the layout above.
 struct QuantizedLayout {
