@@ -133,7 +133,7 @@ test('a GGUF repo by Hub id + File: the file alone fetched, drawn as the API com
   await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
   await page.waitForSelector('body[data-model-source="shipped"]', { timeout: 30000 });
 
-  // A listed GGUF repo: its known files in the File menu (the first chosen), the facts line of the chosen one; a file not read yet disables Load.
+  // A listed GGUF repo: its known files in the File menu (the first chosen), the facts line of the chosen one; a file not read yet (Llama 3.2's) disables Load.
   const smol = HUB_MODELS.find((m) => m.id === 'bartowski/SmolLM2-135M-Instruct-GGUF');
   await page.selectOption('#model-hub-pick', smol.id);
   assert.equal(await page.locator('#model-hub-file-row').isVisible(), true);
@@ -146,7 +146,7 @@ test('a GGUF repo by Hub id + File: the file alone fetched, drawn as the API com
     [...smol.files.map((f) => [f.file, ggufFileLabel(smol, f, tab)]), ['', 'Another file (type its name)']]);
   assert.equal(await page.inputValue('#model-hub-file-pick'), 'SmolLM2-135M-Instruct-Q8_0.gguf');
   assert.equal(await page.locator('#model-hub-file').isHidden(), true);
-  assert.match(await page.textContent('#model-hub-line'), /SmolLM2-135M-Instruct-Q8_0\.gguf · 145 MB · Llama · 135 M parameters · Q8_0 weights are dequantized/);
+  assert.equal(await page.textContent('#model-hub-line'), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q8_0.gguf · 145 MB · Llama · 135 M parameters');
   assert.equal(await page.isDisabled('#model-hub-load'), false);
   // The Hub's form with the File row, at 1280 and 375 px (nothing wider than the screen).
   mkdirSync(screenshotDir, { recursive: true });
@@ -155,9 +155,15 @@ test('a GGUF repo by Hub id + File: the file alone fetched, drawn as the API com
   await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, 'gguf-hub-file-375.png') });
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth > innerWidth), false);
   await page.setViewportSize({ width: 1280, height: 900 });
+  // Its Q4_K_M (Q4_K rows beside Q5_0 ones where 576 is not whole 256-value blocks) is read: Load enabled.
   await page.selectOption('#model-hub-file-pick', 'SmolLM2-135M-Instruct-Q4_K_M.gguf');
-  assert.match(await page.textContent('#model-hub-line'), /· not read yet: its rows of 576 values are not whole 256-value blocks/);
+  assert.equal(await page.textContent('#model-hub-line'), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q4_K_M.gguf · 105 MB · Llama · 135 M parameters');
+  assert.equal(await page.isDisabled('#model-hub-load'), false);
+  // Llama 3.2's files are not read yet (rope_freqs.weight): Load disabled, the reason said.
+  await page.selectOption('#model-hub-pick', 'bartowski/Llama-3.2-1B-Instruct-GGUF');
+  assert.match(await page.textContent('#model-hub-line'), /· not read yet: Llama 3's RoPE scaling \(rope_freqs\.weight\)/);
   assert.equal(await page.isDisabled('#model-hub-load'), true);
+  await page.selectOption('#model-hub-pick', smol.id);
   // "Another file": the box shown and focused; Load waits for a name.
   await page.selectOption('#model-hub-file-pick', '');
   assert.equal(await page.locator('#model-hub-file').isVisible(), true);
