@@ -93,8 +93,8 @@ test('the blog example works from file://: its live elements and snapshots rende
   const requests = [];
   page.on('request', (request) => requests.push(request.url()));
   await page.goto(exampleUrl);
-  await settled(page, 4);
-  const [causal, cross, model, patching] = await describe(page);
+  await settled(page, 5);
+  const [causal, cross, model, patching, gpt2] = await describe(page);
 
   assert.equal(causal.status, 'ready');
   assert.deepEqual(causal.matrices, [{ rows: 6, cols: 6 }]);
@@ -130,6 +130,12 @@ test('the blog example works from file://: its live elements and snapshots rende
   assert.equal(patching.status, 'ready');
   assert.match(patching.title, /^Patching each head/);
   assert.deepEqual(patching.matrices, [{ rows: 2, cols: 4 }]);
+  // Every head of a GPT-2-small-shaped model (12 × 12, 32 tokens; m.snapshot at build time).
+  assert.equal(gpt2.status, 'ready');
+  assert.match(gpt2.title, /^Attention · layer 6 of 12, head 2 of 12 · .* · snapshot$/);
+  assert.deepEqual(gpt2.matrices[0], { rows: 32, cols: 32 });
+  assert.equal(gpt2.table.length, 32);
+  gpt2.table.forEach((row, i) => assert.ok(Math.abs(row.reduce((x, y) => x + y, 0) - 1) <= (i + 1) * (1 / 510 + 5e-5), `GPT-2-shaped row ${i}`));
 
   // One wasm module instance for the whole page (the live elements'), and only the page and the script were read.
   assert.equal(await page.evaluate(() => window.__wasmInstances), 1);
@@ -144,7 +150,7 @@ test('the blog example works from file://: its live elements and snapshots rende
 test('the blog example fits 375 px and a wide matrix scrolls inside its element', async () => {
   const { page, problems } = await openPage(live.chrome.browser, 'file://', { width: 375, height: 812 });
   await page.goto(exampleUrl);
-  await settled(page, 4);
+  await settled(page, 5);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
   await page.screenshot({ path: join(screenshotDir, 'blog-example-375.png'), fullPage: true });
@@ -171,9 +177,9 @@ test('the blog example fits 375 px and a wide matrix scrolls inside its element'
     wide.setAttribute('tokenizer', 'char');
     document.querySelector('article').append(wide);
   });
-  await settled(page, 5);
+  await settled(page, 6);
   const scroll = await page.evaluate(() => {
-    const s = document.querySelectorAll('attention-lens')[4].shadowRoot.querySelector('.heatmap-scroll');
+    const s = document.querySelectorAll('attention-lens')[5].shadowRoot.querySelector('.heatmap-scroll');
     return { scrollWidth: s.scrollWidth, clientWidth: s.clientWidth, page: document.documentElement.scrollWidth };
   });
   assert.ok(scroll.scrollWidth > scroll.clientWidth, `the heatmap scrolls (${JSON.stringify(scroll)})`);

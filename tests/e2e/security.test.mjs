@@ -65,7 +65,8 @@ function traces(page) {
       pwned: window.__pwned ?? null,
       polluted: ({}).polluted ?? Object.prototype.polluted ?? null,
       foreign: all.filter((e) => e.matches('img, iframe, object, embed, frame, svg[onload], base, meta[http-equiv]')).length,
-      inlineScripts: all.filter((e) => e.localName === 'script' && !e.src).length,
+      // (an inline snapshot's <script type="application/json"> is a data block: browsers never run it)
+      inlineScripts: all.filter((e) => e.localName === 'script' && !e.src && e.type !== 'application/json').length,
       handlers: all.filter((e) => [...e.attributes].some((a) => a.name.startsWith('on'))).map((e) => e.localName),
       javascriptLinks: all.filter((e) => /^\s*javascript:/i.test(e.getAttribute('href') ?? e.getAttribute('src') ?? '')).length,
     };
@@ -147,9 +148,10 @@ test('the blog example and its elements, one with hostile attributes, run under 
     assert.equal(response.headers()['content-security-policy'], policy);
     await page.waitForFunction(() => {
       const all = [...document.querySelectorAll('attention-lens')];
-      return all.length === 2 && all.every((e) => e.shadowRoot?.querySelector('.lens')?.dataset.status === 'ready');
+      return all.length === 5 && all.every((e) => e.shadowRoot?.querySelector('.lens')?.dataset.status === 'ready');
     }, null, { timeout: 30000 });
-    const shapes = await page.evaluate(() => [...document.querySelectorAll('attention-lens')].map((host) =>
+    // The two live elements' heatmaps (the three snapshots after them draw their own).
+    const shapes = await page.evaluate(() => [...document.querySelectorAll('attention-lens:not([snapshot])')].map((host) =>
       [...host.shadowRoot.querySelectorAll('canvas')].map((c) => [Number(c.dataset.rows), Number(c.dataset.cols)])));
     assert.deepEqual(shapes, [[[6, 6]], [[5, 6]]]);
     // The post's style applied (hash allowed), and the element's constructable stylesheet too.
@@ -172,10 +174,10 @@ test('the blog example and its elements, one with hostile attributes, run under 
       for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
       document.querySelector('article').append(element);
     }, hostile);
-    await page.waitForFunction(() => document.querySelectorAll('attention-lens')[2]?.shadowRoot
+    await page.waitForFunction(() => document.querySelectorAll('attention-lens')[5]?.shadowRoot
       ?.querySelector('.lens')?.dataset.status === 'ready');
     const shown = await page.evaluate(() => {
-      const root = document.querySelectorAll('attention-lens')[2].shadowRoot;
+      const root = document.querySelectorAll('attention-lens')[5].shadowRoot;
       return { problems: [...root.querySelectorAll('.problems li')].map((li) => li.textContent),
         chips: [...root.querySelectorAll('.tokens > *')].map((c) => c.textContent),
         matrices: [...root.querySelectorAll('canvas')].map((c) => [Number(c.dataset.rows), Number(c.dataset.cols)]) };

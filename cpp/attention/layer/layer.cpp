@@ -267,7 +267,8 @@ void AttentionLayer::attend(const Projections& p, const ForwardOptions& options,
   }
   Matrix scores_copy, scaled_copy, capped_copy, masked_copy;
   SdpaSnapshots snapshots{&scores_copy, &scaled_copy, &capped_copy, &masked_copy};
-  const auto attend_head = [&](std::size_t h) {
+  // `scratch`: the workspace of the thread's part (its first head's slot), reused by its heads.
+  const auto attend_head = [&](std::size_t h, std::size_t scratch) {
     LogitParams head_params = params;
     if (!alibi_slopes_.empty()) {
       head_params.alibi = true;
@@ -280,19 +281,19 @@ void AttentionLayer::attend(const Projections& p, const ForwardOptions& options,
     const ConstMatView k = p.k.col_block(g * dk, dk);
     const ConstMatView v = p.v.col_block(g * dk, dk);
     if (flash) {
-      flash_attention(q, k, v, head_params, context, flash_[h]);
+      flash_attention(q, k, v, head_params, context, flash_[scratch]);
       return;
     }
     MatView weights = options.want_weights
                           ? MatView(result_.attention.data() + h * n * kv_n, n, kv_n)
                           : scratch_weights_.view();
-    scaled_dot_product_attention(q, k, v, head_params, weights, context, sdpa_[h],
+    scaled_dot_product_attention(q, k, v, head_params, weights, context, sdpa_[scratch],
                                  traces(h) ? &snapshots : nullptr);
     if (traces(h)) {
       record(StepKind::Scores, scores_copy, int(h));
       record(StepKind::Scaled, scaled_copy, int(h));
       if (head_params.softcap > 0.0f) record(StepKind::Capped, capped_copy, int(h));
-      if (head_params.alibi) record(StepKind::Alibi, sdpa_[h].bias, int(h));
+      if (head_params.alibi) record(StepKind::Alibi, sdpa_[scratch].bias, int(h));
       record(StepKind::Masked, masked_copy, int(h));
       record(StepKind::Weights, weights, int(h));
       record(StepKind::Context, context, int(h));
@@ -304,13 +305,13 @@ void AttentionLayer::attend(const Projections& p, const ForwardOptions& options,
     }
   };
   if (one_at_a_time) {
-    for (std::size_t h = 0; h < heads; ++h) attend_head(h);
+    for (std::size_t h = 0; h < heads; ++h) attend_head(h, 0);
   } else {
     // A thread takes at least ~2^17 multiply-adds' worth of heads (QKᵀ and A·V: 2·n·kv_n·d_k each).
     const std::size_t head_work = 2 * n * kv_n * dk + 1;
     parallel_for(heads, (std::size_t{1} << 17) / head_work + 1,
                  [&](std::size_t begin, std::size_t end) {
-                   for (std::size_t h = begin; h < end; ++h) attend_head(h);
+                   for (std::size_t h = begin; h < end; ++h) attend_head(h, begin);
                  });
   }
   record(StepKind::Concat, concat_);

@@ -124,7 +124,8 @@ class AttentionLayer {
   Matrix q_proj_, kv_proj_;
   Matrix concat_;           // [n, inner]
   Matrix scratch_weights_;  // [n, kv_n] when traced without keeping the weights
-  // One scratch per head (the heads run on the thread pool, each head on one thread):
+  // A scratch per thread's part of the heads (at its first head's index; the heads run on the
+  // thread pool, each head on one thread, each part reusing one scratch for its heads):
   std::vector<SdpaWorkspace> sdpa_;    // the materialising path's (weights or trace requested)
   std::vector<FlashWorkspace> flash_;  // the output-only path's
   ForwardResult result_;
