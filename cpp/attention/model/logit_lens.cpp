@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attention/error.hpp"
+#include "attention/parallel.hpp"
 
 namespace attn {
 
@@ -50,6 +51,34 @@ void most_likely(std::span<const float> logits, std::size_t k, std::vector<std::
   std::sort_heap(top.begin(), top.end(), better);
 }
 
+// One (row, position)'s readout from its logits [vocab] into lens at index `at` (row · n +
+// position): the top_k ids and probabilities, and the chosen token's probability and rank.
+void read_position(std::span<const float> row_logits, std::size_t at,
+                   const LogitLensOptions& options, std::vector<std::int32_t>& top,
+                   LogitLens& lens) {
+  const std::size_t k = options.top_k;
+  // The softmax as top_next_tokens computes it (exp(l − max) / Σ exp(l − max) in double, summed
+  // in id order), so the last row's probabilities are the forward's bit for bit.
+  const double max = *std::max_element(row_logits.begin(), row_logits.end());
+  double sum = 0.0;
+  for (const float l : row_logits) sum += std::exp(double(l) - max);
+  most_likely(row_logits, k, top);
+  for (std::size_t j = 0; j < k; ++j) {
+    lens.ids[at * k + j] = top[j];
+    lens.probs[at * k + j] = float(std::exp(double(row_logits[std::size_t(top[j])]) - max) / sum);
+  }
+  if (!options.token) return;
+  // The token's rank in the same order (logit descending, ties by the lower id).
+  const std::int32_t token = *options.token;
+  const float mine = row_logits[std::size_t(token)];
+  std::size_t rank = 0;
+  for (std::size_t v = 0; v < row_logits.size(); ++v) {
+    if (row_logits[v] > mine || (row_logits[v] == mine && v < std::size_t(token))) ++rank;
+  }
+  lens.token_probs[at] = float(std::exp(double(mine) - max) / sum);
+  lens.token_ranks[at] = std::int32_t(rank);
+}
+
 }  // namespace
 
 LogitLens logit_lens(Model& model, std::span<const std::int32_t> ids,
@@ -77,7 +106,6 @@ LogitLens logit_lens(Model& model, std::span<const std::int32_t> ids,
   const std::size_t pairs = lens.rows * n;
   AlignedVector<float> gathered;  // [positions, d]
   AlignedVector<float> logits;    // [positions, vocab]
-  std::vector<std::int32_t> top;  // one position's top_k ids
   for (std::size_t first = 0; first < pairs; first += kLensPositions) {
     const std::size_t count = std::min(kLensPositions, pairs - first);
     gathered.resize(count * d);
@@ -87,31 +115,15 @@ LogitLens logit_lens(Model& model, std::span<const std::int32_t> ids,
       std::copy(from, from + d, gathered.data() + i * d);
     }
     model.logits_of_residual(gathered.data(), count, logits);
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::span<const float> row_logits(logits.data() + i * V, V);
-      const std::size_t at = first + i;
-      // The softmax as top_next_tokens computes it (exp(l − max) / Σ exp(l − max) in double,
-      // summed in id order), so the last row's probabilities are the forward's bit for bit.
-      const double max = *std::max_element(row_logits.begin(), row_logits.end());
-      double sum = 0.0;
-      for (const float l : row_logits) sum += std::exp(double(l) - max);
-      most_likely(row_logits, k, top);
-      for (std::size_t j = 0; j < k; ++j) {
-        lens.ids[at * k + j] = top[j];
-        lens.probs[at * k + j] =
-            float(std::exp(double(row_logits[std::size_t(top[j])]) - max) / sum);
+    // Each position's readout on its own (the pool's threads take whole positions, so the values
+    // are the same for any thread count).
+    parallel_for(count, 1, [&](std::size_t begin, std::size_t end) {
+      std::vector<std::int32_t> top;  // one position's top_k ids
+      for (std::size_t i = begin; i < end; ++i) {
+        read_position(std::span<const float>(logits.data() + i * V, V), first + i, options, top,
+                      lens);
       }
-      if (!options.token) continue;
-      // The token's rank in the same order (logit descending, ties by the lower id).
-      const std::int32_t token = *options.token;
-      const float mine = row_logits[std::size_t(token)];
-      std::size_t rank = 0;
-      for (std::size_t v = 0; v < V; ++v) {
-        if (row_logits[v] > mine || (row_logits[v] == mine && v < std::size_t(token))) ++rank;
-      }
-      lens.token_probs[at] = float(std::exp(double(mine) - max) / sum);
-      lens.token_ranks[at] = std::int32_t(rank);
-    }
+    });
   }
   return lens;
 }
