@@ -17,6 +17,13 @@ inline constexpr std::size_t kMaxThreads = 16;
 // 0 or more than max_threads() throws attn::Error naming the limit.
 void set_thread_count(std::size_t count);
 
+// The least work (multiply-adds) worth handing to another thread: handing a part over and waiting
+// for it costs tens of microseconds in wasm, so a compute-bound part (a product of many rows, a
+// group of heads) must hold about as much; a one-row product reads a weight per multiply-add
+// (memory-bound, ~8× slower per multiply-add), so its parts can be smaller.
+inline constexpr std::size_t kParallelMultiplyAdds = std::size_t{1} << 21;
+inline constexpr std::size_t kParallelRowMultiplyAdds = std::size_t{1} << 17;
+
 // Runs body(begin, end) over [0, items) split into at most thread_count() contiguous parts of at
 // least min_items each, one per thread, the calling thread taking the first; returns when all are
 // done. Each item is in exactly one part, so a body whose items are independent computes the same

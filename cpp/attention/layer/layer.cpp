@@ -307,9 +307,10 @@ void AttentionLayer::attend(const Projections& p, const ForwardOptions& options,
   if (one_at_a_time) {
     for (std::size_t h = 0; h < heads; ++h) attend_head(h, 0);
   } else {
-    // A thread takes at least ~2^17 multiply-adds' worth of heads (QKᵀ and A·V: 2·n·kv_n·d_k each).
+    // A thread takes at least kParallelMultiplyAdds' worth of heads (QKᵀ and A·V: 2·n·kv_n·d_k
+    // each).
     const std::size_t head_work = 2 * n * kv_n * dk + 1;
-    parallel_for(heads, (std::size_t{1} << 17) / head_work + 1,
+    parallel_for(heads, kParallelMultiplyAdds / head_work + 1,
                  [&](std::size_t begin, std::size_t end) {
                    for (std::size_t h = begin; h < end; ++h) attend_head(h, begin);
                  });

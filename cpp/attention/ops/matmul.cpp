@@ -22,8 +22,6 @@ constexpr std::size_t MR = kTileRows;
 // in double over all of k at once (no k blocks), as the reference does.
 constexpr std::size_t kKBlock = kMatmulDepthBlock;
 constexpr std::size_t kRowBlock = 64 / MR * MR;  // whole row tiles (see pack_row_tiles)
-// The least work (multiply-adds) worth handing to another thread.
-constexpr std::size_t kParallelFlops = std::size_t{1} << 17;
 
 // A panel's rows as the kernels read them: float, or BF16 widened on load (see PackedBf16Matrix).
 struct FloatPanel {
@@ -206,12 +204,12 @@ void multiply_packed(ConstMatView a, const Packed& b, std::size_t k_first, std::
   const std::size_t panels = (c.cols + NR - 1) / NR;
   // Threads take contiguous runs of panels (parallel_for): each C value is computed by one
   // thread, in the same order, so the thread count never changes a bit. A part gets at least
-  // kParallelFlops of work.
+  // kParallelRowMultiplyAdds (one row) or kParallelMultiplyAdds (more) of work.
   const std::size_t panel_flops = std::max<std::size_t>(1, c.rows * depth * NR);
   constexpr std::size_t kGroup = kRowPanels<Panel>;
   if (c.rows == 1 && kGroup > 1) {  // one row: every panel streamed once, over all of k
     const std::size_t groups = (panels + kGroup - 1) / kGroup;
-    parallel_for(groups, kParallelFlops / (panel_flops * kGroup) + 1,
+    parallel_for(groups, kParallelRowMultiplyAdds / (panel_flops * kGroup) + 1,
                  [&](std::size_t group_begin, std::size_t group_end) {
                    const std::size_t end = std::min(c.cols, group_end * kGroup * NR);
                    std::size_t j = group_begin * kGroup * NR, p = first_panel + j / NR;
@@ -233,42 +231,43 @@ void multiply_packed(ConstMatView a, const Packed& b, std::size_t k_first, std::
   thread_local AlignedVector<float> row_tiles;
   pack_row_tiles(a, row_tiles);
   const float* tiles = row_tiles.data();
-  parallel_for(panels, kParallelFlops / panel_flops + 1, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t k0 = 0; k0 < depth; k0 += kKBlock) {
-      const std::size_t kc = std::min(kKBlock, depth - k0);
-      const bool add = accumulate || k0 > 0;
-      for (std::size_t i0 = 0; i0 < c.rows; i0 += kRowBlock) {
-        const std::size_t i1 = std::min(i0 + kRowBlock, c.rows);
-        for (std::size_t q = begin; q < end; ++q) {
-          const std::size_t j = q * NR, p = first_panel + q;
-          const std::size_t cols = std::min(NR, c.cols - j);
-          const float* bias_j = bias ? bias + j : nullptr;
-          const auto down_the_rows = [&](auto panel) {
-            std::size_t i = i0;
-            for (; i + MR <= i1; i += MR) {
-              kernel<MR>(tiles + i * depth + k0 * MR, panel, kc, c.row(i) + j, c.stride, cols,
-                         bias_j, add);
-            }
-            if (i < i1) {
-              const std::size_t left = i1 - i;
-              tail_rows<MR - 1>(left, tiles + i * depth + k0 * left, panel, kc, c.row(i) + j,
-                                c.stride, cols, bias_j, add);
-            }
-          };
-          const Panel panel{b.panel(p, k_first + k0)};
-          if constexpr (std::is_same_v<Panel, Bf16Panel>) {
-            if (i1 - i0 > MR) {  // more than one row tile: the slice widened once, not per tile
-              thread_local AlignedVector<float> widened;
-              widen_panel(panel, kc, widened);
-              down_the_rows(FloatPanel{widened.data()});
-              continue;
+  parallel_for(
+      panels, kParallelMultiplyAdds / panel_flops + 1, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t k0 = 0; k0 < depth; k0 += kKBlock) {
+          const std::size_t kc = std::min(kKBlock, depth - k0);
+          const bool add = accumulate || k0 > 0;
+          for (std::size_t i0 = 0; i0 < c.rows; i0 += kRowBlock) {
+            const std::size_t i1 = std::min(i0 + kRowBlock, c.rows);
+            for (std::size_t q = begin; q < end; ++q) {
+              const std::size_t j = q * NR, p = first_panel + q;
+              const std::size_t cols = std::min(NR, c.cols - j);
+              const float* bias_j = bias ? bias + j : nullptr;
+              const auto down_the_rows = [&](auto panel) {
+                std::size_t i = i0;
+                for (; i + MR <= i1; i += MR) {
+                  kernel<MR>(tiles + i * depth + k0 * MR, panel, kc, c.row(i) + j, c.stride, cols,
+                             bias_j, add);
+                }
+                if (i < i1) {
+                  const std::size_t left = i1 - i;
+                  tail_rows<MR - 1>(left, tiles + i * depth + k0 * left, panel, kc, c.row(i) + j,
+                                    c.stride, cols, bias_j, add);
+                }
+              };
+              const Panel panel{b.panel(p, k_first + k0)};
+              if constexpr (std::is_same_v<Panel, Bf16Panel>) {
+                if (i1 - i0 > MR) {  // more than one row tile: the slice widened once, not per tile
+                  thread_local AlignedVector<float> widened;
+                  widen_panel(panel, kc, widened);
+                  down_the_rows(FloatPanel{widened.data()});
+                  continue;
+                }
+              }
+              down_the_rows(panel);
             }
           }
-          down_the_rows(panel);
         }
-      }
-    }
-  });
+      });
 }
 
 }  // namespace

@@ -31,8 +31,6 @@ void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const fl
 namespace {
 
 constexpr std::size_t NR = kPanelWidth;
-// The least work (multiply-adds) worth handing to another thread (matmul.cpp's).
-constexpr std::size_t kParallelFlops = std::size_t{1} << 17;
 
 #if ATTN_SIMD
 using simd::Floats;
@@ -316,7 +314,8 @@ void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const fl
   const std::size_t depth = w.cols(), panels = w.panels();
   if (m == 0 || panels == 0) return;
   const std::size_t panel_flops = std::max<std::size_t>(1, m * depth * NR);
-  const std::size_t min_panels = kParallelFlops / panel_flops + 1;
+  const std::size_t min_panels =
+      (m == 1 ? kParallelRowMultiplyAdds : kParallelMultiplyAdds) / panel_flops + 1;
 #if ATTN_SIMD
   if (m == 1) {  // one row: every panel streamed once, dequantized in registers
     // threads take runs of kRowPanels panels (each output computed by one, in one order)
