@@ -185,16 +185,21 @@ TEST_CASE("a quantized GGUF model gives the numbers of the same file dequantized
       differing += !(attention[i] == y.attention[0][i]);
     }
     CHECK(differing == 0);
-    // and a generation step (the one-row kernels) gives the full forward's last row
+    // and a generation step (the one-row kernels: each group's quants summed with x, then scaled)
+    // gives the full forward's last row within float32 rounding: every logit within 2^-16 of the
+    // row's largest magnitude (a few float32 roundings per layer, carried through two layers)
     attn::KvCache cache;
     kept->prefill(std::span<const std::int32_t>(ids.data(), ids.size() - 1), ids.size(), cache);
     const attn::CachedStep step = kept->decode(ids.back(), cache);
     const std::size_t vocab = kept->config().vocab;
-    std::size_t step_differing = 0;
+    const float* last = logits.data() + (ids.size() - 1) * vocab;
+    double largest = 0.0, worst = 0.0;
     for (std::size_t i = 0; i < vocab; ++i) {
-      step_differing += !(step.logits[i] == logits[(ids.size() - 1) * vocab + i]);
+      largest = std::max(largest, std::abs(double(last[i])));
+      worst = std::max(worst, std::abs(double(step.logits[i]) - double(last[i])));
     }
-    CHECK(step_differing == 0);
+    INFO("largest logit " << largest << ", worst difference " << worst);
+    CHECK(worst <= std::ldexp(largest, -16));
   }
   // a model whose family trains (GPT-2) is refused training while it keeps blocks, readably
   const auto gpt2 = attn::load_gguf_checkpoint(gguf_file("gpt2-q8_0.gguf"));

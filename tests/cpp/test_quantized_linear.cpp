@@ -195,9 +195,11 @@ TEST_CASE("the panels a prompt multiplies by are the dequantized values", "[quan
 }
 
 // The float product over the dequantized weights (linear_forward: the packed float kernels) is
-// what the quantized kernels must give bit for bit: the same weights, each output summed in the
-// same order over k.
-TEST_CASE("quantized products equal the float product over the dequantized weights, bit for bit",
+// what the prompt kernel (more than one row) must give bit for bit: the same weights, each output
+// summed in the same order over k. (The one-row kernel sums each group's quants before scaling
+// them: within float32's summation bound, the next test cases.)
+TEST_CASE("quantized products of several rows equal the float product over the dequantized "
+          "weights, bit for bit",
           "[quantized]") {
   std::mt19937 rng(36);
   for (const attn::GgmlType type : kTypes) {
@@ -208,7 +210,7 @@ TEST_CASE("quantized products equal the float product over the dequantized weigh
       const attn::QuantizedMatrix w = matrix_of(type, rows, cols, bytes);
       const std::vector<float> weights = dequantized(type, bytes, rows * cols);
       const std::vector<float> bias = random_floats(rows, rng);
-      for (const std::size_t m : {std::size_t{1}, std::size_t{3}, std::size_t{13}}) {
+      for (const std::size_t m : {std::size_t{3}, std::size_t{13}}) {
         INFO("m " << m);
         const std::vector<float> x = random_floats(m * cols, rng);
         for (const float* b : {static_cast<const float*>(nullptr), bias.data()}) {

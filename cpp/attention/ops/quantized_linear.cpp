@@ -114,24 +114,24 @@ inline Floats halves_to_floats(const std::uint8_t* p) {
                                     ((h & Ints(0x8000)) << 16));
 }
 
-// Dequantizes blocks [b0, b1) of P consecutive panels from `panel`, value by value: for each
-// value k (counted from block b0's first) take(k, low, high) gets each panel's two vectors (rows 0
-// … W − 1 and W … 2W − 1), low[p] and high[p]. Each lane's value is ops/dequantize's:
-// fma(scale, q, offset) of an exact scale·q and an offset that is exact (−8·d, −16·d, −32·scale)
-// or the one rounding ggml makes (+ m, − dmin·min). P panels at once give the caller P
-// independent sums (a sum's latency, not the loads, bounds one panel alone).
-template <GgmlType T, std::size_t P, class Take>
-inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size_t b0,
-                          std::size_t b1, Take&& take) {
-  constexpr QuantizedLayout layout = quantized_layout(T);
-  constexpr std::size_t kGroups = layout.block_values / layout.group_values;
-  constexpr std::size_t kBits = layout.high_bits;
-  constexpr std::size_t kPerByte = kBits ? 4 / kBits : 1;  // values per byte of high bits
-  for (std::size_t b = b0; b < b1; ++b) {
-    const std::uint8_t* quants[P];
-    const std::uint8_t* high[P];
-    // Every group's scales and offsets first, kept in L1 (the values' loop reads them per group).
-    alignas(64) float scales_of[P][kGroups][NR], offsets_of[P][kGroups][NR];
+// Block b of P consecutive panels from `panel`, read for its values: each panel's quants and high
+// bits, and each group's scale and offset per lane (rows 0 … W − 1, then W … 2W − 1), so that a
+// value is fma(scale, q, offset) — ops/dequantize's value: an exact scale·q and an offset that is
+// exact (−8·d, −16·d, −32·scale) or the one rounding ggml makes (+ m, − dmin·min).
+template <GgmlType T, std::size_t P>
+struct PanelBlocks {
+  static constexpr QuantizedLayout layout = quantized_layout(T);
+  static constexpr std::size_t kGroups = layout.block_values / layout.group_values;
+  static constexpr std::size_t kBits = layout.high_bits;
+  static constexpr std::size_t kPerByte = kBits ? 4 / kBits : 1;  // values per byte of high bits
+
+  const std::uint8_t* quants[P];
+  const std::uint8_t* high[P];
+  // Every group's scales and offsets, kept in L1 (the values' loop reads them per group).
+  alignas(64) float scales[P][kGroups][NR];
+  alignas(64) float offsets[P][kGroups][NR];
+
+  PanelBlocks(const QuantizedMatrix& w, std::size_t panel, std::size_t b) {
     for (std::size_t p = 0; p < P; ++p) {
       const std::uint8_t* rec = w.record(panel + p, b);
       quants[p] = rec + layout.quants_offset(NR);
@@ -154,70 +154,95 @@ inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size
           o0 = m0;
           o1 = m1;
         } else if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K) {
-          const std::uint8_t* scales = rec + layout.scales_offset(NR) + g * NR;
+          const std::uint8_t* sc = rec + layout.scales_offset(NR) + g * NR;
           const std::uint8_t* mins = rec + layout.mins_offset(NR) + g * NR;
-          s0 = d0 * small_to_float(lanes_u8(scales));
-          s1 = d1 * small_to_float(lanes_u8(scales + W));
+          s0 = d0 * small_to_float(lanes_u8(sc));
+          s1 = d1 * small_to_float(lanes_u8(sc + W));
           o0 = -(m0 * small_to_float(lanes_u8(mins)));
           o1 = -(m1 * small_to_float(lanes_u8(mins + W)));
         } else if constexpr (T == GgmlType::Q6_K) {
-          const std::uint8_t* scales = rec + layout.scales_offset(NR) + g * NR;
-          s0 = d0 * small_to_float(lanes_i8(scales));
-          s1 = d1 * small_to_float(lanes_i8(scales + W));
+          const std::uint8_t* sc = rec + layout.scales_offset(NR) + g * NR;
+          s0 = d0 * small_to_float(lanes_i8(sc));
+          s1 = d1 * small_to_float(lanes_i8(sc + W));
           o0 = s0 * Floats(-32.0f);
           o1 = s1 * Floats(-32.0f);
         }
-        s0.store_aligned(scales_of[p][g]);
-        s1.store_aligned(scales_of[p][g] + W);
-        o0.store_aligned(offsets_of[p][g]);
-        o1.store_aligned(offsets_of[p][g] + W);
+        s0.store_aligned(scales[p][g]);
+        s1.store_aligned(scales[p][g] + W);
+        o0.store_aligned(offsets[p][g]);
+        o1.store_aligned(offsets[p][g] + W);
       }
     }
-    const std::size_t k_block = (b - b0) * layout.block_values;
-    for (std::size_t g = 0; g < kGroups; ++g) {
-      const std::size_t v0 = g * layout.group_values;
-      for (std::size_t v = v0; v < v0 + layout.group_values; v += kPerByte) {
-        [[maybe_unused]] Ints h[P];
-        if constexpr (kBits != 0) {
-          for (std::size_t p = 0; p < P; ++p) h[p] = lanes_u8(high[p] + (v / kPerByte) * L);
-        }
-        for (std::size_t s = 0; s < kPerByte; ++s) {
-          Floats low[P], up[P];
-          for (std::size_t p = 0; p < P; ++p) {
-            Ints q0, q1;
-            if constexpr (layout.eight_bit) {
+  }
+
+  // For each value v of group g (counted from the block's first), take(v, q0, q1) gets each
+  // panel's quants as floats (exact small integers): q0[p] rows 0 … W − 1, q1[p] rows W … 2W − 1.
+  template <class Take>
+  void quants_of_group(std::size_t g, Take&& take) const {
+    const std::size_t v0 = g * layout.group_values;
+    for (std::size_t v = v0; v < v0 + layout.group_values; v += kPerByte) {
+      [[maybe_unused]] Ints h[P];
+      if constexpr (kBits != 0) {
+        for (std::size_t p = 0; p < P; ++p) h[p] = lanes_u8(high[p] + (v / kPerByte) * L);
+      }
+      for (std::size_t s = 0; s < kPerByte; ++s) {
+        Floats q0f[P], q1f[P];
+        for (std::size_t p = 0; p < P; ++p) {
+          Ints q0, q1;
+          if constexpr (layout.eight_bit) {
 #if defined(__wasm_simd128__)  // the step's 8 bytes in one load, widened to two vectors
-              const v128_t bytes = wasm_i16x8_load8x8(quants[p] + (v + s) * NR);
-              q0 = Ints(wasm_i32x4_extend_low_i16x8(bytes));
-              q1 = Ints(wasm_i32x4_extend_high_i16x8(bytes));
+            const v128_t bytes = wasm_i16x8_load8x8(quants[p] + (v + s) * NR);
+            q0 = Ints(wasm_i32x4_extend_low_i16x8(bytes));
+            q1 = Ints(wasm_i32x4_extend_high_i16x8(bytes));
 #else
-              q0 = lanes_i8(quants[p] + (v + s) * NR);
-              q1 = lanes_i8(quants[p] + (v + s) * NR + W);
+            q0 = lanes_i8(quants[p] + (v + s) * NR);
+            q1 = lanes_i8(quants[p] + (v + s) * NR + W);
 #endif
-            } else {
-              const Ints n = lanes_u8(quants[p] + (v + s) * L);
-              q0 = n & Ints(0xF);
-              q1 = n >> 4;
-              if constexpr (kBits != 0) {
-                constexpr std::int32_t mask = (1 << kBits) - 1;
-                q0 = q0 | (((h[p] >> int(kBits * 2 * s)) & Ints(mask)) << 4);
-                q1 = q1 | (((h[p] >> int(kBits * (2 * s + 1))) & Ints(mask)) << 4);
-              }
-            }
-            const Floats s0 = Floats::load_aligned(scales_of[p][g]);
-            const Floats s1 = Floats::load_aligned(scales_of[p][g] + W);
-            if constexpr (T == GgmlType::Q8_0) {  // d · q: no offset (a zero's sign as ggml's)
-              low[p] = s0 * small_to_float(q0);
-              up[p] = s1 * small_to_float(q1);
-            } else {
-              low[p] = xsimd::fma(s0, small_to_float(q0), Floats::load_aligned(offsets_of[p][g]));
-              up[p] =
-                  xsimd::fma(s1, small_to_float(q1), Floats::load_aligned(offsets_of[p][g] + W));
+          } else {
+            const Ints n = lanes_u8(quants[p] + (v + s) * L);
+            q0 = n & Ints(0xF);
+            q1 = n >> 4;
+            if constexpr (kBits != 0) {
+              constexpr std::int32_t mask = (1 << kBits) - 1;
+              q0 = q0 | (((h[p] >> int(kBits * 2 * s)) & Ints(mask)) << 4);
+              q1 = q1 | (((h[p] >> int(kBits * (2 * s + 1))) & Ints(mask)) << 4);
             }
           }
-          take(k_block + v + s, low, up);
+          q0f[p] = small_to_float(q0);
+          q1f[p] = small_to_float(q1);
         }
+        take(v + s, q0f, q1f);
       }
+    }
+  }
+};
+
+// Dequantizes blocks [b0, b1) of P consecutive panels from `panel`, value by value: for each
+// value k (counted from block b0's first) take(k, low, high) gets each panel's two vectors (rows 0
+// … W − 1 and W … 2W − 1), low[p] and high[p], each lane ops/dequantize's value.
+template <GgmlType T, std::size_t P, class Take>
+inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size_t b0,
+                          std::size_t b1, Take&& take) {
+  using Blocks = PanelBlocks<T, P>;
+  for (std::size_t b = b0; b < b1; ++b) {
+    const Blocks blocks(w, panel, b);
+    const std::size_t k_block = (b - b0) * Blocks::layout.block_values;
+    for (std::size_t g = 0; g < Blocks::kGroups; ++g) {
+      blocks.quants_of_group(g, [&](std::size_t v, const Floats* q0, const Floats* q1) {
+        Floats low[P], up[P];
+        for (std::size_t p = 0; p < P; ++p) {
+          const Floats s0 = Floats::load_aligned(blocks.scales[p][g]);
+          const Floats s1 = Floats::load_aligned(blocks.scales[p][g] + W);
+          if constexpr (T == GgmlType::Q8_0) {  // d · q: no offset (a zero's sign as ggml's)
+            low[p] = s0 * q0[p];
+            up[p] = s1 * q1[p];
+          } else {
+            low[p] = xsimd::fma(s0, q0[p], Floats::load_aligned(blocks.offsets[p][g]));
+            up[p] = xsimd::fma(s1, q1[p], Floats::load_aligned(blocks.offsets[p][g] + W));
+          }
+        }
+        take(k_block + v, low, up);
+      });
     }
   }
 }
@@ -225,12 +250,17 @@ inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size
 // Panels the one-row kernel streams at once: P independent pairs of sums.
 constexpr std::size_t kRowPanels = 3;
 
-// y[0, cols) = x[0, w.cols) · the rows of P panels from `panel` + bias: the one-row kernel. The
-// same sums as matmul_packed's one-row kernels on the widened panels (each output in order over k,
-// from the bias or 0).
+// y[0, cols) = x[0, w.cols) · the rows of P panels from `panel` + bias: the one-row kernel. A
+// group's values share a scale s and an offset o (value = s·q + o), so its part of the sum is
+// s · Σ x_k q_k + o · Σ x_k: the quants are multiply-added with x as exact small integers and
+// scaled once per group, and the groups' sums of x (x_sums, one per group of k, the same for
+// every row) carry the offsets. The result is the float product over the dequantized weights
+// within float32 rounding (not bit for bit: the prompt kernel's order differs).
 template <GgmlType T, std::size_t P>
-void row_panels(const float* x, const QuantizedMatrix& w, std::size_t panel, float* y,
-                std::size_t cols, const float* bias) {
+void row_panels(const float* x, const float* x_sums, const QuantizedMatrix& w, std::size_t panel,
+                float* y, std::size_t cols, const float* bias) {
+  using Blocks = PanelBlocks<T, P>;
+  constexpr bool kHasOffset = T != GgmlType::Q8_0;
   alignas(64) float edge[P * NR] = {};
   if (bias) std::copy(bias, bias + cols, edge);
   Floats acc0[P], acc1[P];
@@ -238,19 +268,46 @@ void row_panels(const float* x, const QuantizedMatrix& w, std::size_t panel, flo
     acc0[p] = bias ? Floats::load_aligned(edge + p * NR) : Floats(0.0f);
     acc1[p] = bias ? Floats::load_aligned(edge + p * NR + W) : Floats(0.0f);
   }
-  decode_panels<T, P>(w, panel, 0, w.blocks_per_row(),
-                      [&](std::size_t k, const Floats* low, const Floats* high) {
-                        const Floats xk(x[k]);
-                        for (std::size_t p = 0; p < P; ++p) {
-                          acc0[p] = xsimd::fma(xk, low[p], acc0[p]);
-                          acc1[p] = xsimd::fma(xk, high[p], acc1[p]);
-                        }
-                      });
+  for (std::size_t b = 0; b < w.blocks_per_row(); ++b) {
+    const Blocks blocks(w, panel, b);
+    const float* xb = x + b * Blocks::layout.block_values;
+    for (std::size_t g = 0; g < Blocks::kGroups; ++g) {
+      Floats sum0[P], sum1[P];
+      for (std::size_t p = 0; p < P; ++p) sum0[p] = sum1[p] = Floats(0.0f);
+      blocks.quants_of_group(g, [&](std::size_t v, const Floats* q0, const Floats* q1) {
+        const Floats xk(xb[v]);
+        for (std::size_t p = 0; p < P; ++p) {
+          sum0[p] = xsimd::fma(xk, q0[p], sum0[p]);
+          sum1[p] = xsimd::fma(xk, q1[p], sum1[p]);
+        }
+      });
+      const Floats x_sum(x_sums[b * Blocks::kGroups + g]);
+      for (std::size_t p = 0; p < P; ++p) {
+        acc0[p] = xsimd::fma(Floats::load_aligned(blocks.scales[p][g]), sum0[p], acc0[p]);
+        acc1[p] = xsimd::fma(Floats::load_aligned(blocks.scales[p][g] + W), sum1[p], acc1[p]);
+        if constexpr (kHasOffset) {
+          acc0[p] = xsimd::fma(Floats::load_aligned(blocks.offsets[p][g]), x_sum, acc0[p]);
+          acc1[p] = xsimd::fma(Floats::load_aligned(blocks.offsets[p][g] + W), x_sum, acc1[p]);
+        }
+      }
+    }
+  }
   for (std::size_t p = 0; p < P; ++p) {
     acc0[p].store_aligned(edge + p * NR);
     acc1[p].store_aligned(edge + p * NR + W);
   }
   std::copy(edge, edge + cols, y);
+}
+
+// Σ x over each group of `group` values of x [depth], in order: the one-row kernel's offsets'
+// factor.
+void group_sums(const float* x, std::size_t depth, std::size_t group, AlignedVector<float>& sums) {
+  sums.assign(depth / group, 0.0f);
+  for (std::size_t g = 0; g < sums.size(); ++g) {
+    float s = 0.0f;
+    for (std::size_t k = 0; k < group; ++k) s += x[g * group + k];
+    sums[g] = s;
+  }
 }
 
 template <GgmlType T>
@@ -320,6 +377,9 @@ void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const fl
   if (m == 1) {  // one row: every panel streamed once, dequantized in registers
     // threads take runs of kRowPanels panels (each output computed by one, in one order)
     const std::size_t groups = (panels + kRowPanels - 1) / kRowPanels;
+    thread_local AlignedVector<float> x_sums;
+    group_sums(x, depth, quantized_layout(w.type()).group_values, x_sums);
+    const float* sums = x_sums.data();  // this thread's buffer, read by every part
     parallel_for(groups, min_panels / kRowPanels + 1, [&](std::size_t begin, std::size_t end) {
       with_type(w.type(), [&]<GgmlType T>() {
         std::size_t p = begin * kRowPanels;
@@ -327,10 +387,10 @@ void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const fl
         const auto row_bias = [&](std::size_t q) { return b ? b + q * NR : nullptr; };
         for (; p + kRowPanels <= last; p += kRowPanels) {
           const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
-          row_panels<T, kRowPanels>(x, w, p, y + p * NR, cols, row_bias(p));
+          row_panels<T, kRowPanels>(x, sums, w, p, y + p * NR, cols, row_bias(p));
         }
         for (; p < last; ++p) {
-          row_panels<T, 1>(x, w, p, y + p * NR, std::min(NR, w.rows() - p * NR), row_bias(p));
+          row_panels<T, 1>(x, sums, w, p, y + p * NR, std::min(NR, w.rows() - p * NR), row_bias(p));
         }
       });
     });
