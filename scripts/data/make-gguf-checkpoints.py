@@ -29,7 +29,9 @@ and kquants.gguf: a random llama of d_model 256 (K-quants' rows are 256 values) 
 matrices are random blocks of every quantized type the core reads — token_embd Q6_K, attn_q Q4_K,
 attn_k Q5_K, attn_v Q6_K, attn_output Q4_K, ffn_gate Q5_K, ffn_up Q8_0, ffn_down Q4_K, output Q4_0 —
 with small scales (every weight within ±4), norms F32: test_gguf_checkpoint.cpp checks each
-parameter the import made against the blocks' values placed by hand; quants32.gguf: the same with
+parameter the import made against the blocks' values placed by hand (beside it
+kquants.dequantized.gguf, the same model with every weight the reference's float32 value, for the
+JS tests of the wasm kernels); quants32.gguf: the same with
 d_model 96 and the 32-value types (token_embd Q5_0, attn_q Q4_1, attn_k Q5_1, attn_v Q8_0,
 attn_output Q4_0, ffn_gate Q5_0, ffn_up Q4_1, ffn_down Q5_1, output Q4_0: llama.cpp's Q4_K_M
 fallbacks for rows that are no whole 256-value block);
@@ -444,6 +446,12 @@ def write_quantized_llama(file, rng, d, ff, vocab, heads, kv_heads, types):
         ("llama.rope.freq_base", gguf.F32, 10000.0), ("llama.attention.layer_norm_rms_epsilon", gguf.F32, 1e-5),
     ]
     gguf.write_gguf(os.path.join(OUT, file), metadata, written)
+    # its twin of the same values in float32 (the reference's dequantization, exact in float32):
+    # the wasm kernels over the kept blocks are checked against it from JS
+    floats = [(name, "F32", shape, data if type_name == "F32" else
+               np.asarray(gguf.dequantize(type_name, data), "<f4").tobytes())
+              for name, type_name, shape, data in written]
+    gguf.write_gguf(os.path.join(OUT, file.replace(".gguf", ".dequantized.gguf")), metadata, floats)
 
 
 def write_large_head(file="qwen2-1.5b-q4_k_m.head.gguf", d=1536, ff=8960, vocab=151936, heads=12,

@@ -106,6 +106,57 @@ test('GGUF files of every quantized type keep their blocks: their formats, and m
   }
 });
 
+// A generation's steps from a model with kept blocks (the one-row kernel) and from a model of the
+// same values in float32: the same greedy ids, each step's probability and attention within `tol`.
+function assertSameSteps(kept, floats, ids, tol, what) {
+  const a = kept.generate(ids, { maxTokens: 6, temperature: 0 });
+  const b = floats.generate(ids, { maxTokens: 6, temperature: 0 });
+  assert.deepEqual(Array.from(a.ids), Array.from(b.ids), `${what}: greedy ids`);
+  a.steps.forEach((step, k) => {
+    const other = b.steps[k];
+    assert.ok(Math.abs(step.probability - other.probability) <= tol,
+      `${what} step ${k}: probability ${step.probability} vs ${other.probability}`);
+    step.attention.forEach((row, l) => row.forEach((w, i) => {
+      assert.ok(Math.abs(w - other.attention[l][i]) <= tol, `${what} step ${k} layer ${l}: attention ${i} ${w} vs ${other.attention[l][i]}`);
+    }));
+  });
+}
+
+// The wasm kernels over kept blocks (the prompt kernel of a forward, the one-row kernel of a
+// generation step) against the same model with every weight the reference's float32 value: a
+// forward bit for bit; a generation's steps within float32 rounding — the one-row kernel scales
+// each group's sum once (within float32's summation bound of the float64 product: the C++ kernel
+// tests). The golden checkpoints' Q8_0 files (small weights) within 1e-5; kquants/quants32 (every
+// kept type, random blocks of weights up to ±4, whose scores and logits are large enough that a
+// float32 rounding moves a probability by ~3e-4) within 2e-3 — a wrong block, scale or offset moves
+// them by tenths.
+test('the wasm kernels over every kept quantized type give the numbers of the float32 dequantized weights', async () => {
+  for (const { name, golden } of CASES.filter((c) => c.q8 !== false)) {
+    const { expected } = golden();
+    const kept = await lens.loadCheckpoint({ weights: gguf(`${name}-q8_0.gguf`) });
+    const floats = await lens.loadCheckpoint({ weights: gguf(`${name}-q8_0.dequantized.safetensors`), config: golden().config });
+    try {
+      assertSameSteps(kept, floats, idsOf(expected), 1e-5, `${name}-q8_0`);
+    } finally {
+      kept.dispose();
+      floats.dispose();
+    }
+  }
+  for (const file of ['kquants.gguf', 'quants32.gguf']) {
+    const kept = await lens.loadCheckpoint({ weights: gguf(file) });
+    const floats = await lens.loadCheckpoint({ weights: gguf(file.replace('.gguf', '.dequantized.gguf')) });
+    try {
+      assert.deepEqual(Object.keys(floats.weights.formats), ['F32'], file);
+      const ids = Int32Array.from([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5]);
+      assertSameForward(kept, floats, ids, file);
+      assertSameSteps(kept, floats, ids, 2e-3, file);
+    } finally {
+      kept.dispose();
+      floats.dispose();
+    }
+  }
+});
+
 test('a GGUF file with a config, or a .safetensors file without one, is refused by name', async () => {
   const { weights, config } = llamaGolden('llama-f32');
   await assert.rejects(lens.loadCheckpoint({ weights: gguf('llama-f32.gguf'), config }),

@@ -102,6 +102,12 @@ inline Floats small_to_float(Ints q) {
 #endif
 }
 
+#if defined(__wasm_simd128__)
+// A swizzle's indices that put bytes 0 … 3 in the top byte of lanes 0 … 3, zeros below.
+const v128_t kLaneTops =
+    wasm_i8x16_const(-1, -1, -1, 0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3);
+#endif
+
 // W IEEE halves (little-endian) as float, exactly, for finite halves (a loaded model's scales are:
 // the import refuses a tensor with a non-finite value): the magnitude's bits moved into a float's
 // and scaled by 2^112 (a subnormal half lands on a float subnormal, the product is exact), the sign
@@ -124,6 +130,18 @@ struct PanelBlocks {
   static constexpr std::size_t kGroups = layout.block_values / layout.group_values;
   static constexpr std::size_t kBits = layout.high_bits;
   static constexpr std::size_t kPerByte = kBits ? 4 / kBits : 1;  // values per byte of high bits
+#if defined(__wasm_simd128__)
+  // In wasm, Q8_0's and the 4-bit formats' quants are placed in the top byte of each 32-bit lane
+  // (one swizzle) and converted by wasm's one conversion (f32x4.convert_i32x4_s): q·2²⁴, exact
+  // (the low nibble's; the high nibble is shifted down to q). The scales carry the 2⁻²⁴, so
+  // scale·quant is the same exact product.
+  static constexpr bool kTopByte = layout.eight_bit || kBits <= 1;
+#else
+  static constexpr bool kTopByte = false;
+#endif
+  static constexpr float kLowFactor = kTopByte ? 0x1p-24f : 1.0f;  // rows 0 … W − 1's scales
+  static constexpr float kHighFactor =                             // rows W … 2W − 1's
+      kTopByte && layout.eight_bit ? 0x1p-24f : 1.0f;
 
   const std::uint8_t* quants[P];
   const std::uint8_t* high[P];
@@ -167,8 +185,8 @@ struct PanelBlocks {
           o0 = s0 * Floats(-32.0f);
           o1 = s1 * Floats(-32.0f);
         }
-        s0.store_aligned(scales[p][g]);
-        s1.store_aligned(scales[p][g] + W);
+        (s0 * Floats(kLowFactor)).store_aligned(scales[p][g]);
+        (s1 * Floats(kHighFactor)).store_aligned(scales[p][g] + W);
         o0.store_aligned(offsets[p][g]);
         o1.store_aligned(offsets[p][g] + W);
       }
@@ -176,18 +194,66 @@ struct PanelBlocks {
   }
 
   // For each value v of group g (counted from the block's first), take(v, q0, q1) gets each
-  // panel's quants as floats (exact small integers): q0[p] rows 0 … W − 1, q1[p] rows W … 2W − 1.
-  template <class Take>
+  // panel's quants as floats (exact small integers, times 1 / kLowFactor and 1 / kHighFactor):
+  // q0[p] rows 0 … W − 1, q1[p] rows W … 2W − 1.
+  // Centered: Q4_0's and Q5_0's quants less their zero point (q − 8, q − 16), so that d · that is
+  // the weight with no offset left (the one-row kernel then sums no offset term).
+  static constexpr std::int32_t kZeroPoint = T == GgmlType::Q4_0 ? 8 : T == GgmlType::Q5_0 ? 16 : 0;
+  template <bool Centered = false, class Take>
   void quants_of_group(std::size_t g, Take&& take) const {
+    constexpr std::int32_t zero = Centered ? kZeroPoint : 0;
     const std::size_t v0 = g * layout.group_values;
     for (std::size_t v = v0; v < v0 + layout.group_values; v += kPerByte) {
       [[maybe_unused]] Ints h[P];
       if constexpr (kBits != 0) {
-        for (std::size_t p = 0; p < P; ++p) h[p] = lanes_u8(high[p] + (v / kPerByte) * L);
+        for (std::size_t p = 0; p < P; ++p) {
+#if defined(__wasm_simd128__)
+          if constexpr (kTopByte) {  // each row's byte of high bits in its lane's top byte
+            h[p] = Ints(
+                wasm_i8x16_swizzle(wasm_v128_load32_zero(high[p] + (v / kPerByte) * L), kLaneTops));
+            continue;
+          }
+#endif
+          h[p] = lanes_u8(high[p] + (v / kPerByte) * L);
+        }
       }
       for (std::size_t s = 0; s < kPerByte; ++s) {
         Floats q0f[P], q1f[P];
         for (std::size_t p = 0; p < P; ++p) {
+#if defined(__wasm_simd128__)
+          if constexpr (kTopByte) {
+            const v128_t lane_tops = kLaneTops;
+            if constexpr (layout.eight_bit) {
+              const v128_t bytes = wasm_v128_load64_zero(quants[p] + (v + s) * NR);
+              const v128_t high_tops =
+                  wasm_i8x16_const(-1, -1, -1, 4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1, 7);
+              q0f[p] = Floats(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(bytes, lane_tops)));
+              q1f[p] = Floats(wasm_f32x4_convert_i32x4(wasm_i8x16_swizzle(bytes, high_tops)));
+            } else {
+              const v128_t tops =
+                  wasm_i8x16_swizzle(wasm_v128_load32_zero(quants[p] + (v + s) * L), lane_tops);
+              v128_t low = wasm_v128_and(tops, wasm_i32x4_splat(0x0F000000));  // q · 2²⁴
+              v128_t up = wasm_u32x4_shr(tops, 28);                            // q
+              if constexpr (kBits == 1) {  // the fifth bits: bits 2s and 2s + 1 of the byte
+                const int low_bit = 24 + 2 * int(s);  // in h's lane; wanted at 28 and at 4
+                const v128_t from = h[p];
+                low = wasm_v128_or(low,
+                                   wasm_v128_and(low_bit <= 28 ? wasm_i32x4_shl(from, 28 - low_bit)
+                                                               : wasm_u32x4_shr(from, low_bit - 28),
+                                                 wasm_i32x4_splat(0x10000000)));
+                up = wasm_v128_or(up, wasm_v128_and(wasm_u32x4_shr(from, low_bit + 1 - 4),
+                                                    wasm_i32x4_splat(0x10)));
+              }
+              if constexpr (zero != 0) {
+                low = wasm_i32x4_sub(low, wasm_i32x4_splat(zero << 24));
+                up = wasm_i32x4_sub(up, wasm_i32x4_splat(zero));
+              }
+              q0f[p] = Floats(wasm_f32x4_convert_i32x4(low));
+              q1f[p] = Floats(wasm_f32x4_convert_i32x4(up));
+            }
+            continue;
+          }
+#endif
           Ints q0, q1;
           if constexpr (layout.eight_bit) {
 #if defined(__wasm_simd128__)  // the step's 8 bytes in one load, widened to two vectors
@@ -208,8 +274,8 @@ struct PanelBlocks {
               q1 = q1 | (((h[p] >> int(kBits * (2 * s + 1))) & Ints(mask)) << 4);
             }
           }
-          q0f[p] = small_to_float(q0);
-          q1f[p] = small_to_float(q1);
+          q0f[p] = small_to_float(q0 - Ints(zero));  // |q − zero| < 2²²: exact, signed too
+          q1f[p] = small_to_float(q1 - Ints(zero));
         }
         take(v + s, q0f, q1f);
       }
@@ -254,13 +320,17 @@ constexpr std::size_t kRowPanels = 3;
 // group's values share a scale s and an offset o (value = s·q + o), so its part of the sum is
 // s · Σ x_k q_k + o · Σ x_k: the quants are multiply-added with x as exact small integers and
 // scaled once per group, and the groups' sums of x (x_sums, one per group of k, the same for
-// every row) carry the offsets. The result is the float product over the dequantized weights
-// within float32 rounding (not bit for bit: the prompt kernel's order differs).
+// every row) carry the offsets. Q8_0's quants, and Q4_0's and Q5_0's less their zero point, times
+// d are the weights themselves: no offset term, so no large terms cancel. The result is the float
+// product over the dequantized weights within float32 rounding (not bit for bit: the prompt
+// kernel's order differs).
 template <GgmlType T, std::size_t P>
 void row_panels(const float* x, const float* x_sums, const QuantizedMatrix& w, std::size_t panel,
                 float* y, std::size_t cols, const float* bias) {
   using Blocks = PanelBlocks<T, P>;
-  constexpr bool kHasOffset = T != GgmlType::Q8_0;
+  // Q8_0's quants, and Q4_0's and Q5_0's centered, times d are the weights: no offset term.
+  constexpr bool kCentered = Blocks::kZeroPoint != 0;
+  constexpr bool kHasOffset = T != GgmlType::Q8_0 && !kCentered;
   alignas(64) float edge[P * NR] = {};
   if (bias) std::copy(bias, bias + cols, edge);
   Floats acc0[P], acc1[P];
@@ -274,13 +344,14 @@ void row_panels(const float* x, const float* x_sums, const QuantizedMatrix& w, s
     for (std::size_t g = 0; g < Blocks::kGroups; ++g) {
       Floats sum0[P], sum1[P];
       for (std::size_t p = 0; p < P; ++p) sum0[p] = sum1[p] = Floats(0.0f);
-      blocks.quants_of_group(g, [&](std::size_t v, const Floats* q0, const Floats* q1) {
-        const Floats xk(xb[v]);
-        for (std::size_t p = 0; p < P; ++p) {
-          sum0[p] = xsimd::fma(xk, q0[p], sum0[p]);
-          sum1[p] = xsimd::fma(xk, q1[p], sum1[p]);
-        }
-      });
+      blocks.template quants_of_group<kCentered>(
+          g, [&](std::size_t v, const Floats* q0, const Floats* q1) {
+            const Floats xk(xb[v]);
+            for (std::size_t p = 0; p < P; ++p) {
+              sum0[p] = xsimd::fma(xk, q0[p], sum0[p]);
+              sum1[p] = xsimd::fma(xk, q1[p], sum1[p]);
+            }
+          });
       const Floats x_sum(x_sums[b * Blocks::kGroups + g]);
       for (std::size_t p = 0; p < P; ++p) {
         acc0[p] = xsimd::fma(Floats::load_aligned(blocks.scales[p][g]), sum0[p], acc0[p]);
