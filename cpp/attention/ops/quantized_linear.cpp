@@ -131,11 +131,11 @@ struct PanelBlocks {
   static constexpr std::size_t kBits = layout.high_bits;
   static constexpr std::size_t kPerByte = kBits ? 4 / kBits : 1;  // values per byte of high bits
 #if defined(__wasm_simd128__)
-  // In wasm, Q8_0's and the 4-bit formats' quants are placed in the top byte of each 32-bit lane
-  // (one swizzle) and converted by wasm's one conversion (f32x4.convert_i32x4_s): q·2²⁴, exact
-  // (the low nibble's; the high nibble is shifted down to q). The scales carry the 2⁻²⁴, so
-  // scale·quant is the same exact product.
-  static constexpr bool kTopByte = layout.eight_bit || kBits <= 1;
+  // In wasm, the quants are placed in the top byte of each 32-bit lane (one swizzle; a K-quant's or
+  // Q5's high bits beside them) and converted by wasm's one conversion (f32x4.convert_i32x4_s):
+  // q·2²⁴, exact (Q8_0's, and the low nibble's; the high nibble is shifted down to q). The scales
+  // carry the 2⁻²⁴, so scale·quant is the same exact product.
+  static constexpr bool kTopByte = true;
 #else
   static constexpr bool kTopByte = false;
 #endif
@@ -196,9 +196,13 @@ struct PanelBlocks {
   // For each value v of group g (counted from the block's first), take(v, q0, q1) gets each
   // panel's quants as floats (exact small integers, times 1 / kLowFactor and 1 / kHighFactor):
   // q0[p] rows 0 … W − 1, q1[p] rows W … 2W − 1.
-  // Centered: Q4_0's and Q5_0's quants less their zero point (q − 8, q − 16), so that d · that is
-  // the weight with no offset left (the one-row kernel then sums no offset term).
-  static constexpr std::int32_t kZeroPoint = T == GgmlType::Q4_0 ? 8 : T == GgmlType::Q5_0 ? 16 : 0;
+  // Centered: Q4_0's, Q5_0's and Q6_K's quants less their zero point (q − 8, q − 16, q − 32), so
+  // that the scale · that is the weight with no offset left (the one-row kernel then sums no
+  // offset term).
+  static constexpr std::int32_t kZeroPoint = T == GgmlType::Q4_0   ? 8
+                                             : T == GgmlType::Q5_0 ? 16
+                                             : T == GgmlType::Q6_K ? 32
+                                                                   : 0;
   template <bool Centered = false, class Take>
   void quants_of_group(std::size_t g, Take&& take) const {
     constexpr std::int32_t zero = Centered ? kZeroPoint : 0;
@@ -234,15 +238,16 @@ struct PanelBlocks {
                   wasm_i8x16_swizzle(wasm_v128_load32_zero(quants[p] + (v + s) * L), lane_tops);
               v128_t low = wasm_v128_and(tops, wasm_i32x4_splat(0x0F000000));  // q · 2²⁴
               v128_t up = wasm_u32x4_shr(tops, 28);                            // q
-              if constexpr (kBits == 1) {  // the fifth bits: bits 2s and 2s + 1 of the byte
-                const int low_bit = 24 + 2 * int(s);  // in h's lane; wanted at 28 and at 4
+              if constexpr (kBits != 0) {  // the high bits: kBits at kBits·2s, then the next
+                constexpr std::int32_t bits = (1 << kBits) - 1;
+                const int low_bit = 24 + int(kBits * 2 * s);  // in h's lane; wanted at 28 and 4
                 const v128_t from = h[p];
                 low = wasm_v128_or(low,
                                    wasm_v128_and(low_bit <= 28 ? wasm_i32x4_shl(from, 28 - low_bit)
                                                                : wasm_u32x4_shr(from, low_bit - 28),
-                                                 wasm_i32x4_splat(0x10000000)));
-                up = wasm_v128_or(up, wasm_v128_and(wasm_u32x4_shr(from, low_bit + 1 - 4),
-                                                    wasm_i32x4_splat(0x10)));
+                                                 wasm_i32x4_splat(bits << 28)));
+                up = wasm_v128_or(up, wasm_v128_and(wasm_u32x4_shr(from, low_bit + int(kBits) - 4),
+                                                    wasm_i32x4_splat(bits << 4)));
               }
               if constexpr (zero != 0) {
                 low = wasm_i32x4_sub(low, wasm_i32x4_splat(zero << 24));
@@ -320,15 +325,15 @@ constexpr std::size_t kRowPanels = 3;
 // group's values share a scale s and an offset o (value = s·q + o), so its part of the sum is
 // s · Σ x_k q_k + o · Σ x_k: the quants are multiply-added with x as exact small integers and
 // scaled once per group, and the groups' sums of x (x_sums, one per group of k, the same for
-// every row) carry the offsets. Q8_0's quants, and Q4_0's and Q5_0's less their zero point, times
-// d are the weights themselves: no offset term, so no large terms cancel. The result is the float
-// product over the dequantized weights within float32 rounding (not bit for bit: the prompt
-// kernel's order differs).
+// every row) carry the offsets. Q8_0's quants, and Q4_0's, Q5_0's and Q6_K's less their zero
+// point, times the scale are the weights themselves: no offset term, so no large terms cancel. The
+// result is the float product over the dequantized weights within float32 rounding (not bit for
+// bit: the prompt kernel's order differs).
 template <GgmlType T, std::size_t P>
 void row_panels(const float* x, const float* x_sums, const QuantizedMatrix& w, std::size_t panel,
                 float* y, std::size_t cols, const float* bias) {
   using Blocks = PanelBlocks<T, P>;
-  // Q8_0's quants, and Q4_0's and Q5_0's centered, times d are the weights: no offset term.
+  // Q8_0's quants, and Q4_0's, Q5_0's and Q6_K's centred, times the scale are the weights.
   constexpr bool kCentered = Blocks::kZeroPoint != 0;
   constexpr bool kHasOffset = T != GgmlType::Q8_0 && !kCentered;
   alignas(64) float edge[P * NR] = {};
