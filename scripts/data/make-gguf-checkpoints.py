@@ -19,8 +19,20 @@ LlamaModel.permute does), qwen2 (tests/data/llama/qwen2-f32: tied embeddings, q/
 permutation), qwen3 (tests/data/families/qwen3-f32: per-head q/k norms, head_dim 16 beside a
 hidden size of 48 as attention.key_length; F32 and F16 only, its rows of 48 values being no whole
 number of Q8_0 blocks), phi3 (tests/data/families/phi3-f32: the fused attn_qkv and ffn_up, a sliding
-window of 6; F32 and F16 only, ffn_down's rows of 112 values being no whole Q8_0 blocks) and gpt2 (tests/data/gpt2/tiny-f32: Conv1D weights written [out, in], the causal-mask
-buffers dropped, as GPT2Model.modify_tensors does). The metadata holds the keys the converter
+window of 6; F32 and F16 only, ffn_down's rows of 112 values being no whole Q8_0 blocks), llama3
+(tests/data/llama/llama3-f32, rope_scaling llama3: rope_freqs.weight, the factors computed as
+LlamaModel.generate_extra_tensors does, in float32 — llama3_rope_factors; F32 and F16), pythia
+(tests/data/families/pythia-f32: GPTNeoXModel's query_key_value regrouped to [q | k | v],
+rope.dimension_count for rotary_pct 0.25, use_parallel_residual; the buffers dropped), gemma2
+(tests/data/families/gemma2-f32: Gemma2Model's names, every norm weight + 1, the soft-caps; F32
+and F16) and gemma3 (tests/data/families/gemma3-pattern-f32's three layers twice — llama.cpp's
+Gemma 3 pattern is fixed at six, so the sixth layer is the global one —, rope.freq_base and the
+linear rope.scaling.type; F16 only, to keep it small): both Gemma files beside <case>.config.json,
+the config.json they stand for under llama.cpp's rules (query_pre_attn_scalar = head_dim, Gemma 3's
+pattern of six with a local base of 10000), which the goldens' configs are not — their twins are
+compared with it, not with the golden's PyTorch numbers —, and gpt2 (tests/data/gpt2/tiny-f32:
+Conv1D weights written [out, in], the causal-mask buffers dropped, as GPT2Model.modify_tensors
+does). The metadata holds the keys the converter
 writes for these sizes (general.architecture, <arch>.block_count, context_length,
 embedding_length, feed_forward_length, attention.head_count(_kv), the norm's ε, rope.freq_base,
 rope.dimension_count, tokenizer.ggml.eos_token_id).
@@ -45,7 +57,8 @@ and tests/data/malformed-gguf/: GGUF files loadCheckpoint must refuse, each a va
 llama-f32.gguf, with expected.json mapping each file to a part of the message it must give
 (written here by hand, from what the refusal must name).
 
-Deterministic; needs only numpy. The GGUF writer and the reference dequantization are
+Deterministic; needs numpy, and torch for llama3's factors (the converter's float32 arithmetic).
+The GGUF writer and the reference dequantization are
 make-gguf-golden.py's.
 """
 
@@ -59,7 +72,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from safetensors_io import _write_file, read_safetensors  # noqa: E402
+from safetensors_io import _read_arrays, _write_file  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("gguf_golden", os.path.join(HERE, "make-gguf-golden.py"))
 gguf = importlib.util.module_from_spec(_spec)
@@ -70,6 +83,14 @@ gguf.GGML_TYPES["IQ4_NL"] = (20, 32, 18)  # ggml.h: refused by the core, for a t
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(ROOT, "tests", "data")
 OUT = os.path.join(DATA, "gguf")
+
+
+def read_safetensors(path):
+    """A golden checkpoint's tensors as numpy arrays (F32 and F64 as stored; the integer and BOOL
+    buffers some files keep, which GGUF drops, as stored too)."""
+    arrays, metadata = _read_arrays(path, {"F32": "<f4", "F64": "<f8", "U8": "u1", "BOOL": "u1",
+                                           "I32": "<i4", "I64": "<i8"})
+    return {name: a for name, (a, _) in arrays.items()}, metadata
 
 
 CONV1D_WEIGHTS = (".c_attn.weight", ".c_proj.weight", ".c_fc.weight")  # GPT-2's, stored [in, out]
@@ -208,6 +229,181 @@ def gpt2(config, tensors):
     return stored, metadata
 
 
+def llama3_rope_factors(config):
+    """rope_freqs.weight as convert_hf_to_gguf.py's LlamaModel.generate_extra_tensors writes it for
+    rope_type llama3: one factor per rotated pair, in its arithmetic (torch float32 frequencies,
+    the wavelength and the blend computed on those float32 scalars), stored as float32. The
+    converter reads original_max_position_embeddings from config.json's top level, 8192 when
+    absent (Llama 3.1's and 3.2's value, which their config.json gives inside rope_scaling); this
+    tiny case's 32 is rope_scaling's, so the file stands for the same model as its config.json."""
+    import math
+    import torch
+    scaling = config["rope_scaling"]
+    assert scaling["rope_type"] == "llama3"
+    base = config.get("rope_theta", 10000.0)
+    dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    freqs = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    factor = scaling.get("factor", 8.0)
+    low_freq_factor = scaling.get("low_freq_factor", 1.0)
+    high_freq_factor = scaling.get("high_freq_factor", 4.0)
+    old_context_len = config.get("original_max_position_embeddings",
+                                 scaling.get("original_max_position_embeddings", 8192))
+    low_freq_wavelen = old_context_len / low_freq_factor
+    high_freq_wavelen = old_context_len / high_freq_factor
+    rope_factors = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < high_freq_wavelen:
+            rope_factors.append(1)
+        elif wavelen > low_freq_wavelen:
+            rope_factors.append(factor)
+        else:
+            smooth = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+            rope_factors.append(1 / ((1 - smooth) / factor + smooth))
+    factors = torch.tensor(rope_factors, dtype=torch.float32).numpy()
+    # the three regions are all present in this case: a factor of 1, `factor`, and blends between
+    assert factors.min() == 1 and factors.max() == factor and len(set(factors.tolist())) > 2
+    return factors
+
+
+def gpt_neox(config, tensors):
+    """GPTNeoXModel's names and layout: query_key_value's per-head [heads, 3, head_dim] rows
+    regrouped to [q | k | v] (modify_tensors), rotary_pct as rope.dimension_count, the residual's
+    form as use_parallel_residual (set_gguf_parameters writes no rope.freq_base)."""
+    heads, d = config["num_attention_heads"], config["hidden_size"]
+    head_dim = d // heads
+    out = [("token_embd.weight", "gpt_neox.embed_in.weight")]
+    for i in range(config["num_hidden_layers"]):
+        m, b = f"gpt_neox.layers.{i}.", f"blk.{i}."
+        for g, name in (("attn_norm", "input_layernorm"), ("attn_qkv", "attention.query_key_value"),
+                        ("attn_output", "attention.dense"), ("ffn_norm", "post_attention_layernorm"),
+                        ("ffn_up", "mlp.dense_h_to_4h"), ("ffn_down", "mlp.dense_4h_to_h")):
+            for part in ("weight", "bias"):
+                out += [(f"{b}{g}.{part}", f"{m}{name}.{part}")]
+    out += [("output_norm.weight", "gpt_neox.final_layer_norm.weight"),
+            ("output_norm.bias", "gpt_neox.final_layer_norm.bias"), ("output.weight", "embed_out.weight")]
+    stored = []
+    for g, h in out:
+        a = tensors[h]
+        if ".attn_qkv." in g:
+            a = a.reshape(heads, 3, head_dim, *a.shape[1:])
+            a = np.concatenate([a[:, j].reshape(-1, *a.shape[3:]) for j in range(3)], axis=0)
+        stored.append((g, h, a))
+    metadata = [
+        ("general.architecture", gguf.STRING, "gptneox"),
+        ("gptneox.context_length", gguf.U32, config["max_position_embeddings"]),
+        ("gptneox.embedding_length", gguf.U32, d),
+        ("gptneox.block_count", gguf.U32, config["num_hidden_layers"]),
+        ("gptneox.feed_forward_length", gguf.U32, config["intermediate_size"]),
+        ("gptneox.rope.dimension_count", gguf.U32, int(config["rotary_pct"] * head_dim)),
+        ("gptneox.attention.head_count", gguf.U32, heads),
+        ("gptneox.use_parallel_residual", gguf.BOOL, config.get("use_parallel_residual", True)),
+        ("gptneox.attention.layer_norm_epsilon", gguf.F32, config["layer_norm_eps"]),
+        ("tokenizer.ggml.eos_token_id", gguf.U32, config["eos_token_id"]),
+    ]
+    return stored, metadata
+
+
+def gpt_neox_to_hf(name, values, config):
+    """query_key_value's per-head order back from [q | k | v]."""
+    if ".attn_qkv." not in name:
+        return values
+    heads = config["num_attention_heads"]
+    rest = values.shape[1:]
+    a = values.reshape(3, heads, -1, *rest)
+    return np.stack([a[j] for j in range(3)], axis=1).reshape(values.shape)
+
+
+def gemma(config, tensors, arch):
+    """Gemma2Model's / Gemma3Model's names: the four norms as attn_norm, attn_post_norm, ffn_norm
+    and ffn_post_norm, q/k norms (Gemma 3), every norm weight stored + 1 (modify_tensors adds 1 to
+    each "norm.weight", in float32 here), no lm_head (tied); set_gguf_parameters' keys (Gemma 2:
+    the soft-caps, no rope.freq_base; Gemma 3: rope.freq_base, a linear rope.scaling.type)."""
+    out = [("token_embd.weight", "model.embed_tokens.weight")]
+    for i in range(config["num_hidden_layers"]):
+        m, b = f"model.layers.{i}.", f"blk.{i}."
+        out += [(b + "attn_norm.weight", m + "input_layernorm.weight")]
+        for g, h in (("attn_q", "q_proj"), ("attn_k", "k_proj"), ("attn_v", "v_proj"),
+                     ("attn_output", "o_proj")):
+            out += [(f"{b}{g}.weight", f"{m}self_attn.{h}.weight")]
+        out += [(b + "attn_q_norm.weight", m + "self_attn.q_norm.weight"),
+                (b + "attn_k_norm.weight", m + "self_attn.k_norm.weight"),
+                (b + "attn_post_norm.weight", m + "post_attention_layernorm.weight"),
+                (b + "ffn_norm.weight", m + "pre_feedforward_layernorm.weight")]
+        for g, h in (("ffn_gate", "gate_proj"), ("ffn_up", "up_proj"), ("ffn_down", "down_proj")):
+            out += [(f"{b}{g}.weight", f"{m}mlp.{h}.weight")]
+        out += [(b + "ffn_post_norm.weight", m + "post_feedforward_layernorm.weight")]
+    out += [("output_norm.weight", "model.norm.weight")]
+    stored = []
+    for g, h in out:
+        if h not in tensors:
+            continue
+        a = tensors[h].astype(np.float32)
+        if g.endswith("norm.weight"):
+            # (1 + w) >= 0.5: stored - 1 is then exact in float32, and 1 + (stored - 1) = stored
+            a = (a + np.float32(1)).astype(np.float32)
+            assert a.min() >= 0.5, g
+        stored.append((g, h, a))
+    c = config
+    metadata = [
+        ("general.architecture", gguf.STRING, arch),
+        (f"{arch}.context_length", gguf.U32, c["max_position_embeddings"]),
+        (f"{arch}.embedding_length", gguf.U32, c["hidden_size"]),
+        (f"{arch}.block_count", gguf.U32, c["num_hidden_layers"]),
+        (f"{arch}.feed_forward_length", gguf.U32, c["intermediate_size"]),
+        (f"{arch}.attention.head_count", gguf.U32, c["num_attention_heads"]),
+        (f"{arch}.attention.head_count_kv", gguf.U32, c["num_key_value_heads"]),
+        (f"{arch}.attention.layer_norm_rms_epsilon", gguf.F32, c["rms_norm_eps"]),
+        (f"{arch}.attention.key_length", gguf.U32, c["head_dim"]),
+        (f"{arch}.attention.value_length", gguf.U32, c["head_dim"]),
+        (f"{arch}.attention.sliding_window", gguf.U32, c["sliding_window"]),
+        ("tokenizer.ggml.eos_token_id", gguf.U32, c["eos_token_id"]),
+    ]
+    if arch == "gemma2":
+        metadata += [("gemma2.attn_logit_softcapping", gguf.F32, c["attn_logit_softcapping"]),
+                     ("gemma2.final_logit_softcapping", gguf.F32, c["final_logit_softcapping"])]
+    else:
+        metadata += [("gemma3.rope.freq_base", gguf.F32, c["rope_theta"])]
+        if c.get("rope_scaling"):
+            metadata += [("gemma3.rope.scaling.type", gguf.STRING, "linear"),
+                         ("gemma3.rope.scaling.factor", gguf.F32, c["rope_scaling"]["factor"])]
+    return stored, metadata
+
+
+def gemma_to_hf(name, values, config):
+    """The norm weight the GGUF model holds: stored - 1 (exact, as stored >= 0.5)."""
+    return (values - np.float32(1)).astype(np.float32) if name.endswith("norm.weight") else values
+
+
+def gguf_config(config, arch):
+    """The config.json a Gemma GGUF file stands for under llama.cpp's rules: query_pre_attn_scalar
+    = head_dim (llama.cpp scales the scores by 1/sqrt(n_embd_head_k) below 27B), Gemma 3's sliding
+    layers every layer but each 6th (set_swa_pattern(6), local base 10000), float32 embeddings'
+    scale (its graph multiplies by sqrtf(n_embd))."""
+    c = dict(config)
+    c["query_pre_attn_scalar"] = c["head_dim"]
+    if arch == "gemma3":
+        for key in ("layer_types", "_sliding_window_pattern"):
+            c.pop(key, None)
+        c["sliding_window_pattern"] = 6
+        c["rope_local_base_freq"] = 10000.0
+    c["torch_dtype"] = "float32"
+    return c
+
+
+def tiled_layers(config, tensors, layers):
+    """A model of `layers` layers whose layer i is the checkpoint's layer i mod its count."""
+    n = config["num_hidden_layers"]
+    out = {k: v for k, v in tensors.items() if ".layers." not in k}
+    for i in range(layers):
+        for k, v in tensors.items():
+            if k.startswith(f"model.layers.{i % n}."):
+                out[k.replace(f"model.layers.{i % n}.", f"model.layers.{i}.", 1)] = v
+    c = dict(config)
+    c["num_hidden_layers"] = layers
+    return c, out
+
+
 def unpermuted(name, array, config):
     """The Hugging Face order of a stored llama q/k tensor (the permutation undone)."""
     heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
@@ -217,12 +413,16 @@ def unpermuted(name, array, config):
             .reshape(array.shape))
 
 
-def write_case(case, stored, metadata, config, permuted, kinds=("f32", "f16", "q8_0")):
-    """The case's GGUF files (`kinds`) and their .safetensors twins."""
+def write_case(case, stored, metadata, config, permuted, kinds=("f32", "f16", "q8_0"), to_hf=None):
+    """The case's GGUF files (`kinds`) and their .safetensors twins (to_hf(name, values, config):
+    a stored tensor's values in the Hugging Face layout, as the GGUF model holds them)."""
     for kind in kinds:
         gguf_tensors, twin = [], []
         for g, h, a in stored:
             a = np.ascontiguousarray(a.astype(np.float32))
+            if h is None:  # a tensor only GGUF has (rope_freqs.weight): F32 in every file
+                gguf_tensors.append((g, "F32", list(reversed(a.shape)), a.astype("<f4").tobytes()))
+                continue
             dims = list(reversed(a.shape))
             if kind == "f32" or a.ndim != 2:
                 code, data, values = "F32", a.astype("<f4").tobytes(), a
@@ -239,6 +439,8 @@ def write_case(case, stored, metadata, config, permuted, kinds=("f32", "f16", "q
                 values = unpermuted(g, values, config)
             if h.endswith(CONV1D_WEIGHTS):
                 values = values.T
+            if to_hf is not None:
+                values = to_hf(g, values, config)
             values = np.ascontiguousarray(values)
             twin_code = "F16" if values.dtype == np.float16 else "F32"
             twin.append((h, twin_code, values, values.astype("<f2" if twin_code == "F16" else "<f4").tobytes()))
@@ -293,17 +495,29 @@ def refused_files(metadata, tensors):
         return edit
 
     return [
-        ("arch-gemma2.gguf", meta("general.architecture", gguf.STRING, "gemma2"),
-         "general.architecture is 'gemma2', which is not read from GGUF files; supported: "
-         "gpt2, llama, qwen2, qwen3, phi3"),
+        ("arch-gemma.gguf", meta("general.architecture", gguf.STRING, "gemma"),
+         "general.architecture is 'gemma', which is not read from GGUF files; supported: "
+         "gpt2, llama, qwen2, gptneox, qwen3, gemma2, gemma3, phi3"),
         ("arch-bert.gguf", meta("general.architecture", gguf.STRING, "bert"),
          "general.architecture is 'bert'"),
         ("no-architecture.gguf", meta("general.architecture"), "has no general.architecture"),
         ("no-block-count.gguf", meta("llama.block_count"), "metadata has no llama.block_count"),
         ("rope-scaling.gguf", meta("llama.rope.scaling.type", gguf.STRING, "linear"),
          "llama.rope.scaling.type is 'linear'; supported: none"),
+        # Llama 3's RoPE factors (head_dim 16: 8 pairs): zeros, a wrong length, F16
         ("rope-freqs.gguf", add("rope_freqs.weight", "F32", [8], bytes(32)),
-         "rope_freqs.weight (Llama 3.1's RoPE scaling"),
+         "rope_freqs.weight holds 0 (factor 0); RoPE's factors must be finite and above 0"),
+        ("rope-freqs-length.gguf",
+         add("rope_freqs.weight", "F32", [6], np.ones(6, "<f4").tobytes()),
+         "rope_freqs.weight is F32 [6]; supported: F32 [8] (one factor per rotated pair"),
+        ("rope-freqs-f16.gguf",
+         add("rope_freqs.weight", "F16", [8], np.ones(8, "<f2").tobytes()),
+         "rope_freqs.weight is F16 [8]; supported: F32 [8]"),
+        ("rope-factors-long.gguf",
+         add("rope_factors_long.weight", "F32", [8], np.ones(8, "<f4").tobytes()),
+         "rope_factors_long.weight (Phi-3's LongRoPE as llama.cpp stores it), which is not read"),
+        ("vision.gguf", add("v.blk.0.attn_q.weight", "F32", [8], bytes(32)),
+         "'v.blk.0.attn_q.weight', a vision tower's or projector's tensor; only text models"),
         ("partial-rope.gguf", meta("llama.rope.dimension_count", gguf.U32, 8),
          "llama.rope.dimension_count is 8; supported: 16"),
         ("iq4_nl.gguf", retype("blk.0.ffn_up.weight"),
@@ -501,31 +715,59 @@ def main():
     print("qwen2-7b-q4_k_m.head.gguf: the whole file would be",
           write_large_head("qwen2-7b-q4_k_m.head.gguf", 3584, 18944, 152064, 28, 4, 28), "bytes")
     for case, folder, name, arch, permuted in (("llama", "llama", "llama-f32", "llama", True),
+                                               ("llama3", "llama", "llama3-f32", "llama", True),
                                                ("qwen2", "llama", "qwen2-f32", "qwen2", False),
                                                ("qwen3", "families", "qwen3-f32", "qwen3", False),
                                                ("phi3", "families", "phi3-f32", "phi3", False),
+                                               ("pythia", "families", "pythia-f32", "gptneox", False),
+                                               ("gemma2", "families", "gemma2-f32", "gemma2", False),
+                                               ("gemma3", "families", "gemma3-pattern-f32", "gemma3",
+                                                False),
                                                ("gpt2", "gpt2", "tiny-f32", "gpt2", False)):
         with open(os.path.join(DATA, folder, name + ".config.json")) as f:
             config = json.load(f)
         tensors, _ = read_safetensors(os.path.join(DATA, folder, name + ".safetensors"))
+        to_hf, kinds = None, ("f32", "f16", "q8_0")
+        if case == "gemma3":
+            # six layers (the golden's three twice), so that the sixth is global: Gemma 3's
+            # pattern in llama.cpp is fixed at 6 (layers 0-4 slide)
+            config, tensors = tiled_layers(config, tensors, 6)
+        if arch in ("gemma2", "gemma3"):
+            config = gguf_config(config, arch)
+            with open(os.path.join(OUT, f"{case}.config.json"), "w") as f:
+                json.dump(config, f, indent=2, sort_keys=True)
+                f.write("\n")
         if arch == "gpt2":
             stored, metadata = gpt2(config, tensors)
+        elif arch == "gptneox":
+            stored, metadata = gpt_neox(config, tensors)
+            to_hf = gpt_neox_to_hf
+        elif arch in ("gemma2", "gemma3"):
+            stored, metadata = gemma(config, tensors, arch)
+            to_hf = gemma_to_hf
+            # rows of 48 values (gemma2's hidden size) are no whole Q8_0 blocks; gemma3's six
+            # layers in F16 only (with its F16 twin), to keep the files small
+            kinds = ("f32", "f16") if arch == "gemma2" else ("f16",)
         elif arch == "phi3":
             stored, metadata = phi3(config, tensors)
         else:
             stored, metadata = llama_shaped(config, tensors, arch, permuted)
+        if case == "llama3":
+            stored.append(("rope_freqs.weight", None, llama3_rope_factors(config)))
         # every tensor of the checkpoint but GPT-2's causal-mask buffers is written
-        written = {h for _, h, _ in stored}
-        left = sorted(n for n in tensors if n not in written and not n.endswith(("attn.bias",
-                                                                                  "masked_bias")))
+        written = {h for _, h, _ in stored if h is not None}
+        left = sorted(n for n in tensors if n not in written and not n.endswith((
+            "attn.bias", "masked_bias", "attention.bias", "rotary_emb.inv_freq")))
         assert not left, f"{case}: tensors not written: {left}"
         # qwen3's rows of 48 values and phi3's ffn_down rows of 112 are no whole number of Q8_0
-        # blocks: F32 and F16 only
-        write_case(case, stored, metadata, config, permuted,
-                   ("f32", "f16") if case in ("qwen3", "phi3") else ("f32", "f16", "q8_0"))
+        # blocks: F32 and F16 only (llama3: the RoPE factors are its point)
+        if case in ("qwen3", "phi3", "llama3"):
+            kinds = ("f32", "f16")
+        write_case(case, stored, metadata, config, permuted, kinds, to_hf)
         if case == "llama":
             write_refused(config, stored)
-    print(f"wrote {OUT}/{{llama,qwen2,qwen3,phi3,gpt2}}-{{f32,f16,q8_0}}.gguf and their .safetensors twins, "
+    print(f"wrote {OUT}/{{llama,llama3,qwen2,qwen3,phi3,pythia,gemma2,gemma3,gpt2}}-{{f32,f16,q8_0}}.gguf "
+          "and their .safetensors twins, "
           "kquants.gguf and tests/data/malformed-gguf")
 
 

@@ -18,8 +18,9 @@
 #   tests/data/gguf/    GGUF files written by hand (every dequantized format, metadata of every
 #                       value type) and their values from an independent numpy reference (numpy only)
 #                                                                    (scripts/data/make-gguf-golden.py)
-#                       the golden checkpoints of llama/ and gpt2/ as GGUF (F32, F16, Q8_0) with
-#                       their .safetensors twins; tests/data/malformed-gguf/ (numpy only)
+#                       the golden checkpoints of llama/, families/ and gpt2/ as GGUF (F32, F16,
+#                       Q8_0; Llama 3's rope_freqs.weight, Pythia, Gemma 2 and 3) with their
+#                       .safetensors twins; tests/data/malformed-gguf/ (numpy; torch for llama3)
 #                                                                    (scripts/data/make-gguf-checkpoints.py)
 #   tests/data/ablation/ the logits of qwen2-f32, mistral-f32 and GPT-2's tiny-f32 with heads
 #                       ablated (zeroed or scaled before o_proj), float32 and float64

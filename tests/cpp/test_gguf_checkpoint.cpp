@@ -37,16 +37,31 @@ struct GgufCase {
   const char* folder;  // the .safetensors golden's folder and name
   const char* name;
   bool q8_0 = true;  // whether there is a Q8_0 file (qwen3's and phi3's rows are no whole blocks)
+  bool f32 = true;   // whether there is an F32 file (gemma3's six layers: F16 only)
+  // The config.json the file stands for, in tests/data/gguf, when it is not the golden's: Gemma's
+  // files follow llama.cpp's rules (query_pre_attn_scalar = head_dim, Gemma 3's fixed pattern of
+  // six), which these goldens' configs do not; the golden's PyTorch numbers are then not theirs.
+  const char* config = nullptr;
 };
-const GgufCase kCases[] = {{"llama", "llama", "llama-f32"},
-                           {"qwen2", "llama", "qwen2-f32"},
-                           {"qwen3", "families", "qwen3-f32", false},
-                           {"phi3", "families", "phi3-f32", false},
-                           {"gpt2", "gpt2", "tiny-f32"}};
+const GgufCase kCases[] = {
+    {"llama", "llama", "llama-f32"},
+    {"qwen2", "llama", "qwen2-f32"},
+    {"qwen3", "families", "qwen3-f32", false},
+    {"phi3", "families", "phi3-f32", false},
+    {"pythia", "families", "pythia-f32"},
+    {"gemma2", "families", "gemma2-f32", false, true, "gemma2.config.json"},
+    // the golden's three layers twice, so that the sixth is global (its F16 twin holds them)
+    {"gemma3", "families", "gemma3-pattern-f32", false, false, "gemma3.config.json"},
+    {"gpt2", "gpt2", "tiny-f32"}};
+
+std::string config_text(const GgufCase& c) {
+  if (c.config == nullptr) return CheckpointCases{c.folder}.config_text(c.name);
+  const Bytes text = gguf_file(c.config);
+  return std::string(text.begin(), text.end());
+}
 
 std::unique_ptr<attn::Model> load_safetensors(const GgufCase& c, const Bytes& file) {
-  const CheckpointCases cases{c.folder};
-  return attn::load_checkpoint({file}, config_of(cases.config_text(c.name)));
+  return attn::load_checkpoint({file}, config_of(config_text(c)));
 }
 
 // Two models' logits and attention on the golden file's ids, equal bit for bit.
@@ -211,11 +226,11 @@ TEST_CASE("a quantized GGUF model gives the numbers of the same file dequantized
 TEST_CASE("a GGUF file's config is its metadata's, read as the family's config.json", "[gguf]") {
   for (const GgufCase& c : kCases) {
     INFO(c.gguf);
-    const Bytes bytes = gguf_file(std::string(c.gguf) + "-f32.gguf");
+    const Bytes bytes = gguf_file(std::string(c.gguf) + (c.f32 ? "-f32.gguf" : "-f16.gguf"));
     const auto files = attn::describe_checkpoint_files({bytes}, {bytes.size()});
     REQUIRE(files[0].format == attn::CheckpointFormat::Gguf);
     const attn::CheckpointConfig ours = attn::checkpoint_config_for(files, std::nullopt);
-    const attn::CheckpointConfig theirs = config_of(CheckpointCases{c.folder}.config_text(c.name));
+    const attn::CheckpointConfig theirs = config_of(config_text(c));
     CHECK(ours.family == theirs.family);
     const attn::ModelConfig &a = ours.model, &b = theirs.model;
     CHECK(a.layers == b.layers);
@@ -233,11 +248,24 @@ TEST_CASE("a GGUF file's config is its metadata's, read as the family's config.j
     CHECK(a.norm == b.norm);
     // GGUF stores ε and θ as f32: the same float the forward uses
     CHECK(float(a.norm_eps) == float(b.norm_eps));
-    CHECK(a.blocks[0].rope.base == b.blocks[0].rope.base);
-    CHECK(a.blocks[0].activation == b.blocks[0].activation);
-    CHECK(a.blocks[0].window == b.blocks[0].window);  // phi3's sliding window of 6
-    CHECK(a.blocks[0].qk_norm == b.blocks[0].qk_norm);
-    CHECK(a.blocks[0].rope.rotary_dims == b.blocks[0].rope.rotary_dims);
+    CHECK(a.embedding_scale == b.embedding_scale);
+    CHECK(a.final_softcap == b.final_softcap);
+    REQUIRE(a.blocks.size() == b.blocks.size());
+    for (std::size_t l = 0; l < a.blocks.size(); ++l) {
+      INFO("layer " << l);
+      const attn::BlockConfig &x = a.blocks[l], &y = b.blocks[l];
+      CHECK(x.rope.base == y.rope.base);                // Gemma 3: local and global
+      CHECK(x.rope.frequencies == y.rope.frequencies);  // Gemma 3's linear scaling, full layers
+      CHECK(x.rope.scaling == y.rope.scaling);
+      CHECK(x.rope.rotary_dims == y.rope.rotary_dims);  // Pythia's rotary_pct
+      CHECK(x.activation == y.activation);
+      CHECK(x.window == y.window);  // phi3's sliding window of 6, Gemma's sliding layers
+      CHECK(x.qk_norm == y.qk_norm);
+      CHECK(x.norms == y.norms);
+      CHECK(x.parallel_residual == y.parallel_residual);
+      CHECK(x.attention_scale == y.attention_scale);
+      CHECK(x.logit_softcap == y.logit_softcap);
+    }
     CHECK(ours.eos_ids == theirs.eos_ids);
   }
   // A GGUF file with a config.json, or a .safetensors file without one, is refused.
@@ -254,13 +282,15 @@ TEST_CASE("a GGUF file's config is its metadata's, read as the family's config.j
 TEST_CASE("F32 GGUF files give the .safetensors model's logits and attention bit for bit",
           "[gguf]") {
   for (const GgufCase& c : kCases) {
+    if (!c.f32) continue;
     INFO(c.gguf);
     const CheckpointCases cases{c.folder};
     const auto expected = cases.expected(c.name);
     const auto gguf = attn::load_gguf_checkpoint(gguf_file(std::string(c.gguf) + "-f32.gguf"));
     const auto safetensors = load_safetensors(c, cases.checkpoint_bytes(c.name));
     require_same_forward(*gguf, *safetensors, expected);
-    require_golden_forward(*gguf, expected);  // and PyTorch's, by the golden rule
+    // and PyTorch's, by the golden rule (where the file stands for the golden's config)
+    if (c.config == nullptr) require_golden_forward(*gguf, expected);
   }
 }
 
@@ -277,7 +307,7 @@ TEST_CASE("F16 GGUF files keep their matrices 2-byte, as the same F16 .safetenso
     // F16 rounds each weight by at most 2^-11 relatively; through two layers and the
     // unembedding, the logits stay within 1 % of the float64 run of the unrounded weights
     // (measured: 0.08 % at most).
-    CHECK(logits_distance(*gguf, expected) < 1e-2);
+    if (c.config == nullptr) CHECK(logits_distance(*gguf, expected) < 1e-2);
   }
 }
 
@@ -298,6 +328,53 @@ TEST_CASE("Q8_0 GGUF files keep their blocks: the model of their dequantized wei
     // 2.1 % at most)
     CHECK(logits_distance(*gguf, expected) < 5e-2);
   }
+}
+
+// Llama 3.1's and 3.2's RoPE scaling as llama.cpp's converter writes it: rope_freqs.weight, one
+// float32 factor per rotated pair (make-gguf-checkpoints.py computes them as the converter does,
+// in float32, for tests/data/llama/llama3-f32, whose config.json has rope_scaling llama3).
+TEST_CASE("a Llama 3 GGUF file's rope_freqs.weight gives config.json's llama3 rope_scaling",
+          "[gguf]") {
+  const CheckpointCases cases{"llama"};
+  const auto expected = cases.expected("llama3-f32");
+  const attn::CheckpointConfig theirs = config_of(cases.config_text("llama3-f32"));
+  const auto safetensors = attn::load_checkpoint({cases.checkpoint_bytes("llama3-f32")}, theirs);
+  const Bytes bytes = gguf_file("llama3-f32.gguf");
+  // the metadata alone has no factors: the frequencies come with the tensor's data
+  const auto files = attn::describe_checkpoint_files({bytes}, {bytes.size()});
+  CHECK(attn::checkpoint_config_for(files, std::nullopt).model.blocks[0].rope.frequencies.empty());
+  const auto gguf = attn::load_gguf_checkpoint(bytes);
+  const attn::ModelConfig& ours = gguf->config();
+  REQUIRE(ours.blocks.size() == theirs.model.blocks.size());
+  // θ_i = base^(−2i/d) / factor_i against transformers' llama3 frequencies (double): the factors
+  // are computed and stored in float32 (torch's float32 frequencies, wavelengths and blend), so
+  // each θ is within a few float32 roundings of config.json's, relatively: 4 · 2^-23 allowed.
+  double largest = 0;
+  for (std::size_t l = 0; l < ours.blocks.size(); ++l) {
+    const attn::RopeSpec &a = ours.blocks[l].rope, &b = theirs.model.blocks[l].rope;
+    CHECK(a.scaling == attn::RopeScaling::Llama3);
+    CHECK(a.scaling == b.scaling);
+    CHECK(a.base == b.base);
+    REQUIRE(a.frequencies.size() == 12);  // head_dim 24
+    REQUIRE(a.frequencies.size() == b.frequencies.size());
+    for (std::size_t i = 0; i < a.frequencies.size(); ++i) {
+      largest = std::max(largest, std::abs(a.frequencies[i] / b.frequencies[i] - 1.0));
+    }
+  }
+  INFO("largest relative difference of a frequency: " << largest);
+  CHECK(largest <= 4.0 * 0x1p-23);
+  // the pairs scaled by 8 (and the unscaled first one) differ from the unscaled base's: the
+  // factors were applied
+  CHECK(ours.blocks[0].rope.frequencies[11] < 0.2 * attn::rope_frequency(11, 24, 500000.0));
+  // the logits and attention: PyTorch's golden rule (within 4× its float32 error of the float64
+  // run), as the .safetensors model is
+  require_golden_forward(*gguf, expected);
+  require_golden_forward(*safetensors, expected);
+  // and F16: the matrices kept 2-byte, the factors F32, within F16's rounding of the golden
+  const auto half = attn::load_gguf_checkpoint(gguf_file("llama3-f16.gguf"));
+  CHECK(half->has_half_parameters());
+  CHECK(half->config().blocks[1].rope.frequencies == ours.blocks[1].rope.frequencies);
+  CHECK(logits_distance(*half, expected) < 1e-2);
 }
 
 TEST_CASE("a GGUF header is read from growing prefixes and its tensors in chunks of any size",
@@ -440,10 +517,15 @@ TEST_CASE("GGUF files loadCheckpoint cannot read are refused, saying why", "[ggu
 }
 
 TEST_CASE("each family read from GGUF names its tensors as llama.cpp does", "[gguf]") {
-  CHECK(attn::gguf_architecture_names() == "gpt2, llama, qwen2, qwen3, phi3");
+  CHECK(attn::gguf_architecture_names() ==
+        "gpt2, llama, qwen2, gptneox, qwen3, gemma2, gemma3, phi3");
   CHECK(attn::family_of_gguf_architecture("llama") == &attn::llama_family());
   CHECK(attn::family_of_gguf_architecture("qwen3") == &attn::qwen3_family());
-  CHECK(attn::family_of_gguf_architecture("gemma2") == nullptr);
+  CHECK(attn::family_of_gguf_architecture("gptneox") == &attn::gpt_neox_family());
+  CHECK(attn::family_of_gguf_architecture("gemma2") == &attn::gemma2_family());
+  CHECK(attn::family_of_gguf_architecture("gemma3") == &attn::gemma3_text_family());
+  CHECK(attn::family_of_gguf_architecture("gemma") == nullptr);
+  CHECK(attn::family_of_gguf_architecture("olmo2") == nullptr);
   // a family read from GGUF has a GGUF name for every one of its tensors
   for (const attn::FamilyDescription* family : attn::families()) {
     if (family->gguf.architecture.empty()) continue;
@@ -461,4 +543,24 @@ TEST_CASE("each family read from GGUF names its tensors as llama.cpp does", "[gg
         attn::StoredLayout::RopeInterleaved);
   CHECK(attn::match_tensor(attn::gguf_view(attn::qwen2_family()), "blk.0.attn_k.weight")
             ->tensor->layout == attn::StoredLayout::AsIs);
+  // GPT-NeoX's fused q|k|v regrouped by the converter: our in_proj's rows as they are
+  const auto neox =
+      attn::match_tensor(attn::gguf_view(attn::gpt_neox_family()), "blk.1.attn_qkv.bias");
+  REQUIRE(neox);
+  CHECK(neox->ours == "layers.1.attn.in_proj_bias");
+  CHECK(neox->tensor->layout == attn::StoredLayout::AsIs);
+  // Gemma's norms, stored 1 + w; Gemma 3's q/k norms too; Gemma 2 has none
+  const attn::FamilyDescription gemma3 = attn::gguf_view(attn::gemma3_text_family());
+  for (const char* name :
+       {"blk.0.attn_norm.weight", "blk.0.attn_post_norm.weight", "blk.0.ffn_norm.weight",
+        "blk.0.ffn_post_norm.weight", "blk.0.attn_q_norm.weight", "output_norm.weight"}) {
+    INFO(name);
+    REQUIRE(attn::match_tensor(gemma3, name));
+    CHECK(attn::match_tensor(gemma3, name)->tensor->layout == attn::StoredLayout::PlusOne);
+  }
+  CHECK(attn::match_tensor(gemma3, "blk.0.ffn_norm.weight")->ours == "layers.0.ln2.weight");
+  CHECK(attn::match_tensor(gemma3, "blk.0.attn_post_norm.weight")->ours ==
+        "layers.0.ln1_post.weight");
+  CHECK_FALSE(
+      attn::match_tensor(attn::gguf_view(attn::gemma2_family()), "blk.0.attn_q_norm.weight"));
 }

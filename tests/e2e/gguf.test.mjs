@@ -133,7 +133,7 @@ test('a GGUF repo by Hub id + File: the file alone fetched, drawn as the API com
   await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
   await page.waitForSelector('body[data-model-source="shipped"]', { timeout: 30000 });
 
-  // A listed GGUF repo: its known files in the File menu (the first chosen), the facts line of the chosen one; a file not read yet (Llama 3.2's) disables Load.
+  // A listed GGUF repo: its known files in the File menu (the first chosen), the facts line of the chosen one; Llama 3.2's files (rope_freqs.weight) are read: Load enabled.
   const smol = HUB_MODELS.find((m) => m.id === 'bartowski/SmolLM2-135M-Instruct-GGUF');
   await page.selectOption('#model-hub-pick', smol.id);
   assert.equal(await page.locator('#model-hub-file-row').isVisible(), true);
@@ -159,10 +159,11 @@ test('a GGUF repo by Hub id + File: the file alone fetched, drawn as the API com
   await page.selectOption('#model-hub-file-pick', 'SmolLM2-135M-Instruct-Q4_K_M.gguf');
   assert.equal(await page.textContent('#model-hub-line'), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q4_K_M.gguf · 105 MB · Llama · 135 M parameters');
   assert.equal(await page.isDisabled('#model-hub-load'), false);
-  // Llama 3.2's files are not read yet (rope_freqs.weight): Load disabled, the reason said.
+  // Llama 3.2's files (Llama 3's RoPE scaling as rope_freqs.weight) are read: Load enabled, nothing said against them.
   await page.selectOption('#model-hub-pick', 'bartowski/Llama-3.2-1B-Instruct-GGUF');
-  assert.match(await page.textContent('#model-hub-line'), /· not read yet: Llama 3's RoPE scaling \(rope_freqs\.weight\)/);
-  assert.equal(await page.isDisabled('#model-hub-load'), true);
+  assert.equal(await page.textContent('#model-hub-line'), 'bartowski/Llama-3.2-1B-Instruct-GGUF · Llama-3.2-1B-Instruct-Q8_0.gguf · 1.32 GB · Llama · ' +
+    '1.24 B parameters');
+  assert.equal(await page.isDisabled('#model-hub-load'), false);
   await page.selectOption('#model-hub-pick', smol.id);
   // "Another file": the box shown and focused; Load waits for a name.
   await page.selectOption('#model-hub-file-pick', '');

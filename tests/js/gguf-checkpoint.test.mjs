@@ -2,8 +2,9 @@
 // converter writes them (tests/data/gguf, scripts/data/make-gguf-checkpoints.py) — no config, the
 // family and sizes from the metadata — give the .safetensors model's numbers (F32 bit for bit, F16
 // as the same F16 .safetensors, Q8_0 as its dequantized weights, bit for bit, while it keeps its
-// blocks in memory), from bytes or a Blob; quantized files of every kept type within 1.2× their
-// tensors' bytes in the tab; refused
+// blocks in memory), from bytes or a Blob, for llama, qwen2, qwen3, phi3, gptneox (Pythia),
+// gemma2, gemma3 and gpt2; Llama 3's rope_freqs.weight as config.json's llama3 rope_scaling;
+// quantized files of every kept type within 1.2× their tensors' bytes in the tab; refused
 // files (tests/data/malformed-gguf) are refused with their messages and the module works after.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,12 +16,19 @@ import { assertGoldenForward, familyGolden, gpt2Golden, llamaGolden } from './ch
 const lens = await loadLens();
 
 const gguf = (name) => new Uint8Array(readFileSync(`${DATA_DIR}gguf/${name}`));
+// Gemma's files stand for the config llama.cpp's rules give (query_pre_attn_scalar = head_dim,
+// Gemma 3's fixed pattern of six layers), written beside them: the golden's weights, not its numbers.
+const ggufConfig = (name) => readFileSync(`${DATA_DIR}gguf/${name}`, 'utf8');
 const CASES = [
   { name: 'llama', golden: () => llamaGolden('llama-f32'), family: 'llama' },
   { name: 'qwen2', golden: () => llamaGolden('qwen2-f32'), family: 'qwen2' },
   // rows of 48 (qwen3) and 112 values (phi3's ffn_down), no whole Q8_0 blocks: F32 and F16 only
   { name: 'qwen3', golden: () => familyGolden('qwen3-f32'), family: 'qwen3', q8: false },
   { name: 'phi3', golden: () => familyGolden('phi3-f32'), family: 'phi3', q8: false },
+  { name: 'pythia', golden: () => familyGolden('pythia-f32'), family: 'gpt_neox' },
+  { name: 'gemma2', golden: () => ({ ...familyGolden('gemma2-f32'), config: ggufConfig('gemma2.config.json'), ownNumbers: false }), family: 'gemma2', q8: false },
+  // the golden's three layers twice (so that the sixth is global), F16 only
+  { name: 'gemma3', golden: () => ({ ...familyGolden('gemma3-pattern-f32'), config: ggufConfig('gemma3.config.json'), ownNumbers: false }), family: 'gemma3_text', q8: false, f32: false },
   { name: 'gpt2', golden: () => gpt2Golden('tiny-f32'), family: 'gpt2' },
 ];
 
@@ -36,8 +44,9 @@ function assertSameForward(a, b, ids, what) {
 const idsOf = (expected) => Int32Array.from(expected.ids.data, Number);
 
 test('an F32 GGUF file loads with no config and gives the .safetensors model\'s numbers', async () => {
-  for (const { name, golden, family } of CASES) {
-    const { weights, config, expected, metadata } = golden();
+  for (const { name, golden, family, f32 = true } of CASES) {
+    if (!f32) continue;
+    const { weights, config, expected, metadata, ownNumbers = true } = golden();
     const fromGguf = await lens.loadCheckpoint({ weights: gguf(`${name}-f32.gguf`) });
     const fromSafetensors = await lens.loadCheckpoint({ weights, config });
     try {
@@ -45,7 +54,7 @@ test('an F32 GGUF file loads with no config and gives the .safetensors model\'s 
       assert.deepEqual(fromGguf.config, fromSafetensors.config, `${name}: the config read from the metadata`);
       assert.deepEqual(fromGguf.weights.formats, { F32: fromGguf.weights.formats.F32 });
       assertSameForward(fromGguf, fromSafetensors, idsOf(expected), name);
-      assertGoldenForward(fromGguf, expected, metadata ?? { layers: String(fromGguf.config.layers) }, name);
+      if (ownNumbers) assertGoldenForward(fromGguf, expected, metadata ?? { layers: String(fromGguf.config.layers) }, name);
     } finally {
       fromGguf.dispose();
       fromSafetensors.dispose();
@@ -78,6 +87,26 @@ test('F16 and Q8_0 GGUF files: the model of the same F16 weights, and of the deq
         fromTwin.dispose();
       }
     }
+  }
+});
+
+test('a Llama 3 GGUF file\'s rope_freqs.weight gives the llama3 rope_scaling of its config.json', async () => {
+  // make-gguf-checkpoints.py writes llama3-f32's factors as llama.cpp's converter does, in float32
+  const { weights, config, expected, metadata } = llamaGolden('llama3-f32');
+  const fromGguf = await lens.loadCheckpoint({ weights: new Blob([gguf('llama3-f32.gguf')]) });
+  const fromSafetensors = await lens.loadCheckpoint({ weights, config });
+  try {
+    assert.equal(fromGguf.family, 'llama');
+    assert.deepEqual(fromGguf.config.rope, fromSafetensors.config.rope);
+    assert.equal(fromGguf.config.rope.scaling, 'llama3');
+    assert.equal(fromGguf.config.rope.scaled, true);
+    // the frequencies agree to float32's rounding of the stored factors, not bit for bit: both
+    // models are held to PyTorch's golden rule (within 4x its float32 error of the float64 run)
+    assertGoldenForward(fromGguf, expected, metadata, 'llama3 GGUF');
+    assertGoldenForward(fromSafetensors, expected, metadata, 'llama3 .safetensors');
+  } finally {
+    fromGguf.dispose();
+    fromSafetensors.dispose();
   }
 });
 

@@ -309,7 +309,7 @@ test('the strict CSP: connect-src is the page\'s origin and exactly the Hub\'s; 
 // 1B's counted from its config.json (vocab_size 128256, hidden_size 2048, num_hidden_layers 16,
 // num_attention_heads 32, num_key_value_heads 8, head_dim 64, intermediate_size 8192, tied,
 // rope_scaling { rope_type: "llama3", factor 32 }).
-test('the GGUF repos: their known files, sizes and parameters; the files the core cannot read yet marked, each reason the core\'s own', async () => {
+test('the GGUF repos: their known files, sizes and parameters; every listed file read by the core (a file marked not read yet says why)', async () => {
   const gguf = HUB_MODELS.filter((m) => m.gguf);
   assert.deepEqual(gguf.map((m) => [m.id, m.name, displayName(m.family), m.params, m.files.map((f) => [f.file, f.quant, f.size])]), [
     ['bartowski/SmolLM2-135M-Instruct-GGUF', 'SmolLM2-135M-Instruct', 'Llama', 135e6,
@@ -336,19 +336,16 @@ test('the GGUF repos: their known files, sizes and parameters; the files the cor
         new RegExp(`^Error: the load of '${m.id}' was cancelled$`));
     }
   }
-  // Each "not read yet" is the core's: Llama 3's rope_freqs.weight is refused by name. llama.cpp's
-  // Q4_K_M stores a row of d_model values that is not whole 256-value blocks as Q5_0 (SmolLM2-135M's
-  // 576, Qwen2.5-0.5B's 896; Llama 3.2 1B's 2048 is whole): a type the core reads, so those load.
+  // Every listed file is read: Llama 3.2's rope_freqs.weight (Llama 3's RoPE scaling) is read by the
+  // core, which refuses only a malformed one (zeros). llama.cpp's Q4_K_M stores a row of d_model values
+  // that is not whole 256-value blocks as Q5_0 (SmolLM2-135M's 576, Qwen2.5-0.5B's 896; Llama 3.2 1B's
+  // 2048 is whole): a type the core reads, so those load.
   const refusal = JSON.parse(readFileSync(`${DATA_DIR}malformed-gguf/expected.json`, 'utf8'));
   const readTypes = /supported in GGUF files: (.*)$/.exec(refusal['iq4_nl.gguf'])[1].split(', ');
   for (const type of ['Q8_0', 'Q4_K', 'Q5_0', 'Q6_K']) assert.ok(readTypes.includes(type), readTypes.join(', '));
   assert.deepEqual([576, 896, 2048].map((d) => d % 256 === 0), [false, false, true]);
-  assert.match(refusal['rope-freqs.gguf'], /rope_freqs\.weight/);
-  const notYet = gguf.flatMap((m) => m.files.filter((f) => f.notYet).map((f) => [f.file, f.notYet]));
-  assert.deepEqual(notYet, [
-    ['Llama-3.2-1B-Instruct-Q8_0.gguf', "Llama 3's RoPE scaling (rope_freqs.weight) is not read from GGUF files yet"],
-    ['Llama-3.2-1B-Instruct-Q4_K_M.gguf', "Llama 3's RoPE scaling (rope_freqs.weight) is not read from GGUF files yet"],
-  ]);
+  assert.match(refusal['rope-freqs.gguf'], /rope_freqs\.weight holds 0 \(factor 0\); RoPE's factors must be finite and above 0/);
+  assert.deepEqual(gguf.flatMap((m) => m.files.filter((f) => f.notYet).map((f) => f.file)), []);
 
   // The core keeps GGUF's quantized types as stored (catalog.parameterBytes lists them at their
   // blocks' bytes): a listed file takes about its own bytes in the tab, and nothing is said of dequantizing.
@@ -357,8 +354,13 @@ test('the GGUF repos: their known files, sizes and parameters; the files the cor
   assert.ok(limited.parameterBytes.Q4_K > 144 / 256 && limited.parameterBytes.Q4_K < 160 / 256, String(limited.parameterBytes.Q4_K));
   const why = gguf.flatMap((m) => m.files.map((f) => [f.file, whyNotLoadable(withFile(m, f.file), limited)]));
   assert.deepEqual(why.filter(([, w]) => w === null).map(([f]) => f), ['SmolLM2-135M-Instruct-Q8_0.gguf', 'SmolLM2-135M-Instruct-Q4_K_M.gguf',
-    'Qwen2.5-0.5B-Instruct-Q8_0.gguf', 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf']);
-  assert.ok(why.filter(([, w]) => w !== null).every(([, w]) => w.startsWith('not read yet: ')));
+    'Qwen2.5-0.5B-Instruct-Q8_0.gguf', 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', 'Llama-3.2-1B-Instruct-Q8_0.gguf', 'Llama-3.2-1B-Instruct-Q4_K_M.gguf']);
+  // A file the list marks as not read yet (none today) says why, and its menus say so.
+  const llama = gguf[2];
+  const marked = { ...llama, files: llama.files.map((f) => ({ ...f, notYet: 'a reason' })) };
+  assert.equal(whyNotLoadable(withFile(marked, marked.files[0].file), limited), 'not read yet: a reason');
+  assert.equal(hubOptionLabel(marked, limited), 'Llama-3.2-1B-Instruct · Q8_0, Q4_K_M · not read yet');
+  assert.equal(ggufFileLabel(marked, marked.files[1], limited), 'Q4_K_M · 0.81 GB · not read yet');
   const smol = gguf[0];
   assert.equal(bytesInTab(withFile(smol, 'SmolLM2-135M-Instruct-Q8_0.gguf'), limited), 145e6);
   assert.equal(bytesInTab(withFile(smol, 'SmolLM2-135M-Instruct-Q4_K_M.gguf'), limited), 105e6);
@@ -374,7 +376,7 @@ test('the GGUF repos: their known files, sizes and parameters; the files the cor
   assert.equal(hubModelLine(other, limited), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q6_K.gguf · Llama · 135 M parameters');
   // The menus: the repo's option names its files' quants ('not read yet' when none loads); the File menu each file's.
   assert.deepEqual(gguf.map((m) => hubOptionLabel(m, limited)), ['SmolLM2-135M-Instruct · Q8_0, Q4_K_M', 'Qwen2.5-0.5B-Instruct · Q8_0, Q4_K_M',
-    'Llama-3.2-1B-Instruct · Q8_0, Q4_K_M · not read yet']);
+    'Llama-3.2-1B-Instruct · Q8_0, Q4_K_M']);
   assert.deepEqual(smol.files.map((f) => ggufFileLabel(smol, f, limited)), ['Q8_0 · 145 MB', 'Q4_K_M · 105 MB']);
   assert.equal(ggufFileLabel(gguf[1], gguf[1].files[0], tab(0.5e9)), 'Q8_0 · 531 MB · too large');
   // A tab whose core does not keep a type as stored: its weights counted at float32's 4 bytes and said so.

@@ -92,7 +92,8 @@ export interface LoadCheckpointOptions {
    * first bytes; or the shards in the order model.safetensors.index.json or
    * pytorch_model.bin.index.json names them (F32, F16 or BF16; F16/BF16 weight matrices stay
    * 2-byte in memory; a Blob is read in 4 MB chunks, a .bin's zip directory and data.pkl first);
-   * or one GGUF file (magic 'GGUF'; architectures llama, qwen2, qwen3, phi3, gpt2; F32, F16, BF16 and
+   * or one GGUF file (magic 'GGUF'; architectures gpt2, llama (Llama 3's rope_freqs.weight
+   * included), qwen2, gptneox, qwen3, gemma2, gemma3 (text only), phi3; F32, F16, BF16 and
    * Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K — the quantized ones kept in their blocks,
    * dequantized as the kernels stream them),
    * its header and metadata read first, in as many ranges as it takes.

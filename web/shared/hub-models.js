@@ -19,10 +19,6 @@ export const PYTHIA_REVISIONS = Object.freeze([
   ...Array.from({ length: 143 }, (_, i) => `step${(i + 1) * 1000}`),
 ]);
 
-// Why a listed GGUF file cannot be read yet (the core refuses it by name; tests/js/hub-models.test.mjs
-// checks each reason against the core's refusal).
-const LLAMA3_ROPE = "Llama 3's RoPE scaling (rope_freqs.weight) is not read from GGUF files yet";
-
 /** A GGUF repo's entry: its first file's size, bytes and quant as the entry's own (the file chosen with the repo). */
 function ggufRepo({ files, ...entry }) {
   const [first] = files;
@@ -70,8 +66,8 @@ export const HUB_MODELS = Object.freeze([
     { file: 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', size: '398 MB', bytes: 398e6 },
   ] }),
   ggufRepo({ name: 'Llama-3.2-1B-Instruct', id: 'bartowski/Llama-3.2-1B-Instruct-GGUF', family: 'llama', params: 1_235_814_400, files: [
-    { file: 'Llama-3.2-1B-Instruct-Q8_0.gguf', quant: 'Q8_0', size: '1.32 GB', bytes: 1.32e9, notYet: LLAMA3_ROPE },
-    { file: 'Llama-3.2-1B-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', size: '0.81 GB', bytes: 0.81e9, notYet: LLAMA3_ROPE },
+    { file: 'Llama-3.2-1B-Instruct-Q8_0.gguf', quant: 'Q8_0', size: '1.32 GB', bytes: 1.32e9 },
+    { file: 'Llama-3.2-1B-Instruct-Q4_K_M.gguf', quant: 'Q4_K_M', size: '0.81 GB', bytes: 0.81e9 },
   ] }),
 ].map((m) => Object.freeze(m)));
 

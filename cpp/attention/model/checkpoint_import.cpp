@@ -210,6 +210,25 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
     for (const auto& tensor : indexes[f].tensors) {
       const std::string name = strip_prefix(family, tensor.name);
       if (is_ignored(family, name)) continue;
+      // Llama 3's RoPE scaling as llama.cpp stores it: one F32 factor per rotated pair, read into
+      // every layer's RoPE frequencies when the model is finished.
+      if (gguf && family_->gguf.rope_factors && tensor.name == kRopeFactorsTensor) {
+        const std::size_t pairs = mc.blocks.front().rope.rotated(shape.head_dim) / 2;
+        if (tensor.ggml_type != GgmlType::F32 || tensor.shape != std::vector{pairs}) {
+          throw Error("the GGUF file's " + tensor.name + " is " + tensor.dtype_name + " " +
+                      shape_text(tensor.shape) + "; supported: F32 [" + str(pairs) +
+                      "] (one factor per rotated pair of a head's " + str(shape.head_dim) +
+                      " dimensions, as llama.cpp's converter writes Llama 3's RoPE scaling)");
+        }
+        if (!seen.emplace(tensor.name, tensor.name).second) {
+          throw Error("the checkpoint has '" + tensor.name + "' twice");
+        }
+        Target target;
+        target.rope_factors = true;
+        target.shape = tensor.shape;
+        found.push_back({f, &tensor, std::move(target)});
+        continue;
+      }
       const auto match = match_tensor(family, name);
       if (!match) {
         throw Error("the checkpoint's tensor " + in_file(f, tensor.name.substr(0, 80)) + " " +
@@ -266,6 +285,7 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
       target.transpose = layout == StoredLayout::Transposed;
       if (layout == StoredLayout::PerHeadQkv) target.per_head = shape.head_dim;
       if (layout == StoredLayout::RopeInterleaved) target.rope_head_dim = shape.head_dim;
+      target.minus_one = layout == StoredLayout::PlusOne;
       target.compare_to_embed = tied_copy;
       target.dtype = tensor.dtype.value_or(safetensors::DType::F32);
       if (quantized) target.blocks = tensor.ggml_type;
@@ -368,6 +388,9 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
         each.target.keep_blocks = true;
       }
     }
+  }
+  for (const Found& each : found) {
+    if (each.target.rope_factors) rope_factors_.assign(each.target.shape.front(), 0.0f);
   }
   model_ = std::make_unique<Model>(mc, kept_half, kept_quantized);
   std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
@@ -506,6 +529,23 @@ void CheckpointImport::store(std::size_t index, std::span<const std::uint8_t> by
   } else {
     safetensors::convert_to_f32(target.dtype, bytes, scratch_);
   }
+  if (target.rope_factors) {
+    // θ_i / factor_i: each factor a finite positive number (the converter's 1 … factor)
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!(std::isfinite(scratch_[i]) && scratch_[i] > 0.0f)) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%g", double(scratch_[i]));
+        throw Error("the GGUF file's " + where.name + " holds " + value + " (factor " +
+                    str(first + i) +
+                    "); RoPE's factors must be finite and above 0 (θ is divided by them)");
+      }
+      rope_factors_[first + i] = scratch_[i];
+    }
+    return;
+  }
+  if (target.minus_one) {  // Gemma's norm weights, stored 1 + w by llama.cpp's converter
+    for (std::size_t i = 0; i < count; ++i) scratch_[i] -= 1.0f;
+  }
   for (std::size_t i = 0; i < count; ++i) {
     if (!std::isfinite(scratch_[i])) {
       throw Error("tensor '" + where.name + "' holds a non-finite value (NaN or infinity)");
@@ -586,6 +626,18 @@ std::unique_ptr<Model> CheckpointImport::finish() {
   }
   std::vector<float>().swap(scratch_);
   std::vector<float>().swap(embed_scratch_);
+  if (!rope_factors_.empty()) {
+    // every RoPE layer's θ_i = base^(−2i/r) / factor_i (ggml_rope_ext's freq_factors)
+    const ModelConfig& config = model_->config();
+    const std::size_t rotated =
+        config.blocks.front().rope.rotated(attention_shape(config).head_dim);
+    std::vector<double> frequencies(rope_factors_.size());
+    for (std::size_t i = 0; i < frequencies.size(); ++i) {
+      frequencies[i] =
+          rope_frequency(i, rotated, config.blocks.front().rope.base) / double(rope_factors_[i]);
+    }
+    model_->set_rope_frequencies(frequencies, RopeScaling::Llama3);
+  }
   return std::move(model_);
 }
 

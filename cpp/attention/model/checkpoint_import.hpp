@@ -1,10 +1,10 @@
 // Hugging Face checkpoints (model.safetensors or pytorch_model.bin, or their shards, + config.json)
 // and GGUF files (config from their metadata, gguf_checkpoint.hpp) read into a Model by their
 // family's description (family.hpp's registry: GPT-2, the Llama family, GPT-NeoX, Qwen3, Gemma 2
-// and 3, OLMo 2, Phi-3; GGUF: llama, qwen2, qwen3, phi3, gpt2). Tensor names and layouts, F16/BF16
-// conversion, GGUF's quantized blocks kept as they are (or dequantized to float where a weight
-// matrix mixes them with float tensors), the config cross-checked against the files, the memory
-// limit.
+// and 3, OLMo 2, Phi-3; GGUF: gpt2, llama, qwen2, gptneox, qwen3, gemma2, gemma3, phi3). Tensor
+// names and layouts, F16/BF16 conversion, GGUF's quantized blocks kept as they are (or dequantized
+// to float where a weight matrix mixes them with float tensors), the config cross-checked against
+// the files, the memory limit.
 #pragma once
 
 #include <cstddef>
@@ -123,6 +123,8 @@ class CheckpointImport {
     std::size_t per_head = 0;        // head_dim when the rows are grouped per head (PerHeadQkv)
     std::size_t rope_head_dim = 0;   // head_dim when llama.cpp permuted the rows (RopeInterleaved)
     std::optional<GgmlType> blocks;  // a GGUF block type (Q8_0, Q4_K, …)
+    bool minus_one = false;          // stored 1 + w (Gemma's norms in GGUF): read as stored − 1
+    bool rope_factors = false;       // rope_freqs.weight: into rope_factors_, no parameter
     bool keep_blocks = false;        // its parameter keeps them (else: dequantized to float)
     std::vector<std::uint8_t> pending;  // part of a value or block, until the next chunk
     // pytorch_model.bin: the storage's entry read, the tensor's values within its data
@@ -149,6 +151,7 @@ class CheckpointImport {
   std::vector<Target> targets_;  // parallel to reads_
   std::vector<float> scratch_, embed_scratch_;
   std::vector<std::uint8_t> gathered_;  // a non-contiguous tensor's values, row-major
+  std::vector<float> rope_factors_;     // rope_freqs.weight's [rotated / 2], when the file has it
 };
 
 // Whole files at once (tests, the fuzz target): headers, every tensor (in 64 KB chunks where

@@ -55,6 +55,11 @@ enum class StoredLayout {
   // (convert_hf_to_gguf.py, LlamaModel.permute): within each head, stored row 2·j + s holds row
   // s·head_dim/2 + j of the original (s 0 or 1, j < head_dim/2); read back into the original order.
   RopeInterleaved,
+  // A Gemma RMSNorm weight that llama.cpp's converter wrote with 1 added (Gemma2Model and
+  // Gemma3Model store 1 + w, the plain RMSNorm weight its graph multiplies by): read back as
+  // stored − 1 in float32, which our (1 + w) RMSNorm turns into the stored value again, exactly
+  // (Sterbenz: stored − 1 is exact for stored in [0.5, 2], and 1 + (stored − 1) = stored).
+  PlusOne,
 };
 
 // One tensor of the family. Names may hold "{i}", a layer index.
@@ -82,12 +87,24 @@ struct GgufTensorName {
   std::optional<StoredLayout> layout;
 };
 
-// A GGUF metadata key (after "<architecture>.") and the config.json key its value stands for.
+namespace gguf {
+class Metadata;
+}
+
+// A GGUF metadata key (after "<architecture>.") and the config.json key its value stands for
+// (a number, or a bool: true / false).
 struct GgufConfigKey {
   std::string_view gguf;    // e.g. "attention.head_count_kv"
   std::string_view config;  // e.g. "num_key_value_heads"
   bool required = false;    // a file without it is refused, naming the GGUF key
 };
+
+// config.json members a family computes from a GGUF file's metadata (keys after `prefix`,
+// "<architecture>."), as JSON members (", "-separated, no braces; "" for none): what llama.cpp
+// derives rather than stores (GPT-NeoX's rotary_pct from rope.dimension_count, Gemma's
+// query_pre_attn_scalar from its model size). Throws attn::Error naming a key it needs.
+using GgufDerivedConfig = std::string (*)(const gguf::Metadata& metadata,
+                                          const std::string& prefix);
 
 // A family as llama.cpp's GGUF files store it (gguf_checkpoint.hpp reads it): general.architecture,
 // the tensors' GGUF names, the metadata keys that stand for config.json's, and config.json keys
@@ -97,6 +114,13 @@ struct FamilyGguf {
   std::vector<GgufTensorName> tensors;
   std::vector<GgufConfigKey> config_keys;
   std::string_view implied_config;  // JSON members, e.g. "\"hidden_act\": \"silu\""
+  GgufDerivedConfig derived_config = nullptr;
+  // rope_freqs.weight read (Llama 3's rope_scaling as the converter stores it: F32 [rotated / 2],
+  // one factor per rotated pair, θ_i divided by it); false: a file with it is refused.
+  bool rope_factors = false;
+  // rope.scaling.type 'linear' (with rope.scaling.factor) read as config.json's linear
+  // rope_scaling (Gemma 3's full layers); false: only 'none'.
+  bool linear_rope_scaling = false;
 };
 
 class ConfigJson;

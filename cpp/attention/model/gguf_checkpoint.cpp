@@ -80,7 +80,9 @@ std::string gguf_config_json(const CheckpointFile& file) {
       continue;
     }
     std::string number;
-    if (is_integer(value->type)) {
+    if (value->type == ValueType::Bool) {
+      number = metadata.boolean(name) ? "true" : "false";
+    } else if (is_integer(value->type)) {
       number = std::to_string(metadata.integer(name));
     } else if (value->type == ValueType::F32 || value->type == ValueType::F64) {
       char text[40];
@@ -95,21 +97,49 @@ std::string gguf_config_json(const CheckpointFile& file) {
   if (const gguf::Value* scaling = metadata.find(prefix + "rope.scaling.type")) {
     const std::string type =
         scaling->type == ValueType::String ? metadata.string(prefix + "rope.scaling.type") : "";
-    if (type != "none") {
+    const bool linear = family->gguf.linear_rope_scaling;
+    if (type == "linear" && linear) {
+      // config.json's linear rope_scaling (θ_i / factor), as the family's reader applies it
+      const std::string factor = prefix + "rope.scaling.factor";
+      const gguf::Value* value = metadata.find(factor);
+      if (value == nullptr || (value->type != ValueType::F32 && value->type != ValueType::F64 &&
+                               !is_integer(value->type))) {
+        throw Error("the GGUF file's " + prefix + "rope.scaling.type is 'linear' but " + factor +
+                    " is missing or not a number");
+      }
+      char text[40];
+      std::snprintf(text, sizeof text, "%.17g", metadata.number(factor));
+      json +=
+          ", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": " + std::string(text) + "}";
+    } else if (type != "none") {
       throw Error("the GGUF file's " + prefix + "rope.scaling.type is '" + type.substr(0, 40) +
-                  "'; supported: none (RoPE scaling in GGUF files is not read yet)");
+                  "'; supported: none" + (linear ? " and linear" : "") +
+                  " (other RoPE scaling in GGUF files is not read yet)");
     }
   }
-  // RoPE scaling as llama.cpp stores it: factors per rotated pair, as tensors.
+  // RoPE scaling as llama.cpp stores it: factors per rotated pair, as tensors. Llama 3's
+  // (rope_freqs.weight) is read by the families that have it; Phi-3's LongRoPE is not.
   const std::pair<const char*, const char*> scaling_tensors[] = {
       {"rope_freqs.weight", "Llama 3.1's RoPE scaling"},
       {"rope_factors_long.weight", "Phi-3's LongRoPE"},
       {"rope_factors_short.weight", "Phi-3's LongRoPE"}};
   for (const auto& [name, what] : scaling_tensors) {
+    if (family->gguf.rope_factors && name == kRopeFactorsTensor) continue;
     if (find_tensor(file, name) != nullptr) {
       throw Error("the GGUF file has " + std::string(name) + " (" + what +
-                  " as llama.cpp stores it), which is not read yet; supported: GGUF files without "
-                  "RoPE scaling (Llama 2, SmolLM2, TinyLlama, Qwen2.5, Phi-3-mini-4k, …)");
+                  " as llama.cpp stores it), which is not read for the " + architecture +
+                  " architecture; supported: GGUF files without RoPE scaling, and Llama 3.1's "
+                  "and 3.2's (rope_freqs.weight) in llama files");
+    }
+  }
+  // A multimodal file's vision tower or projector (llama.cpp writes them as v.* and mm.*).
+  for (const StoredTensor& tensor : file.tensors) {
+    if (tensor.name.starts_with("v.") || tensor.name.starts_with("mm.")) {
+      throw Error("the GGUF file has '" + tensor.name.substr(0, 80) +
+                  "', a vision tower's or projector's tensor; only text models are read from "
+                  "GGUF files (" +
+                  gguf_architecture_names() + ": a text-only file, as llama.cpp's converter " +
+                  "writes one, with the vision part in a separate mmproj file)");
     }
   }
   const StoredTensor* embedding = find_tensor(file, "token_embd.weight");
@@ -122,11 +152,16 @@ std::string gguf_config_json(const CheckpointFile& file) {
   json += ", \"vocab_size\": " + std::to_string(embedding->shape[0]);
   const bool tied = find_tensor(file, "output.weight") == nullptr;
   json += std::string(", \"tie_word_embeddings\": ") + (tied ? "true" : "false");
-  const bool attention_bias = find_tensor(file, "blk.0.attn_q.bias") != nullptr;
+  const bool attention_bias = find_tensor(file, "blk.0.attn_q.bias") != nullptr ||
+                              find_tensor(file, "blk.0.attn_qkv.bias") != nullptr;
   json += std::string(", \"attention_bias\": ") + (attention_bias ? "true" : "false");
   const bool mlp_bias = find_tensor(file, "blk.0.ffn_gate.bias") != nullptr;
   json += std::string(", \"mlp_bias\": ") + (mlp_bias ? "true" : "false");
   if (!family->gguf.implied_config.empty()) json += ", " + std::string(family->gguf.implied_config);
+  if (family->gguf.derived_config != nullptr) {
+    const std::string derived = family->gguf.derived_config(metadata, prefix);
+    if (!derived.empty()) json += ", " + derived;
+  }
   return json + "}";
 }
 
@@ -141,14 +176,18 @@ CheckpointConfig gguf_checkpoint_config(const CheckpointFile& file) {
     throw Error("the GGUF file's metadata (" + architecture +
                 ".*, read as config.json): " + error.what());
   }
-  // RoPE over part of each head (rope.dimension_count below the head's width) is not read.
+  // RoPE over the dimensions the family's config turns (every one of a head's, or GPT-NeoX's
+  // rotary_pct of them): rope.dimension_count must say the same.
   const std::string rope_dims = architecture + ".rope.dimension_count";
   if (metadata.contains(rope_dims) && config.model.positional == PositionalKind::Rope) {
     const std::size_t head_dim = attention_shape(config.model).head_dim;
-    if (metadata.integer(rope_dims) != std::int64_t(head_dim)) {
-      throw Error(
-          "the GGUF file's " + rope_dims + " is " + std::to_string(metadata.integer(rope_dims)) +
-          "; supported: " + std::to_string(head_dim) + " (RoPE on every dimension of a head)");
+    const std::size_t rotated = config.model.blocks.front().rope.rotated(head_dim);
+    if (metadata.integer(rope_dims) != std::int64_t(rotated)) {
+      throw Error("the GGUF file's " + rope_dims + " is " +
+                  std::to_string(metadata.integer(rope_dims)) +
+                  "; supported: " + std::to_string(rotated) +
+                  (rotated == head_dim ? " (RoPE on every dimension of a head)"
+                                       : " (the dimensions of each head the config turns)"));
     }
   }
   if (const gguf::Value* eos = metadata.find("tokenizer.ggml.eos_token_id");

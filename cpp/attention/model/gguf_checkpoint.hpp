@@ -14,18 +14,25 @@
 
 namespace attn {
 
+// The GGUF tensor of Llama 3's RoPE scaling (llama.cpp's converter, LlamaModel's
+// generate_extra_tensors): F32 [rotated / 2], each pair's θ divided by its factor (ggml_rope_ext's
+// freq_factors), read by the families whose FamilyGguf::rope_factors is set.
+inline constexpr std::string_view kRopeFactorsTensor = "rope_freqs.weight";
+
 // The family whose GGUF architecture is `architecture`, or nullptr.
 const FamilyDescription* family_of_gguf_architecture(std::string_view architecture);
-// "gpt2, llama, qwen2, qwen3, phi3": the architectures read from GGUF (the registry's order), for
-// messages.
+// "gpt2, llama, qwen2, gptneox, qwen3, gemma2, gemma3, phi3": the architectures read from GGUF
+// (the registry's order), for messages.
 std::string gguf_architecture_names();
 
 // The config.json a GGUF file stands for, as text: the family's metadata keys
 // ("<architecture>.block_count" → num_hidden_layers, …), the keys GGUF implies (hidden_act),
 // vocab_size from token_embd.weight, tie_word_embeddings from output.weight's absence,
-// attention_bias and mlp_bias from layer 0's biases. Throws attn::Error for an architecture not
-// read (naming the ones that are), a required key missing or not a number, RoPE scaling (a
-// rope.scaling.type or rope_freqs.weight: not read yet).
+// attention_bias and mlp_bias from layer 0's biases, the family's derived keys, a linear
+// rope.scaling.type as rope_scaling where the family reads it. Throws attn::Error for an
+// architecture not read (naming the ones that are), a required key missing or not a number, RoPE
+// scaling the family does not read (another rope.scaling.type, rope_freqs.weight outside llama,
+// Phi-3's rope_factors_long/short), a vision tower's tensors (v.*, mm.*).
 std::string gguf_config_json(const CheckpointFile& file);
 
 // The family and model of a GGUF file (gguf_config_json read by the family's reader, its messages

@@ -42,6 +42,21 @@ Model::Model(const ModelConfig& config,
   lay_out(kept_half, kept_quantized);
 }
 
+void Model::set_rope_frequencies(const std::vector<double>& frequencies, RopeScaling scaling) {
+  for (const double theta : frequencies) {
+    if (!(std::isfinite(theta) && theta > 0.0)) {
+      throw Error("RoPE's frequencies must be finite and above 0, got " + std::to_string(theta));
+    }
+  }
+  ModelConfig config = config_;
+  for (BlockConfig& block : config.blocks) {
+    block.rope.frequencies = frequencies;
+    block.rope.scaling = scaling;
+  }
+  validate(config);  // the count: one per rotated pair
+  config_ = std::move(config);
+}
+
 void Model::lay_out(const std::vector<std::pair<std::string, HalfKind>>& kept_half,
                     const std::vector<KeptQuantized>& kept_quantized) {
   table_ = parameter_layout(config_);

@@ -118,6 +118,10 @@ class Model {
   explicit Model(const ModelConfig& config);
 
   const ModelConfig& config() const { return config_; }
+  // Every RoPE layer's θ per rotated pair (a GGUF file's rope_freqs.weight, known only once its
+  // data is read), said to come from `scaling`; the config validated again (attn::Error on a
+  // count other than the rotated pairs, or a θ not finite and positive; the model unchanged).
+  void set_rope_frequencies(const std::vector<double>& frequencies, RopeScaling scaling);
   // In buffer order: embed.weight, pos.weight, layers.i.{ln1, attn, ln2, mlp}…, ln_f,
   // unembed.weight — only the tensors the config has.
   const std::vector<ParameterInfo>& parameter_table() const { return table_; }

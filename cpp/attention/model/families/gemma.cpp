@@ -8,9 +8,11 @@
 // attention scores and the logits; Gemma 3 adds per-head q/k norms and a second RoPE base for its
 // sliding layers.
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "attention/error.hpp"
+#include "attention/io/gguf.hpp"
 #include "attention/message_text.hpp"
 #include "attention/model/checkpoint_config.hpp"
 #include "attention/model/families/llama_shaped.hpp"
@@ -36,9 +38,11 @@ double embedding_scale(const ConfigJson& config, std::size_t d_model) {
               "embeddings' scale √hidden_size to)");
 }
 
-// A soft-cap: Gemma 2's default when the key is absent, none when it is null.
+// A soft-cap: the family's default when the key is absent (Gemma 2's caps; Gemma 3's none, 0),
+// none when it is null.
 double softcap(const ConfigJson& config, const char* key, double absent) {
   if (config.is_null(key)) return 0.0;
+  if (!config.has(key)) return absent;
   const double cap = config.number_or(key, absent);
   if (!(cap > 0.0 && std::isfinite(cap))) {
     throw Error("config.json's " + std::string(key) + " is " + number_text(cap) +
@@ -163,12 +167,97 @@ ModelConfig gemma3_text_config(const ConfigJson& config, const FamilyDescription
   return m;
 }
 
+// query_pre_attn_scalar, which GGUF does not store, as llama.cpp derives it: head_dim
+// (attention.key_length), or hidden_size / heads for the 27 B models (their block_count:
+// Gemma 2's 46, Gemma 3's 62), as gemma_pytorch's configs give.
+std::string gemma_attention_scalar(const gguf::Metadata& metadata, const std::string& prefix,
+                                   std::int64_t layers_27b) {
+  const std::int64_t d = metadata.integer(prefix + "embedding_length");
+  const std::int64_t heads = metadata.integer(prefix + "attention.head_count");
+  const std::string key_length = prefix + "attention.key_length";
+  const bool large = metadata.integer(prefix + "block_count") == layers_27b;
+  const std::int64_t scalar = large || !metadata.contains(key_length)
+                                  ? (heads > 0 ? d / heads : 0)
+                                  : metadata.integer(key_length);
+  return "\"query_pre_attn_scalar\": " + std::to_string(scalar);
+}
+
+std::string gemma2_gguf_config(const gguf::Metadata& metadata, const std::string& prefix) {
+  return gemma_attention_scalar(metadata, prefix, 46);
+}
+
+// Gemma 3's sliding layers turn by 10000 in llama.cpp (rope_freq_base_train_swa), unless the file
+// says otherwise (rope.freq_base_swa).
+std::string gemma3_gguf_config(const gguf::Metadata& metadata, const std::string& prefix) {
+  const std::string local = prefix + "rope.freq_base_swa";
+  char base[64];
+  std::snprintf(base, sizeof base, "\"rope_local_base_freq\": %.17g",
+                metadata.contains(local) ? metadata.number(local) : 10000.0);
+  return gemma_attention_scalar(metadata, prefix, 62) + ", " + base;
+}
+
+// How llama.cpp's converter writes Gemma 2 and 3 (convert_hf_to_gguf.py, Gemma2Model and
+// Gemma3Model) and its graph reads them: the Llama names, the four norms as attn_norm,
+// attn_post_norm, ffn_norm and ffn_post_norm, Gemma 3's q/k norms as attn_q_norm and attn_k_norm,
+// every norm weight stored 1 + w (PlusOne), no lm_head (tied); the soft-caps (Gemma 2), the
+// window (attention.sliding_window), Gemma 3's global base (rope.freq_base) and linear scaling.
+// What the file does not say is llama.cpp's: GELU's tanh form, Gemma 2's even layers sliding and
+// Gemma 3's five of every six (set_swa_pattern), the scores' scale (gemma_attention_scalar), the
+// embeddings scaled by √hidden_size in float32.
+FamilyGguf gemma_gguf(std::string_view architecture, bool gemma3) {
+  const std::string blk = "blk.{i}.", m = "model.layers.{i}.";
+  const auto norm = std::optional(StoredLayout::PlusOne);
+  std::vector<GgufTensorName> tensors{
+      {"token_embd.weight", "model.embed_tokens.weight", {}},
+      {blk + "attn_norm.weight", m + "input_layernorm.weight", norm}};
+  const std::pair<const char*, const char*> attention[] = {
+      {"attn_q", "q_proj"}, {"attn_k", "k_proj"}, {"attn_v", "v_proj"}, {"attn_output", "o_proj"}};
+  for (const auto& [gguf, stored] : attention) {
+    for (const char* part : {".weight", ".bias"}) {
+      tensors.push_back({blk + gguf + part, m + "self_attn." + stored + part, {}});
+    }
+  }
+  tensors.push_back({blk + "attn_q_norm.weight", m + "self_attn.q_norm.weight", norm});
+  tensors.push_back({blk + "attn_k_norm.weight", m + "self_attn.k_norm.weight", norm});
+  tensors.push_back({blk + "attn_post_norm.weight", m + "post_attention_layernorm.weight", norm});
+  tensors.push_back({blk + "ffn_norm.weight", m + "pre_feedforward_layernorm.weight", norm});
+  for (const auto& [gguf, stored] :
+       {std::pair{"ffn_gate", "gate_proj"}, std::pair{"ffn_up", "up_proj"},
+        std::pair{"ffn_down", "down_proj"}}) {
+    for (const char* part : {".weight", ".bias"}) {
+      tensors.push_back({blk + gguf + part, m + "mlp." + stored + part, {}});
+    }
+  }
+  tensors.push_back({blk + "ffn_post_norm.weight", m + "post_feedforward_layernorm.weight", norm});
+  tensors.push_back({"output_norm.weight", "model.norm.weight", norm});
+  tensors.push_back({"output.weight", "lm_head.weight", {}});
+  std::vector<GgufConfigKey> keys = llama_shaped_gguf_config_keys();
+  keys.push_back({"attention.sliding_window", "sliding_window"});
+  if (gemma3) {
+    keys.push_back({"final_logit_softcapping", "final_logit_softcapping"});
+  } else {
+    keys.push_back({"attn_logit_softcapping", "attn_logit_softcapping"});
+    keys.push_back({"final_logit_softcapping", "final_logit_softcapping"});
+  }
+  return FamilyGguf{
+      .architecture = architecture,
+      .tensors = std::move(tensors),
+      .config_keys = std::move(keys),
+      .implied_config = gemma3 ? "\"hidden_activation\": \"gelu_pytorch_tanh\", "
+                                 "\"sliding_window_pattern\": 6"
+                               : "\"hidden_activation\": \"gelu_pytorch_tanh\"",
+      .derived_config = gemma3 ? gemma3_gguf_config : gemma2_gguf_config,
+      .linear_rope_scaling = gemma3,
+  };
+}
+
 }  // namespace
 
 const FamilyDescription& gemma2_family() {
   static const FamilyDescription gemma2 = llama_shaped_description(
       "gemma2", "Gemma 2", "supported: Gemma 2 checkpoints (Gemma2ForCausalLM)",
-      llama_shaped_tensors(NormPlacement::Both, QkNorm::None), gemma2_config);
+      llama_shaped_tensors(NormPlacement::Both, QkNorm::None), gemma2_config, {},
+      gemma_gguf("gemma2", false));
   return gemma2;
 }
 
@@ -177,7 +266,8 @@ const FamilyDescription& gemma3_text_family() {
       "gemma3_text", "Gemma 3",
       "supported: Gemma 3 text checkpoints (Gemma3ForCausalLM, model_type gemma3_text: "
       "gemma-3-270m, gemma-3-1b)",
-      llama_shaped_tensors(NormPlacement::Both, QkNorm::PerHead), gemma3_text_config);
+      llama_shaped_tensors(NormPlacement::Both, QkNorm::PerHead), gemma3_text_config, {},
+      gemma_gguf("gemma3", true));
   return gemma3;
 }
 

@@ -7,9 +7,11 @@
 // parallel (x + attn(ln1 x) + mlp(ln2 x)) or sequential residual. Older files' buffers (the causal
 // mask attention.bias, U8 or BOOL; masked_bias; rotary_emb.inv_freq) are ignored.
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "attention/error.hpp"
+#include "attention/io/gguf.hpp"
 #include "attention/message_text.hpp"
 #include "attention/model/checkpoint_config.hpp"
 #include "attention/model/families/llama_shaped.hpp"
@@ -49,6 +51,58 @@ std::vector<FamilyTensor> gpt_neox_tensors() {
   tensors.push_back(
       {"embed_out.weight", "unembed.weight", {Vocab, DModel}, StoredLayout::Unembedding});
   return tensors;
+}
+
+// rotary_pct from a GGUF file's rope.dimension_count (the rotated dimensions of each head of
+// embedding_length / attention.head_count; absent: every one, as llama.cpp defaults n_rot).
+std::string gpt_neox_gguf_config(const gguf::Metadata& metadata, const std::string& prefix) {
+  const std::string dims = prefix + "rope.dimension_count";
+  if (!metadata.contains(dims)) return "\"rotary_pct\": 1";
+  const double head_dim = double(metadata.integer(prefix + "embedding_length")) /
+                          double(metadata.integer(prefix + "attention.head_count"));
+  char text[48];
+  std::snprintf(text, sizeof text, "\"rotary_pct\": %.17g",
+                double(metadata.integer(dims)) / head_dim);
+  return text;
+}
+
+// How llama.cpp's converter writes GPT-NeoX as GGUF (convert_hf_to_gguf.py, GPTNeoXModel): the
+// fused query_key_value regrouped from per-head [heads, 3, head_dim] rows to [q | k | v] (our
+// in_proj's order: AsIs, as its graph views it), rotary_pct as rope.dimension_count, the
+// residual's form as use_parallel_residual, the LayerNorms' ε; no rope.freq_base (llama.cpp's
+// default is 10000, Pythia's) and no activation: Pythia's exact GELU is implied (llama.cpp's
+// graph computes ggml_gelu's tanh form; the numbers read here are the original model's).
+FamilyGguf gpt_neox_gguf() {
+  const std::string blk = "blk.{i}.", m = "gpt_neox.layers.{i}.";
+  std::vector<GgufTensorName> tensors{{"token_embd.weight", "gpt_neox.embed_in.weight", {}}};
+  const std::pair<const char*, const char*> parts[] = {
+      {"attn_norm", "input_layernorm"},   {"attn_qkv", "attention.query_key_value"},
+      {"attn_output", "attention.dense"}, {"ffn_norm", "post_attention_layernorm"},
+      {"ffn_up", "mlp.dense_h_to_4h"},    {"ffn_down", "mlp.dense_4h_to_h"}};
+  for (const auto& [gguf, stored] : parts) {
+    const bool qkv = std::string_view(gguf) == "attn_qkv";
+    for (const char* part : {".weight", ".bias"}) {
+      tensors.push_back({blk + gguf + part, m + stored + part,
+                         qkv ? std::optional(StoredLayout::AsIs) : std::nullopt});
+    }
+  }
+  tensors.push_back({"output_norm.weight", "gpt_neox.final_layer_norm.weight", {}});
+  tensors.push_back({"output_norm.bias", "gpt_neox.final_layer_norm.bias", {}});
+  tensors.push_back({"output.weight", "embed_out.weight", {}});
+  return FamilyGguf{
+      .architecture = "gptneox",
+      .tensors = std::move(tensors),
+      .config_keys = {{"block_count", "num_hidden_layers", true},
+                      {"context_length", "max_position_embeddings", true},
+                      {"embedding_length", "hidden_size", true},
+                      {"feed_forward_length", "intermediate_size", true},
+                      {"attention.head_count", "num_attention_heads", true},
+                      {"attention.layer_norm_epsilon", "layer_norm_eps"},
+                      {"use_parallel_residual", "use_parallel_residual"},
+                      {"rope.freq_base", "rope_theta"}},
+      .implied_config = "\"hidden_act\": \"gelu\"",
+      .derived_config = gpt_neox_gguf_config,
+  };
 }
 
 // A number config.json may give under an old key (Pythia's files) or its newer name (transformers
@@ -134,7 +188,8 @@ const FamilyDescription& gpt_neox_family() {
       "supported: GPT-NeoX checkpoints (GPTNeoXForCausalLM: the Pythia suite)", gpt_neox_tensors(),
       gpt_neox_config,
       {"gpt_neox.layers.{i}.attention.bias", "gpt_neox.layers.{i}.attention.masked_bias",
-       "gpt_neox.layers.{i}.attention.rotary_emb.inv_freq"});
+       "gpt_neox.layers.{i}.attention.rotary_emb.inv_freq"},
+      gpt_neox_gguf());
   return gpt_neox;
 }
 

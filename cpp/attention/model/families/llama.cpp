@@ -56,8 +56,13 @@ const FamilyDescription& llama_family() {
                             {attention_bias, attention_bias, config.boolean_or("mlp_bias", false)},
                             0);
       },
-      // llama.cpp's converter permutes the q/k rows of its "llama" architecture.
-      llama_shaped_gguf("llama", true));
+      // llama.cpp's converter permutes the q/k rows of its "llama" architecture, and writes
+      // Llama 3's rope_scaling as rope_freqs.weight.
+      [] {
+        FamilyGguf gguf = llama_shaped_gguf("llama", true);
+        gguf.rope_factors = true;
+        return gguf;
+      }());
   return llama;
 }
 
