@@ -253,7 +253,7 @@ const USER_DEFINED = ['<mask>', 'lens', '▁▁'];
 /**
  * A SentencePiece BPE vocabulary as llama.cpp's converter writes it: the pieces by id, their scores
  * (float32; control, byte and user-defined pieces 0, a merged piece minus its merge's rank, in
- * threes sharing a score so ties are ordered by the rule, then the characters below them) and
+ * tens sharing a score so ties are ordered by the rule, then the characters below them) and
  * their types (2 unknown, 3 control, 6 byte, 4 user-defined, 1 normal).
  */
 function sentencePieceVocabulary() {
@@ -270,7 +270,7 @@ function sentencePieceVocabulary() {
     else if (USER_DEFINED.includes(token)) types.push(4);
     else types.push(1);
     if (types[id] !== 1) return 0;
-    if (rank.has(token)) return Math.fround(-1 - Math.floor(rank.get(token) / 3));
+    if (rank.has(token)) return Math.fround(-1 - Math.floor(rank.get(token) / 10));
     return Math.fround(-1 - merged - character++);
   });
   return { tokens, scores, types };
@@ -281,9 +281,8 @@ function sentencePieceVocabulary() {
  * each piece in id order, every split into two pieces of the vocabulary (at a character), sorted by
  * (left id, right id); then all of them sorted by (score, len(left), len(right)), highest first,
  * stably (Python's sorted with reverse=True keeps equal keys in order; so does Array#sort).
- * byLength false: by score alone, as transformers' extractor sorted before the length tie-break.
  */
-function generateMerges(tokens, scores, byLength = true) {
+function generateMerges(tokens, scores) {
   const vocab = new Map(tokens.map((t, i) => [t, i]));
   const merges = [];
   tokens.forEach((piece, id) => {
@@ -297,7 +296,7 @@ function generateMerges(tokens, scores, byLength = true) {
     local.sort((x, y) => vocab.get(x[0]) - vocab.get(y[0]) || vocab.get(x[1]) - vocab.get(y[1]));
     merges.push(...local);
   });
-  merges.sort((x, y) => y[2] - x[2] || (byLength ? y[3] - x[3] || y[4] - x[4] : 0));
+  merges.sort((x, y) => y[2] - x[2] || y[3] - x[3] || y[4] - x[4]);
   return merges.map(([left, right]) => [left, right]);
 }
 
@@ -363,6 +362,10 @@ const LAYOUTS = {
     { add_space_prefix: false, add_eos_token: true, add_bos_token: false }, { prefix: false, bos: false, eos: true }, 42],
 };
 
+// The added tokens' contents (unknown, control, user-defined) and the user-defined ones' ids.
+const ADDED = sentencePieceVocabulary().tokens.filter((t, id) => ![1, 6].includes(sentencePieceVocabulary().types[id]));
+const ADDED_IDS = new Set(sentencePieceVocabulary().types.flatMap((type, id) => (type === 4 ? [id] : [])));
+
 for (const [name, [options, layout, seed]] of Object.entries(LAYOUTS)) {
   test(`a SentencePiece GGUF tokenizer, ${name}: @huggingface/tokenizers' ids on LlamaConverter's tokenizer.json, and back`, async () => {
     const vocabulary = sentencePieceVocabulary();
@@ -383,16 +386,18 @@ for (const [name, [options, layout, seed]] of Object.entries(LAYOUTS)) {
         tokens += ids.length;
         if (ids.some((id) => vocabulary.types[id] === 6)) ++byteFallbacks;
         // back to the text: the tokens' bytes (the core's) and the reference's decoder, BOS and EOS
-        // left out, the prefix's space taken off; for text without an added token's content
-        const content = vocabulary.tokens.filter((t, id) => vocabulary.types[id] !== 1 && vocabulary.types[id] !== 6);
-        if (content.some((t) => text.includes(t))) continue;
-        const wellFormed = new TextDecoder().decode(new TextEncoder().encode(text));
+        // left out, the prefix's space taken off; for text without an added token's content and
+        // ids without an added token (the core shows one as its content: '▁▁', not two spaces)
+        // ('▁' itself reads as a space: no round trip)
+        if (ADDED.some((t) => text.includes(t)) || ids.some((id) => ADDED_IDS.has(id)) || text.includes('▁')) continue;
+        const utf8 = new TextDecoder('utf-8', { ignoreBOM: true }); // a text may start with U+FEFF
+        const wellFormed = utf8.decode(new TextEncoder().encode(text));
         const body = ids.filter((id) => id > 2);
         const bytes = m.tokenTexts(body).flatMap(textBytes);
-        let ours = new TextDecoder().decode(Uint8Array.from(bytes));
+        let ours = utf8.decode(Uint8Array.from(bytes));
         if (layout.prefix && ours.startsWith(' ')) ours = ours.slice(1);
         assert.equal(ours, wellFormed, `the core's tokens of ${JSON.stringify(text.slice(0, 200))}`);
-        assert.equal(reference.decode(ids, { skip_special_tokens: true }), wellFormed, `decoded ${JSON.stringify(text.slice(0, 200))}`);
+        assert.equal(reference.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }), wellFormed, `decoded ${JSON.stringify(text.slice(0, 200))}`);
         ++roundTrips;
       }
       assert.ok(tokens > 20000, `${tokens} tokens compared`);
@@ -405,6 +410,8 @@ for (const [name, [options, layout, seed]] of Object.entries(LAYOUTS)) {
   });
 }
 
+// (The order of merges of equal scores — the longer left piece first — decides no id of these
+// strings; tests/cpp/test_gguf_tokenizer.cpp checks it on merges worked out by hand.)
 test('the SentencePiece comparison can fail: another merge order or layout gives other ids for some strings', async () => {
   const vocabulary = sentencePieceVocabulary();
   const m = await lens.loadCheckpoint({ weights: llamaGguf(vocabulary.tokens.length, sentencePieceMetadata(vocabulary)) });
@@ -413,9 +420,6 @@ test('the SentencePiece comparison can fail: another merge order or layout gives
     const right = llamaConverterJson(vocabulary, { prefix: true, bos: true, eos: false });
     const flips = {
       'merges in reverse': (j) => { j.model.merges.reverse(); },
-      'ties by score alone (transformers before the length tie-break)': (j) => {
-        j.model.merges = generateMerges(vocabulary.tokens, vocabulary.scores.map((s, id) => (id < 3 ? 0 : s)), false);
-      },
       'no space prefix': (j) => { j.normalizer.normalizers.shift(); },
       'no byte fallback': (j) => { j.model.byte_fallback = false; },
       'no BOS': (j) => { j.post_processor = null; },

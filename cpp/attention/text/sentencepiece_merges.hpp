@@ -21,11 +21,12 @@ struct PieceMerge {
 // pieces: the vocabulary by id (unique, valid UTF-8); scores: one per piece. The merges best
 // first, in generate_merges' order: the merged piece's score, highest first, then the left
 // piece's length in characters, longest first, then the right's; equal keys keep the order they
-// were found in (pieces by id; a piece's splits by left id, then right id). A piece of n
-// characters is split at its n - 1 character boundaries, each half looked up in a hash map: the
-// bytes hashed, L·(L - 1) for a piece of L bytes, are bounded by kMaxSplitBytes in all (a real
-// vocabulary's pieces are short: a 262 144-piece one hashes a few tens of MB); past it throws
-// attn::Error, as for scores of another length.
+// were found in (pieces by id; a piece's splits by left id, then right id). A piece is split at
+// each character boundary, each half looked up by its hash (the prefixes' polynomial hashes in one
+// pass: O(total piece length)) and checked byte for byte against the pieces of that hash: the
+// bytes compared are bounded by kMaxSplitBytes in all (a real vocabulary compares about its
+// merges' length; only pieces that are prefixes of one another by the hundred reach it), past it
+// throws attn::Error, as for scores of another length. Pieces repeated: the first id is the one.
 inline constexpr std::uint64_t kMaxSplitBytes = std::uint64_t{1} << 28;
 std::vector<PieceMerge> sentencepiece_merges(const std::vector<std::string>& pieces,
                                              const std::vector<float>& scores);
