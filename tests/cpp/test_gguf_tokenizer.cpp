@@ -285,6 +285,12 @@ TEST_CASE("GGUF SentencePiece metadata that does not hang together is refused", 
                          boolean("tokenizer.ggml.add_eos_token", true)}),
           "tokenizer.ggml.eos_token_id is 300, not one of the 267 tokens");
 
+  std::vector<std::string> many;
+  for (std::size_t i = 0; i <= (std::size_t{1} << 20); ++i) many.push_back(std::to_string(i));
+  refused({text("tokenizer.ggml.model", "llama"), texts("tokenizer.ggml.tokens", many),
+           f32s("tokenizer.ggml.scores", std::vector<float>(many.size(), 0.0f))},
+          "tokenizer.ggml.tokens has 1048577 tokens, more than 1048576");
+
   auto metadata = sentencepiece();
   metadata[1].value.strings[kB] = "a";
   refused(metadata, "tokenizer.ggml.tokens[261] 'a' is token 260 too");

@@ -17,8 +17,10 @@ namespace {
 
 // llama.cpp's token types (llama_token_type): 0 undefined, 1 normal, 2 unknown, 3 control, 4
 // user-defined, 5 unused, 6 byte.
-// A token's longest (tokenizer.json's reader refuses longer ones too).
+// A token's longest, and the most tokens (tokenizer.json's reader refuses more too), checked
+// before a SentencePiece vocabulary's merges are generated.
 constexpr std::size_t kMaxGgufTokenBytes = 1024;
+constexpr std::size_t kMaxGgufTokens = std::size_t{1} << 20;
 constexpr std::int64_t kUnknownToken = 2, kControlToken = 3, kUserDefinedToken = 4,
                        kLargestTokenType = 6;
 
@@ -236,6 +238,10 @@ GgufTokenizer byte_level_tokenizer(const gguf::Metadata& metadata) {
 GgufTokenizer sentencepiece_tokenizer(const gguf::Metadata& metadata) {
   std::vector<std::string> tokens = metadata.strings("tokenizer.ggml.tokens");
   if (tokens.empty()) throw Error("GGUF: tokenizer.ggml.tokens is empty");
+  if (tokens.size() > kMaxGgufTokens) {
+    throw Error("GGUF: tokenizer.ggml.tokens has " + std::to_string(tokens.size()) +
+                " tokens, more than " + std::to_string(kMaxGgufTokens));
+  }
   if (!metadata.contains("tokenizer.ggml.scores")) {
     throw Error(
         "GGUF: tokenizer.ggml.scores is missing: a SentencePiece tokenizer (tokenizer.ggml.model "
