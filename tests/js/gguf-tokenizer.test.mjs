@@ -1,17 +1,32 @@
-// A GGUF file's own tokenizer (tokenizer.ggml.*, byte-level BPE) read by lens.loadCheckpoint({
-// weights }) with no tokenizer given, against @huggingface/tokenizers on the equivalent
-// tokenizer.json: the kinds of tests/js/tokenizer-kinds.mjs (GPT-2, SmolLM2, Llama 3, Qwen2) written
-// into a GGUF file as llama.cpp's converter writes a tokenizer (tokens by id, merges as 'a b',
-// token types 1 normal / 3 control / 4 user-defined, tokenizer.ggml.pre, BOS and add_bos_token),
-// beside a tiny random llama of that vocabulary. GGUF does not carry an added token's lstrip or
-// rstrip: the equivalent tokenizer.json is the kind's without them. SentencePiece GGUF tokenizers
-// and unknown pre-tokenizers are refused by name (tokenize says so; the model loads).
+// A GGUF file's own tokenizer (tokenizer.ggml.*) read by lens.loadCheckpoint({ weights }) with no
+// tokenizer given, against @huggingface/tokenizers on the equivalent tokenizer.json.
+//
+// Byte-level BPE (tokenizer.ggml.model 'gpt2'): the kinds of tests/js/tokenizer-kinds.mjs (GPT-2,
+// SmolLM2, Llama 3, Qwen2) written into a GGUF file as llama.cpp's converter writes a tokenizer
+// (tokens by id, merges as 'a b', token types 1 normal / 3 control / 4 user-defined,
+// tokenizer.ggml.pre, BOS and add_bos_token), beside a tiny random llama of that vocabulary. GGUF
+// does not carry an added token's lstrip or rstrip: the equivalent tokenizer.json is the kind's
+// without them.
+//
+// SentencePiece (tokenizer.ggml.model 'llama': Llama 2, TinyLlama, Mistral, Phi-3): a SentencePiece
+// vocabulary (tokenizer-kinds' SENTENCEPIECE: <unk> <s> </s>, the 256 byte tokens, ▁-pieces and
+// characters, plus user-defined tokens) with scores and token types, no merges, as llama.cpp's
+// converter writes it; the equivalent tokenizer.json written here as transformers' LlamaConverter
+// writes it (its merges generated from the scores by generate_merges, transcribed below, not by
+// the code under test), in llama.cpp's default layout (space prefix, BOS) and without the prefix
+// and with the EOS. Ids equal on 1 300 seeded strings each, and the ids decode back to the text.
+// (Gemma's layout — general.architecture gemma* — is checked by hand in
+// tests/cpp/test_gguf_tokenizer.cpp: no tiny Gemma GGUF loads here yet.) No real vocabulary: no
+// file is downloaded.
+//
+// Unknown tokenizer models and pre-tokenizers are refused by name (tokenize says so; the model
+// loads), as is a SentencePiece vocabulary with only some of the 256 byte tokens.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Tokenizer } from '@huggingface/tokenizers';
 
 import { lcgFloats, loadLens } from './support.mjs';
-import { KINDS, strings } from './tokenizer-kinds.mjs';
+import { KINDS, SENTENCEPIECE, added, bpeModel, file, strings, vocabOf } from './tokenizer-kinds.mjs';
 
 const lens = await loadLens();
 
@@ -19,6 +34,7 @@ const lens = await loadLens();
 
 const STRING = 8;
 const U32 = 4;
+const F32 = 6;
 const BOOL = 7;
 const I32 = 5;
 const ARRAY = 9;
@@ -63,6 +79,11 @@ function value(out, type, v) {
   if (type === STRING) out.string(v);
   else if (type === U32) out.u32(v);
   else if (type === I32) out.u32(v >>> 0);
+  else if (type === F32) {
+    const b = new Uint8Array(4);
+    new DataView(b.buffer).setFloat32(0, v, true);
+    out.push(b);
+  }
   else if (type === BOOL) out.push(Uint8Array.of(v ? 1 : 0));
   else throw new Error(`type ${type}`);
 }
@@ -198,12 +219,14 @@ test('the pre-tokenizer\'s name matters: another one\'s split gives other ids fo
   }
 });
 
-test('a SentencePiece GGUF tokenizer or an unknown pre-tokenizer: the model loads, tokenize says why', async () => {
+test('an unknown tokenizer model or pre-tokenizer: the model loads, tokenize says why', async () => {
   const json = KINDS.gpt2();
   const { metadata, vocab } = tokenizerMetadata(json, 'gpt-2');
   const cases = [
-    [metadata.map((e) => (e[0] === 'tokenizer.ggml.model' ? [e[0], STRING, 'llama'] : e)),
-      /this GGUF file's tokenizer \(tokenizer.ggml.model 'llama', SentencePiece\) is not read yet; supported: gpt2/],
+    [metadata.map((e) => (e[0] === 'tokenizer.ggml.model' ? [e[0], STRING, 'bert'] : e)),
+      /this GGUF file's tokenizer \(tokenizer.ggml.model 'bert'\) is not read yet; supported: gpt2 \(byte-level BPE\), llama \(SentencePiece BPE\)/],
+    [metadata.map((e) => (e[0] === 'tokenizer.ggml.model' ? [e[0], STRING, 't5'] : e)),
+      /this GGUF file's tokenizer \(tokenizer.ggml.model 't5'\) is not read yet; supported: gpt2/],
     [metadata.map((e) => (e[0] === 'tokenizer.ggml.pre' ? [e[0], STRING, 'deepseek-coder'] : e)),
       /this GGUF file's pre-tokenizer \(tokenizer.ggml.pre 'deepseek-coder'\) is not read yet; supported: gpt-2, smollm, llama-bpe, qwen2/],
     [[], /this GGUF file has no tokenizer \(no tokenizer.ggml.model\): pass loadCheckpoint its tokenizer.json/],
@@ -221,4 +244,219 @@ test('a SentencePiece GGUF tokenizer or an unknown pre-tokenizer: the model load
   const m = await lens.loadCheckpoint({ weights: llamaGguf(vocab, cases[0][0]), tokenizer: json });
   assert.deepEqual(Array.from(m.tokenize('hello world').ids), new Tokenizer(json, {}).encode('hello world').ids);
   m.dispose();
+});
+
+// ---- SentencePiece (tokenizer.ggml.model 'llama') --------------------------------------------------
+
+const USER_DEFINED = ['<mask>', 'lens', '▁▁'];
+
+/**
+ * A SentencePiece BPE vocabulary as llama.cpp's converter writes it: the pieces by id, their scores
+ * (float32; control, byte and user-defined pieces 0, a merged piece minus its merge's rank, in
+ * tens sharing a score so ties are ordered by the rule, then the characters below them) and
+ * their types (2 unknown, 3 control, 6 byte, 4 user-defined, 1 normal).
+ */
+function sentencePieceVocabulary() {
+  const tokens = [...SENTENCEPIECE.tokens, ...USER_DEFINED.filter((t) => !SENTENCEPIECE.tokens.includes(t))];
+  const rank = new Map();
+  SENTENCEPIECE.merges.forEach(([a, b], i) => { if (!rank.has(a + b)) rank.set(a + b, i); });
+  const merged = SENTENCEPIECE.merges.length;
+  let character = 0;
+  const types = [];
+  const scores = tokens.map((token, id) => {
+    if (id === 0) types.push(2);
+    else if (id < 3) types.push(3);
+    else if (/^<0x[0-9A-F]{2}>$/.test(token)) types.push(6);
+    else if (USER_DEFINED.includes(token)) types.push(4);
+    else types.push(1);
+    if (types[id] !== 1) return 0;
+    if (rank.has(token)) return Math.fround(-1 - Math.floor(rank.get(token) / 10));
+    return Math.fround(-1 - merged - character++);
+  });
+  return { tokens, scores, types };
+}
+
+/**
+ * transformers' generate_merges(vocab, vocab_scores) (convert_slow_tokenizer.py), transcribed: for
+ * each piece in id order, every split into two pieces of the vocabulary (at a character), sorted by
+ * (left id, right id); then all of them sorted by (score, len(left), len(right)), highest first,
+ * stably (Python's sorted with reverse=True keeps equal keys in order; so does Array#sort).
+ */
+function generateMerges(tokens, scores) {
+  const vocab = new Map(tokens.map((t, i) => [t, i]));
+  const merges = [];
+  tokens.forEach((piece, id) => {
+    const chars = [...piece];
+    const local = [];
+    for (let i = 1; i < chars.length; ++i) {
+      const left = chars.slice(0, i).join('');
+      const right = chars.slice(i).join('');
+      if (vocab.has(left) && vocab.has(right)) local.push([left, right, scores[id], i, chars.length - i]);
+    }
+    local.sort((x, y) => vocab.get(x[0]) - vocab.get(y[0]) || vocab.get(x[1]) - vocab.get(y[1]));
+    merges.push(...local);
+  });
+  merges.sort((x, y) => y[2] - x[2] || y[3] - x[3] || y[4] - x[4]);
+  return merges.map(([left, right]) => [left, right]);
+}
+
+/**
+ * The tokenizer.json transformers' LlamaConverter writes for the vocabulary (with
+ * LlamaTokenizerFast's post-processor): normalizer Prepend('▁') when add_prefix_space, then
+ * Replace(' ', '▁'); no pre-tokenizer; BPE with byte fallback, fuse_unk and <unk>; ids 0–2 scored
+ * 0; the unknown, control, BOS and EOS tokens special added tokens, user-defined ones added tokens
+ * not special, none normalized; the BOS before the text and the EOS after it when added.
+ */
+function llamaConverterJson({ tokens, scores, types }, { prefix, bos, eos }) {
+  const converterScores = scores.map((s, id) => (id < 3 ? 0 : s));
+  const template = [];
+  if (bos) template.push({ SpecialToken: { id: '<s>', type_id: 0 } });
+  template.push({ Sequence: { id: 'A', type_id: 0 } });
+  if (eos) template.push({ SpecialToken: { id: '</s>', type_id: 0 } });
+  const special = {};
+  if (bos) special['<s>'] = { id: '<s>', ids: [1], tokens: ['<s>'] };
+  if (eos) special['</s>'] = { id: '</s>', ids: [2], tokens: ['</s>'] };
+  const decoders = [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'ByteFallback' }, { type: 'Fuse' }];
+  if (prefix) decoders.push({ type: 'Strip', content: ' ', start: 1, stop: 0 });
+  return file({
+    added_tokens: tokens.flatMap((t, id) => (id < 3 || types[id] === 2 || types[id] === 3
+      ? [added(id, t, { special: true, normalized: false })]
+      : types[id] === 4 ? [added(id, t, { special: false, normalized: false })] : [])),
+    normalizer: { type: 'Sequence', normalizers: [...(prefix ? [{ type: 'Prepend', prepend: '▁' }] : []),
+      { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] },
+    pre_tokenizer: null,
+    post_processor: bos || eos ? { type: 'TemplateProcessing', single: template, pair: [], special_tokens: special } : null,
+    decoder: { type: 'Sequence', decoders },
+    model: bpeModel(vocabOf(tokens), generateMerges(tokens, converterScores), { unk_token: '<unk>', fuse_unk: true, byte_fallback: true }),
+  });
+}
+
+/** The vocabulary as GGUF metadata; `options` the optional keys (undefined: left out, llama.cpp's default). */
+function sentencePieceMetadata({ tokens, scores, types }, options = {}) {
+  const metadata = [
+    ['tokenizer.ggml.model', STRING, 'llama'],
+    ['tokenizer.ggml.tokens', [ARRAY, STRING], tokens], ['tokenizer.ggml.scores', [ARRAY, F32], scores],
+    ['tokenizer.ggml.token_type', [ARRAY, I32], types],
+    ['tokenizer.ggml.unknown_token_id', U32, 0], ['tokenizer.ggml.bos_token_id', U32, 1], ['tokenizer.ggml.eos_token_id', U32, 2],
+  ];
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined) metadata.push([`tokenizer.ggml.${key}`, BOOL, value]);
+  }
+  return metadata;
+}
+
+/** The bytes of a token as tokenTexts shows it: '<0xNN>' for a byte of part of a character, else its UTF-8. */
+function textBytes(text) {
+  const bytes = [];
+  for (const part of text.split(/(<0x[0-9A-F]{2}>)/)) {
+    const byte = /^<0x([0-9A-F]{2})>$/.exec(part);
+    if (byte) bytes.push(parseInt(byte[1], 16));
+    else bytes.push(...new TextEncoder().encode(part));
+  }
+  return bytes;
+}
+
+const LAYOUTS = {
+  'llama.cpp\'s defaults (space prefix, BOS)': [{}, { prefix: true, bos: true, eos: false }, 41],
+  'add_space_prefix false, add_eos_token true, add_bos_token false': [
+    { add_space_prefix: false, add_eos_token: true, add_bos_token: false }, { prefix: false, bos: false, eos: true }, 42],
+};
+
+// The added tokens' contents (unknown, control, user-defined) and the user-defined ones' ids.
+const ADDED = sentencePieceVocabulary().tokens.filter((t, id) => ![1, 6].includes(sentencePieceVocabulary().types[id]));
+const ADDED_IDS = new Set(sentencePieceVocabulary().types.flatMap((type, id) => (type === 4 ? [id] : [])));
+
+for (const [name, [options, layout, seed]] of Object.entries(LAYOUTS)) {
+  test(`a SentencePiece GGUF tokenizer, ${name}: @huggingface/tokenizers' ids on LlamaConverter's tokenizer.json, and back`, async () => {
+    const vocabulary = sentencePieceVocabulary();
+    const json = llamaConverterJson(vocabulary, layout);
+    assert.ok(json.model.merges.length > 500, `${json.model.merges.length} merges`);
+    const reference = new Tokenizer(json, {});
+    const m = await lens.loadCheckpoint({ weights: llamaGguf(vocabulary.tokens.length, sentencePieceMetadata(vocabulary, options)) });
+    try {
+      assert.ok(m.hasTokenizer);
+      let tokens = 0;
+      let roundTrips = 0;
+      let byteFallbacks = 0;
+      const list = strings(seed);
+      for (const text of list) {
+        const expected = reference.encode(text).ids;
+        const ids = Array.from(m.tokenize(text).ids);
+        assert.deepEqual(ids, expected, `ids of ${JSON.stringify(text.slice(0, 200))}`);
+        tokens += ids.length;
+        if (ids.some((id) => vocabulary.types[id] === 6)) ++byteFallbacks;
+        // back to the text: the tokens' bytes (the core's) and the reference's decoder, BOS and EOS
+        // left out, the prefix's space taken off; for text without an added token's content and
+        // ids without an added token (the core shows one as its content: '▁▁', not two spaces)
+        // ('▁' itself reads as a space: no round trip)
+        if (ADDED.some((t) => text.includes(t)) || ids.some((id) => ADDED_IDS.has(id)) || text.includes('▁')) continue;
+        const utf8 = new TextDecoder('utf-8', { ignoreBOM: true }); // a text may start with U+FEFF
+        const wellFormed = utf8.decode(new TextEncoder().encode(text));
+        const body = ids.filter((id) => id > 2);
+        const bytes = m.tokenTexts(body).flatMap(textBytes);
+        let ours = utf8.decode(Uint8Array.from(bytes));
+        if (layout.prefix && ours.startsWith(' ')) ours = ours.slice(1);
+        assert.equal(ours, wellFormed, `the core's tokens of ${JSON.stringify(text.slice(0, 200))}`);
+        assert.equal(reference.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }), wellFormed, `decoded ${JSON.stringify(text.slice(0, 200))}`);
+        ++roundTrips;
+      }
+      assert.ok(tokens > 20000, `${tokens} tokens compared`);
+      assert.ok(roundTrips > 800, `${roundTrips} round trips`);
+      assert.ok(byteFallbacks > 50, `${byteFallbacks} strings need byte fallback`);
+      console.log(`# ${name}: ${list.length} strings, ${tokens} tokens equal, ${roundTrips} round trips, ${byteFallbacks} with byte fallback`);
+    } finally {
+      m.dispose();
+    }
+  });
+}
+
+// (The order of merges of equal scores — the longer left piece first — decides no id of these
+// strings; tests/cpp/test_gguf_tokenizer.cpp checks it on merges worked out by hand.)
+test('the SentencePiece comparison can fail: another merge order or layout gives other ids for some strings', async () => {
+  const vocabulary = sentencePieceVocabulary();
+  const m = await lens.loadCheckpoint({ weights: llamaGguf(vocabulary.tokens.length, sentencePieceMetadata(vocabulary)) });
+  try {
+    const list = strings(43).slice(0, 600);
+    const right = llamaConverterJson(vocabulary, { prefix: true, bos: true, eos: false });
+    const flips = {
+      'merges in reverse': (j) => { j.model.merges.reverse(); },
+      'no space prefix': (j) => { j.normalizer.normalizers.shift(); },
+      'no byte fallback': (j) => { j.model.byte_fallback = false; },
+      'no BOS': (j) => { j.post_processor = null; },
+    };
+    for (const [flip, change] of Object.entries(flips)) {
+      const json = structuredClone(right);
+      change(json);
+      const reference = new Tokenizer(json, {});
+      const differ = list.filter((text) => JSON.stringify(Array.from(m.tokenize(text).ids)) !== JSON.stringify(reference.encode(text).ids));
+      assert.ok(differ.length > 0, `${flip}: no string differs`);
+    }
+  } finally {
+    m.dispose();
+  }
+});
+
+test('a SentencePiece GGUF vocabulary with only some byte tokens: the model loads, tokenize says why; malformed scores are refused', async () => {
+  const vocabulary = sentencePieceVocabulary();
+  const partial = { ...vocabulary, tokens: vocabulary.tokens.map((t) => (t === '<0x80>' ? 'x80' : t)) };
+  const m = await lens.loadCheckpoint({ weights: llamaGguf(vocabulary.tokens.length, sentencePieceMetadata(partial)) });
+  try {
+    assert.equal(m.hasTokenizer, false);
+    assert.throws(() => m.tokenize('hi'), /SentencePiece vocabulary has byte tokens for byte fallback but not 1 of them \(<0x80>\)/);
+  } finally {
+    m.dispose();
+  }
+  const n = vocabulary.tokens.length;
+  const withScores = (scores) => sentencePieceMetadata({ ...vocabulary, scores });
+  for (const [metadata, message] of [
+    [sentencePieceMetadata(vocabulary).filter((e) => e[0] !== 'tokenizer.ggml.scores'), /GGUF: tokenizer.ggml.scores is missing/],
+    [withScores(vocabulary.scores.slice(1)), new RegExp(`GGUF: tokenizer.ggml.scores has ${n - 1} entries for ${n} tokens`)],
+    [withScores(vocabulary.scores.map((s, id) => (id === 300 ? NaN : s))), /GGUF: tokenizer.ggml.scores\[300\] is not a finite number/],
+  ]) {
+    await assert.rejects(lens.loadCheckpoint({ weights: llamaGguf(n, metadata) }), message);
+  }
+  // the module works afterwards
+  const again = await lens.loadCheckpoint({ weights: llamaGguf(n, sentencePieceMetadata(vocabulary)) });
+  assert.deepEqual(Array.from(again.tokenize('ab').ids), new Tokenizer(llamaConverterJson(vocabulary, { prefix: true, bos: true }), {}).encode('ab').ids);
+  again.dispose();
 });

@@ -106,8 +106,9 @@ export interface LoadCheckpointOptions {
   config?: string | Gpt2ConfigJson | LlamaConfigJson;
   /**
    * Default: a GGUF file's own when its metadata holds a byte-level BPE (tokenizer.ggml.model 'gpt2'; pre-tokenizers
-   * gpt-2, smollm, llama-bpe, qwen2); GPT-2's own for a GPT-2 checkpoint with a vocab_size of at least 50 257; none for
-   * the Llama family.
+   * gpt-2, smollm, llama-bpe, qwen2) or a SentencePiece BPE ('llama': Llama 2, TinyLlama, Mistral, Phi-3, Gemma; its
+   * merges generated from the scores as transformers' converter does); GPT-2's own for a GPT-2 checkpoint with a
+   * vocab_size of at least 50 257; none for the Llama family.
    */
   tokenizer?: Gpt2Tokenizer;
   /**
