@@ -5,7 +5,8 @@
 // message saying so); a head clicked shows its pattern; a checkpoint with GPT-2's vocabulary
 // (random weights, loaded as files in Your model) takes the IOI preset's answers " Mary" / " John"
 // as one token each and draws the API's attribution; the URL round-trips the prompts, answers,
-// analysis and rollout layer; a hostile link is ignored with a message and runs nothing; prompts of
+// analysis and rollout layer (the view opened without prompts on the character model starts from the
+// induction preset); a hostile link is ignored with a message and runs nothing; prompts of
 // different lengths say so and switch patching off while the lens still draws; at 375 px nothing
 // scrolls sideways; axe finds no violation.
 import { test } from 'node:test';
@@ -182,6 +183,21 @@ test('Circuits: with GPT-2\'s vocabulary the IOI preset\'s answers are one token
   table.cells.forEach((row, l) => row.forEach((text, c) => assertNear(Number(text), c < 2 ? api.heads[l * 2 + c] : c === 2 ? api.bias[l] : api.mlp[l],
     `IOI attribution L${l + 1} ${table.colLabels[c]}`)));
   await page.screenshot({ path: join(screenshotDir, 'circuits-ioi.png'), fullPage: true });
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+});
+
+test('Circuits opened on the character model starts from the induction preset, not from IOI prompts it cannot answer', async () => {
+  const { page, problems } = await openCircuits('#tab=circuits');
+  await page.waitForFunction(() => document.body.dataset.circuitsShown === 'heads' ||
+    !document.getElementById('circuits-error').hidden, null, { timeout: 40000 });
+  const state = await page.evaluate(circuitsState);
+  assert.equal(state.error, '', 'no refusal: the answers are two different tokens');
+  assert.equal(state.show, 'heads');
+  assert.equal(state.clean, state.clean.slice(0, 8) + state.clean.slice(0, 7), 'the induction preset\'s prompt');
+  assert.notEqual(state.a, state.b);
+  assert.match(await page.textContent('#circuits-preset-note'), /^Induction: seeded random tokens/);
+  await page.waitForFunction(() => location.hash.includes('circuitClean='), null, { timeout: 10000 }); // the preset's prompts in the link
   assert.deepEqual(problems(), []);
   await page.context().close();
 });

@@ -15,7 +15,7 @@ import { modelProvenance, PROJECT_VERSION } from '../../shared/exporting.js';
 import { makeCircuitsSnapshot, snapshotProvenance } from '../../api/snapshot.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { countPageState, setPageState } from '../../shared/page-state.js';
-import { CIRCUIT_ANALYSES } from '../../shared/state.js';
+import { CIRCUIT_ANALYSES, DEFAULTS } from '../../shared/state.js';
 import { displayToken } from '../../shared/labels.js';
 import { setFooter } from '../../page-settings.js';
 import { CircuitsDrawing, EXPLAIN } from './draw.js';
@@ -44,6 +44,7 @@ class CircuitsController {
   #answers = [null, null]; // [{ id, text } | { error } | null]
   #shownKey = ''; // the analysis drawn: its inputs
   #typed = false; // the settings change came from typing here
+  #openedOnInduction = ''; // the model whose untouched default prompts were swapped for the induction preset
   #drawing;
   #head;
 
@@ -149,6 +150,16 @@ class CircuitsController {
     this.#dirty = false;
     const mine = ++this.#seq;
     const s = this.#settings();
+    // A model that cannot read the IOI default (a character vocabulary: both prompts' next token is
+    // the same, so the answers would be one token) opens on the induction preset, which any model
+    // reads — unless the prompts or answers were typed or came from a link.
+    const untouched = ['circuitClean', 'circuitCorrupt', 'circuitA', 'circuitB'].every((key) => s[key] === DEFAULTS[key]);
+    const key = `${model.source}:${model.name ?? model.id ?? model.fileName}`;
+    if (untouched && wordPresetsRefused(model) && this.#openedOnInduction !== key) {
+      this.#openedOnInduction = key;
+      this.#preset('induction', { keepShow: true });
+      return;
+    }
     let prompts;
     try {
       prompts = await this.#session.call('circuitPrompts', { clean: s.circuitClean, corrupted: s.circuitCorrupt });
@@ -304,7 +315,8 @@ class CircuitsController {
     }
   }
 
-  async #preset(which) {
+  /** A preset's prompts and answers (and its analysis, unless `keepShow`: the one shown stays). */
+  async #preset(which, { keepShow = false } = {}) {
     const model = this.#model();
     const note = $('circuits-preset-note');
     note.dataset.said = '1';
@@ -314,7 +326,7 @@ class CircuitsController {
         note.textContent = 'Induction: seeded random tokens, then the same again (clean) or other ' +
           'random tokens (corrupted); a = the token that came next the first time, b = the corrupted stream\u2019s.';
         if (!this.#setSettings({ circuitClean: p.clean, circuitCorrupt: p.corrupted, circuitA: p.answers[0], circuitB: p.answers[1],
-          circuitShow: INDUCTION_SHOW })) this.#read({ explicit: true });
+          circuitShow: keepShow ? this.#settings().circuitShow : INDUCTION_SHOW })) this.#read({ explicit: true });
       } catch (error) {
         note.textContent = `Induction: ${error.message}`;
       }
