@@ -198,15 +198,18 @@ def phi3(config, tensors):
     return stored, metadata
 
 
+def layer_names(layers, prefix, table):
+    """(GGUF name, checkpoint name) of each layer's weight and bias for table's (GGUF stem,
+    checkpoint stem) pairs: blk.{i}.<stem>.weight ← <prefix with i><stem>.weight, and the bias."""
+    return [(f"blk.{i}.{g}.{part}", f"{prefix.format(i=i)}{name}.{part}")
+            for i in range(layers) for g, name in table for part in ("weight", "bias")]
+
+
 def gpt2(config, tensors):
     out = [("token_embd.weight", "wte.weight"), ("position_embd.weight", "wpe.weight")]
-    for i in range(config["n_layer"]):
-        h, b = f"h.{i}.", f"blk.{i}."
-        for g, name in (("attn_norm", "ln_1"), ("attn_qkv", "attn.c_attn"),
-                        ("attn_output", "attn.c_proj"), ("ffn_norm", "ln_2"),
-                        ("ffn_up", "mlp.c_fc"), ("ffn_down", "mlp.c_proj")):
-            for part in ("weight", "bias"):
-                out += [(f"{b}{g}.{part}", f"{h}{name}.{part}")]
+    out += layer_names(config["n_layer"], "h.{i}.", (
+        ("attn_norm", "ln_1"), ("attn_qkv", "attn.c_attn"), ("attn_output", "attn.c_proj"),
+        ("ffn_norm", "ln_2"), ("ffn_up", "mlp.c_fc"), ("ffn_down", "mlp.c_proj")))
     out += [("output_norm.weight", "ln_f.weight"), ("output_norm.bias", "ln_f.bias")]
     # lm_head.weight (a copy of wte) as output.weight, as older versions of the converter wrote it
     out += [("output.weight", "lm_head.weight")]
@@ -273,13 +276,10 @@ def gpt_neox(config, tensors):
     heads, d = config["num_attention_heads"], config["hidden_size"]
     head_dim = d // heads
     out = [("token_embd.weight", "gpt_neox.embed_in.weight")]
-    for i in range(config["num_hidden_layers"]):
-        m, b = f"gpt_neox.layers.{i}.", f"blk.{i}."
-        for g, name in (("attn_norm", "input_layernorm"), ("attn_qkv", "attention.query_key_value"),
-                        ("attn_output", "attention.dense"), ("ffn_norm", "post_attention_layernorm"),
-                        ("ffn_up", "mlp.dense_h_to_4h"), ("ffn_down", "mlp.dense_4h_to_h")):
-            for part in ("weight", "bias"):
-                out += [(f"{b}{g}.{part}", f"{m}{name}.{part}")]
+    out += layer_names(config["num_hidden_layers"], "gpt_neox.layers.{i}.", (
+        ("attn_norm", "input_layernorm"), ("attn_qkv", "attention.query_key_value"),
+        ("attn_output", "attention.dense"), ("ffn_norm", "post_attention_layernorm"),
+        ("ffn_up", "mlp.dense_h_to_4h"), ("ffn_down", "mlp.dense_4h_to_h")))
     out += [("output_norm.weight", "gpt_neox.final_layer_norm.weight"),
             ("output_norm.bias", "gpt_neox.final_layer_norm.bias"), ("output.weight", "embed_out.weight")]
     stored = []
