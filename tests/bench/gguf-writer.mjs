@@ -1,5 +1,7 @@
 // GGUF (v3) files of SmolLM2-shaped Llama models from seeded random weights, for the generation bench
-// against wllama (wllama-bench.mjs) and its test (tests/js/gguf-writer.test.mjs): the tensors as
+// against wllama (wllama-bench.mjs) and its test (tests/js/gguf-writer.test.mjs), and of a
+// Qwen2.5-1.5B-shaped one for the page's keystroke measurement (scripts/measure/measure-model-page.mjs
+// --gguf 1.5b): the tensors as
 // llama.cpp's converter names them, each format's types chosen by llama.cpp's rules
 // (src/llama-quant.cpp: llama_tensor_get_type, tensor_type_fallback), the quantizers following
 // ggml's quantize_row_*_ref (ggml/src/ggml-quants.c) in float32 arithmetic, and a byte-level BPE
@@ -13,8 +15,14 @@
 // Formats (llama.cpp's file types): F32; F16 (2-D weights, norms F32); Q8_0; Q4_0; Q4_K_M (the
 // mix: Q4_K, attn_v and ffn_down Q6_K on use_more_bits layers, the tied embedding Q6_K; rows whose
 // width is not a multiple of 256 fall back: Q4_K → Q5_0, Q6_K → Q8_0 — SmolLM2's d_model 576 and 960
-// are such widths, so its Q4_K_M is mostly Q5_0 and Q8_0, with K-quants in ffn_down only).
+// are such widths, so its Q4_K_M is mostly Q5_0 and Q8_0, with K-quants in ffn_down only; the
+// 1.5B shape's 1536 and 8960 are whole 256-blocks: real Q4_K and Q6_K throughout).
+//
+// A tensor is generated, quantized and written a few million values at a time (its seeded stream
+// continued chunk to chunk: the same values as whole), so writing a 1 GB file holds tens of MB.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 
 const F = Math.fround;
 
@@ -28,6 +36,11 @@ export const SHAPES = {
     ropeTheta: 100000, eps: 1e-5, context: 8192 },
   '360m': { name: 'SmolLM2-360M', hidden: 960, layers: 32, heads: 15, kvHeads: 5, ff: 2560, vocab: 49152,
     ropeTheta: 100000, eps: 1e-5, context: 8192 },
+  // Qwen/Qwen2.5-1.5B's config.json sizes (tied embeddings), written as a `llama` file: Qwen2's
+  // q/k/v biases are left out, so it is "Qwen2.5-1.5B-shaped", not Qwen2. Q4_K_M only (about
+  // 1 GB; the page's 1.5 B-parameter measurement), not one of the wllama bench's shapes.
+  '1.5b': { name: 'Qwen2.5-1.5B', hidden: 1536, layers: 28, heads: 12, kvHeads: 2, ff: 8960, vocab: 151936,
+    ropeTheta: 1000000, eps: 1e-6, context: 32768, formats: ['Q4_K_M'] },
 };
 
 export const FORMATS = ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K_M'];
@@ -109,34 +122,53 @@ function hash(text, seed) {
 }
 
 /**
- * `count` values N(mean, std) rounded to float32, from a seed (xorshift128, Box–Muller):
- * deterministic, so every format's file quantizes the same values.
+ * A seeded stream of values N(mean, std) rounded to float32 (xorshift128, Box–Muller; the first 16
+ * draws warm the generator up): take(count) continues where the last take stopped, so a tensor
+ * taken in chunks has the values it has taken whole.
  */
-export function normalValues(count, seed, mean, std) {
-  let a = seed | 1, b = 0x9e3779b9 | 0, c = 0x243f6a88 | 0, d = 0xb7e15162 | 0;
-  const out = new Float32Array(count);
-  for (let i = -16; i < count; i += 2) {
-    let t = a ^ (a << 11);
-    a = b; b = c; c = d;
-    d = d ^ (d >>> 19) ^ t ^ (t >>> 8);
-    const u1 = ((d >>> 0) + 0.5) / 4294967296;
-    t = a ^ (a << 11);
-    a = b; b = c; c = d;
-    d = d ^ (d >>> 19) ^ t ^ (t >>> 8);
-    const u2 = ((d >>> 0) + 0.5) / 4294967296;
-    if (i < 0) continue;  // the first 16 draws warm the generator up
-    const r = std * Math.sqrt(-2 * Math.log(u1));
-    const theta = 2 * Math.PI * u2;
-    out[i] = mean + r * Math.cos(theta);
-    if (i + 1 < count) out[i + 1] = mean + r * Math.sin(theta);
+export class NormalStream {
+  constructor(seed, mean, std) {
+    Object.assign(this, { a: seed | 1, b: 0x9e3779b9 | 0, c: 0x243f6a88 | 0, d: 0xb7e15162 | 0, mean, std, spare: null });
+    for (let i = 0; i < 16; ++i) this.#draw();
   }
-  return out;
+
+  #draw() {
+    const t = this.a ^ (this.a << 11);
+    this.a = this.b; this.b = this.c; this.c = this.d;
+    this.d = this.d ^ (this.d >>> 19) ^ t ^ (t >>> 8);
+    return ((this.d >>> 0) + 0.5) / 4294967296;
+  }
+
+  /** The next `count` values, into `out` (a Float32Array of at least `count`) or a new array. */
+  take(count, out = new Float32Array(count)) {
+    const { mean, std } = this;
+    let i = 0;
+    if (this.spare !== null && count > 0) {  // the second value of a pair the last take stopped inside
+      out[i++] = this.spare;
+      this.spare = null;
+    }
+    for (; i < count; i += 2) {
+      const u1 = this.#draw();
+      const u2 = this.#draw();
+      const r = std * Math.sqrt(-2 * Math.log(u1));
+      const theta = 2 * Math.PI * u2;
+      out[i] = mean + r * Math.cos(theta);
+      if (i + 1 < count) out[i + 1] = mean + r * Math.sin(theta);
+      else this.spare = mean + r * Math.sin(theta);
+    }
+    return out.length === count ? out : out.subarray(0, count);
+  }
 }
 
-/** A tensor's values (row-major, ne[0] fastest): weights N(0, 0.02), norms N(1, 0.02). */
+/** `count` values N(mean, std) rounded to float32 from a seed: deterministic, so every format's file quantizes the same values. */
+export const normalValues = (count, seed, mean, std) => new NormalStream(seed, mean, std).take(count);
+
+/** A tensor's stream of values (row-major, ne[0] fastest): weights N(0, 0.02), norms N(1, 0.02). */
+const tensorStream = (tensor, seed) => new NormalStream(hash(tensor.name, seed), tensor.norm ? 1 : 0, 0.02);
+
+/** A tensor's values, whole. */
 export function tensorValues(tensor, seed) {
-  const count = tensor.dims.reduce((a, b) => a * b, 1);
-  return normalValues(count, hash(tensor.name, seed), tensor.norm ? 1 : 0, 0.02);
+  return tensorStream(tensor, seed).take(tensor.dims.reduce((a, b) => a * b, 1));
 }
 
 // ---- float16 -----------------------------------------------------------------------------------
@@ -641,33 +673,91 @@ function header(shape, format, tensors) {
   return { bytes: padded, offsets, dataBytes: offset };
 }
 
+// Values generated, quantized and written at a time: whole rows, about 4 Mi values (16 MB as float32).
+const CHUNK_VALUES = 1 << 22;
+
+const concat = (parts, Type) => {
+  const out = new Type(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+};
+
 /**
- * Writes the model of `shape` (SHAPES' or a small test one) in `format` to `file`, tensor by tensor.
- * onTensor(tensor, { bytes, values }) sees each tensor's blocks and reconstruction (the test's
- * hook). Returns { tensors (with their types, offsets and bytes), fileBytes, weightBytes }: weightBytes
- * are the bytes of the 2-D weights (what a decode step streams; the tied embedding counted once).
+ * Writes the model of `shape` (SHAPES' or a small test one) in `format` to `file`, tensor by tensor,
+ * each in chunks of whole rows of about `chunkValues` values (the memory held is a chunk's, not a
+ * tensor's; the bytes written do not depend on it). onTensor(tensor, { bytes, values }) sees each
+ * tensor's blocks and reconstruction whole (the test's hook, for small shapes: it holds the tensor).
+ * Returns { tensors (with their types, offsets and bytes), fileBytes, weightBytes }: weightBytes are
+ * the bytes of the 2-D weights (what a decode step streams; the tied embedding counted once).
  */
-export function writeModel(file, shape, format, { seed = 34, onTensor } = {}) {
+export function writeModel(file, shape, format, { seed = 34, onTensor, chunkValues = CHUNK_VALUES } = {}) {
   const tensors = modelTensors(shape, format);
   const head = header(shape, format, tensors);
   const fd = fs.openSync(file, 'w');
   let weightBytes = 0;
+  const scratch = new Float32Array(chunkValues);
   try {
     fs.writeSync(fd, head.bytes);
     let position = head.bytes.length;
     tensors.forEach((t, i) => {
-      const q = quantize(t.type, tensorValues(t, seed));
-      onTensor?.(t, q);
-      if (!t.norm) weightBytes += q.bytes.length;
-      const padded = Math.ceil(q.bytes.length / ALIGNMENT) * ALIGNMENT;
-      fs.writeSync(fd, q.bytes, 0, q.bytes.length, head.bytes.length + head.offsets[i]);
-      if (padded > q.bytes.length) fs.writeSync(fd, Buffer.alloc(padded - q.bytes.length), 0, padded - q.bytes.length, head.bytes.length + head.offsets[i] + q.bytes.length);
-      t.offset = head.bytes.length + head.offsets[i];
-      t.bytes = q.bytes.length;
-      position = head.bytes.length + head.offsets[i] + padded;
+      const count = t.dims.reduce((a, b) => a * b, 1);
+      const chunk = Math.max(1, Math.floor(chunkValues / t.dims[0])) * t.dims[0];  // whole rows: whole blocks
+      const stream = tensorStream(t, seed);
+      const kept = onTensor && { bytes: [], values: [] };
+      let at = head.bytes.length + head.offsets[i];
+      t.offset = at;
+      t.bytes = 0;
+      for (let done = 0; done < count; done += chunk) {
+        const n = Math.min(chunk, count - done);
+        const q = quantize(t.type, stream.take(n, n <= scratch.length ? scratch : new Float32Array(n)));
+        fs.writeSync(fd, q.bytes, 0, q.bytes.length, at);
+        at += q.bytes.length;
+        t.bytes += q.bytes.length;
+        kept?.bytes.push(q.bytes);
+        kept?.values.push(q.values);
+      }
+      if (kept) onTensor(t, { bytes: concat(kept.bytes, Uint8Array), values: concat(kept.values, Float32Array) });
+      if (!t.norm) weightBytes += t.bytes;
+      const padded = Math.ceil(t.bytes / ALIGNMENT) * ALIGNMENT;
+      if (padded > t.bytes) fs.writeSync(fd, Buffer.alloc(padded - t.bytes), 0, padded - t.bytes, at);
+      position = t.offset + padded;
     });
     return { tensors, fileBytes: position, weightBytes };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+const WRITER_HASH = createHash('sha256').update(fs.readFileSync(new URL(import.meta.url))).digest('hex').slice(0, 16);
+
+/**
+ * `dir`/<shape>-<format>.gguf (SHAPES' `shape`), written unless its stamp (the file + '.json': this
+ * writer's hash, the file's size, its weight bytes and tensor types) says it is there already:
+ * { name, path, writerHash, fileBytes, weightBytes, types }. `log` hears of a file written, its size
+ * and the seconds it took. Shared by the wllama bench and the page measurement.
+ */
+export function ensureModelFile(dir, shape, format, { log = () => {} } = {}) {
+  if (!SHAPES[shape]) throw new Error(`unknown shape ${shape}: ${Object.keys(SHAPES).join(', ')}`);
+  const formats = SHAPES[shape].formats ?? FORMATS;
+  if (!formats.includes(format)) throw new Error(`the ${shape} shape is written as ${formats.join(', ')}, not ${format}`);
+  const name = `${shape}-${format}.gguf`;
+  const file = path.join(dir, name);
+  const stampFile = `${file}.json`;
+  if (fs.existsSync(file) && fs.existsSync(stampFile)) {
+    const stamp = JSON.parse(fs.readFileSync(stampFile, 'utf8'));
+    if (stamp.writerHash === WRITER_HASH && fs.statSync(file).size === stamp.fileBytes) return { name, path: file, ...stamp };
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  const start = performance.now();
+  const { tensors, fileBytes, weightBytes } = writeModel(file, SHAPES[shape], format);
+  const types = {};
+  for (const t of tensors) types[t.type] = (types[t.type] ?? 0) + 1;
+  const stamp = { writerHash: WRITER_HASH, fileBytes, weightBytes, types };
+  fs.writeFileSync(stampFile, JSON.stringify(stamp));
+  log(`wrote ${path.relative(process.cwd(), file)} (${(fileBytes / 1e6).toFixed(0)} MB) in ${((performance.now() - start) / 1000).toFixed(1)} s`);
+  return { name, path: file, ...stamp };
 }

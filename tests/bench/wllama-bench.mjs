@@ -24,13 +24,12 @@
 //   default (to stay near 15 minutes on a 2-core machine): every 135M file, and the 360M Q8_0 and
 //   Q4_K_M files. WLLAMA_BENCH_RUNS="135m=3,360m=1" sets the timed runs per shape.
 import { execFileSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { launchBrowser, openPage, serveDist } from '../../scripts/lib/browser.mjs';
-import { FORMATS, SHAPES, promptText, vocabulary, writeModel } from './gguf-writer.mjs';
+import { FORMATS, SHAPES, ensureModelFile, promptText, vocabulary } from './gguf-writer.mjs';
 import { median } from './stats.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -45,15 +44,17 @@ const now = () => performance.now();
 const DEFAULT_SELECTION = ['135m', '360m/Q8_0', '360m/Q4_K_M'];
 const given = [...process.argv.slice(2), ...(process.env.WLLAMA_BENCH ?? '').split(/[\s,]+/)].filter(Boolean);
 const words = given.includes('all') ? [] : given.length ? given : DEFAULT_SELECTION;
+// The bench's shapes (SHAPES' 1.5b is the page measurement's: scripts/measure/measure-model-page.mjs).
+const BENCH_SHAPES = ['135m', '360m'];
 const wanted = [];
-for (const shape of Object.keys(SHAPES)) {
+for (const shape of BENCH_SHAPES) {
   for (const format of FORMATS) {
     const pick = !words.length || words.some((w) => w === shape || w === format || w === `${shape}/${format}`);
     if (pick) wanted.push({ shape, format });
   }
 }
 const unknown = words.filter((w) => !wanted.some(({ shape, format }) => w === shape || w === format || w === `${shape}/${format}`));
-if (unknown.length) throw new Error(`unknown selection ${unknown.join(', ')}: use ${Object.keys(SHAPES).join(', ')}, ${FORMATS.join(', ')} or shape/format`);
+if (unknown.length) throw new Error(`unknown selection ${unknown.join(', ')}: use ${BENCH_SHAPES.join(', ')}, ${FORMATS.join(', ')} or shape/format`);
 const runs = { ...DEFAULT_RUNS };
 for (const item of (process.env.WLLAMA_BENCH_RUNS ?? '').split(',').filter(Boolean)) {
   const [shape, count] = item.split('=');
@@ -63,27 +64,6 @@ for (const item of (process.env.WLLAMA_BENCH_RUNS ?? '').split(',').filter(Boole
 // ---- the files ---------------------------------------------------------------------------------
 
 const gguf = path.join(root, 'build/bench-gguf');
-const writerHash = crypto.createHash('sha256').update(fs.readFileSync(path.join(root, 'tests/bench/gguf-writer.mjs'))).digest('hex').slice(0, 16);
-
-/** The file of `shape` in `format`, written unless a stamp of this writer says it is there. */
-function ensureFile(shape, format) {
-  const name = `${shape}-${format}.gguf`;
-  const file = path.join(gguf, name);
-  const stampFile = `${file}.json`;
-  if (fs.existsSync(file) && fs.existsSync(stampFile)) {
-    const stamp = JSON.parse(fs.readFileSync(stampFile, 'utf8'));
-    if (stamp.writerHash === writerHash && fs.statSync(file).size === stamp.fileBytes) return { name, ...stamp };
-  }
-  fs.mkdirSync(gguf, { recursive: true });
-  const start = now();
-  const { tensors, fileBytes, weightBytes } = writeModel(file, SHAPES[shape], format);
-  const types = {};
-  for (const t of tensors) types[t.type] = (types[t.type] ?? 0) + 1;
-  const stamp = { writerHash, fileBytes, weightBytes, types };
-  fs.writeFileSync(stampFile, JSON.stringify(stamp));
-  log(`wrote build/bench-gguf/${name} (${(fileBytes / 1e6).toFixed(0)} MB) in ${((now() - start) / 1000).toFixed(1)} s`);
-  return { name, ...stamp };
-}
 
 // ---- CPU: this process tree vs the machine --------------------------------------------------------
 
@@ -170,7 +150,7 @@ const start = now();
 log(`# Generation on GGUF files: Attention Lens (wasm) vs @wllama/wllama (llama.cpp's wasm build), in Chromium`);
 log(`${PROMPT}-token prompt, ${NEW} greedy tokens; timed runs per file and thread count after a warm-up: ` +
   Object.entries(runs).map(([s, r]) => `${SHAPES[s].name} ${r}`).join(', '));
-const files = wanted.map(({ shape, format }) => ({ shape, format, ...ensureFile(shape, format) }));
+const files = wanted.map(({ shape, format }) => ({ shape, format, ...ensureModelFile(gguf, shape, format, { log }) }));
 const wllamaVersion = JSON.parse(fs.readFileSync(path.join(root, 'node_modules/@wllama/wllama/package.json'), 'utf8')).version;
 
 const server = await serveDist({ dir: 'build/wllama-bench/www' });

@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 
 import { loadLens } from './support.mjs';
 import {
-  FORMATS, GGML_TYPES, SHAPES, SPECIAL_TOKENS, f16Bits, f16Value, modelTensors, promptText, quantize,
-  vocabulary, writeModel,
+  FORMATS, GGML_TYPES, NormalStream, SHAPES, SPECIAL_TOKENS, f16Bits, f16Value, modelTensors, normalValues, promptText,
+  ensureModelFile, quantize, tensorBytes, vocabulary, writeModel,
 } from '../bench/gguf-writer.mjs';
 
 const lens = await loadLens();
@@ -233,25 +233,97 @@ test('the Q4_K_M mix at SmolLM2\'s shapes is llama.cpp\'s: Q5_0 and Q8_0 where 5
   assert.equal(modelTensors(TINY.k256, 'Q4_0')[0].type, 'Q6_K');
 });
 
-test('the vocabulary: the size asked, unique tokens, each ASCII once decoded, merges of tokens into tokens', () => {
-  const vocab = vocabulary(49152);
-  assert.equal(vocab.tokens.length, 49152);
-  assert.equal(new Set(vocab.tokens).size, 49152);
+test('the vocabulary: the size asked (SmolLM2\'s 49 152 and Qwen2.5\'s 151 936), unique tokens, each ASCII once decoded, merges of tokens made earlier into tokens', () => {
+  for (const size of [49152, 151936]) checkVocabulary(size);
+  assert.throws(() => vocabulary(600000), /at most \d+ tokens/);
+});
+
+function checkVocabulary(size) {
+  const vocab = vocabulary(size);
+  assert.equal(vocab.tokens.length, size);
+  assert.equal(new Set(vocab.tokens).size, size);
   assert.deepEqual(vocab.tokens.slice(0, 3), SPECIAL_TOKENS);
   assert.deepEqual(vocab.types.slice(0, 4), [3, 3, 3, 1]);
-  const known = new Set(vocab.tokens);
   // GPT-2's byte-level alphabet: 'Ġ' U+0120 is byte 0x20, 'Ċ' U+010A 0x0A, 'ĉ' U+0109 0x09
   const byteOf = (ch) => ({ '\u0120': 0x20, '\u010a': 0x0a, '\u0109': 0x09 }[ch] ?? ch.charCodeAt(0));
   for (const token of vocab.tokens.slice(3)) {
     for (const ch of token) assert.ok(byteOf(ch) < 0x80, `token ${JSON.stringify(token)} decodes to a non-ASCII byte`);
   }
-  assert.equal(vocab.merges.length, 49152 - 3 - 97);
+  assert.equal(vocab.merges.length, size - 3 - 97);
+  const index = new Map(vocab.tokens.map((t, i) => [t, i]));
   vocab.merges.forEach((merge, i) => {
     const [left, right] = merge.split(' ');
-    assert.ok(known.has(left) && known.has(right), `merge ${i} '${merge}'`);
+    assert.ok(index.get(left) < 100 + i && index.get(right) < 100 + i, `merge ${i} '${merge}' of tokens not made yet`);
     assert.equal(vocab.tokens[100 + i], left + right);
   });
   const prompt = promptText(vocab, 64);
   assert.equal(prompt.ids.length, 64);
   assert.equal(prompt.text.split(' ').length, 65);
+}
+
+test('a 151 936-token vocabulary (the 1.5b shape\'s) in a small file: read by loadCheckpoint, the prompt one token a word', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-vocab-'));
+  try {
+    const shape = { ...SHAPES['1.5b'], name: 'tiny-wide-vocab', hidden: 32, layers: 1, heads: 2, kvHeads: 1, ff: 64, context: 64 };
+    const file = join(dir, 'vocab.gguf');
+    writeModel(file, shape, 'Q8_0');
+    const model = await lens.loadCheckpoint({ weights: new Uint8Array(readFileSync(file)) });
+    try {
+      assert.equal(model.config.vocab, 151936);
+      const prompt = promptText(vocabulary(151936), 32);
+      assert.deepEqual(Array.from(model.tokenize(prompt.text).ids), prompt.ids);
+      assert.ok(prompt.ids.every((id) => id < 151936));
+    } finally {
+      model.dispose();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a seeded stream taken in chunks of any size gives the values taken whole; a file written in small chunks is the same bytes', () => {
+  const whole = normalValues(1001, 12345, 0, 0.02);
+  const stream = new NormalStream(12345, 0, 0.02);
+  const parts = [1, 2, 7, 0, 100, 333, 558].map((n) => Array.from(stream.take(n)));
+  assert.equal(firstBitDifference(Float32Array.from(parts.flat()), whole), -1);
+  assert.notEqual(firstBitDifference(normalValues(1001, 12346, 0, 0.02), whole), -1);  // another seed, other values
+
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-chunks-'));
+  try {
+    for (const format of ['Q4_K_M', 'F16']) {
+      const [a, b] = ['whole', 'chunked'].map((name) => join(dir, `${name}-${format}.gguf`));
+      const wholeRun = writeModel(a, TINY.k256, format);
+      // 700 values: two 256-rows a chunk, or one row when a row is wider (ffn_down's 512)
+      const chunkedRun = writeModel(b, TINY.k256, format, { chunkValues: 700 });
+      assert.equal(chunkedRun.fileBytes, wholeRun.fileBytes);
+      assert.ok(Buffer.compare(readFileSync(a), readFileSync(b)) === 0, `${format}: the chunked file differs`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the 1.5b shape (Qwen2.5-1.5B\'s sizes): its Q4_K_M mix is real Q4_K and Q6_K, as llama.cpp writes it, about 1 GB for 1.54 B parameters', () => {
+  const shape = SHAPES['1.5b'];
+  assert.deepEqual([shape.hidden, shape.layers, shape.heads, shape.kvHeads, shape.ff, shape.vocab], [1536, 28, 12, 2, 8960, 151936]);
+  const tensors = modelTensors(shape, 'Q4_K_M');
+  const types = Object.fromEntries(tensors.map((t) => [t.name, t.type]));
+  assert.equal(types['token_embd.weight'], 'Q6_K');  // tied: quantized as output.weight
+  assert.equal(types['output.weight'], undefined);
+  // use_more_bits(i, 28): i < 3, i >= 24, or (i - 3) % 3 == 2
+  const more = (i) => i < 3 || i >= 24 || (i - 3) % 3 === 2;
+  for (let i = 0; i < 28; ++i) {
+    for (const name of ['attn_q', 'attn_k', 'attn_output', 'ffn_gate', 'ffn_up']) assert.equal(types[`blk.${i}.${name}.weight`], 'Q4_K', `layer ${i} ${name}`);
+    assert.equal(types[`blk.${i}.attn_v.weight`], more(i) ? 'Q6_K' : 'Q4_K', `layer ${i} attn_v`);
+    assert.equal(types[`blk.${i}.ffn_down.weight`], more(i) ? 'Q6_K' : 'Q4_K', `layer ${i} ffn_down`);
+  }
+  assert.deepEqual(tensors.find((t) => t.name === 'blk.0.attn_k.weight').dims, [1536, 256]);  // 2 KV heads of 128
+  assert.deepEqual(tensors.find((t) => t.name === 'blk.0.ffn_down.weight').dims, [8960, 1536]);
+  const count = (t) => t.dims.reduce((a, b) => a * b, 1);
+  const parameters = tensors.reduce((n, t) => n + count(t), 0);
+  assert.ok(parameters > 1.5e9 && parameters < 1.6e9, `${parameters} parameters`);
+  const bytes = tensors.reduce((n, t) => n + tensorBytes(t.type, count(t)), 0);
+  assert.ok(bytes > 0.9e9 && bytes < 1.1e9, `${bytes} bytes of tensors`);
+  // only Q4_K_M is written for it (F32 would be 6 GB): refused before anything is written
+  assert.throws(() => ensureModelFile(join(tmpdir(), 'gguf-never-written'), '1.5b', 'F32'), /written as Q4_K_M, not F32/);
 });
