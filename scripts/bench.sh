@@ -23,7 +23,7 @@
 #      scripts/data/make-llama-bench-model.py into build/bench-llama/ (~1.2 GB, cached; both
 #      skipped with a note when Debian's python3-torch is missing)
 #  10. node tests/bench/wllama-bench.mjs: generation on GGUF files (SmolLM2-135M/-360M-shaped random
-#      models in F32, F16, Q8_0, Q4_0, Q4_K_M, written by tests/bench/gguf-writer.mjs into
+#      models in F32, F16, Q8_0, Q4_0, Q4_K_M, written by scripts/lib/gguf-writer.mjs into
 #      build/bench-gguf/, cached), ours vs @wllama/wllama in headless Chromium at 1 and 2 threads, with
 #      a wasm bandwidth probe; WLLAMA_BENCH picks the files (default: every 135M one, 360M Q8_0 and Q4_K_M)
 # Extra arguments go to bench.mjs (e.g. --quick: the three small sizes only); --quick also gives

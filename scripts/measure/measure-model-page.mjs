@@ -8,7 +8,7 @@
 // - by default, a GPT-2-small-sized one (build/bench-gpt2/, written by scripts/data/make-gpt2-bench-model.py:
 //   random weights, F32), its config.json and model.safetensors only, so the page tokenizes with GPT-2's own
 //   tokenizer, as when the two files are dropped in; the text is common English words;
-// - with --gguf <shape> (tests/bench/gguf-writer.mjs's SHAPES: 1.5b, 135m, 360m), a GGUF file of that shape from
+// - with --gguf <shape> (scripts/lib/gguf-writer.mjs's SHAPES: 1.5b, 135m, 360m), a GGUF file of that shape from
 //   seeded random weights in --format (default Q4_K_M; the 1.5b shape is written as Q4_K_M only), written into
 //   build/bench-gguf/ once (the wllama bench's cache), served as repo bench/<name>-GGUF with its one file and
 //   loaded by id + file (the URL's hub and hubFile); the text is the writer's promptText, --tokens words of one
@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { serveDist } from '../lib/browser.mjs';
 import { ENGINES, launchEngine } from '../lib/drivers.mjs';
 import { startStandIn } from '../lib/hub-stand-in.mjs';
-import { SHAPES, ensureModelFile, promptText, vocabulary } from '../../tests/bench/gguf-writer.mjs';
+import { SHAPES, ensureModelFile, promptText, vocabulary } from '../lib/gguf-writer.mjs';
 
 const option = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -29,7 +29,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { launchBrowser, openPage, serveDist } from '../../scripts/lib/browser.mjs';
-import { FORMATS, SHAPES, ensureModelFile, promptText, vocabulary } from './gguf-writer.mjs';
+import { FORMATS, SHAPES, ensureModelFile, promptText, vocabulary } from '../../scripts/lib/gguf-writer.mjs';
 import { median } from './stats.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -1,4 +1,4 @@
-// The bench's GGUF writer (tests/bench/gguf-writer.mjs) on small Llama shapes: each format's file is
+// The bench's GGUF writer (scripts/lib/gguf-writer.mjs) on small Llama shapes: each format's file is
 // read by lens.loadCheckpoint (config, tokenizer and tensor formats from its metadata); every quantized
 // tensor's blocks, dequantized by an independent reference (make-gguf-golden.py's numpy dequantizer,
 // exact in float64, for F16/Q8_0/Q4_0/Q4_K/Q6_K; ggml's dequantize_row_q5_0 written out below for
@@ -16,7 +16,7 @@ import { loadLens } from './support.mjs';
 import {
   FORMATS, GGML_TYPES, NormalStream, SHAPES, SPECIAL_TOKENS, f16Bits, f16Value, modelTensors, normalValues, promptText,
   ensureModelFile, quantize, tensorBytes, vocabulary, writeModel,
-} from '../bench/gguf-writer.mjs';
+} from '../../scripts/lib/gguf-writer.mjs';
 
 const lens = await loadLens();
 const GOLDEN_SCRIPT = fileURLToPath(new URL('../../scripts/data/make-gguf-golden.py', import.meta.url));
