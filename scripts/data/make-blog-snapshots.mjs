@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SessionModel } from '../../web/shared/model-session/session-model.js';
 import { makeCircuitsSnapshot, makeModelSnapshot, scriptSafeJson, sha256Hex, snapshotJson, snapshotProvenance } from '../../web/api/snapshot.js';
-import { gpt2SizedCheckpoint } from '../../tests/js/checkpoint-support.mjs';
+import { gpt2SizedCheckpoint } from '../lib/gpt2-checkpoint.mjs';
 
 const dist = resolve(process.argv[2] ?? 'dist');
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));

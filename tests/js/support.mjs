@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { goldenForwardOptions, goldenLayer, loadGoldenCase } from '../../scripts/lib/golden.mjs';
 
 export { parseSafetensors, readSafetensors, splitSafetensors, writeSafetensors } from '../../scripts/lib/safetensors.mjs';
+export { lcgFloats } from '../../scripts/lib/gpt2-checkpoint.mjs';
 export {
   goldenCases, goldenForwardOptions, goldenLayer, goldenPath, loadGoldenCase, loadLens, MODULE_URL,
 } from '../../scripts/lib/golden.mjs';
@@ -193,13 +194,3 @@ export function randomCodePoints(next) {
   return text;
 }
 
-/** Deterministic pseudo-random floats in [-1, 1) (a small LCG; no dependence on the module). */
-export function lcgFloats(count, seed = 1) {
-  const out = new Float32Array(count);
-  let s = seed >>> 0;
-  for (let i = 0; i < count; ++i) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
