@@ -275,7 +275,17 @@ TEST_CASE("the induction probe: random tokens, then their repeat, deterministic"
   const Batch small = attn::induction_probe(1, 20, 3);
   for (const std::int32_t id : small.ids) CHECK((id >= 0 && id < 3));
   CHECK_THROWS_WITH(attn::induction_probe(1, 1, 10), ContainsSubstring("at least 2, got 1"));
+  // A real checkpoint's vocabulary (Qwen2.5's 151 936, Gemma 3's 262 144): distinct tokens in range
+  for (const std::size_t vocab : {std::size_t{151936}, std::size_t{262144}}) {
+    const Batch large = attn::induction_probe(2022, 25, vocab, 1);
+    std::set<std::int32_t> first(large.ids.begin(), large.ids.begin() + 25);
+    CHECK(first.size() == 25);
+    for (const std::int32_t id : large.ids) CHECK((id >= 0 && std::size_t(id) < vocab));
+    for (std::size_t i = 25; i < 50; ++i) CHECK(large.ids[i] == large.ids[i - 25]);
+  }
   CHECK_THROWS_WITH(attn::induction_probe(1, 4, 1), ContainsSubstring("vocabulary of 2 to"));
+  CHECK_THROWS_WITH(attn::induction_probe(1, 4, (std::size_t{1} << 20) + 1),
+                    ContainsSubstring("vocabulary of 2 to 1048576 tokens"));
   CHECK_THROWS_AS(attn::induction_probe(1, 4, 10, 0), attn::Error);
   CHECK_THROWS_AS(attn::induction_probe(1, std::size_t{1} << 40, 10), attn::Error);
 }

@@ -13,7 +13,9 @@
 namespace attn {
 namespace {
 
-constexpr std::size_t kMaxProbeVocab = 65536;
+// The probe draws distinct tokens by a partial shuffle of the whole vocabulary (one int per token):
+// up to the largest vocabulary a tokenizer reads (2^20 ids; Qwen2.5's 151 936, Gemma's 262 144).
+constexpr std::size_t kMaxProbeVocab = std::size_t{1} << 20;
 
 // A running mean that is NaN when nothing was added.
 struct Mean {
