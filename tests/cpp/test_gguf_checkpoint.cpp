@@ -544,8 +544,8 @@ TEST_CASE("each family read from GGUF names its tensors as llama.cpp does", "[gg
   CHECK(attn::match_tensor(attn::gguf_view(attn::qwen2_family()), "blk.0.attn_k.weight")
             ->tensor->layout == attn::StoredLayout::AsIs);
   // GPT-NeoX's fused q|k|v regrouped by the converter: our in_proj's rows as they are
-  const auto neox =
-      attn::match_tensor(attn::gguf_view(attn::gpt_neox_family()), "blk.1.attn_qkv.bias");
+  const attn::FamilyDescription neox_view = attn::gguf_view(attn::gpt_neox_family());
+  const auto neox = attn::match_tensor(neox_view, "blk.1.attn_qkv.bias");  // points into neox_view
   REQUIRE(neox);
   CHECK(neox->ours == "layers.1.attn.in_proj_bias");
   CHECK(neox->tensor->layout == attn::StoredLayout::AsIs);
