@@ -268,6 +268,40 @@ TEST_CASE("quantized products give the same bits on one thread and two", "[quant
   }
 }
 
+TEST_CASE("a weight matrix of parts is split over two threads as one product, with the same bits",
+          "[quantized]") {
+  if (attn::max_threads() < 2) SKIP("this build has no threads");
+  // q | k | v of three types, large enough that two threads split the product (at least twice the
+  // least part, kParallelRowMultiplyAdds or kParallelMultiplyAdds of work, for any panel width):
+  // the split falls inside a part, and each part's panels are counted from its own first row.
+  std::mt19937 rng(41);
+  const std::size_t cols = 1024;
+  const std::pair<attn::GgmlType, std::size_t> parts[] = {
+      {attn::GgmlType::Q8_0, 323}, {attn::GgmlType::Q4_K, 517}, {attn::GgmlType::Q6_K, 201}};
+  attn::QuantizedWeights w;
+  w.cols = cols;
+  for (const auto& [type, rows] : parts) {
+    w.parts.push_back({w.rows, matrix_of(type, rows, cols, random_rows(type, rows, cols, rng))});
+    w.rows += rows;
+  }
+  for (const std::size_t m : {std::size_t{1}, std::size_t{64}}) {
+    INFO("rows of x: " << m);
+    const std::vector<float> x = random_floats(m * cols, rng), bias = random_floats(w.rows, rng);
+    std::vector<float> alone(m * w.rows), one(m * w.rows), two(m * w.rows);
+    for (const auto& part : w.parts) {  // each part's product on its own, into its columns
+      attn::quantized_linear_forward(x.data(), part.matrix, bias.data() + part.first_row,
+                                     alone.data() + part.first_row, m, w.rows);
+    }
+    attn::quantized_linear_forward(x.data(), w, bias.data(), one.data(), m);
+    {
+      Threads threads(2);
+      attn::quantized_linear_forward(x.data(), w, bias.data(), two.data(), m);
+    }
+    CHECK(bit_mismatches(one, alone) == 0);
+    CHECK(bit_mismatches(two, alone) == 0);
+  }
+}
+
 // Against float64: the scalar reference (ops/dequantize's values, sums in double). A float32 sum of
 // n products is within γ_n · Σ|x·w| of the exact one (γ_n = n·u / (1 − n·u), u = 2⁻²⁴: Higham's
 // bound for any summation order); each product is exact up to one more rounding, n + 1.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "attention/ops/matmul.hpp"
@@ -318,8 +319,14 @@ inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size
   }
 }
 
-// Panels the one-row kernel streams at once: P independent pairs of sums.
-constexpr std::size_t kRowPanels = 3;
+// Panels the one-row kernel streams at once: P independent pairs of sums. Q8_0's and Q4_0's steps
+// are the fewest operations, so more panels (more independent sums) keep wasm's pipes busy: in
+// Chromium, 6 panels decode 1.07–1.11× faster than 3 (and about as fast as 5). The formats with
+// high bits or several groups per block hold more values live: at 4 they run out of V8's 16
+// vector registers (Q5_0: 2.2× slower), and 2 is slower than 3.
+constexpr std::size_t row_panels_of(GgmlType type) {
+  return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 ? 6 : 3;
+}
 
 // y[0, cols) = x[0, w.cols) · the rows of P panels from `panel` + bias: the one-row kernel. A
 // group's values share a scale s and an offset o (value = s·q + o), so its part of the sum is
@@ -442,33 +449,71 @@ void widen_quantized_panel(const QuantizedMatrix& w, std::size_t panel, std::siz
 #endif
 }
 
-void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const float* b, float* y,
-                              std::size_t m, std::size_t ldy) {
-  const std::size_t depth = w.cols(), panels = w.panels();
-  if (m == 0 || panels == 0) return;
+namespace {
+
+// One row range of a product: a matrix (a model weight's part), its bias [rows] or nullptr, and its
+// outputs y[r, 0 … rows) at row stride ldy.
+struct ProductPart {
+  const QuantizedMatrix* w;
+  const float* bias;
+  float* y;
+};
+
+// y = x · Wᵀ + b over every part, in one split over the thread pool (one hand-over per product, not
+// per part: a generation step's q, k and v are three parts, and a part as small as a GQA model's k
+// would otherwise run on one thread while the others wait). The items are, per part, runs of
+// row_panels_of(type) panels (one row) or panels (more rows); each output is computed by one thread
+// in one order, so the thread count never changes a bit.
+void forward_parts(const float* x, const std::vector<ProductPart>& parts, std::size_t m,
+                   std::size_t ldy) {
+  if (m == 0 || parts.empty()) return;
+  const std::size_t depth = parts.front().w->cols();
   const std::size_t panel_flops = std::max<std::size_t>(1, m * depth * NR);
-  const std::size_t min_panels =
-      (m == 1 ? kParallelRowMultiplyAdds : kParallelMultiplyAdds) / panel_flops + 1;
 #if ATTN_SIMD
   if (m == 1) {  // one row: every panel streamed once, dequantized in registers
-    // threads take runs of kRowPanels panels (each output computed by one, in one order)
-    const std::size_t groups = (panels + kRowPanels - 1) / kRowPanels;
-    thread_local AlignedVector<float> x_sums;
-    group_sums(x, depth, quantized_layout(w.type()).group_values, x_sums);
-    const float* sums = x_sums.data();  // this thread's buffer, read by every part
-    parallel_for(groups, min_panels / kRowPanels + 1, [&](std::size_t begin, std::size_t end) {
-      with_type(w.type(), [&]<GgmlType T>() {
-        std::size_t p = begin * kRowPanels;
-        const std::size_t last = std::min(panels, end * kRowPanels);
-        const auto row_bias = [&](std::size_t q) { return b ? b + q * NR : nullptr; };
-        for (; p + kRowPanels <= last; p += kRowPanels) {
-          const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
-          row_panels<T, kRowPanels>(x, sums, w, p, y + p * NR, cols, row_bias(p));
-        }
-        for (; p < last; ++p) {
-          row_panels<T, 1>(x, sums, w, p, y + p * NR, std::min(NR, w.rows() - p * NR), row_bias(p));
-        }
-      });
+    // Σ x per group, once per group size among the parts (16 for Q6_K, 32 for the others)
+    thread_local std::vector<std::pair<std::size_t, AlignedVector<float>>> x_sums;
+    std::size_t sizes = 0;
+    std::vector<const float*> sums_of(parts.size());
+    std::vector<std::size_t> first(parts.size() + 1, 0);  // part i's items: [first[i], first[i+1])
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const std::size_t group = quantized_layout(parts[i].w->type()).group_values;
+      std::size_t s = 0;
+      while (s < sizes && x_sums[s].first != group) ++s;
+      if (s == sizes) {
+        if (x_sums.size() == sizes) x_sums.emplace_back();
+        x_sums[s].first = group;
+        group_sums(x, depth, group, x_sums[s].second);
+        ++sizes;
+      }
+      sums_of[i] = x_sums[s].second.data();  // this thread's buffers, read by every part
+      const std::size_t group_panels = row_panels_of(parts[i].w->type());
+      first[i + 1] = first[i] + (parts[i].w->panels() + group_panels - 1) / group_panels;
+    }
+    // (a run is 3 or 6 panels: the least part counted in runs of 3)
+    const std::size_t min_items = kParallelRowMultiplyAdds / (panel_flops * 3) + 1;
+    parallel_for(first.back(), min_items, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        const std::size_t from = std::max(begin, first[i]), to = std::min(end, first[i + 1]);
+        if (from >= to) continue;
+        const QuantizedMatrix& w = *parts[i].w;
+        const float* bias = parts[i].bias;
+        float* y = parts[i].y;
+        with_type(w.type(), [&]<GgmlType T>() {
+          constexpr std::size_t kRowPanels = row_panels_of(T);
+          std::size_t p = (from - first[i]) * kRowPanels;
+          const std::size_t last = std::min(w.panels(), (to - first[i]) * kRowPanels);
+          const auto row_bias = [&](std::size_t q) { return bias ? bias + q * NR : nullptr; };
+          for (; p + kRowPanels <= last; p += kRowPanels) {
+            const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
+            row_panels<T, kRowPanels>(x, sums_of[i], w, p, y + p * NR, cols, row_bias(p));
+          }
+          for (; p < last; ++p) {
+            row_panels<T, 1>(x, sums_of[i], w, p, y + p * NR, std::min(NR, w.rows() - p * NR),
+                             row_bias(p));
+          }
+        });
+      }
     });
     return;
   }
@@ -478,27 +523,44 @@ void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const fl
   thread_local AlignedVector<float> row_tiles;
   pack_row_tiles(ConstMatView(x, m, depth), row_tiles);
   const float* tiles = row_tiles.data();
-  parallel_for(panels, min_panels, [&](std::size_t begin, std::size_t end) {
-    thread_local AlignedVector<float> slice;
-    for (std::size_t p = begin; p < end; ++p) {
-      const std::size_t cols = std::min(NR, w.rows() - p * NR);
-      for (std::size_t k0 = 0; k0 < depth; k0 += kMatmulDepthBlock) {
-        const std::size_t kc = std::min(kMatmulDepthBlock, depth - k0);
-        slice.resize(kc * NR);
-        widen_quantized_panel(w, p, k0, kc, slice.data());
-        multiply_panel(tiles, m, depth, k0, kc, slice.data(), y + p * NR, ldy, cols,
-                       b ? b + p * NR : nullptr, k0 > 0);
-      }
-    }
-  });
+  std::vector<std::size_t> first(parts.size() + 1, 0);  // part i's panels: [first[i], first[i+1])
+  for (std::size_t i = 0; i < parts.size(); ++i) first[i + 1] = first[i] + parts[i].w->panels();
+  parallel_for(
+      first.back(), kParallelMultiplyAdds / panel_flops + 1,
+      [&](std::size_t begin, std::size_t end) {
+        thread_local AlignedVector<float> slice;
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+          const QuantizedMatrix& w = *parts[i].w;
+          const std::size_t to = std::min(end, first[i + 1]);
+          for (std::size_t p = std::max(begin, first[i]) - first[i]; p + first[i] < to; ++p) {
+            const std::size_t cols = std::min(NR, w.rows() - p * NR);
+            for (std::size_t k0 = 0; k0 < depth; k0 += kMatmulDepthBlock) {
+              const std::size_t kc = std::min(kMatmulDepthBlock, depth - k0);
+              slice.resize(kc * NR);
+              widen_quantized_panel(w, p, k0, kc, slice.data());
+              multiply_panel(tiles, m, depth, k0, kc, slice.data(), parts[i].y + p * NR, ldy, cols,
+                             parts[i].bias ? parts[i].bias + p * NR : nullptr, k0 > 0);
+            }
+          }
+        }
+      });
+}
+
+}  // namespace
+
+void quantized_linear_forward(const float* x, const QuantizedMatrix& w, const float* b, float* y,
+                              std::size_t m, std::size_t ldy) {
+  forward_parts(x, {{&w, b, y}}, m, ldy);
 }
 
 void quantized_linear_forward(const float* x, const QuantizedWeights& w, const float* b, float* y,
                               std::size_t m) {
+  std::vector<ProductPart> parts;
+  parts.reserve(w.parts.size());
   for (const QuantizedWeights::Part& part : w.parts) {
-    quantized_linear_forward(x, part.matrix, b ? b + part.first_row : nullptr, y + part.first_row,
-                             m, w.rows);
+    parts.push_back({&part.matrix, b ? b + part.first_row : nullptr, y + part.first_row});
   }
+  forward_parts(x, parts, m, w.rows);
 }
 
 }  // namespace attn
