@@ -1,5 +1,6 @@
 // lens.loadCheckpoint({ hub }): a checkpoint's files fetched by Hugging Face id, the weights by HTTP
-// Range (a module of the JS API).
+// Range; lens.hubFiles: a repo's file list (a module of the JS API; the page's Your model view imports
+// listHubFiles for its File menu: it needs no wasm).
 import { progressOption, readCheckpoint, tokenizerText } from './checkpoint.js';
 import { checkKeys, describe } from './common.js';
 
