@@ -220,7 +220,7 @@ function hubNextPage(hub, header, current, notUnderstood) {
     throw notUnderstood(`its next page's link ${describe(link[1])} is not a URL`);
   }
   const origin = new URL(hub.endpoint).origin;
-  if (next.origin === HUB_ENDPOINT && origin !== HUB_ENDPOINT) next = new URL(`${origin}${next.pathname}${next.search}`);
+  if (next.origin === HUB_ENDPOINT && origin !== HUB_ENDPOINT) next = new URL(`${hub.endpoint}${next.pathname}${next.search}`);
   if (next.origin !== origin) throw notUnderstood(`its next page is on ${next.origin}, not ${origin}`);
   return next.href;
 }
