@@ -4,9 +4,10 @@
 // nothing of dequantizing (Q8_0 is kept as stored), and every head is drawn as the JS API computes it on the same bytes; a
 // config.json dropped with it is said not read; a hostile or truncated .gguf shows the core's
 // message and the model stays. A GGUF repo by Hub id + File from the local stand-in of the Hub:
-// the File row (typed name for an unlisted repo; the known files' menu for a listed one), the load,
+// the File row (an unlisted repo's .gguf files as the Hub lists them, lens.hubFiles, paged; the known files' menu for a listed one;
+// a split model one line not chosen; an unknown repo said in one line, the box kept), the load,
 // only the file asked for, its header first by Range; the link's hub + hubFile (a reload loads the same file), and the listed repos' File menus.
-// Screenshots at 1280 and 375 px after the GGUF load and of the File row (build/screenshots/gguf-*.png).
+// Screenshots at 1280 and 375 px after the GGUF load and of the File row (build/screenshots/gguf-*.png; gguf-hub-listed-*.png: a listed repo's files).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -18,7 +19,7 @@ import { startStandIn } from '../../scripts/lib/hub-stand-in.mjs';
 import { llamaQ8WithTokenizer } from '../js/gguf-support.mjs';
 import { DATA_DIR } from '../js/support.mjs';
 import { formatBytes } from '../../web/shared/format.js';
-import { HUB_MODELS, ggufFileLabel } from '../../web/shared/hub-models.js';
+import { HUB_MODELS, ggufFileLabel, sizeText } from '../../web/shared/hub-models.js';
 
 const GGUF = llamaQ8WithTokenizer();
 const TRUNCATED = readFileSync(`${DATA_DIR}malformed-gguf/truncated.gguf`);
@@ -30,8 +31,16 @@ let hub;
 let server;
 let chrome;
 
+// An unlisted repo of several .gguf files, as the Hub lists them (lens.hubFiles): the one that
+// loads, others only listed (their bytes are not read), a model split into two files, a folder.
+const MANY = 'org/many-GGUF';
+const MANY_FILES = {
+  'README.md': '# many', [FILE]: GGUF, 'tiny-Q4_K_M.gguf': new Uint8Array(1500).fill(1), 'F32/tiny-F32.gguf': new Uint8Array(250_000).fill(2),
+  'big-Q8_0-00001-of-00002.gguf': new Uint8Array(3000).fill(3), 'big-Q8_0-00002-of-00002.gguf': new Uint8Array(2000).fill(3),
+};
+
 before(async () => {
-  hub = await startStandIn({ [REPO]: { 'README.md': '# tiny', [FILE]: GGUF } });
+  hub = await startStandIn({ [REPO]: { 'README.md': '# tiny', [FILE]: GGUF }, [MANY]: MANY_FILES });
   [server, chrome] = await Promise.all([serveDist({ csp: strictCspAlso([hub.endpoint, hub.storage]) }), launchBrowser()]);
 });
 after(async () => {
@@ -54,9 +63,9 @@ async function apiGguf({ bytes, hub: id, file, endpoint, text }) {
   return out;
 }
 
-/** The problems the page reported, less the stand-in's origins and its 404 for a missing file. */
+/** The problems the page reported, less the stand-in's origins and its refusals on purpose (404 for a missing file, 401 for a repo it does not have). */
 const realProblems = (problems) => problems().filter((p) => ![hub.endpoint, hub.storage].some((o) => p.includes(`left the origin: ${o}`)) &&
-  !/Failed to load resource: the server responded with a status of 404/.test(p));
+  !/Failed to load resource: the server responded with a status of (401|404)/.test(p));
 
 test('a .gguf file picked loads with no config: its format and size said, every head as the API computes; a broken .gguf is refused and the model stays', async () => {
   const { page, problems } = await openPage(chrome.browser, server.url);
@@ -174,12 +183,15 @@ test('a GGUF repo by Hub id + File: the file alone fetched, drawn as the API com
   await page.selectOption('#model-hub-pick', 'openai-community/gpt2');
   assert.equal(await page.locator('#model-hub-file-row').isHidden(), true);
 
-  // An unlisted repo whose id says GGUF: the File box; its file typed, loaded from the stand-in.
+  // An unlisted repo whose id says GGUF: the File box at once, then (its files listed by the Hub) the menu of its one .gguf file, chosen; loaded from the stand-in.
+  const listed = Number(await page.getAttribute('body', 'data-model-hub-listed') ?? 0);
   await page.fill('#model-hub-id', REPO);
   assert.equal(await page.locator('#model-hub-file-row').isVisible(), true);
-  assert.equal(await page.locator('#model-hub-file-pick').isHidden(), true);
-  assert.equal(await page.getAttribute('#model-hub-file-label', 'for'), 'model-hub-file');
-  await page.fill('#model-hub-file', FILE);
+  await page.waitForFunction((n) => Number(document.body.dataset.modelHubListed ?? 0) > n, listed);
+  assert.deepEqual(await page.$$eval('#model-hub-file-pick option', (os) => os.map((o) => o.value)), [FILE, '']);
+  assert.equal(await page.inputValue('#model-hub-file-pick'), FILE);
+  assert.equal(await page.locator('#model-hub-file').isHidden(), true);
+  assert.equal(await page.getAttribute('#model-hub-file-label', 'for'), 'model-hub-file-pick');
   hub.reset();
   await page.click('#model-hub-load');
   await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
@@ -206,13 +218,104 @@ test('a GGUF repo by Hub id + File: the file alone fetched, drawn as the API com
   await assertHeadsDrawn((layer, head) => tableNumbers(again.page, headFigure(layer, head)), { layers: 2, heads: 4 }, api);
   await again.page.close();
 
-  // A file the repo does not hold: the API's message, the model stays.
+  // A file the repo does not hold (typed: "Another file"): the API's message, the model stays.
+  await page.selectOption('#model-hub-file-pick', '');
   await page.fill('#model-hub-file', 'tiny-Q4_K_M.gguf');
   await page.click('#model-hub-load');
   await page.waitForFunction(() => /tiny-Q4_K_M\.gguf was not found in 'org\/tiny-GGUF'/.test(document.querySelector('#model-error').textContent),
     undefined, { timeout: 30000 });
   await page.waitForSelector('body[data-model-loading="false"]');
   assert.ok((await page.textContent('#model-status')).startsWith(`${REPO}, file ${FILE}`));
+  assert.deepEqual(realProblems(problems), []);
+  await page.close();
+});
+
+test('an unlisted GGUF repo typed: its .gguf files listed by the Hub (paged) in the File menu with their sizes, a split model not choosable; one picked loads and the status names it; an unknown repo is said and the box stays usable', async () => {
+  const { page, problems } = await openPage(chrome.browser, server.url);
+  await page.goto(`${server.url}#tab=model&hubEndpoint=${encodeURIComponent(hub.endpoint)}`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 30000 });
+  await page.waitForSelector('body[data-model-source="shipped"]', { timeout: 30000 });
+  const listedCount = async () => Number((await page.getAttribute('body', 'data-model-hub-listed')) ?? 0);
+
+  // Typed, the listing held by the stand-in: a quiet status while it is asked; 2 entries a page (the Link followed).
+  hub.treePage = 2;
+  hub.reset();
+  hub.hold(`/api/models/${MANY}/tree/main`);
+  const before = await listedCount();
+  await page.fill('#model-hub-id', MANY.slice(0, -1));
+  await page.type('#model-hub-id', MANY.slice(-1)); // keystrokes: only the last one's listing is asked
+  await page.waitForFunction(() => document.querySelector('#model-hub-files-status').textContent === "Listing the repo's files…");
+  assert.equal(await page.getAttribute('#model-hub-files-status', 'role'), 'status');
+  hub.release();
+  await page.waitForFunction((n) => Number(document.body.dataset.modelHubListed ?? 0) > n, before);
+  const trees = hub.requests.filter((r) => r.path.startsWith('/api/models/'));
+  assert.ok(trees.every((r) => r.path === `/api/models/${MANY}/tree/main`), JSON.stringify(trees));
+  assert.equal(trees.length, 4, 'the 7 entries (6 files and the folder F32) at 2 a page');
+  assert.equal(await page.textContent('#model-hub-files-status'), '');
+
+  // The menu: each .gguf file by its quant (its name where the name has none) and size, the split model one line that cannot be chosen, "Another file" last.
+  const options = await page.$$eval('#model-hub-file-pick option', (os) => os.map((o) => [o.value, o.textContent, o.disabled]));
+  assert.deepEqual(options, [
+    ['F32/tiny-F32.gguf', 'F32 · 250 kB', false],
+    ['tiny-Q4_K_M.gguf', 'Q4_K_M · 2 kB', false],
+    [FILE, `Q8_0 · ${sizeText(GGUF.length)}`, false],
+    ['big-Q8_0-00001-of-00002.gguf', 'Q8_0 · 5 kB · split into 2 files — not read', true],
+    ['', 'Another file (type its name)', false],
+  ]);
+  assert.equal(await page.inputValue('#model-hub-file-pick'), 'F32/tiny-F32.gguf', 'the first file chosen');
+  assert.equal(await page.getAttribute('#model-hub-file-label', 'for'), 'model-hub-file-pick');
+  assert.equal(await page.locator('#model-hub-file').isHidden(), true);
+  assert.equal(await page.textContent('#model-hub-line'), `${MANY} · F32/tiny-F32.gguf · 250 kB`);
+  // From the keyboard: the menu focused, a key chooses the next file; the facts line follows.
+  await page.focus('#model-hub-file-pick');
+  await page.keyboard.press('ArrowDown');
+  await page.waitForFunction(() => document.querySelector('#model-hub-file-pick').value === 'tiny-Q4_K_M.gguf');
+  assert.equal(await page.textContent('#model-hub-line'), `${MANY} · tiny-Q4_K_M.gguf · 2 kB`);
+
+  // The row at 1280 and 375 px (looked at by hand), nothing wider than the screen.
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, 'gguf-hub-listed-1280.png') });
+  await page.setViewportSize({ width: 375, height: 900 });
+  await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, 'gguf-hub-listed-375.png') });
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth > innerWidth), false);
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // One picked and loaded: the status line names the repo and the file; only that file is read.
+  await page.selectOption('#model-hub-file-pick', FILE);
+  assert.equal(await page.textContent('#model-hub-line'), `${MANY} · ${FILE} · ${sizeText(GGUF.length)}`);
+  hub.reset();
+  await page.click('#model-hub-load');
+  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
+  const status = await page.textContent('#model-status');
+  assert.ok(status.startsWith(`${MANY}, file ${FILE} from ${hub.endpoint}: GGUF, Q8_0 × 16, F32 × 5 tensors · `), status);
+  assert.ok(hub.requests.filter((r) => r.method === 'GET').every((r) => r.path.endsWith(`/${FILE}`)), JSON.stringify(hub.requests));
+
+  // Kept for the tab's life: the same id typed again lists from memory (no request), its menu back at once.
+  hub.reset();
+  await page.fill('#model-hub-id', 'org/other');
+  await page.fill('#model-hub-id', MANY);
+  assert.equal(await page.locator('#model-hub-file-pick').isVisible(), true);
+  await page.waitForTimeout(600);
+  assert.equal(hub.requests.filter((r) => r.path.startsWith(`/api/models/${MANY}/`)).length, 0);
+
+  // A repo the stand-in does not have: said in one line, the File row back to the typed box, usable; the model stays.
+  const asked = await listedCount();
+  await page.fill('#model-hub-id', 'org/missing-GGUF');
+  await page.waitForFunction((n) => Number(document.body.dataset.modelHubListed ?? 0) > n, asked);
+  assert.equal(await page.textContent('#model-hub-files-status'),
+    `Could not list the repo's files: repository 'org/missing-GGUF' was not found on ${hub.endpoint} (or it is private)`);
+  assert.equal(await page.$$eval('#model-hub-files-status *', (children) => children.length), 0, 'text, not HTML');
+  assert.equal(await page.locator('#model-hub-file-pick').isHidden(), true);
+  assert.equal(await page.locator('#model-hub-file').isVisible(), true);
+  assert.equal(await page.getAttribute('#model-hub-file-label', 'for'), 'model-hub-file');
+  await page.fill('#model-hub-file', 'x-Q8_0.gguf');
+  assert.equal(await page.isDisabled('#model-hub-load'), false);
+  assert.ok((await page.textContent('#model-status')).startsWith(`${MANY}, file ${FILE}`));
+  // And the page keeps working: the listed repo typed again shows its menu (the error gone).
+  await page.fill('#model-hub-id', MANY);
+  assert.equal(await page.textContent('#model-hub-files-status'), '');
+  assert.equal(await page.locator('#model-hub-file-pick').isVisible(), true);
+  hub.treePage = Infinity;
   assert.deepEqual(realProblems(problems), []);
   await page.close();
 });

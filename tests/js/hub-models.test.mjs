@@ -1,12 +1,13 @@
 // The Your model view's Hub picker data (web/shared/hub-models.js: which models load, and why
-// not), its dropped files' order and facts line (model-data.js), the page's hubEndpoint hash
+// not; a repo's .gguf files as the Hub lists them), its dropped files' order and facts line (model-data.js), the page's hubEndpoint hash
 // parameter (web/page-settings.js) and the strict CSP's Hub origins (scripts/lib/csp.mjs).
 // No request is made: every id is checked by the API with an already-aborted signal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { GGUF_GROUP, HUB_MODELS, PYTHIA_REVISIONS, bytesInTab, dequantizedNote, dequantizedTypes, ggufFileLabel, hubEntry, hubGroups,
-  hubModelLine, hubOptionLabel, hubRequest, isSupported, whyNotLoadable, withFile } from '../../web/shared/hub-models.js';
+import { GGUF_GROUP, HUB_MODELS, NO_GGUF_FILE, PYTHIA_REVISIONS, bytesInTab, dequantizedNote, dequantizedTypes, ggufFileLabel, ggufQuant,
+  ggufRepoFromFiles, ggufSplit, hubEntry, hubGroups, hubModelLine, hubOptionLabel, hubRequest, isSupported, sizeText, whyNotLoadable,
+  withFile } from '../../web/shared/hub-models.js';
 import { fileRole, formatsLine, modelFacts, orderShards } from '../../web/views/model/model-data.js';
 import { readFileSync } from 'node:fs';
 import { DATA_DIR } from './support.mjs';
@@ -403,4 +404,58 @@ test('a GGUF file\'s format line, from m.weights.formats: the most common type f
   assert.equal(formatsLine({ F32: 2, BF16: 2 }), 'BF16 × 2, F32 × 2 tensors');
   assert.equal(formatsLine({}), '');
   assert.equal(formatsLine(undefined), '');
+});
+
+test('a repo\'s files as the Hub lists them (lens.hubFiles) made the File menu\'s GGUF entry: quants from the names, sizes, split models as one line not read, what fits the tab', () => {
+  // llama.cpp's type names as the Hub's GGUF repos write them in file names.
+  const names = {
+    'SmolLM2-135M-Instruct-Q4_K_M.gguf': 'Q4_K_M', 'tinyllama-1.1b-chat-v1.0.Q8_0.gguf': 'Q8_0', 'qwen2.5-0.5b-instruct-fp16.gguf': 'F16',
+    'qwen2.5-0.5b-instruct-q5_k_m.gguf': 'Q5_K_M', 'model-IQ4_XS.gguf': 'IQ4_XS', 'x-bf16.gguf': 'BF16', 'Q6_K/name.gguf': 'Q6_K',
+    'big-Q8_0-00002-of-00003.gguf': 'Q8_0', 'tiny.gguf': undefined, 'Q8_0.gguf': 'Q8_0',
+  };
+  for (const [file, quant] of Object.entries(names)) assert.equal(ggufQuant(file), quant, file);
+  assert.deepEqual(ggufSplit('a/big-Q8_0-00002-of-00003.gguf'), { base: 'a/big-Q8_0', part: 2, parts: 3 });
+  assert.equal(ggufSplit('big-Q8_0.gguf'), null);
+  assert.deepEqual(['12 kB', '145 MB', '1.32 GB'], [sizeText(12_000), sizeText(145e6), sizeText(1.32e9)]);
+
+  const limits = tab(3e9);
+  assert.equal(ggufRepoFromFiles('org/none', [{ file: 'model.safetensors', bytes: 5 }, { file: 'config.json', bytes: 2 }]), null, 'no .gguf: no menu');
+  const listing = [
+    { file: 'README.md', bytes: 10 },
+    { file: 'big/big-Q8_0-00001-of-00002.gguf', bytes: 2.5e9 }, { file: 'big/big-Q8_0-00002-of-00002.gguf', bytes: 2.5e9 },
+    { file: 'm-Q4_K_M.gguf', bytes: 105e6 }, { file: 'm-Q8_0.gguf', bytes: 145e6 }, { file: 'm-huge-Q8_0.gguf', bytes: 3.5e9 },
+    { file: 'odd.gguf', bytes: 2e6 },
+  ];
+  const entry = ggufRepoFromFiles('org/m-GGUF', listing);
+  assert.deepEqual(entry.files.map((f) => [f.file, f.quant, f.size, f.bytes, f.split]), [
+    ['m-Q4_K_M.gguf', 'Q4_K_M', '105 MB', 105e6, undefined], ['m-Q8_0.gguf', 'Q8_0', '145 MB', 145e6, undefined],
+    ['m-huge-Q8_0.gguf', 'Q8_0', '3.50 GB', 3.5e9, undefined], ['odd.gguf', undefined, '2 MB', 2e6, undefined],
+    ['big/big-Q8_0-00001-of-00002.gguf', 'Q8_0', '5.00 GB', 5e9, 2],
+  ]);
+  assert.equal(entry.weights, undefined);
+  // Labelled as the listed repos' files; a quant two files share, or none, by the file's name; the
+  // family and parameters are the file's, unknown until it is read: the file's own size is the
+  // least the tab needs.
+  assert.deepEqual(entry.files.map((f) => ggufFileLabel(entry, f, limits)), [
+    'Q4_K_M · 105 MB', 'm-Q8_0.gguf · 145 MB', 'm-huge-Q8_0.gguf · 3.50 GB · too large', 'odd.gguf · 2 MB',
+    'Q8_0 · 5.00 GB · split into 2 files — not read',
+  ]);
+  assert.equal(whyNotLoadable(withFile(entry, 'm-Q4_K_M.gguf'), limits), null);
+  assert.equal(whyNotLoadable(withFile(entry, 'm-huge-Q8_0.gguf'), limits), "its file alone is 3.50 GB; the tab's limit is 3.00 GB");
+  assert.equal(whyNotLoadable(withFile(entry, 'big/big-Q8_0-00001-of-00002.gguf'), limits), 'not read yet: split into 2 files');
+  assert.equal(withFile(entry).file, 'm-Q4_K_M.gguf', 'the first file that is not split is chosen with the repo');
+  assert.equal(hubModelLine(withFile(entry, 'm-Q8_0.gguf'), limits), 'org/m-GGUF · m-Q8_0.gguf · 145 MB');
+  // A repo that also has weights read without a file: "None" chooses them.
+  const both = ggufRepoFromFiles('org/both', [{ file: 'model.safetensors', bytes: 5 }, { file: 'b-Q8_0.gguf', bytes: 7e6 }]);
+  assert.equal(both.weights, 'model.safetensors');
+  assert.equal(hubModelLine(withFile(both, NO_GGUF_FILE), limits), 'org/both · model.safetensors');
+  assert.equal(whyNotLoadable(withFile(both, NO_GGUF_FILE), limits), null);
+
+  // A listed GGUF repo: its known files first, as listed; the Hub's others after them.
+  const smol = HUB_MODELS.find((m) => m.id === 'bartowski/SmolLM2-135M-Instruct-GGUF');
+  const merged = ggufRepoFromFiles(smol.id, [{ file: 'SmolLM2-135M-Instruct-Q8_0.gguf', bytes: 144_811_488 },
+    { file: 'SmolLM2-135M-Instruct-Q6_K.gguf', bytes: 138_000_000 }], smol);
+  assert.deepEqual(merged.files.map((f) => ggufFileLabel(merged, f, limits)), [...smol.files.map((f) => ggufFileLabel(smol, f, limits)), 'Q6_K · 138 MB']);
+  assert.equal(hubModelLine(withFile(merged, 'SmolLM2-135M-Instruct-Q6_K.gguf'), limits),
+    'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q6_K.gguf · 138 MB · Llama · 135 M parameters');
 });

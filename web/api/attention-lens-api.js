@@ -11,7 +11,7 @@
 // is a view into wasm memory, so memory growth can never leave you holding a detached array.
 import { checkpointOptions, loadCheckpoint, loadGpt2Tokenizer } from './checkpoint.js';
 import { byteArray, checkKeys, checkOptions, deepFreeze, describe, integerIn, isNode, needTraining, numbers, unwrap } from './common.js';
-import { hubCacheApi, loadHubCheckpoint } from './hub.js';
+import { hubCacheApi, listHubFiles, loadHubCheckpoint } from './hub.js';
 import { AttentionLayer } from './layer.js';
 import { TransformerModel } from './model.js';
 import { readModelFile, TRAINED_NAMES, trainedInfo, TrainedModel } from './trained-models.js';
@@ -165,6 +165,15 @@ class AttentionLens {
    */
   hubCache(storage) {
     return hubCacheApi(storage);
+  }
+
+  /**
+   * Every file of a Hub repo at a revision (the Hub's tree API, every page): { hub: 'org/name' or
+   * a repo's URL, revision?: 'main', endpoint?, signal?: AbortSignal } → [{ file (its path in the
+   * repo), bytes }] sorted by path. Refusals read as loadCheckpoint({ hub })'s.
+   */
+  hubFiles(options) {
+    return listHubFiles(options);
   }
 
   /**

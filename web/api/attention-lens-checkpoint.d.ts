@@ -164,6 +164,28 @@ export interface HubLoadOptions {
   tokenizer?: undefined;
 }
 
+/**
+ * lens.hubFiles' options: the repo and revision as loadCheckpoint({ hub }) takes them. The list is
+ * the Hub's tree API (`${endpoint}/api/models/${id}/tree/${revision}?recursive=true&expand=false`,
+ * every `Link: <…>; rel="next"` page, at most 100 pages and 100 000 entries).
+ */
+export interface HubFilesOptions {
+  /** 'org/name', or a repo's URL 'https://host/org/name' (its origin is then the endpoint). */
+  hub: string;
+  /** A branch, tag, commit or 'refs/pr/N'. Default 'main'. */
+  revision?: string;
+  /** The Hub or a mirror. Default 'https://huggingface.co'. */
+  endpoint?: string;
+  /** Aborting it stops the listing, which rejects with "the file list of 'org/name' was cancelled". */
+  signal?: AbortSignalLike;
+}
+
+/** One file of a repo (lens.hubFiles): its path in the repo and its size (an LFS file's real size). */
+export interface HubFile {
+  file: string;
+  bytes: number;
+}
+
 /** The part of the DOM's CacheStorage the Hub loader uses. */
 export interface HubCacheStorage {
   open(name: string): Promise<{

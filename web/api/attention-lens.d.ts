@@ -4,7 +4,7 @@
 // re-exported here: import everything from this file.
 import type { AttentionLayer, CatalogField, LayerConfig, MaskKind, PositionalKind, StepId } from './attention-lens-layer.js';
 import type { ModelConfig, TokenIds, TrainedModel, TrainedModelInfo, TransformerModel, UnknownCharacters } from './attention-lens-model.js';
-import type { CheckpointModel, HubCacheStorage, HubCachedFile, HubLoadOptions, LoadCheckpointOptions } from './attention-lens-checkpoint.js';
+import type { CheckpointModel, HubCacheStorage, HubCachedFile, HubFile, HubFilesOptions, HubLoadOptions, LoadCheckpointOptions } from './attention-lens-checkpoint.js';
 export * from './attention-lens-layer.js';
 export * from './attention-lens-model.js';
 export * from './attention-lens-checkpoint.js';
@@ -159,6 +159,12 @@ export interface AttentionLens {
     list(): Promise<HubCachedFile[]>;
     remove(repo?: string): Promise<number>;
   };
+  /**
+   * Every file of a Hub repo at a revision, sorted by path (the Hub's tree API, every page);
+   * refusals (not found, gated, no such revision, unreachable, an answer not understood) read as
+   * loadCheckpoint({ hub })'s.
+   */
+  hubFiles(options: HubFilesOptions): Promise<HubFile[]>;
   /** The trainer borrows the model: disposing the model disposes the trainer. */
   createTrainer(model: TransformerModel, options?: TrainerOptions): Trainer;
   /** The names of the shipped trained models (the catalogue is built into the module). */

@@ -1,5 +1,6 @@
 // lens.loadCheckpoint({ hub }): a checkpoint's files fetched by Hugging Face id, the weights by HTTP
-// Range (a module of the JS API).
+// Range; lens.hubFiles: a repo's file list (a module of the JS API; the page's Your model view imports
+// listHubFiles for its File menu: it needs no wasm).
 import { progressOption, readCheckpoint, tokenizerText } from './checkpoint.js';
 import { checkKeys, describe } from './common.js';
 
@@ -130,6 +131,100 @@ export async function loadHubCheckpoint(core, options, gpt2Tokenizer) {
   }
 }
 
+// ---- a repo's files (lens.hubFiles({ hub, revision, endpoint, signal })) ------------------------
+
+const HUB_FILES_KEYS = ['hub', 'revision', 'endpoint', 'signal'];
+// A hostile or broken server cannot keep the listing going: at most this many pages (the Hub gives
+// 1000 entries a page when recursive) and this many entries in all.
+const HUB_FILES_PAGES = 100;
+const HUB_FILES_ENTRIES = 100_000;
+const HUB_FILES_PATH = 1000; // the longest path an entry may have
+
+/**
+ * Every file of a repo at a revision, from the Hub's tree API as huggingface_hub's list_repo_tree
+ * asks it: GET {endpoint}/api/models/{id}/tree/{revision, URL-encoded whole: refs%2Fpr%2F1}
+ * ?recursive=true&expand=false, then each `Link: <…>; rel="next"` page. Entries are
+ * { type: 'file' | 'directory', path, size, lfs?: { size } }; a file's bytes are lfs.size when
+ * the Hub gives it (an LFS file), else size. Returns [{ file, bytes }] sorted by path.
+ */
+export async function listHubFiles(options) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new Error(`hubFiles takes an options object { hub, revision?, endpoint?, signal? }, got ${describe(options)}`);
+  }
+  checkKeys('hubFiles options', options, HUB_FILES_KEYS);
+  const repo = hubRepo(options);
+  const hub = { ...repo, signal: hubSignal(options.signal), reached: false, cancelled: `the file list of '${repo.id}' was cancelled` };
+  const notUnderstood = (why) => new Error(`the Hub's file list for ${hub.id} was not understood: ${why}`);
+  const track = { file: 'the file list', received: 0, size: null };
+  let url = `${hub.endpoint}/api/models/${hub.id}/tree/${encodeURIComponent(hub.revision)}?recursive=true&expand=false`;
+  const asked = new Set();
+  const files = [];
+  let entries = 0;
+  for (let page = 1; url !== null; ++page) {
+    if (page > HUB_FILES_PAGES) throw notUnderstood(`it runs past ${HUB_FILES_PAGES} pages`);
+    asked.add(url);
+    const response = await hubFetch(hub, track, url, { headers: { Accept: 'application/json' } });
+    if (response.status !== 200) throw hubRefusal(hub, 'the file list', response);
+    let text;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw hubLost(hub, track, error);
+    }
+    let list;
+    try {
+      list = JSON.parse(text);
+    } catch (error) {
+      throw notUnderstood(`its answer is not JSON (${error.message})`);
+    }
+    if (!Array.isArray(list)) throw notUnderstood(`its answer is ${describe(list)}, not a list of entries`);
+    entries += list.length;
+    if (entries > HUB_FILES_ENTRIES) throw notUnderstood(`it lists more than ${HUB_FILES_ENTRIES} entries`);
+    for (const entry of list) {
+      const file = hubTreeFile(entry, notUnderstood);
+      if (file) files.push(file);
+    }
+    url = hubNextPage(hub, response.headers.get('link'), url, notUnderstood);
+    if (url !== null && asked.has(url)) throw notUnderstood('its next page is one already read');
+  }
+  return files.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+}
+
+/** One entry of the tree API as { file, bytes } (null: a directory, or a kind the Hub may add). */
+function hubTreeFile(entry, notUnderstood) {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw notUnderstood(`an entry is ${describe(entry)}`);
+  const { type, path } = entry;
+  if (typeof path !== 'string' || path === '' || path.length > HUB_FILES_PATH || /[\0-\x1f\x7f]/.test(path)) {
+    throw notUnderstood(`an entry's path is ${describe(path)}`);
+  }
+  if (type !== 'file') return null;
+  const size = entry.lfs != null && typeof entry.lfs === 'object' ? entry.lfs.size : entry.size;
+  if (!Number.isSafeInteger(size) || size < 0) throw notUnderstood(`${describe(path)} has no size in bytes (got ${describe(size)})`);
+  return { file: path, bytes: size };
+}
+
+/**
+ * The next page's URL from a Link header (null: none): its rel="next" link, resolved against the
+ * page's URL. A link to the public Hub from a mirror is asked of the mirror (huggingface_hub's
+ * fix_hf_endpoint_in_url); one to any other origin is refused.
+ */
+function hubNextPage(hub, header, current, notUnderstood) {
+  if (!header) return null;
+  const link = header.split(/,(?=\s*<)/).map((part) => /^\s*<([^>]*)>(.*)$/.exec(part))
+    .find((match) => match && /;\s*rel\s*=\s*"?next"?\s*(;|$)/i.test(match[2]));
+  if (!link) return null;
+  let next;
+  try {
+    next = new URL(link[1], current);
+  } catch {
+    throw notUnderstood(`its next page's link ${describe(link[1])} is not a URL`);
+  }
+  const origin = new URL(hub.endpoint).origin;
+  if (next.origin === HUB_ENDPOINT && origin !== HUB_ENDPOINT) next = new URL(`${hub.endpoint}${next.pathname}${next.search}`);
+  if (next.origin !== origin) throw notUnderstood(`its next page is on ${next.origin}, not ${origin}`);
+  return next.href;
+}
+
 // ---- the files kept in the browser (Cache Storage) ---------------------------------------------
 
 /**
@@ -216,7 +311,7 @@ function hubFileUrl(hub, file) {
 }
 
 function hubCheckCancel(hub) {
-  if (hub.signal?.aborted) throw new Error(`the load of '${hub.id}' was cancelled`);
+  if (hub.signal?.aborted) throw new Error(hub.cancelled ?? `the load of '${hub.id}' was cancelled`);
 }
 
 /** The message of a fetch or body read that threw: cancelled, unreachable or the connection lost. */

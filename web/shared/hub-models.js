@@ -97,9 +97,11 @@ const storedType = (quant) => quant?.replace(/^(Q\d_K)_[SML]$/, '$1');
 
 /**
  * The bytes an entry's parameters take in the tab (the core's bytes per parameter of its dtype); a
- * GGUF file whose type the core keeps as stored takes about its file's bytes (its blocks as stored).
+ * GGUF file whose type the core keeps as stored takes about its file's bytes (its blocks as stored),
+ * and one of a repo the page does not list (its parameters unknown until it is read) at least them.
  */
-export const bytesInTab = (entry, tab) => (entry.gguf && entry.bytes !== undefined && tab.parameterBytes[storedType(entry.dtype)] !== undefined
+export const bytesInTab = (entry, tab) => (entry.gguf && entry.bytes !== undefined &&
+  (tab.parameterBytes[storedType(entry.dtype)] !== undefined || entry.params === undefined)
   ? entry.bytes : entry.params * parameterBytesOf(entry.dtype, tab));
 
 /** The stored types of `types` the core dequantizes to float32 at load: those not in its catalog.parameterBytes. */
@@ -125,7 +127,8 @@ const gigabytes = (bytes) => `${(bytes / 1e9).toPrecision(3)} GB`;
  */
 export function withFile(entry, file) {
   if (!entry?.gguf) return entry;
-  const known = file === undefined ? entry.files[0] : entry.files.find((f) => f.file === file);
+  if (file === NO_GGUF_FILE) return { ...entry, file: undefined, size: '', bytes: undefined, dtype: undefined, notYet: undefined, noFile: true };
+  const known = file === undefined ? entry.files.find((f) => !f.split) ?? entry.files[0] : entry.files.find((f) => f.file === file);
   if (!known) return { ...entry, file, size: '', bytes: undefined, dtype: undefined, notYet: undefined, unknownFile: true };
   return { ...entry, file: known.file, size: known.size, bytes: known.bytes, dtype: known.quant, notYet: known.notYet };
 }
@@ -137,14 +140,17 @@ export function withFile(entry, file) {
  * (withFile; the first by default). e.g. "needs 2.20 GB as BF16; the tab's limit is 1.07 GB".
  */
 export function whyNotLoadable(given, tab) {
-  const entry = given.gguf && given.file === undefined ? withFile(given) : given;
-  if (!isSupported(entry, tab)) return 'not supported yet';
+  const entry = given.gguf && given.file === undefined && !given.noFile ? withFile(given) : given;
+  // A repo the page does not list: its family is in its file, read at load.
+  if (entry.family !== undefined && !isSupported(entry, tab)) return 'not supported yet';
   if (entry.notYet) return `not read yet: ${entry.notYet}`;
-  if (entry.unknownFile) return null;
+  if (entry.unknownFile || entry.noFile) return null;
   const need = bytesInTab(entry, tab);
   if (tab.maxParameterBytes !== undefined && need > tab.maxParameterBytes) {
+    const limit = `the tab's limit is ${gigabytes(tab.maxParameterBytes)}`;
+    if (entry.params === undefined) return `its file alone is ${gigabytes(need)}; ${limit}`;
     const form = parameterBytesOf(entry.dtype, tab) === 4 ? 'float32' : entry.dtype;
-    return `needs ${gigabytes(need)} as ${form}; the tab's limit is ${gigabytes(tab.maxParameterBytes)}`;
+    return `needs ${gigabytes(need)} as ${form}; ${limit}`;
   }
   return null;
 }
@@ -156,11 +162,13 @@ export function whyNotLoadable(given, tab) {
  * parameters · Q8_0 weights are dequantized to float32 at load today (…): 0.540 GB'.
  */
 export function hubModelLine(given, tab) {
-  const entry = given.gguf && given.file === undefined ? withFile(given) : given;
+  const entry = given.gguf && given.file === undefined && !given.noFile ? withFile(given) : given;
   const why = whyNotLoadable(entry, tab);
   const params = entry.params >= 1e9 ? `${Number((entry.params / 1e9).toPrecision(3))} B` : `${Math.round(entry.params / 1e6)} M`;
-  const note = entry.gguf && !entry.unknownFile ? dequantizedNote(dequantizedTypes([entry.dtype], tab)) : '';
-  return [entry.id, ...(entry.gguf ? [entry.file] : []), ...(entry.size ? [entry.size] : []), familyName(entry, tab), `${params} parameters`,
+  const note = entry.gguf && !entry.unknownFile && !entry.noFile ? dequantizedNote(dequantizedTypes([entry.dtype], tab)) : '';
+  // A repo the page does not list: its family and parameters are in its file, said once it is loaded.
+  const known = entry.family === undefined ? [] : [familyName(entry, tab), `${params} parameters`];
+  return [entry.id, ...(entry.gguf && entry.file ? [entry.file] : []), ...(entry.noFile && entry.weights ? [entry.weights] : []), ...(entry.size ? [entry.size] : []), ...known,
     ...(entry.gated ? ['gated: accept its licence on the Hub'] : []), ...(note ? [`${note}: ${gigabytes(bytesInTab(entry, tab))}`] : []),
     ...(why ? [why] : [])].join(' · ');
 }
@@ -207,9 +215,81 @@ export function hubOptionLabel(entry, tab) {
  * 'Q8_0 · 1.32 GB · too large'.
  */
 export function ggufFileLabel(entry, file, tab) {
+  // The quant names the file among the repo's (a split model's among the split ones); its name
+  // where there is none or another file has it too.
+  const shared = !file.quant || entry.files.some((f) => f !== file && Boolean(f.split) === Boolean(file.split) && f.quant === file.quant);
+  const name = shared ? file.splitName ?? file.file : file.quant;
+  if (file.split) return [name, file.size, `split into ${file.split} files — not read`].join(' · ');
   const chosen = withFile(entry, file.file);
   const why = whyNotLoadable(chosen, tab);
-  return [file.quant, file.size, ...(why === null ? [] : [chosen.notYet ? 'not read yet' : 'too large'])].join(' · ');
+  return [name, file.size, ...(why === null ? [] : [chosen.notYet ? 'not read yet' : 'too large'])].join(' · ');
+}
+
+/** The File menu's value for "no .gguf file": the repo's model.safetensors (or pytorch_model.bin) with its config.json. */
+export const NO_GGUF_FILE = ':weights';
+
+/**
+ * llama.cpp's name of a GGUF file's type, from the file's name as the Hub's GGUF repos write it
+ * ('SmolLM2-135M-Instruct-Q4_K_M.gguf' → 'Q4_K_M', 'tinyllama.Q8_0.gguf' → 'Q8_0', 'qwen-fp16.gguf'
+ * → 'F16', 'model-IQ4_XS.gguf' → 'IQ4_XS'), upper-cased; undefined when the name has none.
+ */
+export function ggufQuant(file) {
+  const parts = String(file).split('/');
+  const base = parts.pop().replace(/(-\d{5}-of-\d{5})?\.gguf$/i, '');
+  // At the end of the name, else a folder named after it ('Q4_K_M/name.gguf').
+  const match = /(?:^|[-_.])((?:I?Q\d(?:_[A-Z0-9]+)*)|F16|F32|BF16|FP16|FP32)$/i.exec(base) ??
+    parts.reverse().map((folder) => /^()((?:I?Q\d(?:_[A-Z0-9]+)*)|F16|F32|BF16|FP16|FP32)$/i.exec(folder)).find(Boolean)?.slice(1);
+  return match ? match[1].toUpperCase().replace(/^FP/, 'F') : undefined;
+}
+
+/** A split GGUF file's part ('name-00001-of-00003.gguf'): { base: 'name', part: 1, parts: 3 }, or null. */
+export function ggufSplit(file) {
+  const match = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/i.exec(file);
+  return match ? { base: match[1], part: Number(match[2]), parts: Number(match[3]) } : null;
+}
+
+/** Decimal megabytes under a gigabyte, gigabytes above (the list's units): '145 MB', '1.32 GB', '12 kB'. */
+export function sizeText(bytes) {
+  if (bytes >= 1e9) return gigabytes(bytes);
+  if (bytes >= 1e6) return `${Math.round(bytes / 1e6)} MB`;
+  return `${Math.max(1, Math.round(bytes / 1e3))} kB`;
+}
+
+// The weights lens.loadCheckpoint({ hub }) reads without a file, in the order it looks for them.
+const REPO_WEIGHTS = ['model.safetensors', 'model.safetensors.index.json', 'pytorch_model.bin', 'pytorch_model.bin.index.json'];
+
+/**
+ * A repo's files as the Hub lists them (lens.hubFiles: [{ file, bytes }]) made a GGUF entry the File
+ * menu offers, or null when it has no .gguf file: `listed` (a listed GGUF repo) with the files it
+ * does not know added after its own, else { id, name: id, gguf, files } with nothing known of the
+ * model until its file is read (family, parameters). Each .gguf file { file, quant (ggufQuant),
+ * size, bytes }; the parts of a split file as one { file: its first part, quant, size and bytes
+ * of every part, split: N, splitName, notYet } (not read: ggufFileLabel says so), after the others. `weights`: the
+ * weights the repo also has that are read without a file (model.safetensors, …), or undefined.
+ */
+export function ggufRepoFromFiles(id, listing, listed) {
+  const ggufs = listing.filter(({ file }) => /\.gguf$/i.test(file));
+  if (!ggufs.length) return null;
+  const whole = [];
+  const splits = new Map(); // base -> { file, quant, bytes, split }
+  for (const { file, bytes } of ggufs) {
+    const split = ggufSplit(file);
+    if (!split) {
+      whole.push({ file, quant: ggufQuant(file), size: sizeText(bytes), bytes });
+      continue;
+    }
+    const group = splits.get(split.base) ?? { file: `${split.base}.gguf`, splitName: split.base, quant: ggufQuant(file), bytes: 0,
+      split: split.parts, notYet: `split into ${split.parts} files` };
+    if (split.part === 1) group.file = file;
+    group.bytes += bytes;
+    splits.set(split.base, group);
+  }
+  const parts = [...splits.values()].map((group) => ({ ...group, size: sizeText(group.bytes) }));
+  const known = new Set((listed?.files ?? []).map((f) => f.file));
+  const files = [...(listed?.files ?? []), ...[...whole, ...parts].filter((f) => !known.has(f.file))];
+  const weights = REPO_WEIGHTS.find((name) => listing.some((f) => f.file === name));
+  const entry = listed ? { ...listed } : { id, name: id, gguf: true };
+  return Object.freeze({ ...entry, files: Object.freeze(files.map((f) => Object.freeze(f))), ...(weights ? { weights } : {}) });
 }
 
 /**

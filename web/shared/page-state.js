@@ -6,7 +6,8 @@
 //                modelSource / modelName (the loaded model), modelLoads (checkpoints loaded),
 //                modelRun (the typed text's last drawn run), modelGenerated (the last generation
 //                drawn), modelAblated (heads knocked out in the drawn run), modelCache (times the
-//                kept files were listed), modelThreads, trainingRun (the "Across training" strip's
+//                kept files were listed), modelHubListed (the id box's repo's file lists ended:
+//                listed, refused or cancelled), modelThreads, trainingRun (the "Across training" strip's
 //                run: running, done, cancelled, failed) and trainingDone (its checkpoints drawn)
 //   train        trainReady, trainStatus, trainStep
 //   circuits     circuitsMounted, circuitsReads (the prompts and answers read), circuitsRunning, circuitsShown

@@ -5,7 +5,8 @@ import { exportButtons, modelProvenance } from '../../shared/exporting.js';
 import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
-import { dequantizedNote, ggufFileLabel, hubEntry, hubGroups, hubModelLine, hubOptionLabel, whyNotLoadable, withFile } from '../../shared/hub-models.js';
+import { dequantizedNote, ggufFileLabel, ggufRepoFromFiles, hubEntry, hubGroups, hubModelLine, hubOptionLabel, NO_GGUF_FILE, whyNotLoadable,
+  withFile } from '../../shared/hub-models.js';
 import { formatsLine, layerKinds, layerKindsLegend, modelFacts, percent } from './model-data.js';
 import { HeadFinder } from './head-finder.js';
 import { headView } from './head-view.js';
@@ -181,57 +182,107 @@ function setPickersDisabled(disabled) {
 }
 
 let hubTab = null; // what the core says fits the tab (drawPickers' `tab`), for the facts line
+// The id box's repo's files as the Hub lists them (setHubListing): { id, state: 'listing' |
+// 'listed' | 'failed', files?, message? }, or null (no listing for what the box holds).
+let hubListing = null;
+let fileMenuKey = ''; // what the File menu was built from (its repo and files)
+
+/** The id box's repo's listing (index.js's lister) shown: the File row and its status line follow. */
+export function setHubListing(listing) {
+  hubListing = listing;
+  drawHubChoice();
+}
 
 /**
- * The File row under the id box (a GGUF repo's .gguf), shown for a listed GGUF repo (a menu of its
- * known files, each 'Q8_0 · 145 MB' and in a word why not, and "Another file" for a name typed in
- * the box), for an id that says GGUF, or while the box holds a name (the box alone). Returns the
- * listed entry with its chosen file (withFile), or the entry as is.
+ * The GGUF entry the File row offers for the id box's repo: a listed GGUF repo's known files with
+ * those the Hub lists beside them, an unlisted repo's .gguf files as the Hub lists them
+ * (ggufRepoFromFiles), or the listed entry as is (undefined: none).
  */
-function drawFileRow(entry) {
+function fileRowEntry(listed) {
+  if (!hubListing || hubListing.state !== 'listed' || (listed && !listed.gguf)) return listed;
+  const id = listed?.id ?? $('model-hub-id').value.trim();
+  if (hubListing.id !== id) return listed;
+  return ggufRepoFromFiles(id, hubListing.files, listed) ?? listed;
+}
+
+/** The File row's status line: "Listing the repo's files…" while it is asked, the reason when it could not be. */
+function drawListingStatus() {
+  const line = $('model-hub-files-status');
+  const id = $('model-hub-id').value.trim();
+  const mine = hubListing && (hubListing.id === id || hubEntry(id)?.id === hubListing.id);
+  const text = !mine ? '' : hubListing.state === 'listing' ? 'Listing the repo\'s files…'
+    : hubListing.state === 'failed' ? `Could not list the repo's files: ${hubListing.message}` : '';
+  // Always in the page (a live region announces what changes in it): empty when there is nothing to say.
+  if (line.textContent !== text) line.textContent = text;
+  line.classList.toggle('failed', mine && hubListing.state === 'failed');
+}
+
+/**
+ * The File row under the id box (a GGUF repo's .gguf), shown for a GGUF repo (a listed one's known
+ * files and those the Hub lists, or an unlisted repo's .gguf files as the Hub lists them: a menu,
+ * each 'Q8_0 · 145 MB' and in a word why not; a model split into several files one line that
+ * cannot be chosen; "None" when the repo also has weights read without a file; "Another file" for
+ * a name typed in the box), for an id that says GGUF, or while the box holds a name (the box
+ * alone). Returns the entry with its chosen file (withFile), or the entry as is.
+ */
+function drawFileRow(listed) {
+  const entry = fileRowEntry(listed);
   const pick = $('model-hub-file-pick');
   const box = $('model-hub-file');
-  const listed = Boolean(entry?.gguf && hubTab);
-  if (listed && pick.dataset.id !== entry.id) {
-    pick.replaceChildren(...entry.files.map((f) => new Option(ggufFileLabel(entry, f, hubTab), f.file)),
+  const menu = Boolean(entry?.gguf && hubTab);
+  const key = menu ? JSON.stringify([entry.id, entry.weights ?? '', entry.files.map((f) => f.file)]) : '';
+  if (menu && (pick.dataset.id !== entry.id || fileMenuKey !== key)) {
+    const before = pick.dataset.id === entry.id ? pick.value : null;
+    pick.replaceChildren(...(entry.weights ? [new Option(`None: its ${entry.weights}`, NO_GGUF_FILE)] : []),
+      ...entry.files.map((f) => Object.assign(new Option(ggufFileLabel(entry, f, hubTab), f.file), { disabled: Boolean(f.split) })),
       new Option('Another file (type its name)', ''));
     pick.dataset.id = entry.id;
+    fileMenuKey = key;
     const typed = box.value.trim();
-    pick.value = !typed || entry.files.some((f) => f.file === typed) ? typed || entry.files[0].file : '';
+    const choosable = (file) => entry.files.some((f) => f.file === file && !f.split);
+    const first = entry.weights ? NO_GGUF_FILE : entry.files.find((f) => !f.split)?.file ?? '';
+    pick.value = typed ? (choosable(typed) ? typed : '') : before !== null && (before === '' || before === NO_GGUF_FILE || choosable(before)) ? before : first;
   }
-  if (!listed) pick.dataset.id = '';
-  pick.hidden = !listed;
-  box.hidden = listed && pick.value !== '';
+  if (!menu) {
+    pick.dataset.id = '';
+    fileMenuKey = '';
+  }
+  pick.hidden = !menu;
+  box.hidden = menu && pick.value !== '';
   $('model-hub-file-label').htmlFor = pick.hidden ? 'model-hub-file' : 'model-hub-file-pick';
-  $('model-hub-file-row').hidden = !listed && !/gguf/i.test($('model-hub-id').value) && box.value.trim() === '';
-  return entry?.gguf ? withFile(entry, chosenHubFile() || undefined) : entry;
+  $('model-hub-file-row').hidden = !menu && !/gguf/i.test($('model-hub-id').value) && box.value.trim() === '';
+  drawListingStatus();
+  const file = chosenHubFile();
+  return entry?.gguf ? withFile(entry, pick.hidden || pick.value !== NO_GGUF_FILE ? file || undefined : NO_GGUF_FILE) : entry;
 }
 
 /**
  * The Hub's menu follows the id box: the listed model it names chosen (else the menu's first
  * line), its facts line under the menu (hubModelLine: id · size · family · parameters, gated or why
- * it cannot load; a GGUF repo's with its chosen file), its training checkpoints' menu shown when it
- * has them (Pythia), its File row (drawFileRow), and Load disabled for a listed model the tab
- * cannot load, a listed GGUF repo with no file named (or while a load runs).
+ * it cannot load; a GGUF repo's with its chosen file, an unlisted GGUF repo's its id, file and
+ * size), its training checkpoints' menu shown when it has them (Pythia), its File row
+ * (drawFileRow), and Load disabled for a model the tab cannot load, a GGUF repo's menu with no file
+ * named (or while a load runs).
  */
 export function drawHubChoice() {
   const listed = hubEntry($('model-hub-id').value);
   const pick = $('model-hub-pick');
   if (pick.options.length) pick.value = listed?.id ?? '';
   const entry = drawFileRow(listed);
-  const noFile = Boolean(listed?.gguf && !chosenHubFile());
+  const menu = !$('model-hub-file-pick').hidden;
+  const noFile = Boolean(entry?.gguf && menu && !entry.noFile && !chosenHubFile());
   const why = entry && hubTab ? whyNotLoadable(entry, hubTab) : null;
   $('model-hub-line').textContent = entry && hubTab ? hubModelLine(entry, hubTab) : '';
   $('model-hub-line').hidden = !entry || !hubTab;
   $('model-hub-line').classList.toggle('unloadable', why !== null);
-  const menu = $('model-hub-revision');
-  if (entry?.revisions && menu.dataset.id !== entry.id) {
+  const menuOfRevisions = $('model-hub-revision');
+  if (entry?.revisions && menuOfRevisions.dataset.id !== entry.id) {
     const final = entry.revisions.at(-1);
-    menu.replaceChildren(new Option(`main (the final model, ${final})`, ''),
+    menuOfRevisions.replaceChildren(new Option(`main (the final model, ${final})`, ''),
       ...[...entry.revisions].reverse().filter((r) => r !== final).map((r) => new Option(r, r)));
     $('model-hub-revision-hint').textContent = `(${entry.revisions.length} published)`;
   }
-  menu.dataset.id = entry?.revisions ? entry.id : '';
+  menuOfRevisions.dataset.id = entry?.revisions ? entry.id : '';
   $('model-hub-revision-row').hidden = !entry?.revisions;
   $('model-hub-load').disabled = busy || why !== null || noFile;
 }
@@ -243,6 +294,7 @@ export const chosenHubRevision = () => ($('model-hub-revision-row').hidden ? '' 
 export function chosenHubFile() {
   if ($('model-hub-file-row').hidden) return '';
   const pick = $('model-hub-file-pick');
+  if (!pick.hidden && pick.value === NO_GGUF_FILE) return '';
   return !pick.hidden && pick.value ? pick.value : $('model-hub-file').value.trim();
 }
 

@@ -19,6 +19,7 @@
 import { embedSource, openEmbed, weightsFileFacts } from '../../shared/embed-dialog.js';
 import { modelProvenance, PROJECT_VERSION } from '../../shared/exporting.js';
 import { makeModelSnapshot, snapshotProvenance } from '../../api/snapshot.js';
+import { listHubFiles } from '../../api/hub.js';
 import { $ } from '../../shared/dom.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { formatBytes } from '../../shared/format.js';
@@ -27,7 +28,7 @@ import { hubEntry, hubRequest } from '../../shared/hub-models.js';
 import { fileRole, orderShards } from './model-data.js';
 import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
 import { chosenHubFile, chosenHubRevision, drawCache, drawCancelling, drawFirstRun, drawHubChoice, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers,
-  drawProgress, footerLine, loadNote, modelDrawing, placeLoadFeedback, setHubFile, showError, textInfo } from './draw.js';
+  drawProgress, footerLine, loadNote, modelDrawing, placeLoadFeedback, setHubFile, setHubListing, showError, textInfo } from './draw.js';
 import { setPageState, countPageState } from '../../shared/page-state.js';
 import { TrainingStrip } from './training-strip.js';
 
@@ -43,6 +44,9 @@ export const CHAR_EXAMPLE = 'the cat sat on the mat and the';
 
 /** New tokens asked of the worker per call: Stop and a newer request take effect between calls. */
 export const GEN_CHUNK = 8;
+
+/** How long after the last keystroke in the id box its repo's files are asked of the Hub (ms). */
+export const LIST_DELAY = 400;
 
 /** The shipped model loaded the first time the view is shown. */
 export const FIRST_MODEL = 'english';
@@ -157,6 +161,12 @@ class ModelController {
   #stopped = 0; // the generation Stop ended
   #loadsDone = 0; // models loaded: the link's knocked-out heads apply to the first
   #cancelled = false; // Cancel was pressed during the load in flight
+  // The id box's repo's files (lens.hubFiles, for the File menu): asked LIST_DELAY ms after the
+  // typing stops, the request in flight cancelled by the next keystroke, each list kept for the
+  // tab's life by endpoint, id and revision.
+  #listTimer = null;
+  #listing = null; // the AbortController of the listing in flight
+  #listed = new Map(); // 'endpoint id@revision' -> [{ file, bytes }]
 
   /** A patch of the page's settings (the URL hash follows them). */
   #setSettings(patch) {
@@ -381,6 +391,50 @@ class ModelController {
       `${where ? ` from ${where}` : ''}` +
       `${linked ? ' (named in the link)' : ''}`, 'hub', request, `Could not load ${request.hub}`,
     { counted: true, cancellable: true, near: $('model-hub-form'), name: request.file ?? request.hub });
+  }
+
+  /**
+   * The id box's repo's files listed for the File menu (draw.js's setHubListing): for an id or a
+   * repo's URL that is not a listed repo, or is a listed GGUF repo; from the kept list at once,
+   * else LIST_DELAY ms after the last keystroke (the one before it cancelled: its timer, its request).
+   */
+  #listRepoFiles() {
+    clearTimeout(this.#listTimer);
+    this.#listing?.abort();
+    this.#listing = null;
+    const text = $('model-hub-id').value.trim();
+    const listed = hubEntry(text);
+    const request = hubRequest(text, this.#store.get().settings.hubEndpoint);
+    const url = /^https?:\/\/[^/?#]+\/([^?#]*?)\/*$/.exec(text);
+    if (request.error || (listed && !listed.gguf) || !isHubId(url ? url[1] : text)) {
+      setHubListing(null);
+      return;
+    }
+    const options = { hub: request.hub, ...(request.endpoint ? { endpoint: request.endpoint } : {}) };
+    const revision = chosenHubRevision() || 'main';
+    if (revision !== 'main') options.revision = revision;
+    const key = `${request.endpoint ?? ''} ${request.hub}@${revision}`;
+    const id = listed?.id ?? text;
+    if (this.#listed.has(key)) {
+      setHubListing({ id, state: 'listed', files: this.#listed.get(key) });
+      return;
+    }
+    setHubListing(null);
+    this.#listTimer = setTimeout(async () => {
+      const controller = new AbortController();
+      this.#listing = controller;
+      setHubListing({ id, state: 'listing' });
+      try {
+        const files = await listHubFiles({ ...options, signal: controller.signal });
+        this.#listed.set(key, files);
+        if (!controller.signal.aborted) setHubListing({ id, state: 'listed', files });
+      } catch (error) {
+        if (!controller.signal.aborted) setHubListing({ id, state: 'failed', message: error.message });
+      } finally {
+        if (this.#listing === controller) this.#listing = null;
+        countPageState('modelHubListed');
+      }
+    }, LIST_DELAY);
   }
 
   /** A shipped trained model by name (`keepError`: the message shown stays, as when a link's Hub model failed). */
@@ -613,6 +667,8 @@ class ModelController {
   #wire() {
     $('model-hub-form').addEventListener('submit', (e) => {
       e.preventDefault();
+      // Load pressed: the file is chosen; a listing not asked yet is not needed.
+      clearTimeout(this.#listTimer);
       this.#loadHub($('model-hub-id').value, { revision: chosenHubRevision(), file: chosenHubFile() });
     });
     // A listed model chosen: its id in the id box (the first line: the box emptied of a listed id),
@@ -623,8 +679,12 @@ class ModelController {
       // A listed repo chosen: a file name typed for another repo is not its.
       if (id) $('model-hub-file').value = '';
       drawHubChoice();
+      this.#listRepoFiles();
     });
-    $('model-hub-id').addEventListener('input', () => drawHubChoice());
+    $('model-hub-id').addEventListener('input', () => {
+      drawHubChoice();
+      this.#listRepoFiles();
+    });
     $('model-hub-file-pick').addEventListener('change', () => {
       drawHubChoice();
       if ($('model-hub-file-pick').value === '') $('model-hub-file').focus();
