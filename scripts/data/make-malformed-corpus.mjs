@@ -12,6 +12,8 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+import { concatArrays } from '../lib/bytes.mjs';
+
 const root = new URL('../../', import.meta.url);
 const outDir = fileURLToPath(new URL('tests/data/malformed/', root));
 const seedDir = fileURLToPath(new URL('tests/fuzz/seeds/', root));
@@ -20,15 +22,7 @@ const seedDir = fileURLToPath(new URL('tests/fuzz/seeds/', root));
 
 const utf8 = (text) => new TextEncoder().encode(text);
 
-function concat(...parts) {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+const concat = (...parts) => concatArrays(parts);
 
 function u64(value) {
   const out = new Uint8Array(8);

@@ -23,6 +23,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { concatArrays } from './bytes.mjs';
 
 const F = Math.fround;
 
@@ -676,16 +677,6 @@ function header(shape, format, tensors) {
 // Values generated, quantized and written at a time: whole rows, about 4 Mi values (16 MB as float32).
 const CHUNK_VALUES = 1 << 22;
 
-const concat = (parts, Type) => {
-  const out = new Type(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-};
-
 /**
  * Writes the model of `shape` (SHAPES' or a small test one) in `format` to `file`, tensor by tensor,
  * each in chunks of whole rows of about `chunkValues` values (the memory held is a chunk's, not a
@@ -720,7 +711,7 @@ export function writeModel(file, shape, format, { seed = 34, onTensor, chunkValu
         kept?.bytes.push(q.bytes);
         kept?.values.push(q.values);
       }
-      if (kept) onTensor(t, { bytes: concat(kept.bytes, Uint8Array), values: concat(kept.values, Float32Array) });
+      if (kept) onTensor(t, { bytes: concatArrays(kept.bytes), values: concatArrays(kept.values, Float32Array) });
       if (!t.norm) weightBytes += t.bytes;
       const padded = Math.ceil(t.bytes / ALIGNMENT) * ALIGNMENT;
       if (padded > t.bytes) fs.writeSync(fd, Buffer.alloc(padded - t.bytes), 0, padded - t.bytes, at);

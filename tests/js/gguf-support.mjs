@@ -7,6 +7,7 @@
 // vocabulary of 96 tokens exactly.
 import { readFileSync } from 'node:fs';
 
+import { concatArrays } from '../../scripts/lib/bytes.mjs';
 import { DATA_DIR } from './support.mjs';
 
 const STRING = 8;
@@ -53,15 +54,6 @@ function entry(key, type, value) {
   return parts;
 }
 
-const concat = (parts) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
 
 /**
  * `gguf` (a GGUF file's bytes) with the ASCII tokenizer's metadata put first, a description string
@@ -82,7 +74,7 @@ export function withAsciiTokenizer(gguf) {
   while ((size + fixed + text) % ALIGNMENT !== 0) ++text;
   entries.push(...entry(key, STRING, 'x'.repeat(text)));
   size += fixed + text;
-  const added = concat(entries);
+  const added = concatArrays(entries);
   const out = new Uint8Array(gguf.length + added.length);
   out.set(gguf.subarray(0, 24));
   out.set(added, 24);
