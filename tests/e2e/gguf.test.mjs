@@ -67,6 +67,16 @@ async function apiGguf({ bytes, hub: id, file, endpoint, text }) {
 const realProblems = (problems) => problems().filter((p) => ![hub.endpoint, hub.storage].some((o) => p.includes(`left the origin: ${o}`)) &&
   !/Failed to load resource: the server responded with a status of (401|404)/.test(p));
 
+/** The Hub form's screenshot at 1280 and 375 px (build/screenshots/`name`-1280.png, -375.png), nothing wider than the phone's screen. */
+async function shotHubForm(page, name) {
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, `${name}-1280.png`) });
+  await page.setViewportSize({ width: 375, height: 900 });
+  await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, `${name}-375.png`) });
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth > innerWidth), false);
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
 test('a .gguf file picked loads with no config: its format and size said, every head as the API computes; a broken .gguf is refused and the model stays', async () => {
   const { page, problems } = await openPage(chrome.browser, server.url);
   await page.goto(`${server.url}#tab=model`);
@@ -158,12 +168,7 @@ test('a GGUF repo by Hub id + File: the file alone fetched, drawn as the API com
   assert.equal(await page.textContent('#model-hub-line'), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q8_0.gguf · 145 MB · Llama · 135 M parameters');
   assert.equal(await page.isDisabled('#model-hub-load'), false);
   // The Hub's form with the File row, at 1280 and 375 px (nothing wider than the screen).
-  mkdirSync(screenshotDir, { recursive: true });
-  await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, 'gguf-hub-file-1280.png') });
-  await page.setViewportSize({ width: 375, height: 900 });
-  await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, 'gguf-hub-file-375.png') });
-  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth > innerWidth), false);
-  await page.setViewportSize({ width: 1280, height: 900 });
+  await shotHubForm(page, 'gguf-hub-file');
   // Its Q4_K_M (Q4_K rows beside Q5_0 ones where 576 is not whole 256-value blocks) is read: Load enabled.
   await page.selectOption('#model-hub-file-pick', 'SmolLM2-135M-Instruct-Q4_K_M.gguf');
   assert.equal(await page.textContent('#model-hub-line'), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q4_K_M.gguf · 105 MB · Llama · 135 M parameters');
@@ -273,12 +278,7 @@ test('an unlisted GGUF repo typed: its .gguf files listed by the Hub (paged) in 
   assert.equal(await page.textContent('#model-hub-line'), `${MANY} · tiny-Q4_K_M.gguf · 2 kB`);
 
   // The row at 1280 and 375 px (looked at by hand), nothing wider than the screen.
-  mkdirSync(screenshotDir, { recursive: true });
-  await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, 'gguf-hub-listed-1280.png') });
-  await page.setViewportSize({ width: 375, height: 900 });
-  await page.locator('#model-hub-form').screenshot({ path: join(screenshotDir, 'gguf-hub-listed-375.png') });
-  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth > innerWidth), false);
-  await page.setViewportSize({ width: 1280, height: 900 });
+  await shotHubForm(page, 'gguf-hub-listed');
 
   // One picked and loaded: the status line names the repo and the file; only that file is read.
   await page.selectOption('#model-hub-file-pick', FILE);

@@ -124,10 +124,14 @@ function writeGguf(metadata, tensors) {
   return out.concat();
 }
 
+/** A maker of a tiny model's tensors: t(name, shape) is [name, shape, seeded values in ±0.1], the seed counting up from `seed`. */
+function randomTensors(seed) {
+  return (name, shape) => [name, shape, Float32Array.from(lcgFloats(shape.reduce((a, b) => a * b, 1), seed++), (v) => v * 0.1)];
+}
+
 /** A tiny random llama (1 layer, d 8) of `vocab` tokens, tied, with `tokenizer` metadata. */
 function llamaGguf(vocab, tokenizer) {
-  let seed = 1;
-  const t = (name, shape) => [name, shape, Float32Array.from(lcgFloats(shape.reduce((a, b) => a * b, 1), seed++), (v) => v * 0.1)];
+  const t = randomTensors(1);
   return writeGguf([
     ['general.architecture', STRING, 'llama'],
     ['llama.block_count', U32, 1], ['llama.context_length', U32, 64], ['llama.embedding_length', U32, 8],
@@ -414,8 +418,7 @@ for (const [name, [options, layout, seed]] of Object.entries(LAYOUTS)) {
 
 /** A tiny random Gemma 2 (1 layer, d 8, head_dim 4) of `vocab` tokens, tied, with `tokenizer` metadata. */
 function gemmaGguf(vocab, tokenizer) {
-  let seed = 7;
-  const t = (name, shape) => [name, shape, Float32Array.from(lcgFloats(shape.reduce((a, b) => a * b, 1), seed++), (v) => v * 0.1)];
+  const t = randomTensors(7);
   return writeGguf([
     ['general.architecture', STRING, 'gemma2'],
     ['gemma2.block_count', U32, 1], ['gemma2.context_length', U32, 64], ['gemma2.embedding_length', U32, 8],
