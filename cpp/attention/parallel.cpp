@@ -20,7 +20,10 @@ namespace attn {
 #if ATTN_THREADS
 namespace {
 
-constexpr int kSpins = 1 << 14;  // polls of the counter before a worker or the caller sleeps
+// Polls of the counter before a worker or the caller sleeps: long enough to span the serial steps
+// between a generation step's products (a layer's attention, norms), so that a worker is still
+// awake for the next one — 2^17 polls decode 1.06× faster on 2 threads in Chromium than 2^14 did.
+constexpr int kSpins = 1 << 17;
 
 class Pool {
  public:
