@@ -131,6 +131,9 @@ struct PanelBlocks {
   static constexpr std::size_t kGroups = layout.block_values / layout.group_values;
   static constexpr std::size_t kBits = layout.high_bits;
   static constexpr std::size_t kPerByte = kBits ? 4 / kBits : 1;  // values per byte of high bits
+  // A quant byte holds rows j + W's whole value above rows j's low kLowBits bits.
+  static constexpr std::size_t kLowBits = 4 - kBits;
+  static constexpr std::int32_t kLowMask = (1 << kLowBits) - 1;
 #if defined(__wasm_simd128__)
   // In wasm, the quants are placed in the top byte of each 32-bit lane (one swizzle; a K-quant's or
   // Q5's high bits beside them) and converted by wasm's one conversion (f32x4.convert_i32x4_s):
@@ -197,16 +200,8 @@ struct PanelBlocks {
   // For each value v of group g (counted from the block's first), take(v, q0, q1) gets each
   // panel's quants as floats (exact small integers, times 1 / kLowFactor and 1 / kHighFactor):
   // q0[p] rows 0 … W − 1, q1[p] rows W … 2W − 1.
-  // Centered: Q4_0's, Q5_0's and Q6_K's quants less their zero point (q − 8, q − 16, q − 32), so
-  // that the scale · that is the weight with no offset left (the one-row kernel then sums no
-  // offset term).
-  static constexpr std::int32_t kZeroPoint = T == GgmlType::Q4_0   ? 8
-                                             : T == GgmlType::Q5_0 ? 16
-                                             : T == GgmlType::Q6_K ? 32
-                                                                   : 0;
-  template <bool Centered = false, class Take>
+  template <class Take>
   void quants_of_group(std::size_t g, Take&& take) const {
-    constexpr std::int32_t zero = Centered ? kZeroPoint : 0;
     const std::size_t v0 = g * layout.group_values;
     for (std::size_t v = v0; v < v0 + layout.group_values; v += kPerByte) {
       [[maybe_unused]] Ints h[P];
@@ -237,22 +232,18 @@ struct PanelBlocks {
             } else {
               const v128_t tops =
                   wasm_i8x16_swizzle(wasm_v128_load32_zero(quants[p] + (v + s) * L), lane_tops);
-              v128_t low = wasm_v128_and(tops, wasm_i32x4_splat(0x0F000000));  // q · 2²⁴
-              v128_t up = wasm_u32x4_shr(tops, 28);                            // q
-              if constexpr (kBits != 0) {  // the high bits: kBits at kBits·2s, then the next
-                constexpr std::int32_t bits = (1 << kBits) - 1;
-                const int low_bit = 24 + int(kBits * 2 * s);  // in h's lane; wanted at 28 and 4
+              v128_t low =
+                  wasm_v128_and(tops, wasm_i32x4_splat(kLowMask << 24));  // (low bits) · 2²⁴
+              v128_t up = wasm_u32x4_shr(tops, 24 + kLowBits);            // q
+              if constexpr (kBits !=
+                            0) {  // the rest of q: 2·kBits at 2·kBits·s, wanted at kLowBits
+                constexpr std::int32_t rest = (1 << (2 * kBits)) - 1;
+                const int from_bit = 24 + int(2 * kBits * s), to_bit = 24 + int(kLowBits);
                 const v128_t from = h[p];
-                low = wasm_v128_or(low,
-                                   wasm_v128_and(low_bit <= 28 ? wasm_i32x4_shl(from, 28 - low_bit)
-                                                               : wasm_u32x4_shr(from, low_bit - 28),
-                                                 wasm_i32x4_splat(bits << 28)));
-                up = wasm_v128_or(up, wasm_v128_and(wasm_u32x4_shr(from, low_bit + int(kBits) - 4),
-                                                    wasm_i32x4_splat(bits << 4)));
-              }
-              if constexpr (zero != 0) {
-                low = wasm_i32x4_sub(low, wasm_i32x4_splat(zero << 24));
-                up = wasm_i32x4_sub(up, wasm_i32x4_splat(zero));
+                low = wasm_v128_or(
+                    low, wasm_v128_and(to_bit >= from_bit ? wasm_i32x4_shl(from, to_bit - from_bit)
+                                                          : wasm_u32x4_shr(from, from_bit - to_bit),
+                                       wasm_i32x4_splat(rest << to_bit)));
               }
               q0f[p] = Floats(wasm_f32x4_convert_i32x4(low));
               q1f[p] = Floats(wasm_f32x4_convert_i32x4(up));
@@ -272,16 +263,15 @@ struct PanelBlocks {
 #endif
           } else {
             const Ints n = lanes_u8(quants[p] + (v + s) * L);
-            q0 = n & Ints(0xF);
-            q1 = n >> 4;
+            q0 = n & Ints(kLowMask);
+            q1 = n >> int(kLowBits);
             if constexpr (kBits != 0) {
-              constexpr std::int32_t mask = (1 << kBits) - 1;
-              q0 = q0 | (((h[p] >> int(kBits * 2 * s)) & Ints(mask)) << 4);
-              q1 = q1 | (((h[p] >> int(kBits * (2 * s + 1))) & Ints(mask)) << 4);
+              constexpr std::int32_t rest = (1 << (2 * kBits)) - 1;
+              q0 = q0 | (((h[p] >> int(2 * kBits * s)) & Ints(rest)) << int(kLowBits));
             }
           }
-          q0f[p] = small_to_float(q0 - Ints(zero));  // |q − zero| < 2²²: exact, signed too
-          q1f[p] = small_to_float(q1 - Ints(zero));
+          q0f[p] = small_to_float(q0);  // |q| < 2²²: exact, signed too
+          q1f[p] = small_to_float(q1);
         }
         take(v + s, q0f, q1f);
       }
@@ -332,20 +322,18 @@ constexpr std::size_t row_panels_of(GgmlType type) {
 // group's values share a scale s and an offset o (value = s·q + o), so its part of the sum is
 // s · Σ x_k q_k + o · Σ x_k: the quants are multiply-added with x as exact small integers and
 // scaled once per group, and the groups' sums of x (x_sums, one per group of k, the same for
-// every row) carry the offsets. Q8_0's quants, and Q6_K's less their zero point (32: a large
-// offset next to its 16-value groups), times the scale are the weights themselves: no offset term.
-// Q4_0's and Q5_0's offsets (−8·d, −16·d) are summed as the others' are: centring their quants
-// costs two integer subtractions a step, and without them Q4_0 decodes 1.12× faster in Chromium
-// (their quants are 0 … 2·zero − 1, so the two terms cancel by at most half).
+// every row) carry the offsets. Q8_0's quants times the scale are the weights: no offset term.
+// Q4_0's, Q5_0's and Q6_K's offsets (−8·d, −16·d, −32·scale) are summed as the others' are, not
+// taken from the quants a step at a time: that costs two integer subtractions a step (in Chromium,
+// Q4_0 decodes 1.12× faster without them, and Q6_K's 16-value groups 1.14×). Their quants lie in
+// 0 … 2z − 1 around the zero point z (8, 16, 32), so the two terms cancel by at most half.
 // The result is the float product over the dequantized weights within float32 rounding (not bit for
 // bit: the prompt kernel's order differs).
 template <GgmlType T, std::size_t P>
 void row_panels(const float* x, const float* x_sums, const QuantizedMatrix& w, std::size_t panel,
                 float* y, std::size_t cols, const float* bias) {
   using Blocks = PanelBlocks<T, P>;
-  // Q8_0's quants, and Q6_K's centred, times the scale are the weights.
-  constexpr bool kCentered = Blocks::kZeroPoint != 0 && T == GgmlType::Q6_K;
-  constexpr bool kHasOffset = T != GgmlType::Q8_0 && !kCentered;
+  constexpr bool kHasOffset = T != GgmlType::Q8_0;
   alignas(64) float edge[P * NR] = {};
   if (bias) std::copy(bias, bias + cols, edge);
   Floats acc0[P], acc1[P];
@@ -359,14 +347,13 @@ void row_panels(const float* x, const float* x_sums, const QuantizedMatrix& w, s
     for (std::size_t g = 0; g < Blocks::kGroups; ++g) {
       Floats sum0[P], sum1[P];
       for (std::size_t p = 0; p < P; ++p) sum0[p] = sum1[p] = Floats(0.0f);
-      blocks.template quants_of_group<kCentered>(
-          g, [&](std::size_t v, const Floats* q0, const Floats* q1) {
-            const Floats xk(xb[v]);
-            for (std::size_t p = 0; p < P; ++p) {
-              sum0[p] = xsimd::fma(xk, q0[p], sum0[p]);
-              sum1[p] = xsimd::fma(xk, q1[p], sum1[p]);
-            }
-          });
+      blocks.quants_of_group(g, [&](std::size_t v, const Floats* q0, const Floats* q1) {
+        const Floats xk(xb[v]);
+        for (std::size_t p = 0; p < P; ++p) {
+          sum0[p] = xsimd::fma(xk, q0[p], sum0[p]);
+          sum1[p] = xsimd::fma(xk, q1[p], sum1[p]);
+        }
+      });
       const Floats x_sum(x_sums[b * Blocks::kGroups + g]);
       for (std::size_t p = 0; p < P; ++p) {
         acc0[p] = xsimd::fma(Floats::load_aligned(blocks.scales[p][g]), sum0[p], acc0[p]);

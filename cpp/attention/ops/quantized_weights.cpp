@@ -313,19 +313,26 @@ void QuantizedMatrix::set_block(std::size_t row, std::size_t block,
   std::uint8_t* quants = rec + layout.quants_offset(NR);
   std::uint8_t* high = rec + layout.high_offset(NR);
   const std::size_t bits = layout.high_bits, per_byte = bits ? 4 / bits : 1;
+  const unsigned low_bits = unsigned(4 - bits);
   for (std::size_t v = 0; v < layout.block_values; ++v) {
     if (layout.eight_bit) {
       quants[v * NR + r] = f.q[v];
       continue;
     }
-    std::uint8_t& nibble_byte = quants[v * L + lane];
-    const unsigned shift = 4 * upper;
-    nibble_byte = std::uint8_t((nibble_byte & ~(0xFu << shift)) | ((f.q[v] & 0xFu) << shift));
+    // rows j + L: the whole value above the low rows' low bits; rows j: their low bits, the rest
+    // in the high bits' plane
+    std::uint8_t& quant_byte = quants[v * L + lane];
+    const unsigned low_mask = (1u << low_bits) - 1;
+    if (upper) {
+      quant_byte = std::uint8_t((quant_byte & low_mask) | (f.q[v] << low_bits));
+      continue;
+    }
+    quant_byte = std::uint8_t((quant_byte & ~low_mask) | (f.q[v] & low_mask));
     if (bits) {
       std::uint8_t& bits_byte = high[(v / per_byte) * L + lane];
-      const unsigned at = unsigned(bits * (2 * (v % per_byte) + upper));
-      const unsigned mask = (1u << bits) - 1;
-      bits_byte = std::uint8_t((bits_byte & ~(mask << at)) | (((f.q[v] >> 4) & mask) << at));
+      const unsigned at = unsigned(2 * bits * (v % per_byte));
+      const unsigned mask = (1u << (2 * bits)) - 1;
+      bits_byte = std::uint8_t((bits_byte & ~(mask << at)) | (((f.q[v] >> low_bits) & mask) << at));
     }
   }
 }
@@ -346,15 +353,22 @@ void QuantizedMatrix::get_block(std::size_t row, std::size_t block,
   const std::uint8_t* quants = rec + layout.quants_offset(NR);
   const std::uint8_t* high = rec + layout.high_offset(NR);
   const std::size_t bits = layout.high_bits, per_byte = bits ? 4 / bits : 1;
+  const unsigned low_bits = unsigned(4 - bits);
   for (std::size_t v = 0; v < layout.block_values; ++v) {
     if (layout.eight_bit) {
       f.q[v] = quants[v * NR + r];
       continue;
     }
-    f.q[v] = std::uint8_t((quants[v * L + lane] >> (4 * upper)) & 0xF);
+    const std::uint8_t quant_byte = quants[v * L + lane];
+    if (upper) {
+      f.q[v] = std::uint8_t(quant_byte >> low_bits);
+      continue;
+    }
+    f.q[v] = std::uint8_t(quant_byte & ((1u << low_bits) - 1));
     if (bits) {
-      const unsigned at = unsigned(bits * (2 * (v % per_byte) + upper));
-      f.q[v] |= std::uint8_t(((high[(v / per_byte) * L + lane] >> at) & ((1u << bits) - 1)) << 4);
+      const unsigned at = unsigned(2 * bits * (v % per_byte));
+      const unsigned byte = high[(v / per_byte) * L + lane];
+      f.q[v] |= std::uint8_t(((byte >> at) & ((1u << (2 * bits)) - 1)) << low_bits);
     }
   }
   write_fields(type_, f, file_block);

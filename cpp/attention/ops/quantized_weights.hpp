@@ -10,10 +10,12 @@
 //   d [NR] (the block's half scale), then m or dmin [NR] (Q4_1, Q5_1, Q4_K, Q5_K),
 //   the K-quants' sub-block scales [groups][NR] bytes (Q4_K/Q5_K six-bit, unpacked; Q6_K int8)
 //   and Q4_K/Q5_K's sub-block mins [groups][NR],
-//   the quants: Q8_0 one int8 per value, [values][NR]; the others their low 4 bits, [values][NR/2]
-//   bytes, byte j of a value holding row j (low nibble) and row j + NR/2 (high nibble),
-//   and the bits above 4 (Q5_*: 1, Q6_K: 2) in bytes [values / S][NR/2] (S = 4 / bits values per
-//   byte): bits b·(2s) and b·(2s + 1) of byte j hold value s's high bits of rows j and j + NR/2.
+//   the quants: Q8_0 one int8 per value, [values][NR]; the others one byte per value for two rows,
+//   [values][NR/2] bytes: byte j of a value holds row j + NR/2's whole value in its top 4 + b bits
+//   and row j's low 4 − b bits below (b = the bits above 4: Q5_*: 1, Q6_K: 2, else 0: nibbles),
+//   and row j's other 2·b bits in bytes [values / S][NR/2] (S = 4 / b values per byte): bits
+//   2b·s … 2b·s + 2b − 1 of byte j hold value s's. (Row j + NR/2's value is then one shift of its
+//   byte, and row j's one mask and one inserted field: the one-row kernel's fewest operations.)
 // A record takes NR times the file's block bytes (Q4_K/Q5_K: 148 and 180 in place of 144 and 176,
 // their scales unpacked), so a matrix takes its file's bytes (+ the last panel's padding).
 #pragma once
