@@ -467,6 +467,7 @@ void forward_parts(const float* x, const std::vector<ProductPart>& parts, std::s
     std::size_t sizes = 0;
     std::vector<const float*> sums_of(parts.size());
     std::vector<std::size_t> first(parts.size() + 1, 0);  // part i's items: [first[i], first[i+1])
+    std::size_t run_panels = 1;
     for (std::size_t i = 0; i < parts.size(); ++i) {
       const std::size_t group = quantized_layout(parts[i].w->type()).group_values;
       std::size_t s = 0;
@@ -480,9 +481,11 @@ void forward_parts(const float* x, const std::vector<ProductPart>& parts, std::s
       sums_of[i] = x_sums[s].second.data();  // this thread's buffers, read by every part
       const std::size_t group_panels = row_panels_of(parts[i].w->type());
       first[i + 1] = first[i] + (parts[i].w->panels() + group_panels - 1) / group_panels;
+      run_panels = std::max(run_panels, group_panels);
     }
-    // (a run is 3 or 6 panels: the least part counted in runs of 3)
-    const std::size_t min_items = kParallelRowMultiplyAdds / (panel_flops * 3) + 1;
+    // A part holds kParallelRowMultiplyAdds counted in the parts' longest runs (3 or 6 panels): in
+    // runs of 3, a Q8_0 matrix of 576 × 576 (a SmolLM2 attention output) stayed on one thread.
+    const std::size_t min_items = kParallelRowMultiplyAdds / (panel_flops * run_panels) + 1;
     parallel_for(first.back(), min_items, [&](std::size_t begin, std::size_t end) {
       for (std::size_t i = 0; i < parts.size(); ++i) {
         const std::size_t from = std::max(begin, first[i]), to = std::min(end, first[i + 1]);
