@@ -3,7 +3,7 @@
 // drop files), then a text of about --tokens tokens is typed into, one key at a time, each key timed from its input
 // event to the redraw of every head and the next-token list (the page's data-model-run after the run it started,
 // then one animation frame), once the head finder (its probe runs after the load, in the same worker) is drawn or
-// has said why it cannot run.
+// has said why it cannot run (printed: how long after the load it was drawn).
 // The checkpoint:
 // - by default, a GPT-2-small-sized one (build/bench-gpt2/, written by scripts/data/make-gpt2-bench-model.py:
 //   random weights, F32), its config.json and model.safetensors only, so the page tokenizes with GPT-2's own
@@ -145,6 +145,7 @@ async function measure(engine, hub, source, isolated) {
     if (loaded.name !== source.label || loaded.source !== 'hub') throw new Error(`loaded ${loaded.source} ${loaded.name}, not ${source.label} from the Hub`);
     if (loaded.isolated !== isolated) throw new Error(`crossOriginIsolated is ${loaded.isolated}`);
     const loadSeconds = (Date.now() - started) / 1000;
+    const loadedAt = Date.now();
     const delivery = source.file ? `; ${weightsDelivery(hub, source.file)}` : '';
     const memory = /wasm memory ([^(]+) in use \(heap ([^:]+):/.exec(loaded.status);
     const shape = /(\d+) layers × (\d+) heads/.exec(loaded.status);
@@ -155,6 +156,7 @@ async function measure(engine, hub, source, isolated) {
     await page.waitFor((before) => document.body.dataset.modelRun !== before, run, 600000, 'the run of the text');
     // the head finder's probe runs after the load, in the same worker: keys are timed once it is drawn
     const finder = await page.waitFor(finderDrawn, null, 1200000, 'the head finder');
+    const finderSeconds = (Date.now() - loadedAt) / 1000;  // the next tokens and the text's run came first
     const tokenCount = () => Number(document.querySelector('#model-text-info')?.textContent.match(/\d+/)?.[0]);
     const n0 = await page.evaluate(tokenCount);
     await sleep(3000);
@@ -168,7 +170,7 @@ async function measure(engine, hub, source, isolated) {
     const n = await page.evaluate(tokenCount);
     console.log(`${engine.version}, ${isolated ? 'cross-origin isolated' : 'not isolated'}: model worker on ${loaded.threads} thread(s); ` +
       `loaded in ${loadSeconds.toFixed(0)} s${delivery}${memory ? `; wasm memory ${memory[1].trim()} in use (heap ${memory[2].trim()})` : ''}; ` +
-      `${finder === 'drawn' ? '' : `${finder}; `}${n0} tokens (${n} after the keys); key → redraw (all ${heads} heads + next tokens) ms: ` +
+      `${finder === 'drawn' ? `head finder drawn ${finderSeconds.toFixed(0)} s after the load; ` : `${finder}; `}${n0} tokens (${n} after the keys); key → redraw (all ${heads} heads + next tokens) ms: ` +
       `${times.map((t) => t.toFixed(0)).join(' ')}; median ${median(times).toFixed(0)} ms` +
       `${!isolated && engine.name !== 'chromium' ? ' (performance.now() in whole ms here)' : ''}`);
     return median(times);
