@@ -93,7 +93,12 @@ Timing time_format(std::size_t bytes_per_copy, std::size_t copies, Forward&& for
 }  // namespace
 
 void bench_quantized_kernels() {
-  std::printf("\n## Quantized weights: one-row and prompt kernels (native %s), W [%zu, %zu]\n\n",
+#if defined(__EMSCRIPTEN__)
+  const char* build = "";  // build/wasm-release/quantized-kernels.cjs: arch_name() says "wasm"
+#else
+  const char* build = "native ";
+#endif
+  std::printf("\n## Quantized weights: one-row and prompt kernels (%s%s), W [%zu, %zu]\n\n", build,
               attn::simd::arch_name(), kOut, kIn);
   std::printf(
       "One row: y = W·x over copies of W totalling >= %zu MB (read from memory), weight bytes "
