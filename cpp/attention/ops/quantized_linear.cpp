@@ -134,6 +134,7 @@ struct PanelBlocks {
   // A quant byte holds rows j + W's whole value above rows j's low kLowBits bits.
   static constexpr std::size_t kLowBits = 4 - kBits;
   static constexpr std::int32_t kLowMask = (1 << kLowBits) - 1;
+  static constexpr std::int32_t kRestMask = (1 << (2 * kBits)) - 1;  // rows j's bits in the plane
 #if defined(__wasm_simd128__)
   // In wasm, the quants are placed in the top byte of each 32-bit lane (one swizzle; a K-quant's or
   // Q5's high bits beside them) and converted by wasm's one conversion (f32x4.convert_i32x4_s):
@@ -237,13 +238,12 @@ struct PanelBlocks {
               v128_t up = wasm_u32x4_shr(tops, 24 + kLowBits);            // q
               // the rest of q: 2·kBits bits at 2·kBits·s in h's top byte, wanted at kLowBits
               if constexpr (kBits != 0) {
-                constexpr std::int32_t rest = (1 << (2 * kBits)) - 1;
                 const int from_bit = 24 + int(2 * kBits * s), to_bit = 24 + int(kLowBits);
                 const v128_t from = h[p];
                 low = wasm_v128_or(
                     low, wasm_v128_and(to_bit >= from_bit ? wasm_i32x4_shl(from, to_bit - from_bit)
                                                           : wasm_u32x4_shr(from, from_bit - to_bit),
-                                       wasm_i32x4_splat(rest << to_bit)));
+                                       wasm_i32x4_splat(kRestMask << to_bit)));
               }
               q0f[p] = Floats(wasm_f32x4_convert_i32x4(low));
               q1f[p] = Floats(wasm_f32x4_convert_i32x4(up));
@@ -266,8 +266,7 @@ struct PanelBlocks {
             q0 = n & Ints(kLowMask);
             q1 = n >> int(kLowBits);
             if constexpr (kBits != 0) {
-              constexpr std::int32_t rest = (1 << (2 * kBits)) - 1;
-              q0 = q0 | (((h[p] >> int(2 * kBits * s)) & Ints(rest)) << int(kLowBits));
+              q0 = q0 | (((h[p] >> int(2 * kBits * s)) & Ints(kRestMask)) << int(kLowBits));
             }
           }
           q0f[p] = small_to_float(q0);  // |q| < 2²²: exact, signed too
