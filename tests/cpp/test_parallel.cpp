@@ -1,5 +1,5 @@
 // The thread pool: every item once, errors, and the same numbers for any thread count (matmul,
-// a model's forward, generation and gradients).
+// causal attention's heads, a model's forward, generation and gradients).
 #include <catch2/catch_test_macros.hpp>
 
 #include <atomic>
@@ -9,6 +9,7 @@
 #include "attention/error.hpp"
 #include "attention/model/generate.hpp"
 #include "attention/model/model.hpp"
+#include "attention/ops/causal_attention.hpp"
 #include "attention/ops/matmul.hpp"
 #include "attention/parallel.hpp"
 #include "attention/rng.hpp"
@@ -157,5 +158,38 @@ TEST_CASE("a model with threads: forward, generation, loss and gradients bit-ide
     CHECK(three.greedy == one.greedy);
     CHECK(three.probabilities == one.probabilities);
     CHECK(three.sampled == one.sampled);
+  }
+}
+
+TEST_CASE("causal attention with threads: heads split over the pool, bit-identical to one thread",
+          "[parallel]") {
+  // 12 query heads over 3 key/value heads (groups of 4), 64 rows: a head is 2·64·64·64
+  // multiply-adds, so the heads split into parts of at least 5 (kParallelMultiplyAdds) and the
+  // second part starts inside a group (head 6 of 4 … 7): that part packs its group itself.
+  const attn::AttentionShape shape{12, 3, 64};
+  const std::size_t batch = 2, n = 64;
+  const std::size_t head_work = 2 * n * n * shape.head_dim + 1;
+  REQUIRE(attn::kParallelMultiplyAdds / head_work + 1 <= shape.heads / 2);
+  const auto qkv = random_floats(batch * n * shape.row(), 21);
+  const auto run = [&](std::vector<float>& att, std::vector<float>& ctx) {
+    att.assign(batch * shape.heads * n * n, -7.0f);
+    ctx.assign(batch * n * shape.q_width(), -7.0f);
+    attn::AttentionScratch scratch;
+    attn::causal_attention_forward(qkv.data(), att.data(), ctx.data(), batch, n, shape, scratch);
+  };
+  std::vector<float> att1, ctx1;
+  run(att1, ctx1);
+  std::vector<float> att_ref(att1.size()), ctx_ref(ctx1.size());
+  attn::reference::causal_attention_forward(qkv.data(), att_ref.data(), ctx_ref.data(), batch, n,
+                                            shape);
+  require_close(att1, att_ref, 1e-6, 1e-5, "weights");
+  require_close(ctx1, ctx_ref, 1e-5, 1e-5, "context");
+  for (const std::size_t threads : {2u, 3u}) {
+    INFO(threads << " threads");
+    ThreadCount scope(threads);
+    std::vector<float> att, ctx;
+    run(att, ctx);
+    CHECK(att == att1);
+    CHECK(ctx == ctx1);
   }
 }

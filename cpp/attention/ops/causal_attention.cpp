@@ -6,6 +6,7 @@
 #include "attention/ops/exp.hpp"
 #include "attention/ops/softcap.hpp"
 #include "attention/ops/vec.hpp"
+#include "attention/parallel.hpp"
 
 namespace attn {
 
@@ -36,44 +37,55 @@ void causal_attention_rows(const float* q, std::size_t q_ld, const float* keys, 
   const float softcap = float(shape.softcap);
   // The keys any of the rows sees: first … len − 1.
   const std::size_t first = shape.first_key(position), count = len - first;
-  for (std::size_t g = 0; g < shape.kv_heads; ++g) {
-    const std::size_t head0 = g * group;
-    pack_transposed(ConstMatView(keys + first * kv_ld + g * dk, count, dk, kv_ld),
-                    scratch.packed_keys);  // Kᵀ [d_k, count]
-    if (rows == 1) {  // the group's queries of one row are contiguous: one [group, d_k] matrix
+  // Head h's rows of scores [rows, len] turned into weights in place.
+  const auto softmax_rows = [&](std::size_t h) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t at = position + r;
+      float* row = att + (h * rows + r) * len;
+      if (softcap > 0.0f) {  // scaled and capped first; the softmax then takes them as they are
+        softcap_scores_row(row, shape.first_key(at), at, scale, softcap);
+        causal_softmax_row(row, shape.first_key(at), at, 1.0f);
+      } else {
+        causal_softmax_row(row, shape.first_key(at), at, scale);
+      }
+      std::fill(row + at + 1, row + len, 0.0f);
+    }
+  };
+  // Kᵀ [d_k, count] and V [count, d_k] of KV group g into s.
+  const auto pack_group = [&](std::size_t g, AttentionScratch& s) {
+    pack_transposed(ConstMatView(keys + first * kv_ld + g * dk, count, dk, kv_ld), s.packed_keys);
+    pack_matrix(ConstMatView(values + first * kv_ld + g * dk, count, dk, kv_ld), s.packed_rows);
+  };
+  if (rows == 1) {  // a group's queries of one row are contiguous: one [group, d_k] matrix each
+    for (std::size_t g = 0; g < shape.kv_heads; ++g) {
+      const std::size_t head0 = g * group;
+      pack_group(g, scratch);
       matmul_packed(ConstMatView(q + shape.q_offset(head0), group, dk, dk), scratch.packed_keys,
                     MatView(att + head0 * len + first, group, count, len));
-    } else {
-      for (std::size_t h = head0; h < head0 + group; ++h) {
-        matmul_packed(ConstMatView(q + shape.q_offset(h), rows, dk, q_ld), scratch.packed_keys,
-                      MatView(att + h * rows * len + first, rows, count, len));
-      }
-    }
-    for (std::size_t h = head0; h < head0 + group; ++h) {
-      for (std::size_t r = 0; r < rows; ++r) {
-        const std::size_t at = position + r;
-        float* row = att + (h * rows + r) * len;
-        if (softcap > 0.0f) {  // scaled and capped first; the softmax then takes them as they are
-          softcap_scores_row(row, shape.first_key(at), at, scale, softcap);
-          causal_softmax_row(row, shape.first_key(at), at, 1.0f);
-        } else {
-          causal_softmax_row(row, shape.first_key(at), at, scale);
-        }
-        std::fill(row + at + 1, row + len, 0.0f);
-      }
-    }
-    pack_matrix(ConstMatView(values + first * kv_ld + g * dk, count, dk, kv_ld),
-                scratch.packed_rows);  // V [count, d_k]
-    if (rows == 1) {
+      for (std::size_t h = head0; h < head0 + group; ++h) softmax_rows(h);
       matmul_packed(ConstMatView(att + head0 * len + first, group, count, len), scratch.packed_rows,
                     MatView(ctx + head0 * dk, group, dk, dk));
-    } else {
-      for (std::size_t h = head0; h < head0 + group; ++h) {
-        matmul_packed(ConstMatView(att + h * rows * len + first, rows, count, len),
-                      scratch.packed_rows, MatView(ctx + h * dk, rows, dk, ctx_ld));
-      }
     }
+    return;
   }
+  // More rows: the heads split over the thread pool (a thread takes at least
+  // kParallelMultiplyAdds of QKᵀ and A·V), each head computed by one thread in one order, so the
+  // thread count never changes a bit. A thread packs its heads' group's keys and values once per
+  // group it enters; the calling thread uses `scratch`, a worker its own.
+  const std::size_t head_work = 2 * rows * count * dk + 1;
+  parallel_for(shape.heads, kParallelMultiplyAdds / head_work + 1,
+               [&](std::size_t begin, std::size_t end) {
+                 thread_local AttentionScratch worker_scratch;
+                 AttentionScratch& s = begin == 0 ? scratch : worker_scratch;
+                 for (std::size_t h = begin; h < end; ++h) {
+                   if (h == begin || h % group == 0) pack_group(h / group, s);
+                   matmul_packed(ConstMatView(q + shape.q_offset(h), rows, dk, q_ld), s.packed_keys,
+                                 MatView(att + h * rows * len + first, rows, count, len));
+                   softmax_rows(h);
+                   matmul_packed(ConstMatView(att + h * rows * len + first, rows, count, len),
+                                 s.packed_rows, MatView(ctx + h * dk, rows, dk, ctx_ld));
+                 }
+               });
 }
 
 void causal_attention_forward(const float* qkv, float* att, float* ctx, std::size_t batch,
