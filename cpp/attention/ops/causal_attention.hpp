@@ -152,9 +152,11 @@ void softcap_scores_row(float* row, std::size_t first, std::size_t last, float s
 // [rows, ctx_ld] (query head h at columns h·head_dim). The scores are scaled (and soft-capped) as
 // the shape says. Each K/V head's keys and values are packed
 // once for its group of query heads; a single row's queries of a group go through the products as
-// one matrix. A row's values depend only on its position and the keys and values it sees, so a
-// model's cached step (one row over the cache) and its full forward (every row at once) compute
-// the same floats.
+// one matrix. More rows split their heads over the thread pool (a thread packs the groups of the
+// heads it takes; `scratch` is the calling thread's), each head computed by one thread, so the
+// thread count changes no value. A row's values depend only on its position and the keys and values
+// it sees, so a model's cached step (one row over the cache) and its full forward (every row at
+// once) compute the same floats.
 void causal_attention_rows(const float* q, std::size_t q_ld, const float* keys, const float* values,
                            std::size_t kv_ld, std::size_t position, std::size_t rows,
                            const AttentionShape& shape, float* att, float* ctx, std::size_t ctx_ld,
