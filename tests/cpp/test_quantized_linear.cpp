@@ -27,7 +27,8 @@ namespace {
 
 const attn::GgmlType kTypes[] = {attn::GgmlType::Q8_0, attn::GgmlType::Q4_0, attn::GgmlType::Q4_1,
                                  attn::GgmlType::Q5_0, attn::GgmlType::Q5_1, attn::GgmlType::Q4_K,
-                                 attn::GgmlType::Q5_K, attn::GgmlType::Q6_K};
+                                 attn::GgmlType::Q5_K, attn::GgmlType::Q6_K, attn::GgmlType::F16,
+                                 attn::GgmlType::BF16};
 
 struct Threads {
   explicit Threads(std::size_t count) { attn::set_thread_count(count); }
@@ -70,7 +71,13 @@ std::vector<std::uint8_t> random_rows(attn::GgmlType type, std::size_t rows, std
         put_half(block, random_half(rng, max_exponent));
         put_half(block + 2, random_half(rng, max_exponent));
         break;
-      default:  // d first
+      case attn::GgmlType::BF16: {  // a finite value: sign, exponent 0 (subnormal) or near 2⁰
+        std::uniform_int_distribution<int> exponent(107, 130), mantissa(0, 127), sign(0, 1);
+        const int e = mantissa(rng) < 8 ? 0 : exponent(rng);
+        put_half(block, std::uint16_t((sign(rng) << 15) | (e << 7) | mantissa(rng)));
+        break;
+      }
+      default:  // d first (F16: the value)
         put_half(block, random_half(rng, max_exponent));
     }
   }
@@ -117,7 +124,8 @@ std::size_t bit_mismatches(const std::vector<float>& got, const std::vector<floa
 
 // A row width of whole blocks that is not a multiple of 256 for the 32-value formats.
 std::size_t odd_cols(attn::GgmlType type) {
-  return attn::ggml_type_info(type).block_values == 32 ? 32 * 11 : 256 * 3;
+  const std::size_t values = attn::ggml_type_info(type).block_values;
+  return values == 256 ? 256 * 3 : 32 * 11;  // F16 and BF16 (blocks of 1) as the 32-value types
 }
 
 }  // namespace
@@ -244,6 +252,40 @@ TEST_CASE("a quantized product deeper than one cache block of k still sums in or
                          scratch);
     attn::quantized_linear_forward(x.data(), w, bias.data(), got.data(), m, rows);
     CHECK(bit_mismatches(got, want) == 0);
+  }
+}
+
+TEST_CASE(
+    "F16 and BF16 matrices: one row too is the float product over the widened values, bit "
+    "for bit",
+    "[quantized]") {
+  // no groups to scale: the one-row kernel sums each output from its bias over k in order, as
+  // matmul's float kernel does (a model's F16 GGUF weights give its .safetensors numbers)
+  std::mt19937 rng(41);
+  for (const attn::GgmlType type : {attn::GgmlType::F16, attn::GgmlType::BF16}) {
+    for (const std::size_t rows : {std::size_t{37}, std::size_t{7 * attn::kPanelWidth}}) {
+      INFO(attn::ggml_type_name(type) << ", " << rows << " rows");
+      const std::size_t cols = 200;
+      const auto bytes = random_rows(type, rows, cols, rng);
+      const attn::QuantizedMatrix w = matrix_of(type, rows, cols, bytes);
+      const std::vector<float> weights = dequantized(type, bytes, rows * cols);
+      // x of |x| < 2¹⁶ with subnormals among them (F16's kernel then scales x: row_halves), and
+      // x with one |x| past 2¹⁶ (it scales each weight)
+      std::vector<float> small = random_floats(cols, rng), large = small;
+      small[3] = 1e-40f;
+      small[4] = -3e-39f;
+      large[5] = 1e5f;
+      const std::vector<float> bias = random_floats(rows, rng);
+      for (const auto* x : {&small, &large}) {
+        for (const float* b : {static_cast<const float*>(nullptr), bias.data()}) {
+          std::vector<float> want(rows), got(rows, -1.0f);
+          attn::LinearScratch scratch;
+          attn::linear_forward(x->data(), weights.data(), b, want.data(), 1, cols, rows, scratch);
+          attn::quantized_linear_forward(x->data(), w, b, got.data(), 1, rows);
+          CHECK(bit_mismatches(got, want) == 0);
+        }
+      }
+    }
   }
 }
 

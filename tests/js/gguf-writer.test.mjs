@@ -157,6 +157,35 @@ test('each format of each small shape: read by loadCheckpoint, and every tensor 
   }
 });
 
+// After loading and after a forward and a generation, a GGUF model's wasm memory grows by its
+// weights' bytes (within 1.2x) and the activations' (about 1 MB at this size), not by a second
+// copy of the weights packed for the kernels: F16 and the quantized types are read where they are
+// (F16 matrices kept as one-value blocks; it held a float copy, 3x its file, after the first
+// forward). F32 is left out: its weights are still packed once more at the first forward (README).
+test('a GGUF model of F16 or quantized weights holds about its file after a forward and a generation', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-memory-'));
+  try {
+    for (const format of FORMATS.filter((f) => f !== 'F32')) {
+      const file = join(dir, `${format}.gguf`);
+      writeModel(file, TINY.k256, format);
+      const before = lens.memory().allocatedBytes;
+      const model = await lens.loadCheckpoint({ weights: new Uint8Array(readFileSync(file)) });
+      try {
+        const ids = Int32Array.from({ length: 16 }, (_, i) => i + 5);
+        model.forward(ids, { n: ids.length });
+        model.generate(ids, { maxTokens: 4, temperature: 0 });
+        const grown = lens.memory().allocatedBytes - before;
+        assert.ok(grown <= 1.2 * model.weights.bytes + 1.5e6,
+          `${format}: ${grown} bytes for ${model.weights.bytes} bytes of weights`);
+      } finally {
+        model.dispose();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the quantizers on blocks worth a case each: zeros, one value, both signs, tiny and huge scales', () => {
   const blocks = [new Float32Array(256), new Float32Array(256).fill(0.5), new Float32Array(256).fill(-3)];
   const spike = new Float32Array(256);

@@ -295,8 +295,16 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
     }
   }
   // A weight matrix whose stored tensors are all F16 (or all BF16) stays in that form, one whose
-  // tensors are all GGUF quantized blocks keeps them (each tensor its rows, of its own type); the
-  // memory that takes is known from the headers alone.
+  // tensors are all GGUF quantized blocks keeps them (each tensor its rows, of its own type); a
+  // GGUF file's F16 and BF16 matrices are kept as blocks too (of one value: QuantizedMatrix's
+  // panel layout, which the kernels read where it is, so the first forward packs no float copy);
+  // the memory that takes is known from the headers alone.
+  const auto kept_type = [&](const Target& t) -> std::optional<GgmlType> {
+    if (t.blocks) return can_keep_quantized(*t.blocks) ? t.blocks : std::nullopt;
+    if (gguf && t.dtype == safetensors::DType::F16) return GgmlType::F16;
+    if (gguf && t.dtype == safetensors::DType::BF16) return GgmlType::BF16;
+    return std::nullopt;
+  };
   std::vector<std::pair<std::string, HalfKind>> kept_half;
   std::vector<KeptQuantized> kept_quantized;
   std::uint64_t bytes = 0, parameters = 0;
@@ -312,9 +320,8 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
         any = true;
         all_f16 = all_f16 && each.target.dtype == safetensors::DType::F16 && !each.target.blocks;
         all_bf16 = all_bf16 && each.target.dtype == safetensors::DType::BF16 && !each.target.blocks;
-        all_blocks = all_blocks && each.target.blocks && can_keep_quantized(*each.target.blocks) &&
-                     !each.target.transpose && each.target.shape.size() == 2 &&
-                     each.target.shape[1] == info.shape[1];
+        all_blocks = all_blocks && kept_type(each.target) && !each.target.transpose &&
+                     each.target.shape.size() == 2 && each.target.shape[1] == info.shape[1];
         parts.emplace_back(each.target.first_value / info.shape[1], &each.target);
       }
       all_f16 = all_f16 && any;
@@ -328,15 +335,15 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
         std::size_t row = 0;
         for (const auto& [first_row, target] : parts) {
           if (first_row != row) break;  // not a run of row blocks: left to the checks below
-          kept.parts.emplace_back(*target->blocks, target->shape[0]);
+          const GgmlType type = *kept_type(*target);
+          kept.parts.emplace_back(type, target->shape[0]);
           row += target->shape[0];
-          blocks_bytes +=
-              QuantizedMatrix::bytes_for(*target->blocks, target->shape[0], info.shape[1]);
+          blocks_bytes += QuantizedMatrix::bytes_for(type, target->shape[0], info.shape[1]);
         }
         if (row == info.shape[0]) blocks = std::move(kept);
       }
     }
-    if (kind) kept_half.emplace_back(info.name, *kind);
+    if (kind && !blocks) kept_half.emplace_back(info.name, *kind);
     parameters += info.size;
     if (blocks) {
       bytes += blocks_bytes;

@@ -2,6 +2,7 @@
 #include "attention/ops/quantized_linear.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -91,6 +92,22 @@ inline Ints lanes_u16(const std::uint8_t* p) {
 #endif
 }
 
+inline Ints lanes_i16(const std::uint8_t* p) {
+#if defined(__AVX512F__)
+  return Ints(_mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
+#elif defined(__AVX2__)
+  return Ints(_mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__wasm_simd128__)
+  return Ints(wasm_i32x4_load16x4(p));
+#elif defined(__SSE4_1__)
+  return Ints(_mm_cvtepi16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+#else
+  alignas(64) std::int32_t lanes[W];
+  for (std::size_t i = 0; i < W; ++i) lanes[i] = std::int16_t(p[2 * i] | (p[2 * i + 1] << 8));
+  return Ints::load_aligned(lanes);
+#endif
+}
+
 // Small integers (|q| < 2²²: quants, sub-block scales) as float, exactly. In wasm, LLVM (14) folds
 // a widening (i32x4.extend_low_i16x8) into the conversion after it and then converts lane by lane
 // (no wasm instruction converts i16 lanes): there the integer is added to the bits of 1.5·2²³
@@ -119,6 +136,71 @@ inline Floats halves_to_floats(const std::uint8_t* p) {
       xsimd::bitwise_cast<float>((h & Ints(0x7FFF)) << 13) * Floats(5.192296858534828e33f);
   return xsimd::bitwise_cast<float>(xsimd::bitwise_cast<std::int32_t>(magnitude) |
                                     ((h & Ints(0x8000)) << 16));
+}
+
+// W 2-byte values of a kept F16 or BF16 matrix (little-endian) as float, over kHalfScale<T>:
+// BF16's exactly (a float's top half); F16's sign, exponent and mantissa moved into a float's
+// places (sign-extended, shifted, masked: the value times 2⁻¹¹², exact, subnormal halves on
+// float subnormals; an F16 matrix's values are finite: the import refuses any other).
+template <GgmlType T>
+inline Floats half_values_over_scale(const std::uint8_t* p) {
+  if constexpr (T == GgmlType::BF16) {
+    return xsimd::bitwise_cast<float>(lanes_u16(p) << 16);
+  } else {
+    return xsimd::bitwise_cast<float>((lanes_i16(p) << 13) & Ints(std::int32_t(0x8FFFE000u)));
+  }
+}
+template <GgmlType T>
+constexpr float kHalfScale = T == GgmlType::BF16 ? 1.0f : 0x1p112f;
+// The values themselves.
+template <GgmlType T>
+inline Floats half_values(const std::uint8_t* p) {
+  if constexpr (T == GgmlType::BF16) {
+    return half_values_over_scale<T>(p);
+  } else {
+    return half_values_over_scale<T>(p) * Floats(kHalfScale<T>);
+  }
+}
+
+// y[0, cols) = x[0, w.cols) · the rows of P panels of a kept F16 or BF16 matrix from `panel` +
+// bias: the one-row kernel of the 2-byte formats, matmul's one-row kernel with each value widened
+// as it is loaded: every output summed from its bias over k in order, so bit for bit the float
+// product over the widened weights (linear_forward's). With scale_x (every |x| < 2¹⁶), F16's 2¹¹²
+// goes on x_k instead of on each weight: x_k·2¹¹² is exact and finite, and (x_k·2¹¹²)·(w·2⁻¹¹²) is
+// the real number x_k·w, so every product (and fused multiply-add) rounds as x_k·w does.
+template <GgmlType T, std::size_t P>
+void row_halves(const float* x, bool scale_x, const QuantizedMatrix& w, std::size_t panel, float* y,
+                std::size_t cols, const float* bias) {
+  constexpr std::size_t kStep = quantized_layout(T).record_bytes(NR);  // one value of NR rows
+  alignas(64) float edge[P * NR] = {};
+  if (bias) std::copy(bias, bias + cols, edge);
+  Floats acc0[P], acc1[P];
+  const std::uint8_t* rows[P];
+  for (std::size_t p = 0; p < P; ++p) {
+    acc0[p] = Floats::load_aligned(edge + p * NR);
+    acc1[p] = Floats::load_aligned(edge + p * NR + W);
+    rows[p] = w.record(panel + p, 0);
+  }
+  const auto sum = [&](auto value_of, float x_factor) {
+    for (std::size_t k = 0; k < w.cols(); ++k) {
+      const Floats xk(x[k] * x_factor);
+      for (std::size_t p = 0; p < P; ++p) {
+        acc0[p] = xsimd::fma(xk, value_of(rows[p]), acc0[p]);
+        acc1[p] = xsimd::fma(xk, value_of(rows[p] + 2 * W), acc1[p]);
+        rows[p] += kStep;
+      }
+    }
+  };
+  if (scale_x) {
+    sum([](const std::uint8_t* at) { return half_values_over_scale<T>(at); }, kHalfScale<T>);
+  } else {
+    sum([](const std::uint8_t* at) { return half_values<T>(at); }, 1.0f);
+  }
+  for (std::size_t p = 0; p < P; ++p) {
+    acc0[p].store_aligned(edge + p * NR);
+    acc1[p].store_aligned(edge + p * NR + W);
+  }
+  std::copy(edge, edge + cols, y);
 }
 
 // Block b of P consecutive panels from `panel`, read for its values: each panel's quants and high
@@ -314,7 +396,10 @@ inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size
 // high bits or several groups per block hold more values live: at 4 they run out of V8's 16
 // vector registers (Q5_0: 2.2× slower), and 2 is slower than 3.
 constexpr std::size_t row_panels_of(GgmlType type) {
-  return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 ? 6 : 3;
+  return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 || type == GgmlType::F16 ||
+                 type == GgmlType::BF16
+             ? 6
+             : 3;
 }
 
 // y[0, cols) = x[0, w.cols) · the rows of P panels from `panel` + bias: the one-row kernel. A
@@ -386,6 +471,14 @@ void group_sums(const float* x, std::size_t depth, std::size_t group, AlignedVec
 template <GgmlType T>
 void widen_panel(const QuantizedMatrix& w, std::size_t panel, std::size_t k_first, std::size_t kc,
                  float* out) {
+  if constexpr (quantized_layout(T).half_values) {
+    for (std::size_t k = 0; k < kc; ++k) {
+      const std::uint8_t* rows = w.record(panel, k_first + k);
+      half_values<T>(rows).store_aligned(out + k * NR);
+      half_values<T>(rows + 2 * W).store_aligned(out + k * NR + W);
+    }
+    return;
+  }
   constexpr std::size_t bv = quantized_layout(T).block_values;
   decode_panels<T, 1>(w, panel, k_first / bv, (k_first + kc) / bv,
                       [&](std::size_t k, const Floats* low, const Floats* high) {
@@ -414,6 +507,10 @@ void with_type(GgmlType type, F&& f) {
       return f.template operator()<GgmlType::Q5_K>();
     case GgmlType::Q6_K:
       return f.template operator()<GgmlType::Q6_K>();
+    case GgmlType::F16:
+      return f.template operator()<GgmlType::F16>();
+    case GgmlType::BF16:
+      return f.template operator()<GgmlType::BF16>();
     default:
       return;
   }
@@ -461,27 +558,34 @@ void forward_parts(const float* x, const std::vector<ProductPart>& parts, std::s
   const std::size_t panel_flops = std::max<std::size_t>(1, m * depth * NR);
 #if ATTN_SIMD
   if (m == 1) {  // one row: every panel streamed once, dequantized in registers
-    // Σ x per group, once per group size among the parts (16 for Q6_K, 32 for the others)
+    // Σ x per group, once per group size among the parts (16 for Q6_K, 32 for the others; none
+    // for F16 and BF16, which have no offsets)
     thread_local std::vector<std::pair<std::size_t, AlignedVector<float>>> x_sums;
     std::size_t sizes = 0;
-    std::vector<const float*> sums_of(parts.size());
+    std::vector<const float*> sums_of(parts.size(), nullptr);
     std::vector<std::size_t> first(parts.size() + 1, 0);  // part i's items: [first[i], first[i+1])
     std::size_t run_panels = 1;
     for (std::size_t i = 0; i < parts.size(); ++i) {
-      const std::size_t group = quantized_layout(parts[i].w->type()).group_values;
-      std::size_t s = 0;
-      while (s < sizes && x_sums[s].first != group) ++s;
-      if (s == sizes) {
-        if (x_sums.size() == sizes) x_sums.emplace_back();
-        x_sums[s].first = group;
-        group_sums(x, depth, group, x_sums[s].second);
-        ++sizes;
+      const QuantizedLayout layout = quantized_layout(parts[i].w->type());
+      if (!layout.half_values) {
+        const std::size_t group = layout.group_values;
+        std::size_t s = 0;
+        while (s < sizes && x_sums[s].first != group) ++s;
+        if (s == sizes) {
+          if (x_sums.size() == sizes) x_sums.emplace_back();
+          x_sums[s].first = group;
+          group_sums(x, depth, group, x_sums[s].second);
+          ++sizes;
+        }
+        sums_of[i] = x_sums[s].second.data();  // this thread's buffers, read by every part
       }
-      sums_of[i] = x_sums[s].second.data();  // this thread's buffers, read by every part
       const std::size_t group_panels = row_panels_of(parts[i].w->type());
       first[i + 1] = first[i] + (parts[i].w->panels() + group_panels - 1) / group_panels;
       run_panels = std::max(run_panels, group_panels);
     }
+    // F16's one-row kernel scales x instead of each weight when every |x| < 2¹⁶ (row_halves).
+    bool scale_x = true;
+    for (std::size_t k = 0; k < depth; ++k) scale_x = scale_x && std::abs(x[k]) < 65536.0f;
     // A part holds kParallelRowMultiplyAdds counted in the parts' longest runs (3 or 6 panels): in
     // runs of 3, a Q8_0 matrix of 576 × 576 (a SmolLM2 attention output) stayed on one thread.
     const std::size_t min_items = kParallelRowMultiplyAdds / (panel_flops * run_panels) + 1;
@@ -497,14 +601,17 @@ void forward_parts(const float* x, const std::vector<ProductPart>& parts, std::s
           std::size_t p = (from - first[i]) * kRowPanels;
           const std::size_t last = std::min(w.panels(), (to - first[i]) * kRowPanels);
           const auto row_bias = [&](std::size_t q) { return bias ? bias + q * NR : nullptr; };
+          const auto run = [&]<std::size_t P>(std::size_t q, std::size_t cols) {
+            if constexpr (quantized_layout(T).half_values) {
+              row_halves<T, P>(x, scale_x, w, q, y + q * NR, cols, row_bias(q));
+            } else {
+              row_panels<T, P>(x, sums_of[i], w, q, y + q * NR, cols, row_bias(q));
+            }
+          };
           for (; p + kRowPanels <= last; p += kRowPanels) {
-            const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
-            row_panels<T, kRowPanels>(x, sums_of[i], w, p, y + p * NR, cols, row_bias(p));
+            run.template operator()<kRowPanels>(p, std::min(kRowPanels * NR, w.rows() - p * NR));
           }
-          for (; p < last; ++p) {
-            row_panels<T, 1>(x, sums_of[i], w, p, y + p * NR, std::min(NR, w.rows() - p * NR),
-                             row_bias(p));
-          }
+          for (; p < last; ++p) run.template operator()<1>(p, std::min(NR, w.rows() - p * NR));
         });
       }
     });

@@ -6,6 +6,7 @@
 
 #include "attention/error.hpp"
 #include "attention/ops/dequantize.hpp"
+#include "attention/ops/half.hpp"
 #include "attention/ops/matmul.hpp"
 
 namespace attn {
@@ -280,7 +281,7 @@ QuantizedMatrix::QuantizedMatrix(GgmlType type, std::size_t rows, std::size_t co
   if (!can_keep_quantized(type)) {
     throw Error(std::string("a ") + ggml_type_name(type) +
                 " matrix cannot be kept quantized (supported: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, "
-                "Q4_K, Q5_K, Q6_K)");
+                "Q4_K, Q5_K, Q6_K, F16, BF16)");
   }
   const QuantizedLayout layout = quantized_layout(type);
   if (cols % layout.block_values != 0) {
@@ -300,6 +301,10 @@ std::size_t QuantizedMatrix::panels() const {
 void QuantizedMatrix::set_block(std::size_t row, std::size_t block,
                                 const std::uint8_t* file_block) {
   const QuantizedLayout layout = quantized_layout(type_);
+  if (layout.half_values) {  // the value's 2 bytes in its row's place
+    copy_half(record(row / NR, block) + 2 * (row % NR), file_block);
+    return;
+  }
   const BlockFields f = fields_of(type_, file_block);
   std::uint8_t* rec = record(row / NR, block);
   const std::size_t r = row % NR, lane = r % L;
@@ -340,6 +345,10 @@ void QuantizedMatrix::set_block(std::size_t row, std::size_t block,
 void QuantizedMatrix::get_block(std::size_t row, std::size_t block,
                                 std::uint8_t* file_block) const {
   const QuantizedLayout layout = quantized_layout(type_);
+  if (layout.half_values) {
+    copy_half(file_block, record(row / NR, block) + 2 * (row % NR));
+    return;
+  }
   BlockFields f;
   const std::uint8_t* rec = record(row / NR, block);
   const std::size_t r = row % NR, lane = r % L;
@@ -375,6 +384,16 @@ void QuantizedMatrix::get_block(std::size_t row, std::size_t block,
 }
 
 void QuantizedMatrix::dequantize_rows(std::size_t first, std::size_t count, float* out) const {
+  if (quantized_layout(type_).half_values) {  // each value's 2 bytes read where they are
+    const HalfKind kind = type_ == GgmlType::F16 ? HalfKind::F16 : HalfKind::BF16;
+    for (std::size_t row = first; row < first + count; ++row) {
+      for (std::size_t c = 0; c < cols_; ++c) {
+        const std::uint8_t* h = record(row / NR, c) + 2 * (row % NR);
+        *out++ = half_to_f32(std::uint16_t(h[0] | (h[1] << 8)), kind);
+      }
+    }
+    return;
+  }
   const GgmlTypeInfo& info = ggml_type_info(type_);
   std::uint8_t block[256];
   for (std::size_t row = first; row < first + count; ++row) {
