@@ -27,8 +27,8 @@ namespace {
 
 const attn::GgmlType kTypes[] = {attn::GgmlType::Q8_0, attn::GgmlType::Q4_0, attn::GgmlType::Q4_1,
                                  attn::GgmlType::Q5_0, attn::GgmlType::Q5_1, attn::GgmlType::Q4_K,
-                                 attn::GgmlType::Q5_K, attn::GgmlType::Q6_K, attn::GgmlType::F16,
-                                 attn::GgmlType::BF16};
+                                 attn::GgmlType::Q5_K, attn::GgmlType::Q6_K, attn::GgmlType::F32,
+                                 attn::GgmlType::F16,  attn::GgmlType::BF16};
 
 struct Threads {
   explicit Threads(std::size_t count) { attn::set_thread_count(count); }
@@ -71,6 +71,12 @@ std::vector<std::uint8_t> random_rows(attn::GgmlType type, std::size_t rows, std
         put_half(block, random_half(rng, max_exponent));
         put_half(block + 2, random_half(rng, max_exponent));
         break;
+      case attn::GgmlType::F32: {  // a finite value: normal, with a subnormal now and then
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        const float v = byte(rng) < 8 ? 1e-40f : normal(rng);
+        std::memcpy(block, &v, sizeof v);
+        break;
+      }
       case attn::GgmlType::BF16: {  // a finite value: sign, exponent 0 (subnormal) or near 2⁰
         std::uniform_int_distribution<int> exponent(107, 130), mantissa(0, 127), sign(0, 1);
         const int e = mantissa(rng) < 8 ? 0 : exponent(rng);
@@ -125,7 +131,7 @@ std::size_t bit_mismatches(const std::vector<float>& got, const std::vector<floa
 // A row width of whole blocks that is not a multiple of 256 for the 32-value formats.
 std::size_t odd_cols(attn::GgmlType type) {
   const std::size_t values = attn::ggml_type_info(type).block_values;
-  return values == 256 ? 256 * 3 : 32 * 11;  // F16 and BF16 (blocks of 1) as the 32-value types
+  return values == 256 ? 256 * 3 : 32 * 11;  // the float types (blocks of 1) as the 32-value ones
 }
 
 }  // namespace
@@ -256,13 +262,14 @@ TEST_CASE("a quantized product deeper than one cache block of k still sums in or
 }
 
 TEST_CASE(
-    "F16 and BF16 matrices: one row too is the float product over the widened values, bit "
-    "for bit",
+    "F32, F16 and BF16 matrices: one row too is the float product over the widened values, "
+    "bit for bit",
     "[quantized]") {
   // no groups to scale: the one-row kernel sums each output from its bias over k in order, as
-  // matmul's float kernel does (a model's F16 GGUF weights give its .safetensors numbers)
+  // matmul's float kernel does (a model's F32 or F16 GGUF weights give its .safetensors numbers)
   std::mt19937 rng(41);
-  for (const attn::GgmlType type : {attn::GgmlType::F16, attn::GgmlType::BF16}) {
+  for (const attn::GgmlType type :
+       {attn::GgmlType::F32, attn::GgmlType::F16, attn::GgmlType::BF16}) {
     for (const std::size_t rows : {std::size_t{37}, std::size_t{7 * attn::kPanelWidth}}) {
       INFO(attn::ggml_type_name(type) << ", " << rows << " rows");
       const std::size_t cols = 200;

@@ -296,11 +296,12 @@ CheckpointImport::CheckpointImport(const std::vector<CheckpointFile>& files,
   }
   // A weight matrix whose stored tensors are all F16 (or all BF16) stays in that form, one whose
   // tensors are all GGUF quantized blocks keeps them (each tensor its rows, of its own type); a
-  // GGUF file's F16 and BF16 matrices are kept as blocks too (of one value: QuantizedMatrix's
-  // panel layout, which the kernels read where it is, so the first forward packs no float copy);
+  // GGUF file's F32, F16 and BF16 matrices are kept as blocks too (of one value: QuantizedMatrix's
+  // panel layout, which the kernels read where it is, so the first forward packs no copy);
   // the memory that takes is known from the headers alone.
   const auto kept_type = [&](const Target& t) -> std::optional<GgmlType> {
     if (t.blocks) return can_keep_quantized(*t.blocks) ? t.blocks : std::nullopt;
+    if (gguf && t.dtype == safetensors::DType::F32) return GgmlType::F32;
     if (gguf && t.dtype == safetensors::DType::F16) return GgmlType::F16;
     if (gguf && t.dtype == safetensors::DType::BF16) return GgmlType::BF16;
     return std::nullopt;

@@ -36,9 +36,10 @@ float Model::loss_and_gradients(std::span<const std::int32_t> ids,
   if (has_half_parameters()) {
     throw Error(
         std::string("this model cannot be trained: its weights are kept in the checkpoint's ") +
-        (has_quantized_parameters() ? "quantized blocks (a GGUF file's Q8_0, Q4_K, …)"
-                                    : "2-byte form (F16 or BF16)") +
-        "; load an F32 checkpoint to train it");
+        (has_quantized_parameters()
+             ? "quantized blocks (a GGUF file's Q8_0, Q4_K, …, or its F32 / F16 / BF16 values)"
+             : "2-byte form (F16 or BF16)") +
+        "; load an F32 .safetensors checkpoint to train it");
   }
   if (targets.size() != ids.size()) {
     throw Error("targets has " + std::to_string(targets.size()) +

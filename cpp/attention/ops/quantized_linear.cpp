@@ -138,40 +138,43 @@ inline Floats halves_to_floats(const std::uint8_t* p) {
                                     ((h & Ints(0x8000)) << 16));
 }
 
-// W 2-byte values of a kept F16 or BF16 matrix (little-endian) as float, over kHalfScale<T>:
-// BF16's exactly (a float's top half); F16's sign, exponent and mantissa moved into a float's
-// places (sign-extended, shifted, masked: the value times 2⁻¹¹², exact, subnormal halves on
-// float subnormals; an F16 matrix's values are finite: the import refuses any other).
+// W values of a kept F32, F16 or BF16 matrix (little-endian) as float, over kValueScale<T>: F32's
+// and BF16's exactly (BF16 a float's top half); F16's sign, exponent and mantissa moved into a
+// float's places (sign-extended, shifted, masked: the value times 2⁻¹¹², exact, subnormal halves
+// on float subnormals; an F16 matrix's values are finite: the import refuses any other).
 template <GgmlType T>
-inline Floats half_values_over_scale(const std::uint8_t* p) {
-  if constexpr (T == GgmlType::BF16) {
+inline Floats plain_values_over_scale(const std::uint8_t* p) {
+  if constexpr (T == GgmlType::F32) {
+    return Floats::load_unaligned(reinterpret_cast<const float*>(p));
+  } else if constexpr (T == GgmlType::BF16) {
     return xsimd::bitwise_cast<float>(lanes_u16(p) << 16);
   } else {
     return xsimd::bitwise_cast<float>((lanes_i16(p) << 13) & Ints(std::int32_t(0x8FFFE000u)));
   }
 }
 template <GgmlType T>
-constexpr float kHalfScale = T == GgmlType::BF16 ? 1.0f : 0x1p112f;
+constexpr float kValueScale = T == GgmlType::F16 ? 0x1p112f : 1.0f;
 // The values themselves.
 template <GgmlType T>
-inline Floats half_values(const std::uint8_t* p) {
-  if constexpr (T == GgmlType::BF16) {
-    return half_values_over_scale<T>(p);
+inline Floats plain_values(const std::uint8_t* p) {
+  if constexpr (T == GgmlType::F16) {
+    return plain_values_over_scale<T>(p) * Floats(kValueScale<T>);
   } else {
-    return half_values_over_scale<T>(p) * Floats(kHalfScale<T>);
+    return plain_values_over_scale<T>(p);
   }
 }
 
-// y[0, cols) = x[0, w.cols) · the rows of P panels of a kept F16 or BF16 matrix from `panel` +
-// bias: the one-row kernel of the 2-byte formats, matmul's one-row kernel with each value widened
+// y[0, cols) = x[0, w.cols) · the rows of P panels of a kept F32, F16 or BF16 matrix from `panel`
+// + bias: the one-row kernel of the float formats, matmul's one-row kernel with each value widened
 // as it is loaded: every output summed from its bias over k in order, so bit for bit the float
 // product over the widened weights (linear_forward's). With scale_x (every |x| < 2¹⁶), F16's 2¹¹²
 // goes on x_k instead of on each weight: x_k·2¹¹² is exact and finite, and (x_k·2¹¹²)·(w·2⁻¹¹²) is
 // the real number x_k·w, so every product (and fused multiply-add) rounds as x_k·w does.
 template <GgmlType T, std::size_t P>
-void row_halves(const float* x, bool scale_x, const QuantizedMatrix& w, std::size_t panel, float* y,
+void row_values(const float* x, bool scale_x, const QuantizedMatrix& w, std::size_t panel, float* y,
                 std::size_t cols, const float* bias) {
   constexpr std::size_t kStep = quantized_layout(T).record_bytes(NR);  // one value of NR rows
+  constexpr std::size_t kHigh = quantized_layout(T).plain_bytes * W;   // rows W … 2W − 1
   alignas(64) float edge[P * NR] = {};
   if (bias) std::copy(bias, bias + cols, edge);
   Floats acc0[P], acc1[P];
@@ -186,15 +189,15 @@ void row_halves(const float* x, bool scale_x, const QuantizedMatrix& w, std::siz
       const Floats xk(x[k] * x_factor);
       for (std::size_t p = 0; p < P; ++p) {
         acc0[p] = xsimd::fma(xk, value_of(rows[p]), acc0[p]);
-        acc1[p] = xsimd::fma(xk, value_of(rows[p] + 2 * W), acc1[p]);
+        acc1[p] = xsimd::fma(xk, value_of(rows[p] + kHigh), acc1[p]);
         rows[p] += kStep;
       }
     }
   };
   if (scale_x) {
-    sum([](const std::uint8_t* at) { return half_values_over_scale<T>(at); }, kHalfScale<T>);
+    sum([](const std::uint8_t* at) { return plain_values_over_scale<T>(at); }, kValueScale<T>);
   } else {
-    sum([](const std::uint8_t* at) { return half_values<T>(at); }, 1.0f);
+    sum([](const std::uint8_t* at) { return plain_values<T>(at); }, 1.0f);
   }
   for (std::size_t p = 0; p < P; ++p) {
     acc0[p].store_aligned(edge + p * NR);
@@ -396,10 +399,8 @@ inline void decode_panels(const QuantizedMatrix& w, std::size_t panel, std::size
 // high bits or several groups per block hold more values live: at 4 they run out of V8's 16
 // vector registers (Q5_0: 2.2× slower), and 2 is slower than 3.
 constexpr std::size_t row_panels_of(GgmlType type) {
-  return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 || type == GgmlType::F16 ||
-                 type == GgmlType::BF16
-             ? 6
-             : 3;
+  return type == GgmlType::Q8_0 || type == GgmlType::Q4_0 || quantized_layout(type).plain_bytes ? 6
+                                                                                                : 3;
 }
 
 // y[0, cols) = x[0, w.cols) · the rows of P panels from `panel` + bias: the one-row kernel. A
@@ -471,11 +472,11 @@ void group_sums(const float* x, std::size_t depth, std::size_t group, AlignedVec
 template <GgmlType T>
 void widen_panel(const QuantizedMatrix& w, std::size_t panel, std::size_t k_first, std::size_t kc,
                  float* out) {
-  if constexpr (quantized_layout(T).half_values) {
+  if constexpr (constexpr std::size_t size = quantized_layout(T).plain_bytes; size != 0) {
     for (std::size_t k = 0; k < kc; ++k) {
       const std::uint8_t* rows = w.record(panel, k_first + k);
-      half_values<T>(rows).store_aligned(out + k * NR);
-      half_values<T>(rows + 2 * W).store_aligned(out + k * NR + W);
+      plain_values<T>(rows).store_aligned(out + k * NR);
+      plain_values<T>(rows + size * W).store_aligned(out + k * NR + W);
     }
     return;
   }
@@ -507,6 +508,8 @@ void with_type(GgmlType type, F&& f) {
       return f.template operator()<GgmlType::Q5_K>();
     case GgmlType::Q6_K:
       return f.template operator()<GgmlType::Q6_K>();
+    case GgmlType::F32:
+      return f.template operator()<GgmlType::F32>();
     case GgmlType::F16:
       return f.template operator()<GgmlType::F16>();
     case GgmlType::BF16:
@@ -559,7 +562,7 @@ void forward_parts(const float* x, const std::vector<ProductPart>& parts, std::s
 #if ATTN_SIMD
   if (m == 1) {  // one row: every panel streamed once, dequantized in registers
     // Σ x per group, once per group size among the parts (16 for Q6_K, 32 for the others; none
-    // for F16 and BF16, which have no offsets)
+    // for the float formats, which have no offsets)
     thread_local std::vector<std::pair<std::size_t, AlignedVector<float>>> x_sums;
     std::size_t sizes = 0;
     std::vector<const float*> sums_of(parts.size(), nullptr);
@@ -567,7 +570,7 @@ void forward_parts(const float* x, const std::vector<ProductPart>& parts, std::s
     std::size_t run_panels = 1;
     for (std::size_t i = 0; i < parts.size(); ++i) {
       const QuantizedLayout layout = quantized_layout(parts[i].w->type());
-      if (!layout.half_values) {
+      if (!layout.plain_bytes) {
         const std::size_t group = layout.group_values;
         std::size_t s = 0;
         while (s < sizes && x_sums[s].first != group) ++s;
@@ -583,9 +586,11 @@ void forward_parts(const float* x, const std::vector<ProductPart>& parts, std::s
       first[i + 1] = first[i] + (parts[i].w->panels() + group_panels - 1) / group_panels;
       run_panels = std::max(run_panels, group_panels);
     }
-    // F16's one-row kernel scales x instead of each weight when every |x| < 2¹⁶ (row_halves).
-    bool scale_x = true;
-    for (std::size_t k = 0; k < depth; ++k) scale_x = scale_x && std::abs(x[k]) < 65536.0f;
+    // F16's one-row kernel scales x instead of each weight when every |x| < 2¹⁶ (row_values).
+    bool scale_x = std::any_of(parts.begin(), parts.end(), [](const ProductPart& part) {
+      return part.w->type() == GgmlType::F16;
+    });
+    for (std::size_t k = 0; scale_x && k < depth; ++k) scale_x = std::abs(x[k]) < 65536.0f;
     // A part holds kParallelRowMultiplyAdds counted in the parts' longest runs (3 or 6 panels): in
     // runs of 3, a Q8_0 matrix of 576 × 576 (a SmolLM2 attention output) stayed on one thread.
     const std::size_t min_items = kParallelRowMultiplyAdds / (panel_flops * run_panels) + 1;
@@ -601,17 +606,25 @@ void forward_parts(const float* x, const std::vector<ProductPart>& parts, std::s
           std::size_t p = (from - first[i]) * kRowPanels;
           const std::size_t last = std::min(w.panels(), (to - first[i]) * kRowPanels);
           const auto row_bias = [&](std::size_t q) { return bias ? bias + q * NR : nullptr; };
-          const auto run = [&]<std::size_t P>(std::size_t q, std::size_t cols) {
-            if constexpr (quantized_layout(T).half_values) {
-              row_halves<T, P>(x, scale_x, w, q, y + q * NR, cols, row_bias(q));
-            } else {
-              row_panels<T, P>(x, sums_of[i], w, q, y + q * NR, cols, row_bias(q));
+          if constexpr (quantized_layout(T).plain_bytes != 0) {  // the float formats
+            for (; p + kRowPanels <= last; p += kRowPanels) {
+              const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
+              row_values<T, kRowPanels>(x, scale_x, w, p, y + p * NR, cols, row_bias(p));
             }
-          };
-          for (; p + kRowPanels <= last; p += kRowPanels) {
-            run.template operator()<kRowPanels>(p, std::min(kRowPanels * NR, w.rows() - p * NR));
+            for (; p < last; ++p) {
+              row_values<T, 1>(x, scale_x, w, p, y + p * NR, std::min(NR, w.rows() - p * NR),
+                               row_bias(p));
+            }
+          } else {
+            for (; p + kRowPanels <= last; p += kRowPanels) {
+              const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
+              row_panels<T, kRowPanels>(x, sums_of[i], w, p, y + p * NR, cols, row_bias(p));
+            }
+            for (; p < last; ++p) {
+              row_panels<T, 1>(x, sums_of[i], w, p, y + p * NR, std::min(NR, w.rows() - p * NR),
+                               row_bias(p));
+            }
           }
-          for (; p < last; ++p) run.template operator()<1>(p, std::min(NR, w.rows() - p * NR));
         });
       }
     });

@@ -2,6 +2,7 @@
 #include "attention/ops/quantized_weights.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "attention/error.hpp"
@@ -281,7 +282,7 @@ QuantizedMatrix::QuantizedMatrix(GgmlType type, std::size_t rows, std::size_t co
   if (!can_keep_quantized(type)) {
     throw Error(std::string("a ") + ggml_type_name(type) +
                 " matrix cannot be kept quantized (supported: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, "
-                "Q4_K, Q5_K, Q6_K, F16, BF16)");
+                "Q4_K, Q5_K, Q6_K, F32, F16, BF16)");
   }
   const QuantizedLayout layout = quantized_layout(type);
   if (cols % layout.block_values != 0) {
@@ -301,8 +302,9 @@ std::size_t QuantizedMatrix::panels() const {
 void QuantizedMatrix::set_block(std::size_t row, std::size_t block,
                                 const std::uint8_t* file_block) {
   const QuantizedLayout layout = quantized_layout(type_);
-  if (layout.half_values) {  // the value's 2 bytes in its row's place
-    copy_half(record(row / NR, block) + 2 * (row % NR), file_block);
+  if (layout.plain_bytes) {  // the value's bytes in its row's place
+    std::copy_n(file_block, layout.plain_bytes,
+                record(row / NR, block) + layout.plain_bytes * (row % NR));
     return;
   }
   const BlockFields f = fields_of(type_, file_block);
@@ -345,8 +347,9 @@ void QuantizedMatrix::set_block(std::size_t row, std::size_t block,
 void QuantizedMatrix::get_block(std::size_t row, std::size_t block,
                                 std::uint8_t* file_block) const {
   const QuantizedLayout layout = quantized_layout(type_);
-  if (layout.half_values) {
-    copy_half(file_block, record(row / NR, block) + 2 * (row % NR));
+  if (layout.plain_bytes) {
+    std::copy_n(record(row / NR, block) + layout.plain_bytes * (row % NR), layout.plain_bytes,
+                file_block);
     return;
   }
   BlockFields f;
@@ -384,12 +387,16 @@ void QuantizedMatrix::get_block(std::size_t row, std::size_t block,
 }
 
 void QuantizedMatrix::dequantize_rows(std::size_t first, std::size_t count, float* out) const {
-  if (quantized_layout(type_).half_values) {  // each value's 2 bytes read where they are
-    const HalfKind kind = type_ == GgmlType::F16 ? HalfKind::F16 : HalfKind::BF16;
+  if (const std::size_t size = quantized_layout(type_).plain_bytes) {  // read where they are
     for (std::size_t row = first; row < first + count; ++row) {
-      for (std::size_t c = 0; c < cols_; ++c) {
-        const std::uint8_t* h = record(row / NR, c) + 2 * (row % NR);
-        *out++ = half_to_f32(std::uint16_t(h[0] | (h[1] << 8)), kind);
+      for (std::size_t c = 0; c < cols_; ++c, ++out) {
+        const std::uint8_t* v = record(row / NR, c) + size * (row % NR);
+        if (type_ == GgmlType::F32) {
+          std::memcpy(out, v, sizeof(float));
+        } else {
+          *out = half_to_f32(std::uint16_t(v[0] | (v[1] << 8)),
+                             type_ == GgmlType::F16 ? HalfKind::F16 : HalfKind::BF16);
+        }
       }
     }
     return;

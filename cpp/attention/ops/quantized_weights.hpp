@@ -1,5 +1,5 @@
 // A weight matrix kept in a GGUF file's quantized blocks (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K,
-// Q6_K) or 2-byte values (F16, BF16), its bytes rearranged — not widened — so the kernels
+// Q6_K) or float values (F32, F16, BF16), its bytes rearranged — not widened — so the kernels
 // (quantized_linear.hpp) read kPanelWidth output rows at once, one SIMD lane per row, as the float
 // kernels read a packed panel; and a model's weight matrix made of several such row ranges, each of
 // its own type (a fused q|k|v whose tensors were quantized differently).
@@ -16,8 +16,9 @@
 //   and row j's other 2·b bits in bytes [values / S][NR/2] (S = 4 / b values per byte): bits
 //   2b·s … 2b·s + 2b − 1 of byte j hold value s's. (Row j + NR/2's value is then one shift of its
 //   byte, and row j's one mask and one inserted field: the one-row kernel's fewest operations.)
-// F16 and BF16 (a GGUF file's 2-byte matrices) are blocks of one value: a record is its NR rows'
-// halves side by side, so a panel is [cols][NR] halves, matmul's panel layout in 2 bytes a value.
+// F32, F16 and BF16 (a GGUF file's float matrices) are blocks of one value: a record is its NR
+// rows' values side by side, so a panel is [cols][NR] values, matmul's panel layout (F32: the same
+// bytes; F16, BF16: 2 bytes a value).
 // A record takes NR times the file's block bytes (Q4_K/Q5_K: 148 and 180 in place of 144 and 176,
 // their scales unpacked), so a matrix takes its file's bytes (+ the last panel's padding).
 #pragma once
@@ -33,8 +34,8 @@ namespace attn {
 
 // The types a matrix can be kept quantized in (QuantizedMatrix's types).
 inline constexpr GgmlType kKeptQuantizedTypes[] = {
-    GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
-    GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16,  GgmlType::BF16};
+    GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q4_K,
+    GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F32,  GgmlType::F16,  GgmlType::BF16};
 bool can_keep_quantized(GgmlType type);
 // The bytes one value of a matrix kept in `type` takes in memory (its layout's record over the
 // values it holds: Q8_0 34 / 32, Q4_K 148 / 256 with its scales unpacked).
@@ -42,14 +43,14 @@ double quantized_bytes_per_value(GgmlType type);
 
 // The per-type constants of the layout above.
 struct QuantizedLayout {
-  std::size_t block_values;  // 32 or 256
-  std::size_t group_values;  // values sharing one scale (and offset): 32, or Q6_K's 16
-  bool has_m;                // a second half per block: m (Q4_1, Q5_1) or dmin (Q4_K, Q5_K)
-  std::size_t group_scales;  // sub-block scale bytes per row: 8 (Q4_K, Q5_K), 16 (Q6_K), else 0
-  bool has_mins;             // Q4_K, Q5_K: sub-block mins beside the scales
-  bool eight_bit;            // Q8_0: whole int8 quants; else 4 low bits
-  std::size_t high_bits;     // bits above the low 4: 1 (Q5_*), 2 (Q6_K), else 0
-  bool half_values = false;  // F16, BF16: one 2-byte value a block, no scale
+  std::size_t block_values;     // 32 or 256
+  std::size_t group_values;     // values sharing one scale (and offset): 32, or Q6_K's 16
+  bool has_m;                   // a second half per block: m (Q4_1, Q5_1) or dmin (Q4_K, Q5_K)
+  std::size_t group_scales;     // sub-block scale bytes per row: 8 (Q4_K, Q5_K), 16 (Q6_K), else 0
+  bool has_mins;                // Q4_K, Q5_K: sub-block mins beside the scales
+  bool eight_bit;               // Q8_0: whole int8 quants; else 4 low bits
+  std::size_t high_bits;        // bits above the low 4: 1 (Q5_*), 2 (Q6_K), else 0
+  std::size_t plain_bytes = 0;  // F32, F16, BF16: one value a block, of 4 or 2 bytes, no scale
 
   // Byte offsets of each field within a record of `nr` rows, and the record's size.
   constexpr std::size_t m_offset(std::size_t nr) const { return 2 * nr; }
@@ -64,7 +65,7 @@ struct QuantizedLayout {
     return quants_offset(nr) + block_values * (eight_bit ? nr : nr / 2);
   }
   constexpr std::size_t record_bytes(std::size_t nr) const {
-    if (half_values) return 2 * nr * block_values;
+    if (plain_bytes) return plain_bytes * nr * block_values;
     return high_offset(nr) + (high_bits ? block_values * high_bits / 4 * (nr / 2) : 0);
   }
 };
@@ -85,9 +86,11 @@ constexpr QuantizedLayout quantized_layout(GgmlType type) {
       return {256, 32, true, 8, true, false, 1};
     case GgmlType::Q6_K:
       return {256, 16, false, 16, false, false, 2};
+    case GgmlType::F32:
+      return {1, 1, false, 0, false, false, 0, 4};
     case GgmlType::F16:
     case GgmlType::BF16:
-      return {1, 1, false, 0, false, false, 0, true};
+      return {1, 1, false, 0, false, false, 0, 2};
     default:  // Q8_0
       return {32, 32, false, 0, false, true, 0};
   }
