@@ -44,14 +44,16 @@ export const SHAPES = {
     ropeTheta: 1000000, eps: 1e-6, context: 32768, formats: ['Q4_K_M'] },
 };
 
+// The bench's formats; writeModel also writes 'BF16' (a model's float matrices as BF16, for tests).
 export const FORMATS = ['F32', 'F16', 'Q8_0', 'Q4_0', 'Q4_K_M'];
 // general.file_type (llama.cpp's llama_ftype) of each format.
-const FILE_TYPE = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 7, Q4_K_M: 15 };
+const FILE_TYPE = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 7, Q4_K_M: 15, BF16: 32 };
 
 // ggml type ids, values per block and bytes per block (ggml.h, ggml.c's type_traits).
 export const GGML_TYPES = {
   F32: { id: 0, block: 1, bytes: 4 },
   F16: { id: 1, block: 1, bytes: 2 },
+  BF16: { id: 30, block: 1, bytes: 2 },
   Q4_0: { id: 2, block: 32, bytes: 18 },
   Q5_0: { id: 6, block: 32, bytes: 22 },
   Q8_0: { id: 8, block: 32, bytes: 34 },
@@ -101,7 +103,7 @@ export function modelTensors(shape, format) {
 
 // llama_tensor_get_type for a llama model with tied embeddings (no output.weight), then the fallback.
 function weightType(tensor, format, layers) {
-  if (format === 'F32' || format === 'F16') return format;
+  if (format === 'F32' || format === 'F16' || format === 'BF16') return format;
   const width = tensor.dims[0];
   if (tensor.role === 'embd') {  // tied: quantized as the output tensor
     const base = format === 'Q4_K_M' ? 'Q4_K' : format;
@@ -245,6 +247,17 @@ export function quantize(type, values) {
       const h = f16Bits(values[i]);
       halves[i] = h;
       out[i] = F16_VALUES[h];
+    }
+    return { bytes, values: out };
+  }
+  if (type === 'BF16') {  // a float's top 16 bits, rounded to nearest even (finite values)
+    const bits = new Uint32Array(new Float32Array(values).buffer);
+    const halves = new Uint16Array(bytes.buffer);
+    const outBits = new Uint32Array(out.buffer);
+    for (let i = 0; i < values.length; ++i) {
+      const h = (bits[i] + 0x7FFF + ((bits[i] >>> 16) & 1)) >>> 16;
+      halves[i] = h;
+      outBits[i] = h << 16;
     }
     return { bytes, values: out };
   }

@@ -165,7 +165,7 @@ test('each format of each small shape: read by loadCheckpoint, and every tensor 
 test('a GGUF model holds about its file after a forward and a generation, whatever its format', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gguf-memory-'));
   try {
-    for (const format of FORMATS) {
+    for (const format of [...FORMATS, 'BF16']) {
       const file = join(dir, `${format}.gguf`);
       writeModel(file, TINY.k256, format);
       const before = lens.memory().allocatedBytes;
@@ -177,6 +177,36 @@ test('a GGUF model holds about its file after a forward and a generation, whatev
         const grown = lens.memory().allocatedBytes - before;
         assert.ok(grown <= 1.2 * model.weights.bytes + 1.5e6,
           `${format}: ${grown} bytes for ${model.weights.bytes} bytes of weights`);
+      } finally {
+        model.dispose();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// The float formats' matrices, kept as one-value blocks, give a generation step (the one-row
+// kernel, over the KV cache) the numbers of a forward of the sequence so far (the prompt kernel):
+// the same greedy id and the same float64 probability, bit for bit, at every step.
+test('a GGUF model of F32, F16 or BF16 weights: each generated token as a forward of the sequence so far gives it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-float-'));
+  try {
+    for (const format of ['F32', 'F16', 'BF16']) {
+      const file = join(dir, `${format}.gguf`);
+      writeModel(file, TINY.k256, format);
+      const model = await lens.loadCheckpoint({ weights: new Uint8Array(readFileSync(file)) });
+      try {
+        assert.deepEqual(Object.keys(model.weights.formats).sort(), [...new Set(['F32', format])].sort(), format);
+        const sequence = Array.from({ length: 12 }, (_, i) => (i * 37 + 5) % TINY.k256.vocab);
+        const generated = model.generate(Int32Array.from(sequence), { maxTokens: 4, temperature: 0 });
+        generated.steps.forEach((step, k) => {
+          model.forward(Int32Array.from(sequence), { n: sequence.length });
+          const [top] = model.nextTokens(1);
+          assert.equal(step.id, top.id, `${format}: token ${k}`);
+          assert.equal(step.probability, top.probability, `${format}: probability of token ${k}`);
+          sequence.push(step.id);
+        });
       } finally {
         model.dispose();
       }
