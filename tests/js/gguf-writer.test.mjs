@@ -157,63 +157,60 @@ test('each format of each small shape: read by loadCheckpoint, and every tensor 
   }
 });
 
+// Writes the k256 shape in each format into a temporary folder, loads it and runs
+// check(model, format, before) (before: lens.memory().allocatedBytes just before the load), then
+// disposes of the model.
+async function eachTinyModel(formats, check) {
+  const dir = mkdtempSync(join(tmpdir(), 'gguf-tiny-'));
+  try {
+    for (const format of formats) {
+      const file = join(dir, `${format}.gguf`);
+      writeModel(file, TINY.k256, format);
+      const before = lens.memory().allocatedBytes;
+      const model = await lens.loadCheckpoint({ weights: new Uint8Array(readFileSync(file)) });
+      try {
+        check(model, format, before);
+      } finally {
+        model.dispose();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // After loading and after a forward and a generation, a GGUF model's wasm memory grows by its
 // weights' bytes (within 1.2x) and the activations' (about 1 MB at this size), not by a second
 // copy of the weights packed for the kernels: every format is read where it is (F32 and F16
 // matrices kept as one-value blocks; before, the first forward packed them once more, F16 as
 // float: 2x and 3x the file).
 test('a GGUF model holds about its file after a forward and a generation, whatever its format', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gguf-memory-'));
-  try {
-    for (const format of [...FORMATS, 'BF16']) {
-      const file = join(dir, `${format}.gguf`);
-      writeModel(file, TINY.k256, format);
-      const before = lens.memory().allocatedBytes;
-      const model = await lens.loadCheckpoint({ weights: new Uint8Array(readFileSync(file)) });
-      try {
-        const ids = Int32Array.from({ length: 16 }, (_, i) => i + 5);
-        model.forward(ids, { n: ids.length });
-        model.generate(ids, { maxTokens: 4, temperature: 0 });
-        const grown = lens.memory().allocatedBytes - before;
-        assert.ok(grown <= 1.2 * model.weights.bytes + 1.5e6,
-          `${format}: ${grown} bytes for ${model.weights.bytes} bytes of weights`);
-      } finally {
-        model.dispose();
-      }
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await eachTinyModel([...FORMATS, 'BF16'], (model, format, before) => {
+    const ids = Int32Array.from({ length: 16 }, (_, i) => i + 5);
+    model.forward(ids, { n: ids.length });
+    model.generate(ids, { maxTokens: 4, temperature: 0 });
+    const grown = lens.memory().allocatedBytes - before;
+    assert.ok(grown <= 1.2 * model.weights.bytes + 1.5e6,
+      `${format}: ${grown} bytes for ${model.weights.bytes} bytes of weights`);
+  });
 });
 
 // The float formats' matrices, kept as one-value blocks, give a generation step (the one-row
 // kernel, over the KV cache) the numbers of a forward of the sequence so far (the prompt kernel):
 // the same greedy id and the same float64 probability, bit for bit, at every step.
 test('a GGUF model of F32, F16 or BF16 weights: each generated token as a forward of the sequence so far gives it', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'gguf-float-'));
-  try {
-    for (const format of ['F32', 'F16', 'BF16']) {
-      const file = join(dir, `${format}.gguf`);
-      writeModel(file, TINY.k256, format);
-      const model = await lens.loadCheckpoint({ weights: new Uint8Array(readFileSync(file)) });
-      try {
-        assert.deepEqual(Object.keys(model.weights.formats).sort(), [...new Set(['F32', format])].sort(), format);
-        const sequence = Array.from({ length: 12 }, (_, i) => (i * 37 + 5) % TINY.k256.vocab);
-        const generated = model.generate(Int32Array.from(sequence), { maxTokens: 4, temperature: 0 });
-        generated.steps.forEach((step, k) => {
-          model.forward(Int32Array.from(sequence), { n: sequence.length });
-          const [top] = model.nextTokens(1);
-          assert.equal(step.id, top.id, `${format}: token ${k}`);
-          assert.equal(step.probability, top.probability, `${format}: probability of token ${k}`);
-          sequence.push(step.id);
-        });
-      } finally {
-        model.dispose();
-      }
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await eachTinyModel(['F32', 'F16', 'BF16'], (model, format) => {
+    assert.deepEqual(Object.keys(model.weights.formats).sort(), [...new Set(['F32', format])].sort(), format);
+    const sequence = Array.from({ length: 12 }, (_, i) => (i * 37 + 5) % TINY.k256.vocab);
+    const generated = model.generate(Int32Array.from(sequence), { maxTokens: 4, temperature: 0 });
+    generated.steps.forEach((step, k) => {
+      model.forward(Int32Array.from(sequence), { n: sequence.length });
+      const [top] = model.nextTokens(1);
+      assert.equal(step.id, top.id, `${format}: token ${k}`);
+      assert.equal(step.probability, top.probability, `${format}: probability of token ${k}`);
+      sequence.push(step.id);
+    });
+  });
 });
 
 test('the quantizers on blocks worth a case each: zeros, one value, both signs, tiny and huge scales', () => {
