@@ -458,6 +458,18 @@ void row_panels(const float* x, const float* x_sums, const QuantizedMatrix& w, s
   std::copy(edge, edge + cols, y);
 }
 
+// The one-row kernel of w's type T: row_values for the float formats, else row_panels (x_sums
+// its groups' Σ x, scale_x row_values' choice for F16).
+template <GgmlType T, std::size_t P>
+inline void row_product(const float* x, const float* x_sums, bool scale_x, const QuantizedMatrix& w,
+                        std::size_t panel, float* y, std::size_t cols, const float* bias) {
+  if constexpr (quantized_layout(T).plain_bytes != 0) {
+    row_values<T, P>(x, scale_x, w, panel, y, cols, bias);
+  } else {
+    row_panels<T, P>(x, x_sums, w, panel, y, cols, bias);
+  }
+}
+
 // Σ x over each group of `group` values of x [depth], in order: the one-row kernel's offsets'
 // factor.
 void group_sums(const float* x, std::size_t depth, std::size_t group, AlignedVector<float>& sums) {
@@ -606,24 +618,13 @@ void forward_parts(const float* x, const std::vector<ProductPart>& parts, std::s
           std::size_t p = (from - first[i]) * kRowPanels;
           const std::size_t last = std::min(w.panels(), (to - first[i]) * kRowPanels);
           const auto row_bias = [&](std::size_t q) { return bias ? bias + q * NR : nullptr; };
-          if constexpr (quantized_layout(T).plain_bytes != 0) {  // the float formats
-            for (; p + kRowPanels <= last; p += kRowPanels) {
-              const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
-              row_values<T, kRowPanels>(x, scale_x, w, p, y + p * NR, cols, row_bias(p));
-            }
-            for (; p < last; ++p) {
-              row_values<T, 1>(x, scale_x, w, p, y + p * NR, std::min(NR, w.rows() - p * NR),
-                               row_bias(p));
-            }
-          } else {
-            for (; p + kRowPanels <= last; p += kRowPanels) {
-              const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
-              row_panels<T, kRowPanels>(x, sums_of[i], w, p, y + p * NR, cols, row_bias(p));
-            }
-            for (; p < last; ++p) {
-              row_panels<T, 1>(x, sums_of[i], w, p, y + p * NR, std::min(NR, w.rows() - p * NR),
-                               row_bias(p));
-            }
+          for (; p + kRowPanels <= last; p += kRowPanels) {
+            const std::size_t cols = std::min(kRowPanels * NR, w.rows() - p * NR);
+            row_product<T, kRowPanels>(x, sums_of[i], scale_x, w, p, y + p * NR, cols, row_bias(p));
+          }
+          for (; p < last; ++p) {
+            row_product<T, 1>(x, sums_of[i], scale_x, w, p, y + p * NR,
+                              std::min(NR, w.rows() - p * NR), row_bias(p));
           }
         });
       }

@@ -2,12 +2,11 @@
 #include "attention/ops/quantized_weights.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
+#include <vector>
 
 #include "attention/error.hpp"
 #include "attention/ops/dequantize.hpp"
-#include "attention/ops/half.hpp"
 #include "attention/ops/matmul.hpp"
 
 namespace attn {
@@ -387,17 +386,14 @@ void QuantizedMatrix::get_block(std::size_t row, std::size_t block,
 }
 
 void QuantizedMatrix::dequantize_rows(std::size_t first, std::size_t count, float* out) const {
-  if (const std::size_t size = quantized_layout(type_).plain_bytes) {  // read where they are
-    for (std::size_t row = first; row < first + count; ++row) {
-      for (std::size_t c = 0; c < cols_; ++c, ++out) {
-        const std::uint8_t* v = record(row / NR, c) + size * (row % NR);
-        if (type_ == GgmlType::F32) {
-          std::memcpy(out, v, sizeof(float));
-        } else {
-          *out = half_to_f32(std::uint16_t(v[0] | (v[1] << 8)),
-                             type_ == GgmlType::F16 ? HalfKind::F16 : HalfKind::BF16);
-        }
+  if (const std::size_t size = quantized_layout(type_).plain_bytes) {
+    // a row's values gathered from its records into the file's bytes, then read by the reference
+    std::vector<std::uint8_t> bytes(cols_ * size);
+    for (std::size_t row = first; row < first + count; ++row, out += cols_) {
+      for (std::size_t c = 0; c < cols_; ++c) {
+        std::copy_n(record(row / NR, c) + size * (row % NR), size, bytes.data() + c * size);
       }
+      dequantize(type_, bytes, std::span<float>(out, cols_));
     }
     return;
   }
