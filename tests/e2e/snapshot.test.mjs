@@ -85,7 +85,7 @@ test('Your model: Embed this view → the inline snippet from file:// draws ever
   await page.waitForFunction(() => Number(document.body.dataset.modelGenerated ?? 0) > 0, null, { timeout: 60000 });
   const shot = await embedded(page, '#model-embed');
   assert.equal(shot.problem, '');
-  assert.match(shot.size, /^snapshot: [\d.]+ KiB · all 8 heads \(2 layers × 4\) on \d+ tokens and 4 generated · weights to ±0\.002 \(8 bits per weight\)/);
+  assert.match(shot.size, /^snapshot: [\d.]+ kB · all 8 heads \(2 layers × 4\) on \d+ tokens and 4 generated · weights to ±0\.002 \(8 bits per weight\)/);
   assert.match(shot.file, /<attention-lens snapshot="english-attention\.json"><\/attention-lens>/);
   assert.doesNotMatch(shot.inline.slice(shot.inline.indexOf('application/json">') + 18, shot.inline.lastIndexOf('</script>')), /</,
     'no < inside the inline JSON');

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { GGUF_GROUP, HUB_MODELS, NO_GGUF_FILE, PYTHIA_REVISIONS, bytesInTab, dequantizedNote, dequantizedTypes, ggufFileLabel, ggufQuant,
-  ggufRepoFromFiles, ggufSplit, hubEntry, hubGroups, hubModelLine, hubOptionLabel, hubRequest, isSupported, sizeText, whyNotLoadable,
+  ggufRepoFromFiles, ggufSplit, hubEntry, hubGroups, hubModelLine, hubOptionLabel, hubRequest, isSupported, whyNotLoadable,
   withFile } from '../../web/shared/hub-models.js';
 import { fileRole, formatsLine, modelFacts, orderShards } from '../../web/views/model/model-data.js';
 import { readFileSync } from 'node:fs';
@@ -66,9 +66,9 @@ test('the Hub list: the known-good models, their sizes, families and parameters;
   assert.equal(hubModelLine(SAFETENSORS_MODELS[0], tab(GiB)), 'openai-community/gpt2 · 548 MB · GPT-2 · 124 M parameters');
   assert.equal(hubModelLine(SAFETENSORS_MODELS[2], tab(GiB)), 'HuggingFaceTB/SmolLM2-135M · 269 MB · Llama · 135 M parameters');
   assert.equal(hubModelLine(SAFETENSORS_MODELS[5], tab(GiB)),
-    "TinyLlama/TinyLlama-1.1B-Chat-v1.0 · 2.2 GB · Llama · 1.1 B parameters · needs 2.20 GB as BF16; the tab's limit is 1.07 GB");
-  assert.equal(whyNotLoadable(SAFETENSORS_MODELS[4], tab(0.5 * GiB)), "needs 0.988 GB as BF16; the tab's limit is 0.537 GB");
-  assert.equal(whyNotLoadable(SAFETENSORS_MODELS[0], tab(0.25 * GiB)), "needs 0.496 GB as float32; the tab's limit is 0.268 GB");
+    "TinyLlama/TinyLlama-1.1B-Chat-v1.0 · 2.2 GB · Llama · 1.1 B parameters · needs 2.2 GB as BF16; the tab's limit is 1.07 GB");
+  assert.equal(whyNotLoadable(SAFETENSORS_MODELS[4], tab(0.5 * GiB)), "needs 988 MB as BF16; the tab's limit is 537 MB");
+  assert.equal(whyNotLoadable(SAFETENSORS_MODELS[0], tab(0.25 * GiB)), "needs 496 MB as float32; the tab's limit is 268 MB");
   assert.equal(whyNotLoadable(SAFETENSORS_MODELS[5], tab(3 * GiB)), null);
   assert.equal(whyNotLoadable(SAFETENSORS_MODELS[5], tab(undefined)), null, 'no limit given: not checked');
   // A family the core does not read is refused whatever the limit.
@@ -386,7 +386,7 @@ test('the GGUF repos: their known files, sizes and parameters; every listed file
   assert.deepEqual(dequantizedTypes(['Q8_0', 'F32', 'Q4_K'], older), ['Q8_0']);
   assert.equal(dequantizedNote([]), '');
   assert.equal(hubModelLine(smol, older), 'bartowski/SmolLM2-135M-Instruct-GGUF · SmolLM2-135M-Instruct-Q8_0.gguf · 145 MB · Llama · ' +
-    '135 M parameters · Q8_0 weights are dequantized to float32 at load today (memory ≈ 4 bytes per weight): 0.540 GB');
+    '135 M parameters · Q8_0 weights are dequantized to float32 at load today (memory ≈ 4 bytes per weight): 540 MB');
   assert.equal(bytesInTab(smol, older), 135e6 * limited.parameterBytes.F32);
 });
 
@@ -416,7 +416,6 @@ test('a repo\'s files as the Hub lists them (lens.hubFiles) made the File menu\'
   for (const [file, quant] of Object.entries(names)) assert.equal(ggufQuant(file), quant, file);
   assert.deepEqual(ggufSplit('a/big-Q8_0-00002-of-00003.gguf'), { base: 'a/big-Q8_0', part: 2, parts: 3 });
   assert.equal(ggufSplit('big-Q8_0.gguf'), null);
-  assert.deepEqual(['12 kB', '145 MB', '1.32 GB'], [sizeText(12_000), sizeText(145e6), sizeText(1.32e9)]);
 
   const limits = tab(3e9);
   assert.equal(ggufRepoFromFiles('org/none', [{ file: 'model.safetensors', bytes: 5 }, { file: 'config.json', bytes: 2 }]), null, 'no .gguf: no menu');
@@ -429,19 +428,19 @@ test('a repo\'s files as the Hub lists them (lens.hubFiles) made the File menu\'
   const entry = ggufRepoFromFiles('org/m-GGUF', listing);
   assert.deepEqual(entry.files.map((f) => [f.file, f.quant, f.size, f.bytes, f.split]), [
     ['m-Q4_K_M.gguf', 'Q4_K_M', '105 MB', 105e6, undefined], ['m-Q8_0.gguf', 'Q8_0', '145 MB', 145e6, undefined],
-    ['m-huge-Q8_0.gguf', 'Q8_0', '3.50 GB', 3.5e9, undefined], ['odd.gguf', undefined, '2 MB', 2e6, undefined],
-    ['big/big-Q8_0-00001-of-00002.gguf', 'Q8_0', '5.00 GB', 5e9, 2],
+    ['m-huge-Q8_0.gguf', 'Q8_0', '3.5 GB', 3.5e9, undefined], ['odd.gguf', undefined, '2 MB', 2e6, undefined],
+    ['big/big-Q8_0-00001-of-00002.gguf', 'Q8_0', '5 GB', 5e9, 2],
   ]);
   assert.equal(entry.weights, undefined);
   // Labelled as the listed repos' files; a quant two files share, or none, by the file's name; the
   // family and parameters are the file's, unknown until it is read: the file's own size is the
   // least the tab needs.
   assert.deepEqual(entry.files.map((f) => ggufFileLabel(entry, f, limits)), [
-    'Q4_K_M · 105 MB', 'm-Q8_0.gguf · 145 MB', 'm-huge-Q8_0.gguf · 3.50 GB · too large', 'odd.gguf · 2 MB',
-    'Q8_0 · 5.00 GB · split into 2 files — not read',
+    'Q4_K_M · 105 MB', 'm-Q8_0.gguf · 145 MB', 'm-huge-Q8_0.gguf · 3.5 GB · too large', 'odd.gguf · 2 MB',
+    'Q8_0 · 5 GB · split into 2 files — not read',
   ]);
   assert.equal(whyNotLoadable(withFile(entry, 'm-Q4_K_M.gguf'), limits), null);
-  assert.equal(whyNotLoadable(withFile(entry, 'm-huge-Q8_0.gguf'), limits), "its file alone is 3.50 GB; the tab's limit is 3.00 GB");
+  assert.equal(whyNotLoadable(withFile(entry, 'm-huge-Q8_0.gguf'), limits), "its file alone is 3.5 GB; the tab's limit is 3 GB");
   assert.equal(whyNotLoadable(withFile(entry, 'big/big-Q8_0-00001-of-00002.gguf'), limits), 'not read yet: split into 2 files');
   assert.equal(withFile(entry).file, 'm-Q4_K_M.gguf', 'the first file that is not split is chosen with the repo');
   assert.equal(hubModelLine(withFile(entry, 'm-Q8_0.gguf'), limits), 'org/m-GGUF · m-Q8_0.gguf · 145 MB');

@@ -136,8 +136,8 @@ test('fileRole names each checkpoint file; anything else is refused', () => {
     .map(fileRole), ['weights', 'config', 'tokenizer', 'vocab', 'merges', null, null]);
 });
 
-test('percent: one decimal, two significant digits for small probabilities', () => {
-  assert.deepEqual([0.123, 1, 0.001, 0.0000199, 1.234e-9, 0].map(percent), ['12.3%', '100.0%', '0.1%', '0.002%', '1.2e-7%', '0.0%']);
+test('percent: one decimal, two significant digits for small probabilities, "< 0.01%" below', () => {
+  assert.deepEqual([0.123, 1, 0.001, 0.00021, 0.0000199, 1.234e-9, 0].map(percent), ['12.3%', '100%', '0.1%', '0.021%', '< 0.01%', '< 0.01%', '0%']);
 });
 
 test('tab=model is a tab of the URL', async () => {

@@ -150,7 +150,7 @@ test('embed snippets escape the text and round-trip through the element\'s attri
   assert.deepEqual(problems, []);
   for (const key of ['text', 'heads', 'mask', 'stage', 'head']) assert.deepEqual(parsed[key], state[key], key);
   assert.match(iframeSnippet('https://example.org/?a=1#text="x"'), /src="https:\/\/example.org\/\?a=1#text=&quot;x&quot;"/);
-  assert.equal(formatBytes(1536), '1.50 KiB');
+  assert.equal(formatBytes(1536), '1.54 kB');
 });
 
 test('the tutorial presets rebuild the seeds\' inputs and reproduce their NumPy results', async () => {

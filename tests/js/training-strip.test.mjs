@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 
 import { SessionModel } from '../../web/shared/model-session/session-model.js';
 import { PYTHIA_REVISIONS } from '../../web/shared/hub-models.js';
-import { bestHead, defaultRevisions, megabytes, progressLine, scoreMatrix, stepOf, TRAINING_DEFAULT, trainingJson, trainingOrder,
+import { bestHead, defaultRevisions, progressLine, scoreMatrix, stepOf, TRAINING_DEFAULT, trainingJson, trainingOrder,
   trainingRows } from '../../web/views/model/training-data.js';
 import { csvText } from '../../web/shared/exporting.js';
 import { PYTHIA_ID, pythiaRepos, pythiaRevisions } from '../e2e/hub-fixture.mjs';
@@ -37,9 +37,9 @@ test('the default checkpoints: the spread Pythia lists, in training order; a lis
 
 test('the progress line: the checkpoint and its bytes while it downloads, then the weights read', () => {
   assert.equal(progressLine('step4000', { phase: 'download', fraction: 0.23, received: 37e6, total: 160.4e6 }), 'step4000: 37 MB of 160 MB');
-  assert.equal(progressLine('step0', { phase: 'download', fraction: 0.5, received: 630_000, total: 1_257_384 }), 'step0: 0.63 MB of 1.3 MB');
+  assert.equal(progressLine('step0', { phase: 'download', fraction: 0.5, received: 630_000, total: 1_257_384 }), 'step0: 630 kB of 1.26 MB');
   assert.equal(progressLine('step0', { phase: 'prepare', fraction: 0.416 }), 'step0: reading the weights (42%)');
-  assert.equal(megabytes(9.96e6), '10 MB');
+  assert.equal(progressLine('step1', { phase: 'download', received: 9.96e6, total: 9.96e6 }), 'step1: 9.96 MB of 9.96 MB');
 });
 
 const score = (layer, head, induction, previousToken = 0) => ({ layer, head, induction, previousToken });

@@ -17,13 +17,37 @@ export function formatPrecise(value) {
   return Number(value.toPrecision(7)).toString();
 }
 
-/** "1.5 KiB" style byte counts. */
+const BYTE_UNITS = ['B', 'kB', 'MB', 'GB', 'TB'];
+
+/**
+ * A byte count in decimal units, as the Hugging Face Hub writes sizes, to 3 significant digits:
+ * '512 B', '763 kB', '9.6 MB', '1.32 GB'. The page's and the element's one byte formatter.
+ */
 export function formatBytes(bytes) {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes;
+  if (!Number.isFinite(bytes) || bytes < 1000) return `${Number.isFinite(bytes) ? Math.round(bytes) : bytes} B`;
   let u = 0;
-  while (v >= 1024 && u < units.length - 1) { v /= 1024; ++u; }
-  return `${u === 0 ? v : v.toFixed(v < 10 ? 2 : 1)} ${units[u]}`;
+  let v = bytes;
+  while (u < BYTE_UNITS.length - 1 && Number(v.toPrecision(3)) >= 1000) {
+    v /= 1000;
+    ++u;
+  }
+  return `${Number(v.toPrecision(3))} ${BYTE_UNITS[u]}`;
+}
+
+/**
+ * A probability as a percentage: one decimal ('12.3%'); two significant digits from 0.01% to 0.1%
+ * ('0.021%'); '< 0.01%' below that (never 1e-13 written out); two decimals near 100% ('99.95%', and
+ * '> 99.99%' for what would round to 100); '0%' and '100%' exactly.
+ */
+export function formatPercent(p) {
+  if (p === 0) return '0%';
+  if (p === 1) return '100%';
+  if (!Number.isFinite(p)) return String(p);
+  if (p < 1e-4) return '< 0.01%';
+  if (p < 1e-3) return `${Number((p * 100).toPrecision(2))}%`;
+  if (p < 0.9995) return `${(p * 100).toFixed(1)}%`;
+  const fine = (p * 100).toFixed(2);
+  return fine === '100.00' ? '> 99.99%' : `${fine}%`;
 }
 
 /** 1234567 -> "1,234,567". */

@@ -6,7 +6,9 @@
 // The sizes are those of each repo's weights as the Hub lists them (decimal units), the parameter
 // counts the models' cards'; neither is measured here. A GGUF repo (llama.cpp's files: one model
 // quantized several ways) lists the .gguf files known to work or known not to yet (`files`); one is
-// loaded by name (lens.loadCheckpoint({ hub, file })).
+// loaded by name (lens.loadCheckpoint({ hub, file })). Sizes are written by shared/format.js's formatBytes (decimal, the
+// page's one byte formatter).
+import { formatBytes } from './format.js';
 
 /**
  * Pythia's training checkpoints, published as revisions of each Pythia repo (the Pythia card's
@@ -117,8 +119,6 @@ export function dequantizedNote(dequantized) {
   return `${dequantized.join(', ')} weights are dequantized to float32 at load today (memory ≈ 4 bytes per weight)`;
 }
 
-/** Decimal gigabytes, 3 significant digits: '1.45 GB', '1.07 GB'. */
-const gigabytes = (bytes) => `${(bytes / 1e9).toPrecision(3)} GB`;
 
 /**
  * A GGUF entry with one of its files chosen (by name; undefined: the first): the entry with that
@@ -147,10 +147,10 @@ export function whyNotLoadable(given, tab) {
   if (entry.unknownFile || entry.noFile) return null;
   const need = bytesInTab(entry, tab);
   if (tab.maxParameterBytes !== undefined && need > tab.maxParameterBytes) {
-    const limit = `the tab's limit is ${gigabytes(tab.maxParameterBytes)}`;
-    if (entry.params === undefined) return `its file alone is ${gigabytes(need)}; ${limit}`;
+    const limit = `the tab's limit is ${formatBytes(tab.maxParameterBytes)}`;
+    if (entry.params === undefined) return `its file alone is ${formatBytes(need)}; ${limit}`;
     const form = parameterBytesOf(entry.dtype, tab) === 4 ? 'float32' : entry.dtype;
-    return `needs ${gigabytes(need)} as ${form}; ${limit}`;
+    return `needs ${formatBytes(need)} as ${form}; ${limit}`;
   }
   return null;
 }
@@ -169,7 +169,7 @@ export function hubModelLine(given, tab) {
   // A repo the page does not list: its family and parameters are in its file, said once it is loaded.
   const known = entry.family === undefined ? [] : [familyName(entry, tab), `${params} parameters`];
   return [entry.id, ...(entry.gguf && entry.file ? [entry.file] : []), ...(entry.noFile && entry.weights ? [entry.weights] : []), ...(entry.size ? [entry.size] : []), ...known,
-    ...(entry.gated ? ['gated: accept its licence on the Hub'] : []), ...(note ? [`${note}: ${gigabytes(bytesInTab(entry, tab))}`] : []),
+    ...(entry.gated ? ['gated: accept its licence on the Hub'] : []), ...(note ? [`${note}: ${formatBytes(bytesInTab(entry, tab))}`] : []),
     ...(why ? [why] : [])].join(' · ');
 }
 
@@ -248,13 +248,6 @@ export function ggufSplit(file) {
   return match ? { base: match[1], part: Number(match[2]), parts: Number(match[3]) } : null;
 }
 
-/** Decimal megabytes under a gigabyte, gigabytes above (the list's units): '145 MB', '1.32 GB', '12 kB'. */
-export function sizeText(bytes) {
-  if (bytes >= 1e9) return gigabytes(bytes);
-  if (bytes >= 1e6) return `${Math.round(bytes / 1e6)} MB`;
-  return `${Math.max(1, Math.round(bytes / 1e3))} kB`;
-}
-
 // The weights lens.loadCheckpoint({ hub }) reads without a file, in the order it looks for them.
 const REPO_WEIGHTS = ['model.safetensors', 'model.safetensors.index.json', 'pytorch_model.bin', 'pytorch_model.bin.index.json'];
 
@@ -275,7 +268,7 @@ export function ggufRepoFromFiles(id, listing, listed) {
   for (const { file, bytes } of ggufs) {
     const split = ggufSplit(file);
     if (!split) {
-      whole.push({ file, quant: ggufQuant(file), size: sizeText(bytes), bytes });
+      whole.push({ file, quant: ggufQuant(file), size: formatBytes(bytes), bytes });
       continue;
     }
     const group = splits.get(split.base) ?? { file: `${split.base}.gguf`, splitName: split.base, quant: ggufQuant(file), bytes: 0,
@@ -284,7 +277,7 @@ export function ggufRepoFromFiles(id, listing, listed) {
     group.bytes += bytes;
     splits.set(split.base, group);
   }
-  const parts = [...splits.values()].map((group) => ({ ...group, size: sizeText(group.bytes) }));
+  const parts = [...splits.values()].map((group) => ({ ...group, size: formatBytes(group.bytes) }));
   const known = new Set((listed?.files ?? []).map((f) => f.file));
   const files = [...(listed?.files ?? []), ...[...whole, ...parts].filter((f) => !known.has(f.file))];
   const weights = REPO_WEIGHTS.find((name) => listing.some((f) => f.file === name));

@@ -157,8 +157,8 @@ export function layerKindsLegend(config) {
     'The other layers are global: each query sees every earlier token.';
 }
 
-/** A probability as a percentage: '12.3%', and 2 significant digits below 0.1% ('0.0021%'). */
-export const percent = (p) => (p >= 1e-3 || p === 0 ? `${(p * 100).toFixed(1)}%` : `${Number((p * 100).toPrecision(2))}%`);
+/** A probability as a percentage: the page's one formatter (shared/format.js's formatPercent: '12.3%', '< 0.01%'). */
+export { formatPercent as percent } from '../../shared/format.js';
 
 /**
  * The growing heatmap of a generation for one head, from the steps as m.generate returned them

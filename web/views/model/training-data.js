@@ -2,7 +2,8 @@
 // (Hub revisions) a run reads by default, what its progress line says, the best head's scores
 // over the checkpoints, and the scores as a table for the screen reader and the JSON / CSV
 // export. Every score is model.headScores' (the head finder's), read in the strip's own model
-// session; nothing here computes attention.
+// session; nothing here computes attention. Byte counts: shared/format.js's formatBytes (the page's one).
+import { formatBytes } from '../../shared/format.js';
 
 /**
  * The checkpoints a run reads unless the reader changes them: a spread over Pythia's training, about
@@ -31,19 +32,13 @@ export function trainingOrder(revisions) {
 /** The default checkpoints of an entry that lists `revisions` (TRAINING_DEFAULT's it has, in training order). */
 export const defaultRevisions = (revisions) => TRAINING_DEFAULT.filter((r) => revisions.includes(r));
 
-/** Decimal megabytes as the Hub writes sizes: '37 MB', '1.3 MB', '0.05 MB'. */
-export function megabytes(bytes) {
-  const mb = bytes / 1e6;
-  return `${mb >= 10 ? Math.round(mb) : Number(mb.toPrecision(2))} MB`;
-}
-
 /**
  * The line while `revision` loads (the model session's progress update: { phase, fraction,
  * received?, total? }): 'step4000: 37 MB of 160 MB' while it downloads; 'step4000: reading the
  * weights (42%)' while the core reads them (from the download, or the browser's kept copy).
  */
 export function progressLine(revision, { phase, fraction, received, total }) {
-  if (phase === 'download' && total !== undefined) return `${revision}: ${megabytes(received)} of ${megabytes(total)}`;
+  if (phase === 'download' && total !== undefined) return `${revision}: ${formatBytes(received)} of ${formatBytes(total)}`;
   return `${revision}: reading the weights (${Math.round((fraction ?? 0) * 100)}%)`;
 }
 
