@@ -222,3 +222,146 @@ async function trainSteps(page) {
   await page.click('#train-step');
   await page.waitForFunction(() => Number(document.body.dataset.trainStep) === 2, null, { timeout: 40000 });
 }
+
+/** In the page: the export row of `selector` (an .export-group): each control's box and data-export, the scale's accessible name. */
+function exportRow(selector) {
+  const group = document.querySelector(selector);
+  const controls = [...group.querySelectorAll('button, select')].map((c) => {
+    const r = c.getBoundingClientRect();
+    return { key: c.dataset.export, tag: c.localName, left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width };
+  });
+  const scale = group.querySelector('select');
+  const label = scale.closest('label');
+  return { controls, scaleName: scale.getAttribute('aria-label') ?? '', visibleLabel: label ? label.textContent.replace(scale.textContent, '').trim() : '',
+    label: group.getAttribute('aria-label') ?? '', role: group.getAttribute('role') ?? '', text: group.querySelector('.export-label')?.textContent ?? '',
+    viewport: innerWidth };
+}
+
+test('the export row: "Download …: SVG PNG scale [2×] JSON CSV Copy figure" on one line at 1280 px, wrapping tidily at 375 px', async () => {
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 375, height: 800 }]) {
+    const { page, problems } = await openPage(live.chrome.browser, live.server.url, viewport);
+    await page.goto(live.server.url + withRandomWeights('#mask=causal&stage=masked'));
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+    await page.waitForFunction(() => document.querySelector('#matrices figure')?.dataset.table === 'ready');
+    const row = await page.evaluate(exportRow, '#exports .export-group');
+    assert.deepEqual(row.controls.map((c) => c.key), ['masked-svg', 'masked-png', 'masked-png-scale', 'masked-json', 'masked-csv', 'masked-copy'],
+      'SVG, PNG and its scale, JSON, CSV, Copy figure');
+    assert.equal(row.role, 'group');
+    assert.match(row.label, /^Download /);
+    assert.equal(row.text, 'Download:', 'one figure: its caption is above it');
+    const scale = row.controls.find((c) => c.tag === 'select');
+    assert.ok(scale.width < 80, `the scale is ${scale.width} px wide`);
+    assert.match(row.scaleName, /^PNG scale/, 'the scale\'s accessible name');
+    assert.equal(row.visibleLabel, 'scale', 'the scale\'s visible label');
+    // No control overlaps another, none runs past the window.
+    for (const [i, a] of row.controls.entries()) {
+      assert.ok(a.left >= 0 && a.right <= row.viewport, `${a.key} inside the window`);
+      for (const b of row.controls.slice(i + 1)) {
+        assert.ok(a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top, `${a.key} and ${b.key} overlap`);
+      }
+    }
+    if (viewport.width === 1280) {
+      const tops = new Set(row.controls.map((c) => Math.round(c.top)));
+      assert.ok(Math.max(...tops) - Math.min(...tops) <= 4, `one line: tops ${[...tops].join(', ')}`);
+      // The keyboard goes through the row in the order it reads.
+      await page.focus('[data-export="masked-svg"]');
+      const order = ['masked-svg'];
+      for (let i = 0; i < 5; ++i) {
+        await page.keyboard.press('Tab');
+        order.push(await page.evaluate(() => document.activeElement.dataset.export));
+      }
+      assert.deepEqual(order, row.controls.map((c) => c.key));
+    } else {
+      // Wrapped at most onto two lines (tops more than 4 px apart), each control whole.
+      const lines = row.controls.map((c) => c.top).sort((a, b) => a - b).filter((top, i, all) => i === 0 || top - all[i - 1] > 4);
+      assert.ok(lines.length <= 2, `lines at ${lines.join(', ')}`);
+    }
+    await page.locator('#exports').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(screenshotDir, `export-row-${viewport.width}.png`) });
+    assert.deepEqual(problems(), []);
+    await page.context().close();
+  }
+});
+
+/** In the page: the walkthrough's controls as they show the settings drawn (a trained model's greyed-out own values). */
+const walkthroughShown = () => ({ text: document.querySelector('#text').value, model: document.querySelector('#walkthrough').dataset.model,
+  ...Object.fromEntries(['tokenizer', 'positional', 'mask', 'dModel', 'heads', 'seed', 'window'].map((id) => [id, document.getElementById(id).value])) });
+
+test('every figure\'s SVG metadata is the settings the view drew it with (walkthrough, Your model, Circuits, Train)', async () => {
+  // The walkthrough on the english model (characters, learned positions, causal) and on random weights.
+  for (const hash of ['#stage=scores', withRandomWeights('#tokenizer=char&positional=learned&mask=sliding-window&window=2&seed=7&heads=2&stage=scores')]) {
+    const { page, problems } = await open(hash);
+    await page.waitForFunction(() => document.querySelector('#matrices figure')?.dataset.table === 'ready');
+    const svg = await saved(page, '#exports .export-group [data-export$="-svg"]');
+    const { metadata } = await page.evaluate(readSvg, svg.bytes.toString('utf8'));
+    const shown = await page.evaluate(walkthroughShown);
+    console.log(`walkthrough ${hash}: ${JSON.stringify(metadata.settings)}`);
+    assert.equal(metadata.view, 'walkthrough');
+    assert.equal(metadata.text, shown.text);
+    for (const key of ['tokenizer', 'positional', 'mask', 'dModel']) assert.equal(String(metadata.settings[key]), shown[key], key);
+    assert.equal(String(metadata.settings.heads), shown.heads, 'heads');
+    if (shown.model) {
+      assert.equal(metadata.model.name, shown.model);
+      assert.equal(metadata.settings.seed, undefined, 'a trained model\'s figure names no seed');
+    } else {
+      assert.equal(String(metadata.settings.seed), shown.seed);
+      assert.equal(String(metadata.settings.window), shown.window);
+    }
+    assert.deepEqual(problems(), []);
+    await page.context().close();
+  }
+
+  // Your model: the text the grid was drawn on, its knocked-out head; the generation's sampling settings as it was written.
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url);
+  await page.goto(`${live.server.url}#tab=model`);
+  await page.waitForFunction(() => document.body.dataset.modelName === 'english' && document.querySelector('#model-head-grid .model-knock'),
+    null, { timeout: 40000 });
+  const runs = Number(await page.getAttribute('body', 'data-model-run'));
+  await page.click('#model-head-grid .model-knock[data-layer="1"][data-head="2"]');
+  await page.waitForFunction((n) => Number(document.body.dataset.modelRun) > n, runs);
+  const grid = (await page.evaluate(figureParts, { svg: (await saved(page, '[data-export="model-heads-svg"]')).bytes.toString('utf8'),
+    texts: 'g.tiles > text' })).metadata;
+  assert.equal(grid.model.name, await page.getAttribute('body', 'data-model-name'));
+  assert.equal(grid.text, await page.inputValue('#model-text'));
+  assert.deepEqual(grid.knockedOut, await page.evaluate(() => [...document.querySelectorAll('#model-head-grid .model-knock[aria-pressed="true"]')]
+    .map((b) => `L${Number(b.dataset.layer) + 1}H${Number(b.dataset.head) + 1}`)));
+  await page.fill('#model-gen-tokens', '4');
+  await page.fill('#model-gen-temperature', '0');
+  await page.click('#model-gen-form button[type="submit"]');
+  await page.waitForSelector('body[data-model-generated]', { timeout: 30000 });
+  await page.waitForSelector('[data-export="generation-svg"]');
+  // The form changed after the generation was written: the figure keeps the settings it was written with.
+  await page.fill('#model-gen-temperature', '0.7');
+  const generation = (await page.evaluate(figureParts, { svg: (await saved(page, '[data-export="generation-svg"]')).bytes.toString('utf8'),
+    texts: 'text' })).metadata;
+  assert.equal(generation.sampling.temperature, 0);
+  assert.equal(generation.sampling.maxTokens, 4);
+  assert.deepEqual(generation.knockedOut, ['L2H3']);
+  assert.deepEqual(problems(), []);
+  await page.context().close();
+
+  // Circuits: the model and the clean prompt the map was computed on.
+  const circuits = await openPage(live.chrome.browser, live.server.url);
+  await circuits.page.goto(`${live.server.url}#tab=circuits&circuitShow=lens`);
+  await circuits.page.waitForFunction(() => Number(document.body.dataset.circuitsDrawn ?? 0) > 0 || document.body.dataset.circuitsError,
+    null, { timeout: 60000 });
+  const lens = (await circuits.page.evaluate(readSvg, (await saved(circuits.page, '[data-export="circuits-lens-svg"]')).bytes.toString('utf8'))).metadata;
+  assert.equal(lens.model.name, await circuits.page.getAttribute('body', 'data-model-name'));
+  assert.equal(lens.prompts.clean, await circuits.page.inputValue('#circuits-clean'));
+  assert.deepEqual(circuits.problems(), []);
+  await circuits.page.context().close();
+
+  // Train: the run's task, model and training settings as its form shows them.
+  const train = await openPage(live.chrome.browser, live.server.url);
+  await train.page.goto(`${live.server.url}#tab=train&layers=1&trainHeads=2&lr=0.003`);
+  await train.page.waitForSelector('body[data-train-ready="true"]', { timeout: 40000 });
+  await trainSteps(train.page);
+  const loss = (await train.page.evaluate(figureParts, { svg: (await saved(train.page, '[data-export="train-loss-svg"]')).bytes.toString('utf8'),
+    texts: 'g.key > text' })).metadata;
+  const form = await train.page.evaluate(() => Object.fromEntries(['task', 'layers', 'heads', 'dmodel', 'context', 'lr', 'batch', 'seed']
+    .map((k) => [k, document.getElementById(`train-${k}`).value])));
+  assert.deepEqual([loss.task, loss.model.layers, loss.model.heads, loss.model.dModel, loss.model.context, loss.training.learningRate,
+    loss.training.batch, loss.training.seed].map(String), [form.task, form.layers, form.heads, form.dmodel, form.context, form.lr, form.batch, form.seed]);
+  assert.equal(loss.step, 2);
+  assert.deepEqual(train.problems(), []);
+});

@@ -19,7 +19,7 @@ import { startStandIn } from '../../scripts/lib/hub-stand-in.mjs';
 import { llamaQ8WithTokenizer } from '../js/gguf-support.mjs';
 import { DATA_DIR } from '../js/support.mjs';
 import { formatBytes } from '../../web/shared/format.js';
-import { HUB_MODELS, ggufFileLabel, sizeText } from '../../web/shared/hub-models.js';
+import { HUB_MODELS, ggufFileLabel } from '../../web/shared/hub-models.js';
 
 const GGUF = llamaQ8WithTokenizer();
 const TRUNCATED = readFileSync(`${DATA_DIR}malformed-gguf/truncated.gguf`);
@@ -91,7 +91,7 @@ test('a .gguf file picked loads with no config: its format and size said, every 
   const api = await page.evaluate(apiGguf, { bytes: Array.from(GGUF), text });
   assert.deepEqual(api.formats, { Q8_0: 16, F32: 5 });
   const status = await page.textContent('#model-status');
-  assert.ok(status.startsWith(`tiny-Q8_0.gguf: GGUF, Q8_0 × 16, F32 × 5 tensors · ${formatBytes(GGUF.length)} · 2 layers × 4 heads · d_model 64 · ` +
+  assert.ok(status.startsWith(`tiny-Q8_0.gguf: GGUF, Q8_0 × 16, F32 × 5 tensors · file ${formatBytes(GGUF.length)} · 2 layers × 4 heads · d_model 64 · ` +
     '96 tokens · context 64 · wasm memory'), status);
   assert.equal(await page.getAttribute('#model-status', 'data-container'), 'GGUF');
   // Q8_0 is kept as stored (the core's catalog.parameterBytes lists it): nothing said of dequantizing.
@@ -263,7 +263,7 @@ test('an unlisted GGUF repo typed: its .gguf files listed by the Hub (paged) in 
   assert.deepEqual(options, [
     ['F32/tiny-F32.gguf', 'F32 · 250 kB', false],
     ['tiny-Q4_K_M.gguf', 'Q4_K_M · 2 kB', false],
-    [FILE, `Q8_0 · ${sizeText(GGUF.length)}`, false],
+    [FILE, `Q8_0 · ${formatBytes(GGUF.length)}`, false],
     ['big-Q8_0-00001-of-00002.gguf', 'Q8_0 · 5 kB · split into 2 files — not read', true],
     ['', 'Another file (type its name)', false],
   ]);
@@ -282,7 +282,7 @@ test('an unlisted GGUF repo typed: its .gguf files listed by the Hub (paged) in 
 
   // One picked and loaded: the status line names the repo and the file; only that file is read.
   await page.selectOption('#model-hub-file-pick', FILE);
-  assert.equal(await page.textContent('#model-hub-line'), `${MANY} · ${FILE} · ${sizeText(GGUF.length)}`);
+  assert.equal(await page.textContent('#model-hub-line'), `${MANY} · ${FILE} · ${formatBytes(GGUF.length)}`);
   hub.reset();
   await page.click('#model-hub-load');
   await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });

@@ -275,7 +275,7 @@ test('the Llama family by id: a sharded Mistral and a Qwen2 drawn as the API com
   // Every tile holds its whole square heatmap, scaled to the tile (no scrollbar); one legend above the grid.
   assert.deepEqual(await page.evaluate(tilesCropped), { tiles: 27, cropped: [], legends: 1, tileLegends: 0 });
   // The memory line says why the heap is larger than what is in use.
-  assert.match(await page.textContent('#model-status'), /· wasm memory [\d.]+ [KMG]iB in use \(heap [\d.]+ [KMG]iB: memory freed is kept for reuse\)$/);
+  assert.match(await page.textContent('#model-status'), /· wasm memory [\d.]+ [kMG]B in use \(heap [\d.]+ [kMG]B: memory freed is kept for reuse\)$/);
   await page.waitForFunction(() => document.querySelectorAll('#model-finder tbody tr').length === 27);
   await page.screenshot({ path: join(screenshotDir, 'yourmodel-gqa-desktop.png'), fullPage: true });
   await page.locator('#model-head-grid').screenshot({ path: join(screenshotDir, 'yourmodel-gqa-grid-desktop.png') });
@@ -348,7 +348,7 @@ test('the Hub files this browser keeps: listed after a load, a second load reads
   hub.reset();
   await loadSmall(1);
   assert.ok(hub.requests.length > 0, 'the first load asks the stand-in');
-  assert.deepEqual(await kept(), [{ repo: SMALL_ID, bytes: total, line: `${SMALL_ID} @ main · ${formatBytes(total)} · 4 files`, remove: 'Remove' }]);
+  assert.deepEqual(await kept(), [{ repo: SMALL_ID, bytes: total, line: `${SMALL_ID} @ main · ${formatBytes(total)} kept · 4 files`, remove: 'Remove' }]);
   assert.equal(await page.getAttribute('#model-cache-list li button', 'aria-label'), `Remove ${SMALL_ID}`);
   assert.equal(await page.locator('#model-cache-none').isHidden(), true);
   assert.equal(await page.locator('#model-cache-clear').isVisible(), true);

@@ -21,6 +21,34 @@ export function forwardFlops({ n, kvN, dModel, heads, headDim, outProj = true })
     (outProj ? 2 * n * inner * dModel : 0);
 }
 
+/**
+ * The settings a forward was drawn with (its figures' provenance): the input's own (engine-inputs.js's
+ * inputOf) with what a trained model, a layer opened from another view or a tutorial fixed in place
+ * of the reader's — their tokens, positions, mask, d_model and heads — never the settings' unused values.
+ */
+export function drawnSettings(input, config) {
+  const { state, model, tutorial } = input;
+  const opened = state.openedLayer;
+  const mask = state.mask;
+  return {
+    text: opened ? opened.probe ?? (input.queryTokens ?? []).join('') : state.text,
+    tokenizer: model ? (model.checkpoint ? 'bpe' : 'char') : tutorial ? `the tutorial's (${tutorial.id})` : state.tokenizer,
+    dModel: String(config.dModel),
+    heads: config.heads,
+    ...(model || tutorial ? {} : { seed: state.seed }),
+    positional: model?.positional ?? config.positional,
+    mask,
+    ...(mask === 'sliding-window' ? { window: state.window } : {}),
+    ...(mask === 'prefix-lm' ? { prefix: state.prefix } : {}),
+    ...(mask === 'padding' ? { padTo: state.padTo } : {}),
+    cells: state.cells ?? [],
+    scale: state.scale,
+    cross: Boolean(state.cross),
+    ...(state.cross ? { source: state.source } : {}),
+    ...(tutorial ? { preset: tutorial.id } : {}),
+  };
+}
+
 // Work the page computes on its own thread, inside the frame of the keystroke that asked for it:
 // no round trip to the worker, and the new numbers appear in the same frame as the typed
 // character. 64 tokens, d_model 256, 8 heads (38 M flops, 32 768 attention entries) is a
@@ -175,6 +203,7 @@ class PageEngine {
     this.#lastSteps = trace;
     return {
       config: active.config,
+      drawn: drawnSettings(input, active.config),
       queryTokens,
       keyTokens,
       n,

@@ -16,6 +16,18 @@ export function modelProvenance(model) {
   return { source: model.source ?? 'file', fileName: model.fileName, family: model.family };
 }
 
+/**
+ * A loaded model's run as its figures record it (the Your model and Circuits views): `view`, the
+ * model that ran, the text the run read and the heads knocked out in it — all from the run drawn,
+ * never from the fields as they are now.
+ */
+export function runProvenance(view, model, run) {
+  return { view, model: modelProvenance(model), text: run?.text ?? '', ...knockedOutFacts(run?.ablated) };
+}
+
+/** Heads knocked out in a run ([{ layer, head }]) as a figure records them: { knockedOut: ['L1H2', …] }, or nothing. */
+export const knockedOutFacts = (heads) => (heads?.length ? { knockedOut: heads.map((h) => `L${h.layer + 1}H${h.head + 1}`) } : {});
+
 /** The PNG scales offered: device pixels per CSS pixel of the figure. */
 export const PNG_SCALES = [1, 2, 3];
 
@@ -157,13 +169,19 @@ const sentence = (error) => `${String(error?.message ?? error).replace(/\.+$/, '
  * data-export prefix; id by default), label, title, map (a Heatmap, or anything with
  * toSvg(provenance) → SVG markup), provenance: () => object (the view's facts: model, text,
  * settings), json: () => object or JSON text, matrix: () => the drawn matrix (the CSV; no CSV
- * without it) }: SVG, PNG at the chosen scale, Copy figure, JSON and CSV. Everything is read at click time.
+ * without it) }: one compact row "Download: SVG · PNG [scale 1× 2× 3×] · JSON · CSV · Copy figure" (with
+ * the entry's label when there are several; a group labelled by the figure's title; the scale a small
+ * labelled menu beside PNG; only the formats the figure has).
+ * Everything is read at click time.
  */
 export function exportButtons(host, entries) {
   host.replaceChildren(...entries.map((entry) => {
     const key = entry.key ?? entry.id;
     const group = el('div', 'export-group');
-    group.append(el('span', 'muted small', `${entry.label ?? entry.id}:`));
+    group.setAttribute('role', 'group');
+    group.setAttribute('aria-label', `Download ${entry.title}`);
+    // One figure: its caption is just above ("Download:"); several: which one each row is ("q (head 1):").
+    group.append(el('span', 'muted small export-label', entries.length > 1 ? `${entry.label ?? entry.id}:` : 'Download:'));
     const svg = () => {
       const markup = entry.map.toSvg(figureProvenance(entry.provenance?.() ?? {}));
       if (!markup) throw new Error('nothing is drawn yet');
@@ -176,6 +194,9 @@ export function exportButtons(host, entries) {
     scale.setAttribute('aria-label', `PNG scale for ${entry.title}`);
     scale.title = 'PNG scale: pixels per pixel of the figure';
     for (const k of PNG_SCALES) scale.append(new Option(`${k}×`, String(k), k === 2, k === 2));
+    // The scale's visible label, beside the PNG button it sets.
+    const scaleLabel = el('label', 'export-scale small', 'scale');
+    scaleLabel.append(scale);
     const copy = async () => {
       try {
         const how = await copySvg(svg());
@@ -196,10 +217,10 @@ export function exportButtons(host, entries) {
         const k = Number(scale.value);
         download(await svgToPng(svg(), k), `${entry.id}${k === 1 ? '' : `@${k}x`}.png`);
       }],
-      ['Copy figure', `Copy figure: ${entry.title}, to the clipboard as SVG`, copy],
       ['JSON', `Download ${entry.title} as JSON`, () => download(new Blob([json()], { type: 'application/json' }), `${entry.id}.json`)],
       ...(entry.matrix ? [['CSV', `Download ${entry.title} as CSV`,
         () => download(new Blob([matrixCsv(entry.matrix())], { type: 'text/csv' }), `${entry.id}.csv`)]] : []),
+      ['Copy figure', `Copy figure: ${entry.title}, to the clipboard as SVG`, copy],
     ];
     const said = (label, action) => async () => {
       status.textContent = ''; // a message of the last action goes
@@ -212,11 +233,11 @@ export function exportButtons(host, entries) {
       }
     };
     for (const [label, name, action] of actions) {
-      if (label === 'PNG') group.append(scale);
       const b = button('small-button', label, said(label, action));
       b.dataset.export = `${key}-${label === 'Copy figure' ? 'copy' : label.toLowerCase()}`;
       b.setAttribute('aria-label', name);
       group.append(b);
+      if (label === 'PNG') group.append(scaleLabel);
     }
     group.append(status);
     return group;

@@ -4,7 +4,7 @@
 // the pointer or keyboard focus, direct attribution's largest parts as bars, and the PNG / JSON /
 // CSV exports. Draws the API's numbers as given; text only ever goes in as textContent.
 import { $, el } from '../../shared/dom.js';
-import { exportButtons } from '../../shared/exporting.js';
+import { exportButtons, knockedOutFacts } from '../../shared/exporting.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { displayToken } from '../../shared/labels.js';
 import { attributionParts, lensCell, lensRowLabels, resultJson, resultMatrix } from '../../shared/circuit-matrices.js';
@@ -31,7 +31,7 @@ const LENS_MIN_CELL = 26; // px: room for a token of two or three letters
 
 /** A Circuits figure's provenance: the model, the analysis, the prompts and answers (and the rollout's layer). */
 function circuitProvenance(result, { model, source, clean, corrupted, answers, layer }) {
-  return { view: 'circuits', analysis: result.kind, model: source ?? model, prompts: { clean, corrupted }, answers,
+  return { view: 'circuits', analysis: result.kind, model: source ?? model, ...knockedOutFacts(result.ablated), prompts: { clean, corrupted }, answers,
     ...(result.kind === 'rollout' ? { layer: Math.max(0, Math.min(result.layers - 1, layer)) + 1 } : {}) };
 }
 

@@ -47,6 +47,7 @@ class CircuitsController {
   #openedOnInduction = ''; // the model whose untouched default prompts were swapped for the induction preset
   #drawing;
   #head;
+  #headDrawn = {}; // the head pattern's provenance: the model and clean prompt it was computed on
 
   constructor({ store, session, startModel }) {
     this.#store = store;
@@ -54,7 +55,7 @@ class CircuitsController {
     this.#startModel = startModel;
     this.#drawing = new CircuitsDrawing({ onHead: (layer, head) => this.#showHead(layer, head) });
     this.#head = headPattern({ onWalkthrough: (layer, head) => this.#openInWalkthrough(layer, head),
-      provenance: () => ({ view: 'circuits', model: modelProvenance(this.#model()), clean: this.#settings().circuitClean }) });
+      provenance: () => ({ ...this.#headDrawn }) });
     this.#wire();
   }
 
@@ -288,8 +289,11 @@ class CircuitsController {
   }
 
   async #showHead(layer, head) {
+    const text = this.#settings().circuitClean;
+    const drawn = { view: 'circuits', model: modelProvenance(this.#model()), clean: text };
     try {
-      this.#head.show(await this.#session.call('circuit', { kind: 'head', text: this.#settings().circuitClean, layer, head }));
+      this.#head.show(await this.#session.call('circuit', { kind: 'head', text, layer, head }));
+      this.#headDrawn = drawn;
     } catch (error) {
       this.#head.error(error.message);
     }

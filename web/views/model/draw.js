@@ -1,7 +1,7 @@
 // The Your model view's drawing: the model pickers (shipped buttons, the Hub's menu and id box), load progress and status, the
 // typed text's chips, every head (with its knock-out toggle), next tokens (before → after a knock-out), head finder. Text only ever goes in as textContent.
 import { $, button, el } from '../../shared/dom.js';
-import { exportButtons, modelProvenance } from '../../shared/exporting.js';
+import { exportButtons, runProvenance } from '../../shared/exporting.js';
 import { formatBytes } from '../../shared/format.js';
 import { displayToken } from '../../shared/labels.js';
 import { TokenChips } from '../../shared/token-chips.js';
@@ -123,8 +123,9 @@ export const modelLabel = (model) => (model.source === 'shipped' ? model.name
 export function drawLoaded(model) {
   const { fileBytes, config, memory } = model;
   const format = model.container ? `${model.container}, ${formatsLine(model.weights?.formats)} · ` : '';
-  const bytes = fileBytes ?? (model.container ? model.weights?.bytes : undefined);
-  $('model-status').textContent = `${origin(model)}: ${format}${bytes ? `${formatBytes(bytes)} · ` : ''}${config.layers} layers × ` +
+  // The file's size when the page has the file; else the weights' bytes the core read (not the file's size: said so).
+  const size = fileBytes ? `file ${formatBytes(fileBytes)} · ` : model.container && model.weights?.bytes ? `weights ${formatBytes(model.weights.bytes)} · ` : '';
+  $('model-status').textContent = `${origin(model)}: ${format}${size}${config.layers} layers × ` +
     `${config.heads} heads · d_model ${config.dModel} · ${config.vocab} tokens · context ${config.context} · ` +
     `wasm memory ${formatBytes(memory.allocatedBytes)} in use (heap ${formatBytes(memory.heapBytes)}: memory freed is kept for reuse)`;
   Object.assign($('model-status').dataset, { fileBytes: fileBytes ?? '', heapBytes: memory.heapBytes, container: model.container ?? '' });
@@ -328,7 +329,7 @@ export function drawCache(entries, onRemove, loading = false) {
     const remove = button('model-cache-remove', 'Remove', () => onRemove(repo));
     remove.setAttribute('aria-label', `Remove ${repo}`);
     remove.disabled = loading;
-    item.append(el('span', 'model-cache-line', `${repo} @ ${revisions.join(', ')} · ${formatBytes(bytes)} · ${files} file${files === 1 ? '' : 's'}`), remove);
+    item.append(el('span', 'model-cache-line', `${repo} @ ${revisions.join(', ')} · ${formatBytes(bytes)} kept · ${files} file${files === 1 ? '' : 's'}`), remove);
     return item;
   }));
   const none = entries.length === 0;
@@ -376,7 +377,7 @@ export function drawPickers(shipped, { onShipped, tab }) {
 }
 
 /** A probability, or "< p" when it was outside the most likely ones read. */
-const probabilityText = (p, floor) => (p === null ? `< ${percent(floor ?? 0)}` : percent(p));
+const probabilityText = (p, floor) => (p !== null ? percent(p) : percent(floor ?? 0).startsWith('<') ? percent(floor ?? 0) : `< ${percent(floor ?? 0)}`);
 
 function drawNext({ n, top, compare, compareFloor }) {
   if (compare) {
@@ -446,9 +447,8 @@ export function modelDrawing(onWalkthrough, onKnock) {
   const heads = modelHeads($('model-head-grid'), (layer, head) => shown && view.open(layer, head, shown.run, shown.config), onKnock);
   const finder = new HeadFinder($('model-finder'), (layer, head) => heads.highlight(layer, head));
   probabilityLegend($('model-heads-legend'));
-  const provenance = () => ({ view: 'your model', model: modelProvenance(shown?.model), text: $('model-text').value });
-  const gridFigure = { toSvg: (facts) => heads.toSvg(`Every layer × head on your ${shown?.run.n ?? 0} tokens`,
-    { ...facts, tokens: shown?.run.tokens, ...(shown?.run.ablated?.length ? { knockedOut: shown.run.ablated.map((h) => `L${h.layer + 1}H${h.head + 1}`) } : {}) }) };
+  const provenance = () => runProvenance('your model', shown?.model, shown?.run);
+  const gridFigure = { toSvg: (facts) => heads.toSvg(`Every layer × head on your ${shown?.run.n ?? 0} tokens`, { ...facts, tokens: shown?.run.tokens }) };
   const view = headView({ onWalkthrough, onKnock, tileCanvas, provenance });
   return {
     build(config) {

@@ -49,8 +49,7 @@ export function headView({ onWalkthrough, onKnock, tileCanvas, provenance = () =
       title: `Layer ${layer + 1}, head ${head + 1}${kv === null ? '' : ` (reads K/V head ${kv + 1})`}` };
     map.render(matrix);
     exportButtons($('model-head-exports'), [{ id: `model-L${layer + 1}H${head + 1}`, key: 'model-head', label: 'this head', title: matrix.title, map,
-      provenance: () => ({ ...provenance(), layer: layer + 1, head: head + 1, tokens: run.tokens,
-        ...(run.ablated?.length ? { knockedOut: run.ablated.map((h) => `L${h.layer + 1}H${h.head + 1}`) } : {}) }),
+      provenance: () => ({ ...provenance(), layer: layer + 1, head: head + 1, tokens: run.tokens }),
       matrix: () => matrix, json: () => ({ layer, head, title: matrix.title, tokens: run.tokens, rows: { axis: 'query', labels },
         cols: { axis: 'key', labels }, data: matrixRows(matrix) }) }]);
   }

@@ -20,11 +20,14 @@ const lossSeries = (history) => [
   { label: 'held-out accuracy (right axis)', color: HEAD_COLORS[2], dash: [5, 3], axis: 'right', points: history.map((h) => [h.step, h.accuracy]) },
 ];
 
-/** A Train view figure's provenance: the task, the model trained and its training settings, the step drawn. */
-function trainProvenance({ settings, train }) {
-  return { view: 'train', task: settings.task, model: { layers: settings.layers, heads: Number(settings.trainHeads),
-    dModel: Number(settings.trainDModel), context: settings.context }, training: { learningRate: settings.lr, batch: settings.batch,
-    seed: settings.trainSeed }, step: train.latest?.step ?? 0, probe: settings.probe };
+/**
+ * A Train view figure's provenance, from the run drawn (its runConfig, what the trainer was configured
+ * with): the task, the model trained and its training settings, the step drawn and its probe.
+ */
+function trainProvenance({ train }) {
+  const run = train.runConfig ?? {};
+  return { view: 'train', task: run.task, model: { layers: run.layers, heads: run.heads, dModel: run.dModel, context: run.context },
+    training: { learningRate: run.lr, batch: run.batch, seed: run.seed }, step: train.latest?.step ?? 0, probe: train.latest?.probe ?? run.probe };
 }
 
 /** The timeline slider and its label: the pinned snapshot, or live. */
@@ -77,9 +80,9 @@ export function trainDrawing({ store, onAblate, onOpen }) {
   // Figure exports of the loss plot and the score curves (their numbers read at click time).
   const provenance = () => trainProvenance(store.get());
   exportButtons($('train-loss-exports'), [{ id: 'train-loss', label: 'loss plot', title: 'Loss and accuracy against steps', map: lossPlot,
-    provenance, json: () => ({ task: store.get().settings.task, history: store.get().train.history }) }]);
+    provenance, json: () => ({ task: store.get().train.runConfig?.task, history: store.get().train.history }) }]);
   exportButtons($('train-scores-exports'), [{ id: 'train-head-scores', label: 'head scores', title: 'Head scores against steps', map: curves,
-    provenance, json: () => ({ task: store.get().settings.task, scoreHistory: store.get().train.scoreHistory }) }]);
+    provenance, json: () => ({ task: store.get().train.runConfig?.task, scoreHistory: store.get().train.scoreHistory }) }]);
 
   function draw() {
     const run = store.get().train;

@@ -96,7 +96,8 @@ class TrainController {
     showError(null);
     const settings = this.#store.get().settings;
     try {
-      const value = await this.#client.call('configure', { config: runConfig(settings) });
+      const config = runConfig(settings);
+      const value = await this.#client.call('configure', { config });
       if (mine !== this.#generation) return;
       this.#configuring = false;
       const { modelConfig } = value;
@@ -104,7 +105,7 @@ class TrainController {
       probeInfo(value.probeError ? `Probe: ${value.probeError}` : `The task's ${value.vocabulary.length} characters: ${value.vocabulary}`,
         Boolean(value.probeError));
       $('train-ablation').textContent = 'Click a head (or its Ablate button) to see the held-out loss without it.';
-      this.#receive(value.update, { ...EMPTY_RUN, modelConfig });
+      this.#receive(value.update, { ...EMPTY_RUN, modelConfig, runConfig: config });
       setPageState({ trainReady: true });
     } catch (error) {
       if (mine !== this.#generation) return;

@@ -34,21 +34,23 @@ export const stepCsv = matrixCsv;
 /** "weights-head2" style file names. */
 export const fileStem = (step) => (step.head >= 0 ? `${step.id}-head${step.head + 1}` : step.id);
 
-// The settings a walkthrough figure depends on (its provenance), beside the text and the model.
-const FIGURE_SETTINGS = ['tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask', 'window', 'prefix', 'padTo', 'cells', 'scale',
-  'cross', 'source', 'preset', 'colorScale'];
-
-/** A walkthrough figure's provenance: the model (a shipped one or random weights), the text, the step and the settings. */
+/**
+ * A walkthrough figure's provenance, all from the result that drew it (the engine's `drawn`: the
+ * settings the forward used, a trained model's or a tutorial's own in place of the reader's): the
+ * model (a shipped one, a layer opened from another view, a weights file or random weights), the
+ * text, the step and head, those settings, and the colour scale it is painted with.
+ */
 export function walkthroughProvenance(step, { settings, result }) {
-  const chosen = Object.fromEntries(FIGURE_SETTINGS.filter((k) => settings[k] !== undefined).map((k) => [k, settings[k]]));
+  const { text, ...drawn } = result.drawn;
   return {
     view: 'walkthrough',
-    model: result?.model ? { name: result.model.name, title: result.model.title, layer: result.model.layer + 1 }
-      : result?.weightsFile ? { weightsFile: result.weightsFile } : `random weights (seed ${settings.seed})`,
-    text: settings.text,
+    model: result.model ? { name: result.model.name, title: result.model.title, layer: result.model.layer + 1 }
+      : result.weightsFile ? { weightsFile: result.weightsFile } : drawn.preset ? `the tutorial's weights (${drawn.preset})`
+      : `random weights (seed ${drawn.seed})`,
+    text,
     step: step.id,
     ...(step.head >= 0 ? { head: step.head + 1 } : {}),
-    settings: chosen,
+    settings: { ...drawn, colorScale: settings.colorScale },
   };
 }
 
