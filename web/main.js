@@ -6,7 +6,7 @@
 import { $ } from './shared/dom.js';
 import { EngineClient } from './shared/engine-client.js';
 import { hashToState, stateToHash } from './shared/state.js';
-import { initialPageState, pageDefaults, pageSchema } from './page-settings.js';
+import { filesNeededText, initialPageState, pageDefaults, pageSchema } from './page-settings.js';
 import { createStore } from './shared/store.js';
 import { mountMessages } from './views/messages.js';
 import { mountModel } from './views/model/index.js';
@@ -43,10 +43,13 @@ function wireTheme(redraw) {
   matchMedia('(prefers-color-scheme: dark)').addEventListener?.('change', () => redraw());
 }
 
-// The settings from a link (parsed once the core's catalog is known); what was ignored is said.
+// The settings from a link (parsed once the core's catalog is known); what was ignored is said, and
+// the files a link made with a model from files needs (the Your model view waits for them).
 function readHash(schema) {
   const { state, ignored } = hashToState(location.hash, schema, pageDefaults);
-  return { settings: state, pinned: null, linkNotice: ignored.length ? `Ignored in the link: ${ignored.join(', ')}.` : '' };
+  const notes = [...(ignored.length ? [`Ignored in the link: ${ignored.join(', ')}.`] : []),
+    ...(state.files?.length ? [filesNeededText(state.files, state.knock)] : [])];
+  return { settings: state, pinned: null, linkNotice: notes.join(' ') };
 }
 
 // The URL follows the settings a moment after the last change (replaceState is slow enough to

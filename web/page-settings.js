@@ -1,6 +1,7 @@
 // The page's own defaults and schema for its URL (main.js): the shared ones (shared/state.js)
 // with the page opening on a shipped trained model; and the page's store's initial state.
 import { DEFAULTS, makeSchema } from './shared/state.js';
+import { formatBytes } from './shared/format.js';
 
 // The page opens on the shipped `english` trained model with a text of its alphabet; random
 // weights are `model=random` in the URL (and then the shared default text). Page only: the
@@ -76,16 +77,134 @@ export const hubFileCodec = Object.freeze({
   hint: 'not a .gguf file name',
 });
 
+/** Weights files a link names at most (a checkpoint's shards). */
+export const MAX_LINK_FILES = 64;
+
+/**
+ * `files` (page only: the Your model view's model when it came from files): the weights files'
+ * names, sizes and SHA-256 as a snapshot's provenance records them ([{ name, bytes, sha256 }]; sha256
+ * '' when not hashed), "name:bytes:sha256" joined by commas, each name URI-encoded. A link holding
+ * them is restored only on those files (the reader drops them); absent or '': none.
+ */
+export const filesCodec = Object.freeze({
+  parse(s) {
+    if (s === '') return [];
+    const entries = s.split(',');
+    if (entries.length > MAX_LINK_FILES) return undefined;
+    const files = [];
+    for (const entry of entries) {
+      const match = /^([^:]{1,600}):(\d{1,15}):([0-9a-f]{64}|)$/.exec(entry);
+      if (!match) return undefined;
+      let name;
+      try {
+        name = decodeURIComponent(match[1]);
+      } catch {
+        return undefined;
+      }
+      if (name.length > 255 || /[\u0000-\u001f/\\]/.test(name)) return undefined;
+      files.push(Object.freeze({ name, bytes: Number(match[2]), sha256: match[3] }));
+    }
+    return files;
+  },
+  print: (v) => (v ?? []).map((f) => `${encodeURIComponent(f.name)}:${f.bytes}:${f.sha256 ?? ''}`).join(','),
+  hint: 'not a list of files as name:bytes:sha256',
+});
+
+/** A file a link names, as a reader reads it: 'model.safetensors (9.6 MB, sha256 1a2b3c4d…)'. */
+export const linkFileText = (f) => `${f.name} (${formatBytes(f.bytes)}${f.sha256 ? `, sha256 ${f.sha256.slice(0, 8)}…` : ''})`;
+
+/** Files named in a sentence: 'a', 'a and b', 'a, b and 2 more'. */
+export function filesText(files) {
+  const named = files.slice(0, 2).map(linkFileText);
+  if (files.length > 2) return `${named.join(', ')} and ${files.length - 2} more`;
+  return named.join(' and ');
+}
+
+/** Whether files a link names are `loaded` ([{ name, bytes, sha256 }]): each by its SHA-256 (both hashed), else by name and size. */
+export function sameFiles(named, loaded) {
+  if (!named?.length || named.length !== loaded?.length) return false;
+  const key = (f) => `${f.name}\u0000${f.bytes}`;
+  const left = [...named].sort((a, b) => key(a).localeCompare(key(b)));
+  const right = [...loaded].sort((a, b) => key(a).localeCompare(key(b)));
+  return left.every((f, i) => (f.sha256 && right[i].sha256 ? f.sha256 === right[i].sha256 : key(f) === key(right[i])));
+}
+
+/** Heads as a reader names them: 'L1 H4, L2 H1'. */
+export const headsText = (heads) => heads.map(({ layer, head }) => `L${layer + 1} H${head + 1}`).join(', ');
+
+/**
+ * A link's knocked-out heads against the model's `config` ({ layers, heads }): { kept, dropped } and,
+ * when some are dropped, the notice saying so ('' otherwise).
+ */
+export function linkHeads(knock, config, modelName) {
+  const kept = (knock ?? []).filter(({ layer, head }) => layer < config.layers && head < config.heads);
+  const dropped = (knock ?? []).filter((h) => !kept.includes(h));
+  const notice = dropped.length ? `Ignored in the link: knock ${headsText(dropped)} (${modelName} has ${config.layers} layer` +
+    `${config.layers === 1 ? '' : 's'} × ${config.heads} head${config.heads === 1 ? '' : 's'}).` : '';
+  return { kept, dropped, notice };
+}
+
+/**
+ * What a link made with files says when it is opened (the page's link notice): the files it needs
+ * and that its view waits for them; nothing of it is applied to another model.
+ */
+export function filesNeededText(files, knock) {
+  const what = knock?.length ? ` (${headsText(knock)} knocked out)` : '';
+  return `This link was made with ${filesText(files)} loaded from files: drop ${files.length === 1 ? 'it' : 'them'} on the Your model ` +
+    `tab (or pick ${files.length === 1 ? 'it' : 'them'} with its Files button) to restore the view${what}. Until then its knock-outs ` +
+    'are not applied to another model.';
+}
+
+/**
+ * What a copied link restores, said when it is copied (and what it cannot hold), a sentence from the
+ * page's state { settings, yourModel, openedLayer, result }.
+ */
+export function linkSummary({ settings, yourModel, openedLayer, result }) {
+  const knocked = settings.knock?.length ? `, with ${headsText(settings.knock)} knocked out` : '';
+  const model = yourModel?.model;
+  const modelPart = () => {
+    if (!model) return 'your text and settings (the model it loads first is the shipped english one)';
+    if (model.source === 'hub') {
+      const rev = settings.hubRevision ? ` @ ${settings.hubRevision}` : '';
+      return `${settings.hub}${rev}${settings.hubFile ? `, file ${settings.hubFile}` : ''}, loaded from the Hub when the link opens, ` +
+        `your text and sampling settings${knocked}`;
+    }
+    if (model.source === 'files') {
+      const files = settings.files?.length ? filesText(settings.files) : model.fileName;
+      return `the names, sizes and hashes of ${files}: a reader who drops ${settings.files?.length === 1 ? 'that file' : 'those files'} ` +
+        `gets your text and sampling settings${knocked}; a link cannot hold the files themselves`;
+    }
+    return `the shipped ${model.name} model, your text and sampling settings${knocked}`;
+  };
+  switch (settings.tab) {
+    case 'model':
+      return `It restores Your model with ${modelPart()}.`;
+    case 'circuits':
+      return `It restores the Circuits prompts, answers and analysis on ${modelPart()}.`;
+    case 'train':
+      return `It restores the Train tab's settings (${settings.task}, ${settings.layers} layer${settings.layers === 1 ? '' : 's'} × ` +
+        `${settings.trainHeads} heads); the reader's browser trains that run again from step 0 (the same steps give the same numbers).`;
+    default: {
+      const weights = settings.model ? `the shipped ${settings.model} model (layer ${settings.layer + 1})`
+        : settings.preset ? `the tutorial preset ${settings.preset}` : `random weights (seed ${settings.seed})`;
+      const lost = openedLayer ? `the layer opened from ${openedLayer.source === 'checkpoint' ? 'Your model' : 'the Train view'}`
+        : result?.weightsFile ? `the weights loaded from ${result.weightsFile}` : '';
+      if (lost) return `A link cannot hold ${lost}: it opens the walkthrough's stage and head on ${weights} instead.`;
+      return `It restores the walkthrough's text, settings, stage and head on ${weights}.`;
+    }
+  }
+}
+
 /** The settings' schema with the page's `model`: 'random' in the URL is '' (random weights). */
 export function pageSchema(catalog) {
   const schema = makeSchema(catalog);
   const model = { parse: (s) => (s === 'random' ? '' : schema.model.parse(s)), print: (v) => v || 'random' };
   return Object.freeze({ ...schema, model, hubEndpoint: hubEndpointCodec, hub: hubIdCodec, hubRevision: hubRevisionCodec,
-    hubFile: hubFileCodec });
+    hubFile: hubFileCodec, files: filesCodec });
 }
 
 /** The store's `train` (views/train/) when no run has started. */
-export const EMPTY_RUN = Object.freeze({ status: 'idle', modelConfig: null, history: [], scoreHistory: [], snapshots: [],
+export const EMPTY_RUN = Object.freeze({ status: 'idle', modelConfig: null, runConfig: null, history: [], scoreHistory: [], snapshots: [],
   latest: null, pinned: null, ablation: null, msPerStep: 0 });
 
 /** The store's `yourModel` (views/model/) before a checkpoint is loaded. */

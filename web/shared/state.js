@@ -166,9 +166,9 @@ export const DEFAULTS = Object.freeze({
 });
 
 /** The Train view's settings (and the Your model view's: MODEL_KEYS): changing them never recomputes the walkthrough. */
-// hub, hubRevision, hubFile, hubEndpoint: the page's own keys (page-settings.js), none of the walkthrough's.
+// hub, hubRevision, hubFile, hubEndpoint, files: the page's own keys (page-settings.js), none of the walkthrough's.
 export const MODEL_KEYS = Object.freeze(['modelText', 'genTokens', 'genTemperature', 'genTopK', 'genTopP', 'genSeed', 'knock',
-  'hub', 'hubRevision', 'hubFile', 'hubEndpoint']);
+  'hub', 'hubRevision', 'hubFile', 'hubEndpoint', 'files']);
 /** The Circuits view's settings: changing them never recomputes the walkthrough either. */
 export const CIRCUIT_KEYS = Object.freeze(['circuitClean', 'circuitCorrupt', 'circuitA', 'circuitB', 'circuitShow', 'circuitLayer']);
 export const TRAIN_KEYS = Object.freeze(['tab', 'task', 'layers', 'trainHeads', 'trainDModel', 'context', 'lr',

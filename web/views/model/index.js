@@ -17,18 +17,18 @@
 // as news, not as an error). The footer (the store's footer.model) says the drawn run. This file is
 // the controller (the store's `yourModel`, the worker's calls); draw.js draws.
 import { embedSource, openEmbed, weightsFileFacts } from '../../shared/embed-dialog.js';
-import { modelProvenance, PROJECT_VERSION } from '../../shared/exporting.js';
+import { PROJECT_VERSION, runProvenance } from '../../shared/exporting.js';
 import { makeModelSnapshot, snapshotProvenance } from '../../api/snapshot.js';
 import { listHubFiles } from '../../api/hub.js';
 import { $ } from '../../shared/dom.js';
 import { openLayer } from '../../shared/opened-layers.js';
 import { formatBytes } from '../../shared/format.js';
-import { isHubId, setFooter } from '../../page-settings.js';
+import { filesNeededText, filesText, headsText, isHubId, linkHeads, sameFiles, setFooter } from '../../page-settings.js';
 import { hubEntry, hubRequest } from '../../shared/hub-models.js';
 import { fileRole, orderShards } from './model-data.js';
 import { generationDrawing, genInfo, genRunning } from './generate-draw.js';
 import { chosenHubFile, chosenHubRevision, drawCache, drawCancelling, drawFirstRun, drawHubChoice, drawKept, drawLoaded, drawLoadEnded, drawLoading, drawPickers,
-  drawProgress, footerLine, loadNote, modelDrawing, placeLoadFeedback, setHubFile, setHubListing, showError, textInfo } from './draw.js';
+  drawProgress, footerLine, loadNote, modelDrawing, modelLabel, placeLoadFeedback, setHubFile, setHubListing, showError, textInfo } from './draw.js';
 import { setPageState, countPageState } from '../../shared/page-state.js';
 import { TrainingStrip } from './training-strip.js';
 
@@ -47,6 +47,18 @@ export const GEN_CHUNK = 8;
 
 /** How long after the last keystroke in the id box its repo's files are asked of the Hub (ms). */
 export const LIST_DELAY = 400;
+
+/** Weights files larger than this are named in a link by name and size only (hashing reads the whole file into the page). */
+export const LINK_HASHED_BYTES = 512e6;
+
+/** A model from files' weights as a link names them: [{ name, bytes, sha256 }] (sha256 '' above LINK_HASHED_BYTES). */
+async function linkFiles(files) {
+  const hashed = await weightsFileFacts(files.filter((f) => f.size <= LINK_HASHED_BYTES));
+  return files.map((f) => hashed.find((h) => h.name === f.name && h.bytes === f.size) ?? { name: f.name, bytes: f.size, sha256: '' });
+}
+
+/** A loaded model as a sentence names it: 'the english model', 'org/name', 'model.safetensors'. */
+const modelNamed = (model) => (model.source === 'shipped' ? `the ${model.name} model` : modelLabel(model));
 
 /** The shipped model loaded the first time the view is shown. */
 export const FIRST_MODEL = 'english';
@@ -159,7 +171,11 @@ class ModelController {
   #gen = 0; // the generation running (a newer one, or Stop, ends it)
   #genStarted = 0;
   #stopped = 0; // the generation Stop ended
+  #genDrawn = null; // { model, run, sampling }: what the generation drawn was written with
   #loadsDone = 0; // models loaded: the link's knocked-out heads apply to the first
+  // A link made with a model from files ({ files, knock }): its view waits until the reader loads
+  // files with those hashes; nothing of it is applied to another model meanwhile.
+  #awaited = null;
   #cancelled = false; // Cancel was pressed during the load in flight
   // The id box's repo's files (lens.hubFiles, for the File menu): asked LIST_DELAY ms after the
   // typing stops, the request in flight cancelled by the next keystroke, each list kept for the
@@ -175,10 +191,53 @@ class ModelController {
     this.#store.update(({ settings: now }) => ({ settings: { ...now, ...patch } }));
   }
 
-  /** The link's knocked-out heads that `config` has (the first model loaded only; later loads start with none). */
-  #linkKnock(config) {
+  /** Says `text` in the page's link notice, after what it says already (`replace`: instead). */
+  #linkNotice(text, { replace = false } = {}) {
+    const now = this.#store.get().linkNotice;
+    if (!replace && now.includes(text)) return;
+    this.#store.set({ linkNotice: replace || !now ? text : `${now} ${text}` });
+  }
+
+  /**
+   * The link's knocked-out heads for a model just loaded (`type`: the load's kind): a link waiting for
+   * its files gets them only on files with its hashes (then its view is restored and said so; other
+   * files: said why not); otherwise the first model loaded gets those it has, the rest said to be
+   * ignored. Later loads start with none.
+   */
+  async #linkKnock(model, type) {
+    const name = modelNamed(model);
+    if (this.#awaited) {
+      if (type !== 'load') return [];
+      const loaded = await linkFiles(model.weightsFiles);
+      const { files, knock } = this.#awaited;
+      if (!sameFiles(files, loaded)) {
+        this.#linkNotice(`${filesText(loaded)} ${loaded.length === 1 ? 'is' : 'are'} not what this link was made with (${filesText(files)}): ` +
+          'its knock-outs are not applied.', { replace: true });
+        return [];
+      }
+      this.#awaited = null;
+      const { kept, notice } = linkHeads(knock, model.config, name);
+      this.#linkNotice(`Restored the link's view on ${filesText(loaded)}${kept.length ? `: ${headsText(kept)} knocked out` : ''}.` +
+        `${notice ? ` ${notice}` : ''}`, { replace: true });
+      return kept;
+    }
     if (this.#loadsDone > 1) return [];
-    return (this.#store.get().settings.knock ?? []).filter(({ layer, head }) => layer < config.layers && head < config.heads);
+    const { kept, notice } = linkHeads(this.#store.get().settings.knock, model.config, name);
+    if (notice) this.#linkNotice(notice);
+    return kept;
+  }
+
+  /** Whether the loaded model is from the files a link names (by name and size: their hashes are checked when they load). */
+  #showsFiles(files) {
+    const model = this.view().model;
+    return model?.source === 'files' && sameFiles(files.map((f) => ({ ...f, sha256: '' })),
+      (model.weightsFiles ?? []).map((f) => ({ name: f.name, bytes: f.size, sha256: '' })));
+  }
+
+  /** A model from files: its weights' names, sizes and hashes into the link (once hashed, if it is still the one loaded). */
+  async #filesIntoLink(model) {
+    const files = await linkFiles(model.weightsFiles);
+    if (this.view().model?.weightsFiles === model.weightsFiles) this.#setSettings({ files });
   }
 
   /** The settings' text and sampling settings into the fields (a link opened, or the view's first show). */
@@ -199,13 +258,16 @@ class ModelController {
   constructor({ store, session }) {
     this.#store = store;
     this.#session = session;
+    const { files, knock } = store.get().settings;
+    if (files?.length) this.#awaited = { files, knock: knock ?? [] };
     session.onUpdate((update) => {
       if (update.step) this.#onToken(update);
       else if (update.progress !== undefined) drawProgress(update);
     });
     this.drawing = modelDrawing((layer, head) => this.#openInWalkthrough(layer, head), (layer, head) => this.#knock(layer, head));
-    this.generation = generationDrawing(() => ({ view: 'your model: generation', model: modelProvenance(this.view().model),
-      sampling: this.#sampling() }));
+    // The generation's figure: the model, run and sampling settings it was written with (kept when it started).
+    this.generation = generationDrawing(() => ({ ...runProvenance('your model: generation', this.#genDrawn?.model, this.#genDrawn?.run),
+      sampling: this.#genDrawn?.sampling }));
     // The strip's runs keep Hub files too: the view's list of kept files follows.
     this.training = new TrainingStrip({ session, onRunEnded: () => this.#client && this.#drawCache() });
     this.#wire();
@@ -291,6 +353,7 @@ class ModelController {
       return;
     }
     const { config } = this.view().model;
+    this.#genDrawn = { model: this.view().model, run, sampling: { maxTokens, temperature, topK, topP, seed } };
     this.generation.build(config.layers, config.heads);
     this.generation.start(run?.tokens ?? []);
     const began = performance.now();
@@ -464,6 +527,16 @@ class ModelController {
    * its URL) for a loaded model: a Hub repo's id 'org/name', else '' (a shipped model or files).
    */
   #linkSettings(model) {
+    // A model from files: its weights named (hashed a moment later, #filesIntoLink: the link's names kept
+    // once hashed); any other: none.
+    const named = model.source === 'files' && model.weightsFiles ? model.weightsFiles.map((f) => ({ name: f.name, bytes: f.size, sha256: '' })) : [];
+    const now = this.#store.get().settings.files ?? [];
+    const files = named.length && sameFiles(named, now.map((f) => ({ ...f, sha256: '' }))) && !this.#awaited ? now : named;
+    return { files, ...this.#hubSettings(model) };
+  }
+
+  /** The URL's Hub keys for a loaded model (see #linkSettings). */
+  #hubSettings(model) {
     if (model.source !== 'hub') return { hub: '', hubRevision: '', hubFile: '' };
     const hubRevision = model.revision && model.revision !== 'main' ? model.revision : '';
     const hubFile = model.file ?? '';
@@ -500,21 +573,23 @@ class ModelController {
     try {
       const value = await this.#client.call(type, payload);
       this.#ablated = [];
-      if (this.#loadsDone++ > 0) this.#setSettings({ knock: [] });
+      if (this.#loadsDone++ > 0 || this.#awaited) this.#setSettings({ knock: [] });
       this.#gen += 1; // a generation running ends: its tokens were another model's
       this.generation.clear();
       genRunning(false);
       genInfo('');
-      // A model from files keeps its weights' File objects: a snapshot's provenance hashes them (only then).
-      this.#setView({ model: type === 'load' ? { ...value, weightsFiles: [payload.weights].flat() } : value, lastRun: null });
-      this.#setSettings(this.#linkSettings(value));
+      // A model from files keeps its weights' File objects: a snapshot's provenance and the link hash them.
+      const model = type === 'load' ? { ...value, weightsFiles: [payload.weights].flat() } : value;
+      this.#setView({ model, lastRun: null });
+      this.#setSettings(this.#linkSettings(model));
       loaded = true;
       $('model-example').textContent = value.source === 'shipped' ? 'Example: a sentence of its alphabet' : 'Example: the IOI sentence';
       drawLoaded(value);
       this.training.modelLoaded(value);
       drawFirstRun();
       this.drawing.build(value.config);
-      const wanted = this.#linkKnock(value.config);
+      const wanted = await this.#linkKnock(model, type);
+      if (type === 'load') this.#filesIntoLink(model);
       await Promise.all([wanted.length ? this.#ablate(wanted, { loading: true }) : this.#runText(), this.#findHeads()]);
       if (counted) countPageState('modelLoads');
     } catch (error) {
@@ -750,8 +825,15 @@ class ModelController {
           // A link without a Hub id while a Hub model stays loaded: the URL names that model again.
           this.#setSettings(this.#linkSettings(model));
           if (textChanged) this.#runText();
-        } else if (JSON.stringify(s.knock) !== JSON.stringify(this.#ablated) && this.view().model) {
-          this.#ablate(s.knock.filter(({ layer, head }) => layer < now.yourModel.model.config.layers && head < now.yourModel.model.config.heads));
+        } else if (s.files?.length && JSON.stringify(s.files) !== JSON.stringify(before.settings.files ?? []) && !this.#showsFiles(s.files)) {
+          // A link made with other files (hashchange): its view waits for them (main.js's link notice names them).
+          this.#awaited = { files: s.files, knock: s.knock ?? [] };
+          if (textChanged) this.#runText();
+        } else if (JSON.stringify(s.knock) !== JSON.stringify(this.#ablated) && model && !this.#awaited && !this.view().loading) {
+          // Only a link changes the heads from outside: those the model lacks are said to be ignored.
+          const { kept, notice } = linkHeads(s.knock, model.config, modelNamed(model));
+          if (notice) this.#linkNotice(notice);
+          this.#ablate(kept);
         } else if (textChanged) this.#runText();
       }
       const { lastRun, model } = now.yourModel;

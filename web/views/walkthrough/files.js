@@ -5,6 +5,7 @@ import { $ } from '../../shared/dom.js';
 import { embedSource, wireEmbedDialog } from '../../shared/embed-dialog.js';
 import { elementSnippet, iframeSnippet } from '../../shared/embed-snippet.js';
 import { download } from './exporting.js';
+import { linkSummary } from '../../page-settings.js';
 
 const MAX_WEIGHTS = 64 * 1024 * 1024;
 
@@ -46,15 +47,16 @@ export function wireWeightsFile(store, engine, { compute, show }) {
 
 /**
  * The share link, and the walkthrough's Embed content (the live element snippet and an iframe of
- * the page; shared/embed-dialog.js's one dialog shows it). `pageUrl()` is the link to this exact view.
+ * the page; shared/embed-dialog.js's one dialog shows it). `pageUrl()` is the link to the view; the
+ * notice says what it restores and what it cannot hold (page-settings.js's linkSummary).
  */
 export function wireShareAndEmbed(store, pageUrl) {
   $('share').addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(pageUrl());
-      store.set({ notice: 'Link copied: it restores this exact view.' });
+      store.set({ notice: `Link copied. ${linkSummary(store.get())}` });
     } catch {
-      store.set({ notice: `Copy this link: ${pageUrl()}` });
+      store.set({ notice: `Copy this link: ${pageUrl()} — ${linkSummary(store.get())}` });
     }
   });
   embedSource('walkthrough', async () => ({ live: { element: elementSnippet(store.get().settings), iframe: iframeSnippet(pageUrl()) } }));
