@@ -262,7 +262,7 @@ test('an unlisted GGUF repo typed: its .gguf files listed by the Hub (paged) in 
   const options = await page.$$eval('#model-hub-file-pick option', (os) => os.map((o) => [o.value, o.textContent, o.disabled]));
   assert.deepEqual(options, [
     ['F32/tiny-F32.gguf', 'F32 · 250 kB', false],
-    ['tiny-Q4_K_M.gguf', 'Q4_K_M · 2 kB', false],
+    ['tiny-Q4_K_M.gguf', 'Q4_K_M · 1.5 kB', false],
     [FILE, `Q8_0 · ${formatBytes(GGUF.length)}`, false],
     ['big-Q8_0-00001-of-00002.gguf', 'Q8_0 · 5 kB · split into 2 files — not read', true],
     ['', 'Another file (type its name)', false],
@@ -275,7 +275,7 @@ test('an unlisted GGUF repo typed: its .gguf files listed by the Hub (paged) in 
   await page.focus('#model-hub-file-pick');
   await page.keyboard.press('ArrowDown');
   await page.waitForFunction(() => document.querySelector('#model-hub-file-pick').value === 'tiny-Q4_K_M.gguf');
-  assert.equal(await page.textContent('#model-hub-line'), `${MANY} · tiny-Q4_K_M.gguf · 2 kB`);
+  assert.equal(await page.textContent('#model-hub-line'), `${MANY} · tiny-Q4_K_M.gguf · 1.5 kB`);
 
   // The row at 1280 and 375 px (looked at by hand), nothing wider than the screen.
   await shotHubForm(page, 'gguf-hub-listed');
