@@ -162,37 +162,31 @@ export function filesNeededText(files, knock) {
 export function linkSummary({ settings, yourModel, openedLayer, result }) {
   const knocked = settings.knock?.length ? `, with ${headsText(settings.knock)} knocked out` : '';
   const model = yourModel?.model;
-  const modelPart = () => {
-    if (!model) return 'your text and settings (the model it loads first is the shipped english one)';
-    if (model.source === 'hub') {
-      const rev = settings.hubRevision ? ` @ ${settings.hubRevision}` : '';
-      return `${settings.hub}${rev}${settings.hubFile ? `, file ${settings.hubFile}` : ''}, loaded from the Hub when the link opens, ` +
-        `your text and sampling settings${knocked}`;
+  // The model the Your model and Circuits views work on: where the link gets it, or that it cannot.
+  const whose = settings.tab === 'circuits' ? 'the Circuits prompts, answers and analysis' : 'Your model\'s text and sampling settings';
+  if (settings.tab === 'model' || settings.tab === 'circuits') {
+    if (model?.source === 'files') {
+      const files = settings.files?.length ? settings.files : [{ name: model.fileName, bytes: 0, sha256: '' }];
+      const one = files.length === 1;
+      return `It restores ${whose} and names ${filesText(files)}: a reader who drops ${one ? 'that file' : 'those files'} gets this ` +
+        `view${knocked} (a link cannot hold the ${one ? 'file itself' : 'files themselves'}; until then nothing of it is applied to another model).`;
     }
-    if (model.source === 'files') {
-      const files = settings.files?.length ? filesText(settings.files) : model.fileName;
-      return `the names, sizes and hashes of ${files}: a reader who drops ${settings.files?.length === 1 ? 'that file' : 'those files'} ` +
-        `gets your text and sampling settings${knocked}; a link cannot hold the files themselves`;
-    }
-    return `the shipped ${model.name} model, your text and sampling settings${knocked}`;
-  };
-  switch (settings.tab) {
-    case 'model':
-      return `It restores Your model with ${modelPart()}.`;
-    case 'circuits':
-      return `It restores the Circuits prompts, answers and analysis on ${modelPart()}.`;
-    case 'train':
-      return `It restores the Train tab's settings (${settings.task}, ${settings.layers} layer${settings.layers === 1 ? '' : 's'} × ` +
-        `${settings.trainHeads} heads); the reader's browser trains that run again from step 0 (the same steps give the same numbers).`;
-    default: {
-      const weights = settings.model ? `the shipped ${settings.model} model (layer ${settings.layer + 1})`
-        : settings.preset ? `the tutorial preset ${settings.preset}` : `random weights (seed ${settings.seed})`;
-      const lost = openedLayer ? `the layer opened from ${openedLayer.source === 'checkpoint' ? 'Your model' : 'the Train view'}`
-        : result?.weightsFile ? `the weights loaded from ${result.weightsFile}` : '';
-      if (lost) return `A link cannot hold ${lost}: it opens the walkthrough's stage and head on ${weights} instead.`;
-      return `It restores the walkthrough's text, settings, stage and head on ${weights}.`;
-    }
+    const on = !model ? 'the model Your model loads first (the shipped english one)'
+      : model.source === 'hub' ? `${settings.hub}${settings.hubRevision ? ` @ ${settings.hubRevision}` : ''}` +
+        `${settings.hubFile ? `, file ${settings.hubFile}` : ''}, loaded from the Hub when the link opens`
+        : `the shipped ${model.name} model`;
+    return `It restores ${whose} on ${on}${knocked}.`;
   }
+  if (settings.tab === 'train') {
+    return `It restores the Train tab's settings (${settings.task}, ${settings.layers} layer${settings.layers === 1 ? '' : 's'} × ` +
+      `${settings.trainHeads} heads); the reader's browser trains that run again from step 0 (the same steps give the same numbers).`;
+  }
+  const weights = settings.model ? `the shipped ${settings.model} model (layer ${settings.layer + 1})`
+    : settings.preset ? `the tutorial preset ${settings.preset}` : `random weights (seed ${settings.seed})`;
+  const lost = openedLayer ? `the layer opened from ${openedLayer.source === 'checkpoint' ? 'Your model' : 'the Train view'}`
+    : result?.weightsFile ? `the weights loaded from ${result.weightsFile}` : '';
+  if (lost) return `A link cannot hold ${lost}: it opens the walkthrough's stage and head on ${weights} instead.`;
+  return `It restores the walkthrough's text, settings, stage and head on ${weights}.`;
 }
 
 /** The settings' schema with the page's `model`: 'random' in the URL is '' (random weights). */

@@ -46,9 +46,10 @@ test('a link made with a model from files names them; opened fresh it says which
   const link = await page.evaluate(() => navigator.clipboard.readText());
   assert.ok(link.includes(`files=model.safetensors%3A${WEIGHTS.length}%3A${SHA256}`), link);
   const copied = await page.textContent('#notice');
-  assert.match(copied, /^Link copied\. It restores Your model with the names, sizes and hashes of model\.safetensors/, copied);
-  assert.match(copied, /L1 H2 knocked out/);
+  assert.ok(copied.startsWith(`Link copied. It restores Your model's text and sampling settings and names model.safetensors ` +
+    `(${formatBytes(WEIGHTS.length)}, sha256 ${SHA256.slice(0, 8)}…): a reader who drops that file gets this view, with L1 H2 knocked out`), copied);
   assert.doesNotMatch(copied, /exact view/);
+  await page.screenshot({ path: join(screenshotDir, 'link-copied-files-1280.png') });
   await page.context().close();
 
   // Opened fresh: the shipped model is shown, nothing knocked out, and the notice names the file it needs.
@@ -94,8 +95,17 @@ test('a knocked-out head the model lacks (knock=1.9 on the english model) is sai
     await page.waitForFunction(() => document.querySelector('#model-head-grid .model-knock[data-layer="0"][data-head="2"]')
       ?.getAttribute('aria-pressed') === 'true', null, { timeout: 20000 });
     assert.deepEqual(await pressed(page), ['0.2'], 'the head the model has is knocked out');
-    assert.match(await page.textContent('#notice'), /Ignored in the link: knock L2 H10 \(the english model has 2 layers × 4 heads\)\./);
+    const notice = await page.textContent('#notice');
+    assert.match(notice, /Ignored in the link: knock L2 H10 \(the english model has 2 layers × 4 heads\)\./);
+    assert.equal(notice.split('Ignored in the link').length, 2, `said once: ${notice}`);
     await page.screenshot({ path: join(screenshotDir, `link-knock-ignored-${viewport.width}.png`) });
+    // Copy link says what this link restores.
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: live.server.url });
+    await page.click('#share');
+    const copied = await page.textContent('#notice');
+    assert.ok(copied.endsWith('Link copied. It restores Your model\'s text and sampling settings on the shipped english model, ' +
+      'with L1 H3 knocked out.'), copied);
+    await page.screenshot({ path: join(screenshotDir, `link-copied-${viewport.width}.png`) });
     assert.deepEqual(problems(), []);
     await page.context().close();
   }

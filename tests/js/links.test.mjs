@@ -40,7 +40,9 @@ test('the sentences: the files a link needs; what Copy link restores, never "thi
     /^This link was made with model\.safetensors \(9\.6 MB, sha256 abababab…\) loaded from files: drop it .* \(L1 H4 knocked out\)\./);
   const settings = { ...DEFAULTS, model: 'english', tab: 'model', files, knock: [{ layer: 0, head: 3 }] };
   const fromFiles = linkSummary({ settings, yourModel: { model: { source: 'files', fileName: 'model.safetensors' } } });
-  assert.match(fromFiles, /names, sizes and hashes of model\.safetensors .*L1 H4 knocked out; a link cannot hold the files themselves/);
+  assert.match(fromFiles, /^It restores Your model's text and sampling settings and names model\.safetensors \(9\.6 MB, sha256 abababab…\): a reader who drops that file gets this view, with L1 H4 knocked out \(a link cannot hold the file itself/);
+  assert.equal(linkSummary({ settings: { ...settings, tab: 'circuits', files: [] }, yourModel: { model: { source: 'shipped', name: 'english' } } }),
+    'It restores the Circuits prompts, answers and analysis on the shipped english model, with L1 H4 knocked out.');
   const opened = linkSummary({ settings: { ...settings, tab: 'walkthrough' }, openedLayer: { source: 'checkpoint' } });
   assert.match(opened, /^A link cannot hold the layer opened from Your model: it opens .* on the shipped english model \(layer 1\) instead\.$/);
   assert.match(linkSummary({ settings: { ...settings, tab: 'walkthrough' } }), /^It restores the walkthrough's text, settings, stage and head/);
