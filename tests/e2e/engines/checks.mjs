@@ -302,6 +302,21 @@ async function clean(page, { wasm, allow = [] } = {}) {
  * Registers the shared checks as node:test tests for `engineName`; screenshots go to
  * build/screenshots/engine-<name>-*.png.
  */
+/**
+ * In the page: an export row's controls (buttons and the PNG scale) as boxes, the scale's accessible
+ * name and visible label, and the window's width.
+ */
+function exportRowBoxes(selector) {
+  const group = document.querySelector(selector);
+  const controls = [...group.querySelectorAll('button, select')].map((c) => {
+    const r = c.getBoundingClientRect();
+    return { key: c.dataset.export, select: c.localName === 'select', left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width };
+  });
+  const scale = group.querySelector('select');
+  return { controls, scaleName: scale.getAttribute('aria-label') ?? '', scaleLabel: scale.closest('label')?.firstChild?.textContent ?? '',
+    width: innerWidth };
+}
+
 export function engineSuite(engineName) {
   const live = {};
   const shot = (name) => join(screenshotDir, `engine-${engineName}-${name}.png`);
@@ -379,6 +394,31 @@ export function engineSuite(engineName) {
       `the first cell is ${figure.cell}`);
     await clean(page);
   }));
+
+  test(`${engineName}: a figure's export row: SVG, PNG, a labelled scale under 80 px, JSON, CSV, Copy figure; one line at 1280 px, no overlap at 375 px`, async () => {
+    for (const viewport of [DESKTOP, PHONE]) {
+      await withPage(async (page) => {
+        await open(page, live.strict, '#mask=causal&stage=masked');
+        const row = await page.evaluate(exportRowBoxes, '#exports .export-group');
+        assert.deepEqual(row.controls.map((c) => c.key), ['masked-svg', 'masked-png', 'masked-png-scale', 'masked-json', 'masked-csv', 'masked-copy']);
+        const scale = row.controls.find((c) => c.select);
+        assert.ok(scale.width < 80, `the scale is ${scale.width} px wide`);
+        assert.match(row.scaleName, /^PNG scale/);
+        assert.equal(row.scaleLabel, 'scale');
+        for (const [i, a] of row.controls.entries()) {
+          assert.ok(a.left >= 0 && a.right <= row.width, `${a.key} inside the window`);
+          for (const b of row.controls.slice(i + 1)) {
+            assert.ok(a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top, `${a.key} and ${b.key} overlap`);
+          }
+        }
+        const lines = row.controls.map((c) => c.top).sort((a, b) => a - b).filter((top, i, all) => i === 0 || top - all[i - 1] > 4);
+        assert.ok(lines.length <= (viewport === DESKTOP ? 1 : 2), `${viewport.width} px: lines at ${lines.join(', ')}`);
+        await page.evaluate(() => document.querySelector('#exports').scrollIntoView({ block: 'center' }));
+        await page.screenshot(shot(`export-row-${viewport.width}`));
+        await clean(page);
+      }, viewport);
+    }
+  });
 
   test(`${engineName}: the opening page reads "${OPENING_TEXT}" as typed at 1280 and 375 px: mapped tokens drawn (= the API's), no error, no sideways scroll, the greyed controls show the model`, async () => {
     const api = await withPage(async (page) => {
