@@ -288,6 +288,10 @@ test('an unlisted GGUF repo typed: its .gguf files listed by the Hub (paged) in 
   await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
   const status = await page.textContent('#model-status');
   assert.ok(status.startsWith(`${MANY}, file ${FILE} from ${hub.endpoint}: GGUF, Q8_0 × 16, F32 × 5 tensors · `), status);
+  // The file's size as the File menu wrote it (one unit, one count), not the weights' bytes.
+  assert.ok(status.includes(` · file ${formatBytes(GGUF.length)} · `), status);
+  const kept = await page.evaluate(() => [...document.querySelectorAll('#model-cache-list .model-cache-line')].map((l) => l.textContent));
+  assert.deepEqual(kept, [`${MANY} @ main · ${formatBytes(GGUF.length)} kept · 1 file`], 'the kept file: the same count');
   assert.ok(hub.requests.filter((r) => r.method === 'GET').every((r) => r.path.endsWith(`/${FILE}`)), JSON.stringify(hub.requests));
 
   // Kept for the tab's life: the same id typed again lists from memory (no request), its menu back at once.

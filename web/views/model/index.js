@@ -449,11 +449,15 @@ class ModelController {
       return false;
     }
     if (revision && revision !== 'main') request.revision = revision;
+    // A GGUF file the Hub listed: its size as listed, for the status line (the same bytes as the File menu and the kept files).
+    const listedBytes = request.file ? this.#listed.get(`${request.endpoint ?? ''} ${request.hub}@${request.revision ?? 'main'}`)
+      ?.find((f) => f.file === request.file)?.bytes : undefined;
     const where = request.endpoint ?? (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(request.hub) ? '' : 'https://huggingface.co');
     return this.#loadWith(`${request.hub}${request.revision ? ` @ ${request.revision}` : ''}${request.file ? `, file ${request.file}` : ''}` +
       `${where ? ` from ${where}` : ''}` +
       `${linked ? ' (named in the link)' : ''}`, 'hub', request, `Could not load ${request.hub}`,
-    { counted: true, cancellable: true, near: $('model-hub-form'), name: request.file ?? request.hub });
+    { counted: true, cancellable: true, near: $('model-hub-form'), name: request.file ?? request.hub,
+      known: listedBytes ? { fileBytes: listedBytes } : {} });
   }
 
   /**
@@ -562,9 +566,11 @@ class ModelController {
    * bar, then the model, its first run on the typed text and its head finder (still "preparing"),
    * and the URL's hub (hub, hubRevision: a Hub repo's, else none); a refusal shows `failed: message`
    * and keeps the model; a cancel says so (not as an error) and gives the focus back to Load.
+   * `known`: facts the view knows of the model before it loads (a listed GGUF file's fileBytes).
    * Resolves to whether it loaded.
    */
-  async #loadWith(what, type, payload, failed, { counted = false, cancellable = false, keepError = false, near = null, name = what } = {}) {
+  async #loadWith(what, type, payload, failed, { counted = false, cancellable = false, keepError = false, near = null, name = what,
+    known = {} } = {}) {
     if (!keepError) showError(null);
     let loaded = false;
     this.#cancelled = false;
@@ -579,12 +585,12 @@ class ModelController {
       genRunning(false);
       genInfo('');
       // A model from files keeps its weights' File objects: a snapshot's provenance and the link hash them.
-      const model = type === 'load' ? { ...value, weightsFiles: [payload.weights].flat() } : value;
+      const model = type === 'load' ? { ...value, weightsFiles: [payload.weights].flat() } : { ...value, ...known };
       this.#setView({ model, lastRun: null });
       this.#setSettings(this.#linkSettings(model));
       loaded = true;
       $('model-example').textContent = value.source === 'shipped' ? 'Example: a sentence of its alphabet' : 'Example: the IOI sentence';
-      drawLoaded(value);
+      drawLoaded(model);
       this.training.modelLoaded(value);
       drawFirstRun();
       this.drawing.build(value.config);
