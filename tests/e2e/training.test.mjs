@@ -17,6 +17,7 @@ import { launchBrowser, openPage, screenshotDir, serveDist, tableNumbers } from 
 import { PYTHIA_ID, PYTHIA_STEPS, pythiaRepos, pythiaRevisions, randomPythia, startSmallHub } from './hub-fixture.mjs';
 import { strictCspAlso } from '../../scripts/lib/csp.mjs';
 import { loadLens } from '../js/support.mjs';
+import { formatBytes } from '../../web/shared/format.js';
 
 const REVISIONS = pythiaRevisions();
 const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
@@ -132,12 +133,11 @@ test('the strip reads every default checkpoint in its own session: its numbers a
   assert.equal(await run(page), 'done');
   assert.equal(await page.textContent('#model-training-status'), `${PYTHIA_STEPS.length} checkpoints read.`);
   const lines = await page.evaluate(() => window.trainingLines);
-  const mb = (bytes) => `${Number((bytes / 1e6).toPrecision(2))} MB`;
   for (const revision of PYTHIA_STEPS) {
     // The last line of its download: every byte of its files read (config.json, then the weights; tokenizer.json after them).
     const total = JSON.stringify(REVISIONS[revision].config).length + REVISIONS[revision].weights.length;
-    assert.ok(lines.some((l) => l.startsWith(`${revision}: `) && l.includes(` of ${mb(total)} · checkpoint `)),
-      `${revision}: no line "${revision}: … of ${mb(total)}" in ${JSON.stringify(lines.filter((l) => l.startsWith(revision)))}`);
+    assert.ok(lines.some((l) => l.startsWith(`${revision}: `) && l.includes(` of ${formatBytes(total)} · checkpoint `)),
+      `${revision}: no line "${revision}: … of ${formatBytes(total)}" in ${JSON.stringify(lines.filter((l) => l.startsWith(revision)))}`);
   }
   // Each revision's files asked once, from its own resolve/<revision>/ (main's only by the view's load, before).
   for (const revision of PYTHIA_STEPS) {
