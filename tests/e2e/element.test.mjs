@@ -4,11 +4,12 @@
 // snapshot.test.mjs; the example post's two snapshots are checked here to draw beside its live elements.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { instrument, browserFixture, openPage, screenshotDir } from './browser.mjs';
+import { longPostHtml } from './embed-posts.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const exampleUrl = pathToFileURL(join(dist, 'blog-example.html')).href;
@@ -186,6 +187,40 @@ test('the blog example fits 375 px and a wide matrix scrolls inside its element'
   assert.ok(scroll.page <= 375, `the page does not (${JSON.stringify(scroll)})`);
   assert.deepEqual(problems(), []);
   await page.context().close();
+});
+
+test('a long post of 5 snapshots and a live element never scrolls the page, at load or when a head tile is clicked', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'attention-lens-long-'));
+  copyFileSync(join(dist, 'attention-lens-element.js'), join(dir, 'attention-lens-element.js'));
+  writeFileSync(join(dir, 'post.html'), longPostHtml(dist));
+  const url = pathToFileURL(join(dir, 'post.html')).href;
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 375, height: 800 }]) {
+    const { page, problems } = await openPage(live.chrome.browser, 'file://', viewport);
+    await page.goto(url);
+    await settled(page, 6);
+    await page.waitForTimeout(2000); // two seconds after load (and after every element drew)
+    const at = await page.evaluate(() => ({ x: scrollX, y: scrollY, height: document.documentElement.scrollHeight }));
+    assert.ok(at.height > 3 * viewport.height, `the post is long (${at.height} px)`);
+    assert.deepEqual([at.x, at.y], [0, 0], `${viewport.width} px: the page stays where the reader left it`);
+    await page.screenshot({ path: join(screenshotDir, `long-post-${viewport.width}.png`) });
+
+    // A reader clicks layer 1, head 1's tile with the main heatmap above the window: the element shows
+    // that head, and the page does not move.
+    const model = page.locator('attention-lens').nth(1);
+    const tile = model.locator('.snap-tile canvas').first();
+    await tile.evaluate((canvas) => window.scrollTo(0, canvas.getBoundingClientRect().top + scrollY - 40));
+    const before = await page.evaluate(() => scrollY);
+    assert.ok(before > 0);
+    await tile.click();
+    await page.waitForFunction(() => {
+      const lens = document.querySelectorAll('attention-lens')[1].shadowRoot.querySelector('.lens');
+      return lens.dataset.layer === '0' && lens.dataset.head === '0';
+    });
+    assert.equal(await page.evaluate(() => scrollY), before, `${viewport.width} px: a tile click scrolls nothing outside the element`);
+    assert.deepEqual(problems(), []);
+    await page.context().close();
+  }
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('over http the element also loads as <script type="module">, and twice on one page', async () => {

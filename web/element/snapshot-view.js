@@ -277,11 +277,11 @@ export class SnapshotView {
       this.#grid = new HeadGrid(gridHost, { gridClass: 'snap-heads', tileClass: 'snap-tile', maxCell: 8, compact: true,
         title: (layer, head, kv) => (kv === null ? `H${head + 1}` : `H${head + 1} · KV${kv + 1}`),
         label: (layer, head) => `Layer ${layer + 1}, head ${head + 1}: show it above`,
+        // The head is shown above; the host page is not scrolled (only the reader scrolls it).
         onActivate: (layer, head) => {
           this.#layer = layer;
           this.#head = head;
           this.draw();
-          this.#map.canvas.scrollIntoView?.({ block: 'nearest' });
         },
         tokens: (frame) => frame.tokens,
         properties: (layers, heads) => ({ '--snap-cols': String(Math.min(heads, 16)) }) });
