@@ -14,7 +14,7 @@ import { defineConfig } from 'vite';
 const SINGLE_FILE_API = fileURLToPath(new URL('build/wasm-release/attention-lens.embed.mjs', import.meta.url));
 
 // The project's version, written into exported figures' provenance (web/shared/exporting.js).
-const VERSION = JSON.parse(readFileSync(new URL('package.json', import.meta.url), 'utf8')).version;
+export const VERSION = JSON.parse(readFileSync(new URL('package.json', import.meta.url), 'utf8')).version;
 
 const GLUE = /attention-lens\.(single|embed)\.mjs$/;
 
@@ -48,8 +48,8 @@ function classicSingleFileGlue() {
   };
 }
 
-/** Fails the build if the output is not a classic script that a strict CSP allows. */
-function checkClassicScript() {
+/** Fails the build if the output is not a classic script that a strict CSP allows (vite.snapshot.config.js's too). */
+export function checkClassicScript() {
   return {
     name: 'attention-lens:check-classic-script',
     generateBundle(_, bundle) {

@@ -149,7 +149,9 @@ export class SnapshotView {
     if (!s) return;
     const p = this.#parts;
     const compact = Boolean(this.#options.compact);
-    for (const part of [p.tokens, p.layers, p.heads, p.metric, p.quantised, p.bars, p.next, p.generation, p.grid, p.provenance]) part.hidden = compact;
+    // (The layer and head pickers show and hide themselves: a redraw that showed them here would leave an
+    // unchanged picker's empty row in place.)
+    for (const part of [p.tokens, p.metric, p.quantised, p.bars, p.next, p.generation, p.grid, p.provenance]) part.hidden = compact;
     if (s.kind === 'model') this.#drawModel(s, compact);
     else this.#drawCircuits(s, compact);
     const bound = s.bound > 0 ? `Weights are stored in 8 bits: each is within ${boundText(s.bound)} of the model's float32 value.` : '';
