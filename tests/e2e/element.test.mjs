@@ -4,7 +4,7 @@
 // snapshot.test.mjs; the example post's two snapshots are checked here to draw beside its live elements.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -221,6 +221,61 @@ test('a long post of 5 snapshots and a live element never scrolls the page, at l
     await page.context().close();
   }
   rmSync(dir, { recursive: true, force: true });
+});
+
+test('the walkthrough\'s Embed snippet, saved in an empty folder with exactly the files the dialog lists, renders from file://', async () => {
+  for (const { hash, model, viewport } of [{ hash: '', model: 'english', viewport: { width: 1280, height: 900 } },
+    { hash: '#model=random', model: '', viewport: { width: 375, height: 800 } }]) {
+    const { page, problems } = await openPage(live.chrome.browser, live.server.url, viewport);
+    await page.goto(live.server.url + hash);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelector('#matrices canvas'), null, { timeout: 60000 });
+    await page.click('#embed');
+    await page.waitForSelector('#embed-live', { state: 'visible' });
+    const snippet = await page.inputValue('#embed-element');
+    if (model) assert.match(snippet, new RegExp(`<attention-lens [^>]*model="${model}"`));
+    else assert.doesNotMatch(snippet, /model=/);
+    // The files the dialog lists, each from its own download button, into an empty folder beside the post.
+    const listed = await page.locator('#embed-live-files [data-file]').evaluateAll((items) => items.map((item) => item.dataset.file));
+    assert.ok(listed.length > 0, 'the dialog lists the files the snippet needs');
+    const dir = mkdtempSync(join(tmpdir(), 'attention-lens-embed-'));
+    for (const name of listed) {
+      const [download] = await Promise.all([page.waitForEvent('download'),
+        page.locator(`#embed-live-files [data-file="${name}"] button`).click()]);
+      assert.equal(download.suggestedFilename(), name);
+      await download.saveAs(join(dir, name));
+    }
+    await page.waitForFunction(() => /: [\d.]+ (KiB|MiB)\.$/.test(document.querySelector('#embed-live-files [role="status"]').textContent));
+    await page.locator('#embed-dialog').screenshot({ path: join(screenshotDir, `embed-dialog-live-${viewport.width}.png`) });
+    assert.deepEqual(problems(), []);
+    await page.context().close();
+
+    writeFileSync(join(dir, 'post.html'), pageHtml('', snippet));
+    assert.deepEqual(readdirSync(dir).sort(), [...listed, 'post.html'].sort());
+    const { page: reader, problems: readerProblems } = await openPage(live.chrome.browser, 'file://', viewport);
+    const requests = [];
+    reader.on('request', (request) => requests.push(request.url().split('/').pop()));
+    await reader.goto(pathToFileURL(join(dir, 'post.html')).href);
+    await settled(reader, 1);
+    const [shown] = await describe(reader);
+    assert.equal(shown.status, 'ready', shown.title);
+    assert.doesNotMatch(shown.title, /could not|error/i);
+    if (model) assert.match(shown.title, /trained model: English/);
+    assert.equal(shown.matrices.length, 1);
+    // The heatmap is drawn: its canvas holds more than one colour.
+    const colours = await reader.evaluate(() => {
+      const canvas = document.querySelector('attention-lens').shadowRoot.querySelector('canvas');
+      const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+      const seen = new Set();
+      for (let i = 0; i < data.length; i += 4) seen.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+      return seen.size;
+    });
+    assert.ok(colours > 8, `the heatmap canvas holds ${colours} colours`);
+    assert.deepEqual(requests, ['post.html', ...listed], 'nothing is loaded but the post and the listed files');
+    await reader.screenshot({ path: join(screenshotDir, `embed-snippet-post-${model || 'random'}-${viewport.width}.png`), fullPage: true });
+    assert.deepEqual(readerProblems(), []);
+    await reader.context().close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('over http the element also loads as <script type="module">, and twice on one page', async () => {
