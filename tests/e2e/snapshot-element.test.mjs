@@ -132,7 +132,7 @@ test('the example post drawn by attention-lens-snapshot.js: the same snapshot pi
       const [causal, cross] = snapshots.shown;
       for (const figure of [causal, cross]) {
         assert.equal(figure.status, 'error');
-        assert.match(figure.title, /computes attention in the page .*needs attention-lens-element\.js: this page loads attention-lens-snapshot\.js, which only draws snapshots/);
+        assert.equal(figure.title, 'This figure computes attention in the page: it needs attention-lens-element.js, not attention-lens-snapshot.js, which only draws snapshots.');
       }
       assert.deepEqual(snapshots.shown.slice(2), full.shown.slice(2), 'the snapshots\' status and title lines');
       for (const s of full.shown.slice(2)) assert.equal(s.status, 'ready', s.title);
@@ -169,7 +169,7 @@ test('over http under the strict CSP: snapshot="…json" fetches only its file, 
   assert.equal(file.status, 'ready', file.title);
   assert.match(file.title, /^Attention · layer 2 of 2, head 4 of 4 · induction · snapshot$/);
   assert.equal(hub.status, 'error');
-  assert.match(hub.title, /loads a model from the Hugging Face Hub \(hub="HuggingFaceTB\/SmolLM2-135M"\), which needs attention-lens-element\.js/);
+  assert.equal(hub.title, 'This figure loads hub="HuggingFaceTB/SmolLM2-135M" from the Hugging Face Hub: it needs attention-lens-element.js, not attention-lens-snapshot.js, which only draws snapshots.');
   assert.deepEqual(requests.map((u) => u.slice(live.server.url.length)), ['post.html', SCRIPT, 'snapshots/induction-model.json']);
   assert.equal(await page.evaluate(() => window.__wasmInstances), 0);
   assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);

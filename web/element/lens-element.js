@@ -16,8 +16,8 @@ const TAG = 'attention-lens';
 const OBSERVED = [...Object.keys(ELEMENT_ATTRIBUTES), 'scale', 'compact', 'snapshot', 'hub', 'revision', 'file', 'endpoint'];
 
 /** What a figure the snapshot-only script cannot draw says (`what`: what the figure does). */
-export const needsFullElement = (what) => `This figure ${what}, which needs attention-lens-element.js: this page loads ` +
-  'attention-lens-snapshot.js, which only draws snapshots. Load attention-lens-element.js instead (it draws snapshots too).';
+export const needsFullElement = (what) => `This figure ${what}: it needs attention-lens-element.js, not ` +
+  'attention-lens-snapshot.js, which only draws snapshots.';
 
 let sheet = null;
 function styleSheet() {
@@ -177,11 +177,11 @@ class AttentionLensElement extends HTMLElement {
     } else if (this.getAttribute('hub') !== null) {
       this.#enter('live');
       this.#drawn = null; // until the live view draws its run
-      if (!live) this.#cannot(needsFullElement(`loads a model from the Hugging Face Hub (hub="${this.getAttribute('hub').slice(0, 80)}")`));
+      if (!live) this.#cannot(needsFullElement(`loads hub="${this.getAttribute('hub').slice(0, 80)}" from the Hugging Face Hub`));
       else (this.#live ??= live(this.#host)).update();
     } else {
       this.#enter('compute');
-      if (!compute) this.#cannot(needsFullElement('computes attention in the page (it has no snapshot)'));
+      if (!compute) this.#cannot(needsFullElement('computes attention in the page'));
       else (this.#compute ??= compute(this.#host)).update();
     }
   }
@@ -219,8 +219,7 @@ class AttentionLensElement extends HTMLElement {
     const p = this.#parts;
     p.lens.dataset.status = 'error';
     p.title.replaceChildren(el('span', 'status error', message));
-    for (const part of [p.problems, p.tokens, p.sourceTokens, p.heads, p.explain, p.snapshot, p.matrices, p.live]) part.hidden = true;
-    p.readout.textContent = '';
+    for (const part of [p.problems, p.tokens, p.sourceTokens, p.heads, p.explain, p.snapshot, p.matrices, p.readout, p.live]) part.hidden = true;
     this.#drawn = null;
   }
 
