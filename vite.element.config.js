@@ -14,7 +14,7 @@ import { defineConfig } from 'vite';
 const SINGLE_FILE_API = fileURLToPath(new URL('build/wasm-release/attention-lens.embed.mjs', import.meta.url));
 
 // The project's version, written into exported figures' provenance (web/shared/exporting.js).
-export const VERSION = JSON.parse(readFileSync(new URL('package.json', import.meta.url), 'utf8')).version;
+const VERSION = JSON.parse(readFileSync(new URL('package.json', import.meta.url), 'utf8')).version;
 
 const GLUE = /attention-lens\.(single|embed)\.mjs$/;
 
@@ -48,8 +48,8 @@ function classicSingleFileGlue() {
   };
 }
 
-/** Fails the build if the output is not a classic script that a strict CSP allows (vite.snapshot.config.js's too). */
-export function checkClassicScript() {
+/** Fails the build if the output is not a classic script that a strict CSP allows. */
+function checkClassicScript() {
   return {
     name: 'attention-lens:check-classic-script',
     generateBundle(_, bundle) {
@@ -68,24 +68,34 @@ export function checkClassicScript() {
   };
 }
 
-export default defineConfig({
-  publicDir: false,
-  logLevel: 'warn',
-  define: { __ATTN_VERSION__: JSON.stringify(VERSION) },
-  plugins: [classicSingleFileGlue(), checkClassicScript()],
-  resolve: { alias: { 'attention-lens/single-file': SINGLE_FILE_API } },
-  build: {
-    outDir: 'dist',
-    emptyOutDir: false, // the page build (vite.config.js) filled dist/ first
-    copyPublicDir: false,
-    target: 'es2022',
-    sourcemap: false,
-    reportCompressedSize: false,
-    lib: {
-      entry: 'web/element/attention-lens-element.js',
-      formats: ['iife'],
-      name: 'AttentionLensElement', // required for iife; the entry exports nothing, so no global
-      fileName: () => 'attention-lens-element.js',
+/**
+ * The config of one element script: `entry` (web/element/…) built into dist/`fileName` as one classic
+ * script (an IIFE named `name`: required, though the entry exports nothing, so no global), with
+ * `plugins` after the classic-script check and the version defined; `resolve` as Vite's.
+ */
+export function elementScriptConfig({ entry, fileName, name, plugins = [], resolve = {} }) {
+  return defineConfig({
+    publicDir: false,
+    logLevel: 'warn',
+    define: { __ATTN_VERSION__: JSON.stringify(VERSION) },
+    plugins: [...plugins, checkClassicScript()],
+    resolve,
+    build: {
+      outDir: 'dist',
+      emptyOutDir: false, // the page build (vite.config.js) filled dist/ first
+      copyPublicDir: false,
+      target: 'es2022',
+      sourcemap: false,
+      reportCompressedSize: false,
+      lib: { entry, formats: ['iife'], name, fileName: () => fileName },
     },
-  },
+  });
+}
+
+export default elementScriptConfig({
+  entry: 'web/element/attention-lens-element.js',
+  fileName: 'attention-lens-element.js',
+  name: 'AttentionLensElement',
+  plugins: [classicSingleFileGlue()],
+  resolve: { alias: { 'attention-lens/single-file': SINGLE_FILE_API } },
 });

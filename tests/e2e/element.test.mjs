@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { instrument, browserFixture, openPage, screenshotDir } from './browser.mjs';
-import { longPostHtml } from './embed-posts.mjs';
+import { longPostHtml, settled } from './embed-posts.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const exampleUrl = pathToFileURL(join(dist, 'blog-example.html')).href;
@@ -27,15 +27,6 @@ async function routeHtml(page, path, html, headers = {}) {
 const pageHtml = (head, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <link rel="icon" href="data:,"><title>embed test</title>${head}</head><body>${body}</body></html>`;
 
-/** Waits until `count` <attention-lens> elements have finished (ready or error). */
-async function settled(page, count) {
-  await page.waitForFunction((n) => {
-    const all = [...document.querySelectorAll('attention-lens')];
-    // ...and their screen-reader tables, which are built when the browser is idle, exist.
-    return all.length === n && all.every((e) => ['ready', 'error'].includes(e.shadowRoot?.querySelector('.lens')?.dataset.status) &&
-      [...e.shadowRoot.querySelectorAll('figure')].every((f) => f.dataset.table !== 'pending'));
-  }, count, { timeout: 30000 });
-}
 
 /** What each element shows, read from its (open) shadow root. */
 function describe(page) {

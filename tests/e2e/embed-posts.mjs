@@ -1,6 +1,7 @@
 // Test posts made from the built example post (dist/blog-example.html, its snapshots written at build
 // time): a long post of 5 snapshot elements and 1 live one (does anything scroll the host page?), and
-// the example post with its script tag pointing at another element script (the snapshot-only one).
+// the example post with its script tag pointing at another element script (the snapshot-only one);
+// and the wait for a post's elements to finish drawing (playwright).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -41,4 +42,13 @@ export function exampleWithScript(dist, script) {
   const tag = '<script src="attention-lens-element.js" defer></script>';
   if (html.split(tag).length !== 2) throw new Error('dist/blog-example.html does not load attention-lens-element.js once');
   return html.replace(tag, `<script src="${script}" defer></script>`);
+}
+
+/** Waits until `count` <attention-lens> elements have finished (ready or error), and their screen-reader tables (built when the browser is idle) exist. */
+export async function settled(page, count) {
+  await page.waitForFunction((n) => {
+    const all = [...document.querySelectorAll('attention-lens')];
+    return all.length === n && all.every((e) => ['ready', 'error'].includes(e.shadowRoot?.querySelector('.lens')?.dataset.status) &&
+      [...e.shadowRoot.querySelectorAll('figure')].every((f) => f.dataset.table !== 'pending'));
+  }, count, { timeout: 30000 });
 }

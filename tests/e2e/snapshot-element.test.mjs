@@ -13,21 +13,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { STRICT_CSP } from '../../scripts/lib/csp.mjs';
 import { browserFixture, instrument, openPage, screenshotDir } from './browser.mjs';
-import { exampleWithScript } from './embed-posts.mjs';
+import { exampleWithScript, settled } from './embed-posts.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const SCRIPT = 'attention-lens-snapshot.js';
 const MAX_GZIP = 60 * 1024;
 const live = browserFixture({ csp: true });
-
-/** Waits until `count` <attention-lens> elements have finished (ready or error) and their tables exist. */
-async function settled(page, count) {
-  await page.waitForFunction((n) => {
-    const all = [...document.querySelectorAll('attention-lens')];
-    return all.length === n && all.every((e) => ['ready', 'error'].includes(e.shadowRoot?.querySelector('.lens')?.dataset.status) &&
-      [...e.shadowRoot.querySelectorAll('figure')].every((f) => f.dataset.table !== 'pending'));
-  }, count, { timeout: 30000 });
-}
 
 /** Each element's status and title line. */
 const statuses = (page) => page.evaluate(() => [...document.querySelectorAll('attention-lens')].map((e) => ({
