@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { STRICT_CSP } from '../../scripts/lib/csp.mjs';
 import { browserFixture, instrument, openPage, screenshotDir } from './browser.mjs';
-import { exampleWithScript, settled } from './embed-posts.mjs';
+import { exampleSnapshots, exampleWithScript, settled } from './embed-posts.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const SCRIPT = 'attention-lens-snapshot.js';
@@ -166,4 +166,34 @@ test('over http under the strict CSP: snapshot="…json" fetches only its file, 
   assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
   assert.deepEqual(problems(), []);
   await page.close();
+});
+
+test('a post with both scripts (a snapshot snippet\'s and a live snippet\'s), in either order, draws every figure', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'attention-lens-both-scripts-'));
+  for (const script of ['attention-lens-element.js', SCRIPT]) copyFileSync(join(dist, script), join(dir, script));
+  const [snapshot] = exampleSnapshots(dist);
+  const computed = '<attention-lens text="The bank will not loan money" mask="causal"></attention-lens>';
+  const script = (src) => `<script src="${src}" defer></script>`;
+  try {
+    for (const [name, first, second] of [['snapshot-first', SCRIPT, 'attention-lens-element.js'], ['element-first', 'attention-lens-element.js', SCRIPT]]) {
+      writeFileSync(join(dir, `${name}.html`), `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>both</title></head>
+<body>${script(first)}${snapshot}${script(second)}${computed}</body></html>`);
+      const { page, problems } = await openPage(live.chrome.browser, 'file://');
+      await instrument(page);
+      await page.goto(pathToFileURL(join(dir, `${name}.html`)).href);
+      await page.waitForFunction(() => [...document.querySelectorAll('attention-lens')].every((e) => e.shadowRoot?.querySelector('.lens')?.dataset.status === 'ready'),
+        null, { timeout: 30000 });
+      const [drawnSnapshot, drawnLive] = await statuses(page);
+      assert.match(drawnSnapshot.title, /^Attention · layer 2 of 2, head 4 of 4 · induction · snapshot$/, name);
+      assert.match(drawnLive.title, /^Attention weights/, name);
+      const visible = await page.evaluate(() => [...document.querySelectorAll('attention-lens')].map((e) =>
+        [...e.shadowRoot.querySelectorAll('canvas')].filter((c) => c.getClientRects().length > 0).length));
+      assert.ok(visible.every((n) => n > 0), `${name}: each figure's heatmap is shown (${visible})`);
+      assert.equal(await page.evaluate(() => window.__wasmInstances), 1, `${name}: the live figure's wasm, once`);
+      assert.deepEqual(problems(), []);
+      await page.context().close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

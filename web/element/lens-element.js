@@ -46,6 +46,20 @@ class AttentionLensElement extends HTMLElement {
   /** The modes the defining script plugs in: { compute?: (host) => view, live?: (host) => view }. */
   static modes = {};
 
+  /**
+   * Another Attention Lens script on the page adds its modes (a post with a snapshot snippet's
+   * attention-lens-snapshot.js before a live snippet's attention-lens-element.js): the page's
+   * elements draw again with them.
+   */
+  static addModes(modes) {
+    this.modes = { ...this.modes, ...modes };
+    for (const element of document.querySelectorAll(TAG)) {
+      if (!(element instanceof this)) continue;
+      element.#mode = null; // entered afresh: what it said it could not draw is drawn
+      if (element.isConnected) element.#schedule();
+    }
+  }
+
   #parts;
   #host;
   #frame = 0;
@@ -56,7 +70,7 @@ class AttentionLensElement extends HTMLElement {
   #onScheme = () => {
     if (this.#drawnSomething()) this.#schedule();
   };
-  #mode = 'compute'; // 'compute' (the walkthrough's layer), 'snapshot' or 'live' (hub=…)
+  #mode = 'compute'; // 'compute' (the walkthrough's layer), 'snapshot' or 'live' (hub=…); null: none yet
   #compute = null; // the compute mode's view, made on first use
   #live = null; // the live mode's view
   // A snapshot's state: the source read (key), its value or error.
@@ -290,10 +304,16 @@ function snapshotModelName(snapshot, label = 'snapshot') {
 
 /**
  * Defines <attention-lens> with `modes` ({ compute?, live? }: each makes its view from the element's
- * LensHost); a page that already has the tag (another Attention Lens script loaded first) keeps it.
+ * LensHost). When another Attention Lens script defined the tag first (both element scripts on one
+ * page, in either order), that element gains these modes: the page's figures draw as with the full one.
  */
 export function defineLensElement(modes = {}) {
-  if (typeof customElements === 'undefined' || customElements.get(TAG)) return;
+  if (typeof customElements === 'undefined') return;
+  const defined = customElements.get(TAG);
+  if (defined) {
+    defined.addModes?.(modes);
+    return;
+  }
   customElements.define(TAG, class extends AttentionLensElement {
     static modes = modes;
   });
