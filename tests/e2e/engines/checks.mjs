@@ -6,7 +6,7 @@
 // the inspector shows a cell's terms; the Web Worker path; the embed from file:// and over http
 // under the strict CSP; a hostile link runs nothing; the Train view trains in its worker (the
 // loss falls); the embed's model="induction" draws the trained head from file:// and under the strict
-// CSP; snapshots (inline and snapshot="…json") draw the API's weights within their 8-bit bound from file://
+// CSP; a long post of snapshots and a live element never scrolls its page; snapshots (inline and snapshot="…json") draw the API's weights within their 8-bit bound from file://
 // and under the strict CSP, with no wasm and no request but the .json; a heatmap's SVG figure opens as an image of its declared size; at 375 px no tab scrolls
 // sideways or has anything wider than its panel, and the footer describes the tab shown. The Your model view's checks are model-checks.mjs's (the local stand-in of the Hub,
 // scripts/lib/hub-stand-in.mjs, and a server that never answers, for a cancel). Errors and requests are
@@ -24,6 +24,7 @@ import { familyRepos, llama3F32, llamaHubRepos, qwen2Bf16, shardedMistral, start
 import { ENGINE_FAMILY_CASES, modelChecks, pickFiles } from './model-checks.mjs';
 import { launchEngine } from '../../../scripts/lib/drivers.mjs';
 import { QUANTISATION_BOUND, scriptSafeJson } from '../../../web/api/snapshot.js';
+import { longPostHtml } from '../embed-posts.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const dist = join(root, 'dist');
@@ -310,6 +311,7 @@ export function engineSuite(engineName) {
     live.fileUrl = fileFixture();
     live.modelPost = modelFixture();
     live.snapshotFileUrl = snapshotFixture(live.modelPost.dir);
+    writeFileSync(join(live.modelPost.dir, 'long-post.html'), longPostHtml(dist));
     live.llama = { mistral: shardedMistral(), qwen2: qwen2Bf16(), llama3: llama3F32() };
     live.hub = await startSmallHub({ ...llamaHubRepos(live.llama.mistral, live.llama.qwen2), ...twelveHeadsRepo(),
       ...familyRepos(ENGINE_FAMILY_CASES) });
@@ -630,6 +632,21 @@ export function engineSuite(engineName) {
           await page.screenshot(shot('snapshots'));
         }
       }, { width: 800, height: 1000 });
+    }
+  });
+
+  test(`${engineName}: a long post of 5 snapshots and a live element leaves the page at scrollY 0 two seconds after load, at 1280 and 375 px`, async () => {
+    for (const viewport of [DESKTOP, PHONE]) {
+      await withPage(async (page) => {
+        await page.goto(`${live.models.url}long-post.html`);
+        const shown = await page.waitFor(embedTables, null, 30000, 'the six elements');
+        assert.deepEqual(shown.map((e) => e.status), Array(6).fill('ready'), shown.map((e) => e.title).join(' | '));
+        await new Promise((resolve) => setTimeout(resolve, 2000)); // two seconds after load (and after every element drew)
+        const at = await page.evaluate(() => ({ x: scrollX, y: scrollY, height: document.documentElement.scrollHeight }));
+        assert.ok(at.height > 3 * viewport.height, `the post is long (${at.height} px)`);
+        assert.deepEqual([at.x, at.y], [0, 0], `${viewport.width} px: the page stays at the top`);
+        await clean(page, { wasm: 1 });
+      }, viewport);
     }
   });
 

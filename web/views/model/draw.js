@@ -444,7 +444,7 @@ export function modelDrawing(onWalkthrough, onKnock) {
   let shown = null; // { run, config }: what the grid draws, for a head's larger view
   const tileCanvas = (layer, head) => heads.tile(layer, head)?.querySelector('canvas') ?? null;
   const heads = modelHeads($('model-head-grid'), (layer, head) => shown && view.open(layer, head, shown.run, shown.config), onKnock);
-  const finder = new HeadFinder($('model-finder'), (layer, head) => heads.highlight(layer, head));
+  const finder = new HeadFinder($('model-finder'), (layer, head) => heads.highlight(layer, head, { reveal: true }));
   probabilityLegend($('model-heads-legend'));
   const provenance = () => ({ view: 'your model', model: modelProvenance(shown?.model), text: $('model-text').value });
   const gridFigure = { toSvg: (facts) => heads.toSvg(`Every layer × head on your ${shown?.run.n ?? 0} tokens`,

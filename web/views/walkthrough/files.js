@@ -57,6 +57,9 @@ export function wireShareAndEmbed(store, pageUrl) {
       store.set({ notice: `Copy this link: ${pageUrl()}` });
     }
   });
-  embedSource('walkthrough', async () => ({ live: { element: elementSnippet(store.get().settings), iframe: iframeSnippet(pageUrl()) } }));
+  embedSource('walkthrough', async () => {
+    const { settings } = store.get();
+    return { live: { element: elementSnippet(settings), iframe: iframeSnippet(pageUrl()), model: settings.model } };
+  });
   wireEmbedDialog(store);
 }
