@@ -91,6 +91,7 @@ test('a tutorial preset says why it greys out the text and the layer\'s controls
   const greyed = await page.evaluate(greyedOut, '#walkthrough-view .sidebar');
   for (const id of ['text', 'dModel', 'heads', 'seed']) assert.ok(greyed.some((g) => g.id === id), `${id} is greyed out by the preset`);
   for (const g of greyed) assert.ok(g.why.length > 10 && g.beside, `#${g.id} says why, beside it`);
+  await page.screenshot({ path: join(screenshotDir, 'controls-why-preset-1280.png') });
   await page.getByRole('button', { name: 'Back to your text' }).click();
   await page.waitForFunction(() => !document.getElementById('dModel').disabled && !document.getElementById('text').disabled);
   assert.equal(await page.inputValue('#preset'), '');

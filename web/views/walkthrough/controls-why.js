@@ -26,7 +26,7 @@ export function whyFixed(settings, openedLayer, trainedInfo = {}) {
   if (settings.preset) {
     return {
       controls: { text: 'The tutorial preset fixes these: its code sets them.', action: 'own-text', label: 'Back to your text' },
-      input: 'The tutorial preset fixes the text and self-attention.',
+      input: 'The tutorial preset sets the text (its code draws its own inputs) and self-attention: choose “— your text —” to type.',
     };
   }
   return { controls: null, input: null };
