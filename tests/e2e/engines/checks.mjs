@@ -8,7 +8,8 @@
 // loss falls); the embed's model="induction" draws the trained head from file:// and under the strict
 // CSP; a long post of snapshots and a live element never scrolls its page; snapshots (inline and snapshot="…json") draw the API's weights within their 8-bit bound from file://
 // and under the strict CSP, with no wasm and no request but the .json; a heatmap's SVG figure opens as an image of its declared size; at 375 px no tab scrolls
-// sideways or has anything wider than its panel, and the footer describes the tab shown. The Your model view's checks are model-checks.mjs's (the local stand-in of the Hub,
+// sideways or has anything wider than its panel, and the footer describes the tab shown; the first screen (1280 × 900,
+// 375 × 800) holds Open files… beside Load, the greyed controls say why, and a phone's Train tab its live loss beside Start. The Your model view's checks are model-checks.mjs's (the local stand-in of the Hub,
 // scripts/lib/hub-stand-in.mjs, and a server that never answers, for a cancel). Errors and requests are
 // recorded in the page (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches
 // are not seen.
@@ -166,6 +167,17 @@ async function apiForward({ text, head = 0, dModel = 64, heads = 4 }) {
 // capitals nor … : it reads the text mapped, the core's rule).
 const OPENING_TEXT = 'The bank will not loan money.';
 const PHONE = { width: 375, height: 812 };
+
+/** The phone of the first-screen checks (the issue's 375 × 800). */
+const FIRST_SCREEN_PHONE = { width: 375, height: 800 };
+
+/** In the page: the selectors whose (first) element is not wholly inside the first screen, the page not scrolled. */
+function outsideFirstScreen(selectors) {
+  return selectors.filter((selector) => {
+    const r = document.querySelector(selector)?.getBoundingClientRect();
+    return !r || scrollY !== 0 || r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth;
+  });
+}
 
 /** In the page: the walkthrough's chips, messages, width and greyed controls, for the checks below. */
 function openingState() {
@@ -681,6 +693,36 @@ export function engineSuite(engineName) {
     assert.match(now, /^\d+ tokens · 4 heads · d_model 64 /, 'the walkthrough\'s own line again');
     await clean(page);
   }, PHONE));
+
+  test(`${engineName}: the first screen holds Open files… beside Load (1280 × 900, 375 × 800), the greyed controls' reason, and on a phone the Train tab's live loss beside Start`, async () => {
+    for (const viewport of [DESKTOP, FIRST_SCREEN_PHONE]) {
+      await withPage(async (page) => {
+        await page.goto(`${live.strict.url}#tab=model`);
+        await page.waitFor(() => document.body.dataset.modelReady === 'true', null, 30000, 'the Your model view');
+        assert.deepEqual(await page.evaluate(outsideFirstScreen, ['#model-hub-load', '#model-open-files']), [], `${viewport.width} px: in the first screen`);
+        await page.goto(`${live.strict.url}#stage=qkv`); // the opening model's greyed controls
+        await page.waitFor(pageSettled, null, 30000, 'the walkthrough');
+        const why = await page.evaluate(() => ['tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask'].map((id) => {
+          const note = document.getElementById(document.getElementById(id).getAttribute('aria-describedby') ?? '');
+          return note && note.getBoundingClientRect().height > 0 ? note.textContent : `#${id}: no reason shown`;
+        }));
+        for (const text of why) assert.match(text, /^The trained english model fixes these/);
+        await clean(page);
+      }, viewport);
+    }
+    await withPage(async (page) => {
+      await page.goto(`${live.strict.url}#tab=train`);
+      await page.waitFor(() => document.body.dataset.trainReady === 'true', null, 30000, 'the Train view');
+      await page.click('#train-run');
+      await page.waitFor(() => Number(document.body.dataset.trainStep) > 0 && Number.isFinite(Number(document.querySelector('#train-live-loss').textContent)),
+        null, 30000, 'the live loss');
+      assert.deepEqual(await page.evaluate(outsideFirstScreen, ['#train-run', '#train-live-loss', '#train-live-heads canvas']), [], 'beside Start');
+      await page.click('#train-run'); // pause
+      await page.waitFor(() => document.body.dataset.trainStatus === 'paused', null, 30000, 'paused');
+      await page.screenshot(shot('train-live-375'));
+      await clean(page);
+    }, FIRST_SCREEN_PHONE);
+  });
 
   // The Your model view's checks (model-checks.mjs), on the same engine and servers.
   modelChecks(engineName, { live, withPage, shot, clean });
