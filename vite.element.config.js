@@ -68,24 +68,34 @@ function checkClassicScript() {
   };
 }
 
-export default defineConfig({
-  publicDir: false,
-  logLevel: 'warn',
-  define: { __ATTN_VERSION__: JSON.stringify(VERSION) },
-  plugins: [classicSingleFileGlue(), checkClassicScript()],
-  resolve: { alias: { 'attention-lens/single-file': SINGLE_FILE_API } },
-  build: {
-    outDir: 'dist',
-    emptyOutDir: false, // the page build (vite.config.js) filled dist/ first
-    copyPublicDir: false,
-    target: 'es2022',
-    sourcemap: false,
-    reportCompressedSize: false,
-    lib: {
-      entry: 'web/element/attention-lens-element.js',
-      formats: ['iife'],
-      name: 'AttentionLensElement', // required for iife; the entry exports nothing, so no global
-      fileName: () => 'attention-lens-element.js',
+/**
+ * The config of one element script: `entry` (web/element/…) built into dist/`fileName` as one classic
+ * script (an IIFE named `name`: required, though the entry exports nothing, so no global), with
+ * `plugins` after the classic-script check and the version defined; `resolve` as Vite's.
+ */
+export function elementScriptConfig({ entry, fileName, name, plugins = [], resolve = {} }) {
+  return defineConfig({
+    publicDir: false,
+    logLevel: 'warn',
+    define: { __ATTN_VERSION__: JSON.stringify(VERSION) },
+    plugins: [...plugins, checkClassicScript()],
+    resolve,
+    build: {
+      outDir: 'dist',
+      emptyOutDir: false, // the page build (vite.config.js) filled dist/ first
+      copyPublicDir: false,
+      target: 'es2022',
+      sourcemap: false,
+      reportCompressedSize: false,
+      lib: { entry, formats: ['iife'], name, fileName: () => fileName },
     },
-  },
+  });
+}
+
+export default elementScriptConfig({
+  entry: 'web/element/attention-lens-element.js',
+  fileName: 'attention-lens-element.js',
+  name: 'AttentionLensElement',
+  plugins: [classicSingleFileGlue()],
+  resolve: { alias: { 'attention-lens/single-file': SINGLE_FILE_API } },
 });

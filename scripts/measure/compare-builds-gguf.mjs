@@ -1,7 +1,7 @@
 // Two builds' generation on the bench's GGUF files, side by side in one headless Chromium page
 // (cross-origin isolated): both builds loaded, the same file in each, runs alternating A and B;
 // prints each build's median decode tok/s (63 tokens after the first of 64, after a 64-token
-// prompt) and A / B. Used for the quantized kernels' changes (README, "Generation on GGUF files").
+// prompt) and A / B. Used for the quantized kernels' changes (docs/benchmarks.md, "Generation on GGUF files").
 // The files are wllama-bench's (build/bench-gguf/135m-*.gguf: run node tests/bench/wllama-bench.mjs
 // 135m once). Both builds must give the same ids.
 // Usage: node scripts/measure/compare-builds-gguf.mjs DIST_A DIST_B [--threads 1|2] [FORMAT…]

@@ -4,11 +4,12 @@
 // snapshot.test.mjs; the example post's two snapshots are checked here to draw beside its live elements.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { instrument, browserFixture, openPage, screenshotDir } from './browser.mjs';
+import { longPostHtml, settled } from './embed-posts.mjs';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const exampleUrl = pathToFileURL(join(dist, 'blog-example.html')).href;
@@ -26,15 +27,6 @@ async function routeHtml(page, path, html, headers = {}) {
 const pageHtml = (head, body) => `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <link rel="icon" href="data:,"><title>embed test</title>${head}</head><body>${body}</body></html>`;
 
-/** Waits until `count` <attention-lens> elements have finished (ready or error). */
-async function settled(page, count) {
-  await page.waitForFunction((n) => {
-    const all = [...document.querySelectorAll('attention-lens')];
-    // ...and their screen-reader tables, which are built when the browser is idle, exist.
-    return all.length === n && all.every((e) => ['ready', 'error'].includes(e.shadowRoot?.querySelector('.lens')?.dataset.status) &&
-      [...e.shadowRoot.querySelectorAll('figure')].every((f) => f.dataset.table !== 'pending'));
-  }, count, { timeout: 30000 });
-}
 
 /** What each element shows, read from its (open) shadow root. */
 function describe(page) {
@@ -186,6 +178,95 @@ test('the blog example fits 375 px and a wide matrix scrolls inside its element'
   assert.ok(scroll.page <= 375, `the page does not (${JSON.stringify(scroll)})`);
   assert.deepEqual(problems(), []);
   await page.context().close();
+});
+
+test('a long post of 5 snapshots and a live element never scrolls the page, at load or when a head tile is clicked', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'attention-lens-long-'));
+  copyFileSync(join(dist, 'attention-lens-element.js'), join(dir, 'attention-lens-element.js'));
+  writeFileSync(join(dir, 'post.html'), longPostHtml(dist));
+  const url = pathToFileURL(join(dir, 'post.html')).href;
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 375, height: 800 }]) {
+    const { page, problems } = await openPage(live.chrome.browser, 'file://', viewport);
+    await page.goto(url);
+    await settled(page, 6);
+    await page.waitForTimeout(2000); // two seconds after load (and after every element drew)
+    const at = await page.evaluate(() => ({ x: scrollX, y: scrollY, height: document.documentElement.scrollHeight }));
+    assert.ok(at.height > 3 * viewport.height, `the post is long (${at.height} px)`);
+    assert.deepEqual([at.x, at.y], [0, 0], `${viewport.width} px: the page stays where the reader left it`);
+    await page.screenshot({ path: join(screenshotDir, `long-post-${viewport.width}.png`) });
+
+    // A reader clicks layer 1, head 1's tile with the main heatmap above the window: the element shows
+    // that head, and the page does not move.
+    const model = page.locator('attention-lens').nth(1);
+    const tile = model.locator('.snap-tile canvas').first();
+    await tile.evaluate((canvas) => window.scrollTo(0, canvas.getBoundingClientRect().top + scrollY - 40));
+    const before = await page.evaluate(() => scrollY);
+    assert.ok(before > 0);
+    await tile.click();
+    await page.waitForFunction(() => {
+      const lens = document.querySelectorAll('attention-lens')[1].shadowRoot.querySelector('.lens');
+      return lens.dataset.layer === '0' && lens.dataset.head === '0';
+    });
+    assert.equal(await page.evaluate(() => scrollY), before, `${viewport.width} px: a tile click scrolls nothing outside the element`);
+    assert.deepEqual(problems(), []);
+    await page.context().close();
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('the walkthrough\'s Embed snippet, saved in an empty folder with exactly the files the dialog lists, renders from file://', async () => {
+  for (const { hash, model, viewport } of [{ hash: '', model: 'english', viewport: { width: 1280, height: 900 } },
+    { hash: '#model=random', model: '', viewport: { width: 375, height: 800 } }]) {
+    const { page, problems } = await openPage(live.chrome.browser, live.server.url, viewport);
+    await page.goto(live.server.url + hash);
+    await page.waitForFunction(() => document.body.dataset.ready === 'true' && document.querySelector('#matrices canvas'), null, { timeout: 60000 });
+    await page.click('#embed');
+    await page.waitForSelector('#embed-live', { state: 'visible' });
+    const snippet = await page.inputValue('#embed-element');
+    if (model) assert.match(snippet, new RegExp(`<attention-lens [^>]*model="${model}"`));
+    else assert.doesNotMatch(snippet, /model=/);
+    // The files the dialog lists, each from its own download button, into an empty folder beside the post.
+    const listed = await page.locator('#embed-live-files [data-file]').evaluateAll((items) => items.map((item) => item.dataset.file));
+    assert.ok(listed.length > 0, 'the dialog lists the files the snippet needs');
+    const dir = mkdtempSync(join(tmpdir(), 'attention-lens-embed-'));
+    for (const name of listed) {
+      const [download] = await Promise.all([page.waitForEvent('download'),
+        page.locator(`#embed-live-files [data-file="${name}"] button`).click()]);
+      assert.equal(download.suggestedFilename(), name);
+      await download.saveAs(join(dir, name));
+    }
+    await page.waitForFunction(() => /: [\d.]+ (kB|MB)\.$/.test(document.querySelector('#embed-live-files [role="status"]').textContent));
+    await page.locator('#embed-dialog').screenshot({ path: join(screenshotDir, `embed-dialog-live-${viewport.width}.png`) });
+    assert.deepEqual(problems(), []);
+    await page.context().close();
+
+    writeFileSync(join(dir, 'post.html'), pageHtml('', snippet));
+    assert.deepEqual(readdirSync(dir).sort(), [...listed, 'post.html'].sort());
+    const { page: reader, problems: readerProblems } = await openPage(live.chrome.browser, 'file://', viewport);
+    const requests = [];
+    reader.on('request', (request) => requests.push(request.url().split('/').pop()));
+    await reader.goto(pathToFileURL(join(dir, 'post.html')).href);
+    await settled(reader, 1);
+    const [shown] = await describe(reader);
+    assert.equal(shown.status, 'ready', shown.title);
+    assert.doesNotMatch(shown.title, /could not|error/i);
+    if (model) assert.match(shown.title, /trained model: English/);
+    assert.equal(shown.matrices.length, 1);
+    // The heatmap is drawn: its canvas holds more than one colour.
+    const colours = await reader.evaluate(() => {
+      const canvas = document.querySelector('attention-lens').shadowRoot.querySelector('canvas');
+      const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+      const seen = new Set();
+      for (let i = 0; i < data.length; i += 4) seen.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+      return seen.size;
+    });
+    assert.ok(colours > 8, `the heatmap canvas holds ${colours} colours`);
+    assert.deepEqual(requests, ['post.html', ...listed], 'nothing is loaded but the post and the listed files');
+    await reader.screenshot({ path: join(screenshotDir, `embed-snippet-post-${model || 'random'}-${viewport.width}.png`), fullPage: true });
+    assert.deepEqual(readerProblems(), []);
+    await reader.context().close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('over http the element also loads as <script type="module">, and twice on one page', async () => {

@@ -1,7 +1,8 @@
 // Snapshot embeds in Chromium: the Your model and Circuits views' "Embed this view" (the page's one
-// Embed dialog) write a snapshot; its inline snippet, opened from file://, draws every head within
-// the stated 8-bit bound of the JS API's weights (a patching result exactly), with no wasm
-// instantiated and no request but the page and the element's script; the .json form is fetched
+// Embed dialog) write a snapshot; its inline snippet, opened from file:// with the one script the
+// dialog names (attention-lens-snapshot.js), draws every head within the stated 8-bit bound of the
+// JS API's weights (a patching result exactly), with no wasm instantiated and no request but the
+// page and that script; the .json form is fetched
 // once over http under the strict CSP, refused readably from file:// and when a CSP's connect-src
 // blocks it; hostile snapshots show a message inside their element while the others (and a live
 // element) keep working, and no text in a snapshot runs.
@@ -26,10 +27,10 @@ await api.trained({ name: 'english' });
 const pageHtml = (body, head = '') => `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <link rel="icon" href="data:,"><title>snapshot test</title>${head}</head><body>${body}</body></html>`;
 
-/** A folder with the element's script and `html` as post.html; its file:// URL and a cleanup. */
-function filePost(html) {
+/** A folder with `scripts` (from dist/) and `html` as post.html; its file:// URL and a cleanup. */
+function filePost(html, scripts = ['attention-lens-element.js']) {
   const dir = mkdtempSync(join(tmpdir(), 'attention-lens-snapshot-'));
-  copyFileSync(join(dist, 'attention-lens-element.js'), join(dir, 'attention-lens-element.js'));
+  for (const script of scripts) copyFileSync(join(dist, script), join(dir, script));
   writeFileSync(join(dir, 'post.html'), html);
   return { url: pathToFileURL(join(dir, 'post.html')).href, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
@@ -63,12 +64,14 @@ async function drawnHead(page, index, layer, head) {
   }, [index, layer, head]);
 }
 
-/** The Embed dialog's snapshot: { inline, file, bytes, size (its line) } once shown. */
-async function embedded(page, button) {
+/** The Embed dialog's snapshot: { inline, file, bytes, size (its line), files (the files it says the snippet needs) } once shown. */
+async function embedded(page, button, screenshot = '') {
   await page.click(button);
   await page.waitForFunction(() => !document.getElementById('embed-snapshot').hidden || !document.getElementById('embed-problem').hidden);
   const out = { inline: await page.inputValue('#embed-inline'), file: await page.inputValue('#embed-file'),
-    size: await page.textContent('#embed-snapshot-size'), problem: await page.textContent('#embed-problem') };
+    size: await page.textContent('#embed-snapshot-size'), problem: await page.textContent('#embed-problem'),
+    files: await page.locator('#embed-snapshot-files [data-file]').evaluateAll((items) => items.map((item) => item.dataset.file)) };
+  if (screenshot) await page.locator('#embed-dialog').screenshot({ path: join(screenshotDir, screenshot) });
   await page.click('#embed-close');
   return out;
 }
@@ -83,8 +86,12 @@ test('Your model: Embed this view → the inline snippet from file:// draws ever
   const text = await page.inputValue('#model-text');
   await page.click('#model-gen-start');
   await page.waitForFunction(() => Number(document.body.dataset.modelGenerated ?? 0) > 0, null, { timeout: 60000 });
-  const shot = await embedded(page, '#model-embed');
+  const shot = await embedded(page, '#model-embed', 'embed-dialog-snapshot-1280.png');
   assert.equal(shot.problem, '');
+  // The snapshot-only element: the one file the dialog names, and the one the snippets load.
+  assert.deepEqual(shot.files, ['attention-lens-snapshot.js']);
+  assert.match(shot.inline, /^<script src="attention-lens-snapshot\.js" defer><\/script>\n<attention-lens snapshot>/);
+  assert.match(shot.file, /^<script src="attention-lens-snapshot\.js" defer><\/script>\n/);
   assert.match(shot.size, /^snapshot: [\d.]+ kB · all 8 heads \(2 layers × 4\) on \d+ tokens and 4 generated · weights to ±0\.002 \(8 bits per weight\)/);
   assert.match(shot.file, /<attention-lens snapshot="english-attention\.json"><\/attention-lens>/);
   assert.doesNotMatch(shot.inline.slice(shot.inline.indexOf('application/json">') + 18, shot.inline.lastIndexOf('</script>')), /</,
@@ -98,7 +105,7 @@ test('Your model: Embed this view → the inline snippet from file:// draws ever
 
   // The API's run of the same text (the page's session, in node).
   const run = api.run({ text });
-  const post = filePost(pageHtml(shot.inline));
+  const post = filePost(pageHtml(shot.inline), shot.files);
   try {
     const { page: reader } = await openPage(live.chrome.browser, 'file://');
     await instrument(reader);
@@ -136,7 +143,7 @@ test('Your model: Embed this view → the inline snippet from file:// draws ever
     assert.match(readout, /^query “.*” → key “.*”: [\d.e-]+ \(±0\.002\)$/);
     assert.equal(await reader.evaluate(() => document.querySelector('attention-lens').shadowRoot.querySelectorAll('.snapshot-generation .chip').length), 4);
     assert.equal(await reader.evaluate(() => window.__wasmInstances), 0, 'no wasm instantiated');
-    assert.deepEqual(requests.map((u) => u.split('/').pop()), ['post.html', 'attention-lens-element.js']);
+    assert.deepEqual(requests.map((u) => u.split('/').pop()), ['post.html', 'attention-lens-snapshot.js']);
     await reader.screenshot({ path: join(screenshotDir, 'snapshot-model.png'), fullPage: true });
     await reader.close();
   } finally {

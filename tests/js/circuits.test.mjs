@@ -1,7 +1,8 @@
 // The Circuits view's DOM-free parts in node: the model session's circuit calls
 // (web/shared/model-session/session-circuits.js through session-model.js) on the shipped english
 // model and a checkpoint with GPT-2's vocabulary — the induction preset read back token for token,
-// answers as one token or refused by name, the analyses equal to the API's own calls — and the
+// answers as one token or refused by name, the analyses equal to the API's own calls, the word presets
+// spelt by a tokenizer (presets.js presetRefused: why one cannot run) — and the
 // view's matrices (web/shared/circuit-matrices.js): each result laid out as drawn, the attribution's
 // parts complete and sorted, the export's JSON.
 import { test } from 'node:test';
@@ -9,7 +10,9 @@ import assert from 'node:assert/strict';
 
 import { SessionModel } from '../../web/shared/model-session/session-model.js';
 import { attributionParts, lensCell, positionLabels, resultJson, resultMatrix } from '../../web/shared/circuit-matrices.js';
+import { FACTUAL, IOI, presetRefused, WORD_PRESETS } from '../../web/views/circuits/presets.js';
 import { gpt2SizedCheckpoint, gpt2Tokenizer } from './checkpoint-support.mjs';
+import { llamaQ8WithTokenizer } from './gguf-support.mjs';
 import { loadLens } from './support.mjs';
 
 const lens = await loadLens();
@@ -83,6 +86,41 @@ test('with GPT-2\'s vocabulary: " Mary" and " John" are one token each, a longer
     assert.deepEqual(clean.slice(8), clean.slice(0, 7));
   } finally {
     m.dispose();
+  }
+});
+
+test('the word presets spelt by the tokenizer: GPT-2\'s runs both; the ASCII GGUF\'s cannot, and says what fails', async () => {
+  const presets = Object.fromEntries(Object.entries(WORD_PRESETS).map(([name, { clean, corrupted, answers }]) => [name, { clean, corrupted, answers }]));
+  const refusals = (session) => {
+    const spelled = session.circuitPresetFit({ presets });
+    return Object.fromEntries(Object.entries(WORD_PRESETS).map(([name, p]) => [name, presetRefused(p.title, spelled[name])]));
+  };
+  const { weights, config } = gpt2SizedCheckpoint({ layers: 2, heads: 2, d: 8, vocab: 50257, context: 32 });
+  const { vocab, merges } = gpt2Tokenizer();
+  const gpt2 = new SessionModel(lens, () => {});
+  await gpt2.load({ weights: file(weights, 'model.safetensors'), config: file(JSON.stringify(config), 'config.json'),
+    vocab: file(JSON.stringify(vocab), 'vocab.json'), merges: file(merges, 'merges.txt') });
+  try {
+    assert.deepEqual(refusals(gpt2), { ioi: null, factual: null });
+    // The same facts as the prompts and answers read for the view: equal lengths, one token each.
+    const spelled = gpt2.circuitPresetFit({ presets }).ioi;
+    assert.equal(spelled.clean.n, gpt2.circuitPrompts({ clean: IOI.clean, corrupted: IOI.corrupted }).corrupted.n);
+    assert.deepEqual(spelled.answers, gpt2.circuitAnswers({ answers: IOI.answers }));
+  } finally {
+    gpt2.model.dispose();
+  }
+  const ascii = new SessionModel(lens, () => {});
+  await ascii.load({ weights: file(llamaQ8WithTokenizer(), 'tiny-Q8_0.gguf'), gguf: true });
+  try {
+    const why = refusals(ascii);
+    assert.equal(why.ioi, 'The IOI preset cannot run on this model: this tokenizer spells “ Mary” as 5 tokens (␣ M a r y) and ' +
+      '“ John” as 5 (␣ J o h n), and an answer must be one token. It needs a vocabulary like GPT-2\'s.');
+    const prompts = ascii.circuitPrompts({ clean: FACTUAL.clean, corrupted: FACTUAL.corrupted });
+    assert.ok(why.factual.startsWith(`The factual-recall preset cannot run on this model: its prompts are ${prompts.clean.n} and ` +
+      `${prompts.corrupted.n} tokens here, and patching needs the same length; this tokenizer spells “ Paris” as 6 tokens`), why.factual);
+    assert.match(ascii.circuitAnswers({ answers: [' Mary'] })[0].error, /^“ Mary” is 5 tokens for this model/, 'what the view would say on running it');
+  } finally {
+    ascii.model.dispose();
   }
 });
 

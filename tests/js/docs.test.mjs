@@ -1,6 +1,8 @@
-// The docs match the tree: every folder of cpp/ and web/ that git tracks is named in README.md
-// (its folder table) or ARCHITECTURE.md, and no file cites a contract that is not in the
-// repository (the API contract is docs/API.md). Needs git and the source tree, not the build.
+// The docs match the tree: every folder of cpp/ and web/ that git tracks is named in
+// docs/development.md (its folder table) or ARCHITECTURE.md, no file cites a contract that is not
+// in the repository (the API contract is docs/API.md), the README stays a newcomer's page that
+// links every doc, and every relative link and anchor of the docs resolves. Needs git and the
+// source tree, not the build.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -49,14 +51,72 @@ test('namesFolder: a folder path of its own, with or without the trailing slash'
   assert.ok(!namesFolder('web/views/train.js', 'web/views/train'));
 });
 
-test('every folder of cpp/ and web/ is named in README.md or ARCHITECTURE.md', () => {
-  const docs = ['README.md', 'ARCHITECTURE.md'].map((name) => readFileSync(join(root, name), 'utf8'));
+test('every folder of cpp/ and web/ is named in docs/development.md or ARCHITECTURE.md', () => {
+  const docs = ['docs/development.md', 'ARCHITECTURE.md'].map((name) => readFileSync(join(root, name), 'utf8'));
   const folders = trackedFolders();
   assert.ok(folders.includes('cpp/attention/ops') && folders.includes('web/shared'),
     `git ls-files found too little under cpp/ and web/: ${folders.join(', ')}`);
   const missing = folders.filter((folder) => !docs.some((text) => namesFolder(text, folder)));
   assert.deepEqual(missing, [],
-    `folders named in neither README.md's folder table nor ARCHITECTURE.md: ${missing.map((f) => `${f}/`).join(', ')}`);
+    `folders named in neither docs/development.md's folder table nor ARCHITECTURE.md: ${missing.map((f) => `${f}/`).join(', ')}`);
+});
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+function slug(heading) {
+  return heading.replace(/`/g, '').trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, '').replace(/ /g, '-');
+}
+
+/** The text of a Markdown file without its fenced code blocks (links there are code, not links). */
+const prose = (file) => readFileSync(join(root, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+
+/** The anchors of a Markdown file's headings, numbered as GitHub numbers repeated ones. */
+function anchorsOf(file) {
+  const seen = new Map();
+  const anchors = new Set();
+  for (const [, heading] of prose(file).matchAll(/^#{1,6}\s+(.+)$/gm)) {
+    const base = slug(heading);
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    anchors.add(count ? `${base}-${count}` : base);
+  }
+  return anchors;
+}
+
+test('slug: GitHub heading anchors', () => {
+  assert.equal(slug('Snapshots: what you found on a real model, in the post'),
+    'snapshots-what-you-found-on-a-real-model-in-the-post');
+  assert.equal(slug('The "Your model" view'), 'the-your-model-view');
+  assert.equal(slug('`lens.rollout` (Abnar & Zuidema)'), 'lensrollout-abnar--zuidema');
+});
+
+const DOCS = () => ['README.md', 'ARCHITECTURE.md', ...gitFiles(['--cached', '--others', '--exclude-standard', '--', 'docs'])
+  .filter((file) => file.endsWith('.md'))];
+
+test('every relative link and anchor in README.md, ARCHITECTURE.md and docs/ resolves', () => {
+  const broken = [];
+  for (const file of DOCS()) {
+    for (const [, link] of prose(file).matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/i.test(link)) continue; // https:, mailto:
+      const [path, anchor] = link.split('#');
+      const target = path ? join(dirname(file), path) : file;
+      if (!existsSync(join(root, target))) broken.push(`${file}: ${link} (no such file)`);
+      else if (anchor && target.endsWith('.md') && !anchorsOf(target).has(anchor)) broken.push(`${file}: ${link} (no such heading)`);
+    }
+  }
+  assert.deepEqual(broken, []);
+});
+
+test('the README is a newcomer\'s page: at most 250 lines, the two commands first, every doc linked', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const lines = readme.split('\n').length;
+  assert.ok(lines <= 250, `README.md has ${lines} lines`);
+  const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
+  assert.match(quickStart, /^npm start\b/m);
+  assert.match(quickStart, /^npm test\b/m);
+  const docs = gitFiles(['--cached', '--others', '--exclude-standard', '--', 'docs']).filter((file) => file.endsWith('.md'));
+  assert.ok(docs.length >= 5, `docs/ has ${docs.length} Markdown files`);
+  const unlinked = docs.filter((file) => !readme.includes(`](${file}`));
+  assert.deepEqual(unlinked, [], 'every doc is linked from the README');
 });
 
 test('no file cites a contract outside the repository (it is docs/API.md)', () => {

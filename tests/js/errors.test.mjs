@@ -1,5 +1,5 @@
 // Bad input throws a JavaScript Error whose message names the problem, and the module stays
-// usable afterwards (README "The JavaScript API", errors). The tests in this file share one module instance
+// usable afterwards (docs/javascript-api.md, errors). The tests in this file share one module instance
 // and one golden layer on purpose: the last tests check that all the failures before them
 // left both intact.
 import { test } from 'node:test';
@@ -246,7 +246,7 @@ test('1000 invalid calls of every kind, each with its message, then a valid one:
     { ...OUTPUT_TOL, what: 'causal_bias output, weights: false' });
 });
 
-// ---- the limits the README states ---------------------------------------------------------------
+// ---- the limits docs/javascript-api.md states --------------------------------------------------
 
 /** A .safetensors file whose header is `header` (no data). */
 function headerOnly(header) {
@@ -257,10 +257,10 @@ function headerOnly(header) {
   return bytes;
 }
 
-test('the README states exactly the limits the core enforces', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+test('docs/javascript-api.md states exactly the limits the core enforces', () => {
+  const readme = readFileSync(new URL('../../docs/javascript-api.md', import.meta.url), 'utf8');
   const start = readme.indexOf('**Limits (the memory budget of one call).**');
-  assert.ok(start >= 0, 'the README has a limits section');
+  assert.ok(start >= 0, 'docs/javascript-api.md has a limits section');
   const section = readme.slice(start, readme.indexOf('The wasm heap starts', start));
   const stated = new Set(section.match(/\d+(?:\.\d+)?(?:e[+-]?\d+)?/g).map(Number));
   const tensors = Array.from({ length: 1025 }, (_, i) => `"t${i}":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}`);
@@ -288,7 +288,7 @@ test('the README states exactly the limits the core enforces', () => {
   ];
   for (const [what, fn, pattern] of limits) {
     const limit = Number(assertThrowsMessage(fn, pattern).message.match(pattern)[1]);
-    assert.ok(stated.has(limit), `the README states the ${what} limit, ${limit}`);
+    assert.ok(stated.has(limit), `docs/javascript-api.md states the ${what} limit, ${limit}`);
   }
   assertMatchesGolden(layer.forward(x, valid), golden, 'causal_bias after the limits');
 });

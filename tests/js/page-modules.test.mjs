@@ -217,6 +217,21 @@ test('the greyed controls show what the weights on screen fix, whatever the sett
   assert.throws(() => lens.trainedModelInfo('gpt5'), /unknown trained model "gpt5"; the shipped models are: induction, english/);
 });
 
+test('the greyed controls say why: the trained model, the opened layer or the tutorial preset, with the way back to every knob', async () => {
+  const { whyFixed } = await import('../../web/views/walkthrough/controls-why.js');
+  const lens = await loadLens();
+  const trainedInfo = Object.fromEntries(lens.trainedModels.map((name) => [name, lens.trainedModelInfo(name)]));
+  const english = whyFixed({ ...DEFAULTS, model: 'english' }, null, trainedInfo);
+  assert.match(english.controls.text, /^The trained english model fixes these/);
+  assert.deepEqual([english.controls.action, english.controls.label], ['random', 'Use random weights']);
+  assert.match(english.input, /presets and cross-attention need random weights/);
+  assert.deepEqual(whyFixed({ ...DEFAULTS, model: '' }, null, trainedInfo), { controls: null, input: null }, 'random weights: every knob works');
+  assert.match(whyFixed({ ...DEFAULTS, model: '' }, { source: 'checkpoint' }, trainedInfo).controls.text, /opened from Your model/);
+  assert.match(whyFixed({ ...DEFAULTS, model: 'english' }, { source: 'train' }, trainedInfo).controls.text, /opened from the Train view/);
+  const preset = whyFixed({ ...DEFAULTS, model: '', preset: 'seed004-multi' }, null, trainedInfo);
+  assert.deepEqual([preset.controls.action, preset.controls.label], ['own-text', 'Back to your text']);
+});
+
 test('the engine reads typed text in a shipped model\'s alphabet and says which characters it read as others', async () => {
   const lens = await loadLens();
   const engine = createEngine(lens);

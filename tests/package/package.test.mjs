@@ -61,7 +61,7 @@ test('the tarball holds the built files, types, README and LICENSE, and no sourc
   const files = packed.files.map((f) => f.path).sort();
   for (const name of ['package.json', 'README.md', 'LICENSE', 'dist/attention-lens.mjs', 'dist/attention-lens.wasm',
     'dist/attention-lens.single.mjs', 'dist/attention-lens.d.ts', 'dist/attention-lens-layer.d.ts',
-    'dist/attention-lens-model.d.ts', 'dist/attention-lens-checkpoint.d.ts', 'dist/attention-lens-element.js',
+    'dist/attention-lens-model.d.ts', 'dist/attention-lens-checkpoint.d.ts', 'dist/attention-lens-element.js', 'dist/attention-lens-snapshot.js',
     'dist/models/induction.safetensors', 'dist/models/induction.js', 'dist/models/english.safetensors',
     'dist/models/english.js', 'dist/gpt2-encoder.json', 'dist/gpt2-vocab.bpe', 'dist/attention-lens-threads.mjs',
     'dist/attention-lens-threads.wasm', 'dist/attention-lens-threads.worker.js', 'dist/attention-lens-threads.worker.cjs']) {
@@ -70,7 +70,7 @@ test('the tarball holds the built files, types, README and LICENSE, and no sourc
   const unwanted = files.filter((f) => /^(tests|cpp|scripts|web|build|node_modules|\.deps)\//.test(f) ||
     /^dist\/(index\.html|assets\/|blog-example\.html)/.test(f));
   assert.deepEqual(unwanted, [], 'the tarball holds files a user does not need');
-  assert.ok(files.length <= 22, `${files.length} files: ${files.join(', ')}`);
+  assert.ok(files.length <= 23, `${files.length} files: ${files.join(', ')}`);
 });
 
 test('npm pack refuses to pack a repository that was not built (no tarball without dist/)', () => {

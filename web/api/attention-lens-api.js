@@ -1,4 +1,4 @@
-// The public JavaScript API of Attention Lens (README "The JavaScript API"; its place in the
+// The public JavaScript API of Attention Lens (docs/javascript-api.md; its place in the
 // layers: ARCHITECTURE.md).
 // This file is the API's entry: the loader and the lens object; the modules it imports hold the
 // rest (common.js: argument checks; layer.js, model.js, trained-models.js, checkpoint.js, hub.js,
@@ -122,13 +122,13 @@ class AttentionLens {
     return this.#catalog;
   }
 
-  /** Creates a multi-head attention layer (options: README "The JavaScript API"). */
+  /** Creates a multi-head attention layer (options: docs/javascript-api.md). */
   createLayer(config = {}) {
     return new AttentionLayer(this.#core, this.#catalog, config);
   }
 
   /**
-   * Creates a small decoder-only transformer (README "Models and training"); every option
+   * Creates a small decoder-only transformer (docs/javascript-api.md, "Models and training"); every option
    * defaults to catalog.defaults.model.
    */
   createModel(config = {}) {
@@ -136,7 +136,7 @@ class AttentionLens {
   }
 
   /**
-   * Loads a Hugging Face GPT-2-family checkpoint (README "Your own model"):
+   * Loads a Hugging Face GPT-2-family checkpoint (docs/javascript-api.md, "Your own model"):
    * { weights: Uint8Array | Blob (model.safetensors), config (parsed config.json), tokenizer?
    * (parsed tokenizer.json, or { vocab, merges }), onProgress?: (fraction) => {} }. Resolves to a
    * model like createModel's (forward, headScores, …) with tokenize(text); GPT-2's own tokenizer

@@ -4,7 +4,7 @@ import type { AttentionLayer, LayerConfig, LayerWeights, Step } from './attentio
 import type { CheckpointModel } from './attention-lens-checkpoint.js';
 import type { TaskName, TrainerOptions } from './attention-lens.js';
 
-/** createModel options (README "Models and training"); omitted ones: catalog.defaults.model. */
+/** createModel options (docs/javascript-api.md, "Models and training"); omitted ones: catalog.defaults.model. */
 export interface ModelConfig {
   /** Token ids 0 … vocab − 1; 2 to 512. */
   vocab?: number;
@@ -283,8 +283,7 @@ export interface TransformerModel {
   patch(options: PatchOptions & { over: 'heads' | 'residual' }): Patching<Float32Array>;
   patch(options: PatchOptions & { over: 'layers' }): Patching<{ attention: Float32Array; mlp: Float32Array }>;
   /**
-   * The run on `ids` (or a checkpoint's `text`) as a snapshot for <attention-lens> (README "Embed in a
-   * blog post"): tokens, every (or `layers`') layer × head's attention quantised to 8 bits per row
+   * The run on `ids` (or a checkpoint's `text`) as a snapshot for <attention-lens> (docs/embedding.md): tokens, every (or `layers`') layer × head's attention quantised to 8 bits per row
    * (within 1/510), the `top` next tokens, the knocked-out heads, the provenance. JSON.stringify it
    * for the .json file.
    */

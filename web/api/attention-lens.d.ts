@@ -152,7 +152,7 @@ export interface AttentionLens {
   readonly catalog: Catalog;
   createLayer(config?: LayerConfig): AttentionLayer;
   createModel(config?: ModelConfig): TransformerModel;
-  /** A Hugging Face checkpoint of the GPT-2 or Llama family (README "Your own model"); errors name what was found. */
+  /** A Hugging Face checkpoint of the GPT-2 or Llama family (docs/javascript-api.md, "Your own model"); errors name what was found. */
   loadCheckpoint(options: LoadCheckpointOptions | HubLoadOptions): Promise<CheckpointModel>;
   /** The Hub files kept in this browser: list them, remove one repo's or all (empty in Node). */
   hubCache(storage?: HubCacheStorage): {

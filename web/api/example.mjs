@@ -1,4 +1,4 @@
-// A runnable Node example of the JS API (the README shows this file): `node web/api/example.mjs`
+// A runnable Node example of the JS API (docs/javascript-api.md shows this file): `node web/api/example.mjs`
 // after `npm run build`. Two heads of causal self-attention over a 4-token sentence.
 import { loadAttentionLens } from '../../dist/attention-lens.mjs';
 

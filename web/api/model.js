@@ -439,7 +439,7 @@ export class TransformerModel {
 
   /**
    * The model's run on `ids` (or, for a checkpoint with a tokenizer, `text`) as a snapshot that
-   * <attention-lens> draws with no model, core or worker (README "Embed in a blog post"): the
+   * <attention-lens> draws with no model, core or worker (docs/embedding.md): the
    * tokens, every layer × head's attention (or only `layers`', 0-based) quantised to 8 bits per row
    * (within 1/510), the `top` next tokens (default 10), the knocked-out heads, the head shown first
    * (`layer`, `head`), and the provenance: `source` ({ source: 'hub', id, revision?, file?,

@@ -1,5 +1,5 @@
 // A snapshot: the numbers a view drew, as one versioned JSON document that the <attention-lens>
-// element draws without a model, a core or a worker (README "Embed in a blog post"). This module
+// element draws without a model, a core or a worker (docs/embedding.md). This module
 // is the format, once: makeModelSnapshot / makeCircuitsSnapshot write it from the model session's
 // results (copies of the API's numbers, nothing computed but their 8-bit quantisation), and
 // readSnapshot reads it back as untrusted input: every count bounded and consistent with the

@@ -1,4 +1,4 @@
-// A runnable Node example of the model and trainer API (the README shows this file):
+// A runnable Node example of the model and trainer API (docs/javascript-api.md shows this file):
 // `node web/api/train-example.mjs` after `npm run build`. Trains a small transformer on the copy
 // task, then reads its head scores and ablation, and saves a PyTorch-style checkpoint.
 import { loadAttentionLens } from '../../dist/attention-lens.mjs';

@@ -14,6 +14,7 @@ import { formatBytes } from '../shared/format.js';
 import { hubEntry, withFile } from '../shared/hub-models.js';
 import { SessionModel } from '../shared/model-session/session-model.js';
 import { makeModelSnapshot, readSnapshot, snapshotProvenance } from '../api/snapshot.js';
+import { DEFAULTS } from '../shared/state.js';
 
 /** The Hub's own origin (the API's default endpoint). */
 export const HUB = 'https://huggingface.co';
@@ -241,5 +242,55 @@ export class LiveHub {
       document.removeEventListener('securitypolicyviolation', onViolation);
     }
     this.#onChange();
+  }
+}
+
+/**
+ * The element's live mode (lens-element.js plugs it in): the box (a button until the reader asks),
+ * then each run drawn as a snapshot. `moduleUrl`: the full module beside the element's script.
+ */
+export class LiveView {
+  #host; // the element's LensHost
+  #moduleUrl;
+  #hub = null; // the LiveHub, made on first use
+
+  /** @param {import('./lens-element.js').LensHost} host @param {{moduleUrl: string}} options */
+  constructor(host, { moduleUrl }) {
+    this.#host = host;
+    this.#moduleUrl = moduleUrl;
+  }
+
+  update() {
+    const { element, parts: p, schedule, drawSnapshot } = this.#host;
+    const { request, text, error } = liveRequest((name) => element.getAttribute(name), DEFAULTS.text);
+    if (error) {
+      p.live.hidden = true;
+      this.#fail(`Attention Lens cannot load a model: ${error}.`);
+      return;
+    }
+    this.#hub ??= new LiveHub(p.live, { moduleUrl: this.#moduleUrl, onChange: schedule });
+    const state = this.#hub.update(request, text);
+    p.lens.dataset.live = this.#hub.phase;
+    if (state.snapshot) {
+      p.live.hidden = true;
+      drawSnapshot(state.snapshot, { label: 'live' });
+      return;
+    }
+    for (const part of [p.problems, p.tokens, p.sourceTokens, p.heads, p.explain, p.matrices, p.readout, p.snapshot]) part.hidden = true;
+    p.live.hidden = false;
+    if (state.error) {
+      this.#fail(state.message, { keepBox: true });
+      return;
+    }
+    p.lens.dataset.status = this.#hub.phase === 'loading' ? 'loading' : 'idle';
+    p.title.replaceChildren(el('strong', '', request.hub), el('span', 'settings', ` · live, loaded when you ask${state.message ? ` · ${state.message}` : ''}`));
+  }
+
+  #fail(message, { keepBox = false } = {}) {
+    const p = this.#host.parts;
+    p.lens.dataset.status = 'error';
+    p.title.replaceChildren(el('span', 'status error', message));
+    for (const part of [p.problems, p.tokens, p.sourceTokens, p.explain, p.snapshot, p.matrices, p.readout]) part.hidden = true;
+    p.live.hidden = !keepBox;
   }
 }

@@ -149,7 +149,9 @@ export class SnapshotView {
     if (!s) return;
     const p = this.#parts;
     const compact = Boolean(this.#options.compact);
-    for (const part of [p.tokens, p.layers, p.heads, p.metric, p.quantised, p.bars, p.next, p.generation, p.grid, p.provenance]) part.hidden = compact;
+    // (The layer and head pickers show and hide themselves: a redraw that showed them here would leave an
+    // unchanged picker's empty row in place.)
+    for (const part of [p.tokens, p.metric, p.quantised, p.bars, p.next, p.generation, p.grid, p.provenance]) part.hidden = compact;
     if (s.kind === 'model') this.#drawModel(s, compact);
     else this.#drawCircuits(s, compact);
     const bound = s.bound > 0 ? `Weights are stored in 8 bits: each is within ${boundText(s.bound)} of the model's float32 value.` : '';
@@ -277,11 +279,11 @@ export class SnapshotView {
       this.#grid = new HeadGrid(gridHost, { gridClass: 'snap-heads', tileClass: 'snap-tile', maxCell: 8, compact: true,
         title: (layer, head, kv) => (kv === null ? `H${head + 1}` : `H${head + 1} · KV${kv + 1}`),
         label: (layer, head) => `Layer ${layer + 1}, head ${head + 1}: show it above`,
+        // The head is shown above; the host page is not scrolled (only the reader scrolls it).
         onActivate: (layer, head) => {
           this.#layer = layer;
           this.#head = head;
           this.draw();
-          this.#map.canvas.scrollIntoView?.({ block: 'nearest' });
         },
         tokens: (frame) => frame.tokens,
         properties: (layers, heads) => ({ '--snap-cols': String(Math.min(heads, 16)) }) });

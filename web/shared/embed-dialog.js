@@ -2,13 +2,67 @@
 // <attention-lens> snippet and iframe (as before), or a view's snapshot (web/api/snapshot.js)
 // as (a) an inline snippet that carries the numbers in a <script type="application/json">, and
 // (b) a .json file to download with the snippet that names it; its size and the weights' bound
-// said above them. The header's Embed button asks the shown tab's source (embedSource), the
-// views' own "Embed this view" buttons call openEmbed. Snippets go into read-only text areas as text.
-import { $ } from './dom.js';
+// said above them. Each says the one script file it needs beside the post, with a button that
+// downloads it: attention-lens-snapshot.js for a snapshot, attention-lens-element.js for a live
+// snippet (with the shipped model it names inside, so that one file is all the post needs). The
+// header's Embed button asks the shown tab's source (embedSource), the views' own "Embed this
+// view" buttons call openEmbed. Snippets go into read-only text areas as text.
+import { $, button, el } from './dom.js';
 import { formatBytes } from './format.js';
 import { snapshotSnippets } from './embed-snippet.js';
 import { download } from './exporting.js';
 import { sha256Hex } from '../api/snapshot.js';
+
+// The element scripts, served beside this page (scripts/build.sh puts them in dist/).
+const ELEMENT_SCRIPT = 'attention-lens-element.js';
+const SNAPSHOT_SCRIPT = 'attention-lens-snapshot.js';
+
+/**
+ * The file a live snippet needs beside the post: { name, what, parts }, `parts` the served files it
+ * is made of. With a shipped model (model="english"), the model's script (models/NAME.js: its
+ * weights in base64, which the element reads when it is already on the page) goes in front of the
+ * element, so the one file is all the snippet needs.
+ */
+export function liveFile(model) {
+  return { name: ELEMENT_SCRIPT, parts: [...(model ? [`models/${model}.js`] : []), ELEMENT_SCRIPT],
+    what: model ? `the element, its WebAssembly and the ${model} model, in one file` : 'the element, with its WebAssembly inside' };
+}
+
+/** The file a snapshot snippet needs beside the post. */
+export const SNAPSHOT_FILE = { name: SNAPSHOT_SCRIPT, parts: [SNAPSHOT_SCRIPT], what: 'the element for snapshots: no WebAssembly, no worker' };
+
+/** The served `parts` (beside this page) as one script file. */
+async function joinedScript(parts) {
+  const texts = await Promise.all(parts.map(async (path) => {
+    const response = await fetch(new URL(path, document.baseURI));
+    if (!response.ok) throw new Error(`${path}: the server answered ${response.status}`);
+    return response.text();
+  }));
+  return new Blob([texts.join('\n')], { type: 'text/javascript' });
+}
+
+/** Shows `file` in `host` as the one file the snippet needs, with its download button and a status line. */
+function showFile(host, file) {
+  const status = el('p', 'small muted');
+  status.setAttribute('role', 'status');
+  const entry = el('div', 'embed-file');
+  entry.dataset.file = file.name;
+  const what = el('p', 'small');
+  what.append(el('code', '', file.name), `: ${file.what}.`);
+  const row = el('div', 'row');
+  row.append(button('', `Download ${file.name}`, async () => {
+    status.textContent = `Preparing ${file.name}…`;
+    try {
+      const blob = await joinedScript(file.parts);
+      download(blob, file.name);
+      status.textContent = `${file.name}: ${formatBytes(blob.size)}.`;
+    } catch (error) {
+      status.textContent = `Could not prepare ${file.name}: ${error.message}`;
+    }
+  }));
+  entry.append(what, row);
+  host.replaceChildren(el('p', 'small', 'Put this one file next to your post; the snippet needs nothing else (no server headers, no CDN):'), entry, status);
+}
 
 const sources = new Map();
 const hashes = new WeakMap(); // File -> Promise of its SHA-256 (hex)
@@ -69,8 +123,8 @@ export function wireEmbedDialog(store) {
 }
 
 /**
- * Opens the dialog with what `make()` resolves to: { live: { element, iframe } } (the walkthrough's
- * snippets) or { snapshot, fileName, what } (a view's snapshot: fileName the .json's name, what a
+ * Opens the dialog with what `make()` resolves to: { live: { element, iframe, model } } (the walkthrough's
+ * snippets, and the shipped model the element names or '') or { snapshot, fileName, what } (a view's snapshot: fileName the .json's name, what a
  * few words on what it holds); a refusal (make throws) is said in the dialog.
  */
 export async function openEmbed(make) {
@@ -93,12 +147,13 @@ export async function openEmbed(make) {
   $('embed-status').textContent = '';
   if (content.live) {
     $('embed-element').value = content.live.element;
+    showFile($('embed-live-files'), liveFile(content.live.model));
     $('embed-iframe').value = content.live.iframe;
     $('embed-live').hidden = false;
     snapshotFile = null;
     return;
   }
-  const { inline, file, json, bytes, bound } = snapshotSnippets(content.snapshot, { fileName: content.fileName });
+  const { inline, file, json, bytes, bound } = snapshotSnippets(content.snapshot, { fileName: content.fileName, scriptSrc: SNAPSHOT_FILE.name });
   snapshotFile = { json, fileName: content.fileName };
   $('embed-title').textContent = 'Embed this view as a snapshot';
   $('embed-snapshot-size').textContent = `snapshot: ${formatBytes(bytes)} · ${content.what}${bound ? ` · weights to ${bound} (8 bits per weight)` : ''}. ` +
@@ -107,5 +162,6 @@ export async function openEmbed(make) {
   $('embed-inline').value = inline;
   $('embed-file').value = file;
   $('embed-download').textContent = `Download ${content.fileName}`;
+  showFile($('embed-snapshot-files'), SNAPSHOT_FILE);
   $('embed-snapshot').hidden = false;
 }

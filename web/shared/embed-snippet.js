@@ -85,7 +85,7 @@ export function iframeSnippet(pageUrl) {
  * `fileName`, the .json beside the post), the file's `json`, its size in `bytes` (of the inline
  * JSON) and the weights' bound ('±0.002', or '' without weights), read back as the element reads it.
  */
-export function snapshotSnippets(snapshot, { fileName = 'snapshot.json', scriptSrc = 'attention-lens-element.js' } = {}) {
+export function snapshotSnippets(snapshot, { fileName = 'snapshot.json', scriptSrc = 'attention-lens-snapshot.js' } = {}) {
   const inlineJson = scriptSafeJson(snapshot);
   const json = snapshotJson(snapshot);
   const { bound } = readSnapshot(json); // the element's own check: a snapshot it would refuse is never offered

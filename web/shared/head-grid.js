@@ -147,9 +147,13 @@ export class HeadGrid {
     return this.#tiles.find((t) => t.layer === layer && t.head === head)?.tile;
   }
 
-  /** Outlines one head (class `highlighted`) and scrolls it into view, or none. */
-  highlight(layer, head) {
+  /**
+   * Outlines one head (class `highlighted`), or none. With `reveal` (a reader's own pick on the page,
+   * e.g. the head finder's) it is also scrolled into view; never otherwise: an embed's grid draws
+   * without moving its host page.
+   */
+  highlight(layer, head, { reveal = false } = {}) {
     for (const t of this.#tiles) t.tile.classList.toggle('highlighted', t.layer === layer && t.head === head);
-    this.tile(layer, head)?.scrollIntoView?.({ block: 'nearest' });
+    if (reveal) this.tile(layer, head)?.scrollIntoView?.({ block: 'nearest' });
   }
 }

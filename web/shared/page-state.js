@@ -12,7 +12,8 @@
 //   train        trainReady, trainStatus, trainStep
 //   circuits     circuitsMounted, circuitsReads (the prompts and answers read), circuitsRunning, circuitsShown
 //                (the analysis drawn last), circuitsDrawn (analyses drawn), circuitsError (the analysis refused),
-//                circuitsHead (the head whose pattern is shown, 'layer.head')
+//                circuitsHead (the head whose pattern is shown, 'layer.head'), circuitsPresets (the model whose
+//                presets were checked, 'source:name')
 // Elements a role or a label identifies are found by those, never by a fact here.
 
 /** Sets facts: { name: value } (values as text). */

@@ -6,9 +6,10 @@
 // the inspector shows a cell's terms; the Web Worker path; the embed from file:// and over http
 // under the strict CSP; a hostile link runs nothing; the Train view trains in its worker (the
 // loss falls); the embed's model="induction" draws the trained head from file:// and under the strict
-// CSP; snapshots (inline and snapshot="…json") draw the API's weights within their 8-bit bound from file://
+// CSP; a long post of snapshots and a live element never scrolls its page; snapshots (inline and snapshot="…json") draw the API's weights within their 8-bit bound from file://
 // and under the strict CSP, with no wasm and no request but the .json; a heatmap's SVG figure opens as an image of its declared size; at 375 px no tab scrolls
-// sideways or has anything wider than its panel, and the footer describes the tab shown. The Your model view's checks are model-checks.mjs's (the local stand-in of the Hub,
+// sideways or has anything wider than its panel, and the footer describes the tab shown; the first screen (1280 × 900,
+// 375 × 800) holds Open files… beside Load, the greyed controls say why, and a phone's Train tab its live loss beside Start. The Your model view's checks are model-checks.mjs's (the local stand-in of the Hub,
 // scripts/lib/hub-stand-in.mjs, and a server that never answers, for a cancel). Errors and requests are
 // recorded in the page (probe.js) because WebKit's WebDriver reports neither; a worker's own fetches
 // are not seen.
@@ -24,6 +25,7 @@ import { familyRepos, llama3F32, llamaHubRepos, qwen2Bf16, shardedMistral, start
 import { ENGINE_FAMILY_CASES, modelChecks, pickFiles } from './model-checks.mjs';
 import { launchEngine } from '../../../scripts/lib/drivers.mjs';
 import { QUANTISATION_BOUND, scriptSafeJson } from '../../../web/api/snapshot.js';
+import { longPostHtml } from '../embed-posts.mjs';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const dist = join(root, 'dist');
@@ -165,6 +167,17 @@ async function apiForward({ text, head = 0, dModel = 64, heads = 4 }) {
 // capitals nor … : it reads the text mapped, the core's rule).
 const OPENING_TEXT = 'The bank will not loan money.';
 const PHONE = { width: 375, height: 812 };
+
+/** The phone of the first-screen checks (the issue's 375 × 800). */
+const FIRST_SCREEN_PHONE = { width: 375, height: 800 };
+
+/** In the page: the selectors whose (first) element is not wholly inside the first screen, the page not scrolled. */
+function outsideFirstScreen(selectors) {
+  return selectors.filter((selector) => {
+    const r = document.querySelector(selector)?.getBoundingClientRect();
+    return !r || scrollY !== 0 || r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth;
+  });
+}
 
 /** In the page: the walkthrough's chips, messages, width and greyed controls, for the checks below. */
 function openingState() {
@@ -325,6 +338,7 @@ export function engineSuite(engineName) {
     live.fileUrl = fileFixture();
     live.modelPost = modelFixture();
     live.snapshotFileUrl = snapshotFixture(live.modelPost.dir);
+    writeFileSync(join(live.modelPost.dir, 'long-post.html'), longPostHtml(dist));
     live.llama = { mistral: shardedMistral(), qwen2: qwen2Bf16(), llama3: llama3F32() };
     live.hub = await startSmallHub({ ...llamaHubRepos(live.llama.mistral, live.llama.qwen2), ...twelveHeadsRepo(),
       ...familyRepos(ENGINE_FAMILY_CASES) });
@@ -673,6 +687,21 @@ export function engineSuite(engineName) {
     }
   });
 
+  test(`${engineName}: a long post of 5 snapshots and a live element leaves the page at scrollY 0 two seconds after load, at 1280 and 375 px`, async () => {
+    for (const viewport of [DESKTOP, PHONE]) {
+      await withPage(async (page) => {
+        await page.goto(`${live.models.url}long-post.html`);
+        const shown = await page.waitFor(embedTables, null, 30000, 'the six elements');
+        assert.deepEqual(shown.map((e) => e.status), Array(6).fill('ready'), shown.map((e) => e.title).join(' | '));
+        await new Promise((resolve) => setTimeout(resolve, 2000)); // two seconds after load (and after every element drew)
+        const at = await page.evaluate(() => ({ x: scrollX, y: scrollY, height: document.documentElement.scrollHeight }));
+        assert.ok(at.height > 3 * viewport.height, `the post is long (${at.height} px)`);
+        assert.deepEqual([at.x, at.y], [0, 0], `${viewport.width} px: the page stays at the top`);
+        await clean(page, { wasm: 1 });
+      }, viewport);
+    }
+  });
+
   test(`${engineName}: at 375 px no tab scrolls sideways, and the footer describes the tab shown`, () => withPage(async (page) => {
     const shown = async () => ({ ...await page.evaluate(() => ({ footer: document.querySelector('#status').textContent,
       overflow: document.documentElement.scrollWidth - innerWidth })),
@@ -704,6 +733,36 @@ export function engineSuite(engineName) {
     assert.match(now, /^\d+ tokens · 4 heads · d_model 64 /, 'the walkthrough\'s own line again');
     await clean(page);
   }, PHONE));
+
+  test(`${engineName}: the first screen holds Open files… beside Load (1280 × 900, 375 × 800), the greyed controls' reason, and on a phone the Train tab's live loss beside Start`, async () => {
+    for (const viewport of [DESKTOP, FIRST_SCREEN_PHONE]) {
+      await withPage(async (page) => {
+        await page.goto(`${live.strict.url}#tab=model`);
+        await page.waitFor(() => document.body.dataset.modelReady === 'true', null, 30000, 'the Your model view');
+        assert.deepEqual(await page.evaluate(outsideFirstScreen, ['#model-hub-load', '#model-open-files']), [], `${viewport.width} px: in the first screen`);
+        await page.goto(`${live.strict.url}#stage=qkv`); // the opening model's greyed controls
+        await page.waitFor(pageSettled, null, 30000, 'the walkthrough');
+        const why = await page.evaluate(() => ['tokenizer', 'dModel', 'heads', 'seed', 'positional', 'mask'].map((id) => {
+          const note = document.getElementById(document.getElementById(id).getAttribute('aria-describedby') ?? '');
+          return note && note.getBoundingClientRect().height > 0 ? note.textContent : `#${id}: no reason shown`;
+        }));
+        for (const text of why) assert.match(text, /^The trained english model fixes these/);
+        await clean(page);
+      }, viewport);
+    }
+    await withPage(async (page) => {
+      await page.goto(`${live.strict.url}#tab=train`);
+      await page.waitFor(() => document.body.dataset.trainReady === 'true', null, 30000, 'the Train view');
+      await page.click('#train-run');
+      await page.waitFor(() => Number(document.body.dataset.trainStep) > 0 && Number.isFinite(Number(document.querySelector('#train-live-loss').textContent)),
+        null, 30000, 'the live loss');
+      assert.deepEqual(await page.evaluate(outsideFirstScreen, ['#train-run', '#train-live-loss', '#train-live-heads canvas']), [], 'beside Start');
+      await page.click('#train-run'); // pause
+      await page.waitFor(() => document.body.dataset.trainStatus === 'paused', null, 30000, 'paused');
+      await page.screenshot(shot('train-live-375'));
+      await clean(page);
+    }, FIRST_SCREEN_PHONE);
+  });
 
   // The Your model view's checks (model-checks.mjs), on the same engine and servers.
   modelChecks(engineName, { live, withPage, shot, clean });

@@ -73,6 +73,14 @@ export class CircuitAnalyses {
     if (typeof text !== 'string' || text === '') throw new Error('type an answer token');
     this.#vocabTexts();
     if (this.#byText.has(text)) return { id: this.#byText.get(text), text };
+    const own = this.#ownTokens(text);
+    if (own.ids.length === 1) return { id: own.ids[0], text: this.textsOf(own.ids)[0] };
+    const pieces = own.tokens.map((t) => `“${t}”`).join(' ');
+    throw new Error(`“${text}” is ${own.ids.length} tokens for this model (${pieces}): an answer must be one token`);
+  }
+
+  /** `text`'s ids and tokens as the tokenizer reads it, less the tokens it puts before any text (a BOS); else a readable Error. */
+  #ownTokens(text) {
     let ids;
     let tokens;
     try {
@@ -88,10 +96,33 @@ export class CircuitAnalyses {
         before = 0;
       }
     }
-    const own = Array.from(ids).slice(before);
-    if (own.length === 1) return { id: own[0], text: this.textsOf(own)[0] };
-    const pieces = tokens.slice(before).map((t) => `“${t}”`).join(' ');
-    throw new Error(`“${text}” is ${own.length} tokens for this model (${pieces}): an answer must be one token`);
+    return { ids: Array.from(ids).slice(before), tokens: tokens.slice(before) };
+  }
+
+  /**
+   * How the tokenizer reads a word preset, without running the model: each prompt's token count
+   * ({ n } or { error }) and each answer as one token ({ id, text }), or why not ({ text, error:
+   * answer()'s reason, tokens: what it reads as, when it reads }).
+   */
+  spell({ clean, corrupted, answers }) {
+    const count = (text) => {
+      try {
+        return { n: this.#tokenized(text).n };
+      } catch (error) {
+        return { error: error.message };
+      }
+    };
+    return { clean: count(clean), corrupted: count(corrupted), answers: answers.map((text) => {
+      try {
+        return this.answer(text);
+      } catch (error) {
+        try {
+          return { text, error: error.message, tokens: this.#ownTokens(text).tokens };
+        } catch {
+          return { text, error: error.message };
+        }
+      }
+    }) };
   }
 
   /**

@@ -280,6 +280,12 @@ export class SessionModel {
     });
   }
 
+  /** How the model's tokenizer reads each word preset ({ name: { clean, corrupted, answers } }), by name (session-circuits.js spell). */
+  circuitPresetFit({ presets }) {
+    const c = this.#circuits();
+    return Object.fromEntries(Object.entries(presets).map(([name, preset]) => [name, c.spell(preset)]));
+  }
+
   /** The induction preset's prompts and answers (seeded repeated random tokens). */
   circuitInduction({ seed = 1 }) {
     return this.#circuits().induction(Number(seed));

@@ -4,7 +4,7 @@
 // 'hub' {hub, endpoint?, revision?}, 'cancel', 'cached', 'uncache' {repo?}, 'run' {text}, 'ablate'
 // {heads, text}, 'generate' {text, prefix, maxTokens, temperature, topK, topP, seed, gen}, 'scores',
 // 'layer' {layer, text?}, and the Circuits view's 'circuitPrompts' {clean, corrupted}, 'circuitAnswers'
-// {answers}, 'circuitInduction' {seed}, 'circuit' {kind, …} (session-model.js). Replies {id, ok, value | error} (worker-loop.js); unsolicited updates
+// {answers}, 'circuitPresetFit' {presets}, 'circuitInduction' {seed}, 'circuit' {kind, …} (session-model.js). Replies {id, ok, value | error} (worker-loop.js); unsolicited updates
 // {type: 'update', update}: a load's progress, or a generated token.
 import { serveRequests } from '../worker-loop.js';
 import { SessionModel } from './session-model.js';
@@ -26,7 +26,7 @@ serveRequests({
       return session.info();
     },
     ...Object.fromEntries(['load', 'trained', 'hub', 'cancel', 'cached', 'uncache', 'run', 'ablate', 'generate', 'scores', 'layer',
-      'circuitPrompts', 'circuitAnswers', 'circuitInduction', 'circuit']
+      'circuitPrompts', 'circuitAnswers', 'circuitPresetFit', 'circuitInduction', 'circuit']
       .map((name) => [name, ask(name)])),
   },
   transferables: (value) => (value?.attention ?? []).map((a) => a.buffer),

@@ -20,8 +20,8 @@ import { displayToken } from '../../shared/labels.js';
 import { setFooter } from '../../page-settings.js';
 import { CircuitsDrawing, EXPLAIN } from './draw.js';
 import { headPattern } from './head-pattern.js';
-import { FACTUAL, INDUCTION_SHOW, IOI, wordPresetsRefused } from './presets.js';
-import { drawAnswer, drawModel, drawPrompts } from './prompts.js';
+import { FACTUAL, INDUCTION_SHOW, IOI, presetRefused, WORD_PRESETS, wordPresetsRefused } from './presets.js';
+import { drawAnswer, drawModel, drawPresetRefusals, drawPrompts } from './prompts.js';
 
 const PATCHING = new Set(['heads', 'residual', 'layers']);
 /** Analyses cheap enough (a forward or two) to run again at each keystroke. */
@@ -45,6 +45,8 @@ class CircuitsController {
   #shownKey = ''; // the analysis drawn: its inputs
   #typed = false; // the settings change came from typing here
   #openedOnInduction = ''; // the model whose untouched default prompts were swapped for the induction preset
+  #fit = null; // { model, refusals: Promise<{ ioi, factual }> }: why each word preset cannot run on the loaded model
+  #fitSeq = 0;
   #drawing;
   #head;
   #headDrawn = {}; // the head pattern's provenance: the model and clean prompt it was computed on
@@ -106,11 +108,41 @@ class CircuitsController {
   #drawModelLine() {
     const { model, loading, lastRun } = this.#store.get().yourModel;
     drawModel(model, loading, lastRun?.ablated ?? []);
+    const mine = ++this.#fitSeq;
+    if (!model || loading) {
+      const wait = loading ? 'The presets wait for the model loading in Your model.' : 'The presets need a model: loading the shipped english model.';
+      drawPresetRefusals({ ioi: wait, induction: wait, factual: wait });
+      return;
+    }
+    this.#wordPresets(model).then((refusals) => {
+      if (mine !== this.#fitSeq) return;
+      drawPresetRefusals({ ...refusals, induction: null });
+      setPageState({ circuitsPresets: this.#modelKey(model) });
+    });
+  }
+
+  /** A model as 'source:name' (the page's circuitsPresets fact, the induction preset's once-per-model). */
+  #modelKey(model) {
+    return `${model.source}:${model.name ?? model.id ?? model.fileName}`;
+  }
+
+  /**
+   * Why each word preset cannot run on `model` ({ ioi, factual }: text, or null when it runs): a
+   * character model at once, a checkpoint from how its tokenizer reads the preset (the session's
+   * circuitPresetFit, asked once per model).
+   */
+  #wordPresets(model) {
+    if (this.#fit?.model === model) return this.#fit.refusals;
     const refused = wordPresetsRefused(model);
-    $('circuits-preset-ioi').disabled = refused !== null;
-    $('circuits-preset-factual').disabled = refused !== null;
-    $('circuits-preset-induction').disabled = !model || loading;
-    if (!$('circuits-preset-note').dataset.said) $('circuits-preset-note').textContent = model && refused ? refused : '';
+    const presets = Object.fromEntries(Object.entries(WORD_PRESETS).map(([name, { clean, corrupted, answers }]) => [name, { clean, corrupted, answers }]));
+    const refusals = refused ? Promise.resolve({ ioi: refused, factual: refused })
+      : this.#session.call('circuitPresetFit', { presets }).then((spelled) => Object.fromEntries(Object.entries(WORD_PRESETS)
+        .map(([name, preset]) => [name, presetRefused(preset.title, spelled[name])])), () => {
+        this.#fit = null; // asked again next time
+        return { ioi: null, factual: null }; // the analyses will say what fails
+      });
+    this.#fit = { model, refusals };
+    return refusals;
   }
 
   #status(text, error = false) {
@@ -155,7 +187,7 @@ class CircuitsController {
     // the same, so the answers would be one token) opens on the induction preset, which any model
     // reads — unless the prompts or answers were typed or came from a link.
     const untouched = ['circuitClean', 'circuitCorrupt', 'circuitA', 'circuitB'].every((key) => s[key] === DEFAULTS[key]);
-    const key = `${model.source}:${model.name ?? model.id ?? model.fileName}`;
+    const key = this.#modelKey(model);
     if (untouched && wordPresetsRefused(model) && this.#openedOnInduction !== key) {
       this.#openedOnInduction = key;
       this.#preset('induction', { keepShow: true });
@@ -336,7 +368,7 @@ class CircuitsController {
       }
       return;
     }
-    const refused = wordPresetsRefused(model);
+    const refused = model ? (await this.#wordPresets(model))[which] : wordPresetsRefused(model);
     if (refused) {
       note.textContent = refused;
       return;

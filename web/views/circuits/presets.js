@@ -1,7 +1,9 @@
 // The Circuits view's presets (pure): indirect object identification and factual recall as fixed
 // prompts and answers for a checkpoint with a word-level vocabulary (GPT-2's), and induction on
 // seeded repeated random tokens for any model (drawn by the model session from the vocabulary:
-// session-circuits.js). Each preset says which analysis it opens on.
+// session-circuits.js). Each preset says which analysis it opens on, and a word preset the loaded
+// tokenizer cannot spell says why (presetRefused).
+import { displayToken } from '../../shared/labels.js';
 
 /** Wang et al. (2022)'s IOI sentence and its corruption: the repeated name swapped. */
 export const IOI = Object.freeze({ clean: 'When Mary and John went to the store, John gave a drink to',
@@ -27,4 +29,30 @@ export function wordPresetsRefused(model) {
   }
   if (!model.tokenizer) return 'This checkpoint came without a tokenizer: load it with one to type prompts.';
   return null;
+}
+
+/** The word presets by the names the view's buttons use (circuits-preset-NAME), with what they are called. */
+export const WORD_PRESETS = Object.freeze({ ioi: { ...IOI, title: 'The IOI preset' }, factual: { ...FACTUAL, title: 'The factual-recall preset' } });
+
+/**
+ * Why a word preset cannot run on the loaded model, from how its tokenizer reads it (`spelled`: the
+ * model session's circuitPresetFit entry): what would fail — a prompt it cannot read, prompts of
+ * different lengths (patching copies activations position by position), an answer that is not one
+ * token (attribution and patching compare two tokens' logits). Null when it runs.
+ */
+export function presetRefused(title, spelled) {
+  const problems = [];
+  for (const which of ['clean', 'corrupted']) {
+    if (spelled[which].error) problems.push(`its ${which} prompt cannot be read (${spelled[which].error})`);
+  }
+  if (!problems.length && spelled.clean.n !== spelled.corrupted.n) {
+    problems.push(`its prompts are ${spelled.clean.n} and ${spelled.corrupted.n} tokens here, and patching needs the same length`);
+  }
+  const split = spelled.answers.filter((a) => a.error);
+  if (split.length) {
+    const spelt = split.map((a, i) => (a.tokens ? `“${displayToken(a.text)}” as ${a.tokens.length}${i ? '' : ' tokens'} (${a.tokens.map((t) => displayToken(t)).join(' ')})`
+      : `“${displayToken(a.text)}” not at all (${a.error})`));
+    problems.push(`this tokenizer spells ${spelt.join(' and ')}, and an answer must be one token`);
+  }
+  return problems.length ? `${title} cannot run on this model: ${problems.join('; ')}. It needs a vocabulary like GPT-2's.` : null;
 }

@@ -102,3 +102,27 @@ export function drawAnswer(which, resolved, { typed, suggested, prompt }) {
   info.textContent = `“${displayToken(resolved.text)}” · token id ${resolved.id}` +
     (typed ? ' · typed' : ` · the ${prompt} prompt's most likely next token (${percent(suggested.probability)})`);
 }
+
+/**
+ * The presets greyed out with why (`refusals`: { name: why it cannot run, or null }, the buttons
+ * being circuits-preset-NAME): one line per reason under them, each greyed-out button described by its own.
+ */
+export function drawPresetRefusals(refusals) {
+  const lines = new Map(); // reason -> its line
+  for (const [name, why] of Object.entries(refusals)) {
+    const preset = $(`circuits-preset-${name}`);
+    preset.disabled = Boolean(why);
+    if (!why) {
+      preset.removeAttribute('aria-describedby');
+      continue;
+    }
+    if (!lines.has(why)) {
+      const line = el('p', 'muted small', why);
+      line.id = `circuits-preset-${name}-why`;
+      lines.set(why, line);
+    }
+    preset.setAttribute('aria-describedby', lines.get(why).id);
+  }
+  $('circuits-preset-why').replaceChildren(...lines.values());
+  $('circuits-preset-why').hidden = lines.size === 0;
+}

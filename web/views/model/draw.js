@@ -79,7 +79,7 @@ export function drawFirstRun() {
 /**
  * A load begins after `near` (placeLoadFeedback): the bar at 0 and shown (with Cancel for a Hub
  * load), what is loading named, the pickers disabled until it ends.
- * @param {string} what e.g. 'model.safetensors (523 MiB)', "'openai-community/gpt2' from https://huggingface.co"
+ * @param {string} what e.g. 'model.safetensors (548 MB)', "'openai-community/gpt2' from https://huggingface.co"
  * @param {{cancellable?: boolean, near?: HTMLElement|null, name?: string}} [how] name: what the phases' lines call it
  *   ('openai-community/gpt2', 'model.safetensors'; default `what`)
  */
@@ -445,7 +445,7 @@ export function modelDrawing(onWalkthrough, onKnock) {
   let shown = null; // { run, config }: what the grid draws, for a head's larger view
   const tileCanvas = (layer, head) => heads.tile(layer, head)?.querySelector('canvas') ?? null;
   const heads = modelHeads($('model-head-grid'), (layer, head) => shown && view.open(layer, head, shown.run, shown.config), onKnock);
-  const finder = new HeadFinder($('model-finder'), (layer, head) => heads.highlight(layer, head));
+  const finder = new HeadFinder($('model-finder'), (layer, head) => heads.highlight(layer, head, { reveal: true }));
   probabilityLegend($('model-heads-legend'));
   const provenance = () => runProvenance('your model', shown?.model, shown?.run);
   const gridFigure = { toSvg: (facts) => heads.toSvg(`Every layer × head on your ${shown?.run.n ?? 0} tokens`, { ...facts, tokens: shown?.run.tokens }) };

@@ -31,6 +31,7 @@ import { chosenHubFile, chosenHubRevision, drawCache, drawCancelling, drawFirstR
   drawProgress, footerLine, loadNote, modelDrawing, modelLabel, placeLoadFeedback, setHubFile, setHubListing, showError, textInfo } from './draw.js';
 import { setPageState, countPageState } from '../../shared/page-state.js';
 import { TrainingStrip } from './training-strip.js';
+import { wireFileDrop } from './file-drop.js';
 
 /** ' · on 2 threads' when the model worker computes on more than one (a cross-origin isolated page). */
 function threadsNote(client) {
@@ -143,7 +144,7 @@ async function pickFiles(files) {
   return picked;
 }
 
-/** What a load of picked files is called: 'model.safetensors (523 MiB)', '2 shards, model-00001-of-00002.safetensors … (1.2 GiB)'. */
+/** What a load of picked files is called: 'model.safetensors (548 MB)', '2 shards, model-00001-of-00002.safetensors … (1.2 GB)'. */
 function filesLabel(weights) {
   if (!Array.isArray(weights)) return `${weights.name} (${formatBytes(weights.size)})`;
   const bytes = weights.reduce((sum, f) => sum + f.size, 0);
@@ -420,16 +421,19 @@ class ModelController {
     return true;
   }
 
-  /** Dropped or picked files: a checkpoint read by the worker; then the text's run and the head finder. */
-  async #load(files) {
+  /**
+   * Dropped or picked files: a checkpoint read by the worker; then the text's run and the head
+   * finder. Its line and errors go after `near` (where the files came in: file-drop.js).
+   */
+  async #load(files, near = $('model-drop')) {
     if (!files.length) return;
-    placeLoadFeedback($('model-drop'));
+    placeLoadFeedback(near);
     if (!(await this.#canLoad('A model is still loading: drop the next one when it is done'))) return;
     const picked = await pickFiles(files);
     if (!picked) return;
     const { ignored, ...payload } = picked;
     const loaded = await this.#loadWith(filesLabel(picked.weights), 'load', payload,
-      'Could not load the checkpoint', { counted: true, near: $('model-drop'), name: picked.gguf ? picked.weights.name : 'the weights' });
+      'Could not load the checkpoint', { counted: true, near, name: picked.gguf ? picked.weights.name : 'the weights' });
     // A config.json (or a companion) dropped with a .gguf: not read, and said so.
     if (loaded && ignored) {
       loadNote(`${ignored.join(', ')} ${ignored.length === 1 ? 'was' : 'were'} not read: a GGUF file's metadata holds its config.`);
@@ -744,7 +748,7 @@ class ModelController {
     return this.#starting;
   }
 
-  /** The Hub's menu, id box and Cancel, the file picker, the drop zone, the text field and the store's runs. */
+  /** The Hub's menu, id box and Cancel, the file picker, files dropped on the tab, the text field and the store's runs. */
   #wire() {
     $('model-hub-form').addEventListener('submit', (e) => {
       e.preventDefault();
@@ -773,22 +777,7 @@ class ModelController {
     $('model-hub-file').addEventListener('input', () => drawHubChoice());
     $('model-cancel').addEventListener('click', () => this.#cancel());
     $('model-cache-clear').addEventListener('click', () => this.#uncache());
-    $('model-files').addEventListener('change', (e) => {
-      this.#load([...e.target.files]).finally(() => {
-        e.target.value = '';
-      });
-    });
-    const drop = $('model-drop');
-    drop.addEventListener('dragover', (e) => {
-      e.preventDefault();
-      drop.classList.add('dragging');
-    });
-    drop.addEventListener('dragleave', () => drop.classList.remove('dragging'));
-    drop.addEventListener('drop', (e) => {
-      e.preventDefault();
-      drop.classList.remove('dragging');
-      this.#load([...(e.dataTransfer?.files ?? [])]);
-    });
+    wireFileDrop($('model-view'), (files, near) => this.#load(files, near)); // picked, or dropped anywhere on the tab
     $('model-restore').addEventListener('click', () => this.#ablate([]));
     embedSource('model', () => this.snapshot());
     $('model-embed').addEventListener('click', () => openEmbed(() => this.snapshot()));

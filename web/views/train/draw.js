@@ -1,10 +1,12 @@
-// The Train view's drawing: loss plot, probe heads, score curves, timeline and status, from the store's `train`.
+// The Train view's drawing: loss plot, probe heads, score curves, timeline, status and the live strip beside
+// Start (live.js), from the store's `train`.
 import { $ } from '../../shared/dom.js';
 import { setFooter } from '../../page-settings.js';
 import { exportButtons } from '../../shared/exporting.js';
 import { formatNumber } from '../../shared/format.js';
 import { HEAD_COLORS } from '../../shared/colors.js';
 import { circuitNote } from './circuit-note.js';
+import { liveStrip } from './live.js';
 import { LinePlot } from './plot.js';
 import { probeHeads } from './probe-heads.js';
 import { ScoreCurves } from './score-curves.js';
@@ -75,6 +77,7 @@ export function trainDrawing({ store, onAblate, onOpen }) {
   const lossPlot = new LinePlot($('train-loss-plot'), { height: 240, yLabel: 'loss', label: 'Training and held-out loss and held-out accuracy against steps' });
   const heads = probeHeads($('train-head-grid'), { onAblate, onOpen });
   const curves = new ScoreCurves($('train-scores'), $('train-scores-legend'));
+  const live = liveStrip(); // beside Start, on a phone
   let drawQueued = false;
   let probeTypedAt = null; // the probe keystroke waiting for its redraw (measured)
   // Figure exports of the loss plot and the score curves (their numbers read at click time).
@@ -89,7 +92,9 @@ export function trainDrawing({ store, onAblate, onOpen }) {
     const { history, scoreHistory, latest, pinned, ablation } = run;
     const frame = pinned ?? latest;
     const marker = pinned ? pinned.step : undefined;
-    lossPlot.render(lossSeries(history), { log: $('train-log').checked, width: $('train-loss-plot').clientWidth, marker });
+    const series = lossSeries(history);
+    lossPlot.render(series, { log: $('train-log').checked, width: $('train-loss-plot').clientWidth, marker });
+    live.render(run, series.slice(0, 2), { log: $('train-log').checked }); // the two losses
     const scores = frame ? (scoreHistory.find((s) => s.step === frame.step) ?? scoreHistory.at(-1))?.scores : [];
     heads.render(frame, { scores, ablation });
     curves.render(scoreHistory, marker);

@@ -4,6 +4,7 @@
 import { pageMasks } from '../../shared/catalog.js';
 import { COLOR_SCALE_LABELS, COLOR_SCALES } from '../../shared/color-scale.js';
 import { $, button, el } from '../../shared/dom.js';
+import { syncWhy, wireWhy } from './controls-why.js';
 import { PRESET_INFO } from '../../shared/presets.js';
 import { EXAMPLES } from '../../shared/state.js';
 import { choiceLabel } from '../../shared/view-model.js';
@@ -120,12 +121,16 @@ export function syncControls(settings, setSettings, openedLayer = null, trainedI
   $('source-box').hidden = !settings.cross || Boolean(settings.preset);
   const presetMode = Boolean(settings.preset) && !settings.model;
   const fixed = Boolean(settings.model || openedLayer); // a trained model's own config
+  const disabled = new Set();
   for (const id of new Set([...PRESET_CONTROLS, ...MODEL_CONTROLS])) {
     $(id).disabled = (presetMode && PRESET_CONTROLS.includes(id)) || (fixed && MODEL_CONTROLS.includes(id));
+    if ($(id).disabled) disabled.add(id);
   }
   // A checkpoint's tokenizer ("the model's own (BPE)") is longer than half the panel: its row is whole.
   $('tokenizer').closest('label').classList.toggle('controls-wide', $('tokenizer').value === BPE);
   $('text').disabled = presetMode || Boolean(openedLayer);
+  if ($('text').disabled) disabled.add('text');
+  syncWhy(settings, openedLayer, trainedInfo, disabled); // why, beside them
   if (openedLayer) $('text').value = openedLayer.probe; // the Train view's probe (the text stays in the settings)
   $('examples').hidden = Boolean(openedLayer);
   $('layer-box').hidden = !settings.model || Boolean(openedLayer);
@@ -188,4 +193,5 @@ export function wireControls(store, setSettings) {
   store.set({ maskByClick: cellmask.checked }); // a reload may have kept it checked
   $('view-grid').addEventListener('click', () => setSettings({ view: 'grid' }));
   $('view-lines').addEventListener('click', () => setSettings({ view: 'lines' }));
+  wireWhy();
 }

@@ -2,6 +2,7 @@
 // download), the share link and the walkthrough's Embed content. Files are read as bytes and handed to the
 // core; snippets are placed in read-only text areas as text.
 import { $ } from '../../shared/dom.js';
+import { formatBytes } from '../../shared/format.js';
 import { embedSource, wireEmbedDialog } from '../../shared/embed-dialog.js';
 import { elementSnippet, iframeSnippet } from '../../shared/embed-snippet.js';
 import { download } from './exporting.js';
@@ -19,7 +20,7 @@ export function wireWeightsFile(store, engine, { compute, show }) {
     const file = input.files?.[0];
     if (!file) return;
     if (file.size > MAX_WEIGHTS) {
-      store.set({ error: `${file.name} is ${Math.round(file.size / 1048576)} MiB; weight files up to 64 MiB are accepted` });
+      store.set({ error: `${file.name} is ${formatBytes(file.size)}; weight files up to ${formatBytes(MAX_WEIGHTS)} are accepted` });
       return;
     }
     try {
@@ -59,6 +60,9 @@ export function wireShareAndEmbed(store, pageUrl) {
       store.set({ notice: `Copy this link: ${pageUrl()} — ${linkSummary(store.get())}` });
     }
   });
-  embedSource('walkthrough', async () => ({ live: { element: elementSnippet(store.get().settings), iframe: iframeSnippet(pageUrl()) } }));
+  embedSource('walkthrough', async () => {
+    const { settings } = store.get();
+    return { live: { element: elementSnippet(settings), iframe: iframeSnippet(pageUrl()), model: settings.model } };
+  });
   wireEmbedDialog(store);
 }
