@@ -150,9 +150,9 @@ export function linkHeads(knock, config, modelName) {
  */
 export function filesNeededText(files, knock) {
   const what = knock?.length ? ` (${headsText(knock)} knocked out)` : '';
-  return `This link was made with ${filesText(files)} loaded from files: drop ${files.length === 1 ? 'it' : 'them'} on the Your model ` +
-    `tab (or pick ${files.length === 1 ? 'it' : 'them'} with its Files button) to restore the view${what}. Until then its knock-outs ` +
-    'are not applied to another model.';
+  return `This link was made with ${filesText(files)} loaded from files: drop ${files.length === 1 ? 'it' : 'them'} anywhere on the ` +
+    `Your model tab (or pick ${files.length === 1 ? 'it' : 'them'} with Open files…) to restore the view${what}. Until then its ` +
+    'knock-outs are not applied to another model.';
 }
 
 /**

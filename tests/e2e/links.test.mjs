@@ -39,6 +39,7 @@ test('a link made with a model from files names them; opened fresh it says which
   await page.setInputFiles('#model-files', FILES);
   await page.waitForSelector('body[data-model-loads="1"]', { timeout: 30000 });
   await modelShown(page, 'model.safetensors');
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   // Layer 1, head 2 knocked out: the URL holds it, and the file's name, size and SHA-256 (hashed in the page).
   await page.click('#model-head-grid .model-knock[data-layer="0"][data-head="1"]');
   await page.waitForFunction((sha) => location.hash.includes('knock=0.1') && location.hash.includes(sha), SHA256, { timeout: 10000 });
@@ -60,7 +61,7 @@ test('a link made with a model from files names them; opened fresh it says which
     await fresh.page.waitForSelector('body[data-model-run]');
     const notice = await fresh.page.textContent('#notice');
     assert.ok(notice.includes(`This link was made with model.safetensors (${formatBytes(WEIGHTS.length)}, sha256 ${SHA256.slice(0, 8)}…)`), notice);
-    assert.match(notice, /drop it on the Your model tab .* to restore the view \(L1 H2 knocked out\)/);
+    assert.match(notice, /drop it anywhere on the Your model tab \(or pick it with Open files…\) to restore the view \(L1 H2 knocked out\)/);
     assert.deepEqual(await pressed(fresh.page), [], 'no head of the shipped model knocked out');
     assert.doesNotMatch(await fresh.page.textContent('#model-next-info'), /knocking out/, 'the next tokens are the whole model\'s');
     await fresh.page.screenshot({ path: join(screenshotDir, `link-files-needed-${viewport.width}.png`) });
@@ -99,7 +100,8 @@ test('a knocked-out head the model lacks (knock=1.9 on the english model) is sai
     assert.match(notice, /Ignored in the link: knock L2 H10 \(the english model has 2 layers × 4 heads\)\./);
     assert.equal(notice.split('Ignored in the link').length, 2, `said once: ${notice}`);
     await page.screenshot({ path: join(screenshotDir, `link-knock-ignored-${viewport.width}.png`) });
-    // Copy link says what this link restores.
+    // Copy link says what this link restores (once the walkthrough's first draw, which sets its own notice, is done).
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: live.server.url });
     await page.click('#share');
     const copied = await page.textContent('#notice');
