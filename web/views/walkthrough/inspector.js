@@ -2,9 +2,24 @@
 // with its indices, every term of the dot product or weighted sum, and the other quantities.
 import { el } from '../../shared/dom.js';
 import { formatPrecise } from '../../shared/format.js';
+import { scrollCue } from '../../shared/scroll-cue.js';
 import { typeset } from '../../shared/typeset.js';
 
 const MAX_TERMS = 64;
+const SMALLEST_EQUATION = 0.75; // the least an equation is scaled to fit its box before it scrolls
+
+/**
+ * A wide equation scaled down to its box (to SMALLEST_EQUATION of its size at the least); past
+ * that it scrolls, its frame's cue showing.
+ */
+function fitEquation(box, cue) {
+  const equation = box.querySelector('.katex');
+  if (equation && box.clientWidth > 0 && box.scrollWidth > box.clientWidth) {
+    const size = parseFloat(getComputedStyle(equation).fontSize);
+    equation.style.fontSize = `${size * Math.max(SMALLEST_EQUATION, (box.clientWidth - 2) / box.scrollWidth)}px`;
+  }
+  cue.update();
+}
 
 /**
  * @param {HTMLElement} host
@@ -29,10 +44,13 @@ function renderExplanation(host, explanation, where) {
   number.dataset.value = String(e.value);
   value.append(number);
   const parts = [title, value];
+  const fits = []; // after drawing: the equation scaled to its box, the cues of what still scrolls
   if (e.equation) {
     const eq = el('div', 'inspector-equation');
     typeset(e.equation, eq);
-    parts.push(eq);
+    const cue = scrollCue(eq);
+    parts.push(cue.frame);
+    fits.push(() => fitEquation(eq, cue));
   }
   if (e.summary) parts.push(el('p', 'inspector-summary', e.summary));
   if (e.terms?.length) {
@@ -63,7 +81,9 @@ function renderExplanation(host, explanation, where) {
     scroller.setAttribute('role', 'region');
     scroller.setAttribute('aria-label', `The terms of the sum: ${caption.textContent}`);
     scroller.append(table);
-    parts.push(scroller);
+    const cue = scrollCue(scroller);
+    parts.push(cue.frame);
+    fits.push(cue.update);
   }
   if (e.quantities?.length) {
     const list = el('dl', 'quantities');
@@ -78,6 +98,7 @@ function renderExplanation(host, explanation, where) {
     parts.push(list);
   }
   host.replaceChildren(...parts);
+  for (const fit of fits) fit();
 }
 
 /**
