@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { browserFixture, hoverCell, openPage, screenshotDir, withRandomWeights } from './browser.mjs';
+import { circuitsTable, loadGpt2Files } from './circuits-fixture.mjs';
 
 const live = browserFixture();
 const DESKTOP = { width: 1280, height: 900 };
@@ -297,4 +298,54 @@ test('the generation heatmap: labels apart and inside its box, the hovered cell\
     assert.deepEqual(problems(), []);
     await page.context().close();
   }
+});
+
+test('Circuits at 375 px: the 12-head patching map\'s labels apart, its numbers in cells or on hover (with a hint); the logit lens scrolls with a cue', async () => {
+  const { page, problems } = await openPage(live.chrome.browser, live.server.url, PHONE);
+  await page.goto(`${live.server.url}#tab=model`);
+  await page.waitForSelector('body[data-model-ready="true"]', { timeout: 40000 });
+  await loadGpt2Files(page, { layers: 2, heads: 12, d: 24, vocab: 50257, context: 32 });
+  await page.click('#tab-circuits');
+  await page.waitForFunction(() => document.getElementById('circuits-model').textContent.startsWith('model.safetensors: 2 layers × 12 heads'));
+  await page.waitForFunction(() => !document.getElementById('circuits-preset-ioi').disabled);
+  const drawn = async (act, kind) => {
+    const before = Number(await page.evaluate(() => document.body.dataset.circuitsDrawn ?? 0));
+    await act();
+    await page.waitForFunction(({ b, k }) => Number(document.body.dataset.circuitsDrawn ?? 0) > b && document.body.dataset.circuitsShown === k,
+      { b: before, k: kind }, { timeout: 40000 });
+  };
+  await drawn(() => page.click('#circuits-preset-ioi'), 'heads');
+  const table = await (await page.waitForFunction(circuitsTable)).jsonValue();
+  assert.equal(table.colLabels.length, 12);
+  assert.match(await page.textContent('#circuits-detail'), /^Point at, tap or focus a cell to read its number/);
+  const canvas = page.locator('#circuits-map canvas');
+  await canvas.evaluate((c) => c.scrollIntoView({ block: 'center' }));
+  const g = await canvas.evaluate((c) => ({ left: +c.dataset.left, top: +c.dataset.top, cell: +c.dataset.cell }));
+  const hovered = { row: 1, col: 10 };
+  await canvas.hover({ position: { x: g.left + (hovered.col + 0.5) * g.cell, y: g.top + (hovered.row + 0.5) * g.cell } });
+  await page.waitForFunction(() => /^layer /.test(document.getElementById('circuits-detail').textContent));
+  const labels = await canvas.evaluate(drawnLabels);
+  assertLabels(labels, '375 px, patching over 12 heads', hovered);
+  assert.deepEqual(labels.boxes.filter((b) => b.axis === 'col').map((b) => b.text).sort(), table.colLabels.slice().sort(), 'every head labelled');
+  // The hovered cell's number, as the screen-reader table has it (4 decimals).
+  const detail = await page.textContent('#circuits-detail');
+  const [, number] = detail.match(/^layer L2, head H11: (\S+)$/) ?? [];
+  assert.ok(number !== undefined, detail);
+  assert.ok(Math.abs(Number(number) - Number(table.cells[1][10])) < 1e-4, `${detail} vs ${table.cells[1][10]}`);
+  assert.ok(g.cell >= 16, `cells of ${g.cell} px hold their numbers where they fit`);
+  await page.locator('#circuits-map').screenshot({ path: join(screenshotDir, 'labels-circuits-patching-375.png') });
+
+  await drawn(() => page.check('input[name="circuits-show"][value="lens"]'), 'lens');
+  const lens = await page.evaluate(() => {
+    const s = document.querySelector('#circuits-map .heatmap-scroll');
+    const cue = s.parentElement.querySelector(':scope > .scroll-cue-right');
+    return { wide: s.scrollWidth > s.clientWidth, cue: Boolean(cue?.getClientRects().length), right: s.getBoundingClientRect().right,
+      width: document.documentElement.clientWidth, page: document.documentElement.scrollWidth };
+  });
+  assert.ok(lens.right <= lens.width && lens.page <= lens.width, `the lens's frame inside the page: ${JSON.stringify(lens)}`);
+  assert.equal(lens.cue, lens.wide, `the lens scrolls sideways with a visible cue: ${JSON.stringify(lens)}`);
+  assertLabels(await canvas.evaluate(drawnLabels), '375 px, logit lens');
+  await page.locator('#circuits-map').screenshot({ path: join(screenshotDir, 'labels-circuits-lens-375.png') });
+  assert.deepEqual(problems(), []);
+  await page.context().close();
 });

@@ -160,8 +160,10 @@ export class Heatmap {
   // px); remembered, since typing changes one label at a time.
   #labelAt(label, px) {
     const font = this.#font(px);
-    if (this.labelCache?.font !== font || this.labelCache.size > 8192) this.labelCache = Object.assign(new Map(), { font });
-    let drawn = this.labelCache.get(label);
+    this.labelCaches ??= new Map(); // font → label → drawn
+    let cache = this.labelCaches.get(font);
+    if (!cache || cache.size > 8192) this.labelCaches.set(font, cache = new Map());
+    let drawn = cache.get(label);
     if (!drawn) {
       this.ctx.font = font;
       let text = shorten(label);
@@ -171,7 +173,7 @@ export class Heatmap {
         width = this.ctx.measureText(text).width;
       }
       drawn = { text, width: Math.ceil(width) };
-      this.labelCache.set(label, drawn);
+      cache.set(label, drawn);
     }
     return drawn;
   }
