@@ -2,8 +2,8 @@
 // labels that never overlap and stay inside the canvas, the hovered cell's row and column labels
 // among them (on the focus colour), and says "every Nth … labelled" when some are left out; the
 // same for the generation heatmap and the blog example's snapshot heatmaps. Q/K/V and A·V fit their
-// box by default and scroll with a visible cue once zoomed in. The cell inspector of every stage
-// fits its box at 1280 and 375 px, or scrolls with a visible cue. The label boxes are the ones the
+// box by default and scroll with a visible cue once zoomed in. The cell inspector and the equations of every stage
+// fit their box at 1280 and 375 px, or scroll with a visible cue. The label boxes are the ones the
 // heatmap leaves on its canvas as it draws (canvas.drawnLabels), each checked for drawn pixels.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -178,14 +178,14 @@ test('Q/K/V and A·V fit their box by default (43 and 128 tokens); zoomed in, th
 });
 
 /**
- * In the page: the inspector's box and every equation and table in it: each that overflows
+ * In the page: the inspector's box and every equation and table in it, and the stage's equations: each that overflows
  * sideways, and whether a cue is shown over its frame — [{ what, overflows, cue }].
  */
 function inspectorFit() {
   const inspector = document.getElementById('inspector');
   const shown = (e) => e && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
   const out = [{ what: 'inspector', overflows: inspector.scrollWidth > inspector.clientWidth, cue: false }];
-  for (const box of inspector.querySelectorAll('.katex-display, .terms-scroll')) {
+  for (const box of [...inspector.querySelectorAll('.katex-display, .terms-scroll'), ...document.querySelectorAll('#equation .katex-display')]) {
     const frame = box.closest('.scroll-frame');
     const scroller = frame?.firstElementChild ?? box;
     const overflows = box.scrollWidth > box.clientWidth || scroller.scrollWidth > scroller.clientWidth;
@@ -195,7 +195,7 @@ function inspectorFit() {
   return out;
 }
 
-test('the cell inspector of every stage fits its box at 1280 and 375 px, or scrolls with a visible cue', async () => {
+test('the cell inspector and the equations of every stage fit their box at 1280 and 375 px, or scroll with a visible cue', async () => {
   for (const viewport of [DESKTOP, PHONE]) {
     const { page, problems } = await openWalkthrough(`#text=${encodeURIComponent(ENGLISH_43)}`, 43, viewport);
     const stages = await page.locator('#stage-list button').evaluateAll((bs) => bs.map((b) => b.dataset.stage));

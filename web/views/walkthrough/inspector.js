@@ -3,24 +3,9 @@
 import { el } from '../../shared/dom.js';
 import { formatPrecise } from '../../shared/format.js';
 import { scrollCue } from '../../shared/scroll-cue.js';
-import { typeset } from '../../shared/typeset.js';
+import { fitEquations, typeset } from '../../shared/typeset.js';
 
 const MAX_TERMS = 64;
-const SMALLEST_EQUATION = 0.75; // the least an equation is scaled to fit its box before it scrolls
-
-/**
- * A wide equation scaled down to its box (to SMALLEST_EQUATION of its size at the least); past
- * that it scrolls, its frame's cue showing.
- */
-function fitEquation(box, cue) {
-  const equation = box.querySelector('.katex');
-  if (equation && box.clientWidth > 0 && box.scrollWidth > box.clientWidth) {
-    const size = parseFloat(getComputedStyle(equation).fontSize);
-    equation.style.fontSize = `${size * Math.max(SMALLEST_EQUATION, (box.clientWidth - 2) / box.scrollWidth)}px`;
-  }
-  cue.update();
-}
-
 /**
  * @param {HTMLElement} host
  * @param {object} explanation  from layer.explain({ step, head, row, col })
@@ -50,7 +35,10 @@ function renderExplanation(host, explanation, where) {
     typeset(e.equation, eq);
     const cue = scrollCue(eq);
     parts.push(cue.frame);
-    fits.push(() => fitEquation(eq, cue));
+    fits.push(() => {
+      fitEquations(eq);
+      cue.update();
+    });
   }
   if (e.summary) parts.push(el('p', 'inspector-summary', e.summary));
   if (e.terms?.length) {
