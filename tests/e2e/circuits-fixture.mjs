@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gpt2SizedCheckpoint, gpt2Tokenizer } from '../js/checkpoint-support.mjs';
 
 const dist = join(fileURLToPath(new URL('../../', import.meta.url)), 'dist');
 
@@ -68,4 +69,21 @@ export async function apiShipped(name, { clean, corrupted, answers }) {
 export function attributionRows(api) {
   const { layers, heads, attribution: d } = api;
   return Array.from({ length: layers }, (_, l) => [...Array.from(d.heads.subarray(l * heads, (l + 1) * heads)), d.attentionBias[l], d.mlp[l]]);
+}
+
+/**
+ * Loads a random GPT-2-shaped checkpoint of `sizes` ({ layers, heads, d, vocab, context }) with GPT-2's
+ * tokenizer as files in the page's Your model tab (the page is on it, its first model loaded); waits
+ * for the load. Returns the checkpoint's { weights, config, vocab, merges }.
+ */
+export async function loadGpt2Files(page, sizes) {
+  const { weights, config } = gpt2SizedCheckpoint(sizes);
+  const { vocab, merges } = gpt2Tokenizer();
+  await page.setInputFiles('#model-files', [
+    { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(weights) },
+    { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(config)) },
+    { name: 'vocab.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(vocab)) },
+    { name: 'merges.txt', mimeType: 'text/plain', buffer: Buffer.from(merges) }]);
+  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 40000 });
+  return { weights, config, vocab, merges };
 }

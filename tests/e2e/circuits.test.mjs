@@ -15,8 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { browserFixture, openPage, screenshotDir, sticksOut } from './browser.mjs';
-import { apiShipped, assertNear, attributionRows, cellNumber, circuitsState, circuitsTable } from './circuits-fixture.mjs';
-import { gpt2SizedCheckpoint, gpt2Tokenizer } from '../js/checkpoint-support.mjs';
+import { apiShipped, assertNear, attributionRows, cellNumber, circuitsState, circuitsTable, loadGpt2Files } from './circuits-fixture.mjs';
 
 const live = browserFixture();
 const AXE = readFileSync(fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)), 'utf8');
@@ -154,15 +153,8 @@ test('Circuits: the induction preset draws the API\'s attribution, logit lens, r
 });
 
 test('Circuits: with GPT-2\'s vocabulary the IOI preset\'s answers are one token each and the drawn attribution is the API\'s', async () => {
-  const { weights, config } = gpt2SizedCheckpoint({ layers: 2, heads: 2, d: 8, vocab: 50257, context: 32 });
-  const { vocab, merges } = gpt2Tokenizer();
   const { page, problems } = await openCircuits('#tab=model');
-  await page.setInputFiles('#model-files', [
-    { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(weights) },
-    { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(config)) },
-    { name: 'vocab.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(vocab)) },
-    { name: 'merges.txt', mimeType: 'text/plain', buffer: Buffer.from(merges) }]);
-  await page.waitForSelector('body[data-model-loads="1"]', { timeout: 40000 });
+  const { weights, config, vocab, merges } = await loadGpt2Files(page, { layers: 2, heads: 2, d: 8, vocab: 50257, context: 32 });
   await page.click('#tab-circuits');
   await page.waitForFunction(() => document.getElementById('circuits-model').textContent.startsWith('model.safetensors: 2 layers × 2 heads'));
   await page.waitForFunction(() => !document.getElementById('circuits-preset-ioi').disabled);

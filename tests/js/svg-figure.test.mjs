@@ -6,9 +6,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { labelBoxes, labelPlan } from '../../web/shared/axis-labels.js';
 import { makeScale, matrixPixels } from '../../web/shared/colors.js';
 import { colorPositions, logFloor } from '../../web/shared/color-scale.js';
-import { escapeXml, gridSvg, heatmapSvg, SvgContext, plotSvg } from '../../web/shared/svg-figure.js';
+import { escapeXml, estimateWidth, gridSvg, heatmapSvg, SvgContext, plotSvg } from '../../web/shared/svg-figure.js';
 
 // ---- a strict, minimal XML reader: elements, attributes, text; throws on anything malformed ----
 
@@ -101,10 +102,21 @@ const groupOf = (root, cls) => find(root, (e) => e.attributes.class === cls)[0];
 const STYLE = { family: "system-ui, 'Segoe UI', sans-serif", '--surface': '#ffffff', '--ink': '#111111', '--muted': '#666666',
   '--masked': '#9a9a9a' };
 
-/** The layout a Heatmap computes for `cell` px cells with labels (only what the writer reads). */
-const layoutOf = (rows, cols, cell, extra = {}) => ({ left: 80, top: 90, cell, width: 80 + cols * cell + 40, height: 90 + rows * cell + 4,
-  labelPx: Math.max(9, Math.min(12, cell - 1)), showRowLabels: cell >= 9, showColLabels: cell >= 9, shortColLabels: false,
-  colLabelEvery: 1, axisNames: true, hatch: cell >= 6, marked: cell >= 6, values: cell >= 34, cellLabels: false, ...extra });
+/**
+ * The layout a Heatmap computes for `cell` px cells with the labels of `matrix` (only what the writer
+ * reads; widths estimated as the writer estimates them).
+ */
+function layoutOf(matrix, cell, extra = {}) {
+  const { rows, cols } = matrix;
+  const labelPx = Math.max(9, Math.min(12, cell - 3));
+  const texts = { rowTexts: matrix.rowLabels, colTexts: matrix.colLabels, rowWidths: matrix.rowLabels.map((l) => estimateWidth(l, labelPx)),
+    colWidths: matrix.colLabels.map((l) => estimateWidth(l, labelPx)) };
+  const plan = labelPlan({ ...texts, cell, px: labelPx });
+  const width = plan.left + cols * cell + 8;
+  return { left: plan.left, top: plan.top, cell, width, height: plan.top + rows * cell + 4, labelPx,
+    labels: labelBoxes({ ...texts, left: plan.left, top: plan.top, cell, width }, plan), axisNames: true, hatch: cell >= 6,
+    marked: cell >= 6, values: cell >= 34, cellLabels: false, ...extra };
+}
 
 /** heatmapSvg of a matrix as a Heatmap would hand it over (its scale and colour positions computed as the Heatmap does). */
 function figureOf(matrix, layout, { colorScale = 'linear', provenance = { view: 'test' } } = {}) {
@@ -185,7 +197,7 @@ test('hostile token text stays text: labels read back equal to the tokens, no el
   const matrix = { data: attention(n, { causal: true }), rows: n, cols: n, rowLabels: tokens, colLabels: tokens, rowAxis: 'query',
     colAxis: 'key', scale: 'probability', title: 'Head <1> & "friends"' };
   const provenance = { view: 'test', text: tokens.join(' '), model: { id: 'org/<model>', revision: 'step1000' } };
-  const { svg } = figureOf(matrix, layoutOf(n, n, 44), { provenance });
+  const { svg } = figureOf(matrix, layoutOf(matrix, 44), { provenance });
   const root = parseXml(svg);
   assert.equal(root.name, 'svg');
   assert.equal(root.attributes.xmlns, 'http://www.w3.org/2000/svg');
@@ -200,7 +212,7 @@ test('hostile token text stays text: labels read back equal to the tokens, no el
   assert.deepEqual(metadata, provenance);
   // A label with characters XML cannot hold is written with U+FFFD in their place, and the file still parses.
   const odd = { ...matrix, rowLabels: ['a\u0001b', ...tokens.slice(1)] };
-  assert.equal(groupOf(parseXml(figureOf(odd, layoutOf(n, n, 44)).svg), 'labels').children.map(textOf)[0], 'a\uFFFDb');
+  assert.equal(groupOf(parseXml(figureOf(odd, layoutOf(odd, 44)).svg), 'labels').children.map(textOf)[0], 'a\uFFFDb');
 });
 
 test('every cell is painted with the canvas colour function\'s colour (linear, log, per-row; diverging with −∞ and NaN)', () => {
@@ -208,12 +220,12 @@ test('every cell is painted with the canvas colour function\'s colour (linear, l
   const probabilities = { data: attention(n, { causal: true }), rows: n, cols: n, rowLabels: [], colLabels: [], rowAxis: 'query',
     colAxis: 'key', scale: 'probability', title: 'weights' };
   for (const colorScale of ['linear', 'log', 'row']) {
-    const { svg, scale, positions } = figureOf(probabilities, layoutOf(n, n, 10), { colorScale });
+    const { svg, scale, positions } = figureOf(probabilities, layoutOf(probabilities, 10), { colorScale });
     assert.deepEqual(paintedCells(parseXml(svg), n, n), canvasCells(positions, n, n, scale), colorScale);
   }
   const scores = attention(n, { causal: true, raw: true }).map((v, i) => (i === 10 * n + 2 ? NaN : Number.isFinite(v) ? v - 30 : v));
   const signed = { ...probabilities, data: scores, scale: 'diverging', title: 'masked scores' };
-  const { svg, scale, positions } = figureOf(signed, layoutOf(n, n, 10));
+  const { svg, scale, positions } = figureOf(signed, layoutOf(signed, 10));
   const painted = paintedCells(parseXml(svg), n, n);
   assert.deepEqual(painted, canvasCells(positions, n, n, scale));
   assert.equal(painted[1], STYLE['--masked'], 'a masked cell is the masked colour');
@@ -230,14 +242,14 @@ test('numbers and per-cell tokens are written where the canvas writes them, host
   const cellLabels = Array.from({ length: n * n }, (_, i) => (i === 0 ? '<b>' : i === 1 ? 'a&b' : `t${i}`));
   const lens = { data: attention(n), rows: n, cols: n, rowLabels: ['L1', 'L2', 'L3', 'L4'], colLabels: ['0', '1', '2', '3'],
     rowAxis: 'layer', colAxis: 'position', scale: 'probability', title: 'logit lens', cellLabels };
-  const withLabels = parseXml(figureOf(lens, layoutOf(n, n, 44, { cellLabels: true, values: false, shortColLabels: true })).svg);
+  const withLabels = parseXml(figureOf(lens, layoutOf(lens, 44, { cellLabels: true, values: false })).svg);
   const written = find(withLabels, (e) => e.attributes['text-anchor'] === 'middle' && e.name === 'g')[0].children.map(textOf);
   assert.deepEqual(written, cellLabels);
-  const numbers = parseXml(figureOf({ ...lens, cellLabels: undefined }, layoutOf(n, n, 44)).svg);
+  const numbers = parseXml(figureOf({ ...lens, cellLabels: undefined }, layoutOf(lens, 44)).svg);
   const values = find(numbers, (e) => e.name === 'g' && e.attributes['font-size'] === '11' && e.attributes['text-anchor'] === 'middle')[0];
   assert.deepEqual(values.children.map((t) => Number(textOf(t))), Array.from(lens.data, (v) => Number(v.toFixed(2))));
   // Small cells: no numbers, as on the canvas.
-  assert.equal(find(parseXml(figureOf(lens, layoutOf(n, n, 20, { cellLabels: false })).svg), (e) => e.name === 'text').length,
+  assert.equal(find(parseXml(figureOf(lens, layoutOf(lens, 20, { cellLabels: false })).svg), (e) => e.name === 'text').length,
     1 + 2 * n + 2 + 3 + 1, 'the title, row and column labels, axis names, three ticks and the legend words only');
 });
 
@@ -248,7 +260,7 @@ test('a 64-token heatmap\'s SVG is a few tens of KB', (t) => {
   for (const causal of [true, false]) {
     const matrix = { data: attention(n, { causal }), rows: n, cols: n, rowLabels: tokens, colLabels: tokens, rowAxis: 'query',
       colAxis: 'key', scale: 'probability', title: `64 tokens, ${causal ? 'causal' : 'full'} attention` };
-    const { svg } = figureOf(matrix, layoutOf(n, n, 14), { provenance: { view: 'test', text: tokens.join('') } });
+    const { svg } = figureOf(matrix, layoutOf(matrix, 14), { provenance: { view: 'test', text: tokens.join('') } });
     parseXml(svg);
     sizes[causal ? 'causal' : 'full'] = Buffer.byteLength(svg);
   }
@@ -332,7 +344,7 @@ test('a matrix larger than 256 a side is max-pooled as the canvas pools it (and 
   const n = 300;
   const matrix = { data: attention(n, { causal: true }), rows: n, cols: n, rowLabels: [], colLabels: [], rowAxis: 'query', colAxis: 'key',
     scale: 'probability', title: '300 tokens' };
-  const { svg, scale, positions } = figureOf(matrix, layoutOf(n, n, 2));
+  const { svg, scale, positions } = figureOf(matrix, layoutOf(matrix, 2));
   const root = parseXml(svg);
   assert.deepEqual(paintedCells(root, 150, 150), canvasCells(positions, n, n, scale, 2), 'each 2 × 2 block its largest weight\'s colour');
   assert.match(textOf(find(root, (e) => e.name === 'desc')[0]), /drawn max-pooled to 150 × 150/);

@@ -1,13 +1,17 @@
 // A matrix drawn on a canvas: labelled rows and columns, a colour legend, hover and keyboard
 // focus on cells, and a screen-reader table of the same numbers. Used by the page and the
 // <attention-lens> element; it only draws the data it is given.
+import { AXIS_ROOM, hiddenLabelsNote, LABEL_MARGIN, labelBoxes, labelPlan, lineHeight } from './axis-labels.js';
 import { colorPositions, COLOR_SCALES, logFloor, scaleDescription, scaleTicks } from './color-scale.js';
 import { cellTextColor, legendGradient, makeScale, matrixPixels } from './colors.js';
 import { cancelIdle, el, whenIdle } from './dom.js';
 import { formatNumber } from './format.js';
-import { heatmapSvg } from './svg-figure.js';
+import { scrollCue } from './scroll-cue.js';
+import { heatmapSvg, valueFits } from './svg-figure.js';
 
 const MAX_LABEL = 12; // characters of a token label drawn on an axis
+const MAX_LABEL_PX = 110; // and its most px
+const FOCUS_COLOUR = '#ff8c00'; // the focused cell's ring and its labels' background
 const MAX_TABLE_CELLS = 4096; // larger matrices get a summary instead of a screen-reader table
 
 const styleCache = new WeakMap(); // document or shadow root -> { theme, style }
@@ -52,7 +56,7 @@ export class Heatmap {
    *   zoomable: zoom buttons (and + / − keys) and drag-to-pan, for matrices of thousands of cells.
    */
   constructor(host, options = {}) {
-    this.options = { maxCell: 44, minCell: 3, labels: true, legend: true, caption: true, table: true,
+    this.options = { maxCell: 44, minCell: 3, valueCell: 34, labels: true, legend: true, caption: true, table: true,
       zoomable: false, ...options };
     this.figure = el('figure', 'heatmap');
     this.caption = el('figcaption', 'heatmap-caption');
@@ -63,6 +67,10 @@ export class Heatmap {
     this.canvas.tabIndex = 0;
     this.canvas.setAttribute('role', 'img');
     this.scroller.append(this.canvas);
+    // A matrix wider or taller than its frame says so (a phone's scrollbars are not drawn until touched).
+    this.cue = this.options.labels ? scrollCue(this.scroller, this.canvas) : null; // not on small multiples
+    this.labelsNote = el('p', 'heatmap-labels-note muted small');
+    this.labelsNote.hidden = true;
     this.legend = el('div', 'legend');
     this.live = el('p', 'sr-only');
     this.live.setAttribute('aria-live', 'polite');
@@ -70,7 +78,7 @@ export class Heatmap {
     this.toolbar = el('div', 'heatmap-zoom');
     if (this.options.zoomable) this.#buildZoom();
     this.figure.append(...(this.options.caption ? [this.caption] : []),
-      ...(this.options.zoomable ? [this.toolbar] : []), this.scroller,
+      ...(this.options.zoomable ? [this.toolbar] : []), this.cue?.frame ?? this.scroller, this.labelsNote,
       ...(this.options.legend ? [this.legend] : []), this.live, this.table);
     host.replaceChildren(this.figure);
     this.focus = null; // {row, col} of the keyboard / pointer cell
@@ -128,7 +136,7 @@ export class Heatmap {
     this.draw();
     if (this.zoomLabel) {
       this.zoomLabel.textContent = `${this.cell} px per cell`;
-      this.toolbar.hidden = this.zoom === 1 && this.cell >= 10; // only where cells are small
+      this.toolbar.hidden = this.zoom === 1 && this.cell >= this.options.maxCell; // only where cells could be larger
     }
     if (this.options.legend) this.#drawLegend();
     // The screen-reader table is built when the browser is idle: a 64×64 table is 4 096 cells,
@@ -148,19 +156,26 @@ export class Heatmap {
     this.#buildTable();
   }
 
-  // The drawn width of a label at 12 px, remembered: typing changes one label at a time.
-  #labelWidth(label) {
-    const font = this.#font(12);
-    if (this.labelWidths?.font !== font || this.labelWidths.size > 4096) {
-      this.labelWidths = Object.assign(new Map(), { font });
-    }
-    let width = this.labelWidths.get(label);
-    if (width === undefined) {
+  // A label as drawn at `px`: cut to MAX_LABEL characters and MAX_LABEL_PX, with its width (whole
+  // px); remembered, since typing changes one label at a time.
+  #labelAt(label, px) {
+    const font = this.#font(px);
+    this.labelCaches ??= new Map(); // font → label → drawn
+    let cache = this.labelCaches.get(font);
+    if (!cache || cache.size > 8192) this.labelCaches.set(font, cache = new Map());
+    let drawn = cache.get(label);
+    if (!drawn) {
       this.ctx.font = font;
-      width = this.ctx.measureText(shorten(label)).width;
-      this.labelWidths.set(label, width);
+      let text = shorten(label);
+      let width = this.ctx.measureText(text).width;
+      while (width > MAX_LABEL_PX && text.length > 2) {
+        text = `${text.slice(0, -2)}…`;
+        width = this.ctx.measureText(text).width;
+      }
+      drawn = { text, width: Math.ceil(width) };
+      cache.set(label, drawn);
     }
-    return width;
+    return drawn;
   }
 
   #layout() {
@@ -169,37 +184,39 @@ export class Heatmap {
       return;
     }
     const m = this.matrix;
-    const widest = (labels) => labels.reduce((most, l) => Math.max(most, this.#labelWidth(l)), 0);
     const available = Math.max(120, (this.fitWidth ?? this.figure.parentElement?.clientWidth ?? 600) - 8);
     const labels = this.options.labels;
-    this.left = labels ? Math.ceil(Math.min(110, widest(m.rowLabels)) + 26) : 18;
-    const room = (available - this.left - 8) / m.cols;
+    const widest = (list) => list.reduce((most, l) => Math.max(most, this.#labelAt(l, 12).width), 0);
+    // The cell size from the room left of the widest row label at 12 px (labels are never larger),
+    // and below the column labels within the frame's height (its max-height; none: any height).
+    const room = (available - (labels ? widest(m.rowLabels) + AXIS_ROOM + 4 : 18) - 8) / m.cols;
+    const frameHeight = parseFloat(getComputedStyle(this.scroller).maxHeight);
+    const above = labels ? AXIS_ROOM + LABEL_MARGIN + Math.max(lineHeight(12), widest(m.colLabels)) : AXIS_ROOM;
+    const tall = Number.isFinite(frameHeight) ? Math.max(1, Math.floor((frameHeight - above - lineHeight(12)) / m.rows)) : Infinity;
     // Below one pixel per cell (allowed with minCell < 1, for small multiples) the cell size
     // stays fractional and the image is pooled to the pixels there are.
-    const fitted = Math.max(this.options.minCell, Math.min(this.options.maxCell, room < 1 ? room : Math.floor(room)));
+    const fitted = Math.max(this.options.minCell, Math.min(this.options.maxCell, tall, room < 1 ? room : Math.floor(room)));
     // Zoomed cells stay within what a canvas can hold (16 384 px a side).
     const largest = Math.max(fitted, Math.floor(16000 / Math.max(m.rows, m.cols, 1)));
     this.cell = fitted < 1 ? fitted : Math.max(1, Math.min(largest, Math.round(fitted * this.zoom)));
-    this.labelPx = Math.max(9, Math.min(12, this.cell - 1)); // label font: smaller in small cells
-    this.showRowLabels = labels && this.cell >= 9;
-    // Short labels (dimension numbers) are drawn upright, every k-th one if cells are narrow.
-    this.shortColLabels = m.colLabels.every((l) => l.length <= 4);
-    this.colLabelEvery = this.shortColLabels ? Math.max(1, Math.ceil(22 / this.cell)) : 1;
-    this.showColLabels = labels && (this.shortColLabels || this.cell >= 9);
-    const colLabelHeight = !this.showColLabels ? 0
-      : this.shortColLabels ? 16 : Math.min(100, widest(m.colLabels)) * 0.75 + 14;
-    this.top = Math.ceil(colLabelHeight + 22);
-    // Rotated (45°) column labels lean right: leave room for the ones near the right edge.
-    let lean = 0;
-    if (this.showColLabels && !this.shortColLabels) {
-      m.colLabels.forEach((label, j) => {
-        const reach = (j + 0.5 - m.cols) * this.cell + 0.71 * Math.min(100, this.#labelWidth(label));
-        lean = Math.max(lean, Math.ceil(reach) + 6);
-      });
-    }
-    this.width = this.left + this.cell * m.cols + Math.max(8, lean);
-    // Tall enough for the row axis's name ("new token →", drawn down the left side) on a short matrix.
-    this.height = this.top + Math.max(this.cell * m.rows, Math.ceil(this.#labelWidth(`${m.rowAxis} →`))) + 4;
+    this.labelPx = Math.max(9, Math.min(12, this.cell - 3)); // label font: smaller in small cells (a label a row from 14 px)
+    // Which labels fit without touching (axis-labels.js): every k-th of each axis, upright or turned.
+    const rows = labels ? m.rowLabels.map((l) => this.#labelAt(l, this.labelPx)) : [];
+    const cols = labels ? m.colLabels.map((l) => this.#labelAt(l, this.labelPx)) : [];
+    this.labelTexts = { rowTexts: rows.map((l) => l.text), colTexts: cols.map((l) => l.text),
+      rowWidths: rows.map((l) => l.width), colWidths: cols.map((l) => l.width) };
+    this.plan = labels ? labelPlan({ ...this.labelTexts, cell: this.cell, px: this.labelPx }) : null;
+    this.left = this.plan?.left ?? 18;
+    this.top = this.plan?.top ?? AXIS_ROOM;
+    // Wide enough for the column axis's name ("dimension →") over a narrow matrix.
+    this.width = Math.max(this.left + this.cell * m.cols + Math.max(8, this.plan?.right ?? 0),
+      this.left + this.#labelAt(`${m.colAxis} →`, 12).width + 8);
+    // Tall enough for the row axis's name ("new token →", drawn down the left side) on a short
+    // matrix, and for the last row's label below a small cell.
+    this.height = this.top + Math.max(this.cell * m.rows, Math.ceil(this.#labelAt(`${m.rowAxis} →`, 12).width)) +
+      Math.max(4, Math.ceil(lineHeight(this.labelPx) / 2));
+    this.labelsNote.textContent = this.plan ? hiddenLabelsNote(this.plan, m.rowAxis, m.colAxis) : '';
+    this.labelsNote.hidden = !this.labelsNote.textContent;
     this.#sizeCanvas();
   }
 
@@ -213,10 +230,7 @@ export class Heatmap {
     this.top = 0;
     this.cell = Math.min(this.options.maxCell, available / Math.max(m.cols, 1));
     this.labelPx = 9;
-    this.showRowLabels = false;
-    this.showColLabels = false;
-    this.shortColLabels = true;
-    this.colLabelEvery = 1;
+    this.plan = null; // no labels
     this.width = this.cell * m.cols;
     this.height = this.cell * m.rows;
     this.#sizeCanvas();
@@ -346,7 +360,7 @@ export class Heatmap {
     return {
       hatch: cell >= 6 && count <= 65536, // masked cells hatched
       marked: cell >= 6, // cells the reader masked, outlined
-      values: !m.cellLabels && cell >= 34 && count <= 4096, // numbers in cells
+      values: !m.cellLabels && cell >= this.options.valueCell && count <= 4096, // numbers in cells (those that fit)
       cellLabels: Boolean(m.cellLabels) && cell >= 20 && count <= 4096, // a text per cell
       axisNames: !(this.options.compact && !this.options.labels),
     };
@@ -426,8 +440,10 @@ export class Heatmap {
       for (let c = 0; c < m.cols; ++c) {
         const v = m.data[r * m.cols + c];
         if (Number.isNaN(v)) continue; // no value (matrix.missing)
+        const number = formatNumber(v, 2);
+        if (!valueFits(ctx.measureText(number).width, cell)) continue;
         ctx.fillStyle = cellTextColor(this.scale, this.colorData[r * m.cols + c]);
-        ctx.fillText(formatNumber(v, 2), left + (c + 0.5) * cell, top + (r + 0.5) * cell);
+        ctx.fillText(number, left + (c + 0.5) * cell, top + (r + 0.5) * cell);
       }
     }
   }
@@ -449,31 +465,39 @@ export class Heatmap {
     }
   }
 
-  // Row labels at the left; column labels above, upright (short ones) or at 45°.
+  // The labels drawn at this layout with `focus`'s row and column (axis-labels.js's boxes).
+  #labelBoxes(focus) {
+    if (!this.plan) return [];
+    return labelBoxes({ ...this.labelTexts, left: this.left, top: this.top, cell: this.cell, width: this.width }, this.plan, focus);
+  }
+
+  // Row labels at the left, column labels above (upright, or turned to read upwards): every one
+  // that fits, and the focused cell's two on the focus colour. What is drawn is left on the canvas
+  // (canvas.drawnLabels: the boxes, and the axis names') for tests and tools.
   #drawLabels() {
-    const { ctx, cell, left, top, matrix: m } = this;
-    ctx.fillStyle = this.#color('--ink');
+    const { ctx } = this;
+    const boxes = this.#labelBoxes(this.focus);
     ctx.font = this.#font(this.labelPx);
+    ctx.textAlign = 'left';
     ctx.textBaseline = 'middle';
-    if (this.showRowLabels) {
-      ctx.textAlign = 'right';
-      m.rowLabels.forEach((label, r) => ctx.fillText(shorten(label), left - 6, top + (r + 0.5) * cell));
-    }
-    if (this.showColLabels && this.shortColLabels) {
-      ctx.textAlign = 'center';
-      m.colLabels.forEach((label, c) => {
-        if (c % this.colLabelEvery === 0) ctx.fillText(label, left + (c + 0.5) * cell, top - 9);
-      });
-    } else if (this.showColLabels) {
-      ctx.textAlign = 'left';
-      m.colLabels.forEach((label, c) => {
+    const ink = this.#color('--ink');
+    for (const box of boxes) {
+      if (box.focus) {
+        ctx.fillStyle = FOCUS_COLOUR;
+        ctx.fillRect(box.x - 1, box.y, box.w + 2, box.h);
+      }
+      ctx.fillStyle = box.focus ? '#000' : ink;
+      if (box.turned) {
         ctx.save();
-        ctx.translate(left + (c + 0.5) * cell, top - 6);
-        ctx.rotate(-Math.PI / 4);
-        ctx.fillText(shorten(label), 0, 0);
+        ctx.translate(box.x + box.w / 2, box.y + box.h);
+        ctx.rotate(-Math.PI / 2);
+        ctx.fillText(box.text, 0, 0);
         ctx.restore();
-      });
+      } else {
+        ctx.fillText(box.text, box.x, box.y + box.h / 2);
+      }
     }
+    this.canvas.drawnLabels = boxes;
   }
 
   // "key →" along the top, "query →" down the left side.
@@ -483,18 +507,24 @@ export class Heatmap {
     ctx.fillStyle = this.#color('--muted');
     ctx.font = this.#font(12, 'italic');
     ctx.textAlign = 'left';
-    ctx.fillText(`${m.colAxis} →`, left, 10);
+    ctx.textBaseline = 'middle';
+    const [colName, rowName] = [`${m.colAxis} →`, `${m.rowAxis} →`];
+    ctx.fillText(colName, left, 10);
     ctx.save();
     ctx.translate(10, top);
     ctx.rotate(Math.PI / 2);
-    ctx.fillText(`${m.rowAxis} →`, 0, 0);
+    ctx.fillText(rowName, 0, 0);
     ctx.restore();
+    const line = lineHeight(12);
+    this.canvas.drawnLabels?.push(
+      { text: colName, x: left, y: 10 - line / 2, w: Math.ceil(ctx.measureText(colName).width), h: line, axis: 'name' },
+      { text: rowName, x: 10 - line / 2, y: top, w: line, h: Math.ceil(ctx.measureText(rowName).width), axis: 'name' });
   }
 
   // The pinned cell (ink) and the focused one (orange).
   #drawHighlights() {
     const { ctx, cell, left, top } = this;
-    for (const [target, colour, width] of [[this.pinned, this.#color('--ink'), 2], [this.focus, '#ff8c00', 3]]) {
+    for (const [target, colour, width] of [[this.pinned, this.#color('--ink'), 2], [this.focus, FOCUS_COLOUR, 3]]) {
       if (!target) continue;
       ctx.strokeStyle = colour;
       ctx.lineWidth = width;
@@ -584,8 +614,16 @@ export class Heatmap {
     if (!target) return;
     const moved = !this.focus || this.focus.row !== target.row || this.focus.col !== target.col;
     this.focus = target;
-    // Hover rings on very large matrices would redraw millions of cells per mouse move.
-    if ((moved && this.matrix.rows * this.matrix.cols <= 65536) || activate) this.draw();
+    // The ring and the cell's labels drawn again: at once, or for a very large matrix once a frame
+    // (its cells are one scaled image, but a mouse moves more often than frames are drawn).
+    if (activate || (moved && this.matrix.rows * this.matrix.cols <= 65536)) this.draw();
+    else if (moved && !this.drawQueued) {
+      this.drawQueued = true;
+      requestAnimationFrame(() => {
+        this.drawQueued = false;
+        this.draw();
+      });
+    }
     if (moved) this.options.onHover?.(target);
     if (activate) this.options.onActivate?.(target);
   }
@@ -640,9 +678,8 @@ export class Heatmap {
     return heatmapSvg({
       matrix: m, positions: this.colorData, scale: this.scale, colorScale: this.colorScale, logFloor: this.logFloor,
       layout: { left: this.left, top: this.top, cell: this.cell, width: this.width, height: this.height, labelPx: this.labelPx,
-        showRowLabels: this.showRowLabels, showColLabels: this.showColLabels, shortColLabels: this.shortColLabels,
-        colLabelEvery: this.colLabelEvery, ...this.#draws() },
-      style: this.style, label: shorten, measure, provenance: { title: m.title, ...provenance },
+        labels: this.#labelBoxes(null), ...this.#draws() },
+      style: this.style, measure, provenance: { title: m.title, ...provenance },
     });
   }
 }

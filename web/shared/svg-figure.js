@@ -101,21 +101,23 @@ function hatchingSvg({ data, rows, cols, cell, left, top }) {
   return d ? tag('path', { d, stroke: '#fff', 'stroke-opacity': 0.55, 'stroke-width': 1, fill: 'none' }) : '';
 }
 
+/** Whether a cell's number `width` px wide is written in a `cell`-px cell (large cells: always). */
+export const valueFits = (width, cell) => cell >= 34 || width <= cell - 2;
+
 /**
  * The whole figure as SVG markup.
  * @param {object} figure what heatmap.js's svgFigure() returns:
  *   matrix {data, rows, cols, rowLabels, colLabels, rowAxis, colAxis, title, markedCells?, cellLabels?, shape?},
  *   positions (the cells' colour positions), scale (colors.js makeScale), colorScale, logFloor,
- *   layout {left, top, cell, width, height, labelPx, showRowLabels, showColLabels, shortColLabels,
- *   colLabelEvery, axisNames, hatch, marked, values, cellLabels} (what the canvas drew and where),
- *   style {family, '--surface', '--ink', '--muted', '--masked'}, label (the row / column labels as
- *   drawn: shortened), measure(text, px, weight) → width, provenance (any JSON object).
+ *   layout {left, top, cell, width, height, labelPx, labels (axis-labels.js's boxes), axisNames, hatch,
+ *   marked, values, cellLabels} (what the canvas drew and where),
+ *   style {family, '--surface', '--ink', '--muted', '--masked'}, measure(text, px, weight) → width,
+ *   provenance (any JSON object).
  * @returns {string} a standalone SVG document
  */
 export function heatmapSvg(figure) {
   const { matrix: m, scale, layout: L, style, provenance = {} } = figure;
   const measure = figure.measure ?? ((label, px) => estimateWidth(label, px));
-  const shorten = figure.label ?? ((label) => label);
   const ink = style['--ink'];
   const parts = [];
 
@@ -149,6 +151,7 @@ export function heatmapSvg(figure) {
         } else {
           if (Number.isNaN(m.data[i])) continue;
           content = formatNumber(m.data[i], 2);
+          if (!valueFits(measure(content, px), L.cell)) continue;
         }
         cells += text(content, { x: L.left + (c + 0.5) * L.cell, y: middle(L.top + (r + 0.5) * L.cell, px),
           fill: cellTextColor(scale, figure.positions[i]) });
@@ -157,22 +160,12 @@ export function heatmapSvg(figure) {
     parts.push(tag('g', { 'font-size': px, 'text-anchor': 'middle' }, cells));
   }
 
-  // Token labels: rows at the left, columns above (upright when short, else at 45°).
+  // Token labels where the canvas draws them (axis-labels.js's boxes; a turned one reads upwards).
   let labels = '';
-  if (L.showRowLabels) {
-    m.rowLabels.forEach((label, r) => {
-      labels += text(shorten(label), { x: L.left - 6, y: middle(L.top + (r + 0.5) * L.cell, L.labelPx), 'text-anchor': 'end' });
-    });
-  }
-  if (L.showColLabels && L.shortColLabels) {
-    m.colLabels.forEach((label, c) => {
-      if (c % L.colLabelEvery === 0) labels += text(label, { x: L.left + (c + 0.5) * L.cell, y: middle(L.top - 9, L.labelPx), 'text-anchor': 'middle' });
-    });
-  } else if (L.showColLabels) {
-    m.colLabels.forEach((label, c) => {
-      labels += text(shorten(label), { transform: `translate(${num(L.left + (c + 0.5) * L.cell)} ${num(L.top - 6)}) rotate(-45)`,
-        y: middle(0, L.labelPx) });
-    });
+  for (const box of L.labels ?? []) {
+    labels += box.turned
+      ? text(box.text, { transform: `translate(${num(box.x + box.w / 2)} ${num(box.y + box.h)}) rotate(-90)`, y: middle(0, L.labelPx) })
+      : text(box.text, { x: num(box.x), y: middle(box.y + box.h / 2, L.labelPx) });
   }
   if (labels) parts.push(tag('g', { class: 'labels', 'font-size': L.labelPx, fill: ink }, labels));
   if (L.axisNames) {

@@ -236,6 +236,32 @@ const inspected = ([row, col]) => {
 };
 
 /**
+ * In the page: what is wrong with the first heatmap's labels and the inspector with cell
+ * [row, col] hovered: drawn label boxes (canvas.drawnLabels) that overlap or leave the canvas, the
+ * cell's own labels missing, an equation or table wider than its box without its scroll cue.
+ */
+function layoutProblems([row, col]) {
+  const canvas = document.querySelector('#matrices .matrix-slot canvas');
+  const boxes = canvas.drawnLabels ?? [];
+  const [width, height] = [parseFloat(canvas.style.width), parseFloat(canvas.style.height)];
+  const out = [];
+  boxes.forEach((a, i) => {
+    if (a.x < 0 || a.y < 0 || a.x + a.w > width || a.y + a.h > height) out.push(`“${a.text}” outside the canvas`);
+    for (const b of boxes.slice(i + 1)) if (a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h) out.push(`“${a.text}” over “${b.text}”`);
+  });
+  for (const [axis, index] of [['row', row], ['col', col]]) {
+    if (!boxes.some((b) => b.axis === axis && b.index === index && b.focus)) out.push(`no label of the hovered ${axis}`);
+  }
+  const inspector = document.getElementById('inspector');
+  if (inspector.scrollWidth > inspector.clientWidth) out.push('the inspector is wider than its box');
+  for (const box of inspector.querySelectorAll('.katex-display, .terms-scroll')) {
+    const cue = box.closest('.scroll-frame')?.querySelector(':scope > .scroll-cue-right');
+    if (box.scrollWidth > box.clientWidth && !cue?.getClientRects().length) out.push(`${box.className} cut without a cue`);
+  }
+  return out;
+}
+
+/**
  * In the page: the first heatmap's "SVG" export (its blob caught on its way to the download link,
  * the download itself skipped) opened as an image: { parsed (no parsererror), declared (its
  * width / height attributes), natural (the image's size), cell (the pixel at the first cell's centre,
@@ -536,6 +562,18 @@ export function engineSuite(engineName) {
     await page.screenshot(shot('inspector'));
     await clean(page);
   }));
+
+  test(`${engineName}: at 43 tokens, 1280 and 375 px, heatmap labels never overlap, the hovered cell's are drawn, the inspector fits or shows its cue`, async () => {
+    const text = Array.from({ length: 43 }, (_, i) => `w${(i * 7) % 31}`).join(' ');
+    for (const viewport of [DESKTOP, PHONE]) {
+      await withPage(async (page) => {
+        await open(page, live.plain, `#text=${encodeURIComponent(text)}&stage=weights`);
+        await hover(page, [28, 20]);
+        assert.deepEqual(await page.evaluate(layoutProblems, [28, 20]), [], `${viewport.width} px`);
+        await page.screenshot(shot(`labels-${viewport.width}`));
+      }, viewport);
+    }
+  });
 
   test(`${engineName}: a larger input is computed in the Web Worker under the strict CSP, equal to the API`, () => withPage(async (page) => {
     await open(page, live.strict, '#stage=weights');

@@ -5,6 +5,7 @@
 // CSV exports. Draws the API's numbers as given; text only ever goes in as textContent.
 import { $, el } from '../../shared/dom.js';
 import { exportButtons, knockedOutFacts } from '../../shared/exporting.js';
+import { formatPrecise } from '../../shared/format.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { displayToken } from '../../shared/labels.js';
 import { attributionParts, lensCell, lensRowLabels, resultJson, resultMatrix } from '../../shared/circuit-matrices.js';
@@ -28,6 +29,9 @@ export const EXPLAIN = {
 
 const MAX_BARS = 12;
 const LENS_MIN_CELL = 26; // px: room for a token of two or three letters
+const VALUE_CELL = 16; // px: a cell this wide holds its number when it fits (a phone's 12 heads)
+/** The line under the map before a cell is pointed at: how to read a cell. */
+const HINT = { lens: 'Point at, tap or focus a cell for its top 5 tokens.', other: 'Point at, tap or focus a cell to read its number.' };
 
 /** A Circuits figure's provenance: the model, the analysis, the prompts and answers (and the rollout's layer). */
 function circuitProvenance(result, { model, source, clean, corrupted, answers, layer }) {
@@ -43,7 +47,7 @@ export class CircuitsDrawing {
   /** @param {{onHead: (layer: number, head: number) => void}} actions a head's cell clicked (patching or attribution map) */
   constructor({ onHead }) {
     this.#onHead = onHead;
-    this.#map = new Heatmap($('circuits-map'), { maxCell: 44, minCell: 3, zoomable: true,
+    this.#map = new Heatmap($('circuits-map'), { maxCell: 44, minCell: 3, valueCell: VALUE_CELL, zoomable: true,
       onHover: (cell) => this.#detail(cell), onActivate: (cell) => this.#activate(cell) });
   }
 
@@ -80,7 +84,7 @@ export class CircuitsDrawing {
     this.#map.options.minCell = result.kind === 'lens' ? LENS_MIN_CELL : 3;
     this.#map.render(matrix);
     this.#map.flushTable();
-    $('circuits-detail').textContent = '';
+    $('circuits-detail').textContent = HINT[result.kind === 'lens' ? 'lens' : 'other'];
     this.#metric(result);
     this.#bars(result, config);
     const rollout = result.kind === 'rollout';
@@ -153,11 +157,16 @@ export class CircuitsDrawing {
     list.hidden = false;
   }
 
-  /** The logit lens's cell under the pointer or focus: its top-k and answer a's rank. */
+  /** The cell under the pointer or focus: its number (the logit lens's: its top-k and answer a's rank). */
   #detail(cell) {
     const shown = this.#shown;
-    if (!shown || shown.result.kind !== 'lens' || !cell) return;
+    if (!shown || !cell) return;
     const { result, matrix } = shown;
+    if (result.kind !== 'lens') {
+      $('circuits-detail').textContent = `${matrix.rowAxis} ${matrix.rowLabels[cell.row]}, ${matrix.colAxis} ${matrix.colLabels[cell.col]}: ` +
+        formatPrecise(matrix.data[cell.row * matrix.cols + cell.col]);
+      return;
+    }
     const { top, token } = lensCell(result, cell.row, cell.col);
     const where = `${lensRowLabels(result.rows - 1)[cell.row]}, position ${cell.col + 1} (“${matrix.colLabels[cell.col]}”)`;
     const tops = top.map((t, j) => `${j + 1}. “${displayToken(t.text)}” ${percent(t.probability)}`).join(' · ');

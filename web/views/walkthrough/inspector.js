@@ -2,10 +2,10 @@
 // with its indices, every term of the dot product or weighted sum, and the other quantities.
 import { el } from '../../shared/dom.js';
 import { formatPrecise } from '../../shared/format.js';
-import { typeset } from '../../shared/typeset.js';
+import { scrollCue } from '../../shared/scroll-cue.js';
+import { fitEquations, typeset } from '../../shared/typeset.js';
 
 const MAX_TERMS = 64;
-
 /**
  * @param {HTMLElement} host
  * @param {object} explanation  from layer.explain({ step, head, row, col })
@@ -29,10 +29,16 @@ function renderExplanation(host, explanation, where) {
   number.dataset.value = String(e.value);
   value.append(number);
   const parts = [title, value];
+  const fits = []; // after drawing: the equation scaled to its box, the cues of what still scrolls
   if (e.equation) {
     const eq = el('div', 'inspector-equation');
     typeset(e.equation, eq);
-    parts.push(eq);
+    const cue = scrollCue(eq);
+    parts.push(cue.frame);
+    fits.push(() => {
+      fitEquations(eq);
+      cue.update();
+    });
   }
   if (e.summary) parts.push(el('p', 'inspector-summary', e.summary));
   if (e.terms?.length) {
@@ -63,7 +69,9 @@ function renderExplanation(host, explanation, where) {
     scroller.setAttribute('role', 'region');
     scroller.setAttribute('aria-label', `The terms of the sum: ${caption.textContent}`);
     scroller.append(table);
-    parts.push(scroller);
+    const cue = scrollCue(scroller);
+    parts.push(cue.frame);
+    fits.push(cue.update);
   }
   if (e.quantities?.length) {
     const list = el('dl', 'quantities');
@@ -78,6 +86,7 @@ function renderExplanation(host, explanation, where) {
     parts.push(list);
   }
   host.replaceChildren(...parts);
+  for (const fit of fits) fit();
 }
 
 /**

@@ -8,7 +8,8 @@ import { HeadPicker } from '../../shared/head-picker.js';
 import { Heatmap } from '../../shared/heatmap.js';
 import { matrixOf } from '../../shared/labels.js';
 import { scaleFor, stageFor } from '../../shared/stages.js';
-import { typeset } from '../../shared/typeset.js';
+import { scrollCue } from '../../shared/scroll-cue.js';
+import { fitEquations, typeset } from '../../shared/typeset.js';
 import { availableStages, pickStage, stepsOfStage } from '../../shared/view-model.js';
 import { drawExports } from './exporting.js';
 import { createInspector } from './inspector.js';
@@ -32,12 +33,18 @@ export class StageView {
   #listKey = null; // what the stage list shows
   #equationKey = null; // the equations typeset
   #mapsKey = null; // which steps the heatmaps are of
+  #equationCue; // the stage's equations' scroll cue
 
   constructor(store, engine, catalog, setSettings) {
     this.#store = store;
     this.#queryKey = queryKeySteps(catalog);
     this.#setSettings = setSettings;
     this.#inspect = createInspector(engine, $('inspector'));
+    // The stage's equations scaled to their box; wider still, they scroll with a cue.
+    const equation = $('equation');
+    const [parent, next] = [equation.parentNode, equation.nextSibling];
+    this.#equationCue = scrollCue(equation);
+    parent.insertBefore(this.#equationCue.frame, next);
     this.#picker = new HeadPicker($('head-picker'), { label: 'Head: ', labelClass: 'muted small', buttonClass: 'head-chip',
       onPick: (h) => setSettings({ head: h }) /* the trace holds the head on screen */ });
   }
@@ -88,6 +95,8 @@ export class StageView {
       typeset(latex, line);
       return line;
     }));
+    fitEquations($('equation'));
+    this.#equationCue.update();
   }
 
   // The same steps as last time (typing): keep the heatmaps; else build them anew. Returns
