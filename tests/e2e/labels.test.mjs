@@ -27,11 +27,7 @@ async function openWalkthrough(hash, n, viewport) {
   return { page, problems };
 }
 
-/**
- * Hovers cell (row, col) of the walkthrough's first heatmap, its canvas first scrolled to the middle
- * of the screen (hovered at the screen's bottom edge, the page scrolls as the inspector grows and the
- * canvas leaves the pointer).
- */
+/** Hovers cell (row, col) of the walkthrough's first heatmap, its canvas first scrolled to the middle of the screen. */
 async function hover(page, row, col) {
   await page.mouse.move(0, 0); // the same point over the next stage's canvas would move nothing
   await page.locator('#matrices .matrix-slot canvas').first().evaluate((c) => c.scrollIntoView({ block: 'center' }));
@@ -143,6 +139,20 @@ for (const n of [43, 128, 512]) {
     }
   });
 }
+
+test('hovering a cell never scrolls the page, even where the panel shown below the walkthrough comes first in the document (375 px)', async () => {
+  // On a phone the Controls panel is drawn after the walkthrough but comes before it in the document:
+  // Chromium's scroll anchoring picked it, and the page jumped by the inspector's growth (170 px).
+  const { page } = await openWalkthrough(withRandomWeights(`#text=${encodeURIComponent(words(43))}`), 43, PHONE);
+  await showStage(page, 'embedding');
+  await page.locator('#matrices .matrix-slot canvas').first().evaluate((c) => c.scrollIntoView({ block: 'center' }));
+  const before = await page.evaluate(() => ({ y: window.scrollY, inspector: document.querySelector('.inspector').offsetHeight }));
+  await hoverCell(page, 0, 28, 22);
+  await page.waitForFunction((h) => document.querySelector('.inspector').offsetHeight > h, before.inspector);
+  await page.waitForTimeout(300); // a scroll anchoring adjustment lands with the next layout
+  assert.equal(await page.evaluate(() => window.scrollY), before.y, 'the page scrolled while the reader only pointed at a cell');
+  await page.close();
+});
 
 test('Q/K/V and A·V fit their box by default (43 and 128 tokens); zoomed in, the box scrolls with a visible cue', async () => {
   for (const viewport of [DESKTOP, PHONE]) {
