@@ -76,7 +76,7 @@ function loadMessage(error, blocked, where) {
       }
     }))];
     return `this page's Content-Security-Policy blocked ${origins.join(', ')} (connect-src): a live model needs connect-src to allow ` +
-      `${where} and the Hub's file storage (README "Embed in a blog post"). The load said: ${message}.`;
+      `${where} and the Hub's file storage (docs/embedding.md). The load said: ${message}.`;
   }
   if (/failed to fetch|networkerror|load failed|could not fetch/i.test(message)) {
     return `${message}. If this page sets a Content-Security-Policy, its connect-src must allow ${where} and the Hub's file storage.`;

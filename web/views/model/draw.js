@@ -354,7 +354,7 @@ export function drawPickers(shipped, { onShipped, tab }) {
   const names = tab.families.map((f) => f.displayName);
   const read = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names.join('');
   $('model-own-note').textContent = `A Hugging Face checkpoint (${read}) or a GGUF file, read from your disk into the WebAssembly core ` +
-    '(nothing is uploaded). README "Your own model" says where to download one.';
+    '(nothing is uploaded). docs/javascript-api.md ("Your own model") says where to download one.';
   $('model-trained').replaceChildren(...shipped.map(({ name, title, bytes }) => {
     const b = button('model-pick', undefined, () => onShipped(name));
     b.dataset.key = `shipped:${name}`;
