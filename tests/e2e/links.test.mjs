@@ -44,6 +44,7 @@ test('a link made with a model from files names them; opened fresh it says which
   await page.click('#model-head-grid .model-knock[data-layer="0"][data-head="1"]');
   await page.waitForFunction((sha) => location.hash.includes('knock=0.1') && location.hash.includes(sha), SHA256, { timeout: 10000 });
   await page.click('#share');
+  await page.waitForFunction(() => document.querySelector('#notice')?.textContent.includes('Link copied'));
   const link = await page.evaluate(() => navigator.clipboard.readText());
   assert.ok(link.includes(`files=model.safetensors%3A${WEIGHTS.length}%3A${SHA256}`), link);
   const copied = await page.textContent('#notice');
@@ -104,6 +105,8 @@ test('a knocked-out head the model lacks (knock=1.9 on the english model) is sai
     await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: live.server.url });
     await page.click('#share');
+    // The clipboard write resolves after the click returns: wait for the copy's sentence.
+    await page.waitForFunction(() => document.querySelector('#notice')?.textContent.includes('Link copied'));
     const copied = await page.textContent('#notice');
     assert.ok(copied.endsWith('Link copied. It restores Your model\'s text and sampling settings on the shipped english model, ' +
       'with L1 H3 knocked out.'), copied);
